@@ -1,0 +1,25 @@
+"""ChunkScope's engine: load documents, split them into nodes, look at what readers see.
+
+Framework-free: usable from a notebook, a script or the ``chunkscope`` CLI.
+"""
+
+from core.errors import ChunkScopeError, ConfigError, LoadError
+from core.loaders import load, load_bytes
+from core.schema import Document, Element, MetadataMode, Node, NodeRelationship, NodeWithScore, Page
+from core.splitters import get_splitter
+
+__all__ = [
+    "ChunkScopeError",
+    "ConfigError",
+    "Document",
+    "Element",
+    "LoadError",
+    "MetadataMode",
+    "Node",
+    "NodeRelationship",
+    "NodeWithScore",
+    "Page",
+    "get_splitter",
+    "load",
+    "load_bytes",
+]

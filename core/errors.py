@@ -1,0 +1,44 @@
+"""Typed errors. Every message is one sentence a user can act on."""
+
+from __future__ import annotations
+
+
+class ChunkScopeError(Exception):
+    """Base of every error ChunkScope raises on purpose."""
+
+
+class ConfigError(ChunkScopeError, ValueError):
+    """A parameter or configuration is invalid (names the parameter and the problem)."""
+
+
+class LoadError(ChunkScopeError):
+    """A file could not be turned into documents; the message names the file and the problem."""
+
+    def __init__(self, file_name: str, problem: str) -> None:
+        self.file_name = file_name
+        self.problem = problem
+        super().__init__(f"{file_name}: {problem}")
+
+
+class UnsupportedFileError(LoadError):
+    """No loader handles this kind of file."""
+
+
+class EmptyDocumentError(LoadError):
+    """The file holds no text (empty, whitespace only, or a PDF without a text layer)."""
+
+
+class EncryptedDocumentError(LoadError):
+    """The file is encrypted and cannot be read without a password."""
+
+
+class CorruptDocumentError(LoadError):
+    """The file is damaged or not what its extension says."""
+
+
+class TooLargeError(LoadError):
+    """The file or its text is beyond the configured limits."""
+
+
+class ModelUnavailableError(ChunkScopeError):
+    """A model that a component needs is not installed locally (nothing is downloaded at run time)."""

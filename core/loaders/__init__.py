@@ -1,0 +1,70 @@
+"""Loaders (the "parsers" a user picks): bytes of a file in, documents out."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from core.errors import LoadError, UnsupportedFileError
+from core.loaders.base import Loader
+from core.loaders.registry import LOADERS
+from core.schema import Document
+
+FileMetadata = Callable[[str], dict[str, Any]]
+
+
+def loader_for(file_name: str) -> type[Loader]:
+    """The loader class that reads files with this name's extension."""
+    suffix = Path(file_name).suffix.lower()
+    for cls in LOADERS:
+        if suffix in cls.extensions:
+            return cls
+    known = ", ".join(sorted({ext for cls in LOADERS for ext in cls.extensions}))
+    raise UnsupportedFileError(file_name, f"files ending in {suffix or '(no extension)'!r} are not supported (supported: {known})")
+
+
+def load_bytes(
+    data: bytes,
+    file_name: str,
+    *,
+    loader: str | None = None,
+    file_metadata: FileMetadata | None = None,
+    filename_as_id: bool = False,
+    **options: Any,
+) -> list[Document]:
+    """Load one file's bytes. ``loader`` forces a loader by name; ``options`` are its parameters.
+
+    ``file_metadata`` (as in LlamaIndex's SimpleDirectoryReader) maps the file
+    name to extra metadata; ``filename_as_id`` makes the file name the document id
+    (with ``_part_N`` for files that yield several documents).
+    """
+    cls = LOADERS.get_class(loader) if loader else loader_for(file_name)
+    documents = cls.from_params(options).load_bytes(data, file_name)
+    extra = file_metadata(file_name) if file_metadata else {}
+    for index, document in enumerate(documents):
+        document.metadata.update(extra)
+        if filename_as_id:
+            document.id = file_name if len(documents) == 1 else f"{file_name}_part_{index}"
+    return documents
+
+
+def load(path: str | os.PathLike[str], **options: Any) -> list[Document]:
+    """Load a file, or every supported file in a directory (sorted by path)."""
+    path = Path(path)
+    if path.is_dir():
+        documents: list[Document] = []
+        supported = {ext for cls in LOADERS for ext in cls.extensions}
+        for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported):
+            documents.extend(load(child, **options))
+        return documents
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise LoadError(path.name, "file not found") from None
+    except OSError as exc:
+        raise LoadError(path.name, f"cannot be read ({exc.strerror or exc})") from None
+    return load_bytes(data, path.name, **options)
+
+
+__all__ = ["LOADERS", "Loader", "load", "load_bytes", "loader_for"]

@@ -1,0 +1,26 @@
+"""What every loader shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from core.params import Configurable
+from core.schema import Document
+
+
+@dataclass(frozen=True)
+class Loader(Configurable):
+    """Turns the bytes of one file into documents.
+
+    Subclasses list the file ``extensions`` they read (lower case, with the dot)
+    and implement :meth:`load_bytes`. Bad input raises a :class:`~core.errors.LoadError`
+    subclass whose message names the file and the problem. The loader sets at least
+    ``file_name`` and ``file_type`` metadata; :func:`core.loaders.load_bytes` adds
+    the user's ``file_metadata`` and handles ``filename_as_id``.
+    """
+
+    extensions: ClassVar[tuple[str, ...]] = ()
+
+    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
+        raise NotImplementedError

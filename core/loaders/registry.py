@@ -1,0 +1,5 @@
+"""The loader registry."""
+
+from core.registry import Registry
+
+LOADERS: Registry = Registry("loader")

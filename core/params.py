@@ -1,0 +1,249 @@
+"""Declared parameters: each component states its parameters once, as dataclass fields.
+
+A component (loader, splitter, extractor, postprocessor) is a frozen dataclass
+subclassing :class:`Configurable`. Each field is made with :func:`param`, which
+records the default, bounds, choices and one line of help. Everything else is
+derived from that one declaration: the app's widgets, the CLI's ``--set`` options,
+JSON configs, the ``--format json`` listings, and validation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Mapping, Self
+
+from core.errors import ConfigError
+
+_META_KEY = "chunkscope_param"
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """What a component declares about one parameter."""
+
+    name: str
+    kind: str  # int | float | bool | str | choice | int_list | str_list
+    default: Any
+    help: str
+    ge: float | None = None
+    le: float | None = None
+    choices: tuple[str, ...] | None = None
+    optional: bool = False  # None is an accepted value ("not set")
+    advanced: bool = False  # shown folded away in the app
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        if isinstance(self.default, tuple):
+            data["default"] = list(self.default)
+        if self.choices is not None:
+            data["choices"] = list(self.choices)
+        return data
+
+    def coerce(self, value: Any, owner: str = "") -> Any:
+        """Turn a raw value (a CLI/URL string or a JSON value) into this parameter's type."""
+        where = f"{owner}: " if owner else ""
+        if value is None or (self.optional and isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
+            if self.optional:
+                return None
+            raise ConfigError(f"{where}{self.name} needs a value")
+        try:
+            if self.kind == "bool":
+                return _to_bool(value)
+            if self.kind == "int":
+                if isinstance(value, bool):
+                    raise ValueError
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError
+                return int(value) if not isinstance(value, str) else int(value.strip())
+            if self.kind == "float":
+                if isinstance(value, bool):
+                    raise ValueError
+                number = float(value)
+                if number != number or number in (float("inf"), float("-inf")):
+                    raise ValueError
+                return number
+            if self.kind in ("str", "choice"):
+                return str(value)
+            if self.kind == "int_list":
+                items = _split_list(value)
+                return tuple(int(str(item).strip()) for item in items)
+            if self.kind == "str_list":
+                return tuple(str(item) for item in _split_list(value) if str(item) != "")
+        except (TypeError, ValueError):
+            pass
+        raise ConfigError(f"{where}{self.name} must be {_KIND_WORDS[self.kind]}, got {value!r}")
+
+
+_KIND_WORDS = {
+    "int": "a whole number",
+    "float": "a number",
+    "bool": "true or false",
+    "str": "text",
+    "choice": "one of the listed choices",
+    "int_list": "a comma-separated list of whole numbers",
+    "str_list": "a comma-separated list",
+}
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(value)
+
+
+def _split_list(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            return list(json.loads(text))
+        return [part for part in text.split(",")] if text else []
+    return list(value)
+
+
+def param(
+    default: Any,
+    help: str,
+    *,
+    ge: float | None = None,
+    le: float | None = None,
+    choices: tuple[str, ...] | None = None,
+    advanced: bool = False,
+) -> Any:
+    """Declare a parameter: its default, bounds and one line of help."""
+    meta = {"help": help, "ge": ge, "le": le, "choices": choices, "advanced": advanced}
+    return field(default=default, metadata={_META_KEY: meta})
+
+
+@dataclass(frozen=True)
+class Configurable:
+    """Base of every component with declared parameters.
+
+    Subclasses are frozen dataclasses; their ``name`` is the registry key and
+    ``summary`` a one-line description. Bounds and choices are checked on
+    construction; cross-field rules go in :meth:`validate`.
+    """
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        for spec in self.params():
+            value = getattr(self, spec.name)
+            if value is None and spec.optional:
+                continue
+            _check_bounds(self.name or type(self).__name__, spec, value)
+        self.validate()
+
+    def validate(self) -> None:
+        """Cross-field rules (e.g. overlap below size); raise ConfigError."""
+
+    @classmethod
+    def params(cls) -> list[ParamSpec]:
+        return _specs(cls)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any] | None = None) -> Self:
+        """Build from raw values (strings from a CLI or URL, or JSON values), coercing and validating."""
+        params = dict(params or {})
+        specs = {spec.name: spec for spec in cls.params()}
+        unknown = sorted(set(params) - set(specs))
+        if unknown:
+            known = ", ".join(specs) or "none"
+            raise ConfigError(f"{cls.name}: unknown parameter {unknown[0]!r} (known: {known})")
+        values = {key: specs[key].coerce(value, cls.name) for key, value in params.items()}
+        try:
+            return cls(**values)
+        except TypeError as exc:  # pragma: no cover - guarded by the unknown check above
+            raise ConfigError(f"{cls.name}: {exc}") from exc
+
+    def to_params(self, *, only_changed: bool = False) -> dict[str, Any]:
+        """The parameter values as JSON-ready data."""
+        out: dict[str, Any] = {}
+        for spec in self.params():
+            value = getattr(self, spec.name)
+            if only_changed and value == spec.default:
+                continue
+            out[spec.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+def _check_bounds(owner: str, spec: ParamSpec, value: Any) -> None:
+    if spec.kind in ("int", "float"):
+        if spec.ge is not None and value < spec.ge:
+            raise ConfigError(f"{owner}: {spec.name} must be at least {_fmt(spec.ge)}, got {value}")
+        if spec.le is not None and value > spec.le:
+            raise ConfigError(f"{owner}: {spec.name} must be at most {_fmt(spec.le)}, got {value}")
+    elif spec.kind == "int_list":
+        for item in value:
+            if spec.ge is not None and item < spec.ge:
+                raise ConfigError(f"{owner}: every {spec.name} entry must be at least {_fmt(spec.ge)}, got {item}")
+            if spec.le is not None and item > spec.le:
+                raise ConfigError(f"{owner}: every {spec.name} entry must be at most {_fmt(spec.le)}, got {item}")
+    elif spec.kind == "choice" and spec.choices is not None and value not in spec.choices:
+        raise ConfigError(f"{owner}: {spec.name} must be one of {', '.join(spec.choices)}, got {value!r}")
+
+
+def _fmt(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else str(number)
+
+
+_SPEC_CACHE: dict[type, list[ParamSpec]] = {}
+
+
+def _specs(cls: type) -> list[ParamSpec]:
+    cached = _SPEC_CACHE.get(cls)
+    if cached is not None:
+        return cached
+    hints = typing.get_type_hints(cls)
+    specs = []
+    for f in dataclasses.fields(cls):
+        meta = f.metadata.get(_META_KEY)
+        if meta is None:
+            continue
+        kind, optional, literal_choices = _kind_of(hints[f.name])
+        choices = meta["choices"] or literal_choices
+        if choices is not None and kind == "str":
+            kind = "choice"
+        specs.append(
+            ParamSpec(
+                name=f.name,
+                kind=kind,
+                default=f.default,
+                help=meta["help"],
+                ge=meta["ge"],
+                le=meta["le"],
+                choices=tuple(choices) if choices is not None else None,
+                optional=optional,
+                advanced=meta["advanced"],
+            )
+        )
+    _SPEC_CACHE[cls] = specs
+    return specs
+
+
+def _kind_of(annotation: Any) -> tuple[str, bool, tuple[str, ...] | None]:
+    optional = False
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        optional = len(args) < len(typing.get_args(annotation))
+        annotation = args[0]
+        origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return "choice", optional, tuple(typing.get_args(annotation))
+    if origin is tuple:
+        item = typing.get_args(annotation)[0]
+        return ("int_list" if item is int else "str_list"), optional, None
+    simple = {bool: "bool", int: "int", float: "float", str: "str"}
+    if annotation in simple:
+        return simple[annotation], optional, None
+    raise TypeError(f"unsupported parameter type {annotation!r}")

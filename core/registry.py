@@ -1,0 +1,79 @@
+"""Registries: a stable name for each component class, plus plugins from entry points."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Any, Generic, Iterator, TypeVar
+
+from core.errors import ConfigError
+from core.params import Configurable
+
+C = TypeVar("C", bound=type[Configurable])
+
+
+class Registry(Generic[C]):
+    """Maps names to component classes of one kind.
+
+    Plugins are found only through installed entry points of ``entry_point_group``:
+    nothing a document or a URL says can make ChunkScope import a module.
+    """
+
+    def __init__(self, kind: str, entry_point_group: str | None = None) -> None:
+        self.kind = kind
+        self.entry_point_group = entry_point_group
+        self._classes: dict[str, C] = {}
+        self._plugins_loaded = entry_point_group is None
+        self.plugin_errors: list[str] = []
+
+    def register(self, cls: C) -> C:
+        """Class decorator: add ``cls`` under ``cls.name``."""
+        if not cls.name:
+            raise TypeError(f"{cls.__qualname__} has no name")
+        existing = self._classes.get(cls.name)
+        if existing is not None and existing is not cls:
+            raise TypeError(f"{self.kind} {cls.name!r} is registered twice")
+        self._classes[cls.name] = cls
+        return cls
+
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        for ep in entry_points(group=self.entry_point_group):
+            try:
+                cls = ep.load()
+                if cls.name not in self._classes:
+                    self.register(cls)
+            except Exception as exc:  # a broken plugin must not take the app down
+                self.plugin_errors.append(f"{ep.name}: {exc}")
+
+    def names(self) -> list[str]:
+        self._load_plugins()
+        return list(self._classes)
+
+    def __iter__(self) -> Iterator[C]:
+        self._load_plugins()
+        return iter(list(self._classes.values()))
+
+    def __contains__(self, name: object) -> bool:
+        self._load_plugins()
+        return name in self._classes
+
+    def get_class(self, name: str) -> C:
+        self._load_plugins()
+        try:
+            return self._classes[name]
+        except KeyError:
+            known = ", ".join(self._classes)
+            raise ConfigError(f"unknown {self.kind} {name!r} (known: {known})") from None
+
+    def create(self, name: str, **params: Any) -> Any:
+        """Instantiate ``name`` from raw parameter values (coerced and validated)."""
+        return self.get_class(name).from_params(params)
+
+    def describe(self) -> list[dict[str, Any]]:
+        """JSON-ready listing: every component with its declared parameters."""
+        return [
+            {"name": cls.name, "summary": cls.summary, "params": [spec.to_json() for spec in cls.params()]}
+            for cls in self
+        ]

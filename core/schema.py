@@ -1,0 +1,221 @@
+"""The data model: Document, Node, NodeWithScore and the metadata views.
+
+The vocabulary and the rendering follow LlamaIndex (``TextNode.get_content`` and
+``get_metadata_str``), so what ChunkScope shows as the LLM and EMBED views is what
+a LlamaIndex pipeline with the same templates would send.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_right
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+DEFAULT_METADATA_TEMPLATE = "{key}: {value}"
+DEFAULT_METADATA_SEPARATOR = "\n"
+DEFAULT_TEXT_TEMPLATE = "{metadata_str}\n\n{content}"
+
+
+class MetadataMode(str, Enum):
+    """Which reader a rendering is for: each drops its own excluded keys."""
+
+    ALL = "all"
+    EMBED = "embed"
+    LLM = "llm"
+    NONE = "none"
+
+
+class NodeRelationship(str, Enum):
+    SOURCE = "source"
+    PREVIOUS = "previous"
+    NEXT = "next"
+    PARENT = "parent"
+    CHILD = "child"  # the only relationship that holds a list of ids
+
+
+@dataclass
+class Element:
+    """A piece of structure a loader found, with its span in the document's text.
+
+    ``kind`` is one of heading, paragraph, table, table_row, code, list_item.
+    ``level`` is a heading's level (1 for ``#``); ``page`` is 1-based where known.
+    A table's ``attrs`` hold ``header`` (the header row's text) and
+    ``header_end`` (where the header row and its separator end).
+    """
+
+    kind: str
+    start_char: int
+    end_char: int
+    level: int | None = None
+    page: int | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a paged source (PDF): its span in the document's text."""
+
+    number: int  # 1-based
+    label: str  # the PDF's page label, e.g. "iv" or "12"
+    start_char: int
+    end_char: int
+
+
+@dataclass
+class BaseNode:
+    """What Document and Node share: text, metadata, and how metadata is shown."""
+
+    text: str = ""
+    id: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    excluded_llm_metadata_keys: list[str] = field(default_factory=list)
+    excluded_embed_metadata_keys: list[str] = field(default_factory=list)
+    metadata_template: str = DEFAULT_METADATA_TEMPLATE
+    metadata_separator: str = DEFAULT_METADATA_SEPARATOR
+    text_template: str = DEFAULT_TEXT_TEMPLATE
+    relationships: dict[NodeRelationship, str | list[str]] = field(default_factory=dict)
+
+    def get_metadata_str(self, mode: MetadataMode = MetadataMode.ALL) -> str:
+        """The metadata as ``mode``'s reader sees it: template per key, joined by the separator."""
+        mode = MetadataMode(mode)
+        if mode is MetadataMode.NONE:
+            return ""
+        excluded: set[str] = set()
+        if mode is MetadataMode.LLM:
+            excluded = set(self.excluded_llm_metadata_keys)
+        elif mode is MetadataMode.EMBED:
+            excluded = set(self.excluded_embed_metadata_keys)
+        return self.metadata_separator.join(
+            self.metadata_template.format(key=key, value=str(value))
+            for key, value in self.metadata.items()
+            if key not in excluded
+        )
+
+    def get_content(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> str:
+        """Exactly what a reader in ``metadata_mode`` is given for this node."""
+        metadata_str = self.get_metadata_str(metadata_mode).strip()
+        if MetadataMode(metadata_mode) is MetadataMode.NONE or not metadata_str:
+            return self.text
+        return self.text_template.format(content=self.text, metadata_str=metadata_str).strip()
+
+    def view_settings(self) -> dict[str, Any]:
+        """The fields that decide how metadata renders, to hand down to children."""
+        return {
+            "excluded_llm_metadata_keys": list(self.excluded_llm_metadata_keys),
+            "excluded_embed_metadata_keys": list(self.excluded_embed_metadata_keys),
+            "metadata_template": self.metadata_template,
+            "metadata_separator": self.metadata_separator,
+            "text_template": self.text_template,
+        }
+
+
+@dataclass
+class Document(BaseNode):
+    """A loaded source: canonical text, metadata, structure and (for paged sources) pages."""
+
+    elements: list[Element] = field(default_factory=list)
+    pages: list[Page] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            self.id = content_id(self.text, str(self.metadata.get("file_name", "")))
+        self._page_starts = [page.start_char for page in self.pages]
+
+    def pages_for_span(self, start_char: int, end_char: int) -> list[Page]:
+        """The pages a span touches (empty for unpaged documents)."""
+        if not self.pages:
+            return []
+        first = max(bisect_right(self._page_starts, start_char) - 1, 0)
+        last = max(bisect_right(self._page_starts, max(end_char - 1, start_char)) - 1, 0)
+        return self.pages[first : last + 1]
+
+    def with_metadata(self, metadata: dict[str, Any], **view_settings: Any) -> Document:
+        """A copy with other metadata (and optionally other view settings); text and id unchanged."""
+        return replace(self, metadata=dict(metadata), **view_settings)
+
+
+@dataclass
+class Node(BaseNode):
+    """A piece of a document.
+
+    For every splitter that cuts rather than rewrites,
+    ``text == document.text[start_char:end_char]``.
+    """
+
+    doc_id: str = ""
+    start_char: int = 0
+    end_char: int = 0
+
+    @property
+    def char_count(self) -> int:
+        return len(self.text)
+
+    @property
+    def prev_id(self) -> str | None:
+        return self.relationships.get(NodeRelationship.PREVIOUS)  # type: ignore[return-value]
+
+    @property
+    def next_id(self) -> str | None:
+        return self.relationships.get(NodeRelationship.NEXT)  # type: ignore[return-value]
+
+    @property
+    def parent_id(self) -> str | None:
+        return self.relationships.get(NodeRelationship.PARENT)  # type: ignore[return-value]
+
+    @property
+    def child_ids(self) -> list[str]:
+        return list(self.relationships.get(NodeRelationship.CHILD, []))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the JSONL export and the CLI use this)."""
+        return {
+            "id": self.id,
+            "doc_id": self.doc_id,
+            "text": self.text,
+            "start_char": self.start_char,
+            "end_char": self.end_char,
+            "metadata": self.metadata,
+            "excluded_llm_metadata_keys": list(self.excluded_llm_metadata_keys),
+            "excluded_embed_metadata_keys": list(self.excluded_embed_metadata_keys),
+            "metadata_template": self.metadata_template,
+            "metadata_separator": self.metadata_separator,
+            "text_template": self.text_template,
+            "relationships": {rel.value: target for rel, target in self.relationships.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Node:
+        data = dict(data)
+        data["relationships"] = {NodeRelationship(k): v for k, v in data.get("relationships", {}).items()}
+        return cls(**data)
+
+
+@dataclass
+class NodeWithScore:
+    """A node as a retriever returns it: with a score (None when unscored) and the query."""
+
+    node: Node
+    score: float | None = None
+    query: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.node.id
+
+    @property
+    def text(self) -> str:
+        return self.node.text
+
+    def get_content(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> str:
+        return self.node.get_content(metadata_mode)
+
+
+def content_id(text: str, salt: str = "") -> str:
+    """A stable, short id from content: the same file always gets the same id."""
+    digest = hashlib.sha1()
+    digest.update(salt.encode("utf-8", "surrogatepass"))
+    digest.update(b"\0")
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:12]

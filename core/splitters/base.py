@@ -1,0 +1,222 @@
+"""What every splitter shares: the Splitter base, spans-to-nodes, and greedy merging.
+
+A splitter computes spans ``(start, end)`` into the document's text; one shared
+function, :func:`build_nodes`, turns spans into nodes with SOURCE/PREVIOUS/NEXT
+relationships, inherited metadata, the pages a span touches and, for a span
+inside a table that does not hold the table's header row, ``table_header``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple, Sequence
+
+from core.params import Configurable, param
+from core.schema import Document, Element, Node, NodeRelationship
+from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer
+
+
+class Span(NamedTuple):
+    """A cut: ``document.text[start:end]``, with metadata this node alone adds."""
+
+    start: int
+    end: int
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Splitter(Configurable):
+    """Base of every splitter (node parser).
+
+    Subclasses implement :meth:`spans`; those that build more than a flat chain
+    (e.g. hierarchical) override :meth:`split_document`.
+    """
+
+    include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
+    include_prev_next_rel: bool = param(True, "Link consecutive nodes with PREVIOUS/NEXT.", advanced=True)
+
+    def split(self, documents: Sequence[Document]) -> list[Node]:
+        nodes: list[Node] = []
+        for document in documents:
+            nodes.extend(self.split_document(document))
+        return nodes
+
+    def split_document(self, document: Document) -> list[Node]:
+        return build_nodes(
+            document,
+            self.spans(document),
+            include_metadata=self.include_metadata,
+            include_prev_next_rel=self.include_prev_next_rel,
+        )
+
+    def spans(self, document: Document) -> list[Span]:
+        raise NotImplementedError
+
+    @property
+    def size_limit(self) -> int | None:
+        """The chunk size a node should not exceed (in :attr:`size_unit`), if the splitter has one."""
+        return getattr(self, "chunk_size", None)
+
+    @property
+    def size_unit(self) -> str:
+        return getattr(self, "tokenizer", "characters")
+
+
+@dataclass(frozen=True)
+class SizedSplitter(Splitter):
+    """A splitter that packs text into chunks of at most ``chunk_size`` tokens."""
+
+    chunk_size: int = param(1000, "Largest chunk, in the chosen tokenizer's units.", ge=1, le=1_000_000)
+    chunk_overlap: int = param(200, "Units shared by consecutive chunks; below chunk_size.", ge=0, le=1_000_000)
+    tokenizer: str = param(
+        "characters",
+        "What sizes count: characters, whitespace words, or the embedding model's tokens.",
+        choices=TOKENIZER_NAMES,
+    )
+
+    def validate(self) -> None:
+        from core.errors import ConfigError
+
+        if self.chunk_overlap >= self.chunk_size:
+            raise ConfigError(
+                f"{self.name}: chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})"
+            )
+
+    def get_tokenizer(self) -> Tokenizer:
+        return get_tokenizer(self.tokenizer)
+
+
+def build_nodes(
+    document: Document,
+    spans: Sequence[Span | tuple[int, int]],
+    *,
+    include_metadata: bool = True,
+    include_prev_next_rel: bool = True,
+    id_prefix: str = "",
+) -> list[Node]:
+    """Turn spans into nodes: exact text, inherited metadata, pages, table headers, links."""
+    text = document.text
+    tables = _TableIndex(document.elements)
+    nodes: list[Node] = []
+    view = document.view_settings()
+    for index, span in enumerate(spans):
+        start, end = span[0], span[1]
+        extra = span[2] if len(span) > 2 else None
+        metadata: dict[str, Any] = dict(document.metadata) if include_metadata else {}
+        pages = document.pages_for_span(start, end)
+        if pages:
+            first, last = pages[0].label, pages[-1].label
+            metadata["page_label"] = first if first == last else f"{first}-{last}"
+        header = tables.header_for(start, end)
+        if header is not None:
+            metadata["table_header"] = header
+        if extra:
+            metadata.update(extra)
+        nodes.append(
+            Node(
+                text=text[start:end],
+                id=f"{document.id}#{id_prefix}{index}",
+                doc_id=document.id,
+                start_char=start,
+                end_char=end,
+                metadata=metadata,
+                relationships={NodeRelationship.SOURCE: document.id},
+                **view,
+            )
+        )
+    if include_prev_next_rel:
+        link_chain(nodes)
+    return nodes
+
+
+def link_chain(nodes: Sequence[Node]) -> None:
+    """Set PREVIOUS/NEXT between consecutive nodes."""
+    for before, after in zip(nodes, nodes[1:]):
+        before.relationships[NodeRelationship.NEXT] = after.id
+        after.relationships[NodeRelationship.PREVIOUS] = before.id
+
+
+class _TableIndex:
+    """Finds the table whose body a span lies in without holding its header row."""
+
+    def __init__(self, elements: Sequence[Element]) -> None:
+        self.tables = sorted(
+            (e for e in elements if e.kind == "table" and e.attrs.get("header")), key=lambda e: e.start_char
+        )
+        self.starts = [t.start_char for t in self.tables]
+
+    def header_for(self, start: int, end: int) -> str | None:
+        if not self.tables:
+            return None
+        i = bisect_right(self.starts, start) - 1
+        candidates = [self.tables[i]] if i >= 0 else []
+        j = bisect_left(self.starts, end)
+        candidates += self.tables[max(i + 1, 0) : j]
+        for table in candidates:
+            header_end = table.attrs.get("header_end", table.start_char)
+            overlaps_body = start < table.end_char and end > header_end
+            holds_header = start <= table.start_char and end >= header_end
+            if overlaps_body and not holds_header:
+                return str(table.attrs["header"])
+        return None
+
+
+def merge_pieces(
+    pieces: Sequence[tuple[int, int]],
+    sizes: Sequence[int],
+    chunk_size: int,
+    chunk_overlap: int,
+    text: str,
+) -> list[Span]:
+    """Greedily pack consecutive pieces into chunks of at most ``chunk_size``.
+
+    ``pieces`` are consecutive spans; ``sizes`` their sizes in tokens. A chunk's
+    size is the sum of its pieces' sizes. A new chunk starts with the trailing
+    pieces of the previous one whose total is at most ``chunk_overlap``. A piece
+    larger than ``chunk_size`` becomes a chunk on its own (an indivisible unit).
+    Chunks are trimmed of surrounding whitespace; whitespace-only chunks vanish.
+    """
+    spans: list[Span] = []
+    n = len(pieces)
+    first = 0
+    while first < n:
+        total = sizes[first]
+        last = first
+        while last + 1 < n and total + sizes[last + 1] <= chunk_size:
+            last += 1
+            total += sizes[last]
+        trimmed = trim_span(text, pieces[first][0], pieces[last][1])
+        if trimmed is not None and (not spans or trimmed[1] > spans[-1].end):
+            spans.append(Span(*trimmed))
+        if last + 1 >= n:
+            break
+        # Walk back from the end for the overlap, but always move forward.
+        next_first = last + 1
+        overlap = 0
+        while next_first - 1 > first and overlap + sizes[next_first - 1] <= chunk_overlap:
+            if overlap + sizes[next_first - 1] + sizes[last + 1] > chunk_size:
+                break
+            next_first -= 1
+            overlap += sizes[next_first]
+        first = next_first
+    return spans
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Shrink ``[start, end)`` to exclude surrounding whitespace; None if nothing is left."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+def piece_sizes(tokenizer: Tokenizer, text: str, pieces: Sequence[tuple[int, int]]) -> list[int]:
+    """Sizes of pieces; characters are counted by span length without slicing."""
+    if tokenizer.name == "characters":
+        return [end - start for start, end in pieces]
+    return tokenizer.count_many([text[start:end] for start, end in pieces])
+
+
+SizeFn = Callable[[str], int]
