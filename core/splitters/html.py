@@ -1,0 +1,38 @@
+"""HTML heading splitter: sections of the page's visible text, cut at chosen heading tags.
+
+The HTML loader's document text is the visible text, with a ``heading`` element
+(level from h1–h6) for every heading; the section logic is the Markdown
+splitter's (:class:`~core.splitters.markdown.SectionSplitter`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.params import param
+from core.splitters.markdown import SectionSplitter, validate_heading_tags
+from core.splitters.registry import SPLITTERS
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class HTMLSplitter(SectionSplitter):
+    """Like LangChain's HTMLHeaderTextSplitter, over the loader's heading elements, with exact spans.
+
+    Only the listed heading tags start a section and enter ``header_path``;
+    other headings stay inside the section that holds them. A document without
+    heading elements is one section.
+    """
+
+    name = "html"
+    summary = "One node per section of an HTML page, cut at the chosen heading tags, with its header path."
+
+    headings_to_split_on: tuple[str, ...] = param(
+        ("h1", "h2", "h3"), "Heading tags that start a new node (h1 to h6)."
+    )
+
+    def validate(self) -> None:
+        validate_heading_tags(self.name, self.headings_to_split_on)
+
+    def split_levels(self) -> set[int]:
+        return validate_heading_tags(self.name, self.headings_to_split_on)

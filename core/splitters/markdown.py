@@ -1,0 +1,239 @@
+"""Heading splitters: one node per section, with the path of headings above it.
+
+A *section* is a heading and everything up to the next heading that starts a
+section. Which headings start one is the only thing the Markdown and HTML
+splitters disagree on, so the section logic lives here once
+(:class:`SectionSplitter`, :func:`section_spans`) and ``html.py`` only says
+which headings count.
+
+Metadata follows both libraries users know: ``header_path`` is the path of the
+*enclosing* headings, as LlamaIndex's MarkdownNodeParser writes it
+(``"/Title/Section/"`` for a subsection under them, ``"/"`` at the top), and
+``header_1`` … ``header_6`` hold the titles in force at each level *including*
+the section's own heading, as LangChain's MarkdownHeaderTextSplitter does.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Callable, Iterable, NamedTuple, Sequence
+
+from core.errors import ConfigError
+from core.params import param
+from core.schema import Document, Element
+from core.splitters.base import Span, Splitter, merge_pieces, piece_sizes, trim_span
+from core.splitters.registry import SPLITTERS
+from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer
+
+
+class Heading(NamedTuple):
+    """A heading's span in the text, its level (1 = top) and its title."""
+
+    start: int
+    end: int
+    level: int
+    title: str
+
+
+def headings_from_elements(elements: Iterable[Element]) -> list[Heading]:
+    """The headings a loader found, in document order."""
+    found = [
+        Heading(e.start_char, e.end_char, e.level or 1, str(e.attrs.get("title", "")))
+        for e in elements
+        if e.kind == "heading"
+    ]
+    return sorted(found, key=lambda h: h.start)
+
+
+def section_spans(text: str, headings: Sequence[Heading], split_levels: Iterable[int]) -> list[Span]:
+    """One span per section, each carrying ``header_path`` and ``header_N`` metadata.
+
+    Only headings whose level is in ``split_levels`` start a section or enter the
+    path; the others stay inside the section that holds them. Text before the
+    first such heading is a section of its own (path ``"/"``). Spans are trimmed of
+    surrounding whitespace; whitespace-only sections vanish.
+    """
+    levels = set(split_levels)
+    starters = [h for h in headings if h.level in levels]
+    spans: list[Span] = []
+    stack: list[Heading] = []
+    bounds = [0] + [h.start for h in starters] + [len(text)]
+    for index in range(len(bounds) - 1):
+        heading = starters[index - 1] if index > 0 else None
+        if heading is not None:
+            while stack and stack[-1].level >= heading.level:
+                stack.pop()
+            parents = [h.title for h in stack]
+            stack.append(heading)
+        else:
+            parents = []
+        trimmed = trim_span(text, bounds[index], bounds[index + 1])
+        if trimmed is None:
+            continue
+        metadata: dict[str, str] = {"header_path": "/" + "".join(f"{title}/" for title in parents)}
+        for open_heading in stack:
+            metadata[f"header_{open_heading.level}"] = open_heading.title
+        spans.append(Span(trimmed[0], trimmed[1], metadata))
+    return spans
+
+
+# Finer and finer cuts for an oversized section: blank lines, line ends, whitespace,
+# then single characters. Each returns consecutive pieces covering [start, end).
+def _cut_after(pattern: re.Pattern[str]) -> Callable[[str, int, int], list[tuple[int, int]]]:
+    def cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
+        pieces = []
+        piece_start = start
+        for match in pattern.finditer(text, start, end):
+            if match.end() > piece_start and match.start() > piece_start:
+                pieces.append((piece_start, match.end()))
+                piece_start = match.end()
+        if piece_start < end:
+            pieces.append((piece_start, end))
+        return pieces
+
+    return cut
+
+
+def _cut_characters(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [(i, i + 1) for i in range(start, end)]
+
+
+_CUTS = (
+    _cut_after(re.compile(r"\n[ \t]*(?:\r?\n|\r)\s*|\r[ \t]*\r\s*")),  # paragraphs
+    _cut_after(re.compile(r"\r\n|\r|\n")),  # lines
+    _cut_after(re.compile(r"\s+")),  # words
+    _cut_characters,
+)
+
+
+def fit_span(
+    text: str,
+    start: int,
+    end: int,
+    chunk_size: int,
+    tokenizer: Tokenizer,
+    whole: Callable[[int, int], bool],
+) -> list[Span]:
+    """Cut ``[start, end)`` into chunks of at most ``chunk_size`` tokens.
+
+    Cuts at blank lines first, then line ends, then whitespace, then between
+    characters; a piece for which ``whole(start, end)`` holds (a table row) is
+    never cut, so only such a piece can exceed ``chunk_size``.
+    """
+    pieces = [(start, end)]
+    for cut in _CUTS:
+        sizes = piece_sizes(tokenizer, text, pieces)
+        if all(size <= chunk_size for size in sizes):
+            break
+        finer: list[tuple[int, int]] = []
+        for piece, size in zip(pieces, sizes):
+            if size <= chunk_size or whole(*piece):
+                finer.append(piece)
+            else:
+                finer.extend(cut(text, *piece))
+        pieces = finer
+    return merge_pieces(pieces, piece_sizes(tokenizer, text, pieces), chunk_size, 0, text)
+
+
+class _TableRows:
+    """Answers "does this piece lie inside one table row?" for the pieces :func:`fit_span` makes."""
+
+    def __init__(self, text: str, elements: Sequence[Element]) -> None:
+        self.text = text
+        self.rows = sorted((e.start_char, e.end_char) for e in elements if e.kind == "table_row")
+        self.starts = [start for start, _ in self.rows]
+
+    def __call__(self, start: int, end: int) -> bool:
+        trimmed = trim_span(self.text, start, end)
+        if trimmed is None:
+            return False
+        index = bisect_right(self.starts, trimmed[0]) - 1
+        return index >= 0 and trimmed[1] <= self.rows[index][1]
+
+
+@dataclass(frozen=True)
+class SectionSplitter(Splitter):
+    """Shared by the heading splitters: sections, then an optional size limit inside each.
+
+    Subclasses say where a document's headings come from (:meth:`structure`) and which
+    levels start a section (:meth:`split_levels`).
+    """
+
+    chunk_size: int = param(
+        0, "Largest node, in the chosen tokenizer's units; 0 keeps every section whole.", ge=0, le=1_000_000
+    )
+    tokenizer: str = param(
+        "characters",
+        "What chunk_size counts: characters, whitespace words, or the embedding model's tokens.",
+        choices=TOKENIZER_NAMES,
+    )
+
+    @property
+    def size_limit(self) -> int | None:
+        return self.chunk_size or None
+
+    def structure(self, document: Document) -> Sequence[Element]:
+        """The elements (headings, table rows) the sections are drawn from."""
+        return document.elements
+
+    def split_levels(self) -> set[int]:
+        raise NotImplementedError
+
+    def spans(self, document: Document) -> list[Span]:
+        text = document.text
+        elements = self.structure(document)
+        sections = section_spans(text, headings_from_elements(elements), self.split_levels())
+        if not self.chunk_size:
+            return sections
+        tokenizer = get_tokenizer(self.tokenizer)
+        table_rows = _TableRows(text, elements)
+        spans: list[Span] = []
+        for section in sections:
+            for start, end, _ in fit_span(text, section.start, section.end, self.chunk_size, tokenizer, table_rows):
+                spans.append(Span(start, end, dict(section.metadata or {})))
+        return spans
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class MarkdownSplitter(SectionSplitter):
+    """Like LlamaIndex's MarkdownNodeParser and LangChain's MarkdownHeaderTextSplitter, with exact spans.
+
+    Headings come from the loader's elements; a document without heading
+    elements is parsed with markdown-it, so ``#`` lines inside code fences are
+    never headings.
+    """
+
+    name = "markdown"
+    summary = "One node per Markdown section (or per section at a chosen heading level), with its header path."
+
+    heading_level: int = param(
+        6, "Deepest heading that starts a node; deeper headings stay inside their section (6 = every heading).",
+        ge=1, le=6,
+    )
+
+    def structure(self, document: Document) -> Sequence[Element]:
+        if any(e.kind == "heading" for e in document.elements):
+            return document.elements
+        # A document that did not come through the Markdown loader: parse it the same way.
+        from core.loaders.markdown import markdown_elements
+
+        return markdown_elements(document.text)
+
+    def split_levels(self) -> set[int]:
+        return set(range(1, self.heading_level + 1))
+
+
+def validate_heading_tags(owner: str, tags: Sequence[str]) -> set[int]:
+    """The levels named by tags like ``h2``; a ConfigError names a bad tag."""
+    levels = set()
+    for tag in tags:
+        match = re.fullmatch(r"[hH]([1-6])", tag.strip())
+        if match is None:
+            raise ConfigError(f"{owner}: heading tags must be h1 to h6, got {tag!r}")
+        levels.add(int(match.group(1)))
+    if not levels:
+        raise ConfigError(f"{owner}: name at least one heading tag to split on")
+    return levels
