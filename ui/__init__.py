@@ -1,0 +1,40 @@
+"""Streamlit-only helpers shared by the pages (``core`` never imports these).
+
+The names below are stable; pages build on them.
+
+``ui.state`` — typed accessors over ``st.session_state`` (plain data only):
+    SourceFile(file_name, data, digest); digest_of(data)
+    sources() -> list[SourceFile]; add_source(file_name, data) -> SourceFile;
+    remove_source(file_name); has_source(file_name, digest=None) -> bool
+    failed_uploads() -> dict[file_name, reason]; record_failure(file_name, reason); clear_failure(file_name)
+    loader_options(digest) -> dict; set_loader_options(digest, options)
+    config_data() -> dict | None; set_config_data(data)   (the current config as JSON-ready data)
+    selected_doc_id() / select_doc(doc_id); selected_node_id() / select_node(node_id)
+    once(flag) -> bool; push_message(text); pop_messages() -> list[str]
+
+``ui.cache`` — st.cache_data / st.cache_resource wrappers over core:
+    load_source(source, options=None) -> list[Document]   (keyed by the file's digest + options)
+    load_file(digest, file_name, options_json, _data) -> list[Document]
+    run_split_cached(documents, config) -> list[Node]      (core.config.run_split)
+    split_cached(documents, splitter_name, params_json) -> list[Node]
+    metrics_cached(documents, nodes, options_json="{}"); node_table_cached(documents, nodes) -> DataFrame
+    semantic_analysis_cached(document, splitter_name, params_json)
+    count_tokens(texts: tuple[str, ...], tokenizer="model") -> list[int]
+    params_json(params) -> str; document_key(document) -> str
+    model_tokenizer(name="model"); embedder(); embedding_window() -> int
+
+``ui.widgets`` — widgets drawn from declared parameters (one function for every component):
+    param_widgets(component_cls, key, values=None, *, exclude=(), advanced_label=..., columns=1) -> dict
+    build_component(component_cls, values) -> instance | None   (shows the ConfigError's sentence)
+    component_picker(registry, label, key, default=None, *, help=None) -> component class
+    seed_values(component_cls, key, values); widget_key(key, name) -> str; label_for(name) -> str
+
+``ui.spans`` — the source with coloured chunk spans (always escaped, drawn one window at a time):
+    show_source(document, nodes, *, selected_id=None, marks=(), key="source", window_chars=12000, height_px=560)
+    source_html(text, nodes, *, start=0, end=None, pages=(), selected_id=None, marks=(), ...) -> str
+    Mark(start, end, kind="window"|"focus"); source_windows(document, window_chars) -> list[Window]
+    colour_for(index) -> str; legend_html() -> str
+
+``ui.documents`` — the loaded documents as the pages see them:
+    all_documents() -> list[Document]; document_by_id(doc_id) -> Document | None
+"""

@@ -1,0 +1,192 @@
+"""Widgets drawn from declared parameters: one function renders any Configurable.
+
+A page never lays out a component's parameters by hand. It calls
+:func:`param_widgets` with the component class; each :class:`~core.params.ParamSpec`
+becomes the fitting input (number, slider, select box, checkbox, text, multiselect),
+advanced ones fold into an expander, and the raw values come back as a dict that
+:func:`build_component` turns into a validated instance (showing the ConfigError's
+sentence instead of a traceback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from core.errors import ConfigError
+from core.params import Configurable, ParamSpec
+
+C = TypeVar("C", bound=Configurable)
+
+# Ranges this small read better as a slider than as a number box.
+_SLIDER_INT_SPAN = 64
+_SLIDER_FLOAT_SPAN = 100.0
+
+
+def label_for(name: str) -> str:
+    """``chunk_overlap`` -> ``Chunk overlap``."""
+    words = name.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def widget_key(key: str, spec_name: str) -> str:
+    """The session-state key of one parameter's widget (pages may preset it)."""
+    return f"{key}.{spec_name}"
+
+
+def param_widgets(
+    component: type[Configurable],
+    key: str,
+    values: Mapping[str, Any] | None = None,
+    *,
+    exclude: Iterable[str] = (),
+    advanced_label: str = "Advanced parameters",
+    columns: int = 1,
+) -> dict[str, Any]:
+    """Draw one input per declared parameter of ``component`` and return their values.
+
+    ``key`` namespaces the widgets (two forms of the same class need two keys);
+    ``values`` seeds them the first time they are drawn (e.g. from a URL config).
+    Parameters in ``exclude`` are neither drawn nor returned. Advanced parameters
+    go in an expander. ``columns`` lays the main parameters out side by side.
+    """
+    values = dict(values or {})
+    skipped = set(exclude)
+    specs = [spec for spec in component.params() if spec.name not in skipped]
+    main = [spec for spec in specs if not spec.advanced]
+    advanced = [spec for spec in specs if spec.advanced]
+    out: dict[str, Any] = {}
+    slots = st.columns(columns) if columns > 1 and len(main) > 1 else [st.container()]
+    for index, spec in enumerate(main):
+        with slots[index % len(slots)]:
+            out[spec.name] = _param_widget(spec, key, values)
+    if advanced:
+        with st.expander(advanced_label, expanded=False):
+            for spec in advanced:
+                out[spec.name] = _param_widget(spec, key, values)
+    return out
+
+
+def seed_values(component: type[Configurable], key: str, values: Mapping[str, Any]) -> None:
+    """Overwrite what the widgets of ``component`` under ``key`` show (e.g. after opening a shared link)."""
+    for spec in component.params():
+        if spec.name in values:
+            st.session_state[widget_key(key, spec.name)] = _to_widget_value(spec, values[spec.name])
+
+
+def build_component(component: type[C], values: Mapping[str, Any]) -> C | None:
+    """Validate ``values`` into an instance; on a ConfigError show its sentence and return None."""
+    try:
+        return component.from_params(dict(values))
+    except ConfigError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None
+
+
+def component_picker(
+    registry: Iterable[type[Configurable]],
+    label: str,
+    key: str,
+    default: str | None = None,
+    *,
+    help: str | None = None,
+) -> type[Configurable]:
+    """A select box over a registry's classes, showing each one's summary below it."""
+    classes = {cls.name: cls for cls in registry}
+    names = list(classes)
+    if key not in st.session_state or st.session_state[key] not in classes:
+        st.session_state[key] = default if default in classes else names[0]
+    name = st.selectbox(label, names, key=key, help=help, format_func=label_for)
+    chosen = classes[name]
+    if chosen.summary:
+        st.caption(chosen.summary)
+    return chosen
+
+
+# -- one parameter -------------------------------------------------------------
+
+
+def _param_widget(spec: ParamSpec, key: str, values: Mapping[str, Any]) -> Any:
+    wkey = widget_key(key, spec.name)
+    if wkey not in st.session_state:
+        st.session_state[wkey] = _to_widget_value(spec, values.get(spec.name, spec.default))
+    label = label_for(spec.name)
+    help_text = spec.help
+    if spec.kind == "bool":
+        return st.checkbox(label, key=wkey, help=help_text)
+    if spec.kind == "choice" and spec.choices:
+        options = list(spec.choices)
+        if spec.optional:
+            options = [None, *options]
+        return st.selectbox(label, options, key=wkey, help=help_text, format_func=lambda v: "(none)" if v is None else str(v))
+    if spec.kind == "int":
+        return _number(spec, wkey, label, help_text, integer=True)
+    if spec.kind == "float":
+        return _number(spec, wkey, label, help_text, integer=False)
+    if spec.kind == "str_list" and spec.choices:
+        return tuple(st.multiselect(label, list(spec.choices), key=wkey, help=help_text))
+    if spec.kind in ("int_list", "str_list"):
+        raw = st.text_input(label, key=wkey, help=f"{help_text} (comma-separated)")
+        return None if spec.optional and not raw.strip() else raw
+    raw = st.text_input(label, key=wkey, help=f"{help_text} Escapes such as \\n are understood.")
+    if spec.optional and raw == "":
+        return None
+    return _unescape(raw)
+
+
+def _number(spec: ParamSpec, wkey: str, label: str, help_text: str, *, integer: bool) -> Any:
+    low, high = spec.ge, spec.le
+    cast = int if integer else float
+    bounded = low is not None and high is not None
+    if bounded and not spec.optional:
+        span = high - low
+        if (integer and span <= _SLIDER_INT_SPAN) or (not integer and span <= _SLIDER_FLOAT_SPAN):
+            step = 1 if integer else (0.01 if span <= 1 else 0.5)
+            return st.slider(label, cast(low), cast(high), key=wkey, step=cast(step), help=help_text)
+    kwargs: dict[str, Any] = {"help": help_text, "key": wkey}
+    if low is not None:
+        kwargs["min_value"] = cast(low)
+    if high is not None:
+        kwargs["max_value"] = cast(high)
+    kwargs["step"] = 1 if integer else 0.05
+    if not integer:
+        kwargs["format"] = "%.3f"
+    return st.number_input(label, **kwargs)
+
+
+def _to_widget_value(spec: ParamSpec, value: Any) -> Any:
+    """What the widget holds for a parameter value (lists as text, escapes shown)."""
+    if value is None:
+        return None if spec.kind in ("int", "float", "choice") else ""
+    if spec.kind in ("int_list", "str_list"):
+        if spec.choices:
+            return list(value)
+        return ", ".join(str(item) for item in value) if not isinstance(value, str) else value
+    if spec.kind == "str":
+        return _escape(str(value))
+    if spec.kind == "int":
+        return int(value)
+    if spec.kind == "float":
+        return float(value)
+    return value
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    index = 0
+    mapping = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text) and text[index + 1] in mapping:
+            out.append(mapping[text[index + 1]])
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
