@@ -11,6 +11,9 @@ from core.loaders.base import Loader
 from core.loaders.registry import LOADERS
 from core.schema import Document
 
+# Importing a module registers its loaders (order = the order the app lists them).
+from core.loaders import text, markdown, html, pdf, code, csv  # noqa: F401, E402  isort: skip
+
 FileMetadata = Callable[[str], dict[str, Any]]
 
 

@@ -1,0 +1,152 @@
+"""PDF through pypdf: one document per file, one Page span per page.
+
+The text is every page's extracted text joined by a blank line, so page ``n``'s
+span holds exactly what pypdf extracts for that page, and the pages follow each
+other with the two-character separator between them. pypdf is pure Python and
+runs nothing embedded in the file (no JavaScript, no external fetches).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from io import BytesIO
+from typing import Any, Literal
+
+from pypdf import PdfReader
+from pypdf import PasswordType
+from pypdf.errors import DependencyError, FileNotDecryptedError
+
+from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
+from core.loaders.base import Loader
+from core.loaders.registry import LOADERS
+from core.loaders.text import make_document, paragraph_spans
+from core.params import param
+from core.schema import Document, Element, Page
+
+PAGE_SEPARATOR = "\n\n"
+
+
+@LOADERS.register
+@dataclass(frozen=True)
+class PdfLoader(Loader):
+    """A PDF's text layer, page by page; scanned pages (no text) cannot be read."""
+
+    name = "pdf"
+    summary = "PDF (.pdf) through pypdf: the text layer, one span per page, page labels kept."
+    extensions = (".pdf",)
+
+    extraction_mode: Literal["plain", "layout"] = param(
+        "plain", "pypdf's text extraction: 'plain' reads text in content order, 'layout' keeps the page's columns and spacing."
+    )
+    max_pages: int = param(2000, "Refuse PDFs with more pages than this (protects the app from huge files).", ge=1, le=100_000)
+
+    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
+        if not data.strip():
+            raise EmptyDocumentError(file_name, "is empty")
+        try:
+            return self._load(data, file_name)
+        except LoadError:
+            raise
+        except RecursionError:
+            raise CorruptDocumentError(file_name, "has a page tree or object nesting too deep to read") from None
+        except Exception as exc:  # pypdf raises many kinds of errors on damaged files
+            raise CorruptDocumentError(file_name, f"is not a readable PDF ({_reason(exc)})") from None
+
+    def _load(self, data: bytes, file_name: str) -> list[Document]:
+        reader = PdfReader(BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            _decrypt_with_empty_password(reader, file_name)
+        page_count = len(reader.pages)
+        if page_count == 0:
+            raise EmptyDocumentError(file_name, "has no pages")
+        if page_count > self.max_pages:
+            raise TooLargeError(file_name, f"has {page_count:,} pages, more than max_pages={self.max_pages:,}")
+        labels = _page_labels(reader, page_count)
+
+        texts: list[str] = []
+        unreadable: list[int] = []
+        for number, page in enumerate(reader.pages, start=1):
+            try:
+                text = page.extract_text(extraction_mode=self.extraction_mode)
+            except FileNotDecryptedError:
+                raise EncryptedDocumentError(file_name, "is encrypted and cannot be read without its password") from None
+            except Exception:  # one damaged page should not lose the others
+                text = ""
+                unreadable.append(number)
+            texts.append(text if text.strip() else "")
+        if not any(texts):
+            if unreadable:
+                raise CorruptDocumentError(file_name, "has pages whose content could not be read")
+            raise EmptyDocumentError(file_name, "has no text layer (scanned?); OCR is not supported")
+
+        pieces: list[str] = []
+        pages: list[Page] = []
+        elements: list[Element] = []
+        offset = 0
+        for number, (label, text) in enumerate(zip(labels, texts, strict=True), start=1):
+            if number > 1:
+                pieces.append(PAGE_SEPARATOR)
+                offset += len(PAGE_SEPARATOR)
+            pieces.append(text)
+            pages.append(Page(number=number, label=label, start_char=offset, end_char=offset + len(text)))
+            offset += len(text)
+        full_text = "".join(pieces)
+        for page in pages:
+            for start, end in paragraph_spans(full_text, page.start_char, page.end_char):
+                elements.append(Element("paragraph", start, end, page=page.number))
+
+        metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pdf", "page_count": page_count}
+        metadata.update(_info(reader))
+        notes = []
+        empty = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
+        if empty:
+            notes.append(f"no text on {_pages_phrase(empty)}")
+        if unreadable:
+            notes.append(f"could not read {_pages_phrase(unreadable)}")
+        if notes:
+            metadata["load_warning"] = "; ".join(notes)
+        return [make_document(full_text, metadata, elements, pages)]
+
+
+def _decrypt_with_empty_password(reader: PdfReader, file_name: str) -> None:
+    """Open a PDF encrypted only against editing (empty user password); refuse a real password."""
+    try:
+        result = reader.decrypt("")
+    except DependencyError:
+        raise EncryptedDocumentError(
+            file_name, "is AES-encrypted, and reading it needs the cryptography package, which is not installed"
+        ) from None
+    if result == PasswordType.NOT_DECRYPTED:
+        raise EncryptedDocumentError(file_name, "is encrypted and cannot be read without its password")
+
+
+def _page_labels(reader: PdfReader, page_count: int) -> list[str]:
+    """The PDF's page labels ("iv", "12"), or the page numbers where the labels are missing or broken."""
+    try:
+        labels = [str(label) for label in reader.page_labels]
+    except Exception:
+        labels = []
+    if len(labels) != page_count:
+        labels = [str(number) for number in range(1, page_count + 1)]
+    return labels
+
+
+def _info(reader: PdfReader) -> dict[str, str]:
+    """Title and author from the document info, when present and not blank."""
+    try:
+        info = reader.metadata
+        found = {"title": info.title if info else None, "author": info.author if info else None}
+    except Exception:
+        return {}
+    return {key: " ".join(str(value).split()) for key, value in found.items() if value and str(value).strip()}
+
+
+def _pages_phrase(numbers: list[int]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:20])
+    more = f" and {len(numbers) - 20} more" if len(numbers) > 20 else ""
+    return f"page{'s' if len(numbers) > 1 else ''} {shown}{more}"
+
+
+def _reason(exc: Exception) -> str:
+    text = " ".join(str(exc).split())[:120]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,213 @@
+"""Plain text files, and the decoding every text-based loader shares.
+
+:func:`decode_text` is the one place bytes become text: byte-order marks first,
+then strict UTF-8, then charset-normalizer's best guess (with a warning saying so).
+Markdown, HTML, code and CSV loaders all decode through it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from charset_normalizer import from_bytes
+
+from core.errors import CorruptDocumentError, EmptyDocumentError
+from core.loaders.base import Loader
+from core.loaders.registry import LOADERS
+from core.params import param
+from core.schema import Document, Element, Page
+
+# Longest BOM first: the UTF-32 LE BOM starts with the UTF-16 LE one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+# The one Western code page most non-UTF-8 text is in; charset-normalizer often
+# ties it with cp1250 on short text, and then it is the better bet.
+_WESTERN_DEFAULT = "cp1252"
+
+# Metadata keys about how a file was read rather than what it says: kept out of
+# what the embedding model and the LLM see unless the user asks for them.
+LOAD_DETAIL_KEYS = ("encoding", "load_warning")
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BLANK_LINE_GAP = re.compile(r"(?:\r\n|\r|\n)[ \t\f\v]*(?:\r\n|\r|\n)\s*")
+
+
+def decode_text(data: bytes, file_name: str) -> tuple[str, str, str | None]:
+    """Decode a text file's bytes: ``(text, encoding, warning)``.
+
+    ``warning`` is a human note when the text was not plain UTF-8 (a guessed
+    encoding), else None. Binary data raises CorruptDocumentError; no characters
+    beyond whitespace raise EmptyDocumentError.
+    """
+    if not data.strip():
+        raise EmptyDocumentError(file_name, "is empty" if not data else "contains only whitespace")
+    text, encoding, warning = _decode(data, file_name)
+    if not text.strip():
+        raise EmptyDocumentError(file_name, "contains only whitespace")
+    if "\x00" in text:
+        raise CorruptDocumentError(file_name, "looks like binary data, not text")
+    return text, encoding, warning
+
+
+def _decode(data: bytes, file_name: str) -> tuple[str, str, str | None]:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(encoding), encoding, None
+            except UnicodeDecodeError:
+                raise CorruptDocumentError(file_name, f"starts with a {encoding} byte-order mark but is not valid {encoding}") from None
+    if b"\x00" in data:
+        # Text without a BOM holds NUL bytes only when it is UTF-16 or UTF-32.
+        guessed = _wide_unicode_without_bom(data)
+        if guessed is None:
+            raise CorruptDocumentError(file_name, "looks like binary data, not text")
+        text, encoding = guessed
+        return text, encoding, f"decoded as {encoding} (no byte-order mark), not UTF-8"
+    try:
+        return data.decode("utf-8"), "utf-8", None
+    except UnicodeDecodeError:
+        pass
+    results = from_bytes(data)
+    best = results.best()
+    if best is None:
+        raise CorruptDocumentError(file_name, "looks like binary data, not text")
+    encoding = best.encoding
+    for candidate in results:
+        if candidate.encoding == _WESTERN_DEFAULT and candidate.chaos <= best.chaos and candidate.coherence >= best.coherence:
+            encoding = _WESTERN_DEFAULT
+    text = data.decode(encoding, errors="replace")
+    return text, encoding, f"decoded as {encoding}, not UTF-8"
+
+
+def _wide_unicode_without_bom(data: bytes) -> tuple[str, str] | None:
+    """UTF-32/16 text without a BOM, recognised by where its NUL bytes fall."""
+    nul_positions = [index for index, byte in enumerate(data) if byte == 0]
+    # (encoding, width, offsets within a code unit where mostly-Latin text has its zero bytes)
+    layouts = (
+        ("utf-32-le", 4, (1, 2, 3)),
+        ("utf-32-be", 4, (0, 1, 2)),
+        ("utf-16-le", 2, (1,)),
+        ("utf-16-be", 2, (0,)),
+    )
+    for encoding, width, zero_offsets in layouts:
+        if len(data) % width:
+            continue
+        aligned = sum(1 for index in nul_positions if index % width in zero_offsets)
+        if aligned < 0.7 * len(nul_positions):
+            continue
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if text and "\x00" not in text and _mostly_printable(text):
+            return text, encoding
+    return None
+
+
+def _mostly_printable(text: str) -> bool:
+    printable = sum(1 for char in text if char.isprintable() or char in "\t\n\r\f")
+    return printable >= 0.95 * len(text)
+
+
+def normalize_line_breaks(text: str) -> str:
+    """CRLF and lone CR become LF."""
+    return _LINE_BREAK.sub("\n", text) if "\r" in text else text
+
+
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every line, the line break excluded (CRLF, CR or LF)."""
+    spans = []
+    start = 0
+    for match in _LINE_BREAK.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Spans of blank-line separated blocks in ``text[start:end]``, trimmed of surrounding whitespace."""
+    end = len(text) if end is None else end
+    spans = []
+    block_start = start
+    for gap in _BLANK_LINE_GAP.finditer(text, start, end):
+        spans.append((block_start, gap.start()))
+        block_start = gap.end()
+    spans.append((block_start, end))
+    trimmed = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            trimmed.append((a, b))
+    return trimmed
+
+
+def text_metadata(file_name: str, file_type: str, encoding: str, warning: str | None) -> dict[str, Any]:
+    """The metadata every decoded-text document starts with."""
+    metadata: dict[str, Any] = {"file_name": file_name, "file_type": file_type, "encoding": encoding}
+    if warning:
+        metadata["load_warning"] = warning
+    return metadata
+
+
+def make_document(text: str, metadata: dict[str, Any], elements: list[Element], pages: list[Page] | None = None) -> Document:
+    """A Document whose load-detail keys stay out of the LLM and EMBED views."""
+    hidden = [key for key in LOAD_DETAIL_KEYS if key in metadata]
+    return Document(
+        text=text,
+        metadata=metadata,
+        elements=elements,
+        pages=list(pages or []),
+        excluded_llm_metadata_keys=list(hidden),
+        excluded_embed_metadata_keys=list(hidden),
+    )
+
+
+def add_warning(metadata: dict[str, Any], warning: str) -> None:
+    """Append a note to ``load_warning`` (notes are joined with "; ")."""
+    existing = metadata.get("load_warning")
+    metadata["load_warning"] = f"{existing}; {warning}" if existing else warning
+
+
+@dataclass(frozen=True)
+class DecodedTextLoader(Loader):
+    """Base of the loaders that read text files (not registered itself)."""
+
+    normalize_newlines: bool = param(
+        True,
+        "Turn Windows (CRLF) and old Mac (CR) line breaks into LF; off keeps the text exactly as decoded.",
+        advanced=True,
+    )
+
+    def decode(self, data: bytes, file_name: str) -> tuple[str, str, str | None]:
+        text, encoding, warning = decode_text(data, file_name)
+        if self.normalize_newlines:
+            text = normalize_line_breaks(text)
+        return text, encoding, warning
+
+
+@LOADERS.register
+@dataclass(frozen=True)
+class TextLoader(DecodedTextLoader):
+    """Plain text: the decoded file, one paragraph element per blank-line separated block."""
+
+    name = "text"
+    summary = "Plain text (.txt, .log, .rst); any file read as text when chosen explicitly."
+    extensions = (".txt", ".text", ".log", ".rst")
+
+    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
+        text, encoding, warning = self.decode(data, file_name)
+        elements = [Element("paragraph", a, b) for a, b in paragraph_spans(text)]
+        return [make_document(text, text_metadata(file_name, "text", encoding, warning), elements)]
