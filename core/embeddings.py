@@ -1,0 +1,208 @@
+"""Embeddings: a sentence-transformers model from a local directory, with a text cache.
+
+The default model is the packaged all-MiniLM-L6-v2 (:func:`core.tokenizers.default_model_path`);
+nothing is ever downloaded. Every vector is float32 and L2-normalized, so a dot
+product is the cosine similarity. Vectors are cached by (model, sha1 of the text):
+changing a splitter parameter embeds only the chunk texts that are new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from typing import Callable, Sequence
+
+import numpy as np
+
+from core.errors import ModelUnavailableError
+from core.schema import MetadataMode, Node
+from core.tokenizers import default_model_path
+
+Progress = Callable[[int, int], None]
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+DEFAULT_BATCH_SIZE = 32
+# About 30 MB of 384-dimension float32 vectors: enough for several sweeps over the samples.
+DEFAULT_CACHE_ENTRIES = 20_000
+
+
+class Embedder:
+    """A sentence-transformers model loaded from a local directory.
+
+    ``embed`` is safe to call from several threads (Streamlit sessions share one
+    instance): encoding is serialized by a lock, the cache by another.
+    """
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        cache_entries: int = DEFAULT_CACHE_ENTRIES,
+    ) -> None:
+        self.model_path = os.path.abspath(model_path) if model_path else default_model_path()
+        self.batch_size = batch_size
+        self._cache_entries = cache_entries
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self._encode_lock = threading.Lock()
+        self._hits = 0
+        self._misses = 0
+        self._model = self._load_model(self.model_path)
+
+    # -- the model (tests replace these two to run without torch) -------------
+
+    def _load_model(self, path: str):  # noqa: ANN202 - a SentenceTransformer
+        if not os.path.isdir(path):
+            raise ModelUnavailableError(f"no embedding model at {path}: give the path of a local sentence-transformers model directory")
+        if not os.path.exists(os.path.join(path, "modules.json")) and not os.path.exists(os.path.join(path, "config.json")):
+            raise ModelUnavailableError(f"{path} does not look like a sentence-transformers model (no modules.json or config.json)")
+        _use_all_cores()
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            return SentenceTransformer(path, device="cpu", local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailableError(f"the embedding model at {path} could not be loaded ({exc})") from exc
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        with self._encode_lock:
+            vectors = self._model.encode(
+                texts,
+                batch_size=len(texts),
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+    # -- what the model is ----------------------------------------------------
+
+    @property
+    def model_name(self) -> str:
+        if self.model_path == _default_path_or_none():
+            return DEFAULT_MODEL_NAME
+        return os.path.basename(self.model_path.rstrip(os.sep)) or self.model_path
+
+    @property
+    def dimension(self) -> int:
+        return int(self._model.get_sentence_embedding_dimension())
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self._model.max_seq_length)
+
+    # -- embedding --------------------------------------------------------------
+
+    def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        """One normalized float32 row per text, in order; cached texts cost nothing.
+
+        ``progress(done, total)`` is called after each batch (and once at the end),
+        counting texts, cached ones included.
+        """
+        texts = list(texts)
+        total = len(texts)
+        keys = [self._key(text) for text in texts]
+        found: dict[str, np.ndarray] = {}
+        missing: dict[str, str] = {}  # key -> text, first occurrence order
+        with self._cache_lock:
+            for key, text in zip(keys, texts):
+                vector = self._cache.get(key)
+                if vector is not None:
+                    self._cache.move_to_end(key)
+                    found[key] = vector
+                    self._hits += 1
+                elif key not in missing:
+                    missing[key] = text
+                    self._misses += 1
+                else:
+                    # A repeat inside this call is encoded once: it counts as a hit.
+                    self._hits += 1
+        done = total - len(missing)
+        pending = list(missing.items())
+        for start in range(0, len(pending), self.batch_size):
+            batch = pending[start : start + self.batch_size]
+            vectors = _normalize(self._encode([text for _, text in batch]))
+            with self._cache_lock:
+                for (key, _), vector in zip(batch, vectors):
+                    found[key] = vector
+                    self._store(key, vector)
+            done += len(batch)
+            if progress is not None:
+                progress(min(done, total), total)
+        if progress is not None and not pending:
+            progress(total, total)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's normalized vector (1-D)."""
+        return self.embed([text])[0]
+
+    def cache_stats(self) -> dict[str, int]:
+        """How many texts were served from the cache (hits) and how many were encoded (misses)."""
+        with self._cache_lock:
+            return {"hits": self._hits, "misses": self._misses, "entries": len(self._cache)}
+
+    def _key(self, text: str) -> str:
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{self.model_path}\0{digest}"
+
+    def _store(self, key: str, vector: np.ndarray) -> None:
+        self._cache[key] = vector
+        self._cache.move_to_end(key)
+        while len(self._cache) > self._cache_entries:
+            self._cache.popitem(last=False)
+
+
+def embed_nodes(nodes: Sequence[Node], embedder: Embedder, progress: Progress | None = None) -> np.ndarray:
+    """Embed nodes as a real pipeline does: through their EMBED view (metadata the embedder may see, then text)."""
+    return embedder.embed([node.get_content(MetadataMode.EMBED) for node in nodes], progress)
+
+
+_SHARED: dict[str, Embedder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def get_embedder(model_path: str | None = None) -> Embedder:
+    """The process-wide embedder for a model (loaded once, then shared)."""
+    path = os.path.abspath(model_path) if model_path else default_model_path()
+    with _SHARED_LOCK:
+        embedder = _SHARED.get(path)
+        if embedder is None:
+            embedder = Embedder(path)
+            _SHARED[path] = embedder
+        return embedder
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # An all-zero vector stays zero rather than becoming NaN.
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+def _default_path_or_none() -> str | None:
+    try:
+        return default_model_path()
+    except ModelUnavailableError:
+        return None
+
+
+_THREADS_SET = False
+
+
+def _use_all_cores() -> None:
+    """Let torch use every core once; its default can be far below or above what the machine has."""
+    global _THREADS_SET
+    if _THREADS_SET:
+        return
+    _THREADS_SET = True
+    import torch
+
+    torch.set_num_threads(max(1, os.cpu_count() or 1))

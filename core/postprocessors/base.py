@@ -1,0 +1,105 @@
+"""What every node postprocessor shares.
+
+A postprocessor is a frozen dataclass whose fields are its declared parameters.
+Its public face is ``process(nodes, query, context=None) -> list[NodeWithScore]``;
+it never mutates what it is given (a node whose text changes is copied first).
+``run`` does the same work and also says why: which nodes it dropped and for
+what reason, what it added, and which sentences of a node it kept. The query
+runner (:mod:`core.query`) records that in each stage's trace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+
+from core.params import Configurable
+from core.schema import Node, NodeWithScore
+
+if TYPE_CHECKING:
+    from core.embeddings import Embedder
+
+
+@dataclass
+class PostprocessContext:
+    """What some postprocessors need beyond the nodes: every node by id, and the embedder."""
+
+    nodes_by_id: Mapping[str, Node] = field(default_factory=dict)
+    embedder: Embedder | None = None
+
+    @classmethod
+    def from_nodes(cls, nodes: Sequence[Node], embedder: Embedder | None = None) -> PostprocessContext:
+        return cls(nodes_by_id={node.id: node for node in nodes}, embedder=embedder)
+
+
+@dataclass(frozen=True)
+class SentenceSelection:
+    """Which sentences of a node's text the optimizer kept; spans are offsets into the original text."""
+
+    kept: tuple[tuple[int, int], ...]
+    removed: tuple[tuple[int, int], ...]
+    scores: tuple[float, ...] = ()  # each sentence's similarity to the query, in text order
+
+
+@dataclass
+class Outcome:
+    """A postprocessor's output plus its own account of what it did, by node id."""
+
+    nodes: list[NodeWithScore]
+    dropped: dict[str, str] = field(default_factory=dict)  # id -> why it was dropped
+    added: dict[str, str] = field(default_factory=dict)  # id -> why it was added
+    changed: dict[str, str] = field(default_factory=dict)  # id -> why its text or score changed
+    sentences: dict[str, SentenceSelection] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Postprocessor(Configurable):
+    """Base of every postprocessor. Subclasses implement :meth:`run`."""
+
+    # Whether the result depends on the query (the UI greys the query-free ones less).
+    uses_query: ClassVar[bool] = False
+
+    def process(
+        self, nodes: list[NodeWithScore], query: str = "", context: PostprocessContext | None = None
+    ) -> list[NodeWithScore]:
+        return self.run(list(nodes), query, context).nodes
+
+    def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
+        raise NotImplementedError
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why this postprocessor cannot run with its default parameters here (None when it can)."""
+        return None
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        reason = cls.unavailable_reason()
+        return {
+            "name": cls.name,
+            "summary": cls.summary,
+            "available": reason is None,
+            "unavailable_reason": reason,
+            "params": [spec.to_json() for spec in cls.params()],
+        }
+
+
+def with_text(item: NodeWithScore, text: str) -> NodeWithScore:
+    """A copy of ``item`` whose node has other text (span, metadata and links are kept)."""
+    node = dataclasses.replace(
+        item.node,
+        text=text,
+        metadata=dict(item.node.metadata),
+        relationships=dict(item.node.relationships),
+    )
+    return NodeWithScore(node=node, score=item.score, query=item.query)
+
+
+def with_score(item: NodeWithScore, score: float | None) -> NodeWithScore:
+    """A copy of ``item`` with another score (the node itself is shared: it is not changed)."""
+    return NodeWithScore(node=item.node, score=score, query=item.query)
+
+
+def fmt_score(score: float | None) -> str:
+    return "no score" if score is None else f"{score:.4g}"

@@ -1,0 +1,55 @@
+"""Keyword filter: nodes must hold every required phrase and none of the excluded ones."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.params import param
+from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
+from core.postprocessors.registry import POSTPROCESSORS
+from core.schema import NodeWithScore
+
+
+@POSTPROCESSORS.register
+@dataclass(frozen=True)
+class KeywordPostprocessor(Postprocessor):
+    """As LlamaIndex's KeywordNodePostprocessor, matching whole words and phrases case-insensitively.
+
+    A keyword matches where its words occur in order, separated by any
+    whitespace, and not inside a longer word: "chunk" matches "Chunk sizes" but
+    not "chunking"; "chunk size" matches "chunk\\nsize".
+    """
+
+    name = "keyword"
+    summary = "Keep nodes that contain all required keywords and none of the excluded ones."
+
+    required_keywords: tuple[str, ...] = param((), "Words or phrases a node must contain (all of them).")
+    exclude_keywords: tuple[str, ...] = param((), "Words or phrases a node must not contain (any of them drops it).")
+
+    def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
+        required = [(keyword, phrase_pattern(keyword)) for keyword in self.required_keywords if keyword.strip()]
+        excluded = [(keyword, phrase_pattern(keyword)) for keyword in self.exclude_keywords if keyword.strip()]
+        outcome = Outcome(nodes=[])
+        for item in nodes:
+            text = item.node.text
+            missing = [keyword.strip() for keyword, pattern in required if not pattern.search(text)]
+            present = [keyword.strip() for keyword, pattern in excluded if pattern.search(text)]
+            if missing:
+                outcome.dropped[item.id] = f"it lacks the required keyword {_quote(missing)}"
+            elif present:
+                outcome.dropped[item.id] = f"it contains the excluded keyword {_quote(present)}"
+            else:
+                outcome.nodes.append(item)
+        return outcome
+
+
+def phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """Whole-word, case-insensitive match of a phrase; any run of whitespace matches a space."""
+    words = phrase.split()
+    body = r"\s+".join(re.escape(word) for word in words)
+    return re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
+
+
+def _quote(keywords: list[str]) -> str:
+    return ", ".join(f"'{keyword}'" for keyword in keywords)

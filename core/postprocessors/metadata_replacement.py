@@ -1,0 +1,39 @@
+"""Metadata replacement: swap a node's text for one of its metadata values (the sentence window)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.params import param
+from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, with_text
+from core.postprocessors.registry import POSTPROCESSORS
+from core.schema import NodeWithScore
+
+
+@POSTPROCESSORS.register
+@dataclass(frozen=True)
+class MetadataReplacementPostprocessor(Postprocessor):
+    """As LlamaIndex's MetadataReplacementPostProcessor.
+
+    A node whose metadata holds ``target_metadata_key`` gets that value as its
+    text (sentence-window retrieval: match on one sentence, read the window);
+    a node without the key is passed through unchanged.
+    """
+
+    name = "metadata_replacement"
+    summary = "Replace each node's text with a metadata value, e.g. the sentence window."
+
+    target_metadata_key: str = param("window", "The metadata key whose value becomes the node's text.")
+
+    def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
+        outcome = Outcome(nodes=[])
+        key = self.target_metadata_key
+        for item in nodes:
+            if key in item.node.metadata:
+                replacement = str(item.node.metadata[key])
+                outcome.nodes.append(with_text(item, replacement))
+                if replacement != item.node.text:
+                    outcome.changed[item.id] = f"its text was replaced by metadata['{key}']"
+            else:
+                outcome.nodes.append(item)
+        return outcome
