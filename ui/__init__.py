@@ -7,15 +7,15 @@ The names below are stable; pages build on them.
     sources() -> list[SourceFile]; add_source(file_name, data) -> SourceFile;
     remove_source(file_name); has_source(file_name, digest=None) -> bool
     failed_uploads() -> dict[file_name, reason]; record_failure(file_name, reason); clear_failure(file_name)
-    loader_options(digest) -> dict; set_loader_options(digest, options)
-    config_data() -> dict | None; set_config_data(data)   (the current config as JSON-ready data)
+    config() -> PipelineConfig; set_config(config); default_config() -> PipelineConfig
+        (the current config: loader options, splitter, metadata settings, ...; stored as to_dict() data)
     selected_doc_id() / select_doc(doc_id); selected_node_id() / select_node(node_id)
     once(flag) -> bool; push_message(text); pop_messages() -> list[str]
 
 ``ui.cache`` — st.cache_data / st.cache_resource wrappers over core:
     load_source(source, options=None) -> list[Document]   (keyed by the file's digest + options)
     load_file(digest, file_name, options_json, _data) -> list[Document]
-    run_split_cached(documents, config) -> list[Node]      (core.config.run_split)
+    run_split_cached(documents, config) -> list[Node]      (core.documents.run_split; keyed by config.key())
     split_cached(documents, splitter_name, params_json) -> list[Node]
     metrics_cached(documents, nodes, options_json="{}"); node_table_cached(documents, nodes) -> DataFrame
     semantic_analysis_cached(document, splitter_name, params_json)
@@ -36,5 +36,8 @@ The names below are stable; pages build on them.
     colour_for(index) -> str; legend_html() -> str
 
 ``ui.documents`` — the loaded documents as the pages see them:
-    all_documents() -> list[Document]; document_by_id(doc_id) -> Document | None
+    all_documents(config=None) -> list[Document]   (each file loaded with the config's loader options)
+    document_by_id(doc_id) -> Document | None; source_of(document) -> SourceFile | None
+    add_file(file_name, data) -> reason | None; load_samples() -> list[str]; sample_files() -> list[Path]
+    ensure_started()   (once per session: config from the URL, samples loaded; the app frame calls it)
 """

@@ -3,8 +3,7 @@
 ``st.cache_data`` keys on its arguments. Hashing a whole document's text on
 every rerun would cost as much as the work saved, so documents hash by a
 short key (their content id plus metadata and view settings, which the
-Metadata page may edit) and configurations by their ``repr`` (frozen
-dataclasses of plain values). File bytes are passed as ``_data`` (unhashed);
+Metadata page may edit) and configurations by ``PipelineConfig.key()``. File bytes are passed as ``_data`` (unhashed);
 their sha256 ``digest`` is the key instead.
 """
 
@@ -33,7 +32,7 @@ def document_key(document: Document) -> str:
 
 
 def _config_key(config: Any) -> str:
-    return f"{type(config).__qualname__}:{config!r}"
+    return config.key()
 
 
 def _node_key(node: Node) -> str:
@@ -71,8 +70,8 @@ def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Docu
 
 @st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
 def run_split_cached(documents: Sequence[Document], config: Any) -> list[Node]:
-    """``core.config.run_split(documents, config)``: the nodes of a whole pipeline configuration."""
-    from core.config import run_split
+    """``core.documents.run_split(documents, config)``: the nodes of a whole pipeline configuration."""
+    from core.documents import run_split
 
     return run_split(list(documents), config)
 

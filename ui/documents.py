@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
-from core.errors import LoadError
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from core.errors import ConfigError, LoadError
 from core.schema import Document
 from ui import cache, state
 
+if TYPE_CHECKING:
+    from core.config import PipelineConfig
 
-def all_documents() -> list[Document]:
-    """Every document of every loaded file, in upload order.
 
-    A file whose chosen loader options fail keeps its defaults' documents; the
-    failure is recorded beside its name (Home shows it).
+def all_documents(config: PipelineConfig | None = None) -> list[Document]:
+    """Every document of every loaded file, in upload order, loaded with ``config``'s loader options.
+
+    ``config`` defaults to the session's current one. A file whose chosen loader
+    options fail is loaded with its loader's defaults instead, and the failure is
+    recorded beside its name (Home shows it).
     """
+    from core.loaders import loader_for
+
+    config = config or state.config()
     documents: list[Document] = []
     for source in state.sources():
-        options = state.loader_options(source.digest)
         try:
+            options = config.loader_options(loader_for(source.file_name).name)
             documents.extend(cache.load_source(source, options))
         except LoadError as exc:
-            state.record_failure(source.file_name, f"with the chosen loader options: {exc.problem}")
+            state.record_failure(source.file_name, f"with the chosen loader options, {exc.problem}")
             try:
                 documents.extend(cache.load_source(source, {}))
             except LoadError:
@@ -37,3 +50,86 @@ def source_of(document: Document) -> state.SourceFile | None:
     """The file a document came from (matched by file name)."""
     name = document.metadata.get("file_name")
     return next((s for s in state.sources() if s.file_name == name), None)
+
+
+# -- adding files ----------------------------------------------------------------
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_docs"
+# Files in sample_docs/ that describe the samples rather than being one.
+_NOT_SAMPLES = {"README.md", "queries.json"}
+
+
+def sample_files() -> list[Path]:
+    """The shipped sample documents (every supported file directly in ``sample_docs/``)."""
+    from core.loaders import LOADERS
+
+    supported = {ext for cls in LOADERS for ext in cls.extensions}
+    return sorted(
+        p for p in SAMPLE_DIR.iterdir() if p.is_file() and p.name not in _NOT_SAMPLES and p.suffix.lower() in supported
+    )
+
+
+def add_file(file_name: str, data: bytes) -> str | None:
+    """Load a file with its loader's defaults and keep it; return the reason when it cannot be loaded.
+
+    A failure is recorded beside the file's name and leaves every other document in place.
+    """
+    source = state.SourceFile(file_name=file_name, data=data, digest=state.digest_of(data))
+    try:
+        documents = cache.load_source(source, {})
+    except LoadError as exc:
+        reason = exc.problem
+    except Exception as exc:  # a loader bug must not take the page down
+        reason = f"could not be read ({type(exc).__name__}: {exc})"
+    else:
+        if documents:
+            state.add_source(file_name, data)
+            return None
+        reason = "holds no text"
+    state.remove_source(file_name)
+    state.record_failure(file_name, reason)
+    return reason
+
+
+def load_samples() -> list[str]:
+    """Add every sample document; return the names that were added."""
+    added = []
+    for path in sample_files():
+        if add_file(path.name, path.read_bytes()) is None:
+            added.append(path.name)
+    return added
+
+
+# -- the first run of a session --------------------------------------------------
+
+# Query parameters that belong to the app, not to the pipeline config.
+APP_QUERY_KEYS = ("doc", "node")
+
+
+def ensure_started() -> None:
+    """Once per session: read the configuration from the URL, then load the samples if nothing is loaded.
+
+    Runs before every page (the navigation frame calls it), so a shared link to
+    any page opens ready. Values dropped from the link become warnings shown once.
+    """
+    if state.once("read-url-config"):
+        _read_url_config()
+    if state.once("load-samples") and not state.sources():
+        with st.spinner("Loading the sample documents…"):
+            load_samples()
+
+
+def _read_url_config() -> None:
+    from core.config import PipelineConfig
+
+    params = {key: st.query_params.get_all(key) for key in st.query_params}
+    if not any(key not in APP_QUERY_KEYS for key in params):
+        return
+    try:
+        config, warnings = PipelineConfig.from_query_params(params, lenient=True, ignore=APP_QUERY_KEYS)
+    except ConfigError as exc:
+        state.push_message(f"The link's configuration could not be used: {exc}")
+        return
+    state.set_config(config)
+    for warning in warnings:
+        state.push_message(f"Ignored from the link: {warning}")

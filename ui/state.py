@@ -2,7 +2,7 @@
 
 Session state holds plain data only: uploaded files as bytes with their content
 hash, failed uploads with their reasons, the chosen document and node ids, and
-the current configuration as JSON-ready data. Documents and nodes are derived
+the current configuration as JSON-ready data (``PipelineConfig.to_dict``). Documents and nodes are derived
 from these through the caches in :mod:`ui.cache`, so nothing heavy is pickled
 into the session and every page sees the same documents.
 """
@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from core.config import PipelineConfig
+
 _SOURCES = "cs_sources"  # list[SourceFile], in upload order
 _FAILED = "cs_failed"  # dict[file_name, reason]
-_LOADER_OPTIONS = "cs_loader_options"  # dict[digest, dict[str, Any]]
 _CONFIG = "cs_config"  # dict: the current PipelineConfig as JSON-ready data
 _DOC = "cs_doc_id"
 _NODE = "cs_node_id"
@@ -87,31 +91,40 @@ def clear_failure(file_name: str) -> None:
         st.session_state[_FAILED] = failed
 
 
-# -- loader options (per file) -----------------------------------------------
-
-
-def loader_options(digest: str) -> dict[str, Any]:
-    """The loader parameters chosen for one file (empty: the loader's defaults)."""
-    return dict(st.session_state.get(_LOADER_OPTIONS, {}).get(digest, {}))
-
-
-def set_loader_options(digest: str, options: dict[str, Any]) -> None:
-    all_options = dict(st.session_state.get(_LOADER_OPTIONS, {}))
-    all_options[digest] = dict(options)
-    st.session_state[_LOADER_OPTIONS] = all_options
-
-
 # -- configuration -----------------------------------------------------------
 
 
-def config_data() -> dict[str, Any] | None:
-    """The current pipeline configuration as JSON-ready data (None until one is set)."""
+def config() -> PipelineConfig:
+    """The current pipeline configuration (loader options, splitter, metadata, ...).
+
+    Kept in the session as JSON-ready data and rebuilt on read, so the session
+    holds plain values only.
+    """
+    from core.config import PipelineConfig
+
     data = st.session_state.get(_CONFIG)
-    return dict(data) if data is not None else None
+    if data is not None:
+        try:
+            return PipelineConfig.from_dict(data)
+        except ConfigError:
+            pass  # e.g. a plugin splitter that is gone: fall back to the defaults
+    return default_config()
 
 
-def set_config_data(data: dict[str, Any]) -> None:
-    st.session_state[_CONFIG] = dict(data)
+def set_config(value: PipelineConfig) -> None:
+    st.session_state[_CONFIG] = value.to_dict()
+
+
+def default_config() -> PipelineConfig:
+    """The defaults; if the default splitter is unavailable, the first registered one."""
+    from core.config import PipelineConfig
+    from core.splitters import SPLITTERS
+
+    try:
+        return PipelineConfig()
+    except ConfigError:
+        first = next(iter(SPLITTERS))
+        return PipelineConfig(splitter=first())
 
 
 # -- selection ---------------------------------------------------------------
