@@ -5,6 +5,7 @@ Framework-free: usable from a notebook, a script or the ``chunkscope`` CLI.
 
 from core.errors import ChunkScopeError, ConfigError, LoadError
 from core.loaders import load, load_bytes
+from core.postprocessors import get_postprocessor
 from core.schema import Document, Element, MetadataMode, Node, NodeRelationship, NodeWithScore, Page
 from core.splitters import get_splitter
 
@@ -19,6 +20,7 @@ __all__ = [
     "NodeRelationship",
     "NodeWithScore",
     "Page",
+    "get_postprocessor",
     "get_splitter",
     "load",
     "load_bytes",
