@@ -100,45 +100,47 @@ def _cut_characters(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(i, i + 1) for i in range(start, end)]
 
 
-_CUTS = (
-    _cut_after(re.compile(r"\n[ \t]*(?:\r?\n|\r)\s*|\r[ \t]*\r\s*")),  # paragraphs
-    _cut_after(re.compile(r"\r\n|\r|\n")),  # lines
-    _cut_after(re.compile(r"\s+")),  # words
-    _cut_characters,
-)
+_CUT_PARAGRAPHS = _cut_after(re.compile(r"\n[ \t]*(?:\r?\n|\r)\s*|\r[ \t]*\r\s*"))
+_CUT_LINES = _cut_after(re.compile(r"\r\n|\r|\n"))
+_CUT_WORDS = _cut_after(re.compile(r"\s+"))
+SECTION_CUTS = (_CUT_PARAGRAPHS, _CUT_LINES, _CUT_WORDS, _cut_characters)
+WORD_CUTS = (_CUT_WORDS, _cut_characters)
 
 
-def fit_span(
+def fit_pieces(
     text: str,
-    start: int,
-    end: int,
+    pieces: Sequence[tuple[int, int]],
     chunk_size: int,
     tokenizer: Tokenizer,
-    whole: Callable[[int, int], bool],
+    *,
+    chunk_overlap: int = 0,
+    cuts: Sequence[Callable[[str, int, int], list[tuple[int, int]]]] = SECTION_CUTS,
+    whole: Callable[[int, int], bool] | None = None,
 ) -> list[Span]:
-    """Cut ``[start, end)`` into chunks of at most ``chunk_size`` tokens.
+    """Pack consecutive ``pieces`` into chunks of at most ``chunk_size`` tokens (see :func:`merge_pieces`).
 
-    Cuts at blank lines first, then line ends, then whitespace, then between
-    characters; a piece for which ``whole(start, end)`` holds (a table row) is
-    never cut, so only such a piece can exceed ``chunk_size``.
+    A piece over the limit is cut finer, with each of ``cuts`` in turn (for a
+    section: blank lines, line ends, whitespace, then between characters); a
+    piece for which ``whole(start, end)`` holds (a table row) is never cut, so
+    only such a piece can exceed ``chunk_size``.
     """
-    pieces = [(start, end)]
-    for cut in _CUTS:
+    pieces = list(pieces)
+    for cut in cuts:
         sizes = piece_sizes(tokenizer, text, pieces)
         if all(size <= chunk_size for size in sizes):
             break
         finer: list[tuple[int, int]] = []
         for piece, size in zip(pieces, sizes):
-            if size <= chunk_size or whole(*piece):
+            if size <= chunk_size or (whole is not None and whole(*piece)):
                 finer.append(piece)
             else:
                 finer.extend(cut(text, *piece))
         pieces = finer
-    return merge_pieces(pieces, piece_sizes(tokenizer, text, pieces), chunk_size, 0, text)
+    return merge_pieces(pieces, piece_sizes(tokenizer, text, pieces), chunk_size, chunk_overlap, text)
 
 
 class _TableRows:
-    """Answers "does this piece lie inside one table row?" for the pieces :func:`fit_span` makes."""
+    """Answers "does this piece lie inside one table row?" for :func:`fit_pieces`."""
 
     def __init__(self, text: str, elements: Sequence[Element]) -> None:
         self.text = text
@@ -191,7 +193,8 @@ class SectionSplitter(Splitter):
         table_rows = _TableRows(text, elements)
         spans: list[Span] = []
         for section in sections:
-            for start, end, _ in fit_span(text, section.start, section.end, self.chunk_size, tokenizer, table_rows):
+            pieces = [(section.start, section.end)]
+            for start, end, _ in fit_pieces(text, pieces, self.chunk_size, tokenizer, whole=table_rows):
                 spans.append(Span(start, end, dict(section.metadata or {})))
         return spans
 

@@ -1,0 +1,334 @@
+"""Chunk metrics: how a set of nodes covers its documents, and what looks wrong with each node.
+
+Everything is computed from spans and batched token counts, so a run of a few
+thousand nodes is measured in well under a second (the model tokenizer is the
+fast Rust one; the embedding model itself is never loaded).
+
+Terms used below:
+
+- *coverage*: the share of a document's non-whitespace characters inside at least one node;
+- *overlap*: characters inside two or more nodes, as a share of the characters inside any node;
+- *mid-sentence*: a node whose end (ignoring trailing whitespace) is not where a
+  sentence of :func:`core.segmentation.sentence_spans` ends;
+- *over-window*: a node whose EMBED view has more model tokens than the
+  embedding model reads (``max_seq_length`` minus the two special tokens).
+
+For a hierarchical run, measure one level at a time (e.g. ``leaf_nodes(nodes)``):
+levels nest, so all levels together overlap by design.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from core.schema import Document, MetadataMode, Node
+from core.tokenizers import get_tokenizer
+
+DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2
+SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places in the model's window
+TINY_WORDS = 4  # a node with fewer words is flagged "tiny" (a lone heading, a stray marker)
+FIRST_WORDS = 8
+
+_NON_SPACE_RUN = re.compile(r"\S+")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class SizeStats:
+    """A size distribution: min, mean, median, 95th percentile, max and standard deviation."""
+
+    min: float
+    mean: float
+    p50: float
+    p95: float
+    max: float
+    sd: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> SizeStats:
+        if len(values) == 0:
+            return cls(0, 0, 0, 0, 0, 0)
+        array = np.asarray(values, dtype=float)
+        return cls(
+            min=float(array.min()),
+            mean=float(array.mean()),
+            p50=float(np.percentile(array, 50)),
+            p95=float(np.percentile(array, 95)),
+            max=float(array.max()),
+            sd=float(array.std()),
+        )
+
+
+@dataclass(frozen=True)
+class ChunkMetrics:
+    """The summary of one chunking run (shares are fractions in [0, 1])."""
+
+    count: int
+    tokenizer: str
+    characters: SizeStats
+    tokens: SizeStats
+    coverage: float  # over all documents' non-whitespace characters
+    coverage_by_document: dict[str, float]
+    overlap: float
+    mid_sentence: float
+    window_tokens: int  # the EMBED view's token budget: max_seq_length minus special tokens
+    over_window: float
+    size_limit: int | None
+    over_limit: float  # share above size_limit (0 without one)
+    duplicates: int  # nodes whose text repeats an earlier node's
+    metadata_tokens: dict[str, float]  # mean tokens the metadata adds, per view ("llm", "embed")
+    metadata_tokens_max: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Facts:
+    """Per-node measurements shared by the metrics, the flags and the node table."""
+
+    characters: list[int]
+    tokens: list[int]
+    embed_tokens: list[int]  # model tokens of the EMBED view
+    metadata_tokens: dict[str, list[int]]
+    mid_sentence: list[bool]
+    duplicate: list[bool]
+    words: list[int]
+    window_tokens: int
+    size_limit: int | None
+
+    def flags(self, index: int) -> list[str]:
+        flags = []
+        if self.mid_sentence[index]:
+            flags.append("mid-sentence")
+        if self.embed_tokens[index] > self.window_tokens:
+            flags.append("over-window")
+        if self.size_limit is not None and self.tokens[index] > self.size_limit:
+            flags.append("over-limit")
+        if self.words[index] < TINY_WORDS:
+            flags.append("tiny")
+        if self.duplicate[index]:
+            flags.append("duplicate")
+        return flags
+
+
+def chunk_metrics(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    *,
+    size_limit: int | None = None,
+    tokenizer: str = "model",
+    max_seq_length: int | None = None,
+) -> ChunkMetrics:
+    """Measure ``nodes`` cut from ``documents``.
+
+    Sizes are counted with ``tokenizer`` (characters, words or model), and
+    ``size_limit`` is in the same units (pass the splitter's ``size_limit`` and
+    ``size_unit``). The window check always counts model tokens of the EMBED view.
+    """
+    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    count = len(nodes)
+    coverage_by_document, coverage, overlap = _coverage(documents, nodes)
+
+    def share(flags: Sequence[bool]) -> float:
+        return sum(flags) / count if count else 0.0
+
+    return ChunkMetrics(
+        count=count,
+        tokenizer=tokenizer,
+        characters=SizeStats.of(facts.characters),
+        tokens=SizeStats.of(facts.tokens),
+        coverage=coverage,
+        coverage_by_document=coverage_by_document,
+        overlap=overlap,
+        mid_sentence=share(facts.mid_sentence),
+        window_tokens=facts.window_tokens,
+        over_window=share([n > facts.window_tokens for n in facts.embed_tokens]),
+        size_limit=size_limit,
+        over_limit=share([n > size_limit for n in facts.tokens]) if size_limit is not None else 0.0,
+        duplicates=sum(facts.duplicate),
+        metadata_tokens={view: float(np.mean(extra)) if extra else 0.0 for view, extra in facts.metadata_tokens.items()},
+        metadata_tokens_max={view: max(extra, default=0) for view, extra in facts.metadata_tokens.items()},
+    )
+
+
+def node_flags(
+    node: Node,
+    document: Document,
+    *,
+    nodes: Sequence[Node] = (),
+    size_limit: int | None = None,
+    tokenizer: str = "model",
+    max_seq_length: int | None = None,
+) -> list[str]:
+    """Lint flags for one node: mid-sentence, over-window, over-limit, tiny, duplicate.
+
+    ``nodes`` are the other nodes of the run, in order; the node is a duplicate
+    when an earlier one among them has the same text.
+    """
+    flags = _measure([document], [node], size_limit, tokenizer, max_seq_length).flags(0)
+    for other in nodes:
+        if other is node or other.id == node.id:
+            break
+        if other.text == node.text:
+            flags.append("duplicate")
+            break
+    return flags
+
+
+def node_table(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    *,
+    size_limit: int | None = None,
+    tokenizer: str = "model",
+    max_seq_length: int | None = None,
+) -> list[dict[str, Any]]:
+    """One row per node for the app's node table."""
+    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    by_id = {document.id: document for document in documents}
+    rows = []
+    for index, node in enumerate(nodes):
+        document = by_id.get(node.doc_id)
+        pages = document.pages_for_span(node.start_char, node.end_char) if document is not None else []
+        words = node.text.split(None, FIRST_WORDS)
+        first_words = " ".join(words[:FIRST_WORDS]) + (" …" if len(words) > FIRST_WORDS else "")
+        rows.append(
+            {
+                "id": node.id,
+                "doc_id": node.doc_id,
+                "span": f"{node.start_char}–{node.end_char}",
+                "start_char": node.start_char,
+                "end_char": node.end_char,
+                "characters": facts.characters[index],
+                "tokens": facts.tokens[index],
+                "pages": _page_labels(pages),
+                "header_path": str(node.metadata.get("header_path", "")),
+                "first_words": first_words,
+                "flags": facts.flags(index),
+            }
+        )
+    return rows
+
+
+def _measure(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    size_limit: int | None,
+    tokenizer: str,
+    max_seq_length: int | None,
+) -> _Facts:
+    counter = get_tokenizer(tokenizer)
+    model = counter if tokenizer == "model" else get_tokenizer("model")
+    texts = [node.text for node in nodes]
+    tokens = counter.count_many(texts)
+    embed_views = [node.get_content(MetadataMode.EMBED) for node in nodes]
+    llm_views = [node.get_content(MetadataMode.LLM) for node in nodes]
+    embed_model_tokens = model.count_many(embed_views)
+    embed_tokens = embed_model_tokens if counter is model else counter.count_many(embed_views)
+    llm_tokens = counter.count_many(llm_views)
+    seen: set[str] = set()
+    duplicate = []
+    for text in texts:
+        duplicate.append(text in seen)
+        seen.add(text)
+    return _Facts(
+        characters=[len(text) for text in texts],
+        tokens=tokens,
+        embed_tokens=embed_model_tokens,
+        metadata_tokens={
+            "llm": [view - own for view, own in zip(llm_tokens, tokens)],
+            "embed": [view - own for view, own in zip(embed_tokens, tokens)],
+        },
+        mid_sentence=_mid_sentence(documents, nodes),
+        duplicate=duplicate,
+        words=[sum(1 for _ in _WORD.finditer(text)) for text in texts],
+        window_tokens=(max_seq_length or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS,
+        size_limit=size_limit,
+    )
+
+
+def _mid_sentence(documents: Sequence[Document], nodes: Sequence[Node]) -> list[bool]:
+    """For each node: does it end somewhere other than a sentence end of its document?"""
+    from core.segmentation import sentence_spans
+
+    by_id = {document.id: document for document in documents}
+    sentence_ends: dict[str, set[int]] = {}
+    flags = []
+    for node in nodes:
+        document = by_id.get(node.doc_id)
+        if document is None:
+            flags.append(False)
+            continue
+        ends = sentence_ends.get(document.id)
+        if ends is None:
+            ends = {end for _, end in sentence_spans(document.text)}
+            sentence_ends[document.id] = ends
+        text = document.text
+        end = min(node.end_char, len(text))
+        while end > node.start_char and text[end - 1].isspace():
+            end -= 1
+        flags.append(end not in ends)
+    return flags
+
+
+def _coverage(documents: Sequence[Document], nodes: Sequence[Node]) -> tuple[dict[str, float], float, float]:
+    """Per-document and overall non-whitespace coverage, and the overlap share."""
+    spans_by_doc: dict[str, list[tuple[int, int]]] = {document.id: [] for document in documents}
+    for node in nodes:
+        if node.doc_id in spans_by_doc and node.end_char > node.start_char:
+            spans_by_doc[node.doc_id].append((node.start_char, node.end_char))
+    by_document: dict[str, float] = {}
+    covered_total = non_space_total = 0
+    union_total = multiple_total = 0
+    for document in documents:
+        text = document.text
+        union, multiple = _sweep(spans_by_doc[document.id])
+        covered = sum(_non_space(text, start, end) for start, end in union)
+        non_space = _non_space(text, 0, len(text))
+        by_document[document.id] = covered / non_space if non_space else 1.0
+        covered_total += covered
+        non_space_total += non_space
+        union_total += sum(end - start for start, end in union)
+        multiple_total += multiple
+    coverage = covered_total / non_space_total if non_space_total else 1.0
+    overlap = multiple_total / union_total if union_total else 0.0
+    return by_document, coverage, overlap
+
+
+def _sweep(spans: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int]], int]:
+    """The union of ``spans`` as disjoint intervals, and how many positions two or more spans hold."""
+    events: dict[int, int] = {}
+    for start, end in spans:
+        events[start] = events.get(start, 0) + 1
+        events[end] = events.get(end, 0) - 1
+    union: list[tuple[int, int]] = []
+    multiple = 0
+    depth = 0
+    previous = 0
+    for position in sorted(events):
+        if depth >= 1:
+            if union and union[-1][1] == previous:
+                union[-1] = (union[-1][0], position)
+            else:
+                union.append((previous, position))
+            if depth >= 2:
+                multiple += position - previous
+        depth += events[position]
+        previous = position
+    return union, multiple
+
+
+def _non_space(text: str, start: int, end: int) -> int:
+    return sum(len(run) for run in _NON_SPACE_RUN.findall(text, start, end))
+
+
+def _page_labels(pages: Sequence[Any]) -> str:
+    if not pages:
+        return ""
+    first, last = pages[0].label, pages[-1].label
+    return first if first == last else f"{first}-{last}"

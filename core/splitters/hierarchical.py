@@ -1,0 +1,154 @@
+"""Hierarchical splitter: the same text at several sizes, linked parent to child.
+
+As LlamaIndex's HierarchicalNodeParser does: level 0 packs the document into
+chunks of ``chunk_sizes[0]`` tokens with the ``sentence`` splitter; each further
+level splits every node of the level above with ``chunk_sizes[k]``. A child's
+span lies inside its parent's, so ``text == document.text[start:end]`` holds at
+every level. Nodes carry ``level`` metadata (0 = root), a PARENT id and a CHILD
+id list; ids are unique across levels (``doc#L1-7``). :meth:`split_document`
+returns every level, roots first. PREVIOUS/NEXT link the nodes of one level, in
+order of their start, so each level is a chain of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from core.errors import ConfigError
+from core.params import param
+from core.schema import Document, Element, Node, NodeRelationship
+from core.splitters.base import Span, Splitter, build_nodes, link_chain
+from core.splitters.registry import SPLITTERS
+from core.tokenizers import TOKENIZER_NAMES
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class HierarchicalSplitter(Splitter):
+    """Parent/child nodes at several chunk sizes (for auto-merging retrieval)."""
+
+    name = "hierarchical"
+    summary = "The same text at several chunk sizes (e.g. 2048, 512, 128 tokens), children linked to parents."
+
+    chunk_sizes: tuple[int, ...] = param(
+        (2048, 512, 128), "Chunk size of each level, largest first (root level first).", ge=1, le=1_000_000
+    )
+    chunk_overlap: int = param(20, "Units shared by consecutive chunks of one parent; below every chunk size.", ge=0)
+    tokenizer: str = param(
+        "model",
+        "What sizes count: characters, whitespace words, or the embedding model's tokens.",
+        choices=TOKENIZER_NAMES,
+    )
+
+    def validate(self) -> None:
+        if not self.chunk_sizes:
+            raise ConfigError(f"{self.name}: chunk_sizes needs at least one size")
+        if len(self.chunk_sizes) > 6:
+            raise ConfigError(f"{self.name}: chunk_sizes has {len(self.chunk_sizes)} levels; at most 6 are allowed")
+        for bigger, smaller in zip(self.chunk_sizes, self.chunk_sizes[1:]):
+            if smaller >= bigger:
+                raise ConfigError(
+                    f"{self.name}: chunk_sizes must get smaller level by level, got {smaller} after {bigger}"
+                )
+        if self.chunk_overlap >= min(self.chunk_sizes):
+            raise ConfigError(
+                f"{self.name}: chunk_overlap ({self.chunk_overlap}) must be smaller than every chunk size "
+                f"(smallest: {min(self.chunk_sizes)})"
+            )
+
+    @property
+    def size_limit(self) -> int | None:
+        """The root level's size: no node at any level is bigger."""
+        return self.chunk_sizes[0]
+
+    def level_size_limit(self, level: int) -> int:
+        """The chunk size of one level (0 = roots)."""
+        return self.chunk_sizes[level]
+
+    def level_splitter(self, level: int) -> Splitter:
+        """The sentence splitter that cuts the nodes of ``level``."""
+        return SPLITTERS.create(
+            "sentence",
+            chunk_size=self.chunk_sizes[level],
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=self.tokenizer,
+        )
+
+    def spans(self, document: Document) -> list[Span]:
+        """The leaf level's spans (what a flat view of this splitter would show)."""
+        return [
+            Span(node.start_char, node.end_char, {"level": node.metadata["level"]})
+            for node in leaf_nodes(self.split_document(document))
+        ]
+
+    def split_document(self, document: Document) -> list[Node]:
+        all_nodes: list[Node] = []
+        parents: list[Node] = []
+        for level in range(len(self.chunk_sizes)):
+            splitter = self.level_splitter(level)
+            extra = {"level": level}
+            # (span, parent) pairs; the root level's parent is the document itself.
+            cut: list[tuple[Span, Node | None]] = []
+            if level == 0:
+                cut = [(Span(s[0], s[1], extra), None) for s in splitter.spans(document)]
+            else:
+                for parent in parents:
+                    for s in spans_within(splitter, document, parent.start_char, parent.end_char):
+                        cut.append((Span(s[0], s[1], extra), parent))
+            # Children of neighbouring parents can interleave where the parents overlap.
+            cut.sort(key=lambda pair: (pair[0].start, pair[0].end))
+            nodes = build_nodes(
+                document,
+                [span for span, _ in cut],
+                include_metadata=self.include_metadata,
+                include_prev_next_rel=False,
+                id_prefix=f"L{level}-",
+            )
+            for node, (_, parent) in zip(nodes, cut):
+                if parent is not None:
+                    node.relationships[NodeRelationship.PARENT] = parent.id
+                    children = parent.relationships.setdefault(NodeRelationship.CHILD, [])
+                    children.append(node.id)  # type: ignore[union-attr]
+            if self.include_prev_next_rel:
+                link_chain(nodes)
+            all_nodes.extend(nodes)
+            parents = nodes
+        return all_nodes
+
+
+def spans_within(splitter: Splitter, document: Document, start: int, end: int) -> list[Span]:
+    """``splitter``'s spans over ``document.text[start:end]``, as offsets into the whole text.
+
+    The splitter sees a document holding just that text and the elements that
+    lie inside it, so its cuts can only fall inside the range.
+    """
+    inner = Document(
+        text=document.text[start:end],
+        id=document.id,
+        metadata={},
+        elements=[_shifted(e, -start) for e in document.elements if start <= e.start_char and e.end_char <= end],
+    )
+    return [Span(s[0] + start, s[1] + start, s[2] if len(s) > 2 else None) for s in splitter.spans(inner)]
+
+
+def _shifted(element: Element, by: int) -> Element:
+    attrs = dict(element.attrs)
+    if "header_end" in attrs:
+        attrs["header_end"] = attrs["header_end"] + by
+    return Element(element.kind, element.start_char + by, element.end_char + by, element.level, element.page, attrs)
+
+
+def leaf_nodes(nodes: Sequence[Node]) -> list[Node]:
+    """Nodes without children (the smallest chunks), in the given order."""
+    return [node for node in nodes if not node.relationships.get(NodeRelationship.CHILD)]
+
+
+def root_nodes(nodes: Sequence[Node]) -> list[Node]:
+    """Nodes without a parent (the largest chunks), in the given order."""
+    return [node for node in nodes if NodeRelationship.PARENT not in node.relationships]
+
+
+def nodes_at_level(nodes: Sequence[Node], level: int) -> list[Node]:
+    """The nodes of one level (0 = roots), in the given order."""
+    return [node for node in nodes if node.metadata.get("level") == level]

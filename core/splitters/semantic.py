@@ -1,0 +1,216 @@
+"""Semantic splitter: cut where the meaning of neighbouring sentences drifts apart.
+
+As LlamaIndex's SemanticSplitterNodeParser and LangChain's SemanticChunker do:
+each sentence is joined with ``buffer_size`` neighbours on either side, every
+such group is embedded, and the cosine distance between adjacent groups is
+measured. A chunk ends after sentence ``i`` where the distance (or, for
+``gradient``, its gradient) exceeds a threshold chosen by ``breakpoint_type``:
+
+- ``percentile``: the ``breakpoint_amount``-th percentile of the distances (95);
+- ``standard_deviation``: mean + amount × standard deviation (3);
+- ``interquartile``: mean + amount × interquartile range (1.5);
+- ``gradient``: the amount-th percentile of the distances' gradient (95).
+
+:meth:`SemanticSplitter.analyze` returns the sentences, distances, threshold and
+breakpoints, so the app can draw them; :meth:`~SemanticSplitter.spans` uses it.
+
+Tests and the property suite can run without the model. Either give a splitter
+its own embed function, ``SemanticSplitter().with_embedder(fn)``, or set one for
+every semantic splitter within a block::
+
+    with embedder_override(fn):
+        nodes = get_splitter("semantic").split(documents)
+
+``fn(texts: Sequence[str]) -> numpy.ndarray`` returns one row per text (rows are
+L2-normalized here, so any vectors do). Without either, the packaged model is
+used through :func:`core.embeddings.get_embedder`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Literal, Sequence
+
+import numpy as np
+
+from core.errors import ConfigError
+from core.params import param
+from core.schema import Document
+from core.splitters.base import Span, Splitter, trim_span
+from core.splitters.markdown import WORD_CUTS, fit_pieces
+from core.splitters.registry import SPLITTERS
+from core.tokenizers import TOKENIZER_NAMES, get_tokenizer
+
+EmbedFn = Callable[[Sequence[str]], np.ndarray]
+Progress = Callable[[int, int], None]
+
+BREAKPOINT_TYPES = ("percentile", "standard_deviation", "interquartile", "gradient")
+# LangChain's SemanticChunker defaults, per breakpoint type.
+DEFAULT_BREAKPOINT_AMOUNTS = {"percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5, "gradient": 95.0}
+
+_EMBED_OVERRIDE: ContextVar[EmbedFn | None] = ContextVar("chunkscope_semantic_embed_override", default=None)
+
+
+@contextmanager
+def embedder_override(embed: EmbedFn) -> Iterator[None]:
+    """Within the block, every semantic splitter without its own embed function uses ``embed``."""
+    token = _EMBED_OVERRIDE.set(embed)
+    try:
+        yield
+    finally:
+        _EMBED_OVERRIDE.reset(token)
+
+
+@dataclass(frozen=True)
+class SemanticAnalysis:
+    """What the semantic splitter saw in one document.
+
+    ``distances[i]`` is the cosine distance between the groups around sentences
+    ``i`` and ``i + 1``; ``scores`` is what ``threshold`` is compared with (the
+    distances, or their gradient for ``gradient``); a chunk ends after sentence
+    ``i`` for every ``i`` in ``breakpoints``. ``threshold`` is None when there
+    were too few sentences to compare.
+    """
+
+    sentence_spans: list[tuple[int, int]]
+    distances: list[float]
+    scores: list[float]
+    threshold: float | None
+    breakpoints: list[int]
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class SemanticSplitter(Splitter):
+    """Sentences grouped by embedding similarity; exact spans from sentence boundaries."""
+
+    name = "semantic"
+    summary = "Cut where the embeddings of neighbouring sentences drift apart (percentile, std dev, IQR, gradient)."
+
+    buffer_size: int = param(1, "Sentences on each side joined to a sentence before embedding it.", ge=0, le=20)
+    breakpoint_type: Literal["percentile", "standard_deviation", "interquartile", "gradient"] = param(
+        "percentile", "How the distance threshold is chosen from the document's distances."
+    )
+    breakpoint_amount: float | None = param(
+        None,
+        "Threshold setting for the type (empty = its default: percentile 95, standard_deviation 3, "
+        "interquartile 1.5, gradient 95).",
+        ge=0,
+    )
+    max_chunk_size: int = param(
+        0, "Largest node, in the tokenizer's units; bigger groups are cut at sentences (0 = no limit).", ge=0,
+        le=1_000_000,
+    )
+    tokenizer: str = param(
+        "characters", "What max_chunk_size counts: characters, whitespace words, or model tokens.",
+        choices=TOKENIZER_NAMES, advanced=True,
+    )
+    embed_fn: EmbedFn | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+    def validate(self) -> None:
+        if self.breakpoint_type in ("percentile", "gradient") and (self.amount > 100):
+            raise ConfigError(f"{self.name}: breakpoint_amount is a percentile for {self.breakpoint_type}, at most 100")
+
+    @property
+    def amount(self) -> float:
+        """The breakpoint amount in force: the given one, or the type's default."""
+        if self.breakpoint_amount is not None:
+            return self.breakpoint_amount
+        return DEFAULT_BREAKPOINT_AMOUNTS[self.breakpoint_type]
+
+    @property
+    def size_limit(self) -> int | None:
+        return self.max_chunk_size or None
+
+    def with_embedder(self, embed: EmbedFn) -> SemanticSplitter:
+        """A copy that embeds with ``embed`` instead of the model (for tests and other models)."""
+        return dataclasses.replace(self, embed_fn=embed)
+
+    def analyze(self, document: Document, progress: Progress | None = None) -> SemanticAnalysis:
+        """Sentences, distances between neighbouring groups, threshold and breakpoints."""
+        from core.segmentation import sentence_spans
+
+        text = document.text
+        sentences = [(start, end) for start, end in sentence_spans(text)]
+        if len(sentences) < 2:
+            return SemanticAnalysis(sentences, [], [], None, [])
+        last = len(sentences) - 1
+        groups = [
+            text[sentences[max(i - self.buffer_size, 0)][0] : sentences[min(i + self.buffer_size, last)][1]]
+            for i in range(len(sentences))
+        ]
+        vectors = _unit_rows(self._embed(groups, progress))
+        distances = (1.0 - np.einsum("ij,ij->i", vectors[:-1], vectors[1:])).astype(float)
+        scores, threshold = breakpoint_threshold(distances, self.breakpoint_type, self.amount)
+        breakpoints = [i for i, score in enumerate(scores) if threshold is not None and score > threshold]
+        return SemanticAnalysis(sentences, distances.tolist(), scores.tolist(), threshold, breakpoints)
+
+    def spans(self, document: Document) -> list[Span]:
+        return self.spans_from_analysis(document, self.analyze(document))
+
+    def spans_from_analysis(self, document: Document, analysis: SemanticAnalysis) -> list[Span]:
+        """The chunks an analysis implies (so the app can analyze once and show both)."""
+        text = document.text
+        sentences = analysis.sentence_spans
+        if not sentences:
+            trimmed = trim_span(text, 0, len(text))
+            return [Span(*trimmed)] if trimmed else []
+        # A chunk runs from its first sentence's start to the next chunk's first sentence,
+        # so whatever lies between sentences stays covered; trimming drops the whitespace.
+        firsts = [0] + [i + 1 for i in analysis.breakpoints]
+        starts = [0] + [sentences[i][0] for i in firsts[1:]] + [len(text)]
+        spans: list[Span] = []
+        for index, first in enumerate(firsts):
+            chunk_start, chunk_end = starts[index], starts[index + 1]
+            trimmed = trim_span(text, chunk_start, chunk_end)
+            if trimmed is None:
+                continue
+            if not self.max_chunk_size:
+                spans.append(Span(*trimmed))
+                continue
+            stop = firsts[index + 1] if index + 1 < len(firsts) else len(sentences)
+            # One piece per sentence, each reaching to the next sentence's start.
+            cuts = [chunk_start] + [sentences[i][0] for i in range(first + 1, stop)] + [chunk_end]
+            pieces = [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+            tokenizer = get_tokenizer(self.tokenizer)
+            spans.extend(fit_pieces(text, pieces, self.max_chunk_size, tokenizer, cuts=WORD_CUTS))
+        return spans
+
+    def _embed(self, texts: list[str], progress: Progress | None) -> np.ndarray:
+        embed = self.embed_fn or _EMBED_OVERRIDE.get()
+        if embed is not None:
+            return np.asarray(embed(texts), dtype=np.float32)
+        from core.embeddings import get_embedder
+
+        return get_embedder().embed(texts, progress=progress)
+
+
+def breakpoint_threshold(
+    distances: np.ndarray, breakpoint_type: str, amount: float
+) -> tuple[np.ndarray, float | None]:
+    """The scores compared with the threshold, and the threshold, for one breakpoint type."""
+    distances = np.asarray(distances, dtype=float)
+    if distances.size == 0:
+        return distances, None
+    if breakpoint_type == "percentile":
+        return distances, float(np.percentile(distances, amount))
+    if breakpoint_type == "standard_deviation":
+        return distances, float(np.mean(distances) + amount * np.std(distances))
+    if breakpoint_type == "interquartile":
+        q1, q3 = np.percentile(distances, [25, 75])
+        return distances, float(np.mean(distances) + amount * (q3 - q1))
+    if breakpoint_type == "gradient":
+        if distances.size < 2:
+            return distances, None
+        gradient = np.gradient(distances)
+        return gradient, float(np.percentile(gradient, amount))
+    raise ConfigError(f"unknown breakpoint_type {breakpoint_type!r} (known: {', '.join(BREAKPOINT_TYPES)})")
+
+
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
