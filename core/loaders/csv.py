@@ -51,7 +51,9 @@ class CsvLoader(DecodedTextLoader):
         metadata["columns"] = ",".join(field.strip() for field in header_fields)
         ragged = [number for number, (fields, _, _) in enumerate(body, start=1) if len(fields) != len(header_fields)]
         if ragged:
-            shown = ", ".join(str(n) for n in ragged[:10]) + (f" and {len(ragged) - 10} more" if len(ragged) > 10 else "")
+            shown = ", ".join(str(n) for n in ragged[:10]) + (
+                f" and {len(ragged) - 10} more" if len(ragged) > 10 else ""
+            )
             add_warning(
                 metadata,
                 f"data row{'s' if len(ragged) > 1 else ''} {shown} "
@@ -75,7 +77,9 @@ def _rows_with_spans(text: str, delimiter: str, file_name: str) -> list[tuple[li
     """Every non-blank record with the span of its source line(s), line breaks excluded at the end."""
     lines = line_spans(text)
     # Each line keeps its own line break so quoted fields spanning lines parse as one record.
-    source_lines = [text[start : lines[i + 1][0]] if i + 1 < len(lines) else text[start:end] for i, (start, end) in enumerate(lines)]
+    source_lines = [
+        text[start : lines[i + 1][0]] if i + 1 < len(lines) else text[start:end] for i, (start, end) in enumerate(lines)
+    ]
     reader = csv.reader(iter(source_lines), delimiter=delimiter)
     rows = []
     consumed = 0

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import Any, Literal
 
-from pypdf import PdfReader
-from pypdf import PasswordType
+from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError
 
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
@@ -36,9 +35,12 @@ class PdfLoader(Loader):
     extensions = (".pdf",)
 
     extraction_mode: Literal["plain", "layout"] = param(
-        "plain", "pypdf's text extraction: 'plain' reads text in content order, 'layout' keeps the page's columns and spacing."
+        "plain",
+        "pypdf's text extraction: 'plain' reads text in content order, 'layout' keeps the page's columns and spacing.",
     )
-    max_pages: int = param(2000, "Refuse PDFs with more pages than this (protects the app from huge files).", ge=1, le=100_000)
+    max_pages: int = param(
+        2000, "Refuse PDFs with more pages than this (protects the app from huge files).", ge=1, le=100_000
+    )
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         if not data.strip():
@@ -69,7 +71,9 @@ class PdfLoader(Loader):
             try:
                 text = page.extract_text(extraction_mode=self.extraction_mode)
             except FileNotDecryptedError:
-                raise EncryptedDocumentError(file_name, "is encrypted and cannot be read without its password") from None
+                raise EncryptedDocumentError(
+                    file_name, "is encrypted and cannot be read without its password"
+                ) from None
             except Exception:  # one damaged page should not lose the others
                 text = ""
                 unreadable.append(number)

@@ -32,13 +32,15 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 # The one Western code page most non-UTF-8 text is in; charset-normalizer often
 # ties it with cp1250 on short text, and then it is the better bet.
 _WESTERN_DEFAULT = "cp1252"
+_CHAOS_TOLERANCE = 0.1
 
 # Metadata keys about how a file was read rather than what it says: kept out of
 # what the embedding model and the LLM see unless the user asks for them.
 LOAD_DETAIL_KEYS = ("encoding", "load_warning")
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_BLANK_LINE_GAP = re.compile(r"(?:\r\n|\r|\n)[ \t\f\v]*(?:\r\n|\r|\n)\s*")
+# "\r(?!\n)" keeps a CRLF from being read as two line breaks when the regex backtracks.
+_BLANK_LINE_GAP = re.compile(r"(?:\r\n|\r(?!\n)|\n)[ \t\f\v]*(?:\r\n|\r(?!\n)|\n)\s*")
 
 
 def decode_text(data: bytes, file_name: str) -> tuple[str, str, str | None]:
@@ -64,7 +66,9 @@ def _decode(data: bytes, file_name: str) -> tuple[str, str, str | None]:
             try:
                 return data[len(bom) :].decode(encoding), encoding, None
             except UnicodeDecodeError:
-                raise CorruptDocumentError(file_name, f"starts with a {encoding} byte-order mark but is not valid {encoding}") from None
+                raise CorruptDocumentError(
+                    file_name, f"starts with a {encoding} byte-order mark but is not valid {encoding}"
+                ) from None
     if b"\x00" in data:
         # Text without a BOM holds NUL bytes only when it is UTF-16 or UTF-32.
         guessed = _wide_unicode_without_bom(data)
@@ -80,12 +84,31 @@ def _decode(data: bytes, file_name: str) -> tuple[str, str, str | None]:
     best = results.best()
     if best is None:
         raise CorruptDocumentError(file_name, "looks like binary data, not text")
-    encoding = best.encoding
-    for candidate in results:
-        if candidate.encoding == _WESTERN_DEFAULT and candidate.chaos <= best.chaos and candidate.coherence >= best.coherence:
-            encoding = _WESTERN_DEFAULT
+    encoding = _prefer_western(data, results, best)
     text = data.decode(encoding, errors="replace")
     return text, encoding, f"decoded as {encoding}, not UTF-8"
+
+
+def _prefer_western(data: bytes, results: Any, best: Any) -> str:
+    """cp1252 when it reads the bytes about as well as charset-normalizer's pick.
+
+    On short text charset-normalizer often ranks a neighbouring code page
+    (cp1250, cp1257) a hair ahead of cp1252 and turns "Déjà" into "Déją"; cp1252
+    is by far the likelier source of a non-UTF-8 Western file.
+    """
+    for candidate in results:
+        if (
+            candidate.encoding == _WESTERN_DEFAULT
+            and candidate.chaos <= best.chaos + _CHAOS_TOLERANCE
+            and candidate.coherence >= best.coherence
+        ):
+            return _WESTERN_DEFAULT
+    try:
+        if data.decode(_WESTERN_DEFAULT) == str(best):
+            return _WESTERN_DEFAULT  # the same text either way: name the common code page
+    except UnicodeDecodeError:
+        pass
+    return best.encoding
 
 
 def _wide_unicode_without_bom(data: bytes) -> tuple[str, str] | None:
@@ -162,7 +185,9 @@ def text_metadata(file_name: str, file_type: str, encoding: str, warning: str | 
     return metadata
 
 
-def make_document(text: str, metadata: dict[str, Any], elements: list[Element], pages: list[Page] | None = None) -> Document:
+def make_document(
+    text: str, metadata: dict[str, Any], elements: list[Element], pages: list[Page] | None = None
+) -> Document:
     """A Document whose load-detail keys stay out of the LLM and EMBED views."""
     hidden = [key for key in LOAD_DETAIL_KEYS if key in metadata]
     return Document(
