@@ -43,7 +43,7 @@ def check_spans(document: Document) -> None:
     if document.pages:
         assert document.pages[0].start_char == 0
         assert document.pages[-1].end_char == len(text)
-        for before, after in zip(document.pages, document.pages[1:]):
+        for before, after in zip(document.pages, document.pages[1:], strict=False):
             assert after.number == before.number + 1
             assert after.start_char == before.end_char + len("\n\n")
             assert text[before.end_char : after.start_char] == "\n\n"
@@ -129,7 +129,7 @@ def test_pdf_pages_hold_what_pypdf_extracts(sample_docs: Path) -> None:
     (document,) = load_bytes(data, "rag_handbook.pdf")
     reader = pypdf.PdfReader(io.BytesIO(data))
     assert len(document.pages) == len(reader.pages) == document.metadata["page_count"] == 7
-    for page, pdf_page in zip(document.pages, reader.pages):
+    for page, pdf_page in zip(document.pages, reader.pages, strict=True):
         assert document.text[page.start_char : page.end_char] == pdf_page.extract_text()
     assert [page.label for page in document.pages] == ["1", "2", "3", "4", "5", "6", "7"]
     assert document.metadata["title"] == "Retrieval-Augmented Generation Field Handbook"
