@@ -9,7 +9,6 @@ PORT ?= 8501
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 
 setup: $(BIN)/python
 	$(BIN)/pip install --quiet torch==2.13.0 -e .
