@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 
 from core.params import Configurable, param
 from core.schema import Document, Element, Node, NodeRelationship
@@ -32,6 +32,9 @@ class Splitter(Configurable):
     Subclasses implement :meth:`spans`; those that build more than a flat chain
     (e.g. hierarchical) override :meth:`split_document`.
     """
+
+    # True for splitters that never cut inside a table row (see :func:`protected_cuts`).
+    keeps_table_rows: ClassVar[bool] = False
 
     include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
     include_prev_next_rel: bool = param(True, "Link consecutive nodes with PREVIOUS/NEXT.", advanced=True)
@@ -61,6 +64,11 @@ class Splitter(Configurable):
     @property
     def size_unit(self) -> str:
         return getattr(self, "tokenizer", "characters")
+
+    @property
+    def overlap_limit(self) -> int | None:
+        """The most :attr:`size_unit` units two consecutive nodes may share, if the splitter bounds it."""
+        return getattr(self, "chunk_overlap", None)
 
 
 @dataclass(frozen=True)
@@ -201,6 +209,51 @@ def merge_pieces(
             overlap += sizes[next_first]
         first = next_first
     return spans
+
+
+class CutGuard:
+    """Where a cut may not fall: strictly inside a protected span (a table row).
+
+    A splitter that keeps rows whole asks :meth:`allows` about each cut it
+    considers, or lets :meth:`pieces` drop the forbidden ones, so a row is an
+    indivisible unit and a table larger than a chunk is split between rows.
+    """
+
+    def __init__(self, spans: Sequence[tuple[int, int]] = ()) -> None:
+        merged: list[list[int]] = []
+        for start, end in sorted((s, e) for s, e in spans if e - s > 1):
+            if merged and start < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        self.spans = [(start, end) for start, end in merged]
+        self._starts = [start for start, _ in self.spans]
+
+    def __bool__(self) -> bool:
+        return bool(self.spans)
+
+    def allows(self, position: int) -> bool:
+        """True unless ``position`` lies strictly inside a protected span."""
+        i = bisect_left(self._starts, position) - 1
+        return i < 0 or position >= self.spans[i][1]
+
+    def pieces(self, start: int, end: int, cuts: Sequence[int]) -> list[tuple[int, int]]:
+        """Consecutive spans covering ``[start, end)``, cut at the allowed ``cuts`` (sorted)."""
+        out: list[tuple[int, int]] = []
+        previous = start
+        check = bool(self.spans)
+        for cut in cuts:
+            if previous < cut < end and (not check or self.allows(cut)):
+                out.append((previous, cut))
+                previous = cut
+        if previous < end:
+            out.append((previous, end))
+        return out
+
+
+def protected_cuts(document: Document) -> CutGuard:
+    """The guard that keeps every ``table_row`` element of ``document`` whole."""
+    return CutGuard([(e.start_char, e.end_char) for e in document.elements if e.kind == "table_row"])
 
 
 def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:

@@ -1,0 +1,97 @@
+"""Sentence segmentation with exact character offsets.
+
+:func:`sentence_spans` is the one place ChunkScope finds sentences; the
+sentence, sentence-window and semantic splitters and the sentence-level
+postprocessors all use it, so they agree on what a sentence is.
+
+Blingfire segments without downloading anything. Its Python wrapper maps the
+library's UTF-8 byte offsets back to ``str`` indices (code points), which we
+checked with emoji, ZWJ sequences, combining marks, CJK and right-to-left text.
+The wrapper fails on lone surrogates (it cannot encode them) and on some
+inputs its own offset bookkeeping rejects; it also treats NUL as the end of the
+string. For those texts, and whenever its offsets are not increasing and inside
+the text, a small regex segmenter takes over.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A blank line always ends a sentence: headings, list blocks and paragraphs
+# without closing punctuation would otherwise run into the next sentence.
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+# Fallback: a sentence ends after terminal punctuation (plus closing quotes or
+# brackets) that is followed by whitespace, or after a CJK full stop.
+_REGEX_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？]+[」』”’)）]*")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Sentences as ``(start, end)`` spans: in order, disjoint, tight (no surrounding whitespace).
+
+    Every non-whitespace character of ``text`` lies in exactly one span: the
+    text between two sentences the segmenter reports belongs to the earlier one.
+    """
+    starts = _blingfire_starts(text)
+    if starts is None:
+        starts = _regex_starts(text)
+    starts = _with_blank_line_starts(text, starts)
+    spans: list[tuple[int, int]] = []
+    bounds = starts + [len(text)]
+    for start, end in zip(bounds, bounds[1:]):
+        tight = _trim(text, start, end)
+        if tight is not None:
+            spans.append(tight)
+    return spans
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Where each sentence of :func:`sentence_spans` starts (for cutting text into covering pieces)."""
+    return [start for start, _ in sentence_spans(text)]
+
+
+def _blingfire_starts(text: str) -> list[int] | None:
+    """Sentence starts from blingfire, or None when it cannot be trusted on this text."""
+    if not text.strip():
+        return [0] if text else []
+    try:
+        import blingfire
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    # NUL would end blingfire's C string early; a space has the same length.
+    safe = text.replace("\x00", " ")
+    try:
+        _, offsets = blingfire.text_to_sentences_and_offsets(safe)
+    except Exception:  # the wrapper asserts or fails to encode on some inputs
+        return None
+    if not offsets:
+        return None
+    previous_end = 0
+    for start, end in offsets:
+        if not (previous_end <= start < end <= len(text)):
+            return None
+        previous_end = end
+    # The first piece also takes any text before blingfire's first sentence.
+    return [0] + [start for start, _ in offsets[1:]]
+
+
+def _regex_starts(text: str) -> list[int]:
+    starts = [0]
+    for match in _REGEX_END.finditer(text):
+        if match.end() < len(text):
+            starts.append(match.end())
+    return starts
+
+
+def _with_blank_line_starts(text: str, starts: list[int]) -> list[int]:
+    extra = [match.end() for match in _BLANK_LINE.finditer(text)]
+    if not extra:
+        return starts
+    return sorted(set(starts).union(extra))
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None

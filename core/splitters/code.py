@@ -1,0 +1,152 @@
+"""Code splitter: whole lines, up to ``chunk_lines`` lines and ``max_chars`` characters per chunk.
+
+Like LlamaIndex's line-based CodeSplitter fallback. A chunk never ends inside a
+line unless that one line is longer than ``max_chars`` (then it is cut at a
+space where possible). Within the second half of the room a chunk has, the cut
+goes before the least-indented line, so chunks tend to end where a top-level
+definition begins. Consecutive chunks share up to ``chunk_lines_overlap``
+lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.errors import ConfigError
+from core.params import param
+from core.schema import Document
+from core.splitters.base import Span, Splitter
+from core.splitters.registry import SPLITTERS
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class CodeSplitter(Splitter):
+    """Line-based chunks of source code that prefer to end before a less-indented line.
+
+    Differences from LlamaIndex, on purpose: no tree-sitter parse (nothing to
+    install per language); a chunk keeps the indentation of its first line
+    (only blank lines and trailing whitespace are trimmed), so it reads as code.
+    """
+
+    name = "code"
+    summary = "Whole lines of code per chunk (chunk_lines, max_chars), cut before top-level definitions."
+
+    chunk_lines: int = param(40, "Most lines in a chunk.", ge=1, le=100_000)
+    chunk_lines_overlap: int = param(15, "Lines shared by consecutive chunks; below chunk_lines.", ge=0, le=100_000)
+    max_chars: int = param(1500, "Most characters in a chunk; only a longer single line is cut.", ge=1, le=1_000_000)
+
+    def validate(self) -> None:
+        if self.chunk_lines_overlap >= self.chunk_lines:
+            raise ConfigError(
+                f"{self.name}: chunk_lines_overlap ({self.chunk_lines_overlap}) must be smaller than "
+                f"chunk_lines ({self.chunk_lines})"
+            )
+
+    @property
+    def size_limit(self) -> int | None:
+        return self.max_chars
+
+    @property
+    def size_unit(self) -> str:
+        return "characters"
+
+    def spans(self, document: Document) -> list[Span]:
+        text = document.text
+        units = _units(text, self.max_chars)
+        spans: list[Span] = []
+        first = 0
+        while first < len(units):
+            stop = self._stop(units, first)
+            trimmed = _trim_code(text, units[first].start, units[stop - 1].end)
+            if trimmed is not None and (not spans or trimmed[1] > spans[-1].end):
+                spans.append(Span(*trimmed))
+            if stop >= len(units):
+                break
+            first = self._next_first(units, first, stop)
+        return spans
+
+    def _stop(self, units: list[_Unit], first: int) -> int:
+        """Where the chunk starting at ``first`` ends (exclusive), preferring a less-indented next line."""
+        stop = first + 1
+        while (
+            stop < len(units)
+            and stop - first < self.chunk_lines
+            and units[stop].end - units[first].start <= self.max_chars
+        ):
+            stop += 1
+        if stop >= len(units):
+            return stop
+        best, best_indent = stop, units[stop].indent
+        for candidate in range(stop - 1, first + max((stop - first + 1) // 2, 1) - 1, -1):
+            indent = units[candidate].indent
+            if indent < best_indent:
+                best, best_indent = candidate, indent
+        return best
+
+    def _next_first(self, units: list[_Unit], first: int, stop: int) -> int:
+        """Step back up to ``chunk_lines_overlap`` lines, keeping room for the next new line."""
+        back = min(self.chunk_lines_overlap, stop - first - 1)
+        while back > 0 and (units[stop].end - units[stop - back].start > self.max_chars):
+            back -= 1
+        return stop - back
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A line (with its newline), or one part of a line longer than max_chars."""
+
+    start: int
+    end: int
+    indent: float  # blank lines and line continuations are never preferred cut points
+
+
+def _units(text: str, max_chars: int) -> list[_Unit]:
+    units: list[_Unit] = []
+    start = 0
+    length = len(text)
+    while start < length:
+        newline = text.find("\n", start)
+        end = length if newline == -1 else newline + 1
+        line = text[start:end]
+        stripped = line.lstrip(" \t")
+        indent: float = float("inf") if not stripped.strip() else len(line) - len(stripped)
+        if end - start <= max_chars:
+            units.append(_Unit(start, end, indent))
+        else:
+            for i, (a, b) in enumerate(_cut_long_line(text, start, end, max_chars)):
+                units.append(_Unit(a, b, indent if i == 0 else float("inf")))
+        start = end
+    return units
+
+
+def _cut_long_line(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """Parts of at most ``max_chars``, each ending after a space where one lies in its second half."""
+    parts = []
+    while end - start > max_chars:
+        limit = start + max_chars
+        space = text.rfind(" ", start + max_chars // 2, limit)
+        cut = space + 1 if space != -1 else limit
+        parts.append((start, cut))
+        start = cut
+    parts.append((start, end))
+    return parts
+
+
+def _trim_code(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Drop leading blank lines and trailing whitespace; keep the first line's indentation."""
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end == start:
+        return None
+    line_start = start
+    position = start
+    while position < end and text[position].isspace():
+        if text[position] == "\n":
+            line_start = position + 1
+        position += 1
+    # Indentation made of spaces and tabs only; other whitespace before it is dropped.
+    line_start = max(line_start, start)
+    while line_start < position and text[line_start] not in " \t":
+        line_start += 1
+    return (line_start, end)

@@ -1,0 +1,333 @@
+"""Recursive character splitter: LangChain's RecursiveCharacterTextSplitter, with exact spans.
+
+The text is cut at the first separator of a hierarchy that occurs in it
+(default: blank lines, then lines, then spaces, then between any two
+characters). Pieces that fit ``chunk_size`` are packed greedily with
+:func:`merge_pieces`; a piece that does not fit is split again with the
+separators after the one that cut it, and its chunks stand on their own (they
+are not packed together with the neighbouring pieces), as in LangChain.
+
+Language presets replace the default hierarchy with one that prefers the
+language's structure: top-level definitions first, then nested ones, then
+blank lines, lines, words and characters. A cut never falls inside a table row.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal, Sequence
+
+import regex
+
+from core.errors import ConfigError
+from core.params import param
+from core.schema import Document
+from core.splitters.base import CutGuard, SizedSplitter, Span, merge_pieces, piece_sizes, protected_cuts, trim_span
+from core.splitters.registry import SPLITTERS
+from core.tokenizers import Tokenizer
+
+# The parser behind ``re`` (Python 3.11+), used only to inspect a pattern's structure.
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+LANGUAGES = ("none", "python", "javascript", "typescript", "markdown", "html", "java", "go", "rust", "c", "cpp", "latex")
+
+# Each preset is a list of regexes, most structural first; every list ends with
+# blank lines, lines, spaces and (implicitly) single characters. The cut falls
+# where the match starts, so with keep_separator="start" a definition keeps its
+# leading newline and the chunk before it ends cleanly.
+_TAIL = [r"\n\n", r"\n", r" "]
+_JS_DECL = r"(?:export[ \t]+(?:default[ \t]+)?)?(?:async[ \t]+)?(?:function\*?|class)\b"
+PRESETS: dict[str, list[str]] = {
+    "none": _TAIL,
+    # A decorator stays with the definition below it (the lookbehind skips a cut
+    # right after a decorator line).
+    "python": [
+        r"(?m)(?<!^@[^\n]*)\n(?=@|class\b|(?:async[ \t]+)?def\b)",
+        r"(?m)(?<!^[ \t]+@[^\n]*)\n(?=[ \t]+(?:@|class\b|(?:async[ \t]+)?def\b))",
+        r"\n(?=[ \t]*(?:if|for|while|with|try|return)\b)",
+        *_TAIL,
+    ],
+    "javascript": [
+        r"\n(?=" + _JS_DECL + ")",
+        r"\n(?=(?:export[ \t]+)?(?:const|let|var)\b)",
+        r"\n(?=[ \t]*(?:if|for|while|switch|try|return)\b)",
+        *_TAIL,
+    ],
+    "typescript": [
+        r"\n(?=" + _JS_DECL + r"|(?:export[ \t]+)?(?:declare[ \t]+)?(?:abstract[ \t]+class|interface|type|enum|namespace)\b)",
+        r"\n(?=(?:export[ \t]+)?(?:const|let|var)\b)",
+        r"\n(?=[ \t]*(?:if|for|while|switch|try|return)\b)",
+        *_TAIL,
+    ],
+    "markdown": [
+        r"\n(?=# )",
+        r"\n(?=## )",
+        r"\n(?=### )",
+        r"\n(?=#{4,6} )",
+        r"\n(?=```|~~~)",
+        r"\n(?=(?:\*\*\*+|---+|___+)[ \t]*\n)",
+        *_TAIL,
+    ],
+    "html": [
+        r"(?i)(?=<(?:body|head|header|footer|nav|main|section|article|aside)\b)",
+        r"(?i)(?=<h[1-6]\b)",
+        r"(?i)(?=<(?:div|table|ul|ol|dl|pre|blockquote|form|figure)\b)",
+        r"(?i)(?=<(?:p|li|tr|dt|dd)\b)",
+        r"(?i)(?=<(?:br|td|th|span|img)\b)",
+        *_TAIL,
+    ],
+    "java": [
+        r"\n(?=(?:(?:public|protected|private|abstract|final|static|sealed)[ \t]+)*(?:class|interface|enum|record)\b)",
+        r"\n(?=[ \t]+(?:public|protected|private|static|final|abstract|synchronized|@)\S)",
+        r"\n(?=[ \t]*(?:if|for|while|switch|do|try|return)\b)",
+        *_TAIL,
+    ],
+    "go": [
+        r"\n(?=func\b)",
+        r"\n(?=(?:type|var|const)\b)",
+        r"\n(?=[ \t]*(?:if|for|switch|select|go|defer|return)\b)",
+        *_TAIL,
+    ],
+    "rust": [
+        r"\n(?=(?:#\[|(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?"
+        r"(?:fn|struct|enum|trait|impl|mod|type|const|static|macro_rules!)\b))",
+        r"\n(?=[ \t]+(?:pub[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?fn\b)",
+        r"\n(?=[ \t]*(?:if|for|while|loop|match|let|return)\b)",
+        *_TAIL,
+    ],
+    # A line that starts in column 0 with a name or a directive is top level in C.
+    "c": [
+        r"\n(?=[A-Za-z_#])",
+        r"\n(?=[ \t]*(?:if|for|while|switch|do|return)\b)",
+        *_TAIL,
+    ],
+    "cpp": [
+        r"\n(?=(?:template\b|namespace\b|class\b|struct\b))",
+        r"\n(?=[A-Za-z_#])",
+        r"\n(?=[ \t]*(?:if|for|while|switch|do|try|return)\b)",
+        *_TAIL,
+    ],
+    "latex": [
+        r"\n(?=\\(?:part|chapter)\*?\{)",
+        r"\n(?=\\section\*?\{)",
+        r"\n(?=\\subsection\*?\{)",
+        r"\n(?=\\subsubsection\*?\{)",
+        r"\n(?=\\begin\{(?:enumerate|itemize|description|figure|table|equation|align)\*?\})",
+        *_TAIL,
+    ],
+}
+
+MAX_SEPARATORS = 20
+MAX_PATTERN_LENGTH = 200
+# Matching one separator over one document may take at most this long.
+REGEX_TIMEOUT_SECONDS = 5.0
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class RecursiveSplitter(SizedSplitter):
+    """Split at the most structural separator that occurs, recurse into pieces that are too big, pack.
+
+    Differences from LangChain, on purpose: a piece exactly ``chunk_size`` long
+    is kept rather than split again; single characters are always the last
+    resort (custom separators get it appended), so only a table row can exceed
+    ``chunk_size``; chunks are exact source spans trimmed of surrounding
+    whitespace.
+    """
+
+    name = "recursive"
+    summary = "Split at paragraphs, then lines, words, characters (or a language's structure), then pack."
+    keeps_table_rows = True
+
+    language: Literal[LANGUAGES] = param(  # type: ignore[valid-type]
+        "none",
+        "Separator preset that prefers the language's structure (definitions, headings, tags); "
+        "'none' is blank lines, lines, spaces, characters.",
+    )
+    separators: tuple[str, ...] | None = param(
+        None,
+        "Your own separators, most preferred first (replaces the preset; write a newline as \\n). "
+        "Unlike LangChain, single characters always remain the last resort.",
+    )
+    is_separator_regex: bool = param(
+        False,
+        "Treat your separators as regular expressions (at most 200 characters, no nested quantifiers).",
+        advanced=True,
+    )
+    keep_separator: Literal["start", "end"] = param(
+        "start",
+        "Which piece a separator stays with: the one after it (start, LangChain's default) or before it (end).",
+        advanced=True,
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if not self.separators:
+            return
+        if self.language != "none":
+            raise ConfigError(
+                f"{self.name}: set either language ({self.language}) or separators, not both"
+            )
+        if len(self.separators) > MAX_SEPARATORS:
+            raise ConfigError(f"{self.name}: separators holds {len(self.separators)} entries, at most {MAX_SEPARATORS}")
+        for separator in self.separators:
+            if len(separator) > MAX_PATTERN_LENGTH:
+                raise ConfigError(
+                    f"{self.name}: separator {separator[:20]!r}… is longer than {MAX_PATTERN_LENGTH} characters"
+                )
+            if self.is_separator_regex:
+                check_bounded_regex(separator, f"{self.name}: separator")
+
+    def separator_patterns(self) -> list[regex.Pattern[str]]:
+        """The hierarchy in force, compiled; single characters come after it."""
+        return _compile(self.language, self.separators or (), self.is_separator_regex)
+
+    def spans(self, document: Document) -> list[Span]:
+        text = document.text
+        if not text:
+            return []
+        splitter = _Recursion(
+            text=text,
+            tokenizer=self.get_tokenizer(),
+            guard=protected_cuts(document),
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            keep_at_start=self.keep_separator == "start",
+        )
+        return splitter.chunks(0, len(text), self.separator_patterns())
+
+
+@dataclass
+class _Recursion:
+    text: str
+    tokenizer: Tokenizer
+    guard: CutGuard
+    chunk_size: int
+    chunk_overlap: int
+    keep_at_start: bool
+
+    def chunks(self, start: int, end: int, separators: Sequence[regex.Pattern[str]]) -> list[Span]:
+        """Chunks of ``text[start:end]``, cut by the first of ``separators`` that can cut it.
+
+        Single characters come after ``separators``; a piece nothing may cut
+        (a table row, or one character over the budget) is a chunk on its own.
+        """
+        pieces: list[tuple[int, int]] = []
+        rest: Sequence[regex.Pattern[str]] | None = None  # None: nothing finer is left
+        for i, separator in enumerate(separators):
+            pieces = self.guard.pieces(start, end, self.cuts(separator, start, end))
+            if len(pieces) > 1:
+                rest = separators[i + 1 :]
+                break
+        else:
+            pieces = self.guard.pieces(start, end, range(start + 1, end))
+        if len(pieces) <= 1:
+            trimmed = trim_span(self.text, start, end)
+            return [Span(*trimmed)] if trimmed else []
+        sizes = piece_sizes(self.tokenizer, self.text, pieces)
+        out: list[Span] = []
+        run: list[tuple[int, int]] = []
+        run_sizes: list[int] = []
+        for piece, size in zip(pieces, sizes):
+            if size <= self.chunk_size:
+                run.append(piece)
+                run_sizes.append(size)
+                continue
+            out.extend(self.merge(run, run_sizes))
+            run, run_sizes = [], []
+            if rest is None:
+                trimmed = trim_span(self.text, *piece)
+                out.extend([Span(*trimmed)] if trimmed else [])
+            else:
+                out.extend(self.chunks(piece[0], piece[1], rest))
+        out.extend(self.merge(run, run_sizes))
+        return out
+
+    def cuts(self, separator: regex.Pattern[str], start: int, end: int) -> list[int]:
+        try:
+            matches = separator.finditer(self.text, start, end, timeout=REGEX_TIMEOUT_SECONDS)
+            return [match.start() if self.keep_at_start else match.end() for match in matches]
+        except TimeoutError:
+            raise ConfigError(
+                f"recursive: separator {separator.pattern[:40]!r} took longer than "
+                f"{REGEX_TIMEOUT_SECONDS:g} seconds on this document"
+            ) from None
+
+    def merge(self, pieces: list[tuple[int, int]], sizes: list[int]) -> list[Span]:
+        if not pieces:
+            return []
+        return merge_pieces(pieces, sizes, self.chunk_size, self.chunk_overlap, self.text)
+
+
+@lru_cache(maxsize=64)
+def _compile(language: str, separators: tuple[str, ...], is_regex: bool) -> list[regex.Pattern[str]]:
+    if separators:
+        sources = list(separators) if is_regex else [re.escape(_unescape(s)) for s in separators]
+    else:
+        sources = PRESETS[language]
+    return [regex.compile(source, regex.VERSION0) for source in sources if source]
+
+
+def _unescape(separator: str) -> str:
+    """``\\n``, ``\\t``, ``\\r`` and ``\\\\`` typed into a text box mean the characters."""
+    return re.sub(r"\\([ntr\\])", lambda m: {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}[m.group(1)], separator)
+
+
+_REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT}
+if hasattr(sre_constants, "POSSESSIVE_REPEAT"):
+    _REPEATS.add(sre_constants.POSSESSIVE_REPEAT)
+
+
+def check_bounded_regex(pattern: str, where: str) -> None:
+    """Raise ConfigError unless ``pattern`` is short and free of the shapes that backtrack exponentially.
+
+    Rejected: nested repetition (``(a+)+``), repeated alternation (``(a|ab)*``)
+    and back-references. Matching also runs under a timeout.
+    """
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise ConfigError(f"{where} {pattern[:20]!r}… is longer than {MAX_PATTERN_LENGTH} characters")
+    try:
+        regex.compile(pattern, regex.VERSION0)
+        parsed = sre_parse.parse(pattern)
+    except (regex.error, re.error, RecursionError, OverflowError) as exc:
+        raise ConfigError(f"{where} {pattern!r} is not a valid regular expression ({exc})") from None
+    problem = _risky(parsed, inside_repeat=False)
+    if problem:
+        raise ConfigError(f"{where} {pattern!r} is rejected: {problem} can take exponential time")
+
+
+def _risky(items: object, inside_repeat: bool) -> str | None:
+    for op, arg in items:  # type: ignore[attr-defined]
+        if op in _REPEATS:
+            low, high, sub = arg
+            repeats = high > 1
+            if repeats and inside_repeat:
+                return "a quantifier inside a quantifier"
+            found = _risky(sub, inside_repeat or repeats)
+            if found:
+                return found
+        elif op is sre_constants.BRANCH:
+            if inside_repeat:
+                return "an alternation inside a quantifier"
+            for branch in arg[1]:
+                found = _risky(branch, inside_repeat)
+                if found:
+                    return found
+        elif op is sre_constants.SUBPATTERN:
+            found = _risky(arg[-1], inside_repeat)
+            if found:
+                return found
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            found = _risky(arg[1], inside_repeat)
+            if found:
+                return found
+        elif op is sre_constants.GROUPREF or op is sre_constants.GROUPREF_EXISTS:
+            return "a back-reference"
+        elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
+            found = _risky(arg, inside_repeat)
+            if found:
+                return found
+    return None

@@ -1,0 +1,71 @@
+"""Sentence window: one node per sentence, the sentences around it in metadata.
+
+As LlamaIndex's SentenceWindowNodeParser: retrieval matches single sentences,
+and a postprocessor (metadata replacement) later swaps in the wider window for
+the LLM. Neither the window nor the original sentence is shown to the LLM or
+the embedding model as metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.errors import ConfigError
+from core.params import param
+from core.schema import Document, Node
+from core.segmentation import sentence_spans
+from core.splitters.base import Span, Splitter
+from core.splitters.registry import SPLITTERS
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class SentenceWindowSplitter(Splitter):
+    """One node per sentence; ``window`` holds the neighbouring sentences.
+
+    The window is the source slice from the first window sentence's start to
+    the last one's end (LlamaIndex joins the sentences with spaces instead), so
+    it reads exactly as the document does.
+    """
+
+    name = "sentence_window"
+    summary = "One node per sentence, with the surrounding sentences in metadata for the LLM."
+
+    window_size: int = param(3, "Sentences on each side of a node's sentence that its window holds.", ge=0, le=100)
+    window_metadata_key: str = param("window", "Metadata key for the window text.", advanced=True)
+    original_text_metadata_key: str = param(
+        "original_text", "Metadata key for the node's own sentence.", advanced=True
+    )
+
+    def validate(self) -> None:
+        for key in ("window_metadata_key", "original_text_metadata_key"):
+            if not getattr(self, key).strip():
+                raise ConfigError(f"{self.name}: {key} must not be empty")
+        if self.window_metadata_key == self.original_text_metadata_key:
+            raise ConfigError(
+                f"{self.name}: window_metadata_key and original_text_metadata_key must differ "
+                f"(both are {self.window_metadata_key!r})"
+            )
+
+    def spans(self, document: Document) -> list[Span]:
+        text = document.text
+        sentences = sentence_spans(text)
+        last = len(sentences) - 1
+        spans = []
+        for i, (start, end) in enumerate(sentences):
+            window_start = sentences[max(i - self.window_size, 0)][0]
+            window_end = sentences[min(i + self.window_size, last)][1]
+            metadata = {
+                self.window_metadata_key: text[window_start:window_end],
+                self.original_text_metadata_key: text[start:end],
+            }
+            spans.append(Span(start, end, metadata))
+        return spans
+
+    def split_document(self, document: Document) -> list[Node]:
+        nodes = super().split_document(document)
+        hidden = (self.window_metadata_key, self.original_text_metadata_key)
+        for node in nodes:
+            for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
+                excluded.extend(key for key in hidden if key not in excluded)
+        return nodes
