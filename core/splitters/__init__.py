@@ -9,6 +9,7 @@ from core.splitters.registry import SPLITTERS
 
 # Importing a module registers its splitters.
 from core.splitters import character  # noqa: F401  isort: skip
+from core.splitters import recursive, token, sentence, sentence_window, code  # noqa: F401  isort: skip
 from core.splitters import markdown, html, semantic, hierarchical  # noqa: F401  isort: skip
 
 
