@@ -17,7 +17,8 @@ The names below are stable; pages build on them.
     load_file(digest, file_name, options_json, _data) -> list[Document]
     run_split_cached(documents, config) -> list[Node]      (core.documents.run_split; keyed by config.key())
     split_cached(documents, splitter_name, params_json) -> list[Node]
-    metrics_cached(documents, nodes, options_json="{}"); node_table_cached(documents, nodes) -> DataFrame
+    metrics_cached(documents, nodes, options_json="{}") -> ChunkMetrics
+    node_table_cached(documents, nodes, options_json="{}") -> list[dict]   (options: size_limit, tokenizer, ...)
     semantic_analysis_cached(document, splitter_name, params_json)
     count_tokens(texts: tuple[str, ...], tokenizer="model") -> list[int]
     params_json(params) -> str; document_key(document) -> str
@@ -26,14 +27,25 @@ The names below are stable; pages build on them.
 ``ui.widgets`` — widgets drawn from declared parameters (one function for every component):
     param_widgets(component_cls, key, values=None, *, exclude=(), advanced_label=..., columns=1) -> dict
     build_component(component_cls, values) -> instance | None   (shows the ConfigError's sentence)
+    try_build(component_cls, values) -> (instance | None, error sentence | None)
     component_picker(registry, label, key, default=None, *, help=None) -> component class
     seed_values(component_cls, key, values); widget_key(key, name) -> str; label_for(name) -> str
 
 ``ui.spans`` — the source with coloured chunk spans (always escaped, drawn one window at a time):
-    show_source(document, nodes, *, selected_id=None, marks=(), key="source", window_chars=12000, height_px=560)
+    show_source(document, nodes, *, selected_id=None, marks=(), key="source", window_chars=12000, height_px=560,
+                index_of=None)
     source_html(text, nodes, *, start=0, end=None, pages=(), selected_id=None, marks=(), ...) -> str
     Mark(start, end, kind="window"|"focus"); source_windows(document, window_chars) -> list[Window]
     colour_for(index) -> str; legend_html() -> str
+
+``ui.nodes`` — a node up close:
+    reader_views(node, *, embed_window=256)   (LLM and EMBED views side by side, token counts, window warning)
+    show_metadata(node); metadata_table(node) -> DataFrame; node_label(index, node) -> str
+    relationship_buttons(node, index_of, nodes_by_id, on_pick, *, key="rel")
+
+``ui.charts`` — plotly figures:
+    size_histogram(sizes | {name: sizes}, *, limit=None, unit="characters", title=None)  (overlaid when several)
+    distance_chart(distances, threshold, breakpoints); hierarchy_chart(nodes, labels, root_label="document")
 
 ``ui.documents`` — the loaded documents as the pages see them:
     all_documents(config=None) -> list[Document]   (each file loaded with the config's loader options)

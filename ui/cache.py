@@ -94,11 +94,11 @@ def metrics_cached(documents: Sequence[Document], nodes: Sequence[Node], options
 
 
 @st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
-def node_table_cached(documents: Sequence[Document], nodes: Sequence[Node]) -> Any:
-    """``core.metrics.node_table(documents, nodes)``: one row per node (a pandas DataFrame)."""
+def node_table_cached(documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}") -> list[dict[str, Any]]:
+    """``core.metrics.node_table(documents, nodes, **options)``: one row (a dict) per node."""
     from core.metrics import node_table
 
-    return node_table(list(documents), list(nodes))
+    return node_table(list(documents), list(nodes), **json.loads(options_json or "{}"))
 
 
 @st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)

@@ -57,6 +57,8 @@ def source_of(document: Document) -> state.SourceFile | None:
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_docs"
 # Files in sample_docs/ that describe the samples rather than being one.
 _NOT_SAMPLES = {"README.md", "queries.json"}
+# The demo opens on the richest samples first.
+_SAMPLE_ORDER = ("chunking_guide.md", "rag_handbook.pdf", "vector_search_faq.html", "release_notes.txt")
 
 
 def sample_files() -> list[Path]:
@@ -64,9 +66,9 @@ def sample_files() -> list[Path]:
     from core.loaders import LOADERS
 
     supported = {ext for cls in LOADERS for ext in cls.extensions}
-    return sorted(
-        p for p in SAMPLE_DIR.iterdir() if p.is_file() and p.name not in _NOT_SAMPLES and p.suffix.lower() in supported
-    )
+    found = [p for p in SAMPLE_DIR.iterdir() if p.is_file() and p.name not in _NOT_SAMPLES and p.suffix.lower() in supported]
+    rank = {name: i for i, name in enumerate(_SAMPLE_ORDER)}
+    return sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name))
 
 
 def add_file(file_name: str, data: bytes) -> str | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -138,11 +138,17 @@ def source_html(
     marks: Sequence[Mark] = (),
     height_px: int = 560,
     include_css: bool = True,
+    index_of: Mapping[str, int] | None = None,
 ) -> str:
-    """HTML for ``text[start:end]`` with each node's span coloured (see the module docstring)."""
+    """HTML for ``text[start:end]`` with each node's span coloured (see the module docstring).
+
+    A node is numbered (and coloured) by its position in ``nodes``, or by
+    ``index_of[node.id]`` when given (e.g. leaves numbered as in the full node list).
+    """
     end = len(text) if end is None else min(end, len(text))
     start = max(0, min(start, end))
-    visible = [(i, n) for i, n in enumerate(nodes) if n.start_char < end and n.end_char > start and n.end_char > n.start_char]
+    numbered = [((index_of or {}).get(n.id, i), n) for i, n in enumerate(nodes)]
+    visible = [(i, n) for i, n in numbered if n.start_char < end and n.end_char > start and n.end_char > n.start_char]
     page_starts = {p.start_char: p for p in pages if start <= p.start_char < end and p.start_char > 0}
     clipped_marks = [m for m in marks if m.start < end and m.end > start]
 
@@ -236,6 +242,7 @@ def show_source(
     key: str = "source",
     window_chars: int = WINDOW_CHARS,
     height_px: int = 560,
+    index_of: Mapping[str, int] | None = None,
 ) -> None:
     """Draw the document's source with chunk spans, one window at a time.
 
@@ -269,5 +276,6 @@ def show_source(
         selected_id=selected_id,
         marks=marks,
         height_px=height_px,
+        index_of=index_of,
     )
     st.html(legend_html() + body)

@@ -85,6 +85,14 @@ def build_component(component: type[C], values: Mapping[str, Any]) -> C | None:
         return None
 
 
+def try_build(component: type[C], values: Mapping[str, Any]) -> tuple[C | None, str | None]:
+    """Validate ``values`` into an instance: ``(instance, None)`` or ``(None, the ConfigError's sentence)``."""
+    try:
+        return component.from_params(dict(values)), None
+    except ConfigError as exc:
+        return None, str(exc)
+
+
 def component_picker(
     registry: Iterable[type[Configurable]],
     label: str,

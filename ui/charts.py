@@ -1,0 +1,130 @@
+"""Plotly figures the pages share: chunk-size histograms, semantic distances, the node hierarchy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from ui.spans import PALETTE
+
+# Stronger versions of the span palette for bars and lines.
+SERIES_COLOURS = ("#4f46e5", "#059669", "#d97706", "#db2777")
+_LAYOUT = {
+    "template": "plotly_white",
+    "margin": {"l": 10, "r": 10, "t": 36, "b": 10},
+    "height": 320,
+    "font": {"size": 12},
+    "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
+}
+
+
+def size_histogram(
+    sizes: Mapping[str, Sequence[int]] | Sequence[int],
+    *,
+    limit: int | None = None,
+    unit: str = "characters",
+    title: str | None = None,
+) -> go.Figure:
+    """Histogram of chunk sizes (one series, or several overlaid by name) with the size limit drawn."""
+    series = dict(sizes) if isinstance(sizes, Mapping) else {"nodes": list(sizes)}
+    figure = go.Figure()
+    for index, (name, values) in enumerate(series.items()):
+        figure.add_trace(
+            go.Histogram(
+                x=list(values),
+                name=name,
+                marker_color=SERIES_COLOURS[index % len(SERIES_COLOURS)],
+                opacity=0.85 if len(series) == 1 else 0.55,
+                nbinsx=min(40, max(8, len(values) // 2)),
+                hovertemplate=f"%{{x}} {unit}<br>%{{y}} nodes<extra>{name}</extra>",
+            )
+        )
+    if limit:
+        figure.add_vline(
+            x=limit,
+            line_dash="dash",
+            line_color="#dc2626",
+            line_width=2,
+            annotation_text=f"chunk size limit: {limit:,}",
+            annotation_position="top left",
+            annotation_font_color="#dc2626",
+        )
+    figure.update_layout(
+        **_LAYOUT,
+        barmode="overlay",
+        title=title or f"Chunk sizes ({unit})",
+        xaxis_title=f"size in {unit}",
+        yaxis_title="nodes",
+        showlegend=len(series) > 1,
+        bargap=0.05,
+    )
+    return figure
+
+
+def distance_chart(distances: Sequence[float], threshold: float | None, breakpoints: Sequence[int]) -> go.Figure:
+    """Adjacent-sentence distances (point i: between sentence i and i+1), the threshold, and the cuts."""
+    xs = list(range(len(distances)))
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=xs,
+            y=list(distances),
+            mode="lines+markers",
+            name="distance",
+            line={"color": SERIES_COLOURS[0], "width": 1.5},
+            marker={"size": 4},
+            hovertemplate="between sentence %{x} and %{x}+1<br>distance %{y:.3f}<extra></extra>",
+        )
+    )
+    cut = [i for i in breakpoints if 0 <= i < len(distances)]
+    if cut:
+        figure.add_trace(
+            go.Scatter(
+                x=cut,
+                y=[distances[i] for i in cut],
+                mode="markers",
+                name="breakpoint (a chunk ends)",
+                marker={"color": "#dc2626", "size": 9, "symbol": "x"},
+                hovertemplate="cut after sentence %{x}<extra></extra>",
+            )
+        )
+    if threshold is not None:
+        figure.add_hline(
+            y=threshold,
+            line_dash="dash",
+            line_color="#dc2626",
+            annotation_text=f"threshold {threshold:.3f}",
+            annotation_position="top left",
+        )
+    figure.update_layout(**_LAYOUT, title="Distance between neighbouring sentences", xaxis_title="sentence", yaxis_title="cosine distance")
+    return figure
+
+
+def hierarchy_chart(nodes: Sequence[Any], labels: Mapping[str, str], root_label: str = "document") -> go.Figure:
+    """An icicle of the parent/child tree: width is each node's size in characters."""
+    ids, parents, values, texts, colours = ["root"], [""], [0], [root_label], ["#e2e8f0"]
+    present = {node.id for node in nodes}
+    for node in nodes:
+        parent = node.parent_id if node.parent_id in present else "root"
+        level = int(node.metadata.get("level", 0) or 0)
+        ids.append(node.id)
+        parents.append(parent)
+        values.append(0 if node.child_ids else max(node.end_char - node.start_char, 1))
+        texts.append(labels.get(node.id, node.id))
+        colours.append(PALETTE[level % len(PALETTE)])
+    figure = go.Figure(
+        go.Icicle(
+            ids=ids,
+            parents=parents,
+            values=values,
+            labels=texts,
+            branchvalues="remainder",
+            marker={"colors": colours},
+            tiling={"orientation": "v"},
+            hovertemplate="%{label}<extra></extra>",
+        )
+    )
+    figure.update_layout(**{**_LAYOUT, "height": 360}, title="Parent / child tree (width: characters)")
+    return figure
