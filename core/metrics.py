@@ -20,8 +20,9 @@ levels nest, so all levels together overlap by design.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -241,8 +242,8 @@ def _measure(
         tokens=tokens,
         embed_tokens=embed_model_tokens,
         metadata_tokens={
-            "llm": [view - own for view, own in zip(llm_tokens, tokens)],
-            "embed": [view - own for view, own in zip(embed_tokens, tokens)],
+            "llm": [view - own for view, own in zip(llm_tokens, tokens, strict=True)],
+            "embed": [view - own for view, own in zip(embed_tokens, tokens, strict=True)],
         },
         mid_sentence=_mid_sentence(documents, nodes),
         duplicate=duplicate,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -305,7 +307,7 @@ def test_hierarchical_links_each_level_as_its_own_chain():
     for level in (0, 1, 2):
         chain = nodes_at_level(nodes, level)
         assert chain[0].prev_id is None and chain[-1].next_id is None
-        for before, after in zip(chain, chain[1:]):
+        for before, after in pairwise(chain):
             assert before.next_id == after.id and after.prev_id == before.id
 
 

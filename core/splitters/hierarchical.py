@@ -12,8 +12,9 @@ order of their start, so each level is a chain of its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from itertools import pairwise
 
 from core.errors import ConfigError
 from core.params import param
@@ -46,7 +47,7 @@ class HierarchicalSplitter(Splitter):
             raise ConfigError(f"{self.name}: chunk_sizes needs at least one size")
         if len(self.chunk_sizes) > 6:
             raise ConfigError(f"{self.name}: chunk_sizes has {len(self.chunk_sizes)} levels; at most 6 are allowed")
-        for bigger, smaller in zip(self.chunk_sizes, self.chunk_sizes[1:]):
+        for bigger, smaller in pairwise(self.chunk_sizes):
             if smaller >= bigger:
                 raise ConfigError(
                     f"{self.name}: chunk_sizes must get smaller level by level, got {smaller} after {bigger}"
@@ -105,7 +106,7 @@ class HierarchicalSplitter(Splitter):
                 include_prev_next_rel=False,
                 id_prefix=f"L{level}-",
             )
-            for node, (_, parent) in zip(nodes, cut):
+            for node, (_, parent) in zip(nodes, cut, strict=True):
                 if parent is not None:
                     node.relationships[NodeRelationship.PARENT] = parent.id
                     children = parent.relationships.setdefault(NodeRelationship.CHILD, [])

@@ -16,14 +16,14 @@ the section's own heading, as LangChain's MarkdownHeaderTextSplitter does.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import NamedTuple
 
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Element
-from core.splitters.base import Span, Splitter, merge_pieces, piece_sizes, trim_span
+from core.splitters.base import CutGuard, Span, Splitter, merge_pieces, piece_sizes, trim_span
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
@@ -115,14 +115,14 @@ def fit_pieces(
     *,
     chunk_overlap: int = 0,
     cuts: Sequence[Callable[[str, int, int], list[tuple[int, int]]]] = SECTION_CUTS,
-    whole: Callable[[int, int], bool] | None = None,
+    guard: CutGuard | None = None,
 ) -> list[Span]:
     """Pack consecutive ``pieces`` into chunks of at most ``chunk_size`` tokens (see :func:`merge_pieces`).
 
     A piece over the limit is cut finer, with each of ``cuts`` in turn (for a
-    section: blank lines, line ends, whitespace, then between characters); a
-    piece for which ``whole(start, end)`` holds (a table row) is never cut, so
-    only such a piece can exceed ``chunk_size``.
+    section: blank lines, line ends, whitespace, then between characters). A
+    cut that ``guard`` forbids (inside a table row) is never made, so only such
+    a row can exceed ``chunk_size``.
     """
     pieces = list(pieces)
     for cut in cuts:
@@ -130,29 +130,16 @@ def fit_pieces(
         if all(size <= chunk_size for size in sizes):
             break
         finer: list[tuple[int, int]] = []
-        for piece, size in zip(pieces, sizes):
-            if size <= chunk_size or (whole is not None and whole(*piece)):
+        for piece, size in zip(pieces, sizes, strict=True):
+            if size <= chunk_size:
                 finer.append(piece)
-            else:
-                finer.extend(cut(text, *piece))
+                continue
+            smaller = cut(text, *piece)
+            if guard:
+                smaller = guard.pieces(piece[0], piece[1], [start for start, _ in smaller[1:]])
+            finer.extend(smaller)
         pieces = finer
     return merge_pieces(pieces, piece_sizes(tokenizer, text, pieces), chunk_size, chunk_overlap, text)
-
-
-class _TableRows:
-    """Answers "does this piece lie inside one table row?" for :func:`fit_pieces`."""
-
-    def __init__(self, text: str, elements: Sequence[Element]) -> None:
-        self.text = text
-        self.rows = sorted((e.start_char, e.end_char) for e in elements if e.kind == "table_row")
-        self.starts = [start for start, _ in self.rows]
-
-    def __call__(self, start: int, end: int) -> bool:
-        trimmed = trim_span(self.text, start, end)
-        if trimmed is None:
-            return False
-        index = bisect_right(self.starts, trimmed[0]) - 1
-        return index >= 0 and trimmed[1] <= self.rows[index][1]
 
 
 @dataclass(frozen=True)
@@ -172,9 +159,15 @@ class SectionSplitter(Splitter):
         choices=TOKENIZER_NAMES,
     )
 
+    keeps_table_rows = True
+
     @property
     def size_limit(self) -> int | None:
         return self.chunk_size or None
+
+    @property
+    def overlap_limit(self) -> int | None:
+        return 0
 
     def structure(self, document: Document) -> Sequence[Element]:
         """The elements (headings, table rows) the sections are drawn from."""
@@ -190,11 +183,11 @@ class SectionSplitter(Splitter):
         if not self.chunk_size:
             return sections
         tokenizer = get_tokenizer(self.tokenizer)
-        table_rows = _TableRows(text, elements)
+        guard = CutGuard([(e.start_char, e.end_char) for e in elements if e.kind == "table_row"])
         spans: list[Span] = []
         for section in sections:
             pieces = [(section.start, section.end)]
-            for start, end, _ in fit_pieces(text, pieces, self.chunk_size, tokenizer, whole=table_rows):
+            for start, end, _ in fit_pieces(text, pieces, self.chunk_size, tokenizer, guard=guard):
                 spans.append(Span(start, end, dict(section.metadata or {})))
         return spans
 

@@ -29,10 +29,12 @@ used through :func:`core.embeddings.get_embedder`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Literal, Sequence
+from itertools import pairwise
+from typing import Literal
 
 import numpy as np
 
@@ -125,6 +127,10 @@ class SemanticSplitter(Splitter):
     def size_limit(self) -> int | None:
         return self.max_chunk_size or None
 
+    @property
+    def overlap_limit(self) -> int | None:
+        return 0
+
     def with_embedder(self, embed: EmbedFn) -> SemanticSplitter:
         """A copy that embeds with ``embed`` instead of the model (for tests and other models)."""
         return dataclasses.replace(self, embed_fn=embed)
@@ -174,7 +180,7 @@ class SemanticSplitter(Splitter):
             stop = firsts[index + 1] if index + 1 < len(firsts) else len(sentences)
             # One piece per sentence, each reaching to the next sentence's start.
             cuts = [chunk_start] + [sentences[i][0] for i in range(first + 1, stop)] + [chunk_end]
-            pieces = [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+            pieces = [(a, b) for a, b in pairwise(cuts) if b > a]
             tokenizer = get_tokenizer(self.tokenizer)
             spans.extend(fit_pieces(text, pieces, self.max_chunk_size, tokenizer, cuts=WORD_CUTS))
         return spans
