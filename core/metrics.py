@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from core.schema import Document, MetadataMode, Node
-from core.tokenizers import get_tokenizer
+from core.tokenizers import Tokenizer, get_tokenizer
 
 DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places in the model's window
@@ -224,14 +224,17 @@ def _measure(
     max_seq_length: int | None,
 ) -> _Facts:
     counter = get_tokenizer(tokenizer)
-    model = counter if tokenizer == "model" else get_tokenizer("model")
+    model = get_tokenizer("model")
     texts = [node.text for node in nodes]
-    tokens = counter.count_many(texts)
     embed_views = [node.get_content(MetadataMode.EMBED) for node in nodes]
     llm_views = [node.get_content(MetadataMode.LLM) for node in nodes]
-    embed_model_tokens = model.count_many(embed_views)
-    embed_tokens = embed_model_tokens if counter is model else counter.count_many(embed_views)
-    llm_tokens = counter.count_many(llm_views)
+    # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
+    counts = _count_once(counter, [*texts, *embed_views, *llm_views])
+    model_counts = counts if counter is model else _count_once(model, embed_views)
+    tokens = [counts[text] for text in texts]
+    embed_tokens = [counts[view] for view in embed_views]
+    llm_tokens = [counts[view] for view in llm_views]
+    embed_model_tokens = [model_counts[view] for view in embed_views]
     seen: set[str] = set()
     duplicate = []
     for text in texts:
@@ -251,6 +254,11 @@ def _measure(
         window_tokens=(max_seq_length or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS,
         size_limit=size_limit,
     )
+
+
+def _count_once(counter: Tokenizer, texts: Sequence[str]) -> dict[str, int]:
+    unique = list(dict.fromkeys(texts))
+    return dict(zip(unique, counter.count_many(unique), strict=True))
 
 
 def _mid_sentence(documents: Sequence[Document], nodes: Sequence[Node]) -> list[bool]:

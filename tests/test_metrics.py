@@ -1,0 +1,134 @@
+"""Chunk metrics as a spec: a short document, hand-placed nodes, exact numbers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.metrics import SizeStats, chunk_metrics, node_flags, node_table
+from core.schema import Document, Page
+from core.splitters import get_splitter
+from core.splitters.base import build_nodes
+
+# "Cats sleep all day." is 0-19, "Dogs bark at night." 20-39, "Birds sing in the morning." 41-67.
+TEXT = "Cats sleep all day. Dogs bark at night.\n\nBirds sing in the morning."
+PETS = Document(text=TEXT, id="pets", metadata={"file_name": "pets.txt"}, excluded_embed_metadata_keys=["file_name"])
+# A: the first sentence; B: from "all" to the end of the second (overlaps A by "all day."); C: "Birds sing".
+SPANS = [(0, 19), (11, 39), (41, 51)]
+
+
+def pets_nodes(spans=SPANS):
+    return build_nodes(PETS, spans)
+
+
+def test_metrics_of_three_hand_placed_nodes():
+    metrics = chunk_metrics([PETS], pets_nodes(), tokenizer="words", size_limit=5, max_seq_length=8)
+    assert metrics.count == 3
+    assert metrics.characters == SizeStats(min=10, mean=19, p50=19, p95=pytest.approx(27.1), max=28, sd=pytest.approx(54**0.5))
+    assert (metrics.tokens.min, metrics.tokens.max, metrics.tokens.mean) == (2, 6, 4)
+    # Non-whitespace characters: 54 in all; the nodes hold 32 of the first two sentences and 9 of "Birds sing".
+    assert metrics.coverage == pytest.approx(41 / 54)
+    assert metrics.coverage_by_document == {"pets": pytest.approx(41 / 54)}
+    # "all day." (8 characters) lies in A and B; the nodes cover 39 + 10 characters.
+    assert metrics.overlap == pytest.approx(8 / 49)
+    assert metrics.mid_sentence == pytest.approx(1 / 3)  # C stops after "sing"
+    assert metrics.over_limit == pytest.approx(1 / 3)  # B has 6 words
+    # The window is 8 - 2 model tokens; B's EMBED view ("all day . dogs bark at night .") has 8.
+    assert metrics.window_tokens == 6
+    assert metrics.over_window == pytest.approx(1 / 3)
+    assert metrics.duplicates == 0
+    # "file_name: pets.txt" adds two words for the LLM; the EMBED view excludes it.
+    assert metrics.metadata_tokens == {"llm": 2.0, "embed": 0.0}
+    assert metrics.to_dict()["characters"]["max"] == 28
+
+
+def test_full_disjoint_cover_has_no_overlap_and_full_coverage():
+    metrics = chunk_metrics([PETS], pets_nodes([(0, 19), (20, 39), (41, 67)]), tokenizer="characters")
+    assert (metrics.coverage, metrics.overlap, metrics.mid_sentence) == (1.0, 0.0, 0.0)
+
+
+def test_duplicates_count_repeats_of_an_earlier_text():
+    nodes = pets_nodes([(0, 19), (0, 19), (0, 19), (20, 39)])
+    assert chunk_metrics([PETS], nodes, tokenizer="words").duplicates == 2
+    rows = node_table([PETS], nodes, tokenizer="words")
+    assert ["duplicate" in row["flags"] for row in rows] == [False, True, True, False]
+
+
+def test_node_flags_name_what_is_wrong_with_one_node():
+    a, b, c = pets_nodes()
+    assert node_flags(a, PETS, tokenizer="words", size_limit=5) == []
+    assert node_flags(b, PETS, tokenizer="words", size_limit=5, max_seq_length=8) == ["over-window", "over-limit"]
+    assert node_flags(c, PETS, tokenizer="words") == ["mid-sentence", "tiny"]
+    assert node_flags(a, PETS, nodes=[a, a], tokenizer="words") == []
+    copy = pets_nodes([(0, 19), (0, 19)])
+    assert node_flags(copy[1], PETS, nodes=copy, tokenizer="words") == ["duplicate"]
+
+
+def test_node_table_rows():
+    paged = Document(
+        text=TEXT,
+        id="paged",
+        pages=[Page(1, "i", 0, 20), Page(2, "ii", 20, 41), Page(3, "iii", 41, 67)],
+        metadata={},
+    )
+    nodes = build_nodes(paged, [(11, 39), (41, 67)])
+    nodes[0].metadata["header_path"] = "/Pets/"
+    rows = node_table([paged], nodes, tokenizer="words")
+    assert rows[0] == {
+        "id": "paged#0",
+        "doc_id": "paged",
+        "span": "11–39",
+        "start_char": 11,
+        "end_char": 39,
+        "characters": 28,
+        "tokens": 6,
+        "pages": "i-ii",
+        "header_path": "/Pets/",
+        "first_words": "all day. Dogs bark at night.",
+        "flags": [],
+    }
+    assert rows[1]["pages"] == "iii"
+    assert rows[1]["first_words"] == "Birds sing in the morning."
+
+
+def test_first_words_are_shortened():
+    document = Document(text="one two three four five six seven eight nine ten", id="d")
+    (row,) = node_table([document], build_nodes(document, [(0, len(document.text))]), tokenizer="words")
+    assert row["first_words"] == "one two three four five six seven eight …"
+
+
+def test_empty_run():
+    metrics = chunk_metrics([PETS], [], tokenizer="words")
+    assert (metrics.count, metrics.coverage, metrics.overlap, metrics.mid_sentence) == (0, 0.0, 0.0, 0.0)
+
+
+@given(st.lists(st.tuples(st.integers(0, 67), st.integers(0, 67)), max_size=12))
+def test_coverage_and_overlap_match_a_character_count(pairs):
+    spans = [(min(a, b), max(a, b)) for a, b in pairs if a != b]
+    metrics = chunk_metrics([PETS], pets_nodes(spans), tokenizer="characters")
+    depth = [0] * len(TEXT)
+    for start, end in spans:
+        for i in range(start, end):
+            depth[i] += 1
+    covered = [i for i in range(len(TEXT)) if depth[i]]
+    non_space = [i for i in range(len(TEXT)) if not TEXT[i].isspace()]
+    assert metrics.coverage == pytest.approx(len([i for i in non_space if depth[i]]) / len(non_space))
+    expected_overlap = len([i for i in covered if depth[i] > 1]) / len(covered) if covered else 0.0
+    assert metrics.overlap == pytest.approx(expected_overlap)
+
+
+def test_metrics_are_fast_on_thousands_of_nodes():
+    text = " ".join(f"Sentence {i} is about something." for i in range(3000))
+    document = Document(text=text, id="big", metadata={"file_name": "big.txt"})
+    nodes = get_splitter("character", separator=". ", chunk_size=60, chunk_overlap=10).split([document])
+    assert len(nodes) > 2000
+    started = time.perf_counter()
+    metrics = chunk_metrics([document], nodes)
+    rows = node_table([document], nodes)
+    elapsed = time.perf_counter() - started
+    assert metrics.count == len(rows) == len(nodes)
+    assert metrics.coverage == 1.0
+    assert elapsed < 10  # a generous bound on a shared machine; about a second when idle
