@@ -61,6 +61,10 @@ class Embedder:
             raise ModelUnavailableError(f"{path} does not look like a sentence-transformers model (no modules.json or config.json)")
         _use_all_cores()
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        # Its weight-loading progress bar would land in CLI output and server logs.
+        transformers_logging.disable_progress_bar()
 
         try:
             return SentenceTransformer(path, device="cpu", local_files_only=True)
@@ -88,7 +92,9 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        return int(self._model.get_sentence_embedding_dimension())
+        # sentence-transformers 5 renamed the method; older releases only have the long name.
+        getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        return int(getter())
 
     @property
     def max_seq_length(self) -> int:
