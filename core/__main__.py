@@ -1,0 +1,7 @@
+"""``python -m core``: the same as the ``chunkscope`` command."""
+
+import sys
+
+from core.cli import main
+
+sys.exit(main())

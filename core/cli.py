@@ -1,0 +1,416 @@
+"""The ``chunkscope`` command line: split, list components, measure, print configs, start the app.
+
+Every option that sets a parameter (``--set``, ``--loader-set``, ``--extractor``,
+...) takes strings that the component's declared parameters coerce and validate,
+so the CLI knows nothing about any particular splitter. A user error prints one
+line on stderr (``chunkscope: <file or parameter>: <problem>``) and exits with 2;
+``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, NoReturn, Sequence
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from core.errors import ChunkScopeError, ConfigError
+
+USER_ERROR = 2
+PROG = "chunkscope"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr, like every other user error."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{PROG}: {message} (see '{self.prog} --help')", file=sys.stderr)
+        raise SystemExit(USER_ERROR)
+
+
+# ----------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="See and tune how documents are chunked for RAG.")
+    parser.add_argument("--debug", action="store_true", help="Show tracebacks instead of one-line errors.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    split = commands.add_parser("split", help="Split files into nodes (JSONL: one node per line).")
+    split.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories to load.")
+    _pipeline_options(split)
+    split.add_argument("--format", choices=("jsonl", "json", "csv"), default="jsonl")
+    split.add_argument("--output", "-o", metavar="FILE", help="Write here instead of standard output.")
+    split.set_defaults(func=cmd_split)
+
+    for name, help_text, func in (
+        ("splitters", "List the splitters and their declared parameters.", cmd_splitters),
+        ("loaders", "List the loaders, the files they read and their parameters.", cmd_loaders),
+        ("extractors", "List the offline metadata extractors and their parameters.", cmd_extractors),
+    ):
+        listing = commands.add_parser(name, help=help_text)
+        listing.add_argument("--format", choices=("table", "json"), default="table")
+        listing.set_defaults(func=func)
+
+    metrics = commands.add_parser("metrics", help="Chunk metrics: sizes, coverage, overlap, mid-sentence cuts, ...")
+    metrics.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories to load.")
+    _pipeline_options(metrics)
+    metrics.add_argument("--format", choices=("table", "json"), default="table")
+    metrics.set_defaults(func=cmd_metrics)
+
+    config = commands.add_parser("config", help="Print a pipeline configuration built from options (or a link).")
+    _pipeline_options(config)
+    config.add_argument("--post", action="append", default=[], metavar="NAME[:K=V,...]", help="A postprocessor step.")
+    config.add_argument("--retrieval-set", action="append", default=[], metavar="K=V", help="top_k, mode or alpha.")
+    config.add_argument("--from-url", metavar="URL", help="Start from a shared link's query parameters.")
+    config.add_argument("--format", choices=("json", "url"), default="json")
+    config.set_defaults(func=cmd_config)
+
+    app = commands.add_parser("app", help="Start the web app (streamlit run app.py).")
+    app.add_argument("--port", type=int, default=8501)
+    app.add_argument("--headless", action="store_true", help="Do not open a browser.")
+    app.set_defaults(func=cmd_app)
+
+    _register_plugins(commands)
+    return parser
+
+
+def _pipeline_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="A config JSON (chunkscope config, or the app's export).")
+    parser.add_argument("--splitter", metavar="NAME", help="Splitter by registry name (see 'chunkscope splitters').")
+    parser.add_argument("--set", action="append", default=[], metavar="K=V", help="A splitter parameter (repeatable).")
+    parser.add_argument(
+        "--loader-set",
+        action="append",
+        default=[],
+        metavar="[LOADER.]K=V",
+        help="A loader option, e.g. pdf.extraction_mode=layout; a bare K applies to every loader that has it.",
+    )
+    parser.add_argument(
+        "--extractor", action="append", default=[], metavar="NAME[:K=V,...]", help="A metadata extractor (repeatable)."
+    )
+    parser.add_argument("--meta", action="append", default=[], metavar="K=V", help="Extra metadata for every document.")
+    parser.add_argument(
+        "--view-set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="A metadata view setting: metadata_template, metadata_separator, text_template, excluded_*_metadata_keys.",
+    )
+
+
+def _register_plugins(commands: argparse._SubParsersAction) -> None:
+    """Subcommands other modules add (query, postprocessors, evaluate), when they are installed."""
+    try:
+        from core import cli_query
+    except ImportError:
+        return
+    cli_query.register(commands)
+
+
+# ----------------------------------------------------------------------- config
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """A PipelineConfig from ``--config`` (or ``--from-url``) plus the options on top."""
+    from core.config import MetadataSettings, PipelineConfig, RetrievalSettings
+    from core.extractors import EXTRACTORS
+    from core.splitters import SPLITTERS
+
+    base = _base_config(args)
+    changes: dict[str, Any] = {}
+
+    name = args.splitter or (base.splitter.name if base is not None else _default_splitter_name())
+    params: dict[str, Any] = {}
+    if base is not None and base.splitter.name == name:
+        params.update(base.splitter.to_params(only_changed=True))
+    params.update(parse_assignments(args.set, "--set"))
+    changes["splitter"] = SPLITTERS.create(name, **params)
+
+    if args.loader_set:
+        changes["loaders"] = _loaders_from(args.loader_set, base.loaders if base is not None else ())
+
+    if args.extractor:
+        changes["extractors"] = tuple(
+            EXTRACTORS.create(step, **step_params) for step, step_params in map(_named, args.extractor)
+        )
+
+    if args.meta or args.view_set:
+        current = base.metadata if base is not None else MetadataSettings()
+        view = {**current.to_params(only_changed=True), **parse_assignments(args.view_set, "--view-set")}
+        extra = {**current.extra_metadata, **parse_assignments(args.meta, "--meta")}
+        settings = MetadataSettings.from_params(view)
+        changes["metadata"] = MetadataSettings(
+            **{spec.name: getattr(settings, spec.name) for spec in settings.params()}, extra=tuple(extra.items())
+        )
+
+    if getattr(args, "post", None):
+        from core.postprocessors import POSTPROCESSORS
+
+        changes["postprocessors"] = tuple(POSTPROCESSORS.create(step, **p) for step, p in map(_named, args.post))
+
+    if getattr(args, "retrieval_set", None):
+        current_retrieval = base.retrieval if base is not None else RetrievalSettings()
+        values = {**current_retrieval.to_params(), **parse_assignments(args.retrieval_set, "--retrieval-set")}
+        changes["retrieval"] = RetrievalSettings.from_params(values)
+
+    return base.replace(**changes) if base is not None else PipelineConfig(**changes)
+
+
+def _base_config(args: argparse.Namespace) -> Any:
+    from core.config import PipelineConfig
+
+    if getattr(args, "from_url", None):
+        query = urlsplit(args.from_url).query if "?" in args.from_url or "://" in args.from_url else args.from_url
+        return PipelineConfig.from_query_params(parse_qs(query, keep_blank_values=True))
+    if args.config:
+        path = Path(args.config)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+        try:
+            return PipelineConfig.from_json(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{path.name}: {exc}") from None
+    return None
+
+
+def _default_splitter_name() -> str:
+    from core.config import DEFAULT_SPLITTER
+    from core.splitters import SPLITTERS
+
+    # The default (sentence) may be missing from a trimmed install; character always ships.
+    return DEFAULT_SPLITTER if DEFAULT_SPLITTER in SPLITTERS else "character"
+
+
+def _loaders_from(items: Sequence[str], current: Sequence[Any]) -> tuple[Any, ...]:
+    """Loader instances from ``[LOADER.]K=V`` options, on top of the loaders already configured."""
+    from core.loaders import LOADERS
+
+    options: dict[str, dict[str, Any]] = {loader.name: loader.to_params(only_changed=True) for loader in current}
+    for key, value in parse_assignments(items, "--loader-set").items():
+        owner, dot, name = key.partition(".")
+        if dot:
+            LOADERS.get_class(owner)  # names the unknown loader
+            options.setdefault(owner, {})[name] = value
+            continue
+        owners = [cls.name for cls in LOADERS if any(spec.name == key for spec in cls.params())]
+        if not owners:
+            raise ConfigError(f"--loader-set: no loader has an option {key!r} (see 'chunkscope loaders')")
+        for owner in owners:
+            options.setdefault(owner, {})[key] = value
+    return tuple(LOADERS.create(name, **params) for name, params in options.items())
+
+
+def parse_assignments(items: Sequence[str], option: str) -> dict[str, str]:
+    """``["k=v", ...]`` -> ``{"k": "v"}``; the value may itself hold ``=``."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{option} {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+def _named(text: str) -> tuple[str, dict[str, str]]:
+    """``NAME:k=v,k=v`` -> (name, params); a piece without ``=`` continues the previous value (lists)."""
+    name, _, rest = text.partition(":")
+    params: dict[str, str] = {}
+    last = None
+    for piece in rest.split(",") if rest.strip() else []:
+        if "=" in piece:
+            last, _, value = piece.partition("=")
+            last = last.strip()
+            params[last] = value
+        elif last is not None:
+            params[last] += "," + piece
+        else:
+            raise ConfigError(f"{text!r}: {piece!r} is not KEY=VALUE")
+    if not name.strip():
+        raise ConfigError(f"{text!r} names no component (expected NAME:KEY=VALUE,...)")
+    return name.strip(), params
+
+
+# --------------------------------------------------------------------- commands
+
+
+def cmd_split(args: argparse.Namespace) -> int:
+    from core.documents import load_documents, run_split
+    from core.export import nodes_to_csv, nodes_to_json, nodes_to_jsonl
+
+    config = config_from_args(args)
+    nodes = run_split(load_documents(args.paths, config), config)
+    writer: Callable[[Any], str] = {"jsonl": nodes_to_jsonl, "json": nodes_to_json, "csv": nodes_to_csv}[args.format]
+    _write(writer(nodes), args.output)
+    return 0
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from core.documents import load_documents, prepare_documents
+    from core.metrics import chunk_metrics
+
+    config = config_from_args(args)
+    documents = prepare_documents(load_documents(args.paths, config), config)
+    splitter = config.splitter
+    nodes = splitter.split(documents)
+    metrics = chunk_metrics(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
+    data = metrics.to_dict()
+    if args.format == "json":
+        _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", None)
+        return 0
+    rows = [("splitter", splitter.name), ("documents", len(documents))]
+    for key, value in data.items():
+        if isinstance(value, dict) and {"mean", "p95"} <= set(value):
+            rows.append((key, ", ".join(f"{stat} {_number(v)}" for stat, v in value.items())))
+        elif isinstance(value, dict):
+            rows.append((key, ", ".join(f"{k} {_number(v)}" for k, v in value.items()) or "-"))
+        else:
+            rows.append((key, _number(value)))
+    width = max(len(str(key)) for key, _ in rows)
+    _write("".join(f"{str(key).ljust(width)}  {value}\n" for key, value in rows), None)
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    if args.format == "url":
+        _write(urlencode(config.to_query_params()) + "\n", None)
+    else:
+        _write(config.to_json() + "\n", None)
+    return 0
+
+
+def cmd_splitters(args: argparse.Namespace) -> int:
+    from core.splitters import SPLITTERS
+
+    return _listing(SPLITTERS.describe(), args.format)
+
+
+def cmd_loaders(args: argparse.Namespace) -> int:
+    from core.loaders import LOADERS
+
+    listing = LOADERS.describe()
+    extensions = {cls.name: list(cls.extensions) for cls in LOADERS}
+    for entry in listing:
+        entry["extensions"] = extensions[entry["name"]]
+    return _listing(listing, args.format)
+
+
+def cmd_extractors(args: argparse.Namespace) -> int:
+    from core.extractors import EXTRACTORS
+
+    listing = EXTRACTORS.describe()
+    keys = {cls.name: list(cls.keys) for cls in EXTRACTORS}
+    for entry in listing:
+        entry["keys"] = keys[entry["name"]]
+    return _listing(listing, args.format)
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    app = find_app()
+    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port)]
+    if args.headless:
+        command += ["--server.headless", "true"]
+    try:
+        return subprocess.call(command, cwd=app.parent)
+    except KeyboardInterrupt:
+        return 130
+
+
+def find_app() -> Path:
+    """app.py beside the package (a source checkout), else in the working directory."""
+    candidates = [Path(__file__).resolve().parent.parent / "app.py", Path.cwd() / "app.py"]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(
+        "app.py: not found beside the chunkscope package or in the current directory; run this from a ChunkScope checkout"
+    )
+
+
+# ---------------------------------------------------------------------- output
+
+
+def _listing(entries: list[dict[str, Any]], fmt: str) -> int:
+    if fmt == "json":
+        _write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n", None)
+        return 0
+    lines = []
+    for entry in entries:
+        extra = ""
+        if entry.get("extensions"):
+            extra = f"  [{' '.join(entry['extensions'])}]"
+        if entry.get("keys"):
+            extra = f"  -> {', '.join(entry['keys'])}"
+        lines.append(f"{entry['name']}{extra}: {entry['summary']}")
+        for spec in entry["params"]:
+            lines.append(f"    {spec['name']} ({_kind(spec)}, default {_default(spec['default'])}{_bounds(spec)}): {spec['help']}")
+        lines.append("")
+    _write("\n".join(lines), None)
+    return 0
+
+
+def _kind(spec: dict[str, Any]) -> str:
+    kind = spec["kind"]
+    if spec.get("choices"):
+        kind = "|".join(spec["choices"])
+    return f"{kind}, optional" if spec.get("optional") else kind
+
+
+def _default(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _bounds(spec: dict[str, Any]) -> str:
+    parts = []
+    if spec.get("ge") is not None:
+        parts.append(f">= {_number(spec['ge'])}")
+    if spec.get("le") is not None:
+        parts.append(f"<= {_number(spec['le'])}")
+    return ", " + " and ".join(parts) if parts else ""
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.4g}"
+    return str(value)
+
+
+def _write(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{output}: cannot be written ({exc.strerror or exc})") from None
+
+
+# ------------------------------------------------------------------------ main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0, or 2 for a user error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already reported in one line
+        return int(exc.code or 0)
+    try:
+        return int(args.func(args) or 0)
+    except ChunkScopeError as exc:
+        if args.debug:
+            raise
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return USER_ERROR
+    except BrokenPipeError:  # e.g. piped into head: not an error worth a word
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
