@@ -467,11 +467,8 @@ def test_every_text_loader_decodes_through_the_same_fallback(loader: str) -> Non
         ("whitespace.txt", EmptyDocumentError, "whitespace.txt: contains only whitespace"),
         ("binary.txt", CorruptDocumentError, "binary.txt: looks like binary data, not text"),
         ("nul_bytes.txt", CorruptDocumentError, "nul_bytes.txt: looks like binary data, not text"),
-        (
-            "encrypted.pdf",
-            EncryptedDocumentError,
-            "encrypted.pdf: is encrypted and cannot be read without its password",
-        ),
+        ("encrypted.pdf", EncryptedDocumentError, "encrypted.pdf: is encrypted and cannot be read without its"),
+        ("encrypted_aes.pdf", EncryptedDocumentError, "encrypted_aes.pdf: is encrypted and cannot be read without"),
         ("blank.pdf", EmptyDocumentError, "blank.pdf: has no text layer (scanned?); OCR is not supported"),
         ("truncated.pdf", CorruptDocumentError, "truncated.pdf: is not a readable PDF"),
         ("looped_pages.pdf", CorruptDocumentError, "looped_pages.pdf: is not a readable PDF"),
@@ -503,8 +500,9 @@ def test_html_with_no_visible_text_is_empty() -> None:
         load_bytes(b"<html><head><title>t</title></head><body><script>x()</script></body></html>", "blank.html")
 
 
-def test_pdf_with_an_empty_user_password_is_opened() -> None:
-    document = load_fixture("owner_only.pdf")
+@pytest.mark.parametrize("fixture", ["owner_only.pdf", "owner_only_aes.pdf"])
+def test_pdf_with_an_empty_user_password_is_opened(fixture: str) -> None:
+    document = load_fixture(fixture)
     assert document.text == "Alpha page one text.\n\nBeta page two text."
 
 
