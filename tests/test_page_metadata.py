@@ -1,0 +1,112 @@
+"""AppTest: the Metadata page's live preview shows exactly what each reader gets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.config import PipelineConfig, run_split
+from core.loaders import load
+from core.schema import MetadataMode
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "sample_docs" / "chunking_guide.md"
+PAGE = "pages/2_Metadata.py"
+
+
+def open_page(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def expected_first_node(config: PipelineConfig):
+    document = load(GUIDE)[0]
+    return run_split([document], config)[0]
+
+
+def views(at: AppTest) -> tuple[str, str]:
+    """The LLM view and the EMBED view, in the order the page shows them."""
+    return at.code[0].value, at.code[1].value
+
+
+def current_config(at: AppTest) -> PipelineConfig:
+    # The session keeps the config as to_dict() data under ui.state's key (absent: the defaults).
+    if "cs_config" not in at.session_state:
+        return PipelineConfig()
+    return PipelineConfig.from_dict(at.session_state["cs_config"])
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    return open_page()
+
+
+def test_preview_shows_both_views_of_the_first_node(page):
+    node = expected_first_node(PipelineConfig())
+    llm, embed = views(page)
+    assert llm == node.get_content(MetadataMode.LLM)
+    assert embed == node.get_content(MetadataMode.EMBED)
+    assert "file_name: chunking_guide.md" in llm
+    # Token counts are shown above each view.
+    assert any("tokens · metadata adds" in caption.value for caption in page.caption)
+
+
+def test_excluding_a_key_from_the_llm_removes_it_from_the_llm_view_only():
+    at = open_page()
+    at.multiselect(key="meta.exclude.excluded_llm_metadata_keys").set_value(["encoding", "file_type"]).run()
+    llm, embed = views(at)
+    assert "file_type: markdown" not in llm
+    assert "file_type: markdown" in embed
+    config = current_config(at)
+    assert config.metadata.excluded_llm_metadata_keys == ("encoding", "file_type")
+    assert llm == expected_first_node(config).get_content(MetadataMode.LLM)
+    table = at.dataframe[-1].value
+    row = table[table["key"] == "file_type"].iloc[0]
+    assert (bool(row["LLM sees"]), bool(row["EMBED sees"])) == (False, True)
+
+
+def test_templates_change_how_metadata_is_written():
+    at = open_page()
+    at.text_input(key="meta.view.metadata_template").set_value("{key}={value}")
+    at.text_input(key="meta.view.metadata_separator").set_value(" | ").run()
+    llm, _ = views(at)
+    assert llm.splitlines()[0] == "file_name=chunking_guide.md | file_type=markdown | title=A Practical Guide to Chunking for RAG"
+    assert current_config(at).metadata.metadata_separator == " | "
+
+
+def test_an_unknown_placeholder_is_refused_with_a_clear_message():
+    at = open_page()
+    before = views(at)
+    at.text_input(key="meta.view.metadata_template").set_value("{key} -> {val}").run()
+    messages = [error.value for error in at.error]
+    assert any("metadata_template" in message and "'val'" in message for message in messages), messages
+    # The config and the preview keep the last valid settings.
+    assert current_config(at).metadata.metadata_template == "{key}: {value}"
+    assert views(at) == before
+
+
+def test_an_extractor_adds_its_key_to_the_preview():
+    at = open_page()
+    at.toggle(key="meta.extractor.title.on").set_value(True).run()
+    llm, _ = views(at)
+    assert "document_title: A Practical Guide to Chunking for RAG" in llm
+    assert [e.name for e in current_config(at).extractors] == ["title"]
+    keys = at.dataframe[-1].value
+    assert keys[keys["key"] == "document_title"]["from"].tolist() == ["extractor"]
+
+
+def test_metadata_from_a_link_shows_in_the_editor_and_both_views():
+    at = open_page({"meta.team": "search"})
+    editor = at.data_editor[0].value
+    assert editor.to_dict("records") == [{"key": "team", "value": "search"}]
+    llm, embed = views(at)
+    assert "team: search" in llm and "team: search" in embed
+    keys = at.dataframe[-1].value
+    assert keys[keys["key"] == "team"]["from"].tolist() == ["added here"]
