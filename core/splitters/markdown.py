@@ -23,7 +23,7 @@ from typing import NamedTuple
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Element
-from core.splitters.base import CutGuard, Span, Splitter, merge_pieces, piece_sizes, trim_span
+from core.splitters.base import CutGuard, Span, Splitter, merge_pieces, piece_sizes, protected_cuts, trim_span
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
@@ -170,7 +170,7 @@ class SectionSplitter(Splitter):
         return 0
 
     def structure(self, document: Document) -> Sequence[Element]:
-        """The elements (headings, table rows) the sections are drawn from."""
+        """The elements whose headings the sections are drawn from."""
         return document.elements
 
     def split_levels(self) -> set[int]:
@@ -183,7 +183,8 @@ class SectionSplitter(Splitter):
         if not self.chunk_size:
             return sections
         tokenizer = get_tokenizer(self.tokenizer)
-        guard = CutGuard([(e.start_char, e.end_char) for e in elements if e.kind == "table_row"])
+        # The rows the document itself declares (as build_nodes and the other splitters see them).
+        guard = protected_cuts(document)
         spans: list[Span] = []
         for section in sections:
             pieces = [(section.start, section.end)]
