@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,19 +17,7 @@ from core.postprocessors.base import (
 )
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import NodeWithScore
-
-try:
-    from core.segmentation import sentence_spans as _segment
-except ImportError:  # the shared segmenter is not installed: a plain punctuation rule will do
-    _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
-
-    def _segment(text: str) -> list[tuple[int, int]]:
-        spans, start = [], 0
-        for match in _SENTENCE_END.finditer(text):
-            spans.append((start, match.start()))
-            start = match.end()
-        spans.append((start, len(text)))
-        return spans
+from core.segmentation import sentence_spans
 
 
 @POSTPROCESSORS.register
@@ -117,16 +104,3 @@ class SentenceEmbeddingOptimizerPostprocessor(Postprocessor):
             kept.update(range(max(0, index - self.context_before), min(count, index + self.context_after + 1)))
         return sorted(kept)
 
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Sentence spans of ``text``, trimmed of surrounding whitespace, empty ones dropped."""
-    spans = []
-    for piece in _segment(text):
-        start, end = (piece.start, piece.end) if hasattr(piece, "start") and not isinstance(piece, tuple) else piece[:2]
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start < end:
-            spans.append((start, end))
-    return spans
