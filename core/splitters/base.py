@@ -252,8 +252,14 @@ class CutGuard:
 
 
 def protected_cuts(document: Document) -> CutGuard:
-    """The guard that keeps every ``table_row`` element of ``document`` whole."""
-    return CutGuard([(e.start_char, e.end_char) for e in document.elements if e.kind == "table_row"])
+    """The guard that keeps table rows whole: every ``table_row`` element and each table's header row."""
+    spans = []
+    for element in document.elements:
+        if element.kind == "table_row":
+            spans.append((element.start_char, element.end_char))
+        elif element.kind == "table" and "header_end" in element.attrs:
+            spans.append((element.start_char, int(element.attrs["header_end"])))
+    return CutGuard(spans)
 
 
 def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:

@@ -1,0 +1,267 @@
+"""Properties every registered splitter keeps, on random text with random valid parameters.
+
+Parameters are drawn from each class's declared ``params()`` (bounds and
+choices), never written per splitter, so a splitter added to the registry is
+tested here the moment it is registered. A splitter that embeds (``semantic``)
+gets a small deterministic fake embedder through its ``with_embedder`` hook.
+
+What must hold for every node a splitter returns:
+
+- it is an exact slice: ``node.text == document.text[start_char:end_char]``, not empty;
+- SOURCE is the document's id, and it inherits the document's metadata (unless told not to);
+- every non-whitespace character of the document lies in some node;
+- PREVIOUS/NEXT form chains in order of start (one chain, in list order, for a
+  flat splitter; one per level for a hierarchy); none when links are turned off;
+- a node holds at most ``size_limit`` units of ``size_unit``, unless it is one
+  indivisible unit (a word, a model token, a table row, or a piece between two
+  of the splitter's ``separator``);
+- consecutive nodes share at most ``overlap_limit`` units;
+- the same input gives the same nodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_left, bisect_right
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, reject
+from hypothesis import strategies as st
+
+from core.errors import ConfigError
+from core.params import ParamSpec
+from core.schema import Document, Node, NodeRelationship
+from core.splitters import SPLITTERS
+from core.splitters.base import Splitter, protected_cuts
+from core.tokenizers import get_tokenizer
+from strategies import table_documents, texts
+
+SPLITTER_CLASSES = list(SPLITTERS)
+METADATA = {"file_name": "p"}
+
+
+def fake_embed(texts: list[str]) -> np.ndarray:
+    """Deterministic vectors from hashed character trigrams: similar texts get similar vectors."""
+    vectors = np.zeros((len(texts), 64))
+    for row, text in enumerate(texts):
+        padded = f"  {text.lower()}  "
+        for i in range(len(padded) - 2):
+            digest = hashlib.blake2b(padded[i : i + 3].encode("utf-8", "surrogatepass"), digest_size=2).digest()
+            vectors[row, int.from_bytes(digest, "big") % 64] += 1.0
+        vectors[row, 0] += 1e-3  # never an all-zero row
+    return vectors
+
+
+def value_strategy(spec: ParamSpec) -> st.SearchStrategy[Any]:
+    """Values inside the declared bounds; numbers are drawn small so short texts make several chunks."""
+    if spec.kind == "bool":
+        strategy: st.SearchStrategy[Any] = st.booleans()
+    elif spec.kind == "choice":
+        strategy = st.sampled_from(spec.choices or (spec.default,))
+    elif spec.kind in ("int", "int_list"):
+        low = int(spec.ge) if spec.ge is not None else 0
+        high = int(spec.le) if spec.le is not None else low + 100
+        number = st.one_of(st.integers(low, min(high, low + 10)), st.integers(low, min(high, low + 100)))
+        if spec.kind == "int":
+            strategy = number
+        else:  # size ladders (e.g. per level) are listed largest first
+            strategy = st.lists(number, min_size=1, max_size=3).map(lambda xs: tuple(sorted(xs, reverse=True)))
+    elif spec.kind == "float":
+        low = float(spec.ge) if spec.ge is not None else 0.0
+        high = float(spec.le) if spec.le is not None else low + 100.0
+        strategy = st.floats(low, min(high, low + 100.0), allow_nan=False)
+    else:  # free text and string lists keep their defaults: their valid values are not enumerable
+        strategy = st.just(spec.default)
+    if spec.optional and spec.default is not None:
+        strategy = st.one_of(st.none(), strategy)
+    elif spec.optional:
+        strategy = st.one_of(st.just(None), strategy)
+    return strategy
+
+
+def params_for(cls: type[Splitter]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({spec.name: value_strategy(spec) for spec in cls.params()})
+
+
+def build(cls: type[Splitter], params: dict[str, Any]) -> Splitter:
+    try:
+        splitter = cls.from_params(params)
+    except ConfigError:
+        reject()  # a cross-field rule (e.g. overlap below size) ruled these values out
+    with_embedder = getattr(splitter, "with_embedder", None)
+    return with_embedder(fake_embed) if with_embedder else splitter
+
+
+def split(splitter: Splitter, document: Document) -> list[Node]:
+    try:
+        return splitter.split([document])
+    except ConfigError:
+        reject()  # e.g. the metadata leaves no room in a tiny chunk_size
+
+
+class Sizes:
+    """Sizes of spans in a splitter's units.
+
+    Characters and words are counted on the node's text. Model tokens are
+    counted as the document's tokens that lie wholly inside the span: a slice
+    that starts inside a word re-tokenizes differently, and the document's own
+    tokens are what a window of tokens is made of.
+    """
+
+    def __init__(self, unit: str, document: Document) -> None:
+        self.unit = unit
+        self.text = document.text
+        self.tokenizer = get_tokenizer(unit)
+        if unit == "model":
+            tokens = self.tokenizer.spans(self.text)
+            self.starts = [start for start, _ in tokens]
+            self.ends = [end for _, end in tokens]
+
+    def __call__(self, start: int, end: int) -> int:
+        if self.unit != "model":
+            return self.tokenizer.count(self.text[start:end])
+        return max(bisect_right(self.ends, end) - bisect_left(self.starts, start), 0)
+
+
+def indivisible(splitter: Splitter, document: Document, start: int, end: int, sizes: Sizes) -> bool:
+    """One word, one model token, (part of) one table row, or one piece between the splitter's separators."""
+    text = document.text[start:end]
+    if len(text.split()) <= 1:
+        return True
+    separator = getattr(splitter, "separator", None)
+    if isinstance(separator, str) and separator and separator not in text:
+        return True
+    if sizes.unit == "model" and sizes(start, end) <= 1:
+        return True
+    guard = protected_cuts(document)
+    return any(row_start <= start and end <= row_end for row_start, row_end in guard.spans)
+
+
+def chains(nodes: list[Node]) -> list[list[Node]]:
+    """The PREVIOUS/NEXT chains, each from its head; checks the links agree both ways."""
+    by_id = {node.id: node for node in nodes}
+    assert len(by_id) == len(nodes), "node ids are not unique"
+    found = []
+    seen: set[str] = set()
+    for head in nodes:
+        if NodeRelationship.PREVIOUS in head.relationships:
+            continue
+        chain = [head]
+        while (next_id := chain[-1].relationships.get(NodeRelationship.NEXT)) is not None:
+            follower = by_id[next_id]
+            assert follower.relationships.get(NodeRelationship.PREVIOUS) == chain[-1].id
+            chain.append(follower)
+            assert len(chain) <= len(nodes), "the NEXT links form a cycle"
+        seen.update(node.id for node in chain)
+        found.append(chain)
+    assert seen == set(by_id), "some nodes are on no chain (a cycle, or a PREVIOUS with no head)"
+    return found
+
+
+def check_invariants(splitter: Splitter, document: Document, nodes: list[Node]) -> None:
+    text = document.text
+    for node in nodes:
+        assert node.text == text[node.start_char : node.end_char]
+        assert node.text, "empty node"
+        assert node.doc_id == document.id
+        assert node.relationships[NodeRelationship.SOURCE] == document.id
+        for key, value in document.metadata.items():
+            if splitter.include_metadata:
+                assert node.metadata[key] == value
+            else:
+                assert key not in node.metadata
+
+    # Coverage: every non-whitespace character is in some node.
+    depth = [0] * (len(text) + 1)
+    for node in nodes:
+        depth[node.start_char] += 1
+        depth[node.end_char] -= 1
+    running = 0
+    for i, char in enumerate(text):
+        running += depth[i]
+        assert running > 0 or char.isspace(), f"character {i} ({char!r}) is in no node"
+
+    hierarchy = any(
+        NodeRelationship.PARENT in node.relationships or NodeRelationship.CHILD in node.relationships for node in nodes
+    )
+    if splitter.include_prev_next_rel:
+        linked = chains(nodes)
+        if not hierarchy:
+            assert len(linked) <= 1 and (not nodes or linked[0] == nodes), "a flat splitter's nodes are one chain"
+    else:
+        linked = [[node] for node in nodes]
+        for node in nodes:
+            assert NodeRelationship.PREVIOUS not in node.relationships
+            assert NodeRelationship.NEXT not in node.relationships
+    sequences = linked if hierarchy else [nodes]
+    for sequence in sequences:
+        starts = [node.start_char for node in sequence]
+        assert starts == sorted(starts), "starts go backwards"
+
+    limit, overlap = splitter.size_limit, splitter.overlap_limit
+    if limit is None and overlap is None:
+        return
+    sizes = Sizes(splitter.size_unit, document)
+    if limit is not None:
+        for node in nodes:
+            size = sizes(node.start_char, node.end_char)
+            assert size <= limit or indivisible(splitter, document, node.start_char, node.end_char, sizes), (
+                f"node of {size} {sizes.unit} over the limit {limit}: {node.text!r}"
+            )
+    if overlap is not None:
+        for sequence in sequences:
+            for before, after in zip(sequence, sequence[1:]):
+                if after.start_char < before.end_char:
+                    shared = sizes(after.start_char, min(before.end_char, after.end_char))
+                    assert shared <= overlap, f"consecutive nodes share {shared} {sizes.unit}, limit {overlap}"
+
+
+@pytest.mark.parametrize("cls", SPLITTER_CLASSES, ids=lambda cls: cls.name)
+def test_invariants_on_random_text(cls: type[Splitter]) -> None:
+    @given(text=texts(), params=params_for(cls))
+    def run(text: str, params: dict[str, Any]) -> None:
+        splitter = build(cls, params)
+        document = Document(text=text, metadata=dict(METADATA))
+        nodes = split(splitter, document)
+        check_invariants(splitter, document, nodes)
+        again = split(splitter, Document(text=text, metadata=dict(METADATA)))
+        assert [node.to_dict() for node in again] == [node.to_dict() for node in nodes], "not deterministic"
+
+    run()
+
+
+@pytest.mark.parametrize("cls", SPLITTER_CLASSES, ids=lambda cls: cls.name)
+def test_invariants_on_tables(cls: type[Splitter]) -> None:
+    @given(document=table_documents(), params=params_for(cls))
+    def run(document: Document, params: dict[str, Any]) -> None:
+        splitter = build(cls, params)
+        nodes = split(splitter, document)
+        check_invariants(splitter, document, nodes)
+        if cls.keeps_table_rows:
+            guard = protected_cuts(document)
+            for node in nodes:
+                for cut in (node.start_char, node.end_char):
+                    assert guard.allows(cut), f"{cls.name} cut inside a table row at {cut}"
+
+    run()
+
+
+def test_the_splitters_that_promise_whole_rows() -> None:
+    assert {"recursive", "sentence"} <= {cls.name for cls in SPLITTER_CLASSES if cls.keeps_table_rows}
+
+
+def _concrete_subclasses(cls: type) -> set[type]:
+    found = set()
+    for sub in cls.__subclasses__():
+        if sub.__dict__.get("name"):
+            found.add(sub)
+        found |= _concrete_subclasses(sub)
+    return found
+
+
+def test_every_concrete_splitter_is_registered() -> None:
+    registered = set(SPLITTER_CLASSES)
+    missing = {cls.__qualname__ for cls in _concrete_subclasses(Splitter) if cls not in registered}
+    assert not missing, f"splitters with a name but not in the registry: {missing}"
