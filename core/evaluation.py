@@ -255,13 +255,21 @@ def evaluate(
             progress(done, len(usable))
     return Evaluation(
         splitter=splitter.name,
-        params=splitter.to_params(only_changed=True),
+        params=_shown_params(splitter),
         top_k=top_k,
         mode=mode,
         node_count=len(nodes),
         per_query=per_query,
         skipped_queries=skipped,
     )
+
+
+def _shown_params(splitter: Splitter) -> dict[str, Any]:
+    """The sizes (always: they are what a reader compares) and every other parameter set away from its default."""
+    every = splitter.to_params()
+    shown = {key: every[key] for key in ("chunk_size", "chunk_overlap") if key in every}
+    shown.update(splitter.to_params(only_changed=True))
+    return shown
 
 
 def score_query(query: EvalQuery, retrieved: Sequence[Node], reference: Sequence[DocSpan]) -> QueryScore:
@@ -317,9 +325,7 @@ def sweep(
     rows = []
     for done, config in enumerate(configs, start=1):
         result = evaluate(documents, queries, config, embedder=embedder, top_k=top_k, mode=mode, alpha=alpha)
-        row = result.to_row()
-        row["chunk_size"], row["chunk_overlap"] = config.chunk_size, config.chunk_overlap
-        rows.append(row)
+        rows.append(result.to_row())
         if progress is not None:
             progress(done, len(configs))
     return rows
