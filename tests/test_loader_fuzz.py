@@ -23,6 +23,7 @@ MARKUP = [
     "<thead>", "</thead>", "<pre>", "</pre>", "<script>", "</script>", "<title>", "<br>", "<!--", "-->",
     "<![CDATA[", "<!DOCTYPE", "&amp;", "&#0;", "&#x110000;", "# ", "## ", "| a | b |", "|---|---|", "```",
     "~~~", "- ", "1. ", "> ", "    ", '"', "'", ",", ";", "\t", "|", "\n", "\r\n", "\r", "\n\n", " ", "x", "é", "\u2028",
+    "<meta charset=utf-16>", "<meta charset=hex>", "<meta charset='cp1251'>",
 ]  # fmt: skip
 
 markup_soup = st.lists(st.sampled_from(MARKUP) | st.text(max_size=8), max_size=60).map("".join)
@@ -30,6 +31,8 @@ text_bytes = st.one_of(
     markup_soup.map(lambda text: text.encode("utf-8", "surrogatepass")),
     markup_soup.map(lambda text: text.encode("utf-16", "surrogatepass")),
     st.text(max_size=300).map(lambda text: text.encode("utf-8", "surrogatepass")),
+    # Not UTF-8: the declared-charset and charset-normalizer paths.
+    markup_soup.map(lambda text: text.encode("cp1252", "replace") + b"\xe9\x93"),
 )
 any_bytes = st.binary(max_size=1500)
 

@@ -445,6 +445,29 @@ def test_encodings_are_detected(fixture: str, text: str, encoding: str, warning:
     assert "load_warning" not in document.get_metadata_str(MetadataMode.LLM)
 
 
+@pytest.mark.parametrize(
+    "head,encoding,warning",
+    [
+        ('<meta charset="windows-1251">', "cp1251", "decoded as cp1251 (declared in the file), not UTF-8"),
+        ('<meta http-equiv="Content-Type" content="text/html; charset=KOI8-R">', "koi8_r", None),
+        ('<meta charset="utf-16">', None, None),  # an ASCII page cannot be UTF-16: ignored
+        ('<meta charset="hex">', None, None),  # not a text encoding: ignored
+    ],
+)
+def test_html_declared_charset_is_tried_before_guessing(head: str, encoding: str | None, warning: str | None) -> None:
+    body = "<p>Привет, мир: это проверка кодировки страницы.</p>"
+    declared = encoding or "cp1251"
+    (document,) = load_bytes((head + body).encode(declared), "ru.html")
+    if encoding is not None:
+        assert document.text == "Привет, мир: это проверка кодировки страницы."
+        assert document.metadata["encoding"] == encoding
+        assert document.metadata["load_warning"] == (
+            warning or f"decoded as {encoding} (declared in the file), not UTF-8"
+        )
+    else:  # charset-normalizer decides
+        assert "(declared in the file)" not in document.metadata["load_warning"]
+
+
 def test_utf8_bom_is_dropped() -> None:
     assert decode_text(b"\xef\xbb\xbfhello", "bom.txt") == ("hello", "utf-8-sig", None)
 

@@ -40,6 +40,8 @@ _BLOCKS = frozenset(
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _LANGUAGE_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
+_CHARSET_SCAN_BYTES = 4096  # browsers look only near the start, too
 _LINE_BREAK_MARK = "\x00"  # stands for <br> inside a block until the block is flushed
 
 
@@ -308,6 +310,12 @@ def _language_of(attrs: list[tuple[str, str | None]]) -> str:
     return ""
 
 
+def declared_charset(data: bytes) -> str | None:
+    """The charset a page declares in its first kilobytes (``<meta charset>`` or http-equiv), if any."""
+    match = _META_CHARSET.search(data[:_CHARSET_SCAN_BYTES])
+    return match.group(1).decode("ascii") if match else None
+
+
 def html_to_text(html: str) -> tuple[str, list[Element], str]:
     """``(visible text, elements with spans in that text, title)`` of an HTML string."""
     parser = _VisibleText()
@@ -330,7 +338,7 @@ class HtmlLoader(Loader):
     extensions = (".html", ".htm")
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        source, encoding, warning = decode_text(data, file_name)
+        source, encoding, warning = decode_text(data, file_name, declared=declared_charset(data))
         try:
             text, elements, title = html_to_text(source)
         except AssertionError:  # HTMLParser's way of giving up on some malformed declarations

@@ -33,6 +33,13 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 # ties it with cp1250 on short text, and then it is the better bet.
 _WESTERN_DEFAULT = "cp1252"
 _CHAOS_TOLERANCE = 0.1
+# Labels a file may declare that we do not trust: escapes and placeholders that are no
+# way to store text, and UTF-16/32, which an ASCII-readable declaration cannot truly be in
+# (real UTF-16/32 has a BOM or NUL bytes and is caught before declarations are read).
+_IGNORED_DECLARATIONS = frozenset(
+    {"undefined", "unicode_escape", "raw_unicode_escape", "idna", "punycode", "utf_7"}
+    | {"utf_16", "utf_16_le", "utf_16_be", "utf_32", "utf_32_le", "utf_32_be"}
+)
 
 # Metadata keys about how a file was read rather than what it says: kept out of
 # what the embedding model and the LLM see unless the user asks for them.
@@ -43,16 +50,17 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BLANK_LINE_GAP = re.compile(r"(?:\r\n|\r(?!\n)|\n)[ \t\f\v]*(?:\r\n|\r(?!\n)|\n)\s*")
 
 
-def decode_text(data: bytes, file_name: str) -> tuple[str, str, str | None]:
+def decode_text(data: bytes, file_name: str, declared: str | None = None) -> tuple[str, str, str | None]:
     """Decode a text file's bytes: ``(text, encoding, warning)``.
 
     ``warning`` is a human note when the text was not plain UTF-8 (a guessed
-    encoding), else None. Binary data raises CorruptDocumentError; no characters
-    beyond whitespace raise EmptyDocumentError.
+    encoding), else None. ``declared`` is an encoding the file names for itself
+    (an HTML ``<meta charset>``), tried before guessing. Binary data raises
+    CorruptDocumentError; no characters beyond whitespace raise EmptyDocumentError.
     """
     if not data.strip():
         raise EmptyDocumentError(file_name, "is empty" if not data else "contains only whitespace")
-    text, encoding, warning = _decode(data, file_name)
+    text, encoding, warning = _decode(data, file_name, declared)
     if not text.strip():
         raise EmptyDocumentError(file_name, "contains only whitespace")
     if "\x00" in text:
@@ -60,7 +68,7 @@ def decode_text(data: bytes, file_name: str) -> tuple[str, str, str | None]:
     return text, encoding, warning
 
 
-def _decode(data: bytes, file_name: str) -> tuple[str, str, str | None]:
+def _decode(data: bytes, file_name: str, declared: str | None) -> tuple[str, str, str | None]:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
@@ -80,6 +88,12 @@ def _decode(data: bytes, file_name: str) -> tuple[str, str, str | None]:
         return data.decode("utf-8"), "utf-8", None
     except UnicodeDecodeError:
         pass
+    name = _declared_codec(declared)
+    if name:
+        try:
+            return data.decode(name), name, f"decoded as {name} (declared in the file), not UTF-8"
+        except (LookupError, ValueError):
+            pass  # a wrong declaration, or a codec that is no text encoding (hex, rot13): guess instead
     results = from_bytes(data)
     best = results.best()
     if best is None:
@@ -87,6 +101,20 @@ def _decode(data: bytes, file_name: str) -> tuple[str, str, str | None]:
     encoding = _prefer_western(data, results, best)
     text = data.decode(encoding, errors="replace")
     return text, encoding, f"decoded as {encoding}, not UTF-8"
+
+
+def _declared_codec(declared: str | None) -> str | None:
+    """The Python codec for a file's own encoding label, if it names a real text encoding."""
+    if not declared:
+        return None
+    try:
+        name = codecs.lookup(declared).name.replace("-", "_")
+    except LookupError:
+        return None
+    if name in _IGNORED_DECLARATIONS:
+        return None
+    # Browsers read a page labelled Latin-1 as windows-1252, its superset; so do we.
+    return _WESTERN_DEFAULT if name in ("iso8859_1", "latin_1") else name
 
 
 def _prefer_western(data: bytes, results: Any, best: Any) -> str:
