@@ -1,0 +1,186 @@
+"""PipelineConfig: hashable, and the same after a trip through a dict, JSON or a URL."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlencode
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core import Document, MetadataMode, get_splitter
+from core.config import MetadataSettings, PipelineConfig, RetrievalSettings, apply_metadata_settings, run_split
+from core.errors import ConfigError
+from core.extractors import get_extractor
+from core.loaders import LOADERS
+from core.splitters import SPLITTERS
+
+
+def _config(**changes) -> PipelineConfig:
+    base = {"splitter": get_splitter("character", chunk_size=300, chunk_overlap=20)}
+    return PipelineConfig(**{**base, **changes})
+
+
+def _rich_config() -> PipelineConfig:
+    return _config(
+        loaders=(LOADERS.create("pdf", extraction_mode="layout"),),
+        metadata=MetadataSettings(
+            metadata_template="{key}=>{value}",
+            metadata_separator="::",
+            excluded_llm_metadata_keys=("file_name",),
+            extra=(("author", "Ada"), ("team", "search")),
+        ),
+        extractors=(get_extractor("title"), get_extractor("keywords", keywords=8)),
+        retrieval=RetrievalSettings(top_k=8, mode="hybrid", alpha=0.3),
+    )
+
+
+def test_configs_are_hashable_and_equal_configs_share_a_key():
+    a, b = _rich_config(), _rich_config()
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert {a: 1}[b] == 1
+    assert a.key() != _config().key()
+
+
+def test_to_dict_round_trips():
+    config = _rich_config()
+    assert PipelineConfig.from_dict(config.to_dict()) == config
+    assert PipelineConfig.from_json(config.to_json()) == config
+
+
+def test_url_form_is_compact_and_readable():
+    params = _config().to_query_params()
+    assert params == {"splitter": "character", "chunk_size": "300", "chunk_overlap": "20"}
+
+
+def test_url_form_names_every_section():
+    params = _rich_config().to_query_params()
+    assert params["loader.pdf.extraction_mode"] == "layout"
+    assert params["meta.author"] == "Ada"
+    assert params["view.metadata_template"] == "{key}=>{value}"
+    assert params["view.excluded_llm_metadata_keys"] == "file_name"
+    assert params["extractors"] == "title,keywords"
+    assert params["extractor.keywords.keywords"] == "8"
+    assert params["retrieval.mode"] == "hybrid"
+
+
+def test_url_round_trips_through_a_real_query_string():
+    config = _rich_config()
+    query = urlencode(config.to_query_params())
+    assert PipelineConfig.from_query_params(parse_qs(query, keep_blank_values=True)) == config
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"splitter": "character", "chunk_size": "-5"}, "chunk_size must be at least 1"),
+        ({"splitter": "character", "chunk_size": "big"}, "chunk_size must be a whole number"),
+        ({"splitter": "character", "chunk_size": "100", "chunk_overlap": "100"}, "must be smaller than chunk_size"),
+        ({"splitter": "nope"}, "unknown splitter 'nope'"),
+        ({"splitter": "character", "warp": "9"}, "unknown parameter 'warp'"),
+        ({"splitter": "character", "retrieval.top_k": "0"}, "top_k must be at least 1"),
+        ({"splitter": "character", "view.text_template": "{metadata_str}"}, "must contain {content}"),
+        ({"splitter": "character", "view.metadata_template": "{key} {oops}"}, "metadata_template may only use"),
+        ({"splitter": "character", "strange.key": "1"}, "not a ChunkScope setting"),
+        ({"splitter": "character", "extractor.title.max_chars": "50"}, "not in extractors="),
+    ],
+)
+def test_strict_links_raise_naming_the_parameter(params, message):
+    with pytest.raises(ConfigError, match=message.replace("{", r"\{").replace("}", r"\}").replace("(", r"\(")):
+        PipelineConfig.from_query_params(params)
+
+
+def test_lenient_links_drop_bad_values_with_one_warning_each():
+    config, warnings = PipelineConfig.from_query_params(
+        {"splitter": "character", "chunk_size": "400", "chunk_overlap": "-1", "retrieval.top_k": "x", "doc": "a.md"},
+        lenient=True,
+        ignore=("doc",),
+    )
+    assert config.splitter.chunk_size == 400 and config.splitter.chunk_overlap == 200
+    assert config.retrieval.top_k == 5
+    assert len(warnings) == 2
+    assert any("chunk_overlap must be at least 0" in w for w in warnings)
+    assert any("top_k must be a whole number" in w for w in warnings)
+
+
+def test_lenient_links_keep_values_that_only_fit_together():
+    # chunk_size=100 fails next to the default overlap (200) but fits with the link's overlap.
+    config, warnings = PipelineConfig.from_query_params(
+        {"splitter": "character", "chunk_size": "100", "chunk_overlap": "10"}, lenient=True
+    )
+    assert (config.splitter.chunk_size, config.splitter.chunk_overlap, warnings) == (100, 10, [])
+
+
+def test_lenient_unknown_splitter_falls_back_to_a_known_one():
+    if "sentence" not in SPLITTERS:
+        pytest.skip("the default splitter is not registered yet")
+    config, warnings = PipelineConfig.from_query_params({"splitter": "nope", "chunk_size": "10"}, lenient=True)
+    assert config.splitter.name == "sentence"
+    assert any("unknown splitter 'nope'" in w for w in warnings)
+
+
+def test_loaders_at_their_defaults_are_not_kept():
+    assert _config(loaders=(LOADERS.create("pdf"),)) == _config()
+
+
+def test_metadata_settings_reach_every_view():
+    """The issue's spec example, applied through a config instead of by hand."""
+    document = Document(
+        text="This is a super-customized document",
+        metadata={"file_name": "super_secret_document.txt", "category": "finance"},
+    )
+    config = _config(
+        metadata=MetadataSettings(
+            excluded_llm_metadata_keys=("file_name",),
+            metadata_separator="::",
+            metadata_template="{key}=>{value}",
+            text_template="Metadata: {metadata_str}\n-----\nContent: {content}",
+            extra=(("author", "LlamaIndex"),),
+        )
+    )
+    [prepared] = apply_metadata_settings([document], config)
+    assert document.metadata == {"file_name": "super_secret_document.txt", "category": "finance"}  # not mutated
+    expected = "Metadata: category=>finance::author=>LlamaIndex\n-----\nContent: This is a super-customized document"
+    assert prepared.get_content(MetadataMode.LLM) == expected
+    [node] = run_split([document], config)
+    assert node.get_content(MetadataMode.LLM) == expected
+    assert node.get_content(MetadataMode.EMBED).startswith("Metadata: file_name=>super_secret_document.txt::")
+
+
+def test_unset_excluded_keys_keep_what_the_loader_chose():
+    document = Document(text="Some text here.", metadata={"encoding": "utf-8", "topic": "x"})
+    document.excluded_llm_metadata_keys = ["encoding"]
+    [prepared] = apply_metadata_settings([document], _config())
+    assert prepared.excluded_llm_metadata_keys == ["encoding"]
+    [cleared] = apply_metadata_settings([document], _config(metadata=MetadataSettings(excluded_llm_metadata_keys=())))
+    assert cleared.excluded_llm_metadata_keys == []
+
+
+def test_run_split_adds_extractor_keys_to_every_node():
+    document = Document(text="# Release notes\n\nThe retriever got faster. The retriever got smaller too.")
+    nodes = run_split([document], _config(extractors=(get_extractor("title"),)))
+    assert nodes and all(node.metadata["document_title"] == "Release notes" for node in nodes)
+
+
+_values = st.integers(min_value=-5, max_value=3000).map(str) | st.text(max_size=5)
+
+
+@given(size=_values, overlap=_values, top_k=_values)
+def test_lenient_reading_never_raises_and_strict_agrees_when_clean(size, overlap, top_k):
+    params = {"splitter": "character", "chunk_size": size, "chunk_overlap": overlap, "retrieval.top_k": top_k}
+    config, warnings = PipelineConfig.from_query_params(params, lenient=True)
+    if not warnings:
+        assert PipelineConfig.from_query_params(params) == config
+    # Whatever was kept re-encodes to a link that reads back strictly.
+    assert PipelineConfig.from_query_params(config.to_query_params()) == config
+
+
+@given(
+    extra=st.dictionaries(
+        st.text(min_size=1, max_size=8).filter(lambda s: s.strip()), st.text(max_size=12), max_size=4
+    ),
+    separator=st.text(max_size=3),
+)
+def test_metadata_round_trips_through_the_url(extra, separator):
+    config = _config(metadata=MetadataSettings(metadata_separator=separator, extra=tuple(extra.items())))
+    assert PipelineConfig.from_query_params(parse_qs(urlencode(config.to_query_params()), keep_blank_values=True)) == config

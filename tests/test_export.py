@@ -1,0 +1,169 @@
+"""Export: node files that read back, and code snippets that parse and name the right classes."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from core import Node, get_splitter, load
+from core.config import MetadataSettings, PipelineConfig, RetrievalSettings, run_split
+from core.export import (
+    TABLE_COLUMNS,
+    config_to_json,
+    langchain_snippet,
+    llamaindex_snippet,
+    nodes_to_csv,
+    nodes_to_jsonl,
+    nodes_to_parquet,
+)
+from core.postprocessors import POSTPROCESSORS
+from core.splitters import SPLITTERS
+
+
+@pytest.fixture(scope="module")
+def nodes(sample_docs) -> list[Node]:
+    config = PipelineConfig(splitter=get_splitter("character", chunk_size=400, chunk_overlap=40))
+    return run_split(load(sample_docs / "chunking_guide.md"), config)
+
+
+def test_jsonl_has_one_node_per_line_and_round_trips(nodes):
+    lines = nodes_to_jsonl(nodes).splitlines()
+    assert len(lines) == len(nodes)
+    for line, node in zip(lines, nodes):
+        data = json.loads(line)
+        assert {"id", "doc_id", "text", "start_char", "end_char", "metadata", "relationships"} <= set(data)
+        assert Node.from_dict(data) == node
+
+
+def test_csv_has_one_row_per_node(nodes):
+    rows = list(csv.DictReader(io.StringIO(nodes_to_csv(nodes))))
+    assert len(rows) == len(nodes)
+    assert tuple(rows[0]) == TABLE_COLUMNS
+    assert rows[3]["text"] == nodes[3].text  # newlines and quotes survive
+    assert json.loads(rows[0]["metadata"]) == nodes[0].metadata
+
+
+def test_parquet_has_one_row_per_node(nodes):
+    table = pq.read_table(io.BytesIO(nodes_to_parquet(nodes)))
+    assert table.num_rows == len(nodes)
+    assert table.column("start_char").to_pylist() == [node.start_char for node in nodes]
+    assert table.column("text").to_pylist() == [node.text for node in nodes]
+
+
+def test_config_json_reads_back():
+    config = PipelineConfig(splitter=get_splitter("character", chunk_size=123, chunk_overlap=4))
+    assert PipelineConfig.from_json(config_to_json(config)) == config
+
+
+def _calls(source: str) -> set[str]:
+    """Every name called in ``source`` (``Foo(...)`` and ``Foo.from_defaults(...)`` both give Foo)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            while isinstance(func, ast.Attribute):
+                names.add(func.attr)
+                func = func.value
+            if isinstance(func, ast.Name):
+                names.add(func.id)
+    return names
+
+
+def _keywords(source: str, call: str) -> dict[str, str]:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name == call:
+                return {kw.arg: ast.unparse(kw.value) for kw in node.keywords}
+    raise AssertionError(f"{call} is not called")
+
+
+# (splitter, params, LlamaIndex class, its expected keyword values, LangChain class, its expected keyword values)
+CASES = [
+    ("character", {"chunk_size": 300, "chunk_overlap": 30, "separator": "\n"}, "TokenTextSplitter",
+     {"chunk_size": "300", "chunk_overlap": "30", "separator": "'\\n'"}, "CharacterTextSplitter",
+     {"chunk_size": "300", "separator": "'\\n'", "keep_separator": "'end'"}),
+    ("recursive", {"chunk_size": 500, "chunk_overlap": 50, "language": "python"}, "LangchainNodeParser", {},
+     "from_language", {"language": "Language.PYTHON", "chunk_size": "500"}),
+    ("token", {"chunk_size": 128, "chunk_overlap": 16}, "TokenTextSplitter",
+     {"chunk_size": "128", "tokenizer": "MODEL_TOKENS"}, "SentenceTransformersTokenTextSplitter",
+     {"tokens_per_chunk": "128", "chunk_overlap": "16"}),
+    ("sentence_window", {"window_size": 2}, "from_defaults", {"window_size": "2"}, "sentence_windows", {}),
+    ("markdown", {"heading_level": 2}, "MarkdownNodeParser", {}, "MarkdownHeaderTextSplitter",
+     {"headers_to_split_on": "[('#', 'Header 1'), ('##', 'Header 2')]", "strip_headers": "False"}),
+    ("semantic", {"breakpoint_type": "gradient", "buffer_size": 2}, "from_defaults",
+     {"buffer_size": "2", "breakpoint_percentile_threshold": "95"}, "SemanticChunker",
+     {"breakpoint_threshold_type": "'gradient'", "buffer_size": "2"}),
+    ("hierarchical", {"chunk_sizes": "1024,256"}, "from_defaults", {"node_parser_ids": "['chunk_size_1024', 'chunk_size_256']"},
+     "split_documents", {}),
+]
+
+
+@pytest.mark.parametrize("name, params, li_call, li_kwargs, lc_call, lc_kwargs", CASES, ids=[c[0] for c in CASES])
+def test_snippets_name_the_closest_classes_with_the_same_params(name, params, li_call, li_kwargs, lc_call, lc_kwargs):
+    config = PipelineConfig(splitter=get_splitter(name, **params))
+    llama, chain = llamaindex_snippet(config), langchain_snippet(config)
+    assert li_call in _calls(llama) and lc_call in _calls(chain)
+    for key, value in li_kwargs.items():
+        assert _keywords(llama, li_call)[key] == value, (key, llama)
+    for key, value in lc_kwargs.items():
+        assert _keywords(chain, lc_call)[key] == value, (key, chain)
+
+
+def test_differences_are_stated_at_the_top():
+    config = PipelineConfig(splitter=get_splitter("semantic", breakpoint_type="interquartile"))
+    header = ast.get_docstring(ast.parse(llamaindex_snippet(config)))
+    assert "Where this differs from ChunkScope" in header and "interquartile" in header
+    header = ast.get_docstring(ast.parse(langchain_snippet(PipelineConfig(splitter=get_splitter("sentence_window")))))
+    assert "no sentence-window splitter" in header
+
+
+def test_metadata_templates_and_excluded_keys_travel():
+    config = PipelineConfig(
+        splitter=get_splitter("character"),
+        metadata=MetadataSettings(
+            metadata_template="{key}=>{value}", excluded_embed_metadata_keys=("file_name",), extra=(("team", "search"),)
+        ),
+    )
+    llama = llamaindex_snippet(config)
+    assert "document.metadata_template = '{key}=>{value}'" in llama
+    assert "document.excluded_embed_metadata_keys = ['file_name']" in llama
+    assert "document.metadata.update({'team': 'search'})" in llama
+    chain = langchain_snippet(config)
+    assert "EXCLUDED_EMBED_METADATA_KEYS = ['file_name']" in chain and "def embed_view" in chain
+
+
+def test_postprocessors_map_to_llamaindex_classes():
+    posts = (
+        POSTPROCESSORS.create("similarity_cutoff", similarity_cutoff=0.4),
+        POSTPROCESSORS.create("metadata_replacement"),
+        POSTPROCESSORS.create("long_context_reorder"),
+    )
+    config = PipelineConfig(splitter=get_splitter("character"), postprocessors=posts)
+    llama = llamaindex_snippet(config)
+    assert {"SimilarityPostprocessor", "MetadataReplacementPostProcessor", "LongContextReorder"} <= _calls(llama)
+    assert _keywords(llama, "SimilarityPostprocessor") == {"similarity_cutoff": "0.4"}
+    chain = langchain_snippet(config)
+    assert {"EmbeddingsFilter", "LongContextReorder"} <= _calls(chain)
+
+
+def test_hybrid_retrieval_uses_fusion_with_the_same_weights():
+    config = PipelineConfig(splitter=get_splitter("character"), retrieval=RetrievalSettings(mode="hybrid", alpha=0.7))
+    llama = llamaindex_snippet(config)
+    assert _keywords(llama, "QueryFusionRetriever")["retriever_weights"] == "[0.7, 0.3]"
+    assert "EnsembleRetriever" in _calls(langchain_snippet(config))
+
+
+@pytest.mark.parametrize("name", SPLITTERS.names())
+def test_every_splitter_with_every_postprocessor_gives_valid_python(name):
+    posts = tuple(POSTPROCESSORS.create(post) for post in POSTPROCESSORS.names())
+    for mode in ("dense", "bm25", "hybrid"):
+        config = PipelineConfig(splitter=SPLITTERS.create(name), postprocessors=posts, retrieval=RetrievalSettings(mode=mode))
+        ast.parse(llamaindex_snippet(config))
+        ast.parse(langchain_snippet(config))
