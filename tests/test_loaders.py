@@ -280,8 +280,8 @@ def test_markdown_literal_example() -> None:
         "```sh\n"
         "make run\n"
         "```\n"
-        "Setext heading\n"
-        "--------------\n"
+        "Setext *heading*\n"
+        "----------------\n"
     )
     (document,) = load_bytes(source.encode(), "guide.md")
     got = [(e.kind, e.level, document.text[e.start_char : e.end_char]) for e in document.elements]
@@ -295,7 +295,7 @@ def test_markdown_literal_example() -> None:
         ("table_row", None, "| 1 | 2 |"),
         ("table_row", None, "| 3 | 4 |"),
         ("code", None, "```sh\nmake run\n```"),
-        ("heading", 2, "Setext heading\n--------------"),
+        ("heading", 2, "Setext *heading*\n----------------"),
     ]
     table = document.elements[5]
     assert table.attrs == {"header": "| a | b |", "header_end": source.index("|:-:|") + len("|:-:|")}

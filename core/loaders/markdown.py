@@ -88,8 +88,17 @@ def _span_of(text: str, lines: list[tuple[int, int]], line_range: list[int]) -> 
 
 
 def _inline_after(tokens: list[Token], index: int) -> str:
+    """A heading's words without inline markup: "Why *Chunk* Size" -> "Why Chunk Size"."""
     following = tokens[index + 1] if index + 1 < len(tokens) else None
-    return following.content.strip() if following is not None and following.type == "inline" else ""
+    if following is None or following.type != "inline":
+        return ""
+    words = []
+    for child in following.children or []:
+        if child.type in ("text", "code_inline"):
+            words.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            words.append(" ")
+    return " ".join("".join(words).split())
 
 
 def _table_elements(
