@@ -2,8 +2,8 @@
 
 ``core.cli`` calls :func:`register` with its subparsers; each subcommand sets
 ``func`` to a handler taking the parsed arguments and returning the exit code.
-A user error (bad file, bad parameter, missing model) prints one line on
-stderr and exits with 2.
+Handlers raise ChunkScopeError for user errors (bad file, bad parameter,
+missing model); the caller prints it as one line on stderr and exits with 2.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from core.errors import ChunkScopeError, ConfigError
 from core.retrieval import RETRIEVAL_MODES
@@ -23,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``postprocessors``, ``query`` and ``evaluate`` to the chunkscope CLI."""
     listing = subparsers.add_parser("postprocessors", help="List the node postprocessors and their parameters.")
     listing.add_argument("--format", choices=("json", "table"), default="table")
-    listing.set_defaults(func=_guarded(cmd_postprocessors))
+    listing.set_defaults(func=cmd_postprocessors)
 
     query = subparsers.add_parser("query", help="Retrieve nodes for a query and trace every postprocessor stage.")
     _add_corpus_arguments(query)
@@ -36,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="A postprocessor step (repeatable, run in order).",
     )
     query.add_argument("--format", choices=("json", "text"), default="json")
-    query.set_defaults(func=_guarded(cmd_query))
+    query.set_defaults(func=cmd_query)
 
     evaluate = subparsers.add_parser("evaluate", help="Score retrieval against reference excerpts (hit rate, MRR, IoU).")
     _add_corpus_arguments(evaluate)
@@ -44,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--sweep-sizes", default=None, metavar="N,N,...", help="chunk_size values to sweep.")
     evaluate.add_argument("--sweep-overlaps", default=None, metavar="N,N,...", help="chunk_overlap values to sweep.")
     evaluate.add_argument("--format", choices=("json", "table"), default="table")
-    evaluate.set_defaults(func=_guarded(cmd_evaluate))
+    evaluate.set_defaults(func=cmd_evaluate)
 
 
 def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
@@ -225,8 +226,8 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     columns = list(dict.fromkeys(key for row in rows for key in row))
     cells = [[_cell(row.get(column)) for column in columns] for row in rows]
     widths = [max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)]
-    lines = ["  ".join(column.ljust(width) for column, width in zip(columns, widths))]
-    lines += ["  ".join(value.ljust(width) for value, width in zip(line, widths)) for line in cells]
+    lines = ["  ".join(column.ljust(width) for column, width in zip(columns, widths, strict=True))]
+    lines += ["  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)) for line in cells]
     return "\n".join(lines)
 
 
@@ -250,28 +251,17 @@ def _print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
-def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Run a handler; a ChunkScope error becomes one line on stderr and exit code 2."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return handler(args)
-        except ChunkScopeError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return USER_ERROR
-
-    run.__name__ = handler.__name__
-    run.__doc__ = handler.__doc__
-    return run
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run these subcommands on their own (``python -m core.cli_query``); ``core.cli`` is the real entry."""
     parser = argparse.ArgumentParser(prog="chunkscope")
     subparsers = parser.add_subparsers(dest="command", required=True)
     register(subparsers)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return int(args.func(args) or 0)
+    except ChunkScopeError as exc:
+        print(f"chunkscope: {exc}", file=sys.stderr)
+        return USER_ERROR
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -114,7 +114,7 @@ class Embedder:
         found: dict[str, np.ndarray] = {}
         missing: dict[str, str] = {}  # key -> text, first occurrence order
         with self._cache_lock:
-            for key, text in zip(keys, texts):
+            for key, text in zip(keys, texts, strict=True):
                 vector = self._cache.get(key)
                 if vector is not None:
                     self._cache.move_to_end(key)
@@ -132,7 +132,7 @@ class Embedder:
             batch = pending[start : start + self.batch_size]
             vectors = _normalize(self._encode([text for _, text in batch]))
             with self._cache_lock:
-                for (key, _), vector in zip(batch, vectors):
+                for (key, _), vector in zip(batch, vectors, strict=True):
                     found[key] = vector
                     self._store(key, vector)
             done += len(batch)

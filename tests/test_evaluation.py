@@ -172,4 +172,4 @@ def test_cli_evaluate_bad_queries_file_is_one_line(tmp_path, sample_docs, capsys
     bad.write_text("not json")
     code = cli_query.main(["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(bad), "--mode", "bm25"])
     assert code == 2
-    assert capsys.readouterr().err.startswith("error: q.json: is not valid JSON")
+    assert capsys.readouterr().err.startswith("chunkscope: q.json: is not valid JSON")

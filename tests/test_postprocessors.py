@@ -29,7 +29,7 @@ REGISTERED = [
 
 def scored(*scores: float | None, texts: list[str] | None = None) -> list[NodeWithScore]:
     texts = texts or [f"text {i}" for i in range(len(scores))]
-    return [NodeWithScore(node=Node(text=t, id=f"n{i}"), score=s, query="q") for i, (t, s) in enumerate(zip(texts, scores))]
+    return [NodeWithScore(node=Node(text=t, id=f"n{i}"), score=s, query="q") for i, (t, s) in enumerate(zip(texts, scores, strict=True))]
 
 
 def ids(nodes: list[NodeWithScore]) -> list[str]:

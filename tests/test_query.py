@@ -180,10 +180,10 @@ def test_cli_query_prints_retrieved_nodes_and_traces(sample_docs, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["query", "missing.md", "--query", "q", "--mode", "bm25"], "error: missing.md: file not found"),
-        (["query", "sample_docs/chunking_guide.md", "--query", "q", "--post", "nope"], "error: unknown postprocessor 'nope'"),
-        (["query", "sample_docs/chunking_guide.md", "--query", "q", "--post", "top_n:top_n=x"], "error: top_n: top_n must be a whole number"),
-        (["query", "sample_docs/chunking_guide.md", "--query", "q", "--post", "rerank", "--mode", "bm25"], "error: no cross-encoder model is installed locally"),
+        (["query", "missing.md", "--query", "q", "--mode", "bm25"], "chunkscope: missing.md: file not found"),
+        (["query", "sample_docs/chunking_guide.md", "--query", "q", "--post", "nope"], "chunkscope: unknown postprocessor 'nope'"),
+        (["query", "sample_docs/chunking_guide.md", "--query", "q", "--post", "top_n:top_n=x"], "chunkscope: top_n: top_n must be a whole number"),
+        (["query", "sample_docs/chunking_guide.md", "--query", "q", "--post", "rerank", "--mode", "bm25"], "chunkscope: no cross-encoder model is installed locally"),
     ],
 )
 def test_cli_user_errors_are_one_line_and_exit_2(argv, message, capsys, monkeypatch, sample_docs):
@@ -200,3 +200,14 @@ def test_post_parsing_keeps_list_values_together():
         {"required_keywords": "a,b", "exclude_keywords": "c"},
     )
     assert cli_query.parse_post("long_context_reorder") == ("long_context_reorder", {})
+
+
+def test_the_chunkscope_cli_runs_the_query_commands(sample_docs, capsys):
+    from core import cli
+
+    code = cli.main(["query", str(sample_docs / "chunking_guide.md"), "--query", "overlap", "--mode", "bm25", "--top-k", "2"])
+    assert code == 0
+    assert len(json.loads(capsys.readouterr().out)["retrieved"]) == 2
+    assert cli.main(["query", str(sample_docs / "chunking_guide.md"), "--query", "q", "--mode", "bm25", "--post", "rerank"]) == 2
+    err = capsys.readouterr().err
+    assert err == "chunkscope: no cross-encoder model is installed locally; set model_path to a local cross-encoder directory\n"
