@@ -10,7 +10,8 @@ Ties keep the nodes' input order, so results are deterministic.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 

@@ -11,8 +11,9 @@ runner (:mod:`core.query`) records that in each stage's trace.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.params import Configurable
 from core.schema import Node, NodeWithScore

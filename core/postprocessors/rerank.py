@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from core.errors import ModelUnavailableError
 from core.params import param
