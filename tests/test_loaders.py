@@ -472,6 +472,20 @@ def test_utf8_bom_is_dropped() -> None:
     assert decode_text(b"\xef\xbb\xbfhello", "bom.txt") == ("hello", "utf-8-sig", None)
 
 
+@pytest.mark.parametrize(
+    "data,problem",
+    [
+        (b"\xef\xbb\xbf", "is empty"),
+        (b"\xff\xfe", "is empty"),
+        (" \n \t".encode("utf-16"), "contains only whitespace"),
+        (" \n  ".encode("utf-16-le"), "contains only whitespace"),
+    ],
+)
+def test_a_byte_order_mark_alone_is_empty(data: bytes, problem: str) -> None:
+    with pytest.raises(EmptyDocumentError, match=rf"^x\.txt: {problem}$"):
+        decode_text(data, "x.txt")
+
+
 @pytest.mark.parametrize("loader", ["text", "markdown", "html", "code", "csv"])
 def test_every_text_loader_decodes_through_the_same_fallback(loader: str) -> None:
     data = "Déjà vu, a café crème, naïve “quotes”.\n".encode("cp1252")

@@ -61,8 +61,8 @@ def decode_text(data: bytes, file_name: str, declared: str | None = None) -> tup
     if not data.strip():
         raise EmptyDocumentError(file_name, "is empty" if not data else "contains only whitespace")
     text, encoding, warning = _decode(data, file_name, declared)
-    if not text.strip():
-        raise EmptyDocumentError(file_name, "contains only whitespace")
+    if not text.strip():  # e.g. only a byte-order mark, or UTF-16 spaces
+        raise EmptyDocumentError(file_name, "is empty" if not text else "contains only whitespace")
     if "\x00" in text:
         raise CorruptDocumentError(file_name, "looks like binary data, not text")
     return text, encoding, warning
