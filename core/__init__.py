@@ -3,7 +3,9 @@
 Framework-free: usable from a notebook, a script or the ``chunkscope`` CLI.
 """
 
+from core.config import PipelineConfig, run_split
 from core.errors import ChunkScopeError, ConfigError, LoadError
+from core.extractors import get_extractor
 from core.loaders import load, load_bytes
 from core.postprocessors import get_postprocessor
 from core.schema import Document, Element, MetadataMode, Node, NodeRelationship, NodeWithScore, Page
@@ -20,8 +22,11 @@ __all__ = [
     "NodeRelationship",
     "NodeWithScore",
     "Page",
+    "PipelineConfig",
+    "get_extractor",
     "get_postprocessor",
     "get_splitter",
     "load",
     "load_bytes",
+    "run_split",
 ]

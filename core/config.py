@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Literal, Mapping, Sequence, overload
+from typing import Any, Literal, overload
 
 from core.errors import ConfigError
 from core.params import Configurable, param
@@ -302,7 +303,7 @@ class PipelineConfig:
                 out.update(_encode_params(f"{_PREFIX_EXTRACTOR}{extractor.name}.", extractor))
         if self.postprocessors:
             out[_POSTPROCESSORS_KEY] = ",".join(post.name for post in self.postprocessors)
-            for label, post in zip(_labels([post.name for post in self.postprocessors]), self.postprocessors):
+            for label, post in zip(_labels([post.name for post in self.postprocessors]), self.postprocessors, strict=True):
                 out.update(_encode_params(f"{_PREFIX_POSTPROCESSOR}{label}.", post))
         out.update(_encode_params(_PREFIX_RETRIEVAL, self.retrieval))
         return out
@@ -443,7 +444,7 @@ class _QueryReader:
         for key, value in values.items():
             section, owner, name = _route(key)
             if section is None:
-                self.problem(f"link: {key!r} is not a ChunkScope setting")
+                self.problem(f"{key!r} is not a ChunkScope setting")
                 continue
             grouped[section].setdefault(owner, {})[name] = value
 
@@ -478,7 +479,7 @@ class _QueryReader:
         config["extractors"] = tuple(extractors)
 
         posts = []
-        for label, post_name in zip(_labels(post_names), post_names):
+        for label, post_name in zip(_labels(post_names), post_names, strict=True):
             post = self.component(
                 _postprocessors, post_name, grouped["postprocessor"].pop(label, {}), "postprocessor"
             )
@@ -487,9 +488,9 @@ class _QueryReader:
         config["postprocessors"] = tuple(posts)
 
         for owner in grouped["extractor"]:
-            self.problem(f"link: extractor {owner!r} has settings but is not in extractors=")
+            self.problem(f"extractor {owner!r} has settings but is not in extractors=")
         for owner in grouped["postprocessor"]:
-            self.problem(f"link: postprocessor {owner!r} has settings but is not in postprocessors=")
+            self.problem(f"postprocessor {owner!r} has settings but is not in postprocessors=")
 
         config["retrieval"] = self.settings(RetrievalSettings, grouped["retrieval"].get("", {}))
         return PipelineConfig(**config)
@@ -498,7 +499,7 @@ class _QueryReader:
         try:
             return build()
         except ConfigError as exc:
-            self.problem(f"link: {exc}")
+            self.problem(str(exc))
             return None
 
     def component(
@@ -507,7 +508,7 @@ class _QueryReader:
         try:
             cls = registry().get_class(name)
         except ConfigError as exc:
-            self.problem(f"link: {exc}")
+            self.problem(str(exc))
             return None
         return self.settings(cls, params)
 
@@ -538,7 +539,7 @@ class _QueryReader:
                 del pending[key]
                 progress = True
         for key in pending:
-            self.warnings.append(f"link: {errors[key]} (ignored)")
+            self.warnings.append(errors[key])
         return cls.from_params(accepted)
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from core.config import PipelineConfig
 from core.schema import Node
@@ -273,6 +274,11 @@ def _metadata_llamaindex(snippet: _Snippet, config: PipelineConfig) -> None:
 def _li_sentence(snippet: _Snippet, p: dict[str, Any]) -> str:
     snippet.use("from llama_index.core.node_parser import SentenceSplitter")
     extra = {key: p[key] for key in ("separator", "paragraph_separator", "secondary_chunking_regex") if key in p}
+    if p.get("metadata_aware") is False:
+        snippet.note(
+            "sentence: LlamaIndex always shrinks the chunk budget by the metadata's length; ChunkScope ran with "
+            "metadata_aware=false, so LlamaIndex's chunks will be smaller."
+        )
     return _call(
         "SentenceSplitter",
         chunk_size=p["chunk_size"],
@@ -362,6 +368,11 @@ def _li_code(snippet: _Snippet, p: dict[str, Any]) -> str:
     snippet.note("code: CodeSplitter cuts along a tree-sitter syntax tree (pip install tree-sitter-language-pack).")
     kwargs = {key: p[key] for key in ("chunk_lines", "chunk_lines_overlap", "max_chars") if key in p}
     language = p.get("language") or "python"
+    if "language" not in p:
+        snippet.note(
+            "code: ChunkScope takes each file's language from its extension; CodeSplitter needs one language, "
+            "so set language= to your files' language (python here)."
+        )
     return _call("CodeSplitter", language=language if language not in ("auto", "none") else "python", **kwargs)
 
 
@@ -400,7 +411,7 @@ def _li_hierarchical(snippet: _Snippet, p: dict[str, Any]) -> str:
     ids = [f"chunk_size_{size}" for size in sizes]
     parsers = "".join(
         f"    {ident!r}: SentenceSplitter(chunk_size={size}, chunk_overlap={overlap}, tokenizer={tokenizer}),\n"
-        for ident, size in zip(ids, sizes)
+        for ident, size in zip(ids, sizes, strict=True)
     )
     return _call(
         "HierarchicalNodeParser.from_defaults",
@@ -666,6 +677,8 @@ def _lc_sentence(snippet: _Snippet, p: dict[str, Any]) -> None:
     params["separators"] = ["\n\n", "\n", ". ", "? ", "! ", " ", ""]
     params["keep_separator"] = "end"
     params.setdefault("tokenizer", "model")
+    if params.get("metadata_aware", True):
+        snippet.note("sentence: LangChain does not shrink the chunk budget by the metadata's length as ChunkScope does.")
     _split_with(snippet, _recursive_langchain(snippet, params))
 
 

@@ -184,3 +184,11 @@ def test_lenient_reading_never_raises_and_strict_agrees_when_clean(size, overlap
 def test_metadata_round_trips_through_the_url(extra, separator):
     config = _config(metadata=MetadataSettings(metadata_separator=separator, extra=tuple(extra.items())))
     assert PipelineConfig.from_query_params(parse_qs(urlencode(config.to_query_params()), keep_blank_values=True)) == config
+
+
+def test_the_default_config_uses_the_sentence_splitter_like_llamaindex():
+    if "sentence" not in SPLITTERS:
+        pytest.skip("the sentence splitter is not registered yet")
+    config = PipelineConfig()
+    assert config.splitter.name == "sentence"
+    assert config.to_query_params() == {"splitter": "sentence"}

@@ -34,7 +34,7 @@ def nodes(sample_docs) -> list[Node]:
 def test_jsonl_has_one_node_per_line_and_round_trips(nodes):
     lines = nodes_to_jsonl(nodes).splitlines()
     assert len(lines) == len(nodes)
-    for line, node in zip(lines, nodes):
+    for line, node in zip(lines, nodes, strict=True):
         data = json.loads(line)
         assert {"id", "doc_id", "text", "start_char", "end_char", "metadata", "relationships"} <= set(data)
         assert Node.from_dict(data) == node
