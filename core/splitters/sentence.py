@@ -85,9 +85,10 @@ class SentenceSplitter(SizedSplitter):
         budget = self.chunk_size - used
         if budget <= 0:
             where = document.metadata.get("file_name") or document.id
+            unit = {"characters": "characters", "words": "words"}.get(self.tokenizer, "tokens")
             raise ConfigError(
-                f"{self.name}: the metadata of {where} takes {used} {self.tokenizer} units, which leaves no room "
-                f"in chunk_size {self.chunk_size}; raise chunk_size, exclude metadata keys or turn off metadata_aware"
+                f"{self.name}: the metadata of {where} is {used} {unit} long, which leaves no room in chunk_size "
+                f"{self.chunk_size}; raise chunk_size, exclude metadata keys or turn off metadata_aware"
             )
         return budget
 
