@@ -203,6 +203,11 @@ class _Code(str):
 _SKIP = object()
 
 
+def _indent(code: str) -> str:
+    """``code`` with its continuation lines moved one level in."""
+    return code.replace("\n", "\n    ")
+
+
 def _py(value: Any) -> str:
     if isinstance(value, _Code):
         return str(value)
@@ -786,11 +791,11 @@ def _lc_hierarchical(snippet: _Snippet, p: dict[str, Any]) -> None:
     )
     sizes = list(p.get("chunk_sizes", [2048, 512, 128]))
     splitters = ",\n    ".join(
-        _recursive_langchain(
+        _indent(_recursive_langchain(
             snippet,
             {"chunk_size": size, "chunk_overlap": min(p.get("chunk_overlap", 20), size - 1),
              "tokenizer": p.get("tokenizer", "model")},
-        )
+        ))
         for size in sizes
     )
     snippet.add(
