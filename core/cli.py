@@ -13,8 +13,9 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, NoReturn
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from core.errors import ChunkScopeError, ConfigError

@@ -8,8 +8,9 @@ render its LLM and EMBED views the configured way.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from core.schema import Document, Node
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 # A word starts with a letter and may hold inner apostrophes, hyphens and digits ("top-k", "gpt4").
 WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?")
