@@ -72,3 +72,80 @@ def test_rerank_with_room_for_all_is_a_permutation_sorted_by_the_new_scores(node
     out = RerankPostprocessor(top_n=50, scorer=scorer).process(nodes, "q")
     assert Counter(ids(out)) == Counter(ids(nodes))
     assert [item.score for item in out] == sorted(fake_scores[: len(nodes)], reverse=True)
+
+
+@given(
+    st.integers(min_value=1, max_value=8),
+    st.lists(st.integers(min_value=0, max_value=7), unique=True, max_size=5),
+    st.integers(min_value=1, max_value=3),
+    st.sampled_from(["previous", "next", "both"]),
+)
+def test_prev_next_keeps_every_input_adds_unscored_neighbours_and_never_duplicates(length, picks, num_nodes, mode):
+    from core.postprocessors import PostprocessContext
+    from core.splitters.base import link_chain
+
+    store = [Node(text=f"part {i}", id=f"c{i}") for i in range(length)]
+    link_chain(store)
+    hits = [NodeWithScore(node=store[i], score=1.0) for i in picks if i < length]
+    out = get_postprocessor("prev_next", num_nodes=num_nodes, mode=mode).process(hits, "q", PostprocessContext.from_nodes(store))
+    assert is_subsequence(ids(hits), ids(out))
+    assert len(set(ids(out))) == len(out)
+    hit_positions = [int(item.id[1:]) for item in hits]
+    for item in out:
+        if item.id in ids(hits):
+            continue
+        assert item.score is None
+        position = int(item.id[1:])
+        after = mode in ("next", "both") and any(0 < position - p <= num_nodes for p in hit_positions)
+        before = mode in ("previous", "both") and any(0 < p - position <= num_nodes for p in hit_positions)
+        assert after or before
+
+
+class HashEmbedder:
+    """Deterministic pseudo-random unit vectors per text."""
+
+    def embed(self, texts, progress=None):
+        import zlib
+
+        import numpy as np
+
+        rows = [np.random.default_rng(zlib.crc32(t.encode())).normal(size=4) for t in texts]
+        return np.stack([row / np.linalg.norm(row) for row in rows]).astype("float32")
+
+    def embed_query(self, text):
+        return self.embed([text])[0]
+
+
+SENTENCES = ["Alpha one.", "Beta two!", "Gamma three?", "Delta four.", "Epsilon five."]
+
+
+@given(
+    st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=6),
+    st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0)),
+    st.one_of(st.none(), st.floats(min_value=-1.0, max_value=0.5)),
+    st.integers(min_value=0, max_value=2),
+    st.integers(min_value=0, max_value=2),
+)
+def test_optimizer_keeps_whole_sentences_in_order(sentences, percentile, threshold, before, after):
+    from core.postprocessors import PostprocessContext
+    from core.segmentation import sentence_spans
+
+    text = " ".join(sentences)
+    item = NodeWithScore(node=Node(text=text, id="n"), score=0.5)
+    optimizer = get_postprocessor(
+        "sentence_embedding_optimizer",
+        percentile_cutoff=percentile,
+        threshold_cutoff=threshold,
+        context_before=before,
+        context_after=after,
+    )
+    outcome = optimizer.run([item], "query", PostprocessContext(embedder=HashEmbedder()))
+    if "n" in outcome.dropped:
+        assert outcome.nodes == []
+        return
+    selection = outcome.sentences["n"]
+    assert sorted(selection.kept + selection.removed) == sentence_spans(text)
+    assert selection.kept
+    expected = text if not selection.removed else " ".join(text[s:e] for s, e in selection.kept)
+    assert outcome.nodes[0].node.text == expected
+    assert outcome.nodes[0].score == 0.5
