@@ -1,0 +1,96 @@
+"""AppTest: the Compare page shows N configurations, their metrics and their boundary diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.compare import boundary_diff
+from core.config import PipelineConfig, run_split
+from core.loaders import load
+from core.splitters import get_splitter
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "sample_docs" / "chunking_guide.md"
+PAGE = "pages/3_Compare.py"
+
+
+def open_page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def nodes_for(splitter_name: str, **params):
+    document = load(GUIDE)[0]
+    return run_split([document], PipelineConfig(splitter=get_splitter(splitter_name, **params)))
+
+
+def metrics_table(at: AppTest):
+    return at.dataframe[0].value
+
+
+def span_views(at: AppTest) -> list[str]:
+    return [element.value for element in at.html if 'class="cs-source"' in element.value]
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    return open_page()
+
+
+def test_two_configurations_by_default_each_with_its_spans_and_a_metrics_row(page):
+    table = metrics_table(page)
+    assert table["config"].tolist() == ["A", "B"]
+    # A is the session's splitter; B the same at half the chunk size.
+    assert table["splitter"].tolist() == ["sentence", "sentence"]
+    assert table["nodes"].tolist() == [len(nodes_for("sentence")), len(nodes_for("sentence", chunk_size=512, chunk_overlap=128))]
+    assert len(span_views(page)) == 2
+
+
+def test_the_boundary_diff_counts_match_core():
+    at = open_page()
+    expected = boundary_diff(nodes_for("sentence"), nodes_for("sentence", chunk_size=512, chunk_overlap=128)).counts()
+    shown = {metric.label: int(metric.value.replace(",", "")) for metric in at.metric}
+    assert shown == {
+        "Same": expected["unchanged"],
+        "Moved": expected["moved"],
+        "New": expected["added"],
+        "Gone": expected["removed"],
+    }
+    assert expected["moved"] + expected["added"] > 0
+
+
+@pytest.mark.parametrize("count", [3, 4])
+def test_more_configurations_add_columns_and_rows(count):
+    at = open_page()
+    at.segmented_control(key="cmp.count").set_value(count).run()
+    table = metrics_table(at)
+    assert table["config"].tolist() == ["A", "B", "C", "D"][:count]
+    assert len(span_views(at)) == count
+    assert len([box for box in at.selectbox if str(box.key).endswith(".splitter")]) == count
+    # One diff row of metrics per configuration after A.
+    assert len(at.metric) == 4 * (count - 1)
+
+
+def test_changing_a_configuration_changes_its_row():
+    at = open_page()
+    at.selectbox(key="cmp.1.splitter").set_value("character").run()
+    at.number_input(key="cmp.1.character.chunk_size").set_value(400)
+    at.number_input(key="cmp.1.character.chunk_overlap").set_value(0).run()
+    row = metrics_table(at).iloc[1]
+    assert row["splitter"] == "character"
+    assert row["nodes"] == len(nodes_for("character", chunk_size=400, chunk_overlap=0))
+    assert "size 400" in row["settings"]
+
+
+def test_an_invalid_configuration_is_explained_and_not_compared():
+    at = open_page()
+    at.number_input(key="cmp.1.sentence.chunk_overlap").set_value(600).run()
+    assert any("chunk_overlap" in error.value and "chunk_size" in error.value for error in at.error)
+    assert any("at least two valid configurations" in warning.value for warning in at.warning)
+    assert not at.dataframe
