@@ -30,6 +30,7 @@ def size_histogram(
     """Histogram of chunk sizes (one series, or several overlaid by name) with the size limit drawn."""
     series = dict(sizes) if isinstance(sizes, Mapping) else {"nodes": list(sizes)}
     figure = go.Figure()
+    shared_bins = _shared_bins(series) if len(series) > 1 else None
     for index, (name, values) in enumerate(series.items()):
         figure.add_trace(
             go.Histogram(
@@ -38,6 +39,8 @@ def size_histogram(
                 marker_color=SERIES_COLOURS[index % len(SERIES_COLOURS)],
                 opacity=0.85 if len(series) == 1 else 0.55,
                 nbinsx=min(40, max(8, len(values) // 2)),
+                # Overlaid series share one set of bins, so bars line up and compare.
+                xbins=shared_bins,
                 hovertemplate=f"%{{x}} {unit}<br>%{{y}} nodes<extra>{name}</extra>",
             )
         )
@@ -61,6 +64,15 @@ def size_histogram(
         bargap=0.05,
     )
     return figure
+
+
+def _shared_bins(series: Mapping[str, Sequence[int]]) -> dict[str, float] | None:
+    values = [value for sizes in series.values() for value in sizes]
+    if not values:
+        return None
+    low, high = min(values), max(values)
+    size = max((high - low) / 30, 1)
+    return {"start": low - size / 2, "end": high + size, "size": size}
 
 
 def distance_chart(distances: Sequence[float], threshold: float | None, breakpoints: Sequence[int]) -> go.Figure:
