@@ -320,3 +320,15 @@ def test_hierarchical_chunk_sizes_must_shrink():
 
 def test_every_part_b_splitter_is_registered():
     assert {"markdown", "html", "semantic", "hierarchical"} <= set(SPLITTERS.names())
+
+
+def test_hierarchical_leaves_room_for_metadata_at_every_level():
+    document = Document(text=LONG, id="doc", metadata={"file_name": "a_rather_long_file_name.txt"})
+    aware = get_splitter("hierarchical", tokenizer="words", chunk_sizes="60,20", chunk_overlap=0).split([document])
+    # "file_name: a_rather_long_file_name.txt" is two words, so every level packs two words fewer.
+    assert max(len(n.text.split()) for n in nodes_at_level(aware, 1)) <= 18
+    assert max(len(n.text.split()) for n in nodes_at_level(aware, 0)) <= 58
+    with pytest.raises(ConfigError, match="^hierarchical: the metadata of a_rather_long_file_name.txt"):
+        get_splitter("hierarchical", tokenizer="words", chunk_sizes="60,2", chunk_overlap=0).split([document])
+    plain = get_splitter("hierarchical", tokenizer="words", chunk_sizes="60,2", chunk_overlap=0, metadata_aware=False)
+    assert max(len(n.text.split()) for n in leaf_nodes(plain.split([document]))) <= 2

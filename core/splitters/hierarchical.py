@@ -41,6 +41,9 @@ class HierarchicalSplitter(Splitter):
         "What sizes count: characters, whitespace words, or the embedding model's tokens.",
         choices=TOKENIZER_NAMES,
     )
+    metadata_aware: bool = param(
+        True, "Leave room in every chunk for the document's metadata as readers see it (as LlamaIndex does)."
+    )
 
     def validate(self) -> None:
         if not self.chunk_sizes:
@@ -74,6 +77,8 @@ class HierarchicalSplitter(Splitter):
             chunk_size=self.chunk_sizes[level],
             chunk_overlap=self.chunk_overlap,
             tokenizer=self.tokenizer,
+            include_metadata=self.include_metadata,
+            metadata_aware=self.metadata_aware,
         )
 
     def spans(self, document: Document) -> list[Span]:
@@ -84,6 +89,12 @@ class HierarchicalSplitter(Splitter):
         ]
 
     def split_document(self, document: Document) -> list[Node]:
+        try:
+            return self._split_levels(document)
+        except ConfigError as exc:  # say which setting of ours the sentence splitter tripped on
+            raise ConfigError(f"{self.name}: {exc}".replace("sentence: ", "", 1)) from exc
+
+    def _split_levels(self, document: Document) -> list[Node]:
         all_nodes: list[Node] = []
         parents: list[Node] = []
         for level in range(len(self.chunk_sizes)):
@@ -121,14 +132,16 @@ class HierarchicalSplitter(Splitter):
 def spans_within(splitter: Splitter, document: Document, start: int, end: int) -> list[Span]:
     """``splitter``'s spans over ``document.text[start:end]``, as offsets into the whole text.
 
-    The splitter sees a document holding just that text and the elements that
-    lie inside it, so its cuts can only fall inside the range.
+    The splitter sees a document holding just that text, the elements that lie
+    inside it, and the document's metadata and views (a metadata-aware splitter
+    budgets for them at every level alike), so its cuts can only fall inside the range.
     """
     inner = Document(
         text=document.text[start:end],
         id=document.id,
-        metadata={},
+        metadata=dict(document.metadata),
         elements=[_shifted(e, -start) for e in document.elements if start <= e.start_char and e.end_char <= end],
+        **document.view_settings(),
     )
     return [Span(s[0] + start, s[1] + start, s[2] if len(s) > 2 else None) for s in splitter.spans(inner)]
 
