@@ -1,0 +1,119 @@
+"""AppTest: the Export page's downloads hold the nodes and the config; the snippets and the link match the config."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pandas as pd
+import pytest
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+from core.config import PipelineConfig, run_split
+from core.loaders import load
+from core.schema import Node
+from ui.export import differences, share_link
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/6_Export.py"
+
+
+@pytest.fixture
+def downloads(monkeypatch) -> dict[str, bytes]:
+    """What the page hands to its download buttons, by file name (captured from Streamlit's media storage)."""
+    captured: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def capture(self, path_or_data, mimetype, kind, filename=None):
+        if filename and isinstance(path_or_data, bytes):
+            captured[filename] = path_or_data
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
+    return captured
+
+
+def open_page(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def sample_nodes(config: PipelineConfig) -> list[Node]:
+    """The nodes of every sample document, loaded the way the Home page loads them."""
+    from ui.documents import sample_files
+
+    documents = [document for path in sample_files() for document in load(path)]
+    return run_split(documents, config)
+
+
+LINK = {"splitter": "character", "chunk_size": "400", "chunk_overlap": "40", "meta.team": "search"}
+
+
+def test_node_downloads_hold_one_record_per_node(downloads):
+    at = open_page(LINK)
+    config = PipelineConfig.from_query_params(LINK)
+    expected = sample_nodes(config)
+    jsonl = next(data for name, data in downloads.items() if name.endswith(".jsonl"))
+    lines = jsonl.decode("utf-8").splitlines()
+    assert len(lines) == len(expected)
+    first = Node.from_dict(json.loads(lines[0]))
+    assert (first.text, first.start_char, first.end_char) == (expected[0].text, expected[0].start_char, expected[0].end_char)
+    assert first.metadata["team"] == "search"
+    csv = next(data for name, data in downloads.items() if name.endswith(".csv"))
+    assert len(pd.read_csv(io.BytesIO(csv))) == len(expected)
+    parquet = next(data for name, data in downloads.items() if name.endswith(".parquet"))
+    assert pd.read_parquet(io.BytesIO(parquet))["id"].tolist() == [node.id for node in expected]
+    assert any(f"{len(expected):,} nodes from 6 documents" in caption.value for caption in at.caption)
+
+
+def test_config_download_reads_back_as_the_same_config(downloads):
+    open_page(LINK)
+    config = PipelineConfig.from_json(downloads["chunkscope-config.json"].decode("utf-8"))
+    assert config == PipelineConfig.from_query_params(LINK)
+
+
+def test_snippets_name_the_splitter_classes_and_say_where_langchain_differs():
+    at = open_page({"splitter": "sentence", "chunk_size": "256", "chunk_overlap": "20"})
+    llamaindex, langchain = (code.value for code in at.code if code.language == "python")
+    assert "SentenceSplitter(" in llamaindex and "chunk_size=256" in llamaindex
+    assert "RecursiveCharacterTextSplitter(" in langchain and "chunk_size=256" in langchain
+    notes = differences(langchain)
+    assert notes, "the LangChain snippet has no exact sentence splitter and says so"
+    shown = [info.value for info in at.info]
+    assert any("Where LangChain differs" in text and notes[0] in text for text in shown)
+
+
+def test_the_shareable_link_and_the_address_bar_hold_the_config():
+    at = open_page(LINK)
+    link = next(code.value for code in at.code if code.value.startswith("http"))
+    parts = urlsplit(link)
+    assert parts.path == "/Chunks"
+    query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    assert PipelineConfig.from_query_params(query) == PipelineConfig.from_query_params(LINK)
+    # The page's own address carries the same parameters.
+    assert {key: at.query_params[key] for key in LINK} == LINK
+
+
+@pytest.mark.parametrize(
+    ("page_url", "expected"),
+    [
+        ("http://localhost:8501/Export", "http://localhost:8501/Chunks?splitter=token&chunk_size=64"),
+        ("https://example.org/tools/chunkscope/Export", "https://example.org/tools/chunkscope/Chunks?splitter=token&chunk_size=64"),
+        (None, "http://localhost:8501/Chunks?splitter=token&chunk_size=64"),
+    ],
+)
+def test_share_link_swaps_this_page_for_the_chunks_page(page_url, expected):
+    assert share_link(page_url, {"splitter": "token", "chunk_size": "64"}, this_page="Export") == expected
+
+
+def test_share_link_escapes_what_a_url_cannot_hold():
+    link = share_link(None, {"meta.team": "search & rescue", "view.metadata_separator": "\n"}, this_page="Export")
+    assert link.endswith("?meta.team=search%20%26%20rescue&view.metadata_separator=%0A")
