@@ -8,6 +8,7 @@ inside a table that does not hold the table's header row, ``table_header``.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
@@ -15,6 +16,8 @@ from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 from core.params import Configurable, param
 from core.schema import Document, Element, Node, NodeRelationship
 from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer
+
+_WHITESPACE = re.compile(r"\s")
 
 
 class Span(NamedTuple):
@@ -269,6 +272,52 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     while end > start and text[end - 1].isspace():
         end -= 1
     return (start, end) if start < end else None
+
+
+class TokenIndex:
+    """Sizes of any spans of one text, from a single pass of the tokenizer over it.
+
+    A span's size is the number of the text's tokens that overlap it. For
+    pieces cut between words this is exactly the tokens of the piece's own
+    text; where a cut falls inside a word, the word's tokens count for both
+    pieces, so a size never undercounts what the piece's text would tokenize
+    to. The text is tokenized in blocks cut just before whitespace (tokenizers
+    do not join tokens across whitespace, and one very long string is slower
+    to encode than the same text in blocks).
+    """
+
+    BLOCK = 4096
+
+    def __init__(self, tokenizer: Tokenizer, text: str) -> None:
+        self.by_length = tokenizer.name == "characters"
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        if self.by_length:
+            return
+        position = 0
+        while position < len(text):
+            cut = _next_whitespace(text, position + self.BLOCK)
+            for start, end in tokenizer.spans(text[position:cut]):
+                self.starts.append(position + start)
+                self.ends.append(position + end)
+            position = cut
+
+    def count(self, start: int, end: int) -> int:
+        if self.by_length:
+            return end - start
+        # Tokens are in order: those ending by ``start`` are a prefix of those starting before ``end``.
+        return max(bisect_left(self.starts, end) - bisect_right(self.ends, start), 0)
+
+    def count_many(self, pieces: Sequence[tuple[int, int]]) -> list[int]:
+        return [self.count(start, end) for start, end in pieces]
+
+
+def _next_whitespace(text: str, position: int) -> int:
+    """The first whitespace at or after ``position`` (or the end of the text)."""
+    if position >= len(text):
+        return len(text)
+    match = _WHITESPACE.search(text, position)
+    return match.start() if match else len(text)
 
 
 def piece_sizes(tokenizer: Tokenizer, text: str, pieces: Sequence[tuple[int, int]]) -> list[int]:

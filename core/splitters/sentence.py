@@ -8,9 +8,12 @@ then packed greedily; a new chunk begins with whole trailing pieces of the
 previous one, at most ``chunk_overlap`` tokens. A separator stays with the piece
 after it, as in LlamaIndex.
 
-Speed: each level's pieces are counted in one ``count_many`` batch and a
-chunk's size is the sum of its pieces' sizes, so no text is counted twice at
-the same level and nothing is re-counted while packing.
+Speed: the text is tokenized once (:class:`TokenIndex`); a piece's size is
+the number of tokens overlapping it, found by bisection, and a chunk's size is
+the sum of its pieces' sizes. Nothing is tokenized twice, at any level or
+while packing. (LlamaIndex tokenizes every split at every level separately; the
+two counts can differ only where a cut falls inside a word, and there ours
+counts the cut word's tokens on both sides, never fewer.)
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, MetadataMode
 from core.segmentation import sentence_spans
-from core.splitters.base import CutGuard, SizedSplitter, Span, merge_pieces, piece_sizes, protected_cuts
+from core.splitters.base import CutGuard, SizedSplitter, Span, TokenIndex, merge_pieces, protected_cuts
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import TOKENIZER_NAMES, Tokenizer
 
@@ -109,7 +112,7 @@ class _Pieces:
 
     def __init__(self, splitter: SentenceSplitter, text: str, tokenizer: Tokenizer, guard: CutGuard) -> None:
         self.text = text
-        self.tokenizer = tokenizer
+        self.sizes = TokenIndex(tokenizer, text)
         self.guard = guard
         paragraph, word = splitter.paragraph_separator, splitter.separator
         self.levels: list[Cutter] = [
@@ -130,32 +133,20 @@ class _Pieces:
         return [(start, end)], level
 
     def fitting(self, budget: int) -> tuple[list[tuple[int, int]], list[int]]:
+        """Consecutive pieces covering the text, each within ``budget`` unless nothing may cut it."""
         done: list[tuple[int, int, int]] = []
-        # The whole text is cut at its first level without being counted: if it
-        # fits, packing its pieces gives it back as one chunk.
-        pieces, level = self.split(0, len(self.text), 0)
-        if len(pieces) == 1:
-            pieces_at = [(0, len(self.text), level)]
-            sizes = piece_sizes(self.tokenizer, self.text, [(0, len(self.text))])
-        else:
-            pieces_at = [(a, b, level) for a, b in pieces]
-            sizes = piece_sizes(self.tokenizer, self.text, pieces)
-        while pieces_at:
-            too_big = []
-            for (start, end, next_level), size in zip(pieces_at, sizes):
-                if size <= budget or next_level >= len(self.levels):
-                    done.append((start, end, size))
-                else:
-                    too_big.append((start, end, next_level, size))
-            pieces_at = []
-            for start, end, next_level, size in too_big:
-                sub, after = self.split(start, end, next_level)
-                if len(sub) == 1:  # nothing may cut it: an indivisible unit
-                    done.append((start, end, size))
-                    continue
-                pieces_at.extend((a, b, after) for a, b in sub)
-            sizes = piece_sizes(self.tokenizer, self.text, [(a, b) for a, b, _ in pieces_at])
-        done.sort()
+        pending = [(0, len(self.text), 0, self.sizes.count(0, len(self.text)))]
+        while pending:
+            start, end, level, size = pending.pop()
+            if size <= budget:
+                done.append((start, end, size))
+                continue
+            pieces, level = self.split(start, end, level)
+            if len(pieces) == 1:  # nothing may cut it: an indivisible unit
+                done.append((start, end, size))
+                continue
+            sizes = self.sizes.count_many(pieces)
+            pending.extend((a, b, level, n) for (a, b), n in zip(reversed(pieces), reversed(sizes)))
         return [(a, b) for a, b, _ in done], [size for _, _, size in done]
 
 
