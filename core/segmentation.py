@@ -37,7 +37,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     starts = _with_blank_line_starts(text, starts)
     spans: list[tuple[int, int]] = []
     bounds = starts + [len(text)]
-    for start, end in zip(bounds, bounds[1:]):
+    for start, end in zip(bounds, bounds[1:], strict=False):
         tight = _trim(text, start, end)
         if tight is not None:
             spans.append(tight)
@@ -66,7 +66,7 @@ def _blingfire_starts(text: str) -> list[int] | None:
         except Exception:  # the wrapper asserts or fails to encode on some inputs
             return None
         starts = [start for start, _ in offsets]
-    if not starts or any(not 0 <= a < b < len(text) for a, b in zip(starts, starts[1:])) or starts[0] >= len(text):
+    if not starts or any(not 0 <= a < b < len(text) for a, b in zip(starts, starts[1:], strict=False)) or starts[0] >= len(text):
         return None
     # The first piece also takes any text before blingfire's first sentence.
     return [0] + starts[1:]

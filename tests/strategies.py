@@ -40,7 +40,7 @@ def prose(draw: st.DrawFn) -> str:
     paragraphs = draw(st.lists(st.lists(sentences(), min_size=1, max_size=6).map(" ".join), min_size=1, max_size=6))
     separators = draw(st.lists(st.sampled_from(["\n\n", "\n\n\n", "\n", "\n \n"]), min_size=len(paragraphs),
                                max_size=len(paragraphs)))
-    return "".join(p + s for p, s in zip(paragraphs, separators)).rstrip("\n")
+    return "".join(p + s for p, s in zip(paragraphs, separators, strict=False)).rstrip("\n")
 
 
 @st.composite

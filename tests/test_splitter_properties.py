@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 from hypothesis import given, reject
 from hypothesis import strategies as st
+from strategies import table_documents, texts
 
 from core.errors import ConfigError
 from core.params import ParamSpec
@@ -36,7 +37,6 @@ from core.schema import Document, Node, NodeRelationship
 from core.splitters import SPLITTERS
 from core.splitters.base import Splitter, protected_cuts
 from core.tokenizers import get_tokenizer
-from strategies import table_documents, texts
 
 SPLITTER_CLASSES = list(SPLITTERS)
 METADATA = {"file_name": "p"}
@@ -212,7 +212,7 @@ def check_invariants(splitter: Splitter, document: Document, nodes: list[Node]) 
             )
     if overlap is not None:
         for sequence in sequences:
-            for before, after in zip(sequence, sequence[1:]):
+            for before, after in zip(sequence, sequence[1:], strict=False):
                 if after.start_char < before.end_char:
                     shared = sizes(after.start_char, min(before.end_char, after.end_char))
                     assert shared <= overlap, f"consecutive nodes share {shared} {sizes.unit}, limit {overlap}"

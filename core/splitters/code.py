@@ -32,7 +32,7 @@ class CodeSplitter(Splitter):
     name = "code"
     summary = "Whole lines of code per chunk (chunk_lines, max_chars), cut before top-level definitions."
 
-    chunk_lines: int = param(40, "Most lines in a chunk.", ge=1, le=100_000)
+    chunk_lines: int = param(40, "Most lines in a chunk (line-based, like LlamaIndex's CodeSplitter without tree-sitter).", ge=1, le=100_000)
     chunk_lines_overlap: int = param(15, "Lines shared by consecutive chunks; below chunk_lines.", ge=0, le=100_000)
     max_chars: int = param(1500, "Most characters in a chunk; only a longer single line is cut.", ge=1, le=1_000_000)
 

@@ -15,9 +15,14 @@ blank lines, lines, words and characters. A cut never falls inside a table row.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, Sequence
+
+# The parser behind ``re`` (Python 3.11+), used only to inspect a pattern's structure.
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Literal
 
 import regex
 
@@ -27,10 +32,6 @@ from core.schema import Document
 from core.splitters.base import CutGuard, SizedSplitter, Span, merge_pieces, piece_sizes, protected_cuts, trim_span
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import Tokenizer
-
-# The parser behind ``re`` (Python 3.11+), used only to inspect a pattern's structure.
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 LANGUAGES = ("none", "python", "javascript", "typescript", "markdown", "html", "java", "go", "rust", "c", "cpp", "latex")
 
@@ -231,7 +232,7 @@ class _Recursion:
         out: list[Span] = []
         run: list[tuple[int, int]] = []
         run_sizes: list[int] = []
-        for piece, size in zip(pieces, sizes):
+        for piece, size in zip(pieces, sizes, strict=False):
             if size <= self.chunk_size:
                 run.append(piece)
                 run_sizes.append(size)

@@ -19,8 +19,8 @@ counts the cut word's tokens on both sides, never fewer.)
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from core.errors import ConfigError
 from core.params import param
@@ -52,7 +52,8 @@ class SentenceSplitter(SizedSplitter):
 
     chunk_size: int = param(1024, "Largest chunk, in tokens (LlamaIndex's default: 1024).", ge=1, le=1_000_000)
     chunk_overlap: int = param(
-        200, "Tokens of whole trailing sentences or clauses repeated at the start of the next chunk.", ge=0,
+        200, "Tokens of whole trailing sentences or clauses repeated at the start of the next chunk "
+        "(shrunk when it would overflow the chunk; LlamaIndex lets the chunk grow instead).", ge=0,
         le=1_000_000,
     )
     tokenizer: str = param(
@@ -146,7 +147,7 @@ class _Pieces:
                 done.append((start, end, size))
                 continue
             sizes = self.sizes.count_many(pieces)
-            pending.extend((a, b, level, n) for (a, b), n in zip(reversed(pieces), reversed(sizes)))
+            pending.extend((a, b, level, n) for (a, b), n in zip(reversed(pieces), reversed(sizes), strict=False))
         return [(a, b) for a, b, _ in done], [size for _, _, size in done]
 
 

@@ -31,7 +31,8 @@ class SentenceWindowSplitter(Splitter):
     name = "sentence_window"
     summary = "One node per sentence, with the surrounding sentences in metadata for the LLM."
 
-    window_size: int = param(3, "Sentences on each side of a node's sentence that its window holds.", ge=0, le=100)
+    window_size: int = param(3, "Sentences on each side of a node's sentence that its window holds (the window is the exact source "
+        "slice; LlamaIndex joins the sentences with spaces).", ge=0, le=100)
     window_metadata_key: str = param("window", "Metadata key for the window text.", advanced=True)
     original_text_metadata_key: str = param(
         "original_text", "Metadata key for the node's own sentence.", advanced=True

@@ -31,7 +31,10 @@ class TokenSplitter(SizedSplitter):
     name = "token"
     summary = "Windows of exactly chunk_size tokens, consecutive windows sharing chunk_overlap tokens."
 
-    chunk_size: int = param(1024, "Tokens per window.", ge=1, le=1_000_000)
+    chunk_size: int = param(
+        1024, "Tokens per window; a window may start inside a word (LlamaIndex packs whole words).", ge=1,
+        le=1_000_000,
+    )
     chunk_overlap: int = param(20, "Tokens shared by consecutive windows; below chunk_size.", ge=0, le=1_000_000)
     tokenizer: str = param(
         "model",
