@@ -315,3 +315,49 @@ def test_code_overlap_must_be_below_chunk_lines() -> None:
 )
 def test_sentence_spans_are_exact_character_offsets(text: str, expected: list[str]) -> None:
     assert [text[start:end] for start, end in sentence_spans(text)] == expected
+
+
+# --- recursive: language presets and regex time limit ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "head", "definition"),
+    [
+        ("python", "x = 1\ny = 2", "def f():\n    return x + y"),
+        ("javascript", "let a = 1;\nlet b = 2;", "function f() {\n  return a;\n}"),
+        ("typescript", "let a = 1;\nlet b = 2;", "interface P {\n  x: number;\n}"),
+        ("java", "import a.B;\nimport a.C;", "public class A {\n  int x;\n}"),
+        ("go", "package main\nimport \"os\"", "func main() {\n  os.Exit(0)\n}"),
+        ("rust", "use std::io;\nuse std::fs;", "pub fn main() {\n    let x = 1;\n}"),
+        ("c", "#include <stdio.h>\n#include <stdlib.h>", "int main(void) {\n  return 0;\n}"),
+        ("cpp", "#include <vector>\n#include <map>", "namespace app {\nint x = 1;\n}"),
+        ("latex", "Intro text here.\nMore intro.", "\\section{Methods}\nWe did it."),
+        ("markdown", "Intro text.\nMore intro.", "## Part\nBody text."),
+    ],
+)
+def test_each_language_preset_cuts_before_a_definition(language: str, head: str, definition: str) -> None:
+    # One unit under the whole: plain line packing would keep the definition's first line with the head;
+    # the preset cuts where the definition begins.
+    text = f"{head}\n{definition}"
+    assert chunks("recursive", text, chunk_size=len(text) - 1, chunk_overlap=0, language=language) == [head, definition]
+
+
+def test_html_preset_cuts_before_a_heading_tag() -> None:
+    text = "<p>Intro text</p><p>More</p><h2>Title</h2><p>Body</p>"
+    assert chunks("recursive", text, chunk_size=len(text) - 1, chunk_overlap=0, language="html") == [
+        "<p>Intro text</p><p>More</p>", "<h2>Title</h2><p>Body</p>",
+    ]
+
+
+def test_a_separator_regex_that_runs_too_long_is_a_config_error() -> None:
+    from core.splitters.recursive import _Recursion
+
+    class SlowPattern:
+        pattern = "(slow)"
+
+        def finditer(self, *args: object, **kwargs: object) -> list:
+            raise TimeoutError
+
+    recursion = _Recursion("text", None, CutGuard(), 10, 0, True)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"separator '\(slow\)' took longer than 5 seconds"):
+        recursion.cuts(SlowPattern(), 0, 4)  # type: ignore[arg-type]
