@@ -16,7 +16,7 @@ from core.errors import ConfigError
 from core.extractors import EXTRACTORS
 from core.schema import Document
 from ui import cache, state, widgets
-from ui.documents import all_documents
+from ui.documents import all_documents, ensure_started
 from ui.metadata import (
     chosen_exclusions,
     extra_frame,
@@ -138,6 +138,10 @@ def reset() -> None:
 
 
 # -- the page -----------------------------------------------------------------
+
+# The app frame does this before every page; a deep link opened as a fresh server's first
+# request runs the page file alone (Streamlit's pages/ fallback), so the page makes sure itself.
+ensure_started()
 
 st.title("Metadata", anchor=False)
 st.markdown(

@@ -7,7 +7,7 @@ import streamlit as st
 from core.export import config_to_json, langchain_snippet, llamaindex_snippet
 from ui import cache, state, widgets
 from ui.compare import settings_summary
-from ui.documents import all_documents
+from ui.documents import all_documents, ensure_started
 from ui.export import differences, file_stem, node_files, share_link
 
 THIS_PAGE = "Export"
@@ -16,6 +16,10 @@ FORMATS = {
     "CSV": (":material/table_view:", "One row per node; metadata and relationships as JSON text."),
     "Parquet": (":material/view_column:", "Columnar, typed; for pandas, DuckDB or Spark."),
 }
+
+# The app frame does this before every page; a deep link opened as a fresh server's first
+# request runs the page file alone (Streamlit's pages/ fallback), so the page makes sure itself.
+ensure_started()
 
 st.title("Export", anchor=False)
 st.markdown(
