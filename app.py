@@ -25,6 +25,11 @@ PAGE_ICONS = {
     "Query": ":material/manage_search:",
     "Export": ":material/download:",
 }
+# Less empty space above each page's title; metric labels may wrap instead of being cut.
+APP_CSS = """<style>
+[data-testid="stMainBlockContainer"]{padding-top:2.2rem;padding-bottom:3rem}
+[data-testid="stMetricLabel"] p{white-space:normal}
+</style>"""
 UPLOAD_TYPES = ["txt", "md", "markdown", "html", "htm", "pdf", "csv", "py", "js", "ts", "java", "go", "rs", "c", "cpp", "json"]
 
 
@@ -110,7 +115,7 @@ def _failures() -> None:
     for file_name, reason in failed.items():
         with st.container(border=True):
             name_col, reason_col, action_col = st.columns([2, 6, 1], vertical_alignment="center")
-            name_col.markdown(f":red[:material/error:] **{_md_escape(file_name)}**")
+            name_col.markdown(f":red[:material/error:] `{_code_safe(file_name)}`")
             reason_col.markdown(_md_escape(reason))
             if action_col.button("Dismiss", key=f"dismiss_{file_name}", type="tertiary"):
                 state.clear_failure(file_name)
@@ -159,6 +164,11 @@ def _document_table() -> None:
         st.rerun()
 
 
+def _code_safe(text: str) -> str:
+    """Text for an inline code span (shown literally): backticks would end it."""
+    return text.replace("`", "'")
+
+
 def _md_escape(text: str) -> str:
     """Show untrusted text literally inside Markdown."""
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)
@@ -174,6 +184,7 @@ def main() -> None:
         title = page_title(path)
         pages.append(st.Page(f"pages/{path.name}", title=title, icon=PAGE_ICONS.get(title, ":material/article:")))
     navigation = st.navigation(pages)
+    st.html(APP_CSS)
     ensure_started()
     for message in state.pop_messages():
         st.warning(message, icon=":material/link:")

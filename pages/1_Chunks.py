@@ -15,6 +15,7 @@ from core.loaders import loader_for
 from core.schema import Document, Node
 from core.splitters import SPLITTERS
 from ui import cache, charts, documents, nodes as node_ui, state, widgets
+from ui.page import setup_page
 from ui.spans import Mark, show_source
 
 PAGE_KEY = "chunks"
@@ -34,7 +35,7 @@ def pick_node(node_id: str) -> None:
 
 # -- settings (sidebar) ------------------------------------------------------------
 
-
+setup_page()
 config = state.config()
 all_docs = documents.all_documents(config)
 
@@ -117,9 +118,9 @@ unit = splitter.size_unit
 cards = st.columns(6)
 cards[0].metric("Nodes", f"{metrics.count:,}", border=True, help="How many nodes the splitter made")
 cards[1].metric(
-    f"Mean size ({unit})",
+    "Mean size",
     f"{metrics.tokens.mean:,.0f}",
-    f"p95 {metrics.tokens.p95:,.0f}",
+    f"p95 {metrics.tokens.p95:,.0f} · {unit}",
     delta_color="off",
     delta_arrow="off",
     border=True,
@@ -128,9 +129,9 @@ cards[1].metric(
 )
 cards[2].metric("Coverage", f"{metrics.coverage:.1%}", border=True, help="Share of the document's non-blank text inside some node")
 cards[3].metric("Overlap", f"{metrics.overlap:.1%}", border=True, help="Share of node text that another node also holds")
-cards[4].metric("Mid-sentence cuts", f"{metrics.mid_sentence:.0%}", border=True, help="Share of nodes that end inside a sentence")
+cards[4].metric("Mid-sentence", f"{metrics.mid_sentence:.0%}", border=True, help="Share of nodes that end inside a sentence")
 cards[5].metric(
-    "Over model window",
+    "Over window",
     f"{metrics.over_window:.0%}",
     border=True,
     help=f"Share of nodes whose EMBED view exceeds the embedding model's {metrics.window_tokens} tokens",

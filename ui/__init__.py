@@ -1,6 +1,7 @@
 """Streamlit-only helpers shared by the pages (``core`` never imports these).
 
-The names below are stable; pages build on them.
+The names below are stable; pages build on them. Every page starts with
+``from ui.page import setup_page; setup_page()`` (deep links and standalone runs).
 
 ``ui.state`` — typed accessors over ``st.session_state`` (plain data only):
     SourceFile(file_name, data, digest); digest_of(data)

@@ -15,6 +15,7 @@ in red (a coverage hole).
 from __future__ import annotations
 
 import html
+import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,8 +24,9 @@ from typing import Any, Protocol
 import streamlit as st
 
 # Soft, distinct colours that keep dark text readable.
-PALETTE = ("#dbeafe", "#dcfce7", "#fef3c7", "#fce7f3", "#e0e7ff", "#ccfbf1", "#ffedd5", "#ede9fe")
+PALETTE = ("#bfdbfe", "#bbf7d0", "#fde68a", "#fbcfe8", "#c7d2fe", "#99f6e4", "#fed7aa", "#ddd6fe")
 WINDOW_CHARS = 12_000
+_LINE_SPLIT = re.compile(r"(\n)")
 MAX_SEGMENTS = 4_000
 
 CSS = """
@@ -36,9 +38,9 @@ CSS = """
   background:#ffffff;color:#0f172a;max-height:var(--cs-height,560px);overflow-y:auto}
 .cs-source .c{border-radius:2px}
 .cs-source .ov{background-image:repeating-linear-gradient(135deg,rgba(15,23,42,.22) 0 2px,transparent 2px 6px)}
-.cs-source .sel{outline:2px solid #2563eb;outline-offset:0;box-shadow:0 0 0 1px #ffffff inset}
+.cs-source .sel{outline:2px solid #1d4ed8;outline-offset:0}
 .cs-source .hole{text-decoration:underline wavy #dc2626}
-.cs-source .mk-window{background-color:#fde68a !important}
+.cs-source .mk-window{background-color:#fef08a !important}
 .cs-source .mk-focus{background-color:#f59e0b !important;color:#111827}
 .cs-source .tag{font-size:0.62rem;font-weight:600;color:#1e3a8a;background:#eef2ff;border:1px solid #c7d2fe;
   border-radius:3px;padding:0 3px;margin:0 2px;vertical-align:1px;user-select:none}
@@ -207,7 +209,13 @@ def source_html(
             if mark.start <= a and b <= mark.end:
                 classes.append(f"mk-{html.escape(mark.kind, quote=True)}")
         if classes:
-            parts.append(f'<span class="{" ".join(classes)}"{style}{title}>{piece}</span>')
+            # Line breaks stay outside the spans: an empty line fragment would draw a stray box.
+            opening = f'<span class="{" ".join(classes)}"{style}{title}>'
+            for line in _LINE_SPLIT.split(piece):
+                if line == "\n":
+                    parts.append(line)
+                elif line:
+                    parts.append(f"{opening}{line}</span>")
         else:
             parts.append(piece)
     if truncated_at is not None:
@@ -220,14 +228,14 @@ def source_html(
 
 
 def legend_html() -> str:
-    overlap = "background-color:#dbeafe;background-image:repeating-linear-gradient(135deg,rgba(15,23,42,.28) 0 2px,transparent 2px 6px)"
+    overlap = f"background-color:{PALETTE[0]};background-image:repeating-linear-gradient(135deg,rgba(15,23,42,.28) 0 2px,transparent 2px 6px)"
     return (
         '<div class="cs-legend">'
         f'<span><span class="sw" style="background:{PALETTE[0]}"></span><span class="sw" style="background:{PALETTE[1]}"></span>'
         "chunks (one colour each)</span>"
         f'<span><span class="sw" style="{overlap}"></span>overlap (text in 2+ chunks)</span>'
         '<span><span class="sw" style="outline:2px solid #2563eb;background:#fff"></span>selected node</span>'
-        '<span><span class="sw" style="border-bottom:2px wavy #dc2626;background:#fff"></span>text in no chunk</span>'
+        '<span><span style="text-decoration:underline wavy #dc2626">text</span> in no chunk</span>'
         '<span><span class="sw" style="border-top:2px dashed #94a3b8;background:#fff"></span>page boundary</span>'
         "</div>"
     )

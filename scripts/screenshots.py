@@ -1,0 +1,138 @@
+"""Screenshots of each main page for the README, taken with headless Debian chromium.
+
+    .venv/bin/python scripts/screenshots.py            # starts the app on a free port
+    .venv/bin/python scripts/screenshots.py --url http://localhost:8501
+
+Writes ``docs/screenshots/<page>.png``. The pages are opened in a fresh session,
+so they show the sample documents the app loads on a first visit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# (file name, URL path, text that shows the page has finished drawing, viewport height)
+PAGES = [
+    ("home", "", "Loaded documents", 1000),
+    ("chunks", "Chunks", "LLM view", 2300),
+    ("metadata", "Metadata", None, 1600),
+    ("compare", "Compare", None, 1800),
+    ("query", "Query", None, 1800),
+    ("export", "Export", None, 1400),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def running_app(port: int | None = None, timeout: float = 120) -> Iterator[str]:
+    """Run ``streamlit run app.py`` headless on a free localhost port; yield its URL."""
+    port = port or free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                output = process.stdout.read().decode(errors="replace") if process.stdout else ""
+                raise RuntimeError(f"streamlit exited with {process.returncode}:\n{output}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"streamlit did not answer on {url} within {timeout:.0f}s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def launch_browser(playwright):  # noqa: ANN001, ANN201 - playwright types
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is missing: install Debian's chromium (make system-deps)")
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def wait_until_drawn(page, marker: str | None, timeout_ms: int = 120_000) -> None:  # noqa: ANN001
+    """Wait for the page's marker text, then for Streamlit to stop running the script."""
+    if marker:
+        page.get_by_text(marker, exact=False).first.wait_for(state="visible", timeout=timeout_ms)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
+    )
+    page.wait_for_timeout(1200)  # plotly and fonts settle after the script ends
+
+
+def take(url: str, pages: list[tuple[str, str, str | None, int]] = PAGES) -> list[Path]:
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    written = []
+    with sync_playwright() as playwright:
+        browser = launch_browser(playwright)
+        context = browser.new_context(viewport={"width": 1440, "height": 1000}, device_scale_factor=1)
+        page = context.new_page()
+        for name, path, marker, height in pages:
+            # Streamlit scrolls inside its own container, so a tall window shows the whole page.
+            page.set_viewport_size({"width": 1440, "height": height})
+            page.goto(f"{url}/{path}", wait_until="domcontentloaded")
+            try:
+                wait_until_drawn(page, marker)
+            except Exception as exc:  # noqa: BLE001 - a page that is not there yet is skipped, not fatal
+                page.screenshot(path=str(OUT / f"{name}.failed.png"))
+                print(f"skipped {name} (see {name}.failed.png): {exc}", file=sys.stderr)
+                continue
+            target = OUT / f"{name}.png"
+            page.screenshot(path=str(target), full_page=True)
+            written.append(target)
+            print(f"wrote {target.relative_to(ROOT)}")
+        browser.close()
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", help="an already running ChunkScope (default: start one)")
+    parser.add_argument("--only", nargs="*", help="page names to take (home, chunks, ...)")
+    args = parser.parse_args()
+    pages = [p for p in PAGES if not args.only or p[0] in args.only]
+    pages = [p for p in pages if not p[1] or any((ROOT / "pages").glob(f"*_{p[1]}.py"))]
+    if args.url:
+        take(args.url.rstrip("/"), pages)
+    else:
+        with running_app() as url:
+            take(url, pages)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Home (app.py) through AppTest: what the documents page shows and does."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.documents import sample_files
+
+TIMEOUT = 180
+
+
+@pytest.fixture
+def home() -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def table_names(at: AppTest) -> list[str]:
+    return list(at.dataframe[0].value["Document"])
+
+
+def test_first_visit_opens_with_every_sample_loaded(home: AppTest) -> None:
+    expected = [path.name for path in sample_files()]
+    assert len(expected) >= 5
+    assert table_names(home) == expected
+    assert home.subheader[-1].value == f"Loaded documents · {len(expected)}"
+    table = home.dataframe[0].value
+    assert list(table.columns[:5]) == ["Document", "Type", "Pages", "Characters", "Tokens"]
+    pdf = table[table["Document"] == "rag_handbook.pdf"].iloc[0]
+    assert pdf["Type"] == "pdf" and pdf["Pages"] > 1 and pdf["Tokens"] > 0
+
+
+def test_removing_a_document_takes_its_row_away(home: AppTest) -> None:
+    before = table_names(home)
+    home.multiselect(key="remove_pick").set_value(["release_notes.txt"]).run()
+    home.button[-1].click().run()
+    after = table_names(home)
+    assert after == [name for name in before if name != "release_notes.txt"]
+
+
+def test_a_file_that_fails_shows_its_reason_and_the_others_stay(home: AppTest) -> None:
+    before = table_names(home)
+    home.file_uploader[0].set_value(
+        [
+            ("empty.md", b"   \n", "text/markdown"),
+            ("notes.txt", b"Chunking cuts text. Overlap repeats a little of it.", "text/plain"),
+        ]
+    ).run()
+    assert not home.exception
+    assert table_names(home) == [*before, "notes.txt"]
+    page_text = " ".join(m.value for m in home.markdown)
+    assert "empty.md" in page_text
+    assert "whitespace" in page_text  # the LoadError's sentence, beside the name
+
+
+def test_loading_the_samples_again_keeps_one_row_per_file(home: AppTest) -> None:
+    count = len(table_names(home))
+    next(b for b in home.button if "sample" in b.label.lower()).click().run()
+    assert len(table_names(home)) == count
+
+
+def test_the_config_in_the_link_is_read_and_bad_values_are_reported() -> None:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT)
+    at.query_params["splitter"] = "character"
+    at.query_params["chunk_size"] = "300"
+    at.query_params["chunk_overlap"] = "lots"
+    at.run()
+    assert not at.exception
+    config = at.session_state["cs_config"]
+    assert config["splitter"]["name"] == "character"
+    assert config["splitter"]["params"]["chunk_size"] == 300
+    warnings = " ".join(w.value for w in at.warning)
+    assert "chunk_overlap" in warnings
