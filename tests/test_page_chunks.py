@@ -1,0 +1,140 @@
+"""The Chunks page through AppTest: metric cards, reader views, node navigation, bad settings."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import MetadataMode, load
+from core.config import PipelineConfig
+from core.documents import run_split
+from core.splitters import SPLITTERS, get_splitter
+from ui.documents import SAMPLE_DIR as SAMPLE_DOCS
+
+TIMEOUT = 240
+GUIDE = "chunking_guide.md"
+
+
+def open_chunks(**query: str) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page("pages/1_Chunks.py").run()
+    assert not at.exception
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def use_character_splitter(at: AppTest, chunk_size: int, chunk_overlap: int = 50) -> AppTest:
+    at.sidebar.selectbox(key="chunks.splitter").set_value("character").run()
+    at.sidebar.number_input(key="splitter.character.chunk_overlap").set_value(chunk_overlap).run()
+    at.sidebar.number_input(key="splitter.character.chunk_size").set_value(chunk_size).run()
+    assert not at.exception
+    return at
+
+
+def expected_nodes(splitter_name: str, **params):
+    document = load(SAMPLE_DOCS / GUIDE)
+    return run_split(document, PipelineConfig(splitter=get_splitter(splitter_name, **params)))
+
+
+def test_the_chunk_count_card_follows_chunk_size() -> None:
+    at = use_character_splitter(open_chunks(), chunk_size=400)
+    small = int(metric(at, "Nodes").replace(",", ""))
+    assert small == len(expected_nodes("character", chunk_size=400, chunk_overlap=50))
+    at.sidebar.number_input(key="splitter.character.chunk_size").set_value(1600).run()
+    large = int(metric(at, "Nodes").replace(",", ""))
+    assert large == len(expected_nodes("character", chunk_size=1600, chunk_overlap=50))
+    assert large < small
+
+
+def test_the_two_views_show_exactly_what_each_reader_gets() -> None:
+    at = use_character_splitter(open_chunks(), chunk_size=400)
+    nodes = expected_nodes("character", chunk_size=400, chunk_overlap=50)
+    at.button(key="chunks.rel.next").click().run()
+    selected = next(n for n in nodes if n.id == at.session_state["cs_node_id"])
+    assert selected is nodes[1] or selected.id == nodes[1].id
+    llm, embed = at.code[0].value, at.code[1].value
+    assert llm == selected.get_content(MetadataMode.LLM)
+    assert embed == selected.get_content(MetadataMode.EMBED)
+    # The loader hides its `encoding` key from both readers; the views show the rest.
+    assert "encoding:" not in llm and "file_name: chunking_guide.md" in llm
+    assert selected.text in llm
+    assert any(f"Node #1" == h.value for h in at.subheader)
+
+
+def test_following_links_walks_the_chain() -> None:
+    at = use_character_splitter(open_chunks(), chunk_size=400)
+    nodes = expected_nodes("character", chunk_size=400, chunk_overlap=50)
+    at.button(key="chunks.rel.next").click().run()
+    at.button(key="chunks.rel.next").click().run()
+    assert at.session_state["cs_node_id"] == nodes[2].id
+    at.button(key="chunks.rel.prev").click().run()
+    assert at.session_state["cs_node_id"] == nodes[1].id
+    assert at.button(key="chunks.rel.parent").disabled  # a flat chain has no parents
+
+
+def test_overlap_not_below_size_shows_the_sentence_not_a_traceback() -> None:
+    at = open_chunks()
+    at.sidebar.selectbox(key="chunks.splitter").set_value("character").run()
+    at.sidebar.number_input(key="splitter.character.chunk_size").set_value(100).run()
+    at.sidebar.number_input(key="splitter.character.chunk_overlap").set_value(100).run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "chunk_overlap (100) must be smaller than chunk_size (100)" in errors
+    assert not at.metric  # nothing is drawn from invalid settings
+
+
+def test_a_long_embed_view_warns_that_its_tail_is_invisible() -> None:
+    at = use_character_splitter(open_chunks(), chunk_size=3000, chunk_overlap=0)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "invisible to retrieval" in warnings
+
+
+def test_a_shared_link_opens_the_page_with_its_settings() -> None:
+    at = open_chunks(splitter="character", chunk_size="500", chunk_overlap="0")
+    assert at.sidebar.selectbox(key="chunks.splitter").value == "character"
+    assert at.sidebar.number_input(key="splitter.character.chunk_size").value == 500
+    assert int(metric(at, "Nodes")) == len(expected_nodes("character", chunk_size=500, chunk_overlap=0))
+
+
+def test_hierarchical_nodes_show_their_tree_and_follow_parent_links() -> None:
+    at = open_chunks(splitter="hierarchical", chunk_sizes="512,128", chunk_overlap="10")
+    assert "Parent / child tree" in [t.label for t in at.tabs]
+    nodes = expected_nodes("hierarchical", chunk_sizes=(512, 128), chunk_overlap=10)
+    assert int(metric(at, "Nodes").replace(",", "")) == len(nodes)
+    root = nodes[0]
+    assert at.session_state["cs_node_id"] == root.id
+    first_child = root.child_ids[0]
+    at.button(key=f"chunks.rel.child.{first_child}").click().run()
+    assert at.session_state["cs_node_id"] == first_child
+    at.button(key="chunks.rel.parent").click().run()
+    assert at.session_state["cs_node_id"] == root.id
+
+
+def test_sentence_window_marks_the_window_in_the_source() -> None:
+    at = open_chunks(splitter="sentence_window", window_size="2")
+    at.button(key="chunks.rel.next").click().run()
+    source = next(h.proto.body for h in at.get("html") if "cs-source" in h.proto.body)
+    assert "mk-window" in source and "mk-focus" in source
+
+
+@pytest.mark.parametrize("name", [cls.name for cls in SPLITTERS if cls.name != "semantic"])
+def test_every_splitter_draws_with_its_defaults(name: str) -> None:
+    at = open_chunks(splitter=name)
+    assert at.sidebar.selectbox(key="chunks.splitter").value == name
+    nodes = expected_nodes(name)
+    assert int(metric(at, "Nodes").replace(",", "")) == len(nodes)
+    assert at.code[0].value == nodes[0].get_content(MetadataMode.LLM)
+
+
+@pytest.mark.model
+def test_semantic_splits_plot_the_distances_with_the_threshold() -> None:
+    at = open_chunks(splitter="semantic")
+    assert "Semantic distances" in [t.label for t in at.tabs]
+    charts = at.get("plotly_chart")
+    assert any("threshold" in chart.proto.spec for chart in charts)
