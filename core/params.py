@@ -72,7 +72,11 @@ class ParamSpec:
                 items = _split_list(value)
                 return tuple(int(str(item).strip()) for item in items)
             if self.kind == "str_list":
-                return tuple(str(item) for item in _split_list(value) if str(item) != "")
+                # A JSON list keeps every entry as written (" ", "", ","); a plain
+                # comma list keeps spaces inside entries and drops empty ones.
+                if isinstance(value, str) and not value.strip().startswith("["):
+                    return tuple(part for part in value.split(",") if part != "")
+                return tuple(str(item) for item in _split_list(value))
         except (TypeError, ValueError):
             pass
         raise ConfigError(f"{where}{self.name} must be {_KIND_WORDS[self.kind]}, got {value!r}")

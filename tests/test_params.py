@@ -40,3 +40,12 @@ def test_every_parameter_is_described_with_help():
         for spec in entry["params"]:
             assert spec["help"].strip(), (entry["name"], spec["name"])
             assert spec["kind"] in {"int", "float", "bool", "str", "choice", "int_list", "str_list"}
+
+
+def test_str_lists_keep_spaces_and_json_keeps_everything():
+    from core.params import ParamSpec
+
+    spec = ParamSpec(name="separators", kind="str_list", default=(), help="h")
+    assert spec.coerce(" ,\n") == (" ", "\n")
+    assert spec.coerce('["\\n\\n", " ", ""]') == ("\n\n", " ", "")
+    assert spec.coerce(["a", ""]) == ("a", "")
