@@ -97,7 +97,7 @@ def exclusion_pickers(config, document: Document, nodes) -> dict[str, tuple[str,
         "excluded_llm_metadata_keys": ("Hidden from the LLM", ":material/smart_toy:"),
         "excluded_embed_metadata_keys": ("Hidden from the embedding model", ":material/hub:"),
     }
-    for column, name in zip(st.columns(2), EXCLUDED):
+    for name in EXCLUDED:
         configured = getattr(config.metadata, name)
         loader_default = list(getattr(document, name))
         selected_now = list(configured) if configured is not None else loader_default
@@ -106,7 +106,7 @@ def exclusion_pickers(config, document: Document, nodes) -> dict[str, tuple[str,
             st.session_state[wkey] = selected_now
         options = key_choices(nodes, st.session_state[wkey])
         label, icon = labels[name]
-        with column:
+        with st.container():
             selected = st.multiselect(
                 f"{icon} {label}",
                 options,

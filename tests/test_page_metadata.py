@@ -110,3 +110,30 @@ def test_metadata_from_a_link_shows_in_the_editor_and_both_views():
     assert "team: search" in llm and "team: search" in embed
     keys = at.dataframe[-1].value
     assert keys[keys["key"] == "team"]["from"].tolist() == ["added here"]
+
+
+# -- the editor's rows, read literally ------------------------------------------------
+
+from ui.metadata import chosen_exclusions, extra_from_rows  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("rows", "pairs", "problem"),
+    [
+        ([{"key": "team", "value": "search"}], (("team", "search"),), None),
+        ([{"key": " team ", "value": None}, {"key": None, "value": None}], (("team", ""),), None),
+        ([{"key": "", "value": "orphan"}], (), "Row 1 has a value but no key"),
+        ([{"key": "a", "value": "1"}, {"key": "a", "value": "2"}], (("a", "1"),), "The key 'a' is given twice"),
+    ],
+)
+def test_editor_rows_become_pairs_or_one_clear_problem(rows, pairs, problem):
+    got_pairs, got_problem = extra_from_rows(rows)
+    assert got_pairs == pairs
+    assert (got_problem or "").startswith(problem or "")
+    assert (got_problem is None) == (problem is None)
+
+
+def test_exclusions_stay_unset_until_they_differ_from_the_loaders_choice():
+    assert chosen_exclusions(["encoding"], None, ["encoding"]) is None
+    assert chosen_exclusions(["encoding", "title"], None, ["encoding"]) == ("encoding", "title")
+    assert chosen_exclusions(["encoding"], ("encoding", "title"), ["encoding"]) == ("encoding",)
