@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.limits import DEFAULT_LIMITS, Limits, check_split_size
 from core.schema import Document, Node
 
 if TYPE_CHECKING:
@@ -65,6 +66,10 @@ def prepare_documents(documents: Sequence[Document], config: PipelineConfig) -> 
     return apply_metadata_settings(apply_extractors(documents, config.extractors), config)
 
 
-def run_split(documents: Sequence[Document], config: PipelineConfig) -> list[Node]:
-    """The one call that turns documents into nodes the way ``config`` says."""
+def run_split(documents: Sequence[Document], config: PipelineConfig, limits: Limits = DEFAULT_LIMITS) -> list[Node]:
+    """The one call that turns documents into nodes the way ``config`` says.
+
+    A split that would make more nodes than ``limits`` allows is refused before any work.
+    """
+    check_split_size(documents, config.splitter, limits)
     return config.splitter.split(prepare_documents(documents, config))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.errors import LoadError, UnsupportedFileError
+from core.limits import DEFAULT_LIMITS, Limits, check_text_size, check_upload_size
 from core.loaders.base import Loader
 from core.loaders.registry import LOADERS
 from core.schema import Document
@@ -34,16 +35,22 @@ def load_bytes(
     loader: str | None = None,
     file_metadata: FileMetadata | None = None,
     filename_as_id: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
     **options: Any,
 ) -> list[Document]:
     """Load one file's bytes. ``loader`` forces a loader by name; ``options`` are its parameters.
 
     ``file_metadata`` (as in LlamaIndex's SimpleDirectoryReader) maps the file
     name to extra metadata; ``filename_as_id`` makes the file name the document id
-    (with ``_part_N`` for files that yield several documents).
+    (with ``_part_N`` for files that yield several documents). ``limits`` refuses a
+    file over the upload size before parsing it, and one whose text is over the
+    text limit, with a :class:`~core.errors.TooLargeError`.
     """
     cls = LOADERS.get_class(loader) if loader else loader_for(file_name)
-    documents = cls.from_params(options).load_bytes(data, file_name)
+    reader = cls.from_params(options)
+    check_upload_size(len(data), file_name, limits)
+    documents = reader.load_bytes(data, file_name)
+    check_text_size(documents, file_name, limits)
     extra = file_metadata(file_name) if file_metadata else {}
     for index, document in enumerate(documents):
         document.metadata.update(extra)
@@ -52,22 +59,23 @@ def load_bytes(
     return documents
 
 
-def load(path: str | os.PathLike[str], **options: Any) -> list[Document]:
-    """Load a file, or every supported file in a directory (sorted by path)."""
+def load(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS, **options: Any) -> list[Document]:
+    """Load a file, or every supported file in a directory (sorted by path); a file over the upload limit is not read."""
     path = Path(path)
     if path.is_dir():
         documents: list[Document] = []
         supported = {ext for cls in LOADERS for ext in cls.extensions}
         for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported):
-            documents.extend(load(child, **options))
+            documents.extend(load(child, limits=limits, **options))
         return documents
     try:
+        check_upload_size(path.stat().st_size, path.name, limits)
         data = path.read_bytes()
     except FileNotFoundError:
         raise LoadError(path.name, "file not found") from None
     except OSError as exc:
         raise LoadError(path.name, f"cannot be read ({exc.strerror or exc})") from None
-    return load_bytes(data, path.name, **options)
+    return load_bytes(data, path.name, limits=limits, **options)
 
 
 __all__ = ["LOADERS", "Loader", "load", "load_bytes", "loader_for"]

@@ -1,0 +1,118 @@
+"""Limits: how much input ChunkScope accepts, so huge input is refused up front instead of exhausting the machine.
+
+Three bounds, declared once as parameters with their defaults:
+
+- ``max_upload_bytes``: a file larger than this is refused before it is read
+  (the app's uploader is set to the same size in ``.streamlit/config.toml``);
+- ``max_text_chars``: the text one file yields, after decoding or extraction;
+- ``max_nodes``: how many nodes one split may make. Before splitting, the node
+  count is estimated from the text's size in the splitter's units and the step
+  between chunks (``chunk_size - chunk_overlap``), so ``chunk_size=1`` on a long
+  book is refused in milliseconds rather than building millions of nodes.
+
+Every refusal is a :class:`~core.errors.TooLargeError` whose one sentence names
+the file, the size and the limit. :func:`core.loaders.load_bytes` and
+:func:`core.documents.run_split` apply :data:`DEFAULT_LIMITS` unless given others.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import TooLargeError
+from core.params import Configurable, param
+from core.schema import Document
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits(Configurable):
+    """The largest input one load or one split may take."""
+
+    name = "limits"
+    summary = "Largest upload, largest text per file, most nodes per split."
+
+    max_upload_bytes: int = param(50 * MB, "Largest file accepted, in bytes (refused before it is read).", ge=1)
+    max_text_chars: int = param(
+        5_000_000, "Most characters of text one file may yield (about 2,500 pages of prose).", ge=1
+    )
+    max_nodes: int = param(100_000, "Most nodes one split may make (estimated before splitting).", ge=1)
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def check_upload_size(size: int, file_name: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse a file of ``size`` bytes that is over the upload limit, before reading or parsing it."""
+    if size > limits.max_upload_bytes:
+        raise TooLargeError(
+            file_name, f"is {_bytes(size)}, more than the upload limit of {_bytes(limits.max_upload_bytes)}"
+        )
+
+
+def check_text_size(documents: Sequence[Document], file_name: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse a file whose documents hold more text than the text limit."""
+    chars = sum(len(document.text) for document in documents)
+    if chars > limits.max_text_chars:
+        raise TooLargeError(
+            file_name, f"holds {chars:,} characters of text, more than the limit of {limits.max_text_chars:,}"
+        )
+
+
+def estimated_nodes(document: Document, splitter: Any) -> int | None:
+    """About how many nodes ``splitter`` makes from ``document``; None when its size does not bound the count.
+
+    A sized splitter advances by at most ``chunk_size - chunk_overlap`` units per
+    node, so the text's units over that step is the count to expect; a
+    hierarchy adds up its levels. Units are characters, or whitespace-separated
+    words for the word and model tokenizers (a model token is never longer
+    than a word, so this undercounts rather than refuses a fair request).
+    """
+    sizes = _level_sizes(splitter)
+    if not sizes:
+        return None
+    units = len(document.text) if splitter.size_unit == "characters" else len(document.text.split())
+    overlap = splitter.overlap_limit or 0
+    return sum(math.ceil(units / max(size - overlap, 1)) for size in sizes)
+
+
+def check_split_size(documents: Sequence[Document], splitter: Any, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse, before any work, a split that would make more nodes than the node limit."""
+    total = 0
+    for document in documents:
+        estimate = estimated_nodes(document, splitter)
+        if estimate is None:
+            continue
+        total += estimate
+        if total > limits.max_nodes:
+            name = str(document.metadata.get("file_name") or document.id)
+            overlap = splitter.overlap_limit or 0
+            raise TooLargeError(
+                name,
+                f"{splitter.name} with chunk_size {splitter.size_limit:,} and chunk_overlap {overlap:,} "
+                f"would make about {total:,} nodes, more than the limit of {limits.max_nodes:,}; "
+                f"raise chunk_size or lower chunk_overlap",
+            )
+
+
+def _level_sizes(splitter: Any) -> list[int]:
+    levels = getattr(splitter, "chunk_sizes", None)
+    if levels:
+        return [int(size) for size in levels]
+    limit = getattr(splitter, "size_limit", None)
+    return [int(limit)] if limit else []
+
+
+def _bytes(size: int) -> str:
+    if size >= MB:
+        return f"{size / MB:,.1f} MB"
+    if size >= 1024:
+        return f"{size / 1024:,.1f} KB"
+    return f"{size:,} bytes"
+
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "check_split_size", "check_text_size", "check_upload_size", "estimated_nodes"]

@@ -1,0 +1,106 @@
+"""Limits: oversized uploads, texts and splits are refused up front with one sentence naming the file and the limit."""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from core.config import PipelineConfig
+from core.documents import run_split
+from core.errors import ConfigError, TooLargeError
+from core.limits import DEFAULT_LIMITS, MB, Limits, check_split_size, estimated_nodes
+from core.loaders import load, load_bytes
+from core.schema import Document
+from core.splitters import get_splitter
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_defaults_are_declared_parameters() -> None:
+    assert DEFAULT_LIMITS.to_params() == {"max_upload_bytes": 50 * MB, "max_text_chars": 5_000_000, "max_nodes": 100_000}
+    assert Limits.from_params({"max_nodes": "10"}).max_nodes == 10
+    with pytest.raises(ConfigError, match=r"^limits: max_upload_bytes must be at least 1, got -5$"):
+        Limits.from_params({"max_upload_bytes": "-5"})
+
+
+def test_the_uploader_and_core_agree_on_the_upload_limit() -> None:
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * MB == DEFAULT_LIMITS.max_upload_bytes
+
+
+def test_an_upload_over_the_limit_is_refused_before_it_is_parsed() -> None:
+    # NUL bytes would be a CorruptDocumentError if the loader ever saw them.
+    with pytest.raises(TooLargeError) as caught:
+        load_bytes(b"\x00" * 11, "big.txt", limits=Limits(max_upload_bytes=10))
+    assert str(caught.value) == "big.txt: is 11 bytes, more than the upload limit of 10 bytes"
+    assert load_bytes(b"0123456789", "ok.txt", limits=Limits(max_upload_bytes=10))[0].text == "0123456789"
+
+
+def test_a_file_on_disk_over_the_limit_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    huge = tmp_path / "huge.txt"
+    with huge.open("wb") as handle:  # sparse: 51 MB on paper, nothing on disk
+        handle.truncate(51 * MB)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the file was read"))
+    with pytest.raises(TooLargeError) as caught:
+        load(huge)
+    assert str(caught.value) == "huge.txt: is 51.0 MB, more than the upload limit of 50.0 MB"
+
+
+def test_text_over_the_limit_is_refused_with_its_size() -> None:
+    # 16 bytes of UTF-16 are 7 characters after the byte-order mark.
+    data = "abcdefg".encode("utf-16")
+    with pytest.raises(TooLargeError) as caught:
+        load_bytes(data, "wide.txt", limits=Limits(max_text_chars=6))
+    assert str(caught.value) == "wide.txt: holds 7 characters of text, more than the limit of 6"
+    assert load_bytes(data, "wide.txt", limits=Limits(max_text_chars=7))[0].text == "abcdefg"
+
+
+@pytest.mark.parametrize(
+    "splitter,params,text,expected",
+    [
+        ("character", {"chunk_size": 10, "chunk_overlap": 0}, "x" * 100, 10),
+        ("character", {"chunk_size": 10, "chunk_overlap": 9}, "x" * 100, 100),
+        ("token", {"chunk_size": 2, "chunk_overlap": 0, "tokenizer": "words"}, "a b c d e", 3),
+        ("hierarchical", {"chunk_sizes": "100,10", "chunk_overlap": 0, "tokenizer": "characters"}, "x" * 1000, 110),
+        ("sentence_window", {}, "One. Two.", None),
+    ],
+)
+def test_node_estimate(splitter: str, params: dict, text: str, expected: int | None) -> None:
+    assert estimated_nodes(Document(text=text), get_splitter(splitter, **params)) == expected
+
+
+def test_a_split_that_would_make_too_many_nodes_is_refused_in_milliseconds() -> None:
+    document = Document(text="word " * 200_001, metadata={"file_name": "book.txt"})
+    config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=1, chunk_overlap=0))
+    started = time.perf_counter()
+    with pytest.raises(TooLargeError) as caught:
+        run_split([document], config)
+    assert time.perf_counter() - started < 1.0
+    assert str(caught.value) == (
+        "book.txt: recursive with chunk_size 1 and chunk_overlap 0 would make about 1,000,005 nodes, "
+        "more than the limit of 100,000; raise chunk_size or lower chunk_overlap"
+    )
+
+
+def test_heavy_overlap_counts_against_the_node_limit() -> None:
+    document = Document(text="x" * 1_000, metadata={"file_name": "a.txt"})
+    splitter = get_splitter("character", chunk_size=100, chunk_overlap=99)
+    with pytest.raises(TooLargeError, match="about 1,000 nodes, more than the limit of 999"):
+        check_split_size([document], splitter, Limits(max_nodes=999))
+    check_split_size([document], splitter, Limits(max_nodes=1_000))
+
+
+def test_the_node_limit_adds_up_over_documents() -> None:
+    documents = [Document(text="x" * 500, metadata={"file_name": f"{i}.txt"}) for i in range(3)]
+    splitter = get_splitter("character", chunk_size=10, chunk_overlap=0)
+    with pytest.raises(TooLargeError, match=r"^2\.txt: .* about 150 nodes, more than the limit of 120;"):
+        check_split_size(documents, splitter, Limits(max_nodes=120))
+
+
+def test_an_ordinary_split_is_untouched() -> None:
+    document = Document(text="A short note. It has two sentences.", metadata={"file_name": "note.txt"})
+    nodes = run_split([document], PipelineConfig())
+    assert [node.text for node in nodes] == [document.text]
