@@ -10,8 +10,10 @@ remaining positions are paired, in order, between consecutive unchanged ones, as
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from itertools import pairwise
+from typing import Literal
 
 from core.schema import Node
 
@@ -115,7 +117,7 @@ def _diff_positions(doc_id: str, a: list[int], b: list[int], max_shift: int | No
     # The stretches between consecutive unchanged cut points are aligned independently,
     # so a moved cut point never jumps over one that stayed put.
     edges = [float("-inf"), *shared, float("inf")]
-    for low, high in zip(edges, edges[1:]):
+    for low, high in pairwise(edges):
         gap_a = _between(a, low, high)
         gap_b = _between(b, low, high)
         pairs = _align(gap_a, gap_b, max_shift)
@@ -178,7 +180,7 @@ def _align_greedy(a: list[int], b: list[int], max_shift: int | None) -> list[tup
     """Pair neighbours in the merged order, closest first: fast, never crossing."""
     merged = sorted([(p, 0, i) for i, p in enumerate(a)] + [(p, 1, j) for j, p in enumerate(b)])
     candidates = []
-    for left, right in zip(merged, merged[1:]):
+    for left, right in pairwise(merged):
         if left[1] != right[1]:
             distance = right[0] - left[0]
             if max_shift is None or distance <= max_shift:

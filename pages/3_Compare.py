@@ -158,7 +158,7 @@ with spans_tab:
         )
         window = windows[index]
     st.html(CSS + legend_html())
-    for (slot, splitter), column in zip(ready, st.columns(len(ready), gap="small")):
+    for (slot, splitter), column in zip(ready, st.columns(len(ready), gap="small"), strict=True):
         with column:
             st.html(badge_html(slot, widgets.label_for(splitter.name), f"{len(runs[slot]):,} chunks"))
             st.caption(settings_summary(splitter))

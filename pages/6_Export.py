@@ -81,7 +81,7 @@ else:
             nodes = cache.run_split_cached(picked, config)
         files = node_files(nodes, file_stem(picked, splitter.name))
         st.caption(f"{len(nodes):,} nodes from {len(picked)} document{'s' if len(picked) != 1 else ''}.")
-        for (fmt, export), column in zip(files.items(), st.columns(len(files))):
+        for (fmt, export), column in zip(files.items(), st.columns(len(files)), strict=True):
             icon, about = FORMATS[fmt]
             with column.container(border=True):
                 st.markdown(f"**{fmt}**", help=about)
@@ -131,7 +131,7 @@ snippets = {
     "LlamaIndex": llamaindex_snippet(config),
     "LangChain": langchain_snippet(config),
 }
-for (library, code), tab in zip(snippets.items(), st.tabs(list(snippets))):
+for (library, code), tab in zip(snippets.items(), st.tabs(list(snippets)), strict=True):
     with tab:
         notes = differences(code)
         if notes:

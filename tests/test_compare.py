@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -89,7 +91,7 @@ def test_many_cut_points_still_diff_quickly():
 def chunkings(draw):
     cuts = sorted(draw(st.sets(st.integers(1, 199), max_size=15)))
     edges = [0, *cuts, 200]
-    return chunks(*zip(edges, edges[1:]))
+    return chunks(*pairwise(edges))
 
 
 @given(chunkings(), chunkings())

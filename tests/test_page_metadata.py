@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from core.config import PipelineConfig, run_split
 from core.loaders import load
 from core.schema import MetadataMode
+from ui.metadata import chosen_exclusions, extra_from_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "sample_docs" / "chunking_guide.md"
@@ -113,8 +114,6 @@ def test_metadata_from_a_link_shows_in_the_editor_and_both_views():
 
 
 # -- the editor's rows, read literally ------------------------------------------------
-
-from ui.metadata import chosen_exclusions, extra_from_rows  # noqa: E402
 
 
 @pytest.mark.parametrize(
