@@ -12,7 +12,7 @@ import dataclasses
 import streamlit as st
 
 from core.config import MetadataSettings
-from core.errors import ConfigError
+from core.errors import ChunkScopeError, ConfigError
 from core.extractors import EXTRACTORS
 from core.schema import Document
 from ui import cache, state, widgets
@@ -200,8 +200,12 @@ if extra_error is None:
     except ConfigError as exc:
         extra_error = str(exc)
 draft = config.replace(metadata=draft_metadata, extractors=tuple(extractors))
-with st.spinner("Splitting…"):
-    draft_nodes = cache.run_split_cached([document], draft)
+try:
+    with st.spinner("Splitting…"):
+        draft_nodes = cache.run_split_cached([document], draft)
+except ChunkScopeError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
 
 with exclusions_box:
     st.markdown("#### :material/visibility: Who reads which key")
@@ -218,8 +222,12 @@ if settings is not None and not extra_error and not extractor_errors:
         state.set_config(applied)
 
 with preview_col:
-    with st.spinner("Splitting…"):
-        nodes = cache.run_split_cached([document], applied)
+    try:
+        with st.spinner("Splitting…"):
+            nodes = cache.run_split_cached([document], applied)
+    except ChunkScopeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
     st.markdown("#### :material/preview: Live preview")
     st.caption(
         f"{len(nodes):,} nodes from this document with the {widgets.label_for(applied.splitter.name).lower()} "

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from core.compare import boundary_diff
+from core.errors import ChunkScopeError
 from core.schema import Document
 from core.splitters import SPLITTERS
 from core.splitters.hierarchical import leaf_nodes
@@ -99,9 +100,17 @@ if len(ready) < 2:
 runs = {}
 with st.spinner("Splitting with every configuration…"):
     for slot, splitter in ready:
-        nodes = cache.run_split_cached([document], config.replace(splitter=splitter))
+        try:
+            nodes = cache.run_split_cached([document], config.replace(splitter=splitter))
+        except ChunkScopeError as exc:
+            st.error(f"Configuration {LABELS[slot]}: {exc}", icon=":material/error:")
+            continue
         # Nested levels (hierarchical) overlap by design: compare the leaves, the chunks that get embedded.
         runs[slot] = leaf_nodes(nodes)
+ready = [(slot, s) for slot, s in ready if slot in runs]
+if len(ready) < 2:
+    st.warning("At least two configurations must split this document to compare them.", icon=":material/info:")
+    st.stop()
 
 # -- metrics ---------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.errors import ChunkScopeError
 from core.export import config_to_json, langchain_snippet, llamaindex_snippet
 from ui import cache, state, widgets
 from ui.compare import settings_summary
@@ -74,11 +75,16 @@ else:
         "Documents to export", ids, key="export.docs", format_func=lambda i: names[i], placeholder="Choose documents"
     )
     picked = [d for d in documents if d.id in chosen]
+    nodes = None
     if not picked:
         st.warning("Choose at least one document to export its nodes.", icon=":material/info:")
     else:
-        with st.spinner("Splitting…"):
-            nodes = cache.run_split_cached(picked, config)
+        try:
+            with st.spinner("Splitting…"):
+                nodes = cache.run_split_cached(picked, config)
+        except ChunkScopeError as exc:
+            st.error(str(exc), icon=":material/error:")
+    if nodes is not None:
         files = node_files(nodes, file_stem(picked, splitter.name))
         st.caption(f"{len(nodes):,} nodes from {len(picked)} document{'s' if len(picked) != 1 else ''}.")
         for (fmt, export), column in zip(files.items(), st.columns(len(files)), strict=True):
