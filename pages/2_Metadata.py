@@ -16,7 +16,7 @@ from core.errors import ChunkScopeError, ConfigError
 from core.extractors import EXTRACTORS
 from core.schema import Document
 from ui import cache, state, widgets
-from ui.documents import all_documents, ensure_started
+from ui.documents import all_documents
 from ui.metadata import (
     chosen_exclusions,
     extra_frame,
@@ -26,6 +26,7 @@ from ui.metadata import (
     metadata_rows,
 )
 from ui.nodes import node_label, reader_views
+from ui.page import setup_page
 
 EXCLUDED = ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys")
 EDITOR_KEY = "meta.extra.editor"
@@ -139,9 +140,7 @@ def reset() -> None:
 
 # -- the page -----------------------------------------------------------------
 
-# The app frame does this before every page; a deep link opened as a fresh server's first
-# request runs the page file alone (Streamlit's pages/ fallback), so the page makes sure itself.
-ensure_started()
+setup_page()
 
 st.title("Metadata", anchor=False)
 st.markdown(

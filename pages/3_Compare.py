@@ -27,7 +27,8 @@ from ui.compare import (
     settings_summary,
     starting_slots,
 )
-from ui.documents import all_documents, ensure_started
+from ui.documents import all_documents
+from ui.page import setup_page
 from ui.spans import CSS, legend_html, source_html, source_windows
 
 SPAN_HEIGHT_PX = 480
@@ -59,9 +60,7 @@ def configuration(slot: int, start: tuple[str, dict], columns: int) -> object | 
 
 # -- the page -----------------------------------------------------------------
 
-# The app frame does this before every page; a deep link opened as a fresh server's first
-# request runs the page file alone (Streamlit's pages/ fallback), so the page makes sure itself.
-ensure_started()
+setup_page()
 
 st.title("Compare", anchor=False)
 st.markdown(

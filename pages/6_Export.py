@@ -8,8 +8,9 @@ from core.errors import ChunkScopeError
 from core.export import config_to_json, langchain_snippet, llamaindex_snippet
 from ui import cache, state, widgets
 from ui.compare import settings_summary
-from ui.documents import all_documents, ensure_started
+from ui.documents import all_documents
 from ui.export import differences, file_stem, node_files, share_link
+from ui.page import setup_page
 
 THIS_PAGE = "Export"
 FORMATS = {
@@ -18,9 +19,7 @@ FORMATS = {
     "Parquet": (":material/view_column:", "Columnar, typed; for pandas, DuckDB or Spark."),
 }
 
-# The app frame does this before every page; a deep link opened as a fresh server's first
-# request runs the page file alone (Streamlit's pages/ fallback), so the page makes sure itself.
-ensure_started()
+setup_page()
 
 st.title("Export", anchor=False)
 st.markdown(
