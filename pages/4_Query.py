@@ -15,9 +15,9 @@ from core.config import RetrievalSettings
 from core.errors import ChunkScopeError
 from core.query import final_context
 from core.splitters.hierarchical import leaf_nodes
-from ui import cache, documents, state, widgets
+from ui import cache, documents, state, trace, widgets
 from ui import query as query_ui
-from ui import trace
+from ui.page import setup_page
 
 PAGE_KEY = "query"
 DEFAULT_BUDGET = 4096
@@ -41,6 +41,7 @@ def status_of(fate: str) -> str:
     return STATUS.get(head, "✅ kept")
 
 
+setup_page()
 st.title("Query", anchor=False)
 st.markdown(
     "Retrieve nodes for a query, then run the chain of node postprocessors a query engine would: "
@@ -181,7 +182,7 @@ with tabs[0]:
         },
     )
 
-for index, (tab, stage) in enumerate(zip(tabs[1:], result.stages), start=1):
+for index, (tab, stage) in enumerate(zip(tabs[1:], result.stages, strict=True), start=1):
     with tab:
         params = ", ".join(f"{k}={v!r}" for k, v in stage.params.items()) or "no parameters"
         st.caption(f"`{stage.name}` ({params}) · {trace.stage_summary(stage)}")
