@@ -105,7 +105,9 @@ def test_splitters_and_loaders_tables_name_each_component(capsys):
 
 def test_loader_options_reach_the_loader(capsys):
     code, out, _ = run(capsys, "config", "--splitter", "character", "--loader-set", "pdf.extraction_mode=layout")
-    assert code == 0 and json.loads(out)["loaders"] == {"pdf": {"extraction_mode": "layout", "max_pages": 2000}}
+    assert code == 0 and json.loads(out)["loaders"] == {
+        "pdf": {"extraction_mode": "layout", "max_pages": 2000, "max_content_mb": 32}
+    }
 
 
 def test_config_json_and_url_describe_the_same_pipeline(capsys):

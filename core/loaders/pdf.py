@@ -8,6 +8,7 @@ runs nothing embedded in the file (no JavaScript, no external fetches).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from io import BytesIO
 from typing import Any, Literal
@@ -23,6 +24,11 @@ from core.params import param
 from core.schema import Document, Element, Page
 
 PAGE_SEPARATOR = "\n\n"
+MB = 1024 * 1024
+
+# pypdf logs the damage it works around; what matters reaches the user as our own
+# error or load_warning, so its notes must not print to a terminal (the CLI's one line).
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
 
 @LOADERS.register
@@ -41,10 +47,19 @@ class PdfLoader(Loader):
     max_pages: int = param(
         2000, "Refuse PDFs with more pages than this (protects the app from huge files).", ge=1, le=100_000
     )
+    max_content_mb: int = param(
+        32,
+        "Refuse PDFs whose pages hold more drawing instructions than this many MB (reading them would take minutes).",
+        ge=1,
+        le=1024,
+        advanced=True,
+    )
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         if not data.strip():
             raise EmptyDocumentError(file_name, "is empty")
+        if b"%PDF-" not in data[:1024]:
+            raise CorruptDocumentError(file_name, "is not a PDF (it does not start with %PDF-)")
         try:
             return self._load(data, file_name)
         except LoadError:
@@ -63,6 +78,7 @@ class PdfLoader(Loader):
             raise EmptyDocumentError(file_name, "has no pages")
         if page_count > self.max_pages:
             raise TooLargeError(file_name, f"has {page_count:,} pages, more than max_pages={self.max_pages:,}")
+        _check_content_size(reader, file_name, self.max_content_mb)
         labels = _page_labels(reader, page_count)
 
         texts: list[str] = []
@@ -122,6 +138,25 @@ def _decrypt_with_empty_password(reader: PdfReader, file_name: str) -> None:
         ) from None
     if result == PasswordType.NOT_DECRYPTED:
         raise EncryptedDocumentError(file_name, "is encrypted and cannot be read without its password")
+
+
+def _check_content_size(reader: PdfReader, file_name: str, max_mb: int) -> None:
+    """Refuse before extracting: extraction interprets every instruction, so its time grows with these bytes.
+
+    Decompressing is fast (zlib, capped per stream by pypdf) and pypdf keeps the
+    result for the extraction that follows.
+    """
+    total = 0
+    for page in reader.pages:
+        try:
+            contents = page.get_contents()
+            total += len(contents.get_data()) if contents is not None else 0
+        except Exception:  # a damaged page is reported when its text is extracted
+            continue
+        if total > max_mb * MB:
+            raise TooLargeError(
+                file_name, f"holds more than {max_mb} MB of page content to interpret (max_content_mb={max_mb})"
+            )
 
 
 def _page_labels(reader: PdfReader, page_count: int) -> list[str]:
