@@ -1,0 +1,460 @@
+"""Run the benchmark suite: ChunkScope against the peer chunkers, interleaved, on the same text.
+
+``make bench`` (or ``.venv/bin/python benchmarks/run.py``) builds the corpus if it
+is missing, runs every section, writes ``benchmarks/results.json`` and renders
+``benchmarks/RESULTS.md`` and the ratio chart from it (:mod:`report`).
+
+How each number is taken (the machine is shared, so only ratios are trusted):
+
+- Speed: in one process, every contestant of a group runs once to warm up, then
+  all of them in turn (A B C A B C …) ``--reps`` times; the median wall time
+  gives MB/s, and a ratio is the peer's median over ChunkScope's (above 1: we
+  are faster).
+- Memory: each contestant again in a fresh subprocess: after imports, input and
+  set-up, the kernel's peak-RSS mark is reset (``/proc/self/clear_refs``), the
+  work runs once, and the rise of the peak over the RSS at the reset is the
+  work's own memory.
+- Chunk sizes are counted in the group's unit (characters, or the model's tokens).
+
+Sections: ``splitters`` ``pdf`` ``embedding`` ``growth`` ``app`` (``--only`` picks some).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import contestants  # noqa: E402
+from contestants import DATA, GROUPS, MB, group, read_input, token_counts  # noqa: E402
+
+RESULTS = HERE / "results.json"
+SECTIONS = ("splitters", "pdf", "embedding", "growth", "app")
+GROWTH_MB = (1, 10, 100)
+
+
+# -- memory ----------------------------------------------------------------------
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def reset_peak() -> int:
+    """Reset the peak-RSS mark to the current RSS; return the current RSS in kB."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status_kb("VmRSS")
+
+
+def peak_kb() -> int:
+    return _status_kb("VmHWM")
+
+
+def probe(work, warm_up: bool = True) -> dict:  # noqa: ANN001 - a zero-argument callable
+    """Run ``work`` once with the peak reset just before: its time and its own peak memory.
+
+    A first, unmeasured run loads whatever the contestant loads lazily (NLTK's
+    Punkt, the model tokenizer), so only the work itself is counted.
+    """
+    if warm_up:
+        work()
+    gc.collect()
+    base = reset_peak()
+    start = time.perf_counter()
+    output = work()
+    seconds = time.perf_counter() - start
+    peak = peak_kb()
+    del output
+    return {"seconds": seconds, "base_mb": base / 1024, "peak_mb": peak / 1024, "work_mb": (peak - base) / 1024}
+
+
+def in_subprocess(*args: str, timeout: float = 3600) -> dict:
+    """Run this script with ``args`` in a fresh interpreter and return the JSON it prints last."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"subprocess {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# -- splitter pairs ----------------------------------------------------------------
+
+
+def chunk_stats(chunks: list[str], unit: str) -> dict:
+    sizes = token_counts(chunks) if unit == "tokens" else [len(c) for c in chunks]
+    return {
+        "chunks": len(sizes),
+        "mean_size": statistics.fmean(sizes) if sizes else 0.0,
+        "sd_size": statistics.pstdev(sizes) if len(sizes) > 1 else 0.0,
+        "max_size": max(sizes, default=0),
+    }
+
+
+def time_group(key: str, mb: float, reps: int) -> dict:
+    g = group(key)
+    text = read_input(g.source, mb)
+    runs = {c.label: c.prepare(text) for c in g.contestants}
+    stats = {label: chunk_stats(run(), g.unit) for label, run in runs.items()}  # also the warm-up
+    times: dict[str, list[float]] = {label: [] for label in runs}
+    for _ in range(reps):
+        for label, run in runs.items():
+            gc.collect()
+            start = time.perf_counter()
+            run()
+            times[label].append(time.perf_counter() - start)
+    megabytes = len(text.encode("utf-8")) / MB
+    rows = []
+    ours = statistics.median(times[g.ours.label])
+    for c in g.contestants:
+        median = statistics.median(times[c.label])
+        rows.append(
+            {
+                "label": c.label,
+                "library": c.library,
+                "median_s": median,
+                "times_s": times[c.label],
+                "mb_per_s": megabytes / median,
+                # Above 1: ChunkScope is faster than this contestant.
+                "speedup": median / ours,
+                **stats[c.label],
+            }
+        )
+    return {"key": key, "title": g.title, "unit": g.unit, "source": g.source, "mb": megabytes, "reps": reps,
+            "characters": len(text), "target_ratio": g.target_ratio, "notes": list(g.notes), "rows": rows}
+
+
+def rss_probe(key: str, label: str, mb: float) -> dict:
+    g = group(key)
+    run = g.contestant(label).prepare(read_input(g.source, mb))
+    return probe(run)
+
+
+def splitters(args: argparse.Namespace) -> list[dict]:
+    results = []
+    for g in GROUPS:
+        if args.groups and g.key not in args.groups:
+            continue
+        mb = g.mb * args.scale
+        print(f"[splitters] {g.title}: {mb:g} MB x {args.reps} reps", flush=True)
+        result = time_group(g.key, mb, args.reps)
+        for row in result["rows"]:
+            memory = in_subprocess("--rss", g.key, row["label"], "--mb", str(mb))
+            row.update(peak_mb=memory["peak_mb"], work_mb=memory["work_mb"], base_mb=memory["base_mb"])
+            print(f"    {row['label']:45s} {row['mb_per_s']:8.2f} MB/s  x{row['speedup']:6.2f}  "
+                  f"{row['chunks']:6d} chunks  +{row['work_mb']:.0f} MB", flush=True)
+        results.append(result)
+    return results
+
+
+# -- PDF -------------------------------------------------------------------------------
+
+
+def pdf(args: argparse.Namespace) -> dict:
+    from pypdf import PdfReader
+
+    from core.loaders import load
+
+    path = DATA / "corpus.pdf"
+
+    def chunkscope_load() -> list:
+        return load(path)
+
+    def pypdf_text() -> list[str]:
+        return [page.extract_text() for page in PdfReader(path).pages]
+
+    pages = len(PdfReader(path).pages)
+    contenders = {"ChunkScope load()": chunkscope_load, "pypdf extract_text (floor)": pypdf_text}
+    times: dict[str, list[float]] = {label: [] for label in contenders}
+    for fn in contenders.values():
+        fn()
+    for _ in range(args.reps):
+        for label, fn in contenders.items():
+            start = time.perf_counter()
+            fn()
+            times[label].append(time.perf_counter() - start)
+    rows = []
+    for label in contenders:
+        median = statistics.median(times[label])
+        rows.append({"label": label, "median_s": median, "pages_per_s": pages / median, "times_s": times[label]})
+    memory = in_subprocess("--pdf-rss")
+    rows[0].update(peak_mb=memory["peak_mb"], work_mb=memory["work_mb"])
+    print(f"[pdf] {pages} pages: {rows[0]['pages_per_s']:.0f} pages/s (pypdf alone {rows[1]['pages_per_s']:.0f})", flush=True)
+    return {"pages": pages, "rows": rows}
+
+
+def pdf_rss() -> dict:
+    from core.loaders import load
+
+    return probe(lambda: load(DATA / "corpus.pdf"))
+
+
+# -- embedding --------------------------------------------------------------------------
+
+
+def embedding(args: argparse.Namespace) -> dict:
+    from sentence_transformers import SentenceTransformer
+
+    from core.embeddings import Embedder, embed_nodes
+    from core.schema import Document
+    from core.splitters import get_splitter
+    from core.tokenizers import default_model_path
+
+    text = read_input("corpus.txt", 0.25)
+    nodes = get_splitter("sentence", chunk_size=256, chunk_overlap=20).split([Document(text=text)])
+    texts = [n.text for n in nodes][: args.embed_texts]
+    embedder = Embedder(cache_entries=0)  # nothing cached: every call encodes
+    raw = SentenceTransformer(default_model_path(), device="cpu", local_files_only=True)
+
+    def ours() -> object:
+        return embedder.embed(texts)
+
+    def theirs() -> object:
+        return raw.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+
+    contenders = {"ChunkScope Embedder.embed": ours, "SentenceTransformer.encode": theirs}
+    times: dict[str, list[float]] = {label: [] for label in contenders}
+    for fn in contenders.values():
+        fn()
+    for _ in range(args.reps):
+        for label, fn in contenders.items():
+            start = time.perf_counter()
+            fn()
+            times[label].append(time.perf_counter() - start)
+    rows = []
+    for label in contenders:
+        median = statistics.median(times[label])
+        rows.append({"label": label, "median_s": median, "chunks_per_s": len(texts) / median, "times_s": times[label]})
+    overhead = rows[0]["median_s"] / rows[1]["median_s"] - 1
+    print(f"[embedding] {len(texts)} chunks: {rows[0]['chunks_per_s']:.1f}/s vs raw {rows[1]['chunks_per_s']:.1f}/s "
+          f"({overhead:+.1%})", flush=True)
+
+    # A chunk_size change that leaves most sections whole re-embeds only the new texts.
+    markdown = Document(text=read_input("corpus.md", 0.1))
+    cached = Embedder()
+    before = get_splitter("markdown", chunk_size=1000).split([markdown])
+    after = get_splitter("markdown", chunk_size=1200).split([markdown])
+    start = time.perf_counter()
+    embed_nodes(before, cached)
+    first_s = time.perf_counter() - start
+    stats_before = cached.cache_stats()
+    start = time.perf_counter()
+    embed_nodes(after, cached)
+    second_s = time.perf_counter() - start
+    stats_after = cached.cache_stats()
+    hits = stats_after["hits"] - stats_before["hits"]
+    misses = stats_after["misses"] - stats_before["misses"]
+    unchanged = len({n.text for n in before} & {n.text for n in after})
+    change = {
+        "change": "markdown chunk_size 1000 -> 1200 on 100 KB of corpus.md",
+        "nodes_before": len(before),
+        "nodes_after": len(after),
+        "texts_unchanged": unchanged,
+        "hits": hits,
+        "misses": misses,
+        "hit_ratio": hits / max(hits + misses, 1),
+        "first_embed_s": first_s,
+        "re_embed_s": second_s,
+    }
+    print(f"[embedding] re-embed after {change['change']}: hit ratio {change['hit_ratio']:.0%}, "
+          f"{second_s:.2f}s vs {first_s:.2f}s", flush=True)
+    quantized = quantized_backend(raw, texts, args.reps) if args.quantized else None
+    return {"texts": len(texts), "rows": rows, "overhead": overhead, "param_change": change, "quantized": quantized}
+
+
+def quantized_backend(model, texts: list[str], reps: int) -> dict:  # noqa: ANN001 - a SentenceTransformer
+    """int8 dynamic quantization of the same model's Linear layers (torch only, offline): speed and ranking agreement."""
+    import copy
+
+    import numpy as np
+    import torch
+
+    quantized = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8)
+
+    def encode(m) -> np.ndarray:  # noqa: ANN001
+        return m.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+
+    encode(quantized)
+    times: dict[str, list[float]] = {"fp32": [], "int8": []}
+    for _ in range(reps):
+        for label, m in (("fp32", model), ("int8", quantized)):
+            start = time.perf_counter()
+            encode(m)
+            times[label].append(time.perf_counter() - start)
+    full, small = encode(model), encode(quantized)
+    queries = [q["query"] if isinstance(q, dict) else str(q) for q in _sample_queries()]
+    q_full = model.encode(queries, normalize_embeddings=True)
+    q_small = quantized.encode(queries, normalize_embeddings=True)
+    same_top1, top5_overlap = 0, 0.0
+    for a, b in zip(q_full @ full.T, q_small @ small.T, strict=True):
+        ra, rb = np.argsort(-a)[:5], np.argsort(-b)[:5]
+        same_top1 += int(ra[0] == rb[0])
+        top5_overlap += len(set(ra) & set(rb)) / 5
+    fp32, int8 = statistics.median(times["fp32"]), statistics.median(times["int8"])
+    result = {
+        "speedup": fp32 / int8,
+        "fp32_chunks_per_s": len(texts) / fp32,
+        "int8_chunks_per_s": len(texts) / int8,
+        "queries": len(queries),
+        "same_top1": same_top1 / len(queries),
+        "top5_overlap": top5_overlap / len(queries),
+        "mean_cosine_to_fp32": float(np.mean(np.sum(full * small, axis=1))),
+    }
+    print(f"[embedding] int8 dynamic quantization: x{result['speedup']:.2f}, top-1 kept for "
+          f"{result['same_top1']:.0%} of {len(queries)} queries, top-5 overlap {result['top5_overlap']:.0%}", flush=True)
+    return result
+
+
+def _sample_queries() -> list:
+    data = json.loads((HERE.parent / "sample_docs" / "queries.json").read_text())
+    queries = data["queries"] if isinstance(data, dict) else data
+    return queries[:40]
+
+
+# -- growth --------------------------------------------------------------------------
+
+
+def growth_probe(key: str, mb: float) -> dict:
+    g = group(key)
+    text = read_input(g.source, mb)
+    run = g.ours.prepare(text)
+    result = probe(run, warm_up=mb <= 10)
+    result["mb"] = len(text.encode("utf-8")) / MB
+    return result
+
+
+def growth(args: argparse.Namespace) -> list[dict]:
+    out = []
+    for key in args.growth_groups:
+        points = []
+        for mb in args.growth_mb:
+            point = in_subprocess("--growth-probe", key, "--mb", str(mb), timeout=7200)
+            point["mb_per_s"] = point["mb"] / point["seconds"]
+            points.append(point)
+            print(f"[growth] {key} {point['mb']:.0f} MB: {point['mb_per_s']:.2f} MB/s, +{point['work_mb']:.0f} MB RSS",
+                  flush=True)
+        out.append({"key": key, "title": group(key).title, "points": points})
+    return out
+
+
+# -- app latency --------------------------------------------------------------------
+
+
+def app(args: argparse.Namespace) -> dict:
+    done = subprocess.run(
+        [sys.executable, str(HERE / "app_latency.py"), "--reps", str(args.reps)],
+        capture_output=True, text=True, timeout=3600, cwd=HERE.parent,
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr[-2000:]}
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"[app] {json.dumps(result)}", flush=True)
+    return result
+
+
+# -- the machine -----------------------------------------------------------------------
+
+
+def machine() -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    mem_kb = int(next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+                      if line.startswith("MemTotal")))
+    versions = {}
+    for name in ("langchain-text-splitters", "llama-index-core", "chonkie", "semchunk", "semantic-text-splitter",
+                 "tokenizers", "sentence-transformers", "torch", "pypdf", "streamlit"):
+        try:
+            from importlib.metadata import version
+
+            versions[name] = version(name)
+        except Exception:  # noqa: BLE001 - a missing peer is reported, not fatal
+            versions[name] = "not installed"
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "ram_gb": round(mem_kb / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "loadavg_start": os.getloadavg(),
+        "versions": versions,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections ({', '.join(SECTIONS)})")
+    parser.add_argument("--groups", default="", help="comma-separated splitter groups (default: all)")
+    parser.add_argument("--reps", type=int, default=5, help="timed repetitions per contestant (median taken)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every group's input size")
+    parser.add_argument("--embed-texts", type=int, default=128, help="chunks to embed")
+    parser.add_argument("--no-quantized", dest="quantized", action="store_false", help="skip the int8 backend")
+    parser.add_argument("--growth-groups", default="recursive")
+    parser.add_argument("--growth-mb", default=",".join(str(m) for m in GROWTH_MB))
+    parser.add_argument("--merge", action="store_true", help="keep sections of results.json this run skips")
+    # Internal: one measurement in a fresh interpreter.
+    parser.add_argument("--rss", nargs=2, metavar=("GROUP", "LABEL"), help=argparse.SUPPRESS)
+    parser.add_argument("--growth-probe", metavar="GROUP", help=argparse.SUPPRESS)
+    parser.add_argument("--pdf-rss", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--mb", type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.rss:
+        print(json.dumps(rss_probe(args.rss[0], args.rss[1], args.mb)))
+        return 0
+    if args.growth_probe:
+        print(json.dumps(growth_probe(args.growth_probe, args.mb)))
+        return 0
+    if args.pdf_rss:
+        print(json.dumps(pdf_rss()))
+        return 0
+
+    args.groups = [g for g in args.groups.split(",") if g]
+    args.growth_groups = [g for g in args.growth_groups.split(",") if g]
+    args.growth_mb = [float(m) for m in args.growth_mb.split(",") if m]
+    sections = [s for s in args.only.split(",") if s]
+    if not (DATA / "corpus.txt").exists() or not (DATA / "corpus.pdf").exists():
+        subprocess.run([sys.executable, str(HERE / "corpus.py")], check=True)
+
+    results = json.loads(RESULTS.read_text()) if args.merge and RESULTS.exists() else {}
+    results.update(
+        date=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        machine=machine(),
+        command="make bench" if not argv and len(sys.argv) == 1 else "benchmarks/run.py " + " ".join(argv or sys.argv[1:]),
+        corpus=json.loads((DATA / "manifest.json").read_text()),
+    )
+    runners = {"splitters": splitters, "pdf": pdf, "embedding": embedding, "growth": growth, "app": app}
+    for section in sections:
+        started = time.perf_counter()
+        results[section] = runners[section](args)
+        print(f"  ({section}: {time.perf_counter() - started:.0f}s)", flush=True)
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    results["machine"]["loadavg_end"] = os.getloadavg()
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+
+    import report
+
+    report.write(results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
