@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from importlib.metadata import entry_points
 from typing import Any, Generic, Iterator, TypeVar
 
@@ -23,6 +24,8 @@ class Registry(Generic[C]):
         self.entry_point_group = entry_point_group
         self._classes: dict[str, C] = {}
         self._plugins_loaded = entry_point_group is None
+        self._plugins_loading = False
+        self._plugin_lock = threading.RLock()
         self.plugin_errors: list[str] = []
 
     def register(self, cls: C) -> C:
@@ -38,14 +41,24 @@ class Registry(Generic[C]):
     def _load_plugins(self) -> None:
         if self._plugins_loaded:
             return
-        self._plugins_loaded = True
-        for ep in entry_points(group=self.entry_point_group):
+        # Sessions start together: the first thread loads while the others wait, so
+        # none sees the registry without its plugins; a plugin that reads the
+        # registry while being imported (same thread) sees it as it is so far.
+        with self._plugin_lock:
+            if self._plugins_loaded or self._plugins_loading:
+                return
+            self._plugins_loading = True
             try:
-                cls = ep.load()
-                if cls.name not in self._classes:
-                    self.register(cls)
-            except Exception as exc:  # a broken plugin must not take the app down
-                self.plugin_errors.append(f"{ep.name}: {exc}")
+                for ep in entry_points(group=self.entry_point_group):
+                    try:
+                        cls = ep.load()
+                        if cls.name not in self._classes:
+                            self.register(cls)
+                    except Exception as exc:  # a broken plugin must not take the app down
+                        self.plugin_errors.append(f"{ep.name}: {exc}")
+            finally:
+                self._plugins_loading = False
+                self._plugins_loaded = True
 
     def names(self) -> list[str]:
         self._load_plugins()
