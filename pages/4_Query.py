@@ -24,7 +24,7 @@ DEFAULT_BUDGET = 4096
 
 SCORE = st.column_config.NumberColumn(format="%.4f")
 STAGE_COLUMNS = {
-    "status": st.column_config.TextColumn("", width="small"),
+    "status": st.column_config.TextColumn("Status", width="small"),
     "node": st.column_config.TextColumn("Node", help="File and position among all nodes (as on the Chunks page)"),
     "rank_in": st.column_config.NumberColumn("Rank in", help="1-based position in the stage's input"),
     "rank_out": st.column_config.NumberColumn("Rank out", help="1-based position in the stage's output; empty if dropped"),
@@ -33,12 +33,13 @@ STAGE_COLUMNS = {
     "fate": st.column_config.TextColumn("Fate", width="large", help="What this stage did to the node, and why"),
     "text": st.column_config.TextColumn("Text (after the stage)", width="large"),
 }
-STATUS = {"dropped": "❌ dropped", "added": "➕ added"}
+STATUS_COLOURS = {"dropped": "color:#dc2626;font-weight:600", "added": "color:#059669;font-weight:600"}
 
 
 def status_of(fate: str) -> str:
+    """``dropped`` / ``added`` / ``kept`` from a fate line (moved and changed nodes are kept)."""
     head = fate.split(":", 1)[0]
-    return STATUS.get(head, "✅ kept")
+    return head if head in STATUS_COLOURS else "kept"
 
 
 setup_page()
@@ -142,11 +143,13 @@ cards = st.columns(4)
 cards[0].metric("Retrieved", len(result.retrieved), border=True, help=f"The top {retrieval.top_k} of {len(nodes):,} nodes")
 cards[1].metric("Stages", len(result.stages), border=True, help="Postprocessors in the chain")
 cards[2].metric("Final nodes", len(result.final), border=True, help="What reaches the LLM")
+over = context_tokens > budget
 cards[3].metric(
     "Context tokens",
     f"{context_tokens:,}",
-    f"{budget - context_tokens:+,} vs budget {budget:,}",
-    delta_color="normal" if context_tokens <= budget else "inverse",
+    f"{abs(budget - context_tokens):,} {'over' if over else 'under'} the {budget:,} budget",
+    delta_color="inverse" if over else "normal",
+    delta_arrow="off",
     border=True,
     help="The final context counted with the embedding model's tokenizer (an estimate for the LLM's)",
 )
@@ -191,7 +194,7 @@ for index, (tab, stage) in enumerate(zip(tabs[1:], result.stages, strict=True), 
             row["status"] = status_of(row["fate"])
         columns = ["status", "node", "rank_in", "rank_out", "score_in", "score_out", "fate", "text"]
         st.dataframe(
-            pd.DataFrame(rows, columns=columns),
+            pd.DataFrame(rows, columns=columns).style.map(lambda v: STATUS_COLOURS.get(v, ""), subset=["status"]),
             hide_index=True,
             width="stretch",
             key=f"{PAGE_KEY}.table.{index}",
@@ -202,7 +205,7 @@ for index, (tab, stage) in enumerate(zip(tabs[1:], result.stages, strict=True), 
             st.plotly_chart(trace.reorder_figure(stage, labels), width="stretch", key=f"{PAGE_KEY}.reorder.{index}")
             st.caption(
                 "Models read the middle of a long context worst, so the best nodes go to both ends: "
-                "the bars should rise towards the first and the last position."
+                "the line should sag in the middle and rise towards the first and the last position."
             )
 
         if stage.sentences:

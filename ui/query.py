@@ -180,17 +180,16 @@ def _adder() -> None:
         unavailable = POSTPROCESSORS.get_class(name).unavailable_reason()
         return f"{widgets.label_for(name)} (unavailable)" if unavailable else widgets.label_for(name)
 
-    pick, add = st.columns([3, 1], vertical_alignment="bottom")
-    name = pick.selectbox("Add a postprocessor", names, key=name_key, format_func=label)
+    name = st.selectbox("Add a postprocessor", names, key=name_key, format_func=label)
     reason = POSTPROCESSORS.get_class(name).unavailable_reason()
-    add.button(
-        "Add", icon=":material/add:", key="query.add.button", disabled=reason is not None, on_click=_add, args=(name_key,),
-        width="stretch",
-    )
     if reason:
         st.warning(f"{widgets.label_for(name)} cannot run here: {reason}.", icon=":material/block:")
     else:
         st.caption(POSTPROCESSORS.get_class(name).summary)
+    st.button(
+        "Add to the chain", icon=":material/add:", key="query.add.button", disabled=reason is not None,
+        on_click=_add, args=(name_key,), width="stretch",
+    )
 
 
 # -- the run ----------------------------------------------------------------------------

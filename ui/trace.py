@@ -136,7 +136,7 @@ def funnel_figure(result: QueryResult) -> go.Figure:
 
 
 def reorder_figure(stage: StageTrace, labels: Mapping[str, str]) -> go.Figure:
-    """Score by position, before and after: best-first going in, best at both ends coming out."""
+    """Score by position, before and after: best-first going in, best at both ends coming out (a U)."""
     positions_out = list(range(1, len(stage.nodes_out) + 1))
     rank_in = {item.id: rank for rank, item in enumerate(stage.nodes_in, start=1)}
     figure = go.Figure()
@@ -152,26 +152,28 @@ def reorder_figure(stage: StageTrace, labels: Mapping[str, str]) -> go.Figure:
         )
     )
     figure.add_trace(
-        go.Bar(
+        go.Scatter(
             x=positions_out,
             y=[_score(item) for item in stage.nodes_out],
+            mode="lines+markers+text",
             name="after (context order)",
-            marker_color=SERIES_COLOURS[0],
+            line={"color": SERIES_COLOURS[0], "width": 3},
+            marker={"size": 11},
             text=[f"was #{rank_in.get(item.id, '?')}" for item in stage.nodes_out],
-            textposition="outside",
+            textposition="top center",
             customdata=[labels.get(item.id, item.id) for item in stage.nodes_out],
             hovertemplate="position %{x}: %{customdata}<br>score %{y:.4f}<extra>after</extra>",
         )
     )
-    scores = [_score(item) for item in [*stage.nodes_in, *stage.nodes_out]]
-    low, high = (min(scores), max(scores)) if scores else (0.0, 1.0)
-    pad = (high - low) * 0.25 or 0.05
+    scores = [_score(item) for item in [*stage.nodes_in, *stage.nodes_out]] or [0.0, 1.0]
+    low, high = min(scores), max(scores)
+    pad = (high - low) * 0.2 or 0.05
     figure.update_layout(
         **_LAYOUT,
         height=320,
         title="Score by position in the context",
         xaxis={"title": "position in the context (1 = first the LLM reads)", "dtick": 1},
-        yaxis={"title": "score", "range": [max(0.0, low - pad) if low >= 0 else low - pad, high + pad]},
+        yaxis={"title": "score", "range": [low - pad, high + pad * 1.5]},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
     )
     return figure
