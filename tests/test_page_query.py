@@ -1,0 +1,207 @@
+"""AppTest: the Query page retrieves, runs the postprocessor chain and shows every stage's trace.
+
+The page runs with the real packaged model. The expected numbers come from
+``core`` on the same sample documents with the same (shared, cached) embedder,
+so the model is loaded once and each node text is embedded once per test run.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.config import PipelineConfig
+from core.documents import run_split
+from core.embeddings import get_embedder
+from core.loaders import load
+from core.postprocessors import get_postprocessor
+from core.postprocessors.rerank import NO_MODEL
+from core.query import QueryResult, final_context, run_query
+from core.retrieval import retrieve
+from core.splitters import get_splitter
+from core.splitters.hierarchical import leaf_nodes
+from ui.documents import sample_files
+from ui.query import sample_queries
+from ui.trace import node_labels
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/4_Query.py"
+TIMEOUT = 600
+
+
+def open_page(config: PipelineConfig | None = None) -> AppTest:
+    """The app opened on a link carrying ``config`` (as a shared link would), then the Query page."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    if config is not None:
+        at.query_params.update(config.to_query_params())
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def sample_nodes(config: PipelineConfig):
+    documents = [doc for path in sample_files() for doc in load(path)]
+    return leaf_nodes(run_split(documents, config))
+
+
+def first_query() -> str:
+    return sample_queries()[0].query
+
+
+def stage_tables(at: AppTest):
+    """The retrieval table, then one table per stage, in page order."""
+    return [frame.value for frame in at.dataframe]
+
+
+def funnel_counts(at: AppTest) -> list[int]:
+    charts = [chart for chart in at.get("plotly_chart") if '"funnel"' in chart.proto.spec]
+    assert len(charts) == 1
+    return json.loads(charts[0].proto.spec)["data"][0]["x"]
+
+
+# -- similarity cutoff + long-context reorder ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cutoff_run() -> tuple[AppTest, QueryResult, dict[str, str]]:
+    """The page with a cutoff between the 3rd and 4th retrieved scores, then a reorder."""
+    base = PipelineConfig()
+    nodes = sample_nodes(base)
+    embedder = get_embedder()
+    scores = [item.score for item in retrieve(nodes, first_query(), embedder=embedder, top_k=5)]
+    assert scores[2] > scores[3], "the sample query needs distinct 3rd and 4th scores"
+    cutoff = round((scores[2] + scores[3]) / 2, 6)
+    chain = (get_postprocessor("similarity_cutoff", similarity_cutoff=cutoff), get_postprocessor("long_context_reorder"))
+    config = base.replace(postprocessors=chain)
+    expected = run_query(nodes, first_query(), embedder=embedder, top_k=5, postprocessors=chain)
+    return open_page(config), expected, node_labels(nodes)
+
+
+def test_the_funnel_counts_nodes_after_each_stage(cutoff_run):
+    at, expected, _ = cutoff_run
+    assert expected.counts() == [("retrieval", 5), ("similarity_cutoff", 3), ("long_context_reorder", 3)]
+    assert funnel_counts(at) == [5, 3, 3]
+    shown = {metric.label: metric.value for metric in at.metric}
+    assert shown["Retrieved"] == "5" and shown["Stages"] == "2" and shown["Final nodes"] == "3"
+    assert [tab.label for tab in at.tabs] == ["Retrieval", "1 · similarity_cutoff", "2 · long_context_reorder"]
+
+
+def test_the_retrieval_table_lists_the_top_k_best_first(cutoff_run):
+    at, expected, labels = cutoff_run
+    table = stage_tables(at)[0]
+    assert table["node"].tolist() == [labels[item.id] for item in expected.retrieved]
+    assert table["rank"].tolist() == [1, 2, 3, 4, 5]
+    assert table["score"].tolist() == pytest.approx([item.score for item in expected.retrieved])
+
+
+def test_the_cutoff_stage_shows_each_dropped_node_with_its_reason(cutoff_run):
+    at, expected, labels = cutoff_run
+    table = stage_tables(at)[1]
+    stage = expected.stages[0]
+    assert len(table) == 5
+    dropped = table[table["status"] == "dropped"]
+    assert dropped["node"].tolist() == [labels[item.id] for item in stage.nodes_in[3:]]
+    for _, row in dropped.iterrows():
+        assert "is below the cutoff" in row["fate"]
+    assert table["fate"].tolist() == [stage.fate(item.id) for item in stage.nodes_in]
+    assert table["rank_out"].tolist()[:3] == [1, 2, 3]
+    assert table["rank_out"].isna().tolist() == [False, False, False, True, True]
+
+
+def test_the_reorder_stage_shows_moves_and_its_picture(cutoff_run):
+    at, expected, labels = cutoff_run
+    stage = expected.stages[1]
+    table = stage_tables(at)[2]
+    # LongContextReorder on three best-first nodes: best first, third in the middle, second last.
+    assert table["rank_out"].tolist() == [1, 3, 2]
+    assert table["fate"].tolist() == ["kept", "moved 2 → 3", "moved 3 → 2"]
+    assert [stage.fate(item.id) for item in stage.nodes_in] == table["fate"].tolist()
+    pictures = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Score by position" in c.proto.spec]
+    assert len(pictures) == 1
+    after = next(trace for trace in pictures[0]["data"] if trace["name"].startswith("after"))
+    assert after["y"] == pytest.approx([item.score for item in stage.nodes_out])
+    assert after["text"] == ["was #1", "was #3", "was #2"]
+
+
+def test_the_final_context_is_exactly_what_the_llm_reads(cutoff_run):
+    at, expected, _ = cutoff_run
+    assert len(at.code) == 1
+    assert at.code[0].value == final_context(expected.final)
+    assert at.code[0].value.startswith("file_name: ")  # the LLM view carries metadata
+
+
+# -- building the chain ----------------------------------------------------------------
+
+
+def step_titles(at: AppTest) -> list[str]:
+    return [m.value for m in at.sidebar.markdown if m.value.startswith("**") and ". " in m.value]
+
+
+def test_the_chain_is_built_with_add_move_and_remove_and_the_budget_warns():
+    at = open_page()
+    assert step_titles(at) == []
+    for name in ("similarity_cutoff", "top_n"):
+        at.selectbox(key="query.add").set_value(name).run()
+        at.button(key="query.add.button").click().run()
+    assert step_titles(at) == ["**1. Similarity cutoff**", "**2. Top n**"]
+    assert [tab.label for tab in at.tabs] == ["Retrieval", "1 · similarity_cutoff", "2 · top_n"]
+
+    # Move top_n up: its button is keyed by the step's id, which is the second one added.
+    up = [b for b in at.sidebar.button if str(b.key).startswith("query.up.")]
+    up[1].click().run()
+    assert step_titles(at) == ["**1. Top n**", "**2. Similarity cutoff**"]
+    top_n_key = next(n.key for n in at.sidebar.number_input if str(n.key).endswith(".top_n.top_n"))
+    at.number_input(key=top_n_key).set_value(2).run()
+    assert [metric.value for metric in at.metric if metric.label == "Final nodes"] == ["2"]
+    top_n_table = stage_tables(at)[1]
+    assert top_n_table["status"].tolist() == ["kept", "kept", "dropped", "dropped", "dropped"]
+    assert top_n_table["fate"].tolist()[2] == "dropped: it came at position 3, after the first 2"
+
+    remove = [b for b in at.sidebar.button if str(b.key).startswith("query.remove.")]
+    remove[0].click().run()
+    assert step_titles(at) == ["**1. Similarity cutoff**"]
+
+    at.number_input(key="query.budget").set_value(100).run()
+    assert any("over your budget of 100" in w.value for w in at.warning)
+    assert not at.exception
+
+
+def test_rerank_is_listed_but_unavailable_with_the_plain_reason():
+    at = open_page()
+    at.selectbox(key="query.add").set_value("rerank").run()
+    assert any(NO_MODEL in w.value for w in at.sidebar.warning)
+    assert at.button(key="query.add.button").disabled
+
+
+# -- sentence window: the window replaces the sentence; the optimizer trims -----------
+
+
+def test_window_replacement_and_optimizer_sentences_are_drawn_escaped():
+    splitter = get_splitter("sentence_window", window_size=2)
+    chain = (
+        get_postprocessor("metadata_replacement"),
+        get_postprocessor("sentence_embedding_optimizer", percentile_cutoff=0.3, context_before=0, context_after=0),
+    )
+    config = PipelineConfig(splitter=splitter, postprocessors=chain)
+    at = open_page(config)
+    nodes = sample_nodes(PipelineConfig(splitter=splitter))
+    expected = run_query(nodes, first_query(), embedder=get_embedder(), top_k=5, postprocessors=chain)
+    window_stage, optimizer_stage = expected.stages
+    assert len(window_stage.text_changes) == 5
+
+    views = [element.value for element in at.html if 'class="cs-trace"' in element.value]
+    windows = [view for view in views if 'class="focus"' in view]
+    sentences = [view for view in views if 'class="removed"' in view or 'class="kept"' in view]
+    assert len(windows) == 5
+    for change, view in zip(window_stage.text_changes, windows, strict=True):
+        # The retrieved sentence is marked inside the window that replaced it.
+        assert f'title="the retrieved sentence">{html.escape(change.before)}</span>' in view
+    assert len(sentences) == len(optimizer_stage.sentences)
+    assert any('class="removed"' in view for view in sentences)
+    assert at.code[0].value == final_context(expected.final)
