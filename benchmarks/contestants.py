@@ -200,7 +200,7 @@ GROUPS: tuple[Group, ...] = (
         "Recursive, 1000/200 characters",
         "characters",
         "corpus.txt",
-        2,
+        4,
         (
             Contestant("ChunkScope recursive", "chunkscope", chunkscope("recursive", chunk_size=1000, chunk_overlap=200)),
             Contestant("LangChain RecursiveCharacterTextSplitter", "langchain-text-splitters", langchain_recursive),
@@ -215,7 +215,7 @@ GROUPS: tuple[Group, ...] = (
         "Character (blank lines), 1000/200 characters",
         "characters",
         "corpus.txt",
-        2,
+        4,
         (
             Contestant(
                 "ChunkScope character", "chunkscope", chunkscope("character", chunk_size=1000, chunk_overlap=200)

@@ -1,0 +1,76 @@
+"""Profile one contestant, or the app's chunk_size change, with pyinstrument (the ``bench`` extra).
+
+    .venv/bin/python benchmarks/profile.py splitter recursive "ChunkScope recursive" --mb 2
+    .venv/bin/python benchmarks/profile.py app recursive
+
+Prints pyinstrument's text report (``--html FILE`` writes the interactive one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from pyinstrument import Profiler  # noqa: E402
+
+from contestants import group, read_input  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", choices=("splitter", "app"))
+    parser.add_argument("group")
+    parser.add_argument("label", nargs="?")
+    parser.add_argument("--mb", type=float, default=2)
+    parser.add_argument("--html")
+    args = parser.parse_args()
+    profiler = Profiler(interval=0.0005)
+    if args.what == "splitter":
+        g = group(args.group)
+        run = g.contestant(args.label or g.ours.label).prepare(read_input(g.source, args.mb))
+        run()
+        profiler.start()
+        run()
+        profiler.stop()
+    else:
+        # AppTest runs the page in its own thread, and pyinstrument samples the thread that
+        # starts it: profile inside the script runner's run instead.
+        from streamlit.runtime.scriptrunner import script_runner
+
+        from app_latency import first_view
+
+        original = script_runner.ScriptRunner._run_script
+        active = {"on": False}
+
+        def profiled(self, rerun_data):  # noqa: ANN001, ANN202
+            if not active["on"]:
+                return original(self, rerun_data)
+            profiler.start()
+            try:
+                return original(self, rerun_data)
+            finally:
+                profiler.stop()
+
+        script_runner.ScriptRunner._run_script = profiled
+
+        data = read_input("corpus.txt", 1).encode("utf-8")
+        at, _ = first_view("bench_1mb.txt", data, args.group)
+        key = f"splitter.{args.group}.chunk_size"
+        value = at.sidebar.number_input(key=key).value
+        active["on"] = True
+        at.sidebar.number_input(key=key).set_value(value - 50).run()
+    if args.html:
+        Path(args.html).write_text(profiler.output_html())
+    print(profiler.output_text(unicode=False, color=False, show_all=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
