@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import cache, documents, state
+from ui.widgets import md_escape
 from ui.documents import ensure_started
 
 APP_DIR = Path(__file__).resolve().parent
@@ -23,6 +24,7 @@ PAGE_ICONS = {
     "Metadata": ":material/sell:",
     "Compare": ":material/compare:",
     "Query": ":material/manage_search:",
+    "Evaluate": ":material/fact_check:",
     "Export": ":material/download:",
 }
 # Less empty space above each page's title; metric labels may wrap instead of being cut.
@@ -94,7 +96,7 @@ def _uploader() -> None:
     with st.status(f"Loading {total} file{'s' if total != 1 else ''}…", expanded=True) as status:
         progress = st.progress(0.0)
         for index, upload in enumerate(uploads):
-            st.write(f"Reading **{upload.name}** ({upload.size / 1024:,.0f} KB)")
+            st.write(f"Reading **{md_escape(upload.name)}** ({upload.size / 1024:,.0f} KB)")
             reason = documents.add_file(upload.name, upload.getvalue())
             (failed if reason else loaded).append(upload.name)
             progress.progress((index + 1) / total)
@@ -103,7 +105,7 @@ def _uploader() -> None:
     # A fresh uploader: the table below is the one list of what is loaded.
     st.session_state["cs_uploader_generation"] = generation + 1
     if loaded:
-        st.toast(f"Loaded {', '.join(loaded)}", icon=":material/check_circle:")
+        st.toast(f"Loaded {md_escape(', '.join(loaded))}", icon=":material/check_circle:")
     st.rerun()
 
 
@@ -116,7 +118,7 @@ def _failures() -> None:
         with st.container(border=True):
             name_col, reason_col, action_col = st.columns([2, 6, 1], vertical_alignment="center")
             name_col.markdown(f":red[:material/error:] `{_code_safe(file_name)}`")
-            reason_col.markdown(_md_escape(reason))
+            reason_col.markdown(md_escape(reason))
             if action_col.button("Dismiss", key=f"dismiss_{file_name}", type="tertiary"):
                 state.clear_failure(file_name)
                 st.rerun()
@@ -167,11 +169,6 @@ def _document_table() -> None:
 def _code_safe(text: str) -> str:
     """Text for an inline code span (shown literally): backticks would end it."""
     return text.replace("`", "'")
-
-
-def _md_escape(text: str) -> str:
-    """Show untrusted text literally inside Markdown."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)
 
 
 # -- the frame ---------------------------------------------------------------------

@@ -106,7 +106,7 @@ except ChunkScopeError as exc:
 
 name = labels[[d.metadata.get("file_name") for d in all_docs].index(document.metadata.get("file_name"))]
 st.caption(
-    f"**{name}** · {len(document.text):,} characters"
+    f"**{widgets.md_escape(name)}** · {len(document.text):,} characters"
     + (f" · {len(document.pages)} pages" if document.pages else "")
     + f" · split by **{widgets.label_for(splitter.name)}**"
 )
@@ -120,11 +120,11 @@ cards[0].metric("Nodes", f"{metrics.count:,}", border=True, help="How many nodes
 cards[1].metric(
     "Mean size",
     f"{metrics.tokens.mean:,.0f}",
-    f"p95 {metrics.tokens.p95:,.0f} · {unit}",
+    f"p95 {metrics.tokens.p95:,.0f}",
     delta_color="off",
     delta_arrow="off",
     border=True,
-    help=f"Mean and 95th-percentile node size in {unit}"
+    help=f"Mean node size, and its 95th percentile, in {unit}"
     + (f"; the limit is {splitter.size_limit:,}" if splitter.size_limit else ""),
 )
 cards[2].metric("Coverage", f"{metrics.coverage:.1%}", border=True, help="Share of the document's non-blank text inside some node")

@@ -31,6 +31,7 @@ The names below are stable; pages build on them. Every page starts with
     try_build(component_cls, values) -> (instance | None, error sentence | None)
     component_picker(registry, label, key, default=None, *, help=None) -> component class
     seed_values(component_cls, key, values); widget_key(key, name) -> str; label_for(name) -> str
+    md_escape(text) -> str   (untrusted text shown literally in st.markdown)
 
 ``ui.spans`` — the source with coloured chunk spans (always escaped, drawn one window at a time):
     show_source(document, nodes, *, selected_id=None, marks=(), key="source", window_chars=12000, height_px=560,

@@ -38,7 +38,7 @@ CSS = """
   background:#ffffff;color:#0f172a;max-height:var(--cs-height,560px);overflow-y:auto}
 .cs-source .c{border-radius:2px}
 .cs-source .ov{background-image:repeating-linear-gradient(135deg,rgba(15,23,42,.22) 0 2px,transparent 2px 6px)}
-.cs-source .sel{outline:2px solid #1d4ed8;outline-offset:0}
+.cs-source .sel{outline:1.5px solid #2563eb;outline-offset:0}
 .cs-source .hole{text-decoration:underline wavy #dc2626}
 .cs-source .mk-window{background-color:#fef08a !important}
 .cs-source .mk-focus{background-color:#f59e0b !important;color:#111827}
@@ -47,6 +47,7 @@ CSS = """
 .cs-source .tag.sel-tag{background:#2563eb;color:#ffffff;border-color:#2563eb}
 .cs-source .page{display:block;border-top:2px dashed #94a3b8;color:#64748b;font-size:0.7rem;
   font-family:system-ui,sans-serif;margin:10px 0 4px 0;padding-top:2px;user-select:none}
+.cs-source .page:first-child{margin-top:0;border-top:none}
 .cs-source .more{display:block;color:#64748b;font-style:italic;font-family:system-ui,sans-serif;margin-top:8px}
 </style>
 """
@@ -151,7 +152,7 @@ def source_html(
     start = max(0, min(start, end))
     numbered = [((index_of or {}).get(n.id, i), n) for i, n in enumerate(nodes)]
     visible = [(i, n) for i, n in numbered if n.start_char < end and n.end_char > start and n.end_char > n.start_char]
-    page_starts = {p.start_char: p for p in pages if start <= p.start_char < end and p.start_char > 0}
+    page_starts = {p.start_char: p for p in pages if start <= p.start_char < end}
     clipped_marks = [m for m in marks if m.start < end and m.end > start]
 
     cuts = {start, end, *page_starts}

@@ -10,6 +10,7 @@ sentence instead of a traceback).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -23,6 +24,11 @@ C = TypeVar("C", bound=Configurable)
 # Ranges this small read better as a slider than as a number box.
 _SLIDER_INT_SPAN = 64
 _SLIDER_FLOAT_SPAN = 100.0
+
+
+def md_escape(text: str) -> str:
+    """Untrusted text (a file name, a metadata value) made literal inside ``st.markdown``."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)
 
 
 def label_for(name: str) -> str:
