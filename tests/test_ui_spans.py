@@ -1,0 +1,104 @@
+"""The span renderer: escaping, overlaps, selection, pages and windows, as a spec."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core import Document, Page
+from ui.spans import MAX_SEGMENTS, Mark, source_html, source_windows
+
+
+@dataclass
+class FakeNode:
+    id: str
+    start_char: int
+    end_char: int
+
+
+def visible_text(markup: str) -> str:
+    """What a browser shows: tags (and their labels) removed, entities decoded."""
+    body = re.sub(r'<span class="(tag[^"]*|page|more)"[^>]*>.*?</span>', "", markup)
+    body = re.sub(r"<style>.*?</style>", "", body, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", body))
+
+
+def test_document_text_is_escaped_never_markup() -> None:
+    text = 'a <script>alert(1)</script> b <img src=x onerror=alert(2)> "q" & c'
+    markup = source_html(text, [FakeNode('n"1<', 0, len(text))], include_css=False)
+    assert "<script>" not in markup and "<img" not in markup
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in markup
+    assert 'title="n&quot;1&lt;"' in markup  # ids in attributes are escaped too
+    assert visible_text(markup) == text
+
+
+def test_overlap_is_hatched_and_only_the_shared_text() -> None:
+    text = "aaaa bbbb cccc"
+    nodes = [FakeNode("n0", 0, 9), FakeNode("n1", 5, 14)]
+    markup = source_html(text, nodes, include_css=False)
+    hatched = re.findall(r'<span class="c ov"[^>]*>([^<]*)</span>', markup)
+    assert hatched == ["bbbb"]
+    assert '<span class="tag" title="n0">#0</span>' in markup
+    assert '<span class="tag" title="n1">#1</span>' in markup
+
+
+def test_the_selected_node_is_outlined_and_others_are_not() -> None:
+    text = "one two three"
+    nodes = [FakeNode("a", 0, 3), FakeNode("b", 4, 13)]
+    markup = source_html(text, nodes, selected_id="b", include_css=False)
+    outlined = re.findall(r'<span class="c sel"[^>]*>([^<]*)</span>', markup)
+    assert outlined == ["two three"]
+
+
+def test_text_no_chunk_holds_is_marked_but_blank_gaps_are_not() -> None:
+    text = "kept lost\n\nkept"
+    nodes = [FakeNode("a", 0, 4), FakeNode("b", 11, 15)]
+    markup = source_html(text, nodes, include_css=False)
+    assert re.findall(r'<span class="hole"[^>]*>([^<]*)</span>', markup) == [" lost"]
+
+
+def test_page_boundaries_are_labelled() -> None:
+    text = "first page text second page text"
+    pages = [Page(1, "i", 0, 16), Page(2, "ii", 16, len(text))]
+    markup = source_html(text, [FakeNode("a", 0, len(text))], pages=pages, include_css=False)
+    assert re.findall(r'<span class="page">([^<]*)</span>', markup) == ["page i", "page ii"]
+
+
+def test_marks_highlight_a_sentence_window() -> None:
+    text = "One. Two. Three."
+    nodes = [FakeNode("a", 0, 4), FakeNode("b", 5, 9), FakeNode("c", 10, 16)]
+    markup = source_html(text, nodes, marks=[Mark(0, 16, "window"), Mark(5, 9, "focus")], include_css=False)
+    assert re.findall(r'<span class="c[^"]*mk-focus"[^>]*>([^<]*)</span>', markup) == ["Two."]
+    assert "mk-window" in markup
+
+
+def test_large_documents_are_cut_into_windows_on_pages() -> None:
+    pages = [Page(n + 1, str(n + 1), n * 5000, (n + 1) * 5000) for n in range(10)]
+    document = Document(text="x" * 50_000, pages=pages)
+    windows = source_windows(document, window_chars=12_000)
+    assert [(w.start, w.end, w.label) for w in windows[:2]] == [(0, 10_000, "pages 1–2"), (10_000, 20_000, "pages 3–4")]
+    assert windows[-1].end == 50_000
+    assert all(w.end - w.start <= 12_000 for w in windows)
+
+
+def test_a_window_of_countless_tiny_chunks_is_capped() -> None:
+    text = "ab" * 10_000
+    nodes = [FakeNode(str(i), i, i + 1) for i in range(len(text))]
+    markup = source_html(text, nodes, include_css=False)
+    assert markup.count('class="c"') <= MAX_SEGMENTS
+    assert "more characters in this window are not drawn" in markup
+
+
+spans = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), max_size=8)
+
+
+@given(text=st.text(alphabet="ab <>&\"'\n", max_size=60), cuts=spans, selected=st.integers(0, 8))
+def test_the_visible_text_is_always_exactly_the_source(text: str, cuts: list[tuple[int, int]], selected: int) -> None:
+    nodes = [FakeNode(f"n{i}", min(a, b, len(text)), min(max(a, b), len(text))) for i, (a, b) in enumerate(cuts)]
+    markup = source_html(text, nodes, selected_id=f"n{selected}", include_css=False)
+    assert visible_text(markup) == text
+    assert "<script" not in markup and "<img" not in markup
