@@ -175,7 +175,8 @@ def _code_safe(text: str) -> str:
 
 
 def main() -> None:
-    st.set_page_config(page_title="ChunkScope", page_icon=":material/splitscreen:", layout="wide")
+    # A local favicon: a :material/: icon would be fetched from fonts.gstatic.com (no network at run time).
+    st.set_page_config(page_title="ChunkScope", page_icon=str(APP_DIR / "ui" / "favicon.png"), layout="wide")
     pages = [st.Page(home, title="Documents", icon=":material/folder_open:", default=True)]
     for path in sorted((APP_DIR / "pages").glob("[!_]*.py"), key=page_order):
         title = page_title(path)

@@ -24,3 +24,26 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 @pytest.fixture(scope="session")
 def sample_docs() -> Path:
     return SAMPLE_DOCS
+
+
+# One app server and one chromium for every browser test module in the run (see browser_support.py).
+@pytest.fixture(scope="session")
+def app_url():
+    from browser_support import CHROMIUM, app_server
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium (make system-deps)")
+    with app_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    from browser_support import launch
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()

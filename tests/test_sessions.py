@@ -71,7 +71,7 @@ def test_plugins_are_loaded_once_for_everyone_who_asks_first() -> None:
     # Before the fix, threads that arrived while the first was importing the plugins saw none.
     for _ in range(5):
         registry = Registry("splitter", "chunkscope.splitters")
-        seen = at_once(lambda i: tuple(registry.names()))
+        seen = at_once(lambda i, registry=registry: tuple(registry.names()))
         assert len(set(seen)) == 1, f"threads saw different registries: {set(seen)}"
 
 
