@@ -78,6 +78,32 @@ def home() -> None:
 
     _failures()
     _document_table()
+    _tour()
+
+
+# What each page is for, in the order a first-time visitor would use them.
+TOUR = [
+    ("Chunks", "Every chunk's span in the source, sizes, lint flags, and the LLM and EMBED views of a node."),
+    ("Metadata", "Edit metadata, exclude keys per reader, change the templates, run offline extractors."),
+    ("Compare", "Two to four splitter settings side by side: boundaries, metrics, size histograms."),
+    ("Query", "Sample queries through retrieval and the postprocessors, stage by stage."),
+    ("Evaluate", "Score several settings, or a chunk_size × chunk_overlap sweep, on the sample queries."),
+    ("Export", "Nodes as JSONL, CSV or Parquet, the config, LlamaIndex and LangChain code, a share link."),
+]
+
+
+def _tour() -> None:
+    available = {page_title(p): p for p in (APP_DIR / "pages").glob("[!_]*.py")}
+    stops = [(title, text) for title, text in TOUR if title in available]
+    if not stops:
+        return
+    st.subheader("Where to next", anchor=False)
+    per_row = 3
+    for row in range(0, len(stops), per_row):
+        for column, (title, text) in zip(st.columns(per_row), stops[row : row + per_row]):
+            with column.container(border=True, height="stretch"):
+                st.page_link(f"pages/{available[title].name}", label=title, icon=PAGE_ICONS.get(title))
+                st.caption(text)
 
 
 def _uploader() -> None:
@@ -135,7 +161,7 @@ def _document_table() -> None:
         {
             "Document": d.metadata.get("file_name", d.id),
             "Type": str(d.metadata.get("file_type", "")),
-            "Pages": len(d.pages) if d.pages else None,
+            "Pages": str(len(d.pages)) if d.pages else "—",
             "Characters": len(d.text),
             "Tokens": tokens,
             "Elements": len(d.elements),
@@ -148,7 +174,7 @@ def _document_table() -> None:
         width="stretch",
         column_config={
             "Document": st.column_config.TextColumn(width="large"),
-            "Pages": st.column_config.NumberColumn(help="Pages, for paged sources such as PDF"),
+            "Pages": st.column_config.TextColumn(help="Pages, for paged sources such as PDF"),
             "Characters": st.column_config.NumberColumn(format="localized"),
             "Tokens": st.column_config.NumberColumn(
                 format="localized", help="Tokens of the embedding model's tokenizer (all-MiniLM-L6-v2)"
