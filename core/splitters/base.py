@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 
 from core.params import Configurable, param
@@ -190,13 +191,12 @@ def merge_pieces(
     """
     spans: list[Span] = []
     n = len(pieces)
+    # prefix[i] = sizes[0] + ... + sizes[i-1]; sizes are never negative, so the greedy
+    # run from ``first`` ends at the last piece whose prefix stays within the budget.
+    prefix = [0, *accumulate(sizes)]
     first = 0
     while first < n:
-        total = sizes[first]
-        last = first
-        while last + 1 < n and total + sizes[last + 1] <= chunk_size:
-            last += 1
-            total += sizes[last]
+        last = max(first, bisect_right(prefix, prefix[first] + chunk_size, first + 1, n + 1) - 2)
         trimmed = trim_span(text, pieces[first][0], pieces[last][1])
         if trimmed is not None and (not spans or trimmed[1] > spans[-1].end):
             spans.append(Span(*trimmed))

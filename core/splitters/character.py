@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from itertools import accumulate, repeat
+from operator import add
 
 from core.errors import ConfigError
 from core.params import param
@@ -44,13 +45,11 @@ def separator_pieces(text: str, separator: str) -> list[tuple[int, int]]:
         return []
     if separator == "":
         return [(i, i + 1) for i in range(len(text))]
-    cuts = [match.end() for match in re.finditer(re.escape(separator), text)]
-    pieces = []
-    start = 0
-    for cut in cuts:
-        if cut > start:
-            pieces.append((start, cut))
-            start = cut
-    if start < len(text):
-        pieces.append((start, len(text)))
-    return pieces
+    # str.split finds the same leftmost non-overlapping occurrences a regex scan would;
+    # piece i is part i plus its separator, so the running sums of those lengths are the
+    # piece ends (computed by C-level iterators, no Python loop per piece).
+    parts = text.split(separator)
+    ends = list(accumulate(map(add, map(len, parts[:-1]), repeat(len(separator)))))
+    if parts[-1]:
+        ends.append(len(text))
+    return list(zip([0, *ends[:-1]], ends))

@@ -18,6 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate, repeat
+from operator import add
 
 # The parser behind ``re`` (Python 3.11+), used only to inspect a pattern's structure.
 from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -219,7 +221,11 @@ class _Recursion:
         pieces: list[tuple[int, int]] = []
         rest: Sequence[regex.Pattern[str]] | None = None  # None: nothing finer is left
         for i, separator in enumerate(separators):
-            pieces = self.guard.pieces(start, end, self.cuts(separator, start, end))
+            literal = _literal(separator.pattern) if not self.guard else None
+            if literal:
+                pieces = _literal_pieces(self.text, start, end, literal, self.keep_at_start)
+            else:
+                pieces = self.guard.pieces(start, end, self.cuts(separator, start, end))
             if len(pieces) > 1:
                 rest = separators[i + 1 :]
                 break
@@ -270,6 +276,38 @@ def _compile(language: str, separators: tuple[str, ...], is_regex: bool) -> list
     else:
         sources = PRESETS[language]
     return [regex.compile(source, regex.VERSION0) for source in sources if source]
+
+
+@lru_cache(maxsize=256)
+def _literal(pattern: str) -> str | None:
+    """The plain string a pattern matches, if it is one (as the default ``\\n\\n``, ``\\n``, `` `` are)."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    if parsed.state.flags & re.IGNORECASE or not all(op is sre_constants.LITERAL for op, _ in parsed):
+        return None
+    return "".join(chr(code) for _, code in parsed) or None
+
+
+def _literal_pieces(text: str, start: int, end: int, literal: str, keep_at_start: bool) -> list[tuple[int, int]]:
+    """The pieces the cuts at each occurrence of ``literal`` in ``text[start:end]`` make (no guard).
+
+    Equal to cutting at the regex matches, computed with ``str.split`` and running
+    sums of the parts' lengths (C-level iterators rather than one Python step per match).
+    """
+    parts = text[start:end].split(literal)
+    if len(parts) == 1:
+        return [(start, end)]
+    step = len(literal)
+    if keep_at_start:  # a cut where each occurrence starts; the first piece may be empty
+        cuts = list(accumulate(map(add, map(len, parts[1:-1]), repeat(step)), initial=start + len(parts[0])))
+        pieces = list(zip([start, *cuts], [*cuts, end]))
+        return pieces if parts[0] else pieces[1:]
+    # A cut just after each occurrence; the last piece may be empty.
+    cuts = list(accumulate(map(add, map(len, parts[:-1]), repeat(step)), initial=start))[1:]
+    pieces = list(zip([start, *cuts], [*cuts, end]))
+    return pieces if parts[-1] else pieces[:-1]
 
 
 def _unescape(separator: str) -> str:
