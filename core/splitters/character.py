@@ -52,4 +52,4 @@ def separator_pieces(text: str, separator: str) -> list[tuple[int, int]]:
     ends = list(accumulate(map(add, map(len, parts[:-1]), repeat(len(separator)))))
     if parts[-1]:
         ends.append(len(text))
-    return list(zip([0, *ends[:-1]], ends))
+    return list(zip([0, *ends[:-1]], ends, strict=True))

@@ -302,11 +302,11 @@ def _literal_pieces(text: str, start: int, end: int, literal: str, keep_at_start
     step = len(literal)
     if keep_at_start:  # a cut where each occurrence starts; the first piece may be empty
         cuts = list(accumulate(map(add, map(len, parts[1:-1]), repeat(step)), initial=start + len(parts[0])))
-        pieces = list(zip([start, *cuts], [*cuts, end]))
+        pieces = list(zip([start, *cuts], [*cuts, end], strict=True))
         return pieces if parts[0] else pieces[1:]
     # A cut just after each occurrence; the last piece may be empty.
     cuts = list(accumulate(map(add, map(len, parts[:-1]), repeat(step)), initial=start))[1:]
-    pieces = list(zip([start, *cuts], [*cuts, end]))
+    pieces = list(zip([start, *cuts], [*cuts, end], strict=True))
     return pieces if parts[-1] else pieces[:-1]
 
 
