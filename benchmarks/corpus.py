@@ -29,7 +29,6 @@ Run: ``.venv/bin/python benchmarks/corpus.py`` (about a minute; skips outputs th
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
 import email.parser
 import gzip
 import hashlib
@@ -39,6 +38,7 @@ import sys
 import sysconfig
 import zipfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -163,7 +163,7 @@ def build_pdf(text: str, path: Path, pages: int = PDF_PAGES) -> None:
 
     pdf = FPDF(format="A4")
     # A fixed date, so the same text always gives the same bytes.
-    pdf.set_creation_date(datetime(2025, 1, 1, tzinfo=timezone.utc))
+    pdf.set_creation_date(datetime(2025, 1, 1, tzinfo=UTC))
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.set_font("Helvetica", size=10)
     pdf.add_page()

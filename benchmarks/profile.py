@@ -18,9 +18,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from pyinstrument import Profiler  # noqa: E402
-
 from contestants import group, read_input  # noqa: E402
+from pyinstrument import Profiler  # noqa: E402
 
 
 def main() -> int:
@@ -42,9 +41,8 @@ def main() -> int:
     else:
         # AppTest runs the page in its own thread, and pyinstrument samples the thread that
         # starts it: profile inside the script runner's run instead.
-        from streamlit.runtime.scriptrunner import script_runner
-
         from app_latency import first_view
+        from streamlit.runtime.scriptrunner import script_runner
 
         original = script_runner.ScriptRunner._run_script
         active = {"on": False}

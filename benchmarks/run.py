@@ -30,7 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +38,6 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import contestants  # noqa: E402
 from contestants import DATA, GROUPS, MB, group, read_input, token_counts  # noqa: E402
 
 RESULTS = HERE / "results.json"
@@ -436,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results = json.loads(RESULTS.read_text()) if args.merge and RESULTS.exists() else {}
     results.update(
-        date=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         machine=machine(),
         command="make bench" if not argv and len(sys.argv) == 1 else "benchmarks/run.py " + " ".join(argv or sys.argv[1:]),
         corpus=json.loads((DATA / "manifest.json").read_text()),
