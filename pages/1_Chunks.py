@@ -116,24 +116,24 @@ if not nodes:
 
 unit = splitter.size_unit
 cards = st.columns(6)
-cards[0].metric("Nodes", f"{metrics.count:,}", border=True, help="How many nodes the splitter made")
+cards[0].metric("Nodes", f"{metrics.count:,}", border=True, height="stretch", help="How many nodes the splitter made")
 cards[1].metric(
     "Mean size",
     f"{metrics.tokens.mean:,.0f}",
     f"p95 {metrics.tokens.p95:,.0f}",
     delta_color="off",
     delta_arrow="off",
-    border=True,
+    border=True, height="stretch",
     help=f"Mean node size, and its 95th percentile, in {unit}"
     + (f"; the limit is {splitter.size_limit:,}" if splitter.size_limit else ""),
 )
-cards[2].metric("Coverage", f"{metrics.coverage:.1%}", border=True, help="Share of the document's non-blank text inside some node")
-cards[3].metric("Overlap", f"{metrics.overlap:.1%}", border=True, help="Share of node text that another node also holds")
-cards[4].metric("Mid-sentence", f"{metrics.mid_sentence:.0%}", border=True, help="Share of nodes that end inside a sentence")
+cards[2].metric("Coverage", f"{metrics.coverage:.1%}", border=True, height="stretch", help="Share of the document's non-blank text inside some node")
+cards[3].metric("Overlap", f"{metrics.overlap:.1%}", border=True, height="stretch", help="Share of node text that another node also holds")
+cards[4].metric("Mid-sentence", f"{metrics.mid_sentence:.0%}", border=True, height="stretch", help="Share of nodes that end inside a sentence")
 cards[5].metric(
     "Over window",
     f"{metrics.over_window:.0%}",
-    border=True,
+    border=True, height="stretch",
     help=f"Share of nodes whose EMBED view exceeds the embedding model's {metrics.window_tokens} tokens",
 )
 
@@ -182,6 +182,11 @@ with tabs["Node table"]:
         ["node", "span", "characters", "tokens", "pages", "header_path", "first_words", "flags"]
     ]
     shown["flags"] = shown["flags"].map(lambda f: ", ".join(f) if isinstance(f, list | tuple) else str(f or ""))
+    # Columns with nothing to say (no pages, no headers, sizes already in characters) are left out.
+    blank = [c for c in ("pages", "header_path", "flags") if not shown[c].astype(str).str.strip().any()]
+    if unit == "characters":
+        blank.append("tokens")
+    shown = shown.drop(columns=blank)
     event = st.dataframe(
         shown,
         hide_index=True,
@@ -197,7 +202,7 @@ with tabs["Node table"]:
             "tokens": st.column_config.NumberColumn(f"Size ({unit})"),
             "pages": st.column_config.TextColumn("Pages"),
             "header_path": st.column_config.TextColumn("Header path"),
-            "first_words": st.column_config.TextColumn("First words", width="large"),
+            "first_words": st.column_config.TextColumn("First words", width="medium"),
             "flags": st.column_config.TextColumn("Lint flags"),
         },
     )

@@ -37,15 +37,18 @@ def reader_views(node: Node, *, embed_window: int = EMBED_WINDOW_TOKENS, height_
     llm = node.get_content(MetadataMode.LLM)
     embed = node.get_content(MetadataMode.EMBED)
     llm_tokens, embed_tokens, text_tokens = cache.count_tokens((llm, embed, node.text), "model")
+    # Short views take the room they need; long ones scroll inside a fixed box. Both match.
+    longest = max(llm, embed, key=len)
+    height: int | str = "content" if longest.count("\n") < 14 and len(longest) < 700 else height_px
     left, right = st.columns(2, gap="medium")
     with left.container(border=True):
         st.markdown("**:material/smart_toy: LLM view** — what the language model reads")
         st.caption(f"{llm_tokens:,} tokens · metadata adds {llm_tokens - text_tokens:,}")
-        st.code(llm, language=None, wrap_lines=True, height=height_px)
+        st.code(llm, language=None, wrap_lines=True, height=height)
     with right.container(border=True):
         st.markdown("**:material/hub: EMBED view** — what the embedding model reads")
         st.caption(f"{embed_tokens:,} tokens · metadata adds {embed_tokens - text_tokens:,} · model window {embed_window}")
-        st.code(embed, language=None, wrap_lines=True, height=height_px)
+        st.code(embed, language=None, wrap_lines=True, height=height)
         if embed_tokens > embed_window:
             st.warning(
                 f"The EMBED view is {embed_tokens:,} tokens but the embedding model reads only the first "
