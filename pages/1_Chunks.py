@@ -197,12 +197,12 @@ with tabs["Node table"]:
         key=f"{PAGE_KEY}.table",
         column_config={
             "node": st.column_config.TextColumn("Node", width="small"),
-            "span": st.column_config.TextColumn("Span", help="start_char–end_char in the document's text"),
-            "characters": st.column_config.NumberColumn("Characters"),
+            "span": st.column_config.TextColumn("Span", width="small", help="start_char–end_char in the document's text"),
+            "characters": st.column_config.NumberColumn("Characters", width="small"),
             "tokens": st.column_config.NumberColumn(f"Size ({unit})"),
             "pages": st.column_config.TextColumn("Pages"),
             "header_path": st.column_config.TextColumn("Header path"),
-            "first_words": st.column_config.TextColumn("First words", width="medium"),
+            "first_words": st.column_config.TextColumn("First words", width="large"),
             "flags": st.column_config.TextColumn("Lint flags"),
         },
     )
