@@ -1,7 +1,7 @@
 """Profile one contestant, or the app's chunk_size change, with pyinstrument (the ``bench`` extra).
 
-    .venv/bin/python benchmarks/profile.py splitter recursive "ChunkScope recursive" --mb 2
-    .venv/bin/python benchmarks/profile.py app recursive
+    .venv/bin/python benchmarks/profiling.py splitter recursive "ChunkScope recursive" --mb 2
+    .venv/bin/python benchmarks/profiling.py app recursive
 
 Prints pyinstrument's text report (``--html FILE`` writes the interactive one).
 """
