@@ -10,6 +10,7 @@ another's documents or settings.
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -94,3 +95,56 @@ def test_the_shared_embedder_from_eight_threads_equals_one_thread_alone() -> Non
     # The same texts again from eight threads come from the cache, unchanged.
     again = at_once(lambda i: shared.embed(texts[i]))
     assert all(np.array_equal(a, b) for a, b in zip(again, together, strict=True))
+
+
+# ------------------------------------------------------------------------ browser
+
+
+def secret(i: int) -> str:
+    return " ".join(f"Session {i} keeps secret number {i}-{j}-{uuid.uuid5(uuid.NAMESPACE_OID, str(i))}." for j in range(12))
+
+
+@pytest.mark.browser
+@pytest.mark.xdist_group("browser")
+def test_eight_browser_sessions_never_see_each_others_documents_or_settings(browser, app_url: str) -> None:
+    from browser_support import WAIT_MS, idle, options, pick, start_upload, wait_for_count
+
+    sessions = []
+    try:
+        # Eight people open the app at once, each with their own chunk size in the link.
+        for i in range(THREADS):
+            context = browser.new_context(viewport={"width": 1280, "height": 1400})
+            page = context.new_page()
+            page.set_default_timeout(WAIT_MS)
+            page.goto(f"{app_url}/?splitter=character&chunk_size={300 + i}&chunk_overlap=0", wait_until="commit")
+            sessions.append((context, page))
+        for _, page in sessions:
+            page.get_by_text("Loaded documents").first.wait_for(state="visible")
+        # Each uploads a different document; the server works on all eight together.
+        counts = [
+            start_upload(page, [{"name": f"session_{i}.txt", "mimeType": "text/plain", "buffer": secret(i).encode()}])
+            for i, (_, page) in enumerate(sessions)
+        ]
+        for (_, page), count in zip(sessions, counts, strict=True):
+            wait_for_count(page, count + 1)
+
+        for _, page in sessions:  # all eight go to the Chunks page together
+            page.locator('[data-testid="stSidebarNav"]').get_by_text("Chunks", exact=True).click()
+        for i, (_, page) in enumerate(sessions):
+            page.get_by_text("LLM view").first.wait_for(state="visible")
+            idle(page)
+            names = options(page, "Document")
+            assert f"session_{i}.txt" in names
+            assert not [name for name in names if name.startswith("session_") and name != f"session_{i}.txt"], names
+            pick(page, "Document", f"session_{i}.txt")
+            page.locator('[data-testid="stCode"] code').filter(has_text=f"file_name: session_{i}.txt").first.wait_for()
+            idle(page)
+            shown = page.locator('[data-testid="stMain"]').inner_text()
+            assert f"Session {i} keeps secret number {i}-0-" in shown
+            assert not [j for j in range(THREADS) if j != i and f"Session {j} keeps secret" in shown]
+            # Their own settings, not the last visitor's.
+            assert page.get_by_label("Chunk size", exact=True).input_value() == str(300 + i)
+            assert f"chunk_size={300 + i}" in page.url
+    finally:
+        for context, _ in sessions:
+            context.close()
