@@ -60,9 +60,10 @@ def stage_tables(at: AppTest):
 
 
 def funnel_counts(at: AppTest) -> list[int]:
-    charts = [chart for chart in at.get("plotly_chart") if '"funnel"' in chart.proto.spec]
-    assert len(charts) == 1
-    return json.loads(charts[0].proto.spec)["data"][0]["x"]
+    figures = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    funnels = [figure for figure in figures if figure["data"][0]["type"] == "funnel"]
+    assert len(funnels) == 1
+    return funnels[0]["data"][0]["x"]
 
 
 # -- similarity cutoff + long-context reorder ------------------------------------------

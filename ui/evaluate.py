@@ -152,16 +152,20 @@ def metrics_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                 y=[row[metric] for row in rows],
                 name=title,
                 marker_color=_METRIC_COLOURS[index % len(_METRIC_COLOURS)],
+                # Precision and IoU are often tiny next to hit rate: the number keeps them readable.
+                text=[f"{row[metric]:.2f}" for row in rows] if len(rows) <= 4 else None,
+                textposition="outside",
+                textfont={"size": 10},
                 hovertemplate=f"%{{x}}<br>{title} %{{y:.3f}}<extra></extra>",
             )
         )
     figure.update_layout(
-        **_LAYOUT,
-        height=360,
+        **{**_LAYOUT, "legend": {"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0}},
+        height=380,
         barmode="group",
         title="Metrics per configuration",
-        yaxis={"title": "score", "range": [0, 1.05]},
-        xaxis={"title": "configuration", "type": "category"},
+        yaxis={"title": "score", "range": [0, 1.1]},
+        xaxis={"type": "category"},
     )
     return figure
 

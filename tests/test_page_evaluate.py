@@ -1,0 +1,117 @@
+"""AppTest: the Evaluate page scores configurations and sweeps, one row per configuration.
+
+The numbers on the page must be core's (``core.evaluation``) for the same
+documents, queries and settings. The dense run uses the real packaged model
+(loaded once, shared); the sweep uses BM25 so it embeds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.config import PipelineConfig
+from core.documents import prepare_documents
+from core.embeddings import get_embedder
+from core.evaluation import evaluate, load_queries, sweep
+from core.loaders import load
+from core.splitters import get_splitter
+from ui.documents import sample_files
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/5_Evaluate.py"
+TIMEOUT = 900
+METRICS = ["hit_rate", "mrr", "recall", "precision", "iou"]
+
+
+def open_page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def run(at: AppTest) -> AppTest:
+    at.button(key="eval.run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def results(at: AppTest):
+    """The results table (the last dataframe; the queries table comes first)."""
+    table = at.dataframe[-1].value
+    assert "hit_rate" in table.columns
+    return table
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def sample_documents():
+    documents = [doc for path in sample_files() for doc in load(path)]
+    return prepare_documents(documents, PipelineConfig())
+
+
+def queries():
+    return load_queries(ROOT / "sample_docs" / "queries.json")
+
+
+def test_nothing_runs_until_asked():
+    at = open_page()
+    assert any("Run the evaluation" in info.value for info in at.info)
+    assert not [chart for chart in at.get("plotly_chart")]
+
+
+def test_two_configurations_give_two_rows_of_core_metrics_in_unit_range():
+    at = run(open_page())
+    table = results(at)
+    assert table["config"].tolist() == ["A", "B"]
+    for metric in METRICS:
+        assert table[metric].between(0.0, 1.0).all(), metric
+    # A is the session's splitter (the defaults), scored as core scores it.
+    expected = evaluate(sample_documents(), queries(), get_splitter("sentence"), embedder=get_embedder(), top_k=5)
+    row = table.iloc[0]
+    assert row["nodes"] == expected.node_count
+    for metric, value in expected.to_row().items():
+        if metric in METRICS:
+            assert row[metric] == pytest.approx(value), metric
+    bars = [figure for figure in figures(at) if figure["data"][0]["type"] == "bar"]
+    assert len(bars) == 1
+    assert [trace["name"] for trace in bars[0]["data"]] == ["Hit rate@k", "MRR", "Recall", "Precision", "IoU"]
+    assert all(trace["x"] == ["A", "B"] for trace in bars[0]["data"])
+
+
+def test_a_sweep_skips_invalid_pairs_and_draws_a_heatmap():
+    at = open_page()
+    at.segmented_control(key="eval.mode").set_value("Sweep").run()
+    at.text_input(key="eval.sweep.sizes").set_value("128, 256").run()
+    at.text_input(key="eval.sweep.overlaps").set_value("0, 128").run()
+    at.selectbox(key="eval.retrieval.mode").set_value("bm25").run()
+    assert any("4 pairs, 3 valid" in caption.value for caption in at.caption)
+    table = results(run(at))
+    assert table["config"].tolist() == ["128/0", "256/0", "256/128"]
+    for metric in METRICS:
+        assert table[metric].between(0.0, 1.0).all(), metric
+    expected = sweep(sample_documents(), queries(), "sentence", [128, 256], [0, 128], mode="bm25", top_k=5)
+    assert table["mrr"].tolist() == pytest.approx([row["mrr"] for row in expected])
+    assert table["nodes"].tolist() == [row["nodes"] for row in expected]
+    heatmaps = [figure for figure in figures(at) if figure["data"][0]["type"] == "heatmap"]
+    assert len(heatmaps) == 1
+    z = heatmaps[0]["data"][0]["z"]
+    # Rows are chunk sizes 128, 256; columns overlaps 0, 128; the invalid pair stays blank.
+    assert z[0][1] is None
+    assert z[0][0] == pytest.approx(expected[0]["mrr"]) and z[1][1] == pytest.approx(expected[2]["mrr"])
+
+
+def test_a_bad_size_list_is_refused_in_one_sentence():
+    at = open_page()
+    at.segmented_control(key="eval.mode").set_value("Sweep").run()
+    at.text_input(key="eval.sweep.sizes").set_value("256, big").run()
+    assert any("'big' is not a whole number" in error.value for error in at.error)
+    assert at.button(key="eval.run").disabled
