@@ -277,7 +277,7 @@ def embedding(args: argparse.Namespace) -> dict:
     }
     print(f"[embedding] re-embed after {change['change']}: hit ratio {change['hit_ratio']:.0%}, "
           f"{second_s:.2f}s vs {first_s:.2f}s", flush=True)
-    quantized = quantized_backend(raw, texts, args.reps) if args.quantized else None
+    quantized = quantized_backend(raw, texts, min(args.reps, 3)) if args.quantized else None
     return {"texts": len(texts), "rows": rows, "overhead": overhead, "param_change": change, "quantized": quantized}
 
 
@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", default="", help="comma-separated splitter groups (default: all)")
     parser.add_argument("--reps", type=int, default=5, help="timed repetitions per contestant (median taken)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every group's input size")
-    parser.add_argument("--embed-texts", type=int, default=128, help="chunks to embed")
+    parser.add_argument("--embed-texts", type=int, default=64, help="chunks to embed")
     parser.add_argument("--no-quantized", dest="quantized", action="store_false", help="skip the int8 backend")
     parser.add_argument("--growth-groups", default="recursive")
     parser.add_argument("--growth-mb", default=",".join(str(m) for m in GROWTH_MB))
