@@ -27,10 +27,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 # (file name, URL path, text that shows the page has finished drawing, viewport height)
 PAGES = [
     ("home", "", "Loaded documents", 1000),
-    ("chunks", "Chunks", "LLM view", 2300),
+    # Small model-token chunks with overlap: many colours, hatched overlaps, every node inside the model window.
+    ("chunks", "Chunks?chunk_size=128&chunk_overlap=32", "LLM view", 2300),
     ("metadata", "Metadata", None, 1600),
     ("compare", "Compare", None, 1800),
     ("query", "Query", None, 1800),
+    ("evaluate", "Evaluate", None, 1600),
     ("export", "Export", None, 1400),
 ]
 
@@ -87,10 +89,15 @@ def wait_until_drawn(page, marker: str | None, timeout_ms: int = 120_000) -> Non
     """Wait for the page's marker text, then for Streamlit to stop running the script."""
     if marker:
         page.get_by_text(marker, exact=False).first.wait_for(state="visible", timeout=timeout_ms)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
+    # Done means: no script running, no stale elements, no skeletons, and it stays so for a moment.
+    settled = (
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-stale=\"true\"], "
+        "[data-testid=\"stSkeleton\"]')"
     )
-    page.wait_for_timeout(1200)  # plotly and fonts settle after the script ends
+    for _ in range(2):
+        page.wait_for_timeout(1500)
+        page.wait_for_function(settled, timeout=timeout_ms)
+    page.wait_for_timeout(1000)  # plotly and fonts settle after the script ends
 
 
 def take(url: str, pages: list[tuple[str, str, str | None, int]] = PAGES) -> list[Path]:
@@ -126,7 +133,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="page names to take (home, chunks, ...)")
     args = parser.parse_args()
     pages = [p for p in PAGES if not args.only or p[0] in args.only]
-    pages = [p for p in pages if not p[1] or any((ROOT / "pages").glob(f"*_{p[1]}.py"))]
+    pages = [p for p in pages if not p[1] or any((ROOT / "pages").glob(f"*_{p[1].split('?')[0]}.py"))]
     if args.url:
         take(args.url.rstrip("/"), pages)
     else:
