@@ -15,8 +15,8 @@ import pandas as pd
 import streamlit as st
 
 from ui import cache, documents, state
-from ui.widgets import md_escape
 from ui.documents import ensure_started
+from ui.widgets import md_escape
 
 APP_DIR = Path(__file__).resolve().parent
 PAGE_ICONS = {
@@ -100,7 +100,7 @@ def _tour() -> None:
     st.subheader("Where to next", anchor=False)
     per_row = 3
     for row in range(0, len(stops), per_row):
-        for column, (title, text) in zip(st.columns(per_row), stops[row : row + per_row]):
+        for column, (title, text) in zip(st.columns(per_row), stops[row : row + per_row], strict=False):
             with column.container(border=True, height="stretch"):
                 st.page_link(f"pages/{available[title].name}", label=title, icon=PAGE_ICONS.get(title))
                 st.caption(text)
@@ -166,7 +166,7 @@ def _document_table() -> None:
             "Tokens": tokens,
             "Elements": len(d.elements),
         }
-        for d, tokens in zip(docs, token_counts)
+        for d, tokens in zip(docs, token_counts, strict=False)
     ]
     st.dataframe(
         pd.DataFrame(rows),

@@ -14,7 +14,8 @@ from core.errors import ChunkScopeError
 from core.loaders import loader_for
 from core.schema import Document, Node
 from core.splitters import SPLITTERS
-from ui import cache, charts, documents, nodes as node_ui, state, widgets
+from ui import cache, charts, documents, state, widgets
+from ui import nodes as node_ui
 from ui.page import setup_page
 from ui.spans import Mark, show_source
 
@@ -46,7 +47,7 @@ if not all_docs:
     st.stop()
 
 labels = [document_label(d, i, all_docs) for i, d in enumerate(all_docs)]
-by_label = dict(zip(labels, all_docs))
+by_label = dict(zip(labels, all_docs, strict=False))
 
 with st.sidebar:
     st.header("Document", anchor=False)
@@ -151,7 +152,7 @@ selected = nodes_by_id[selected_id]
 
 # Hierarchical nodes nest; the source shows the leaves (the finest cut), the tree tab the rest.
 levels = [int(n.metadata.get("level", 0) or 0) for n in nodes] if splitter.name == "hierarchical" else []
-drawn = [n for n, level in zip(nodes, levels) if level == max(levels)] if levels else nodes
+drawn = [n for n, level in zip(nodes, levels, strict=False) if level == max(levels)] if levels else nodes
 
 marks: list[Mark] = []
 if splitter.name == "sentence_window":
@@ -167,7 +168,7 @@ if splitter.name == "semantic":
     tab_names.append("Semantic distances")
 if splitter.name == "hierarchical":
     tab_names.append("Parent / child tree")
-tabs = dict(zip(tab_names, st.tabs(tab_names)))
+tabs = dict(zip(tab_names, st.tabs(tab_names), strict=False))
 
 with tabs["Source"]:
     if marks:
@@ -240,7 +241,7 @@ if "Semantic distances" in tabs:
 
 if "Parent / child tree" in tabs:
     with tabs["Parent / child tree"]:
-        tree_labels = {n.id: f"#{index_of[n.id]} (L{level})" for n, level in zip(nodes, levels)}
+        tree_labels = {n.id: f"#{index_of[n.id]} (L{level})" for n, level in zip(nodes, levels, strict=False)}
         st.plotly_chart(
             charts.hierarchy_chart(nodes, tree_labels, root_label=name), width="stretch", key=f"{PAGE_KEY}.tree"
         )

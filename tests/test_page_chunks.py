@@ -64,7 +64,7 @@ def test_the_two_views_show_exactly_what_each_reader_gets() -> None:
     # The loader hides its `encoding` key from both readers; the views show the rest.
     assert "encoding:" not in llm and "file_name: chunking_guide.md" in llm
     assert selected.text in llm
-    assert any(f"Node #1" == h.value for h in at.subheader)
+    assert any("Node #1" == h.value for h in at.subheader)
 
 
 def test_following_links_walks_the_chain() -> None:

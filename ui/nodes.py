@@ -119,7 +119,7 @@ def relationship_buttons(
     if children:
         st.caption(f"Children ({len(children)})")
         shown = children[:max_children]
-        for column, child in zip(st.columns(len(shown)), shown):
+        for column, child in zip(st.columns(len(shown)), shown, strict=False):
             button(column, f"#{index_of.get(child, '?')}", child, ":material/subdirectory_arrow_right:", f"child.{child}")
         if len(children) > max_children:
             st.caption(f"… and {len(children) - max_children} more (pick them in the node list).")

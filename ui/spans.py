@@ -173,7 +173,7 @@ def source_html(
         parts.append(CSS)
     parts.append(f'<div class="cs-source" style="--cs-height:{int(height_px)}px">')
     truncated_at: int | None = None
-    for seg_no, (a, b) in enumerate(zip(boundaries, boundaries[1:])):
+    for seg_no, (a, b) in enumerate(zip(boundaries, boundaries[1:], strict=False)):
         if seg_no >= MAX_SEGMENTS:
             truncated_at = a
             break
