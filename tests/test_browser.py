@@ -204,3 +204,43 @@ def test_untrusted_html_in_documents_never_runs(page) -> None:
     assert dialogs == []
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "untrusted_text.png"), full_page=True)
+
+
+def test_run_a_sample_query_and_read_a_stage_trace(page) -> None:
+    from core.embeddings import get_embedder
+    from core.loaders import load
+    from core.query import final_context, run_query
+    from core.splitters.hierarchical import leaf_nodes
+    from ui.documents import sample_files
+    from ui.query import sample_queries
+
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Query", exact=True).click()
+    page.get_by_text("Final context").first.wait_for(state="visible")
+    idle(page)
+    pick(page, "Add a postprocessor", "Top n", shows="Keep only the first n nodes")
+    page.get_by_role("button", name="Add to the chain").click()
+    tab = page.get_by_role("tab", name="1 · top_n")
+    tab.wait_for(state="visible")
+    idle(page)
+    tab.click()
+    idle(page)
+
+    # What core does with the same documents, query and chain (the first sample query, top 5, then top_n 3).
+    documents = [doc for path in sample_files() for doc in load(path)]
+    nodes = leaf_nodes(run_split(documents, PipelineConfig()))
+    expected = run_query(nodes, sample_queries()[0].query, embedder=get_embedder(), top_k=5, postprocessors=[("top_n", {})])
+    stage = expected.stages[0]
+
+    summary = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="1 · top_n:").first.inner_text()
+    assert "5 in → 3 out · 2 dropped" in summary
+    # The visible tab's table: the grid keeps an accessible copy of its cells in the DOM.
+    grid = page.locator('[role="tabpanel"]:visible [data-testid="stDataFrame"] table').first
+    cells = grid.evaluate("t => [...t.querySelectorAll('tr')].map(r => [...r.children].map(c => c.innerText.trim()))")
+    header, rows = cells[0], [row for row in cells[1:] if any(row)]
+    fates = [row[header.index("Fate")] for row in rows]
+    assert fates == [stage.fate(item.id) for item in stage.nodes_in]
+    assert fates[3:] == ["dropped: it came at position 4, after the first 3", "dropped: it came at position 5, after the first 3"]
+    context = code_blocks(page)[-1]
+    assert squash(context) == squash(final_context(expected.final))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "query_trace.png"), full_page=True)
