@@ -206,3 +206,38 @@ def test_window_replacement_and_optimizer_sentences_are_drawn_escaped():
     assert len(sentences) == len(optimizer_stage.sentences)
     assert any('class="removed"' in view for view in sentences)
     assert at.code[0].value == final_context(expected.final)
+
+
+# -- the trace pictures, by example (no model) -----------------------------------------
+
+
+def test_the_window_marks_the_retrieved_sentence_where_it_is_even_when_its_text_repeats():
+    from core.query import TextChange
+    from core.schema import Document, Node
+    from ui.trace import window_html, window_offset
+
+    text = "Yes. No. Yes. Maybe."
+    document = Document(text=text, id="d")
+    # The second "Yes." (characters 9-13); its window runs from "No." to "Maybe.".
+    node = Node(text="Yes.", id="n", doc_id="d", start_char=9, end_char=13)
+    change = TextChange(id="n", before="Yes.", after="No. Yes. Maybe.", reason="window")
+    assert window_offset(change, node, document) == 4
+    assert window_html(change, 4, "n").count('class="focus"') == 1
+    assert '<span class="window">No. </span><span class="focus" title="the retrieved sentence">Yes.</span>' in (
+        window_html(change, 4, "n")
+    )
+    # Without the document, a sentence that occurs twice in its window is not guessed at.
+    repeated = TextChange(id="n", before="Yes.", after="Yes. No. Yes.", reason="window")
+    assert window_offset(repeated, node, None) is None
+
+
+def test_optimizer_sentences_are_escaped_kept_and_struck_with_their_similarity():
+    from core.postprocessors import SentenceSelection
+    from ui.trace import sentences_html
+
+    text = "Keep <b>this</b>. Drop that."
+    selection = SentenceSelection(kept=((0, 17),), removed=((18, 28),), scores=(0.71, 0.12))
+    shown = sentences_html(text, selection, "node #1 <i>")
+    assert '<span class="kept" title="kept · similarity to the query 0.71">Keep &lt;b&gt;this&lt;/b&gt;.</span>' in shown
+    assert '<span class="removed" title="removed · similarity to the query 0.12">Drop that.</span>' in shown
+    assert "node #1 &lt;i&gt;" in shown and "<b>" not in shown and "<i>" not in shown

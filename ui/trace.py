@@ -78,6 +78,8 @@ def stage_rows(stage: StageTrace, labels: Mapping[str, str]) -> list[dict[str, A
     """
     rank_in = {item.id: rank for rank, item in enumerate(stage.nodes_in, start=1)}
     out_by_id = {item.id: (rank, item) for rank, item in enumerate(stage.nodes_out, start=1)}
+    # Reasons may name other nodes by id (prev_next: "it comes 1 node after <id>").
+    mentioned = [item.id for item in [*stage.nodes_in, *stage.nodes_out]]
     rows = []
     seen = set()
     for item in [*stage.nodes_in, *(i for i in stage.nodes_out if i.id not in rank_in)]:
@@ -92,11 +94,19 @@ def stage_rows(stage: StageTrace, labels: Mapping[str, str]) -> list[dict[str, A
                 "rank_out": rank_out,
                 "score_in": item.score if item.id in rank_in else None,
                 "score_out": after.score if after is not None else None,
-                "fate": stage.fate(item.id),
+                "fate": readable(stage.fate(item.id), mentioned, labels),
                 "text": first_words((after or item).node.text),
             }
         )
     return rows
+
+
+def readable(fate: str, node_ids: Sequence[str], labels: Mapping[str, str]) -> str:
+    """A fate line with the node ids it mentions written as their labels."""
+    for node_id in node_ids:
+        if node_id in fate and node_id in labels:
+            fate = fate.replace(node_id, labels[node_id])
+    return fate
 
 
 def stage_summary(stage: StageTrace) -> str:
