@@ -22,12 +22,11 @@ from ui.page import setup_page
 PAGE_KEY = "query"
 DEFAULT_BUDGET = 4096
 
-SCORE = st.column_config.NumberColumn(format="%.4f")
 STAGE_COLUMNS = {
     "status": st.column_config.TextColumn("Status", width="small"),
     "node": st.column_config.TextColumn("Node", help="File and position among all nodes (as on the Chunks page)"),
-    "rank_in": st.column_config.NumberColumn("Rank in", help="1-based position in the stage's input"),
-    "rank_out": st.column_config.NumberColumn("Rank out", help="1-based position in the stage's output; empty if dropped"),
+    "rank_in": st.column_config.NumberColumn("Rank in", format="%d", help="1-based position in the stage's input"),
+    "rank_out": st.column_config.NumberColumn("Rank out", format="%d", help="1-based position in the stage's output; empty if dropped"),
     "score_in": st.column_config.NumberColumn("Score in", format="%.4f"),
     "score_out": st.column_config.NumberColumn("Score out", format="%.4f"),
     "fate": st.column_config.TextColumn("Fate", width="large", help="What this stage did to the node, and why"),
