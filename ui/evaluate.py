@@ -153,7 +153,7 @@ def metrics_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                 name=title,
                 marker_color=_METRIC_COLOURS[index % len(_METRIC_COLOURS)],
                 # Precision and IoU are often tiny next to hit rate: the number keeps them readable.
-                text=[f"{row[metric]:.2f}" for row in rows] if len(rows) <= 4 else None,
+                text=[f"{row[metric]:.3f}" for row in rows] if len(rows) <= 4 else None,
                 textposition="outside",
                 textfont={"size": 10},
                 hovertemplate=f"%{{x}}<br>{title} %{{y:.3f}}<extra></extra>",
