@@ -62,8 +62,12 @@ def _origin(url: str) -> str:
 
 
 def idle(page) -> None:  # noqa: ANN001
-    """Wait until Streamlit has finished running the script."""
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=WAIT_MS)
+    """Wait until Streamlit has finished running the script and dropped the previous run's elements."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && !document.querySelector('[data-stale=\"true\"]')",
+        timeout=WAIT_MS,
+    )
 
 
 def loaded_count(page) -> int:  # noqa: ANN001

@@ -7,13 +7,13 @@ text with a generous timeout, never a fixed sleep.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_support import idle, loaded_count, open_chunks
+from browser_support import pick as choose
 
 from core import MetadataMode, load_bytes
 from core.config import PipelineConfig
@@ -33,35 +33,6 @@ XSS_TEXT = (
 )
 
 
-def _screenshots_module():
-    spec = importlib.util.spec_from_file_location("chunkscope_screenshots", ROOT / "scripts" / "screenshots.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
-
-
-shots = _screenshots_module()
-
-
-@pytest.fixture(scope="session")
-def app_url() -> Iterator[str]:
-    if not Path(shots.CHROMIUM).exists():
-        pytest.fail(f"{shots.CHROMIUM} is missing: the browser tests need Debian's chromium (make system-deps)")
-    with shots.running_app(timeout=180) as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = shots.launch_browser(playwright)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(browser, app_url, request):
     context = browser.new_context(viewport={"width": 1440, "height": 1600})
@@ -79,19 +50,6 @@ def page(browser, app_url, request):
 # -- helpers ----------------------------------------------------------------------
 
 
-def idle(page) -> None:
-    """Wait until Streamlit has finished running the script and dropped the previous run's elements."""
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && !document.querySelector('[data-stale=\"true\"]')",
-        timeout=WAIT_MS,
-    )
-
-
-def loaded_count(page) -> int:
-    heading = page.get_by_text(re.compile(r"Loaded documents · \d+")).first.inner_text()
-    return int(heading.rsplit("·", 1)[1])
-
-
 def upload(page, files: list[dict]) -> None:
     """Upload through the file input; wait until the table counts the new documents."""
     idle(page)
@@ -101,16 +59,9 @@ def upload(page, files: list[dict]) -> None:
     idle(page)
 
 
-def open_chunks(page) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Chunks", exact=True).click()
-    page.get_by_text("LLM view").first.wait_for(state="visible")
-    idle(page)
-
-
 def pick(page, label: str, option: str, shows: str) -> None:
     """Choose ``option`` in the select box labelled ``label``; wait until the page ``shows`` the result."""
-    page.get_by_role("combobox", name=label, exact=True).first.click()
-    page.get_by_role("option", name=option, exact=True).first.click()
+    choose(page, label, option)
     page.get_by_text(shows, exact=False).first.wait_for(state="visible")
     idle(page)
 
