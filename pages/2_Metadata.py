@@ -246,7 +246,7 @@ with preview_col:
     state.select_node(node_id)
     node = nodes[ids.index(node_id)]
 
-    reader_views(node, embed_window=cache.embedding_window())
+    reader_views(node)
 
     st.markdown("**Keys on this node**")
     origins = key_origins(

@@ -41,7 +41,7 @@ The names below are stable; pages build on them. Every page starts with
     colour_for(index) -> str; legend_html() -> str
 
 ``ui.nodes`` — a node up close:
-    reader_views(node, *, embed_window=256)   (LLM and EMBED views side by side, token counts, window warning)
+    reader_views(node, *, embed_window=None)  (LLM and EMBED views side by side, token counts, window warning)
     show_metadata(node); metadata_table(node) -> DataFrame; node_label(index, node) -> str
     relationship_buttons(node, index_of, nodes_by_id, on_pick, *, key="rel")
 

@@ -141,5 +141,7 @@ def embedder() -> Any:
 
 
 def embedding_window() -> int:
-    """How many tokens the embedding model reads; the rest of a longer text is cut off."""
-    return 256
+    """How many text tokens the embedding model reads (its max_seq_length less [CLS] and [SEP])."""
+    from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+
+    return DEFAULT_MAX_SEQ_LENGTH - SPECIAL_TOKENS

@@ -15,7 +15,6 @@ import streamlit as st
 from core.schema import MetadataMode, Node
 from ui import cache
 
-EMBED_WINDOW_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length: later tokens are cut off
 VIEW_HEIGHT_PX = 320
 
 
@@ -27,13 +26,14 @@ def node_label(index: int, node: Node, width: int = 48) -> str:
     return f"#{index} · {words}"
 
 
-def reader_views(node: Node, *, embed_window: int = EMBED_WINDOW_TOKENS, height_px: int = VIEW_HEIGHT_PX) -> None:
+def reader_views(node: Node, *, embed_window: int | None = None, height_px: int = VIEW_HEIGHT_PX) -> None:
     """The LLM view and the EMBED view side by side, each with its token count.
 
     Counts use the embedding model's tokenizer. Warns when the EMBED view is
     longer than the embedding model's window (its tail is invisible to retrieval),
     and says how many tokens the metadata adds to each view.
     """
+    embed_window = embed_window or cache.embedding_window()
     llm = node.get_content(MetadataMode.LLM)
     embed = node.get_content(MetadataMode.EMBED)
     llm_tokens, embed_tokens, text_tokens = cache.count_tokens((llm, embed, node.text), "model")
