@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from core.cli_args import parse_assignments, parse_named
 from core.errors import ChunkScopeError, ConfigError
 
 USER_ERROR = 2
@@ -136,7 +137,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
     if args.extractor:
         changes["extractors"] = tuple(
-            EXTRACTORS.create(step, **step_params) for step, step_params in map(_named, args.extractor)
+            EXTRACTORS.create(step, **step_params) for step, step_params in (parse_named(text, "--extractor") for text in args.extractor)
         )
 
     if args.meta or args.view_set:
@@ -151,7 +152,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     if getattr(args, "post", None):
         from core.postprocessors import POSTPROCESSORS
 
-        changes["postprocessors"] = tuple(POSTPROCESSORS.create(step, **p) for step, p in map(_named, args.post))
+        changes["postprocessors"] = tuple(POSTPROCESSORS.create(step, **p) for step, p in (parse_named(text, "--post") for text in args.post))
 
     if getattr(args, "retrieval_set", None):
         current_retrieval = base.retrieval if base is not None else RetrievalSettings()
@@ -205,36 +206,6 @@ def _loaders_from(items: Sequence[str], current: Sequence[Any]) -> tuple[Any, ..
         for owner in owners:
             options.setdefault(owner, {})[key] = value
     return tuple(LOADERS.create(name, **params) for name, params in options.items())
-
-
-def parse_assignments(items: Sequence[str], option: str) -> dict[str, str]:
-    """``["k=v", ...]`` -> ``{"k": "v"}``; the value may itself hold ``=``."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{option} {item!r}: expected KEY=VALUE")
-        out[key.strip()] = value
-    return out
-
-
-def _named(text: str) -> tuple[str, dict[str, str]]:
-    """``NAME:k=v,k=v`` -> (name, params); a piece without ``=`` continues the previous value (lists)."""
-    name, _, rest = text.partition(":")
-    params: dict[str, str] = {}
-    last = None
-    for piece in rest.split(",") if rest.strip() else []:
-        if "=" in piece:
-            last, _, value = piece.partition("=")
-            last = last.strip()
-            params[last] = value
-        elif last is not None:
-            params[last] += "," + piece
-        else:
-            raise ConfigError(f"{text!r}: {piece!r} is not KEY=VALUE")
-    if not name.strip():
-        raise ConfigError(f"{text!r} names no component (expected NAME:KEY=VALUE,...)")
-    return name.strip(), params
 
 
 # --------------------------------------------------------------------- commands

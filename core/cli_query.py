@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from core.cli_args import parse_assignments, parse_named
 from core.errors import ChunkScopeError, ConfigError
 from core.retrieval import RETRIEVAL_MODES
 
@@ -139,37 +140,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def parse_post(text: str) -> tuple[str, dict[str, str]]:
-    """``NAME:key=value,key=value`` -> (name, params).
-
-    A comma-separated piece without ``=`` continues the previous value, so list
-    parameters read naturally: ``keyword:required_keywords=chunk,size``.
-    """
-    name, _, rest = text.partition(":")
-    name = name.strip()
-    if not name:
-        raise ConfigError(f"--post {text!r} names no postprocessor (expected NAME:key=value,...)")
-    params: dict[str, str] = {}
-    last: str | None = None
-    for piece in rest.split(",") if rest.strip() else []:
-        if "=" in piece:
-            key, _, value = piece.partition("=")
-            last = key.strip()
-            params[last] = value
-        elif last is not None:
-            params[last] += "," + piece
-        else:
-            raise ConfigError(f"--post {text!r}: {piece!r} is not key=value")
-    return name, params
-
-
-def parse_sets(items: Sequence[str]) -> dict[str, str]:
-    params: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--set {item!r} is not K=V")
-        params[key.strip()] = value
-    return params
+    """``NAME:key=value,key=value`` -> (name, params) for ``--post``."""
+    return parse_named(text, "--post")
 
 
 def _int_list(text: str, option: str) -> list[int]:
@@ -186,7 +158,7 @@ def _splitter_choice(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
     from core.splitters import SPLITTERS
 
     name = args.splitter or ("sentence" if "sentence" in SPLITTERS else "character")
-    return name, parse_sets(args.set)
+    return name, parse_assignments(args.set, "--set")
 
 
 def _splitter_instance(name: str, params: dict[str, str]):  # noqa: ANN202
