@@ -174,7 +174,7 @@ def write(results: dict) -> None:
         lines.append("")
     emb = results.get("embedding")
     if emb:
-        lines += ["## Embedding", "", f"{emb["texts"]} sentence-splitter chunks (256 tokens) of the corpus, batch 32, "
+        lines += ["## Embedding", "", f"{emb['texts']} sentence-splitter chunks (256 tokens) of the corpus, batch 32, "
                   "normalized, cache off for ChunkScope; same model files for both.", "",
                   "| | chunks/s (median) |", "|---|---:|"]
         for row in emb["rows"]:
