@@ -5,6 +5,9 @@ Three bounds, declared once as parameters with their defaults:
 - ``max_upload_bytes``: a file larger than this is refused before it is read
   (the app's uploader is set to the same size in ``.streamlit/config.toml``);
 - ``max_text_chars``: the text one file yields, after decoding or extraction;
+- ``max_embed_chars``: how much text a splitter that embeds every sentence
+  (``semantic``) may take in one split: on a CPU the model reads roughly a
+  megabyte a minute, so more is refused rather than left running;
 - ``max_nodes``: how many nodes one split may make. Before splitting, the node
   count is estimated from the text's size in the splitter's units and the step
   between chunks (``chunk_size - chunk_overlap``), so ``chunk_size=1`` on a long
@@ -41,6 +44,9 @@ class Limits(Configurable):
         5_000_000, "Most characters of text one file may yield (about 2,500 pages of prose).", ge=1
     )
     max_nodes: int = param(100_000, "Most nodes one split may make (estimated before splitting).", ge=1)
+    max_embed_chars: int = param(
+        1_000_000, "Most characters a splitter that embeds every sentence (semantic) may take in one split.", ge=1
+    )
 
 
 DEFAULT_LIMITS = Limits()
@@ -81,7 +87,18 @@ def estimated_nodes(document: Document, splitter: Any) -> int | None:
 
 
 def check_split_size(documents: Sequence[Document], splitter: Any, limits: Limits = DEFAULT_LIMITS) -> None:
-    """Refuse, before any work, a split that would make more nodes than the node limit."""
+    """Refuse, before any work, a split that would make more nodes (or embed more text) than the limits allow."""
+    if getattr(splitter, "embeds_text", False):
+        chars = sum(len(document.text) for document in documents)
+        if chars > limits.max_embed_chars:
+            name = str(documents[0].metadata.get("file_name") or documents[0].id) if len(documents) == 1 else (
+                f"{len(documents)} documents"
+            )
+            raise TooLargeError(
+                name,
+                f"{splitter.name} would embed {chars:,} characters sentence by sentence, more than the limit of "
+                f"{limits.max_embed_chars:,}; pick a smaller document or a splitter that does not embed",
+            )
     total = 0
     for document in documents:
         estimate = estimated_nodes(document, splitter)

@@ -20,7 +20,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_defaults_are_declared_parameters() -> None:
-    assert DEFAULT_LIMITS.to_params() == {"max_upload_bytes": 50 * MB, "max_text_chars": 5_000_000, "max_nodes": 100_000}
+    assert DEFAULT_LIMITS.to_params() == {
+        "max_upload_bytes": 50 * MB,
+        "max_text_chars": 5_000_000,
+        "max_nodes": 100_000,
+        "max_embed_chars": 1_000_000,
+    }
     assert Limits.from_params({"max_nodes": "10"}).max_nodes == 10
     with pytest.raises(ConfigError, match=r"^limits: max_upload_bytes must be at least 1, got -5$"):
         Limits.from_params({"max_upload_bytes": "-5"})
@@ -104,3 +109,21 @@ def test_an_ordinary_split_is_untouched() -> None:
     document = Document(text="A short note. It has two sentences.", metadata={"file_name": "note.txt"})
     nodes = run_split([document], PipelineConfig())
     assert [node.text for node in nodes] == [document.text]
+
+
+def test_semantic_split_of_a_huge_text_is_refused_before_embedding_anything() -> None:
+    calls: list[int] = []
+
+    def embed(texts: list[str]) -> None:
+        calls.append(len(texts))
+        raise AssertionError("nothing may be embedded")
+
+    splitter = get_splitter("semantic").with_embedder(embed)
+    book = Document(text="A sentence about chunking. " * 2_000, metadata={"file_name": "book.txt"})
+    with pytest.raises(TooLargeError) as excinfo:
+        check_split_size([book], splitter, Limits(max_embed_chars=10_000))
+    assert str(excinfo.value) == (
+        "book.txt: semantic would embed 54,000 characters sentence by sentence, more than the limit of 10,000; "
+        "pick a smaller document or a splitter that does not embed"
+    )
+    assert calls == []

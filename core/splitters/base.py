@@ -39,6 +39,8 @@ class Splitter(Configurable):
 
     # True for splitters that never cut inside a table row (see :func:`protected_cuts`).
     keeps_table_rows: ClassVar[bool] = False
+    # True for splitters that embed the whole text (so the embedding limit applies).
+    embeds_text: ClassVar[bool] = False
 
     include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
     include_prev_next_rel: bool = param(True, "Link consecutive nodes with PREVIOUS/NEXT.", advanced=True)

@@ -90,6 +90,7 @@ class SemanticSplitter(Splitter):
     """Sentences grouped by embedding similarity; exact spans from sentence boundaries."""
 
     name = "semantic"
+    embeds_text = True
     summary = "Cut where the embeddings of neighbouring sentences drift apart (percentile, std dev, IQR, gradient)."
 
     buffer_size: int = param(1, "Sentences on each side joined to a sentence before embedding it.", ge=0, le=20)
