@@ -13,8 +13,9 @@ import dataclasses
 import json
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Mapping, Self
+from typing import Any, ClassVar, Literal, Self
 
 from core.errors import ConfigError
 

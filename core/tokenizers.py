@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from core.errors import ModelUnavailableError
 

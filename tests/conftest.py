@@ -39,9 +39,8 @@ def app_url():
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
-
     from browser_support import launch
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         chromium = launch(playwright)

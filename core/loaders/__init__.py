@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from core.errors import LoadError, UnsupportedFileError
 from core.limits import DEFAULT_LIMITS, Limits, check_text_size, check_upload_size

@@ -8,17 +8,39 @@ inside a table that does not hold the table's header row, ``table_header``.
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, Callable, ClassVar, NamedTuple, Sequence
+from typing import Any, ClassVar, NamedTuple
 
 from core.params import Configurable, param
 from core.schema import Document, Element, Node, NodeRelationship
 from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
 _WHITESPACE = re.compile(r"\s")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a split allocates its nodes.
+
+    Nodes, their metadata and relationship dicts form no reference cycles, so
+    reference counting frees them; without the pause the collector rescans the
+    growing set of young nodes over and over (about a quarter of a character-sized
+    split's time on 10 MB). The collector's state is restored afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class Span(NamedTuple):
@@ -47,8 +69,9 @@ class Splitter(Configurable):
 
     def split(self, documents: Sequence[Document]) -> list[Node]:
         nodes: list[Node] = []
-        for document in documents:
-            nodes.extend(self.split_document(document))
+        with gc_paused():
+            for document in documents:
+                nodes.extend(self.split_document(document))
         return nodes
 
     def split_document(self, document: Document) -> list[Node]:
@@ -146,7 +169,7 @@ def build_nodes(
 
 def link_chain(nodes: Sequence[Node]) -> None:
     """Set PREVIOUS/NEXT between consecutive nodes."""
-    for before, after in zip(nodes, nodes[1:]):
+    for before, after in zip(nodes, nodes[1:], strict=False):
         before.relationships[NodeRelationship.NEXT] = after.id
         after.relationships[NodeRelationship.PREVIOUS] = before.id
 
