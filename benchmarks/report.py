@@ -85,7 +85,7 @@ def targets(results: dict) -> list[tuple[str, bool | None, str]]:
         if q:
             out.append(("Faster offline backend measured (int8 dynamic quantization)", None,
                         f"×{q['speedup']:.2f} encode speed; top-1 kept for {q['same_top1']:.0%} and top-5 overlap "
-                        f"{q['top5_overlap']:.0%} over {q['queries']} sample queries; not offered in the app yet"))
+                        f"{q['top5_overlap']:.0%} over {q['queries']} sample queries: it does not keep retrieval order, so it is not offered"))
     app = results.get("app")
     if app and "error" not in app:
         for change in app["chunk_size_change"]:
@@ -136,8 +136,11 @@ def write(results: dict) -> None:
     lines = ["# Benchmarks: ChunkScope against the peer chunkers", ""]
     m = results["machine"]
     lines += [
-        f"- Date: {results['date']}",
-        f"- Command: `{results['command']}` (corpus: `benchmarks/corpus.py`, run by `run.py` if missing)",
+        f"- Date: {results['date']} (the run's start)",
+        f"- Command: `{results['command']}`"
+        + (" (its last step, `HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/run.py`, after the bench extra is installed)"
+           if results["command"] == "make bench" else "")
+        + "; the corpus comes from `benchmarks/corpus.py`, which `run.py` runs if `benchmarks/data/` is empty",
         f"- Machine: {m['nproc']} CPUs (`nproc`), {m['cpu']}, {m['ram_gb']} GB RAM, Python {m['python']}; "
         f"shared with other engineers (load average {m['loadavg_start'][0]:.1f} at the start"
         + (f", {m['loadavg_end'][0]:.1f} at the end" if "loadavg_end" in m else "") + "), so absolute numbers are noisy "
