@@ -276,7 +276,7 @@ def draw_chart(results: dict) -> None:
     width, height = 1400, top + row_h * len(bars) + 60
     image = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(image)
-    low, high = math.log10(0.1), math.log10(20)
+    low, high = math.log10(0.1), math.log10(50)
 
     def x_of(value: float) -> float:
         v = min(max(math.log10(max(value, 1e-3)), low), high)
@@ -284,7 +284,7 @@ def draw_chart(results: dict) -> None:
 
     draw.text((20, 15), "Peer median time / ChunkScope median time (log scale; right of 1 = ChunkScope faster)",
               fill="black", font=font)
-    for tick in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20):
+    for tick in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50):
         x = x_of(tick)
         draw.line([(x, top - 5), (x, height - 45)], fill="#bbbbbb" if tick != 1 else "black", width=1 if tick != 1 else 2)
         draw.text((x - 8, height - 40), f"{tick:g}", fill="black", font=font)
