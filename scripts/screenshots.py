@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -53,13 +54,17 @@ def running_app(port: int | None = None, timeout: float = 120) -> Iterator[str]:
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
     ]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # The server's output goes to a file, not a pipe: a pipe nobody reads fills up
+    # (64 KB) and then blocks a chatty server mid-request.
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
         while True:
             if process.poll() is not None:
-                output = process.stdout.read().decode(errors="replace") if process.stdout else ""
+                log.seek(0)
+                output = log.read().decode(errors="replace")
                 raise RuntimeError(f"streamlit exited with {process.returncode}:\n{output}")
             try:
                 with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
@@ -77,6 +82,7 @@ def running_app(port: int | None = None, timeout: float = 120) -> Iterator[str]:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
+        log.close()
 
 
 def launch_browser(playwright):  # noqa: ANN001, ANN201 - playwright types
