@@ -63,7 +63,10 @@ class Page:
     end_char: int
 
 
-@dataclass
+# Slots: a split makes thousands of nodes, and a node without an instance dict is
+# about a third smaller and quicker to build. Document keeps a dict (it is not
+# declared with slots) for its page index.
+@dataclass(slots=True)
 class BaseNode:
     """What Document and Node share: text, metadata, and how metadata is shown."""
 
@@ -136,7 +139,7 @@ class Document(BaseNode):
         return replace(self, metadata=dict(metadata), **view_settings)
 
 
-@dataclass
+@dataclass(slots=True)
 class Node(BaseNode):
     """A piece of a document.
 

@@ -133,36 +133,47 @@ def build_nodes(
 ) -> list[Node]:
     """Turn spans into nodes: exact text, inherited metadata, pages, table headers, links."""
     text = document.text
+    doc_id = document.id
     tables = _TableIndex(document.elements)
-    nodes: list[Node] = []
+    paged = bool(document.pages)
+    inherited = document.metadata if include_metadata else {}
+    # The view settings are computed once and shared by the nodes of this split, as before.
     view = document.view_settings()
+    llm_keys, embed_keys = view["excluded_llm_metadata_keys"], view["excluded_embed_metadata_keys"]
+    template, separator, text_template = view["metadata_template"], view["metadata_separator"], view["text_template"]
+    ids = [f"{doc_id}#{id_prefix}{index}" for index in range(len(spans))]
+    last = len(ids) - 1
+    source, previous, following = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
+    nodes: list[Node] = []
+    append = nodes.append
+    # One pass, no keyword arguments: this loop is most of a character-sized split's node cost.
     for index, span in enumerate(spans):
         start, end = span[0], span[1]
-        extra = span[2] if len(span) > 2 else None
-        metadata: dict[str, Any] = dict(document.metadata) if include_metadata else {}
-        pages = document.pages_for_span(start, end)
-        if pages:
-            first, last = pages[0].label, pages[-1].label
-            metadata["page_label"] = first if first == last else f"{first}-{last}"
-        header = tables.header_for(start, end)
-        if header is not None:
-            metadata["table_header"] = header
-        if extra:
-            metadata.update(extra)
-        nodes.append(
+        metadata: dict[str, Any] = dict(inherited)
+        if paged:
+            pages = document.pages_for_span(start, end)
+            if pages:
+                first, final = pages[0].label, pages[-1].label
+                metadata["page_label"] = first if first == final else f"{first}-{final}"
+        if tables.tables:
+            header = tables.header_for(start, end)
+            if header is not None:
+                metadata["table_header"] = header
+        if len(span) > 2 and span[2]:
+            metadata.update(span[2])
+        # The same keys in the same order link_chain would leave: SOURCE, PREVIOUS, NEXT.
+        relationships: dict[NodeRelationship, str | list[str]] = {source: doc_id}
+        if include_prev_next_rel:
+            if index:
+                relationships[previous] = ids[index - 1]
+            if index < last:
+                relationships[following] = ids[index + 1]
+        append(
             Node(
-                text=text[start:end],
-                id=f"{document.id}#{id_prefix}{index}",
-                doc_id=document.id,
-                start_char=start,
-                end_char=end,
-                metadata=metadata,
-                relationships={NodeRelationship.SOURCE: document.id},
-                **view,
+                text[start:end], ids[index], metadata, llm_keys, embed_keys, template, separator, text_template,
+                relationships, doc_id, start, end,
             )
         )
-    if include_prev_next_rel:
-        link_chain(nodes)
     return nodes
 
 
