@@ -2,7 +2,7 @@
 
 For a 1 MB text document (the start of ``data/corpus.txt``) and each splitter measured:
 
-- cold: empty ``st.cache_data``, session holding only that file; the app frame runs,
+- cold: empty content caches (``ui.cache.clear()``), session holding only that file; the app frame runs,
   then the Chunks page renders (load + split + metrics + table + spans);
 - warm, new value: chunk_size set to a value not seen before in this session
   (the split is computed; the document load is cached) — what a person tuning feels;
@@ -36,12 +36,12 @@ TIMEOUT = 600
 
 
 def fresh_app(file_name: str, data: bytes):  # noqa: ANN201 - an AppTest
-    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
+    from ui import cache
     from ui.state import SourceFile, digest_of
 
-    st.cache_data.clear()
+    cache.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.session_state["cs_sources"] = [SourceFile(file_name=file_name, data=data, digest=digest_of(data))]
     return at

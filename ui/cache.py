@@ -1,17 +1,33 @@
-"""Streamlit caches over core: loads and splits keyed by content hash and config, models held once.
+"""Streamlit caches over core: loads, splits and measurements keyed by content, models held once.
 
-``st.cache_data`` keys on its arguments. Hashing a whole document's text on
-every rerun would cost as much as the work saved, so documents hash by a
-short key (their content id plus metadata and view settings, which the
-Metadata page may edit) and configurations by ``PipelineConfig.key()``. File bytes are passed as ``_data`` (unhashed);
-their sha256 ``digest`` is the key instead.
+Every rerun of a page asks for the same documents, nodes and metrics again, so a
+cache hit has to cost next to nothing. ``st.cache_data`` would hash its
+arguments (a whole document) and unpickle a fresh copy of its value (the
+document, thousands of nodes) on every hit; for a 1 MB document that alone took
+longer than the 250 ms a parameter change may take. So the stores here are
+``st.cache_resource`` stores keyed by short strings that name the content:
+
+- a loaded file by its sha256 digest, file name and loader options;
+- a document by :func:`document_key` (computed once per document object);
+- a split by its documents' keys and ``PipelineConfig.key()``;
+- what is measured from a split by that split's key (:class:`Nodes` carries it).
+
+A hit returns the very objects every session shares, without a copy. They are
+read-only: core makes copies wherever it changes a node or a document
+(``with_metadata``, ``dataclasses.replace``), and the lists handed to pages are
+fresh lists, so a page may reorder or filter them but must never change a
+document or a node in place. The caches hold only content-keyed data, so two
+sessions with the same file and settings share work and never each other's state.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import operator
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import streamlit as st
@@ -19,8 +35,10 @@ import streamlit as st
 from core.schema import Document, Node
 
 
-def document_key(document: Document) -> str:
-    """What identifies a document's content and settings, cheaply."""
+# -- keys ------------------------------------------------------------------------
+
+
+def _content_key(document: Document) -> str:
     digest = hashlib.sha1()
     digest.update(document.id.encode())
     digest.update(str(len(document.text)).encode())
@@ -31,33 +49,101 @@ def document_key(document: Document) -> str:
     return digest.hexdigest()
 
 
-def _config_key(config: Any) -> str:
-    return config.key()
+# id(document) -> (a weak reference that proves it is still that document, its key).
+_DOCUMENT_KEYS: dict[int, tuple[weakref.ref, str]] = {}
+_DOCUMENT_KEYS_LOCK = threading.Lock()
+
+
+def _remember_key(document: Document, key: str) -> None:
+    ident = id(document)
+
+    def forget(_: weakref.ref) -> None:
+        with _DOCUMENT_KEYS_LOCK:
+            entry = _DOCUMENT_KEYS.get(ident)
+            if entry is not None and entry[0]() is None:
+                del _DOCUMENT_KEYS[ident]
+
+    with _DOCUMENT_KEYS_LOCK:
+        _DOCUMENT_KEYS[ident] = (weakref.ref(document, forget), key)
+
+
+def document_key(document: Document) -> str:
+    """What identifies a document's content and settings.
+
+    A loaded document's key is its load's key (file digest, name, loader options,
+    position); any other document's is a digest of its id, metadata, view
+    settings, elements and pages, computed once per document object (documents
+    are not changed in place, so it cannot go stale).
+    """
+    entry = _DOCUMENT_KEYS.get(id(document))
+    if entry is not None and entry[0]() is document:
+        return entry[1]
+    key = _content_key(document)
+    _remember_key(document, key)
+    return key
+
+
+def _document_keys(documents: Iterable[Document]) -> tuple[str, ...]:
+    return tuple(document_key(document) for document in documents)
+
+
+class Nodes(list):
+    """The nodes of one cached split, as a page gets them.
+
+    A fresh list of the shared, read-only nodes, carrying ``split_key`` (its
+    documents' keys and config key) so what is measured from it is cached
+    under that key instead of by hashing every node.
+    """
+
+    def __init__(self, nodes: Sequence[Node], split_key: str) -> None:
+        super().__init__(nodes)
+        self.split_key = split_key
+        self._shared = nodes
+
+
+def nodes_key(nodes: Sequence[Node]) -> str:
+    """What identifies a list of nodes: its split's key while it still holds exactly that split's nodes,
+    otherwise a digest of every node's id, span, text and metadata."""
+    if isinstance(nodes, Nodes) and len(nodes) == len(nodes._shared) and all(map(operator.is_, nodes, nodes._shared)):
+        return nodes.split_key
+    digest = hashlib.sha1()
+    for node in nodes:
+        digest.update(f"{node.id}\0{node.doc_id}\0{node.start_char}\0{node.end_char}\0{hash(node.text)}\0".encode())
+        digest.update(json.dumps([node.metadata, node.view_settings()], sort_keys=True, default=str).encode())
+    return digest.hexdigest()
 
 
 def _node_key(node: Node) -> str:
     return f"{node.id}:{node.start_char}:{node.end_char}:{hash(node.text)}"
 
 
+# For st.cache_data functions elsewhere (e.g. ui.export) that take documents or nodes.
 HASH_FUNCS: dict[Any, Any] = {
     Document: document_key,
     Node: _node_key,
-    "core.config.PipelineConfig": _config_key,
+    "core.config.PipelineConfig": lambda config: config.key(),
 }
 
 
 # -- loading -------------------------------------------------------------------
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...]:
+    from core.loaders import load_bytes
+
+    documents = tuple(load_bytes(_data, file_name, **json.loads(options_json or "{}")))
+    for position, document in enumerate(documents):
+        _remember_key(document, f"file:{digest}:{file_name}:{options_json}:{position}")
+    return documents
+
+
 def load_file(digest: str, file_name: str, options_json: str, _data: bytes) -> list[Document]:
     """``core.load_bytes`` for one file; ``options_json`` holds the loader parameters (sorted JSON).
 
     Raises the LoadError unchanged (errors are not cached), so a page can show its sentence.
     """
-    from core.loaders import load_bytes
-
-    return load_bytes(_data, file_name, **json.loads(options_json or "{}"))
+    return list(_load(digest, file_name, options_json, _data))
 
 
 def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Document]:
@@ -68,46 +154,69 @@ def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Docu
 # -- splitting and what is computed from the nodes ------------------------------
 
 
-@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
-def run_split_cached(documents: Sequence[Document], config: Any) -> list[Node]:
-    """``core.documents.run_split(documents, config)``: the nodes of a whole pipeline configuration."""
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _split(split_key: str, _documents: Sequence[Document], _config: Any) -> tuple[Node, ...]:
     from core.documents import run_split
 
-    return run_split(list(documents), config)
+    return tuple(run_split(list(_documents), _config))
 
 
-@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
-def split_cached(documents: Sequence[Document], splitter_name: str, params_json: str) -> list[Node]:
-    """One splitter by name over ``documents`` (``params_json``: its raw parameters as sorted JSON)."""
+def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:
+    """``core.documents.run_split(documents, config)``: the nodes of a whole pipeline configuration."""
+    split_key = hashlib.sha1(repr((_document_keys(documents), config.key())).encode()).hexdigest()
+    return Nodes(_split(split_key, tuple(documents), config), split_key)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _split_by_name(split_key: str, _documents: Sequence[Document], splitter_name: str, params_json: str) -> tuple[Node, ...]:
     from core.splitters import get_splitter
 
     splitter = get_splitter(splitter_name, **json.loads(params_json or "{}"))
-    return splitter.split(list(documents))
+    return tuple(splitter.split(list(_documents)))
 
 
-@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
-def metrics_cached(documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}") -> Any:
-    """``core.metrics.chunk_metrics(documents, nodes, **options)``."""
+def split_cached(documents: Sequence[Document], splitter_name: str, params_json: str) -> Nodes:
+    """One splitter by name over ``documents`` (``params_json``: its raw parameters as sorted JSON)."""
+    split_key = hashlib.sha1(repr((_document_keys(documents), splitter_name, params_json)).encode()).hexdigest()
+    return Nodes(_split_by_name(split_key, tuple(documents), splitter_name, params_json), split_key)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _metrics(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:
     from core.metrics import chunk_metrics
 
-    return chunk_metrics(list(documents), list(nodes), **json.loads(options_json or "{}"))
+    return chunk_metrics(list(_documents), list(_nodes), **json.loads(options_json or "{}"))
 
 
-@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
-def node_table_cached(documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}") -> list[dict[str, Any]]:
-    """``core.metrics.node_table(documents, nodes, **options)``: one row (a dict) per node."""
+def metrics_cached(documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}") -> Any:
+    """``core.metrics.chunk_metrics(documents, nodes, **options)`` (a frozen ChunkMetrics; read it, never change it)."""
+    return _metrics(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _node_table(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> tuple[dict[str, Any], ...]:
     from core.metrics import node_table
 
-    return node_table(list(documents), list(nodes), **json.loads(options_json or "{}"))
+    return tuple(node_table(list(_documents), list(_nodes), **json.loads(options_json or "{}")))
 
 
-@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
-def semantic_analysis_cached(document: Document, splitter_name: str, params_json: str) -> Any:
-    """The semantic splitter's ``analyze(document)`` (distances, threshold, breakpoints)."""
+def node_table_cached(documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}") -> list[dict[str, Any]]:
+    """``core.metrics.node_table(documents, nodes, **options)``: one row (a fresh dict) per node."""
+    rows = _node_table(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
+    return [dict(row) for row in rows]
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _semantic_analysis(doc_key: str, splitter_name: str, params_json: str, _document: Document) -> Any:
     from core.splitters import get_splitter
 
     splitter = get_splitter(splitter_name, **json.loads(params_json or "{}"))
-    return splitter.analyze(document)
+    return splitter.analyze(_document)
+
+
+def semantic_analysis_cached(document: Document, splitter_name: str, params_json: str) -> Any:
+    """The semantic splitter's ``analyze(document)`` (distances, threshold, breakpoints)."""
+    return _semantic_analysis(document_key(document), splitter_name, params_json, document)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -119,6 +228,13 @@ def count_tokens(texts: tuple[str, ...], tokenizer: str = "model") -> list[int]:
 def params_json(params: dict[str, Any]) -> str:
     """The canonical JSON of raw parameter values (the cache key for a splitter's settings)."""
     return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}, sort_keys=True, default=str)
+
+
+def clear() -> None:
+    """Empty the content caches (loads, splits, measurements), keeping the models."""
+    st.cache_data.clear()
+    for store in (_load, _split, _split_by_name, _metrics, _node_table, _semantic_analysis):
+        store.clear()
 
 
 # -- models -----------------------------------------------------------------
