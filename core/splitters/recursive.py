@@ -18,8 +18,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate, repeat
-from operator import add
 
 # The parser behind ``re`` (Python 3.11+), used only to inspect a pattern's structure.
 from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -236,21 +234,21 @@ class _Recursion:
             return [Span(*trimmed)] if trimmed else []
         sizes = piece_sizes(self.tokenizer, self.text, pieces)
         out: list[Span] = []
-        run: list[tuple[int, int]] = []
-        run_sizes: list[int] = []
-        for piece, size in zip(pieces, sizes, strict=False):
-            if size <= self.chunk_size:
-                run.append(piece)
-                run_sizes.append(size)
-                continue
-            out.extend(self.merge(run, run_sizes))
-            run, run_sizes = [], []
+        # Runs of pieces that fit are merged; each oversized piece between them is cut
+        # finer. Slicing the runs out (rather than a Python step per piece) keeps the
+        # common case, a few oversized pieces among thousands, at C speed.
+        run_start = 0
+        limit = self.chunk_size
+        for index in [i for i, size in enumerate(sizes) if size > limit]:
+            out.extend(self.merge(pieces[run_start:index], sizes[run_start:index]))
+            run_start = index + 1
+            piece = pieces[index]
             if rest is None:
                 trimmed = trim_span(self.text, *piece)
                 out.extend([Span(*trimmed)] if trimmed else [])
             else:
                 out.extend(self.chunks(piece[0], piece[1], rest))
-        out.extend(self.merge(run, run_sizes))
+        out.extend(self.merge(pieces[run_start:], sizes[run_start:]))
         return out
 
     def cuts(self, separator: regex.Pattern[str], start: int, end: int) -> list[int]:
@@ -293,21 +291,26 @@ def _literal(pattern: str) -> str | None:
 def _literal_pieces(text: str, start: int, end: int, literal: str, keep_at_start: bool) -> list[tuple[int, int]]:
     """The pieces the cuts at each occurrence of ``literal`` in ``text[start:end]`` make (no guard).
 
-    Equal to cutting at the regex matches, computed with ``str.split`` and running
-    sums of the parts' lengths (C-level iterators rather than one Python step per match).
+    Equal to cutting at the regex matches: one C-level scan for the literal, keeping
+    only the positions (no copies of the text, unlike ``str.split``).
     """
-    parts = text[start:end].split(literal)
-    if len(parts) == 1:
+    matches = _literal_pattern(literal).finditer(text, start, end)
+    if keep_at_start:  # a cut where each occurrence starts; no empty first piece
+        cuts = [match.start() for match in matches]
+        if cuts and cuts[0] == start:
+            del cuts[0]
+    else:  # a cut just after each occurrence; no empty last piece
+        cuts = [match.end() for match in matches]
+        if cuts and cuts[-1] == end:
+            del cuts[-1]
+    if not cuts:
         return [(start, end)]
-    step = len(literal)
-    if keep_at_start:  # a cut where each occurrence starts; the first piece may be empty
-        cuts = list(accumulate(map(add, map(len, parts[1:-1]), repeat(step)), initial=start + len(parts[0])))
-        pieces = list(zip([start, *cuts], [*cuts, end], strict=True))
-        return pieces if parts[0] else pieces[1:]
-    # A cut just after each occurrence; the last piece may be empty.
-    cuts = list(accumulate(map(add, map(len, parts[:-1]), repeat(step)), initial=start))[1:]
-    pieces = list(zip([start, *cuts], [*cuts, end], strict=True))
-    return pieces if parts[-1] else pieces[:-1]
+    return list(zip([start, *cuts], [*cuts, end], strict=True))
+
+
+@lru_cache(maxsize=64)
+def _literal_pattern(literal: str) -> re.Pattern[str]:
+    return re.compile(re.escape(literal))
 
 
 def _unescape(separator: str) -> str:
