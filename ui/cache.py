@@ -34,7 +34,6 @@ import streamlit as st
 
 from core.schema import Document, Node
 
-
 # -- keys ------------------------------------------------------------------------
 
 
