@@ -230,8 +230,8 @@ def _measure(
     embed_views = [node.get_content(MetadataMode.EMBED) for node in nodes]
     llm_views = [node.get_content(MetadataMode.LLM) for node in nodes]
     # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
-    counts = _count_once(counter, [*texts, *embed_views, *llm_views])
-    model_counts = counts if counter is model else _count_once(model, embed_views)
+    counts = _count_node_strings(counter, documents, nodes, texts, (embed_views, llm_views))
+    model_counts = counts if counter is model else _count_node_strings(model, documents, nodes, texts, (embed_views,))
     tokens = [counts[text] for text in texts]
     embed_tokens = [counts[view] for view in embed_views]
     llm_tokens = [counts[view] for view in llm_views]
@@ -298,6 +298,8 @@ class _Memo:
 _COUNTS = _Memo(8_000_000)
 # Sentence ends keyed by a document's text: the last few documents measured.
 _SENTENCE_ENDS = _Memo(8)
+# Token offsets keyed by (tokenizer, a document's text): the last few documents measured.
+_TOKEN_INDEXES = _Memo(8)
 
 
 def _count_once(counter: Tokenizer, texts: Sequence[str]) -> dict[str, int]:
@@ -310,6 +312,115 @@ def _count_once(counter: Tokenizer, texts: Sequence[str]) -> dict[str, int]:
     for text, count in fresh.items():
         _COUNTS.put((counter, text), count, max(len(text), 1))
     return {text: count if count is not None else fresh[text] for text, count in zip(unique, known, strict=True)}
+
+
+def _count_node_strings(
+    counter: Tokenizer,
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    texts: Sequence[str],
+    views: Sequence[Sequence[str]],
+) -> dict[str, int]:
+    """Counts of every node's text and of its views (``views[k][i]`` is node i's k-th view), keyed by string.
+
+    A node cut between words of its document is counted from the document's
+    token index (one tokenization per document, kept), and a view that is some
+    metadata followed by the node's text, meeting at a word break, as that
+    metadata's count plus the text's. Everything else is tokenized (and memoized).
+    The numbers are the same either way; the index only saves re-tokenizing
+    each new chunk after a parameter change.
+    """
+    from_index = _span_counts(counter, documents, nodes, texts)
+    counts: dict[str, int] = {}
+    to_count: list[str] = []
+    sums: list[tuple[str, str, int]] = []  # (view, metadata prefix, the text's count)
+    for i, text in enumerate(texts):
+        own = from_index.get(i)
+        if own is None:
+            to_count.append(text)
+            to_count.extend(each[i] for each in views)
+            continue
+        counts[text] = own
+        for view in (each[i] for each in views):
+            prefix = view[: len(view) - len(text)] if view.endswith(text) else None
+            if view == text:
+                continue
+            if prefix is not None and text and (prefix[-1] in _WORD_BREAKS or text[0] in _WORD_BREAKS):
+                sums.append((view, prefix, own))
+                to_count.append(prefix)
+            else:
+                to_count.append(view)
+    counted = _count_once(counter, to_count)
+    counts.update(counted)
+    for view, prefix, own in sums:
+        counts[view] = counted[prefix] + own
+    return counts
+
+
+# Characters where the model tokenizer always ends a word: ASCII whitespace and ASCII punctuation
+# (BERT's normalizer and pre-tokenizer split there whatever surrounds them).
+_WORD_BREAKS = frozenset(" \t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def _splits_at_word_breaks(counter: Tokenizer) -> bool:
+    """Does ``counter`` tokenize each word on its own (a BERT normalizer and pre-tokenizer)?
+
+    Then a span starting and ending at word breaks has exactly the tokens of
+    the whole text that lie inside it.
+    """
+    inner = getattr(counter, "_tokenizer", None)  # ModelTokenizer's tokenizers.Tokenizer
+    if counter.name != "model" or inner is None:
+        return False
+    return type(inner.pre_tokenizer).__name__ == "BertPreTokenizer" and type(inner.normalizer).__name__ == "BertNormalizer"
+
+
+def _span_counts(counter: Tokenizer, documents: Sequence[Document], nodes: Sequence[Node], texts: Sequence[str]) -> dict[int, int]:
+    """Node position -> token count, for the nodes whose text is their span of the document, cut at word breaks."""
+    if not _splits_at_word_breaks(counter):
+        return {}
+    by_id = {document.id: document for document in documents}
+    found: dict[int, int] = {}
+    for doc_id in {node.doc_id for node in nodes}:
+        document = by_id.get(doc_id)
+        if document is None:
+            continue
+        full = document.text
+        length = len(full)
+
+        def at_break(position: int, full: str = full, length: int = length) -> bool:
+            return position in (0, length) or full[position - 1] in _WORD_BREAKS or full[position] in _WORD_BREAKS
+
+        positions = [
+            i
+            for i, (node, text) in enumerate(zip(nodes, texts, strict=True))
+            if node.doc_id == doc_id
+            and 0 <= node.start_char <= node.end_char <= length
+            and len(text) == node.end_char - node.start_char
+            and full.startswith(text, node.start_char)
+            and at_break(node.start_char)
+            and at_break(node.end_char)
+        ]
+        if not positions:
+            continue
+        starts, ends = _token_index(counter, full)
+        span_starts = np.fromiter((nodes[i].start_char for i in positions), dtype=np.int64, count=len(positions))
+        span_ends = np.fromiter((nodes[i].end_char for i in positions), dtype=np.int64, count=len(positions))
+        # Tokens are in order: those ending by a span's start are a prefix of those starting before its end.
+        inside = np.searchsorted(starts, span_ends, "left") - np.searchsorted(ends, span_starts, "right")
+        found.update(zip(positions, np.maximum(inside, 0).tolist(), strict=True))
+    return found
+
+
+def _token_index(counter: Tokenizer, text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of every token of ``text``, kept for the last few documents."""
+    from core.splitters.base import TokenIndex
+
+    (index,) = _TOKEN_INDEXES.get_many([(counter, text)])
+    if index is None:
+        tokens = TokenIndex(counter, text)
+        index = (np.asarray(tokens.starts, dtype=np.int64), np.asarray(tokens.ends, dtype=np.int64))
+        _TOKEN_INDEXES.put((counter, text), index, 1)
+    return index
 
 
 def _sentence_ends(text: str) -> set[int]:
