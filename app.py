@@ -156,7 +156,7 @@ def _document_table() -> None:
     if not docs:
         st.info("No documents yet: upload some files or load the samples.", icon=":material/inbox:")
         return
-    token_counts = cache.count_tokens(tuple(d.text for d in docs), "model")
+    token_counts = [cache.document_tokens(d, "model") for d in docs]
     rows = [
         {
             "Document": d.metadata.get("file_name", d.id),

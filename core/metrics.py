@@ -411,6 +411,20 @@ def _span_counts(counter: Tokenizer, documents: Sequence[Document], nodes: Seque
     return found
 
 
+def document_token_count(text: str, tokenizer: str = "model") -> int:
+    """How many ``tokenizer`` tokens a whole document's text has.
+
+    For the model tokenizer this is read from the token index the metrics keep
+    per document, so showing a document's size costs no extra tokenization
+    when its nodes are measured too (the numbers equal ``count(text)``).
+    """
+    counter = get_tokenizer(tokenizer)
+    if not _splits_at_word_breaks(counter):
+        return counter.count(text)
+    starts, _ = _token_index(counter, text)
+    return len(starts)
+
+
 def _token_index(counter: Tokenizer, text: str) -> tuple[np.ndarray, np.ndarray]:
     """Start and end offsets of every token of ``text``, kept for the last few documents."""
     from core.splitters.base import TokenIndex

@@ -13,7 +13,7 @@ The names below are stable; pages build on them. Every page starts with
     selected_doc_id() / select_doc(doc_id); selected_node_id() / select_node(node_id)
     once(flag) -> bool; push_message(text); pop_messages() -> list[str]
 
-``ui.cache`` — st.cache_data / st.cache_resource wrappers over core:
+``ui.cache`` — content-keyed stores over core (hits return shared, read-only objects; never change them):
     load_source(source, options=None) -> list[Document]   (keyed by the file's digest + options)
     load_file(digest, file_name, options_json, _data) -> list[Document]
     run_split_cached(documents, config) -> list[Node]      (core.documents.run_split; keyed by config.key())
@@ -22,6 +22,8 @@ The names below are stable; pages build on them. Every page starts with
     node_table_cached(documents, nodes, options_json="{}") -> list[dict]   (options: size_limit, tokenizer, ...)
     semantic_analysis_cached(document, splitter_name, params_json)
     count_tokens(texts: tuple[str, ...], tokenizer="model") -> list[int]
+    document_tokens(document, tokenizer="model") -> int   (a whole document; shares the metrics' token index)
+    Nodes (the list run_split_cached returns; .split_key); nodes_key(nodes) -> str; clear()
     params_json(params) -> str; document_key(document) -> str
     model_tokenizer(name="model"); embedder(); embedding_window() -> int
 

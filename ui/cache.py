@@ -218,6 +218,18 @@ def semantic_analysis_cached(document: Document, splitter_name: str, params_json
     return _semantic_analysis(document_key(document), splitter_name, params_json, document)
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _document_tokens(doc_key: str, tokenizer: str, _text: str) -> int:
+    from core.metrics import document_token_count
+
+    return document_token_count(_text, tokenizer)
+
+
+def document_tokens(document: Document, tokenizer: str = "model") -> int:
+    """How many tokens a whole document has (the model's count shares the metrics' per-document token index)."""
+    return _document_tokens(document_key(document), tokenizer, document.text)
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def count_tokens(texts: tuple[str, ...], tokenizer: str = "model") -> list[int]:
     """Token counts of ``texts`` with a named tokenizer (characters, words or model)."""
@@ -232,7 +244,7 @@ def params_json(params: dict[str, Any]) -> str:
 def clear() -> None:
     """Empty the content caches (loads, splits, measurements), keeping the models."""
     st.cache_data.clear()
-    for store in (_load, _split, _split_by_name, _metrics, _node_table, _semantic_analysis):
+    for store in (_load, _split, _split_by_name, _metrics, _node_table, _semantic_analysis, _document_tokens):
         store.clear()
 
 
