@@ -100,7 +100,9 @@ try:
             {"size_limit": splitter.size_limit, "tokenizer": splitter.size_unit}
         )
         metrics = cache.metrics_cached((document,), nodes, measure)
-        table = pd.DataFrame(cache.node_table_cached((document,), nodes, measure))
+        # What is drawn from the nodes alone is built once per split and measure, not on every rerun.
+        view_key = f"{cache.nodes_key(nodes)}:{measure}"
+        table = cache.derived(f"table:{view_key}", lambda: pd.DataFrame(cache.node_table_cached((document,), nodes, measure)))
 except ChunkScopeError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
@@ -179,17 +181,20 @@ with tabs["Source"]:
 
 with tabs["Node table"]:
     st.caption("Select a row to open that node below.")
-    shown = table.assign(node=[f"#{i}" for i in range(len(table))])[
-        ["node", "span", "characters", "tokens", "pages", "header_path", "first_words", "flags"]
-    ]
-    shown["flags"] = shown["flags"].map(lambda f: ", ".join(f) if isinstance(f, list | tuple) else str(f or ""))
-    # Columns with nothing to say (no pages, no headers, sizes already in characters) are left out.
-    blank = [c for c in ("pages", "header_path", "flags") if not shown[c].astype(str).str.strip().any()]
-    if unit == "characters":
-        blank.append("tokens")
-    shown = shown.drop(columns=blank)
+
+    def node_frame() -> pd.DataFrame:
+        shown = table.assign(node=[f"#{i}" for i in range(len(table))])[
+            ["node", "span", "characters", "tokens", "pages", "header_path", "first_words", "flags"]
+        ]
+        shown["flags"] = shown["flags"].map(lambda f: ", ".join(f) if isinstance(f, list | tuple) else str(f or ""))
+        # Columns with nothing to say (no pages, no headers, sizes already in characters) are left out.
+        blank = [c for c in ("pages", "header_path", "flags") if not shown[c].astype(str).str.strip().any()]
+        if unit == "characters":
+            blank.append("tokens")
+        return shown.drop(columns=blank)
+
     event = st.dataframe(
-        shown,
+        cache.derived(f"frame:{view_key}:{unit}", node_frame),
         hide_index=True,
         width="stretch",
         height=420,
@@ -218,7 +223,10 @@ with tabs["Node table"]:
 
 with tabs["Sizes"]:
     st.plotly_chart(
-        charts.size_histogram(list(table["tokens"]), limit=splitter.size_limit, unit=unit),
+        cache.derived(
+            f"hist:{view_key}:{splitter.size_limit}:{unit}",
+            lambda: charts.size_histogram(list(table["tokens"]), limit=splitter.size_limit, unit=unit),
+        ),
         width="stretch",
         key=f"{PAGE_KEY}.hist",
     )
@@ -264,7 +272,9 @@ picker.selectbox(
     "Open node",
     list(nodes_by_id),
     key=node_key,
-    format_func=lambda node_id: node_ui.node_label(index_of[node_id], nodes_by_id[node_id], 70),
+    format_func=cache.derived(
+        f"labels:{view_key}", lambda: {node.id: node_ui.node_label(i, node, 70) for i, node in enumerate(nodes)}
+    ).__getitem__,
     on_change=lambda: state.select_node(st.session_state[node_key]),
 )
 pages = document.pages_for_span(selected.start_char, selected.end_char)

@@ -27,7 +27,7 @@ import json
 import operator
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import streamlit as st
@@ -236,6 +236,17 @@ def count_tokens(texts: tuple[str, ...], tokenizer: str = "model") -> list[int]:
     return model_tokenizer(tokenizer).count_many(list(texts))
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _derived(key: str, _build: Callable[[], Any]) -> Any:
+    return _build()
+
+
+def derived(key: str, build: Callable[[], Any]) -> Any:
+    """``build()``, computed once per ``key`` (which must name everything the value is made from,
+    e.g. a :func:`nodes_key`): a page's figures and frames that only change with its nodes. Read-only."""
+    return _derived(key, build)
+
+
 def params_json(params: dict[str, Any]) -> str:
     """The canonical JSON of raw parameter values (the cache key for a splitter's settings)."""
     return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}, sort_keys=True, default=str)
@@ -244,7 +255,7 @@ def params_json(params: dict[str, Any]) -> str:
 def clear() -> None:
     """Empty the content caches (loads, splits, measurements), keeping the models."""
     st.cache_data.clear()
-    for store in (_load, _split, _split_by_name, _metrics, _node_table, _semantic_analysis, _document_tokens):
+    for store in (_load, _split, _split_by_name, _metrics, _node_table, _semantic_analysis, _document_tokens, _derived):
         store.clear()
 
 

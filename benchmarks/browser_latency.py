@@ -1,0 +1,224 @@
+"""App latency in a real browser: a chunk_size change to the re-rendered Chunks page, and the 300-page PDF's first view.
+
+Starts ``streamlit run app.py`` (headless, localhost) and Debian's chromium through
+Playwright, then does what a person does:
+
+- PDF first view (a fresh server, so nothing is cached): upload ``data/corpus.pdf``
+  on the Documents page until its row appears, open Chunks, pick the PDF, until its
+  Nodes metric shows;
+- 1 MB text (the start of ``data/corpus.txt``), per splitter: the first view with that
+  splitter (cold: the split and its metrics are computed), then chunk_size changed to
+  values not seen before (warm, new value) and back to values already drawn (warm,
+  seen value).
+
+Each change is timed from pressing Enter in the Chunk size box until the Nodes metric
+shows the count ``core`` gives for the new value (``metric_s``), and until Streamlit has
+finished the run and dropped every stale element (``settled_s``). The expected counts
+come from ``core.documents.run_split`` in this process. Prints one JSON line.
+
+    .venv/bin/python benchmarks/browser_latency.py [--reps 3] [--splitters recursive,sentence]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+from contestants import DATA, read_input  # noqa: E402
+
+WAIT_MS = 300_000
+TEXT_NAME = "bench_1mb.txt"
+PDF_NAME = "corpus.pdf"
+
+
+def _screenshots():  # noqa: ANN202 - a module
+    """``scripts/screenshots.py`` holds the app server and the chromium launch (flags included)."""
+    spec = importlib.util.spec_from_file_location("chunkscope_screenshots", ROOT / "scripts" / "screenshots.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- what a person does, and what shows it is done --------------------------------
+
+
+def settled(page) -> None:  # noqa: ANN001
+    """No script running and no stale element left from the previous run."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-stale=\"true\"]')",
+        timeout=WAIT_MS,
+    )
+
+
+def nodes_shown(page, count: int) -> None:  # noqa: ANN001
+    """Wait until the Nodes metric reads ``count``."""
+    page.wait_for_function(
+        """(count) => {
+            const card = [...document.querySelectorAll('[data-testid="stMetric"]')].find(c => c.innerText.includes('Nodes'));
+            const value = card && card.querySelector('[data-testid="stMetricValue"]');
+            return value && Number(value.innerText.replace(/,/g, '')) === count;
+        }""",
+        arg=count,
+        timeout=WAIT_MS,
+        polling="raf",
+    )
+
+
+def upload(page, name: str, data: bytes, mime: str) -> None:  # noqa: ANN001
+    heading = page.get_by_text("Loaded documents · ").first
+    heading.wait_for(state="visible", timeout=WAIT_MS)
+    settled(page)
+    before = int(heading.inner_text().rsplit("·", 1)[1])
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        [{"name": name, "mimeType": mime, "buffer": data}]
+    )
+    page.get_by_text(f"Loaded documents · {before + 1}").first.wait_for(state="visible", timeout=WAIT_MS)
+    settled(page)
+
+
+def open_chunks(page) -> None:  # noqa: ANN001
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Chunks", exact=True).click()
+    page.get_by_text("LLM view").first.wait_for(state="visible", timeout=WAIT_MS)
+    settled(page)
+
+
+def choose(page, label: str, option: str) -> None:  # noqa: ANN001
+    """Pick ``option`` in the select box labelled ``label`` (does not wait for the rerun)."""
+    box = page.locator(f'[data-testid="stSelectbox"] input[role="combobox"][aria-label="{label}"]').first
+    box.click()
+    listed = page.get_by_role("option")
+    try:
+        listed.first.wait_for(state="visible", timeout=5_000)
+    except Exception:  # some releases open the list on a key press
+        box.press("ArrowDown")
+        listed.first.wait_for(state="visible", timeout=WAIT_MS)
+    page.get_by_role("option", name=option, exact=True).first.click()
+
+
+def timed(page, act, count: int) -> dict[str, float]:  # noqa: ANN001
+    """Seconds from ``act()`` until the Nodes metric shows ``count``, and until the run has settled."""
+    start = time.perf_counter()
+    act()
+    nodes_shown(page, count)
+    metric = time.perf_counter() - start
+    settled(page)
+    return {"metric_s": metric, "settled_s": time.perf_counter() - start}
+
+
+def expected_count(data: bytes, name: str, splitter: str, **params: int) -> int:
+    from core.config import PipelineConfig
+    from core.documents import run_split
+    from core.loaders import load_bytes
+    from core.splitters import get_splitter
+
+    return len(run_split(load_bytes(data, name), PipelineConfig(splitter=get_splitter(splitter, **params))))
+
+
+def default_chunk_size(splitter: str) -> int:
+    from core.splitters import get_splitter
+
+    return int(get_splitter(splitter).chunk_size)
+
+
+# -- the measurements ------------------------------------------------------------------
+
+
+def pdf_first_view(browser, url: str) -> dict[str, float]:  # noqa: ANN001
+    data = (DATA / PDF_NAME).read_bytes()
+    count = expected_count(data, PDF_NAME, "sentence")
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(url)
+    page.get_by_text("Loaded documents · ").first.wait_for(state="visible", timeout=WAIT_MS)
+    settled(page)
+    start = time.perf_counter()
+    upload(page, PDF_NAME, data, "application/pdf")
+    uploaded = time.perf_counter() - start
+    open_chunks(page)
+    opened = time.perf_counter() - start
+    choose(page, "Document", PDF_NAME)
+    nodes_shown(page, count)
+    shown = time.perf_counter() - start
+    settled(page)
+    context.close()
+    return {"upload_to_home_row_s": uploaded, "to_chunks_page_s": opened, "total_s": shown,
+            "settled_s": time.perf_counter() - start, "nodes": count}
+
+
+def chunk_size_changes(page, data: bytes, splitter: str, reps: int, first: bool) -> dict:  # noqa: ANN001
+    start_value = default_chunk_size(splitter)
+    counts = {start_value: expected_count(data, TEXT_NAME, splitter)}
+    if first:
+        cold = timed(page, lambda: choose(page, "Document", TEXT_NAME), counts[start_value])
+    else:
+        cold = timed(page, lambda: choose(page, "Splitter", splitter.capitalize()), counts[start_value])
+    box = page.get_by_label("Chunk size", exact=True)
+
+    def set_size(value: int) -> dict[str, float]:
+        if value not in counts:
+            counts[value] = expected_count(data, TEXT_NAME, splitter, chunk_size=value)
+
+        def act() -> None:
+            box.fill(str(value))
+            box.press("Enter")
+
+        return timed(page, act, counts[value])
+
+    new_values = [start_value - 50 * (i + 1) for i in range(reps)]
+    warm_new = [set_size(value) for value in new_values]
+    warm_seen = [set_size(value) for value in [*new_values[:-1], start_value]]
+    return {
+        "splitter": splitter,
+        "cold_first_view": cold,
+        "warm_new_value_metric_s": statistics.median(r["metric_s"] for r in warm_new),
+        "warm_new_value_settled_s": statistics.median(r["settled_s"] for r in warm_new),
+        "warm_seen_value_metric_s": statistics.median(r["metric_s"] for r in warm_seen),
+        "warm_seen_value_settled_s": statistics.median(r["settled_s"] for r in warm_seen),
+        "warm_new_all": warm_new,
+        "warm_seen_all": warm_seen,
+        "nodes": counts,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--splitters", default="sentence,recursive", help="the first is the page's default splitter")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    shots = _screenshots()
+    data = read_input("corpus.txt", 1).encode("utf-8")
+    result: dict = {"document_mb": len(data) / 1e6, "browser": shots.CHROMIUM, "browser_args": shots.CHROMIUM_ARGS}
+    with shots.running_app(timeout=180) as url, sync_playwright() as playwright:
+        browser = shots.launch_browser(playwright)
+        result["pdf_first_view"] = pdf_first_view(browser, url)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(url)
+        upload(page, TEXT_NAME, data, "text/plain")
+        open_chunks(page)
+        result["chunk_size_change"] = [
+            chunk_size_changes(page, data, name, args.reps, first=i == 0) for i, name in enumerate(args.splitters.split(","))
+        ]
+        context.close()
+        browser.close()
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
