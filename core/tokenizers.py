@@ -11,6 +11,7 @@ import re
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
+from operator import ge
 from typing import Protocol
 
 from core.errors import ModelUnavailableError
@@ -32,6 +33,10 @@ class Tokenizer(Protocol):
 
     def spans(self, text: str) -> list[tuple[int, int]]: ...
 
+    def spans_many(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]: ...
+
+    def span_columns(self, texts: Sequence[str]) -> list[tuple[Sequence[int], Sequence[int]]]: ...
+
 
 class CharacterTokenizer:
     """One token per character: sizes are ``len(text)``."""
@@ -47,6 +52,12 @@ class CharacterTokenizer:
     def spans(self, text: str) -> list[tuple[int, int]]:
         return [(i, i + 1) for i in range(len(text))]
 
+    def spans_many(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        return [self.spans(text) for text in texts]
+
+    def span_columns(self, texts: Sequence[str]) -> list[tuple[Sequence[int], Sequence[int]]]:
+        return _columns(self.spans_many(texts))
+
 
 class WordTokenizer:
     """Whitespace-separated words."""
@@ -61,6 +72,12 @@ class WordTokenizer:
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         return [match.span() for match in _WORD.finditer(text)]
+
+    def spans_many(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        return [self.spans(text) for text in texts]
+
+    def span_columns(self, texts: Sequence[str]) -> list[tuple[Sequence[int], Sequence[int]]]:
+        return _columns(self.spans_many(texts))
 
 
 class ModelTokenizer:
@@ -101,6 +118,35 @@ class ModelTokenizer:
             encoding = self._tokenizer.encode(text, add_special_tokens=False)
         # Word pieces of one word share no characters; offsets are into ``text``.
         return [(start, end) for start, end in encoding.offsets if end > start]
+
+    def spans_many(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        """``spans`` of each text, from one batch call."""
+        return [list(zip(starts, ends, strict=True)) for starts, ends in self.span_columns(texts)]
+
+    def span_columns(self, texts: Sequence[str]) -> list[tuple[Sequence[int], Sequence[int]]]:
+        """For each text, its tokens' starts and their ends (as :meth:`spans`), as two columns.
+
+        Columns come from the offsets by C-level transposition; only a text with a
+        zero-width token (rare) is filtered in Python.
+        """
+        if not texts:
+            return []
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        columns: list[tuple[Sequence[int], Sequence[int]]] = []
+        for encoding in encodings:
+            offsets = encoding.offsets
+            if not offsets:
+                columns.append(((), ()))
+                continue
+            starts, ends = zip(*offsets, strict=True)
+            if any(map(ge, starts, ends)):
+                kept = [(start, end) for start, end in offsets if end > start]
+                starts, ends = zip(*kept, strict=True) if kept else ((), ())
+            columns.append((starts, ends))
+        return columns
+def _columns(spans_per_text: list[list[tuple[int, int]]]) -> list[tuple[Sequence[int], Sequence[int]]]:
+    return [tuple(zip(*spans, strict=True)) if spans else ((), ()) for spans in spans_per_text]  # type: ignore[misc]
 
 
 def default_model_path() -> str:

@@ -14,7 +14,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, pairwise, repeat
+from operator import add
 from typing import Any, ClassVar, NamedTuple
 
 from core.params import Configurable, param
@@ -342,13 +343,14 @@ class TokenIndex:
         self.ends: list[int] = []
         if self.by_length:
             return
-        position = 0
-        while position < len(text):
-            cut = _next_whitespace(text, position + self.BLOCK)
-            for start, end in tokenizer.spans(text[position:cut]):
-                self.starts.append(position + start)
-                self.ends.append(position + end)
-            position = cut
+        positions = [0]
+        while positions[-1] < len(text):
+            positions.append(_next_whitespace(text, positions[-1] + self.BLOCK))
+        blocks = [text[a:b] for a, b in pairwise(positions)]
+        # One batch for the whole text: the model tokenizer spreads it over the cores.
+        for position, (block_starts, block_ends) in zip(positions, tokenizer.span_columns(blocks), strict=False):
+            self.starts.extend(map(add, block_starts, repeat(position)))
+            self.ends.extend(map(add, block_ends, repeat(position)))
 
     def count(self, start: int, end: int) -> int:
         if self.by_length:
