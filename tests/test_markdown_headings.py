@@ -47,7 +47,11 @@ def reference(text):
         ("> # In a quote\n\n- # In a list", [("> # In a quote", 1, "In a quote"), ("- # In a list", 1, "In a list")]),
         ("<div>\n# inside an HTML block\n</div>\n\n# After", [("# After", 1, "After")]),
         ("<!--\n\n# commented out\n\n-->\n# After", [("# After", 1, "After")]),
-        ("| a |\n---\n\n# T", [("# T", 1, "T")]),  # a one-column table, not a setext heading
+        ("| a |\n---\n\n# T", [("# T", 1, "T")]),
+        ("- item\r# after a list, CR line ends\r- b\r  Sub\r  ---", [
+            ("# after a list, CR line ends", 1, "after a list, CR line ends"), ("- b\r  Sub\r  ---", 2, "b Sub"),
+        ]),
+        ("- plain list\n- no headings\n\ntext\n===", [("text\n===", 1, "text")]),  # a one-column table, not a setext heading
         ("- item\n\n  ```\n  # in the item's fence\n\n# out of the list\n  ```", [("# out of the list", 1, "out of the list")]),
     ],
 )
@@ -62,7 +66,7 @@ LINES = st.sampled_from(
         "    # code", "\t# tab", "===", "---", "- - -", "***", "___", "```", "````", "```py", "~~~", "~~~~ x",
         "- item", "* item", "+ item", "1. one", "2) two", "  - nested", "  continued", "> quote", "> # quoted",
         ">", "<div>", "</div>", "<!--", "-->", "<pre>", "</pre>", "<span>x</span>", "| a | b |", "|---|---|",
-        "a | b", "> ```", "- ```", "  # two in", "<a>", "[x]: /url \"t\"", "[x]: /url", "[x]", "# [x] link", "# *em* `code`", "\\# escaped", "# a \\#", "   ```", "  ~~~",
+        "a | b", "- `x`: y", "<https://x.y>", "> ```", "- ```", "  # two in", "<a>", "[x]: /url \"t\"", "[x]: /url", "[x]", "# [x] link", "# *em* `code`", "\\# escaped", "# a \\#", "   ```", "  ~~~",
     ]
 )
 

@@ -378,6 +378,8 @@ def _parse_stretch(
     then to the end of the document.
     """
     offset = lines[first][0]
+    if not _may_hold_headings(text, offset, lines[stop][0] if stop < len(lines) else len(text)):
+        return [], stop
     for attempt in range(8):
         end = lines[stop][0] if stop < len(lines) else len(text)
         stretch = text[offset:end]
@@ -419,6 +421,37 @@ def _closing_line(text: str, lines: list[tuple[int, int]], opening: int, token: 
         if closes(text[lines[at][0] : lines[at][1]]):
             return at
     return len(lines)
+
+
+# Where a line's content starts after any quote and list markers, something that could
+# make a heading, a setext underline, a fence, an HTML block or a reference definition.
+# (Lines may end with CR alone, which ``^`` and ``$`` do not see.)
+_BLOCK_SYNTAX = re.compile(
+    r"(?:^|(?<=\r))[ \t]*(?:(?:>|[-+*]|[0-9]{1,9}[.)])[ \t]*)*(#|```|~~~|<|\[|[=-]+[ \t]*(?:$|(?=\r)))", re.MULTILINE
+)
+
+
+def _may_hold_headings(text: str, start: int, end: int) -> bool:
+    """False when ``text[start:end]`` surely has no heading and leaves nothing open (most lists).
+
+    Then it needs no parse: no line could be a heading, an underline, a fence or the
+    start of an HTML block, and no reference definition could be among its lines.
+    """
+    from markdown_it.rules_block.html_block import HTML_SEQUENCES
+
+    for match in _BLOCK_SYNTAX.finditer(text, start, end):
+        mark = match.group(1)[0]
+        if mark == "[":
+            if "]:" in text[start:end]:
+                return True
+        elif mark == "<":
+            line_end = _LINE_BREAKS.search(text, match.start(1), end)
+            line = text[match.start(1) : line_end.start() if line_end else end]
+            if any(opening.search(line) for opening, _, _ in HTML_SEQUENCES):
+                return True
+        else:
+            return True
+    return False
 
 
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
