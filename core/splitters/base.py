@@ -336,6 +336,7 @@ class TokenIndex:
     """
 
     BLOCK = 4096
+    BATCH = 16
 
     def __init__(self, tokenizer: Tokenizer, text: str) -> None:
         self.by_length = tokenizer.name == "characters"
@@ -346,11 +347,14 @@ class TokenIndex:
         positions = [0]
         while positions[-1] < len(text):
             positions.append(_next_whitespace(text, positions[-1] + self.BLOCK))
-        blocks = [text[a:b] for a, b in pairwise(positions)]
-        # One batch for the whole text: the model tokenizer spreads it over the cores.
-        for position, (block_starts, block_ends) in zip(positions, tokenizer.span_columns(blocks), strict=False):
-            self.starts.extend(map(add, block_starts, repeat(position)))
-            self.ends.extend(map(add, block_ends, repeat(position)))
+        # Blocks go to the tokenizer in batches: one call per batch, and only a batch's
+        # encodings held at once (a whole megabyte's would add ~20 MB at the peak).
+        for first in range(0, len(positions) - 1, self.BATCH):
+            starts = positions[first : first + self.BATCH + 1]
+            blocks = [text[a:b] for a, b in pairwise(starts)]
+            for position, (block_starts, block_ends) in zip(starts, tokenizer.span_columns(blocks), strict=False):
+                self.starts.extend(map(add, block_starts, repeat(position)))
+                self.ends.extend(map(add, block_ends, repeat(position)))
 
     def count(self, start: int, end: int) -> int:
         if self.by_length:
