@@ -105,7 +105,10 @@ def targets(results: dict) -> list[tuple[str, bool | None, str]]:
         t, m = slope(curve["points"], time_field), slope(big, "work_mb") if len(big) > 1 else float("nan")
         out.append((f"Cost grows linearly ({curve['title']}, time and memory vs input size)",
                     t <= LINEAR_SLOPE and not m > LINEAR_SLOPE,
-                    f"{'CPU ' if time_field == 'cpu_seconds' else ''}time ∝ size^{t:.2f}, memory ∝ size^{m:.2f} over "
+                    f"{'CPU ' if time_field == 'cpu_seconds' else ''}time ∝ size^{t:.2f}, "
+                    + (f"memory ∝ size^{m:.2f}" if not math.isnan(m) else
+                       "memory: one point above the 4 MB noise floor (" + ", ".join(f"+{p['work_mb']:.0f}" for p in curve["points"]) + " MB)")
+                    + " over "
                     + ", ".join(f"{p['mb']:.0f}" for p in curve["points"]) + " MB"))
     return out
 
