@@ -55,3 +55,15 @@ def test_node_round_trips_through_dict():
     )
     assert Node.from_dict(node.to_dict()) == node
     assert node.child_ids == ["d#1", "d#2"]
+
+
+def test_nodes_of_one_split_can_be_changed_independently():
+    from core import get_splitter
+
+    document = Document(text="One.\n\nTwo.\n\nThree.", metadata={"a": 1}, excluded_llm_metadata_keys=["a"])
+    first, second = get_splitter("character", chunk_size=5, chunk_overlap=0).split([document])[:2]
+    first.excluded_llm_metadata_keys.remove("a")
+    first.metadata["b"] = 2
+    assert second.excluded_llm_metadata_keys == ["a"]
+    assert second.metadata == {"a": 1}
+    assert document.excluded_llm_metadata_keys == ["a"]

@@ -138,7 +138,8 @@ def build_nodes(
     tables = _TableIndex(document.elements)
     paged = bool(document.pages)
     inherited = document.metadata if include_metadata else {}
-    # The view settings are computed once and shared by the nodes of this split, as before.
+    # The view settings are read once; each node gets its own key lists so that
+    # hiding a key on one node (as a user may) never hides it on its siblings.
     view = document.view_settings()
     llm_keys, embed_keys = view["excluded_llm_metadata_keys"], view["excluded_embed_metadata_keys"]
     template, separator, text_template = view["metadata_template"], view["metadata_separator"], view["text_template"]
@@ -171,7 +172,7 @@ def build_nodes(
                 relationships[following] = ids[index + 1]
         append(
             Node(
-                text[start:end], ids[index], metadata, llm_keys, embed_keys, template, separator, text_template,
+                text[start:end], ids[index], metadata, llm_keys[:], embed_keys[:], template, separator, text_template,
                 relationships, doc_id, start, end,
             )
         )
