@@ -20,14 +20,13 @@ levels nest, so all levels together overlap by design.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from core.memo import Memo
 from core.schema import Document, MetadataMode, Node
 from core.tokenizers import Tokenizer, get_tokenizer
 
@@ -258,48 +257,10 @@ def _measure(
     )
 
 
-class _Memo:
-    """A small thread-safe LRU that forgets its oldest entries beyond a budget of ``cost`` units.
-
-    The app measures the same nodes twice per rerun (metrics, then the node
-    table) and most of the same texts again after a parameter change; counting
-    each string once per process keeps a rerun from re-tokenizing what it has seen.
-    """
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.used = 0
-        self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get_many(self, keys: Sequence[Hashable]) -> list[Any]:
-        """The stored value per key (None where absent); hits become the newest."""
-        with self._lock:
-            found = []
-            for key in keys:
-                item = self._items.get(key)
-                if item is not None:
-                    self._items.move_to_end(key)
-                found.append(None if item is None else item[0])
-            return found
-
-    def put(self, key: Hashable, value: Any, cost: int) -> None:
-        with self._lock:
-            if key in self._items:
-                return
-            self._items[key] = (value, cost)
-            self.used += cost
-            while self.used > self.budget and self._items:
-                _, (_, old_cost) = self._items.popitem(last=False)
-                self.used -= old_cost
-
-
 # Counts keyed by (tokenizer, string): about 8 million characters of chunk texts and views.
-_COUNTS = _Memo(8_000_000)
+_COUNTS = Memo(8_000_000)
 # Sentence ends keyed by a document's text: the last few documents measured.
-_SENTENCE_ENDS = _Memo(8)
-# Token offsets keyed by (tokenizer, a document's text): the last few documents measured.
-_TOKEN_INDEXES = _Memo(8)
+_SENTENCE_ENDS = Memo(8)
 
 
 def _count_once(counter: Tokenizer, texts: Sequence[str]) -> dict[str, int]:
@@ -426,15 +387,10 @@ def document_token_count(text: str, tokenizer: str = "model") -> int:
 
 
 def _token_index(counter: Tokenizer, text: str) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end offsets of every token of ``text``, kept for the last few documents."""
+    """Start and end offsets of every token of ``text``: the splitters' shared index, as numpy views."""
     from core.splitters.base import TokenIndex
 
-    (index,) = _TOKEN_INDEXES.get_many([(counter, text)])
-    if index is None:
-        tokens = TokenIndex(counter, text)
-        index = (np.asarray(tokens.starts, dtype=np.int64), np.asarray(tokens.ends, dtype=np.int64))
-        _TOKEN_INDEXES.put((counter, text), index, 1)
-    return index
+    return TokenIndex.shared(counter, text).columns()
 
 
 def _sentence_ends(text: str) -> set[int]:
@@ -523,7 +479,7 @@ def _non_space(text: str, start: int, end: int) -> int:
 
 # Every code point str.isspace() (and so the regex \s) accepts lies below U+3001.
 _WHITESPACE_CODES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
-_NON_SPACE_PREFIXES = _Memo(8)
+_NON_SPACE_PREFIXES = Memo(8)
 
 
 def _non_space_prefix(text: str) -> np.ndarray:

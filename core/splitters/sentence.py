@@ -8,7 +8,8 @@ then packed greedily; a new chunk begins with whole trailing pieces of the
 previous one, at most ``chunk_overlap`` tokens. A separator stays with the piece
 after it, as in LlamaIndex.
 
-Speed: the text is tokenized once (:class:`TokenIndex`); a piece's size is
+Speed: the text is tokenized once (:class:`TokenIndex`, shared by later splits of
+the same text with the same tokenizer, e.g. at another chunk_size); a piece's size is
 the number of tokens overlapping it, found by bisection, and a chunk's size is
 the sum of its pieces' sizes. Nothing is tokenized twice, at any level or
 while packing. (LlamaIndex tokenizes every split at every level separately; the
@@ -113,7 +114,7 @@ class _Pieces:
 
     def __init__(self, splitter: SentenceSplitter, text: str, tokenizer: Tokenizer, guard: CutGuard) -> None:
         self.text = text
-        self.sizes = TokenIndex(tokenizer, text)
+        self.sizes = TokenIndex.shared(tokenizer, text)
         self.guard = guard
         paragraph, word = splitter.paragraph_separator, splitter.separator
         self.levels: list[Cutter] = [
