@@ -19,22 +19,43 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-# (file name, URL path, text that shows the page has finished drawing, viewport height)
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One README picture: which page, what shows it is drawn, and an optional button to press first."""
+
+    name: str
+    path: str
+    marker: str | None
+    height: int
+    press: str | None = None  # a button's label, for pages that compute on demand
+    then: str | None = None  # text that shows the pressed button's work is done
+
+
 PAGES = [
-    ("home", "", "Loaded documents", 1000),
+    Shot("home", "", "Loaded documents", 1000),
     # Small model-token chunks with overlap: many colours, hatched overlaps, every node inside the model window.
-    ("chunks", "Chunks?chunk_size=128&chunk_overlap=32", "LLM view", 2300),
-    ("metadata", "Metadata", None, 1600),
-    ("compare", "Compare", None, 1800),
-    ("query", "Query", None, 1800),
-    ("evaluate", "Evaluate", None, 1600),
-    ("export", "Export", None, 1400),
+    Shot("chunks", "Chunks?chunk_size=128&chunk_overlap=32", "LLM view", 2300),
+    Shot("metadata", "Metadata", None, 1600),
+    Shot("compare", "Compare", None, 1800),
+    # A chain with a visible effect: a cutoff drops weak nodes, the reorder puts the best at both ends.
+    Shot(
+        "query",
+        "Query?chunk_size=256&chunk_overlap=32&postprocessors=similarity_cutoff,long_context_reorder"
+        "&postprocessor.similarity_cutoff.similarity_cutoff=0.5",
+        "Exactly what the LLM reads",
+        2000,
+    ),
+    Shot("evaluate", "Evaluate", None, 2100, press="Run the evaluation", then="queries each"),
+    Shot("export", "Export", None, 1400),
 ]
 
 
@@ -106,7 +127,7 @@ def wait_until_drawn(page, marker: str | None, timeout_ms: int = 120_000) -> Non
     page.wait_for_timeout(1000)  # plotly and fonts settle after the script ends
 
 
-def take(url: str, pages: list[tuple[str, str, str | None, int]] = PAGES) -> list[Path]:
+def take(url: str, pages: list[Shot] = PAGES) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -115,12 +136,17 @@ def take(url: str, pages: list[tuple[str, str, str | None, int]] = PAGES) -> lis
         browser = launch_browser(playwright)
         context = browser.new_context(viewport={"width": 1440, "height": 1000}, device_scale_factor=1)
         page = context.new_page()
-        for name, path, marker, height in pages:
+        for shot in pages:
+            name = shot.name
             # Streamlit scrolls inside its own container, so a tall window shows the whole page.
-            page.set_viewport_size({"width": 1440, "height": height})
-            page.goto(f"{url}/{path}", wait_until="domcontentloaded")
+            page.set_viewport_size({"width": 1440, "height": shot.height})
+            page.goto(f"{url}/{shot.path}", wait_until="domcontentloaded")
             try:
-                wait_until_drawn(page, marker)
+                wait_until_drawn(page, shot.marker)
+                if shot.press:
+                    page.get_by_role("button", name=shot.press).first.click()
+                    page.mouse.move(0, 0)  # no tooltip over the picture
+                    wait_until_drawn(page, shot.then, timeout_ms=600_000)
             except Exception as exc:  # noqa: BLE001 - a page that is not there yet is skipped, not fatal
                 page.screenshot(path=str(OUT / f"{name}.failed.png"))
                 print(f"skipped {name} (see {name}.failed.png): {exc}", file=sys.stderr)
@@ -138,8 +164,7 @@ def main() -> None:
     parser.add_argument("--url", help="an already running ChunkScope (default: start one)")
     parser.add_argument("--only", nargs="*", help="page names to take (home, chunks, ...)")
     args = parser.parse_args()
-    pages = [p for p in PAGES if not args.only or p[0] in args.only]
-    pages = [p for p in pages if not p[1] or any((ROOT / "pages").glob(f"*_{p[1].split('?')[0]}.py"))]
+    pages = [p for p in PAGES if not args.only or p.name in args.only]
     if args.url:
         take(args.url.rstrip("/"), pages)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,8 @@ def _screenshots_module():  # noqa: ANN202 - a module
     spec = importlib.util.spec_from_file_location("chunkscope_screenshots", ROOT / "scripts" / "screenshots.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as an import would be (dataclasses look their module up).
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
