@@ -18,6 +18,8 @@ RESULTS = HERE / "results.json"
 MARKDOWN = HERE / "RESULTS.md"
 CHART = HERE / "ratios.png"
 NOTES = HERE / "NOTES.md"  # hand-written analysis (profiles, fixes), appended verbatim
+# Browser (chromium) app latency: benchmarks/browser_latency.py's latest run is its "current" entry.
+APP_RESULTS = HERE / "app_results.json"
 
 MEMORY_SLACK = 1.20
 # Below about 1 MB the rise of the peak is allocator noise (arenas, page granularity), not the algorithm.
@@ -94,8 +96,20 @@ def targets(results: dict) -> list[tuple[str, bool | None, str]]:
                         f"new value {change['warm_new_value_s'] * 1000:.0f} ms; value seen before "
                         f"{change['warm_seen_value_s'] * 1000:.0f} ms; cold first view {change['cold_first_view_s']:.2f} s"))
         pdf = app["pdf_first_view"]
-        out.append(("First view of the 300-page PDF < 3 s", pdf["total_s"] < PDF_FIRST_VIEW_S,
+        out.append(("First view of the 300-page PDF < 3 s (AppTest)", pdf["total_s"] < PDF_FIRST_VIEW_S,
                     f"{pdf['total_s']:.2f} s (app frame {pdf['frame_s']:.2f} s + Chunks page {pdf['chunks_page_s']:.2f} s)"))
+    browser = browser_results()
+    if browser:
+        for change in browser["chunk_size_change"]:
+            out.append((f"chunk_size change → re-rendered Chunks page < 250 ms warm, 1 MB, in chromium ({change['splitter']})",
+                        change["warm_new_value_metric_s"] < APP_WARM_S,
+                        f"new value {change['warm_new_value_metric_s'] * 1000:.0f} ms to the Nodes metric "
+                        f"({change['warm_new_value_settled_s'] * 1000:.0f} ms until the run settled); value seen before "
+                        f"{change['warm_seen_value_metric_s'] * 1000:.0f} ms"))
+        pdf = browser["pdf_first_view"]
+        out.append(("First view of the 300-page PDF < 3 s, in chromium", pdf["total_s"] < PDF_FIRST_VIEW_S,
+                    f"{pdf['total_s']:.2f} s from the upload to its Nodes metric (its Documents row at "
+                    f"{pdf['upload_to_home_row_s']:.2f} s, the Chunks page open at {pdf['to_chunks_page_s']:.2f} s)"))
     for curve in results.get("growth", []):
         if len(curve["points"]) < 2:
             continue
@@ -111,6 +125,30 @@ def targets(results: dict) -> list[tuple[str, bool | None, str]]:
                     + " over "
                     + ", ".join(f"{p['mb']:.0f}" for p in curve["points"]) + " MB"))
     return out
+
+
+def browser_results() -> dict | None:
+    """The latest chromium run (``current.browser`` in app_results.json), if there is one."""
+    if not APP_RESULTS.exists():
+        return None
+    return json.loads(APP_RESULTS.read_text()).get("current", {}).get("browser")
+
+
+def runs_lines(results: dict) -> list[str]:
+    """When and by which command each section was measured (``--merge`` mixes runs)."""
+    runs = results.get("runs", {})
+    lines = []
+    for section in ("splitters", "growth", "pdf", "embedding", "app"):
+        if section in results and section in runs:
+            run = runs[section]
+            lines.append(f"  - {section}: {run['date']}, `HF_HUB_OFFLINE=1 .venv/bin/python {run['command']}` "
+                         f"(load average {run['loadavg_start']:.1f} at its start)")
+    if APP_RESULTS.exists():
+        current = json.loads(APP_RESULTS.read_text()).get("current")
+        if current and current.get("browser"):
+            lines.append(f"  - app latency in chromium: {current['date']}, `{current['command']}` at {current['commit']} "
+                         f"(load average {current['loadavg']:.1f} around it)")
+    return lines
 
 
 def splitter_table(group: dict) -> list[str]:
@@ -139,8 +177,9 @@ def write(results: dict) -> None:
     lines = ["# Benchmarks: ChunkScope against the peer chunkers", ""]
     m = results["machine"]
     lines += [
-        f"- Date: {results['date']} (the run's start)",
-        f"- Command: `{results['command']}`"
+        f"- Date: {results['date']} (the start of the latest run)",
+        *(["- Sections, each from its own run:", *runs_lines(results)] if results.get("runs") else []),
+        f"- Command of the latest run: `{results['command']}`"
         + (" (its last step, `HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/run.py`, after the bench extra is installed)"
            if results["command"] == "make bench" else "")
         + "; the corpus comes from `benchmarks/corpus.py`, which `run.py` runs if `benchmarks/data/` is empty",
@@ -216,6 +255,18 @@ def write(results: dict) -> None:
             p = app["fresh_process_first_view"]
             lines += ["", f"First view in a fresh process (imports included, default splitter): {p['total_s']:.2f} s. "
                       f"300-page PDF, first view: {app['pdf_first_view']['total_s']:.2f} s.", ""]
+    browser = browser_results()
+    if browser:
+        lines += ["## App latency (chromium)", "", BROWSER.strip(), "",
+                  "| splitter | cold first view | warm: new chunk_size (metric / settled) | warm: seen chunk_size (metric / settled) |",
+                  "|---|---:|---:|---:|"]
+        for c in browser["chunk_size_change"]:
+            lines.append(f"| {c['splitter']} | {c['cold_first_view']['metric_s']:.2f} s | "
+                         f"{c['warm_new_value_metric_s'] * 1000:.0f} / {c['warm_new_value_settled_s'] * 1000:.0f} ms | "
+                         f"{c['warm_seen_value_metric_s'] * 1000:.0f} / {c['warm_seen_value_settled_s'] * 1000:.0f} ms |")
+        p = browser["pdf_first_view"]
+        lines += ["", f"300-page PDF, first view: {p['total_s']:.2f} s to its Nodes metric, {p['settled_s']:.2f} s settled "
+                  f"(upload to its Documents row {p['upload_to_home_row_s']:.2f} s).", ""]
     if NOTES.exists():
         lines += [NOTES.read_text().strip(), ""]
     MARKDOWN.write_text("\n".join(lines))
@@ -256,6 +307,14 @@ APP = """
 `corpus.txt`) in the session: cold = empty `st.cache_data`, app frame then the Chunks page; warm = the chunk_size
 number input set to a value not seen in the session (the split and the page's metrics are computed) or to one seen
 before (cached). AppTest runs the script in-process without a browser, so this is the server's share of the latency.
+"""
+
+BROWSER = """
+`benchmarks/browser_latency.py` starts `streamlit run app.py` and Debian's chromium (Playwright) and does what a
+person does: uploads the 1 MB text, opens Chunks, presses Enter in the Chunk size box, and times until the Nodes
+metric shows the count `core` gives for the new value (metric) and until the run has finished with no stale
+element left (settled); medians of three changes. The PDF's first view: a fresh server, upload `corpus.pdf`, open
+Chunks, pick the PDF, until its Nodes metric shows. Chromium and the server share the machine's two cores.
 """
 
 

@@ -456,6 +456,11 @@ def main(argv: list[str] | None = None) -> int:
     runners = {"splitters": splitters, "pdf": pdf, "embedding": embedding, "growth": growth, "app": app}
     for section in sections:
         started = time.perf_counter()
+        # When each section was last measured: with --merge, sections come from different runs.
+        results.setdefault("runs", {})[section] = {
+            "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "command": results["command"],
+            "loadavg_start": os.getloadavg()[0],
+        }
         results[section] = runners[section](args)
         print(f"  ({section}: {time.perf_counter() - started:.0f}s)", flush=True)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
