@@ -16,7 +16,7 @@ from core.schema import Document, Node
 from core.splitters import SPLITTERS
 from ui import cache, charts, documents, state, widgets
 from ui import nodes as node_ui
-from ui.page import setup_page
+from ui.page import documents_or_stop, setup_page
 from ui.spans import Mark, show_source
 
 PAGE_KEY = "chunks"
@@ -38,13 +38,9 @@ def pick_node(node_id: str) -> None:
 
 setup_page()
 config = state.config()
-all_docs = documents.all_documents(config)
+all_docs = documents_or_stop(config)
 
 st.title("Chunks", anchor=False)
-if not all_docs:
-    st.info("No documents are loaded yet. Upload files or load the samples on the Documents page.", icon=":material/inbox:")
-    st.page_link("app.py", label="Go to Documents", icon=":material/folder_open:")
-    st.stop()
 
 labels = [document_label(d, i, all_docs) for i, d in enumerate(all_docs)]
 by_label = dict(zip(labels, all_docs, strict=False))

@@ -16,7 +16,6 @@ from core.errors import ChunkScopeError, ConfigError
 from core.extractors import EXTRACTORS
 from core.schema import Document
 from ui import cache, state, widgets
-from ui.documents import all_documents
 from ui.metadata import (
     chosen_exclusions,
     extra_frame,
@@ -26,7 +25,7 @@ from ui.metadata import (
     metadata_rows,
 )
 from ui.nodes import node_label, reader_views
-from ui.page import setup_page
+from ui.page import documents_or_stop, setup_page
 
 EXCLUDED = ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys")
 EDITOR_KEY = "meta.extra.editor"
@@ -148,10 +147,7 @@ st.markdown(
     "**embedding model** each get to read, and how they are written, and watch both views of a node change."
 )
 
-documents = all_documents()
-if not documents:
-    st.info("No documents loaded yet: add some on the Documents page.", icon=":material/inbox:")
-    st.stop()
+documents = documents_or_stop()
 
 config = state.config()
 settings_col, preview_col = st.columns([4, 7], gap="large")

@@ -27,8 +27,7 @@ from ui.compare import (
     settings_summary,
     starting_slots,
 )
-from ui.documents import all_documents
-from ui.page import setup_page
+from ui.page import documents_or_stop, setup_page
 from ui.spans import CSS, legend_html, source_html, source_windows
 
 SPAN_HEIGHT_PX = 480
@@ -68,10 +67,7 @@ st.markdown(
     "the spans, which cut points moved, appeared or vanished, the metrics, and the size distributions."
 )
 
-documents = all_documents()
-if not documents:
-    st.info("No documents loaded yet: add some on the Documents page.", icon=":material/inbox:")
-    st.stop()
+documents = documents_or_stop()
 
 config = state.config()
 doc_col, count_col = st.columns([3, 2], vertical_alignment="bottom")

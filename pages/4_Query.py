@@ -15,9 +15,9 @@ from core.config import RetrievalSettings
 from core.errors import ChunkScopeError
 from core.query import final_context
 from core.splitters.hierarchical import leaf_nodes
-from ui import cache, documents, state, trace, widgets
+from ui import cache, state, trace, widgets
 from ui import query as query_ui
-from ui.page import setup_page
+from ui.page import documents_or_stop, setup_page
 
 PAGE_KEY = "query"
 DEFAULT_BUDGET = 4096
@@ -49,11 +49,7 @@ st.markdown(
 )
 
 config = state.config()
-all_docs = documents.all_documents(config)
-if not all_docs:
-    st.info("No documents are loaded yet. Upload files or load the samples on the Documents page.", icon=":material/inbox:")
-    st.page_link("app.py", label="Go to Documents", icon=":material/folder_open:")
-    st.stop()
+all_docs = documents_or_stop(config)
 
 # -- settings (sidebar) ----------------------------------------------------------------
 

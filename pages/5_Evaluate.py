@@ -22,8 +22,7 @@ from core.splitters import SPLITTERS
 from ui import cache, state, widgets
 from ui import evaluate as evaluate_ui
 from ui.compare import settings_summary, starting_slots
-from ui.documents import all_documents
-from ui.page import setup_page
+from ui.page import documents_or_stop, setup_page
 from ui.query import sample_queries
 
 PAGE_KEY = "eval"
@@ -43,11 +42,7 @@ st.markdown(
 )
 
 config = state.config()
-documents = all_documents(config)
-if not documents:
-    st.info("No documents are loaded yet. Upload files or load the samples on the Documents page.", icon=":material/inbox:")
-    st.page_link("app.py", label="Go to Documents", icon=":material/folder_open:")
-    st.stop()
+documents = documents_or_stop(config)
 
 # -- the queries ------------------------------------------------------------------------
 

@@ -26,3 +26,18 @@ def setup_page() -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
     ensure_started()
+
+
+def documents_or_stop(config=None) -> list:  # noqa: ANN001 - a PipelineConfig
+    """The loaded documents; with none, say where to get some and end this run of the page."""
+    from ui.documents import all_documents
+
+    loaded = all_documents(config)
+    if not loaded:
+        st.info(
+            "No documents are loaded yet. Upload files or load the samples on the Documents page.",
+            icon=":material/inbox:",
+        )
+        st.page_link("app.py", label="Go to Documents", icon=":material/folder_open:")
+        st.stop()
+    return loaded
