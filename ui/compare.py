@@ -1,20 +1,33 @@
-"""Helpers for the Compare page: starting configurations, the boundary-diff chart and table, metric rows.
+"""What the Compare page computes and draws: its configurations, their splits, metrics, spans, diff and sizes.
 
-No Streamlit calls here: these build data and figures the page draws.
+The top half builds plain data and figures (starting configurations, the
+boundary-diff chart and table, metric rows) and calls no Streamlit. The
+sections under "drawing" are the page's Streamlit blocks, each fed a list of
+:class:`Run`, so the page reads as a short script of them.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 import plotly.graph_objects as go
+import streamlit as st
 
-from core.compare import BoundaryChange, BoundaryDiff
-from core.errors import ConfigError
+from core.compare import BoundaryChange, BoundaryDiff, boundary_diff
+from core.config import PipelineConfig
+from core.errors import ChunkScopeError, ConfigError
 from core.registry import Registry
+from core.schema import Document, Node
+from core.splitters import SPLITTERS
+from core.splitters.hierarchical import leaf_nodes
+from ui import cache, charts, state, widgets
 from ui.charts import SERIES_COLOURS
+from ui.spans import CSS, Window, legend_html, source_html, source_windows
 
 LABELS = ("A", "B", "C", "D")
 MAX_CONFIGS = len(LABELS)
@@ -29,6 +42,8 @@ PRESETS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("character", {"chunk_size": 800, "chunk_overlap": 100}),
 )
 
+SPAN_HEIGHT_PX = 480
+
 KIND_STYLE = {
     "unchanged": {"color": "#94a3b8", "symbol": "line-ns", "size": 12, "line": {"width": 1.5, "color": "#94a3b8"}},
     "moved": {"color": "#d97706", "symbol": "diamond", "size": 9},
@@ -41,6 +56,19 @@ KIND_WORDS = {
     "added": "new cut",
     "removed": "cut gone",
 }
+
+
+@dataclass(frozen=True)
+class Run:
+    """One configuration that split the document: its slot (A = 0), its splitter and the chunks compared."""
+
+    slot: int
+    splitter: Any
+    nodes: list[Node]
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.slot]
 
 
 def colour_of(slot: int) -> str:
@@ -220,3 +248,187 @@ def metrics_row(label: str, splitter: Any, metrics: Any) -> dict[str, Any]:
         "mid-sentence": 100 * metrics.mid_sentence,
         "over window": 100 * metrics.over_window,
     }
+
+
+def metrics_options(splitter: Any) -> str:
+    """The metrics options for one splitter, as cache-key JSON: model tokens, and its own limit when it counts them."""
+    options: dict[str, Any] = {"tokenizer": "model"}
+    if getattr(splitter, "size_unit", None) == "model" and splitter.size_limit:
+        options["size_limit"] = splitter.size_limit
+    return json.dumps(options, sort_keys=True)
+
+
+def metric_columns() -> dict[str, Any]:
+    """How the metrics table shows each column of :func:`metrics_row`."""
+    number = st.column_config.NumberColumn
+    return {
+        "config": st.column_config.TextColumn("Config", width="small"),
+        "splitter": st.column_config.TextColumn("Splitter"),
+        "settings": st.column_config.TextColumn(
+            "Settings", width="medium", help="Parameters changed from the splitter's defaults"
+        ),
+        "nodes": number("Nodes"),
+        "mean tokens": number("Mean tokens", format="%.1f", help="Embedding-model tokens"),
+        "p95 tokens": number("p95 tokens", format="%.1f"),
+        "max tokens": number("Max tokens"),
+        "coverage": number("Coverage", format="%.1f%%", help="Non-blank text inside at least one chunk"),
+        "overlap": number("Overlap", format="%.1f%%", help="Text held by two or more chunks"),
+        "mid-sentence": number("Mid-sentence", format="%.0f%%", help="Chunks ending inside a sentence"),
+        "over window": number(
+            "Over window", format="%.0f%%", help="Chunks whose EMBED view is longer than the embedding model reads"
+        ),
+    }
+
+
+# -- drawing: the pickers ----------------------------------------------------------
+
+
+def document_picker(documents: list[Document]) -> Document:
+    """The document to compare on, starting from (and updating) the session's selected document."""
+    ids = [d.id for d in documents]
+    names = {d.id: str(d.metadata.get("file_name", d.id)) for d in documents}
+    if st.session_state.get("cmp.doc") not in ids:
+        chosen = state.selected_doc_id()
+        st.session_state["cmp.doc"] = chosen if chosen in ids else ids[0]
+    doc_id = st.selectbox("Document", ids, key="cmp.doc", format_func=lambda i: names[i])
+    state.select_doc(doc_id)
+    return next(d for d in documents if d.id == doc_id)
+
+
+def count_picker() -> int:
+    """How many configurations sit side by side (2 to :data:`MAX_CONFIGS`)."""
+    if st.session_state.get("cmp.count") not in range(2, MAX_CONFIGS + 1):
+        st.session_state["cmp.count"] = 2
+    return st.segmented_control(
+        "Configurations", list(range(2, MAX_CONFIGS + 1)), key="cmp.count", format_func=lambda n: f"{n} side by side"
+    ) or 2
+
+
+def configuration(slot: int, start: tuple[str, dict], columns: int) -> Any | None:
+    """One slot's splitter: a picker over the registry and its declared parameters (None, explained, if invalid)."""
+    default_name, default_params = start
+    picker_key = f"cmp.{slot}.splitter"
+    cls = widgets.component_picker(SPLITTERS, "Splitter", picker_key, default=default_name)
+    seed = default_params if cls.name == default_name else None
+    values = widgets.param_widgets(cls, f"cmp.{slot}.{cls.name}", seed, columns=columns)
+    splitter, error = widgets.try_build(cls, values)
+    if error:
+        st.error(error, icon=":material/error:")
+    return splitter
+
+
+def configuration_columns(count: int, config: PipelineConfig) -> list[tuple[int, Any]]:
+    """``count`` bordered columns of splitter settings, A starting from the session's; the valid ones by slot."""
+    starts = starting_slots(SPLITTERS, (config.splitter.name, config.splitter.to_params()))
+    splitters = []
+    for slot, column in enumerate(st.columns(count, gap="small")):
+        with column.container(border=True):
+            st.html(badge_html(slot, f"Configuration {LABELS[slot]}", "the session's splitter" if slot == 0 else ""))
+            splitters.append(configuration(slot, starts[slot], columns=2 if count == 2 else 1))
+    return [(slot, splitter) for slot, splitter in enumerate(splitters) if splitter is not None]
+
+
+def split_each(document: Document, config: PipelineConfig, configured: Sequence[tuple[int, Any]]) -> list[Run]:
+    """Split ``document`` with every configuration, keeping the session's other settings; failures are shown."""
+    runs = []
+    with st.spinner("Splitting with every configuration…"):
+        for slot, splitter in configured:
+            try:
+                nodes = cache.run_split_cached([document], config.replace(splitter=splitter))
+            except ChunkScopeError as exc:
+                st.error(f"Configuration {LABELS[slot]}: {exc}", icon=":material/error:")
+                continue
+            # Nested levels (hierarchical) overlap by design: compare the leaves, the chunks that get embedded.
+            runs.append(Run(slot, splitter, leaf_nodes(nodes)))
+    return runs
+
+
+# -- drawing: the results ----------------------------------------------------------
+
+
+def metrics_table(document: Document, runs: Sequence[Run]) -> None:
+    """One row of metrics per configuration, sizes in embedding-model tokens."""
+    rows = [
+        metrics_row(run.label, run.splitter, cache.metrics_cached([document], run.nodes, metrics_options(run.splitter)))
+        for run in runs
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=metric_columns())
+
+
+def window_picker(document: Document) -> Window:
+    """The part of a long document every configuration shows (the whole of a short one, with no picker)."""
+    windows = source_windows(document)
+    if len(windows) == 1:
+        return windows[0]
+    if st.session_state.get("cmp.window", 0) >= len(windows):
+        st.session_state["cmp.window"] = 0
+    index = st.selectbox(
+        f"Part of the document ({len(windows)} parts, the same part for every configuration)",
+        range(len(windows)),
+        key="cmp.window",
+        format_func=lambda i: f"Part {i + 1}: {windows[i].label}",
+    )
+    return windows[index]
+
+
+def spans_side_by_side(document: Document, runs: Sequence[Run]) -> None:
+    """Each configuration's chunks over the same part of the source, one column each."""
+    window = window_picker(document)
+    st.html(CSS + legend_html())
+    for run, column in zip(runs, st.columns(len(runs), gap="small"), strict=True):
+        with column:
+            st.html(badge_html(run.slot, widgets.label_for(run.splitter.name), f"{len(run.nodes):,} chunks"))
+            st.caption(settings_summary(run.splitter))
+            st.html(
+                source_html(
+                    document.text,
+                    run.nodes,
+                    start=window.start,
+                    end=window.end,
+                    pages=document.pages,
+                    height_px=SPAN_HEIGHT_PX,
+                    include_css=False,
+                )
+            )
+
+
+def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
+    """Every configuration's cut points against A's: counts, the chart and the table of changes."""
+    base = runs[0]
+    diffs = [(run.label, boundary_diff(base.nodes, run.nodes)) for run in runs[1:]]
+    st.caption(
+        "A cut point is where a chunk starts or ends. Against configuration A, each other configuration's cut points "
+        "are the same, moved (paired with the nearest of A's, in order), new, or gone."
+    )
+    for label, diff in diffs:
+        counts = diff.counts()
+        head, same, moved, added, removed = st.columns([2, 1, 1, 1, 1], vertical_alignment="center")
+        head.html(badge_html(LABELS.index(label), f"{label} against A", "identical cuts" if diff.is_identical else ""))
+        same.metric("Same", f"{counts['unchanged']:,}", border=True)
+        moved.metric("Moved", f"{counts['moved']:,}", border=True)
+        added.metric("New", f"{counts['added']:,}", border=True)
+        removed.metric("Gone", f"{counts['removed']:,}", border=True)
+    st.plotly_chart(diff_figure(diffs, len(document.text)), width="stretch", config={"displayModeBar": False})
+    changes = [row for label, diff in diffs for row in change_rows(label, diff, document.text)]
+    with st.expander(f"Every changed cut point ({len(changes):,})", expanded=False):
+        if changes:
+            st.dataframe(pd.DataFrame(changes), hide_index=True, width="stretch")
+        else:
+            st.caption("No cut point differs.")
+
+
+def size_histograms(runs: Sequence[Run]) -> None:
+    """The configurations' chunk sizes overlaid, in model tokens or characters."""
+    unit = st.segmented_control(
+        "Measure in", ["model tokens", "characters"], key="cmp.unit", default="model tokens"
+    ) or "model tokens"
+    series = {}
+    for run in runs:
+        texts = tuple(node.text for node in run.nodes)
+        sizes = cache.count_tokens(texts, "model") if unit == "model tokens" else [len(text) for text in texts]
+        series[f"{run.label} · {widgets.label_for(run.splitter.name)}"] = sizes
+    st.plotly_chart(
+        charts.size_histogram(series, unit=unit, title=f"Chunk sizes, overlaid ({unit})"),
+        width="stretch",
+        config={"displayModeBar": False},
+    )
