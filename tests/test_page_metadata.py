@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.config import PipelineConfig, run_split
+from core.config import MetadataSettings, PipelineConfig, run_split
 from core.loaders import load
 from core.schema import MetadataMode
-from ui.metadata import chosen_exclusions, extra_from_rows
+from ui.metadata import applied_config, build_settings, chosen_exclusions, draft_metadata, extra_from_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "sample_docs" / "chunking_guide.md"
@@ -136,3 +136,41 @@ def test_exclusions_stay_unset_until_they_differ_from_the_loaders_choice():
     assert chosen_exclusions(["encoding"], None, ["encoding"]) is None
     assert chosen_exclusions(["encoding", "title"], None, ["encoding"]) == ("encoding", "title")
     assert chosen_exclusions(["encoding"], ("encoding", "title"), ["encoding"]) == ("encoding",)
+
+
+# -- from the page's values to the config ------------------------------------------------
+
+
+def test_a_draft_takes_the_editors_pairs_or_keeps_the_settings_and_says_why():
+    settings = MetadataSettings()
+    assert draft_metadata(settings, (("team", "search"),), None) == (
+        MetadataSettings(extra=(("team", "search"),)),
+        None,
+    )
+    assert draft_metadata(settings, (("team", "search"),), "Row 2 has a value but no key") == (
+        settings,
+        "Row 2 has a value but no key",
+    )
+    kept, problem = draft_metadata(settings, ((" ", "x"),), None)
+    assert kept is settings
+    assert "non-empty text" in problem
+
+
+def test_settings_join_templates_exclusions_and_pairs_or_name_the_bad_template():
+    exclusions = {"excluded_llm_metadata_keys": ("encoding",), "excluded_embed_metadata_keys": None}
+    settings, problem = build_settings({"metadata_template": "{key}={value}"}, exclusions, (("team", "search"),))
+    assert problem is None
+    assert settings == MetadataSettings(
+        metadata_template="{key}={value}", excluded_llm_metadata_keys=("encoding",), extra=(("team", "search"),)
+    )
+    settings, problem = build_settings({"metadata_template": "{key} -> {val}"}, exclusions, ())
+    assert settings is None
+    assert "metadata_template" in problem and "'val'" in problem
+
+
+def test_the_config_changes_only_when_every_setting_is_valid():
+    config = PipelineConfig()
+    settings = MetadataSettings(metadata_separator=" | ")
+    assert applied_config(config, settings, (), valid=True).metadata == settings
+    assert applied_config(config, settings, (), valid=False) is config
+    assert applied_config(config, None, (), valid=True) is config

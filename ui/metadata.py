@@ -1,16 +1,36 @@
-"""Helpers for the Metadata page: the key/value editor's rows, key origins, and excluded-key choices.
+"""The Metadata page's pieces: its settings boxes, its live preview, and the pure logic under them.
 
-Pure functions (no Streamlit calls), so they are tested without a running app.
+The first half is pure (no Streamlit calls) and tested without a running app: the
+key/value editor's rows, key origins, excluded-key choices, and how the page's
+values become a MetadataSettings and a config. The second half draws the page's
+boxes; AppTest covers it through ``pages/2_Metadata.py``. Every widget key starts
+with ``meta.``, which is how :func:`reset` finds them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+import streamlit as st
 
-from core.schema import Node
+from core.config import MetadataSettings, PipelineConfig
+from core.errors import ChunkScopeError, ConfigError
+from core.extractors import EXTRACTORS
+from core.schema import Document, Node
+from ui import cache, state, widgets
+from ui.nodes import node_label
+
+# The two readers' excluded-key settings, in the order the page shows their pickers.
+EXCLUDED = ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys")
+EXCLUDED_LABELS = {
+    "excluded_llm_metadata_keys": ("Hidden from the LLM", ":material/smart_toy:"),
+    "excluded_embed_metadata_keys": ("Hidden from the embedding model", ":material/hub:"),
+}
+EDITOR_KEY = "meta.extra.editor"
+EDITOR_BASE = "meta.extra.base"
 
 EDITOR_COLUMNS = ("key", "value")
 
@@ -114,3 +134,244 @@ def chosen_exclusions(
     if configured is None and sorted(selected) == sorted(loader_default):
         return None
     return tuple(selected)
+
+
+def draft_metadata(
+    metadata: MetadataSettings, extra: tuple[tuple[str, str], ...], extra_error: str | None
+) -> tuple[MetadataSettings, str | None]:
+    """``metadata`` with the editor's pairs, and the editor's problem (or None).
+
+    With a problem already found in the editor's rows, or pairs the settings
+    refuse, the settings keep their current pairs and the problem is returned.
+    """
+    if extra_error is not None:
+        return metadata, extra_error
+    try:
+        return dataclasses.replace(metadata, extra=extra), None
+    except ConfigError as exc:
+        return metadata, str(exc)
+
+
+def build_settings(
+    template_values: Mapping[str, Any],
+    exclusions: Mapping[str, tuple[str, ...] | None],
+    extra: tuple[tuple[str, str], ...],
+) -> tuple[MetadataSettings | None, str | None]:
+    """The templates, exclusions and pairs as one MetadataSettings: ``(settings, None)`` or ``(None, the problem)``."""
+    settings, error = widgets.try_build(MetadataSettings, template_values)
+    if settings is None:
+        return None, error
+    try:
+        return dataclasses.replace(settings, extra=tuple(extra), **exclusions), None
+    except ConfigError as exc:
+        return None, str(exc)
+
+
+def applied_config(
+    config: PipelineConfig, settings: MetadataSettings | None, extractors: Sequence[Any], *, valid: bool
+) -> PipelineConfig:
+    """The config the preview shows: ``config`` with the new settings and extractors, or unchanged while any is invalid."""
+    if settings is None or not valid:
+        return config
+    return config.replace(metadata=settings, extractors=tuple(extractors))
+
+
+# -- Streamlit: the settings column ----------------------------------------------------
+
+
+def pick_document(documents: Sequence[Document]) -> Document:
+    """A select box over the documents, starting at (and updating) the session's selected document."""
+    ids = [d.id for d in documents]
+    names = {d.id: str(d.metadata.get("file_name", d.id)) for d in documents}
+    if st.session_state.get("meta.doc") not in ids:
+        chosen = state.selected_doc_id()
+        st.session_state["meta.doc"] = chosen if chosen in ids else ids[0]
+    doc_id = st.selectbox("Document", ids, key="meta.doc", format_func=names.__getitem__)
+    state.select_doc(doc_id)
+    return next(d for d in documents if d.id == doc_id)
+
+
+def extra_section(config: PipelineConfig) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """The "Your metadata" box: the key/value editor for metadata added to every document, and its problem."""
+    with st.container(border=True):
+        st.markdown("#### :material/edit_note: Your metadata")
+        st.caption(
+            "Keys added to every document; they win over a loader's key of the same name. "
+            "Type in the last row to add one; select a row and press Delete to remove it."
+        )
+        extra, error = _extra_editor(config)
+        if error:
+            st.error(error, icon=":material/error:")
+    return extra, error
+
+
+def _extra_editor(config: PipelineConfig) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    # The editor keeps its edits against a base table; rebuild the base from the
+    # config only when the editor is drawn afresh (first visit, or back from another page).
+    if EDITOR_KEY not in st.session_state or EDITOR_BASE not in st.session_state:
+        st.session_state[EDITOR_BASE] = [{"key": k, "value": str(v)} for k, v in config.metadata.extra]
+    edited = st.data_editor(
+        extra_frame((row["key"], row["value"]) for row in st.session_state[EDITOR_BASE]),
+        key=EDITOR_KEY,
+        num_rows="dynamic",
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "key": st.column_config.TextColumn("Key", help="A metadata key, e.g. department"),
+            "value": st.column_config.TextColumn("Value", help="Its value (text)"),
+        },
+        placeholder="",
+    )
+    return extra_from_rows(edited.to_dict("records"))
+
+
+def extractor_section(config: PipelineConfig) -> tuple[list[Any], list[str]]:
+    """The "Extractors" box: a toggle per offline extractor, with its declared parameters when on.
+
+    Returns the valid extractors switched on, and a sentence per invalid one (also shown in the box).
+    """
+    current = {extractor.name: extractor for extractor in config.extractors}
+    chosen, errors = [], []
+    with st.container(border=True):
+        st.markdown("#### :material/auto_awesome: Extractors")
+        st.caption("Offline: computed from the text, no model and no network. Their keys appear in the preview.")
+        for cls in EXTRACTORS:
+            toggle_key = f"meta.extractor.{cls.name}.on"
+            if toggle_key not in st.session_state:
+                st.session_state[toggle_key] = cls.name in current
+            keys = ", ".join(f"`{key}`" for key in cls.keys)
+            on = st.toggle(f"**{widgets.label_for(cls.name)}** → {keys}", key=toggle_key, help=cls.summary)
+            if not on:
+                continue
+            with st.container(border=True):
+                st.caption(cls.summary)
+                existing = current.get(cls.name)
+                values = widgets.param_widgets(
+                    cls, f"meta.extractor.{cls.name}", existing.to_params() if existing else None, columns=2
+                )
+                extractor, error = widgets.try_build(cls, values)
+            if error:
+                errors.append(error)
+            elif extractor is not None:
+                chosen.append(extractor)
+        for error in errors:
+            st.error(error, icon=":material/error:")
+    return chosen, errors
+
+
+def exclusion_section(
+    config: PipelineConfig, document: Document, nodes: Sequence[Node]
+) -> dict[str, tuple[str, ...] | None]:
+    """The "Who reads which key" pickers over the keys the nodes carry: which keys each reader does not see.
+
+    Draw it inside the box kept for it: the choices depend on a split made after the boxes above and below.
+    """
+    st.markdown("#### :material/visibility: Who reads which key")
+    out = {}
+    for name in EXCLUDED:
+        configured = getattr(config.metadata, name)
+        loader_default = list(getattr(document, name))
+        wkey = f"meta.exclude.{name}"
+        if wkey not in st.session_state:
+            st.session_state[wkey] = list(configured) if configured is not None else loader_default
+        label, icon = EXCLUDED_LABELS[name]
+        with st.container():
+            selected = st.multiselect(
+                f"{icon} {label}",
+                key_choices(nodes, st.session_state[wkey]),
+                key=wkey,
+                placeholder="Every key is shown",
+                help=MetadataSettings.params()[EXCLUDED.index(name)].help,
+            )
+        out[name] = chosen_exclusions(selected, configured, loader_default)
+    return out
+
+
+def template_section(config: PipelineConfig) -> tuple[dict[str, Any], Any]:
+    """The "Templates" box: the template widgets' values, and an empty slot in the box for their problem."""
+    with st.container(border=True):
+        st.markdown("#### :material/format_shapes: Templates")
+        st.caption(
+            "`{key}` and `{value}` make one line of metadata; `{metadata_str}` and `{content}` join metadata "
+            "and text. Write `\\n` for a line break."
+        )
+        values = widgets.param_widgets(MetadataSettings, "meta.view", config.metadata.to_params(), exclude=EXCLUDED)
+        error_slot = st.empty()
+    return values, error_slot
+
+
+def reset() -> None:
+    """Back to default metadata settings and no extractors; forget the page's widgets (but keep the document)."""
+    config = state.config()
+    state.set_config(config.replace(metadata=MetadataSettings(), extractors=()))
+    for key in list(st.session_state):
+        if str(key).startswith("meta.") and key != "meta.doc":
+            del st.session_state[key]
+
+
+def reset_button() -> None:
+    st.button("Reset metadata settings", icon=":material/restart_alt:", on_click=reset, type="tertiary")
+
+
+# -- Streamlit: the preview column -----------------------------------------------------
+
+
+def split_or_stop(document: Document, config: PipelineConfig) -> cache.Nodes:
+    """``document``'s nodes under ``config`` (cached); on a ChunkScopeError show its sentence and end this run."""
+    try:
+        with st.spinner("Splitting…"):
+            return cache.run_split_cached([document], config)
+    except ChunkScopeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
+
+
+def preview_header(nodes: Sequence[Node], config: PipelineConfig, *, stale: bool) -> None:
+    """The preview's title and how many nodes it covers; with ``stale``, say it shows the last valid settings."""
+    st.markdown("#### :material/preview: Live preview")
+    st.caption(
+        f"{len(nodes):,} nodes from this document with the {widgets.label_for(config.splitter.name).lower()} "
+        "splitter of the current configuration (change it on the Chunks page)."
+    )
+    if stale:
+        st.warning(
+            "The preview shows the last valid settings until the problem on the left is fixed.", icon=":material/info:"
+        )
+
+
+def node_or_stop(nodes: Sequence[Node]) -> Node:
+    """A select box over the nodes, starting at (and updating) the session's selected node; with none, say so and end this run."""
+    if not nodes:
+        st.info("This document gives no nodes with the current splitter.", icon=":material/info:")
+        st.stop()
+    ids = [n.id for n in nodes]
+    if st.session_state.get("meta.node") not in ids:
+        chosen = state.selected_node_id()
+        st.session_state["meta.node"] = chosen if chosen in ids else ids[0]
+    labels = {n.id: node_label(i, n, width=70) for i, n in enumerate(nodes)}
+    node_id = st.selectbox("Node", ids, key="meta.node", format_func=labels.__getitem__)
+    state.select_node(node_id)
+    return nodes[ids.index(node_id)]
+
+
+def keys_table(node: Node, document: Document, config: PipelineConfig) -> None:
+    """The node's keys: value, where each comes from, and which reader sees it."""
+    st.markdown("**Keys on this node**")
+    origins = key_origins(
+        node,
+        loader_keys=document.metadata,
+        extra_keys=[key for key, _ in config.metadata.extra],
+        extractor_keys=[key for extractor in config.extractors for key in type(extractor).keys],
+    )
+    st.dataframe(
+        metadata_rows(node, origins),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "key": st.column_config.TextColumn("Key"),
+            "value": st.column_config.TextColumn("Value", width="medium"),
+            "from": st.column_config.TextColumn("From", help="Where the key comes from"),
+            "LLM sees": st.column_config.CheckboxColumn("LLM sees", width="small"),
+            "EMBED sees": st.column_config.CheckboxColumn("EMBED sees", width="small"),
+        },
+    )
