@@ -1,20 +1,34 @@
-"""Helpers for the Export page: cached export files, the snippets' notes, and the shareable link."""
+"""Helpers for the Export page: cached export files, the snippets' notes, the shareable link, and the page's blocks."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
+from core.errors import ChunkScopeError
 from core.schema import Document, Node
+from ui import cache, widgets
 from ui.cache import HASH_FUNCS
+from ui.compare import settings_summary
+
+if TYPE_CHECKING:
+    from core.config import PipelineConfig
 
 DIFFERENCES_HEADING = "Where this differs from ChunkScope:"
 DEFAULT_BASE_URL = "http://localhost:8501/"
 # The page a shared link opens: where the configuration is seen at work.
 LINK_TARGET_PAGE = "Chunks"
+FORMATS = {
+    "JSONL": (":material/data_object:", "One JSON object per node and line; reads back with Node.from_dict."),
+    "CSV": (":material/table_view:", "One row per node; metadata and relationships as JSON text."),
+    "Parquet": (":material/view_column:", "Columnar, typed; for pandas, DuckDB or Spark."),
+}
+# The multiselect of documents whose nodes are exported.
+DOCS_KEY = "export.docs"
 
 
 @dataclass(frozen=True)
@@ -91,3 +105,137 @@ def file_stem(documents: Sequence[Document], splitter_name: str) -> str:
     else:
         stem = f"{len(documents)}-documents-{splitter_name}-nodes"
     return "".join(char if char.isalnum() or char in "-_" else "_" for char in stem)
+
+
+def link_params(config: PipelineConfig, documents: Sequence[Document], selected_doc_id: str | None) -> dict[str, str]:
+    """The configuration as query parameters, plus ``doc`` (the selected document's file name) when one is selected."""
+    params = config.to_query_params()
+    selected = next((d for d in documents if d.id == selected_doc_id), None)
+    if selected is not None:
+        params["doc"] = str(selected.metadata.get("file_name", ""))
+    return params
+
+
+# -- the page's blocks -------------------------------------------------------------
+
+
+def configuration_card(config: PipelineConfig, link: str) -> None:
+    """The current configuration in one line, and the shareable link with a button that opens it."""
+    splitter = config.splitter
+    with st.container(border=True):
+        summary, extras = st.columns([3, 2], vertical_alignment="center")
+        summary.markdown(
+            f"**:material/tune: Current configuration** · {widgets.label_for(splitter.name)} splitter · "
+            f"{settings_summary(splitter)}"
+        )
+        extras.caption(
+            f"Extractors: {', '.join(e.name for e in config.extractors) or 'none'} · "
+            f"Extra metadata keys: {len(config.metadata.extra)} · "
+            f"Postprocessors: {len(config.postprocessors)}"
+        )
+        st.markdown("**:material/link: Shareable link**")
+        link_col, open_col = st.columns([5, 1], vertical_alignment="center")
+        with link_col:
+            st.code(link, language=None, wrap_lines=True)
+        open_col.link_button("Open", link, icon=":material/open_in_new:", width="stretch")
+        st.caption(
+            "The configuration lives in the link's query parameters (only what differs from the defaults). "
+            "Opening it loads the sample documents and restores this configuration on the Chunks page."
+        )
+
+
+def document_picker(documents: Sequence[Document]) -> list[Document]:
+    """The documents chosen for export (all of them at first, and again once a chosen one is gone)."""
+    names = {d.id: str(d.metadata.get("file_name", d.id)) for d in documents}
+    ids = list(names)
+    if DOCS_KEY not in st.session_state or not set(st.session_state[DOCS_KEY]) <= set(ids):
+        st.session_state[DOCS_KEY] = ids
+    chosen = st.multiselect(
+        "Documents to export", ids, key=DOCS_KEY, format_func=lambda i: names[i], placeholder="Choose documents"
+    )
+    return [d for d in documents if d.id in chosen]
+
+
+def split_for_export(picked: Sequence[Document], config: PipelineConfig) -> cache.Nodes | None:
+    """The picked documents' nodes; ``None`` (with a note on the page) when none is picked or the split fails."""
+    if not picked:
+        st.warning("Choose at least one document to export its nodes.", icon=":material/info:")
+        return None
+    try:
+        with st.spinner("Splitting…"):
+            return cache.run_split_cached(picked, config)
+    except ChunkScopeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None
+
+
+def node_downloads(nodes: Sequence[Node], picked: Sequence[Document], splitter_name: str) -> None:
+    """A download card per format, and the first lines of the JSONL."""
+    files = node_files(nodes, file_stem(picked, splitter_name))
+    st.caption(f"{len(nodes):,} nodes from {len(picked)} document{'s' if len(picked) != 1 else ''}.")
+    for (fmt, export), column in zip(files.items(), st.columns(len(files)), strict=True):
+        icon, about = FORMATS[fmt]
+        with column.container(border=True):
+            st.markdown(f"**{fmt}**", help=about)
+            st.caption(f"`{export.file_name}` · {export.size_label}")
+            st.download_button(
+                f"Download {fmt}",
+                export.data,
+                file_name=export.file_name,
+                mime=export.mime,
+                icon=icon,
+                key=f"export.download.{fmt}",
+                width="stretch",
+                on_click="ignore",
+            )
+    with st.expander("Preview the first lines of the JSONL", icon=":material/visibility:"):
+        head = b"\n".join(files["JSONL"].data.splitlines()[:3]).decode("utf-8")
+        st.code(head, language="json", wrap_lines=True, height=220)
+
+
+def config_download(config_json: str) -> None:
+    """The configuration as JSON beside a note on how to use it and its download button."""
+    left, right = st.columns([3, 1], vertical_alignment="top")
+    with left:
+        st.code(config_json, language="json", height=260)
+    with right:
+        st.caption(
+            "Every setting of this run as JSON: load it with `PipelineConfig.from_json`, or pass it to the "
+            "command line with `chunkscope split --config`."
+        )
+        st.download_button(
+            "Download config.json",
+            config_json.encode("utf-8"),
+            file_name="chunkscope-config.json",
+            mime="application/json",
+            icon=":material/settings:",
+            key="export.download.config",
+            width="stretch",
+            on_click="ignore",
+        )
+
+
+def snippet_tabs(snippets: Mapping[str, str]) -> None:
+    """A tab per library: where it differs from ChunkScope, the script, and its download."""
+    for (library, code), tab in zip(snippets.items(), st.tabs(list(snippets)), strict=True):
+        with tab:
+            notes = differences(code)
+            if notes:
+                st.info(
+                    f"**Where {library} differs from ChunkScope here**\n\n" + "\n".join(f"- {note}" for note in notes),
+                    icon=":material/compare_arrows:",
+                )
+            else:
+                st.success(
+                    f"{library} has an exact equivalent for every setting of this configuration.", icon=":material/check:"
+                )
+            st.code(code, language="python", line_numbers=True, height=480)
+            st.download_button(
+                f"Download {library.lower()}_pipeline.py",
+                code.encode("utf-8"),
+                file_name=f"{library.lower()}_pipeline.py",
+                mime="text/x-python",
+                icon=":material/download:",
+                key=f"export.download.{library}",
+                on_click="ignore",
+            )
