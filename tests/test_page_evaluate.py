@@ -115,3 +115,16 @@ def test_a_bad_size_list_is_refused_in_one_sentence():
     at.text_input(key="eval.sweep.sizes").set_value("256, big").run()
     assert any("'big' is not a whole number" in error.value for error in at.error)
     assert at.button(key="eval.run").disabled
+
+
+def test_results_go_stale_when_a_setting_changes():
+    at = open_page()
+    at.segmented_control(key="eval.mode").set_value("Sweep").run()
+    at.text_input(key="eval.sweep.sizes").set_value("256").run()
+    at.selectbox(key="eval.retrieval.mode").set_value("bm25").run()
+    run(at)
+    assert not any("settings changed" in info.value for info in at.info)
+    at.text_input(key="eval.sweep.overlaps").set_value("0").run()
+    assert any("settings changed" in info.value for info in at.info)
+    # The stored rows stay on screen until the next run.
+    assert results(at)["config"].tolist() == ["256/0", "256/64"]
