@@ -1,28 +1,50 @@
-"""The Query page's controls: the sample-query picker, the postprocessor chain builder, and the run.
+"""The Query page's pieces: settings, the sample-query picker, the postprocessor chain builder, the run, and the trace.
 
 The chain lives in ``st.session_state`` as plain data: a list of steps, each a
 registry name, a stable id (so a step's widgets follow it when it moves) and the
 parameter values it had at the end of the last run (so its widgets come back
 as they were after a visit to another page, which clears widget state).
 Parameters themselves are drawn from the postprocessors' declarations by
-:mod:`ui.widgets`.
+:mod:`ui.widgets`. What the trace shows (rows, HTML, figures) is built,
+Streamlit-free, by :mod:`ui.trace`; the functions here draw it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
+from core.config import PipelineConfig, RetrievalSettings
+from core.errors import ChunkScopeError
 from core.evaluation import EvalQuery, load_queries
 from core.postprocessors import POSTPROCESSORS, Postprocessor
-from core.query import QueryResult, run_query
-from core.schema import MetadataMode, Node
-from ui import widgets
+from core.query import QueryResult, StageTrace, final_context, run_query
+from core.schema import Document, MetadataMode, Node
+from core.splitters.hierarchical import leaf_nodes
+from ui import cache, state, trace, widgets
+
+STAGE_COLUMNS = {
+    "status": st.column_config.TextColumn("Status", width="small"),
+    "node": st.column_config.TextColumn("Node", help="File and position among all nodes (as on the Chunks page)"),
+    "rank_in": st.column_config.NumberColumn("Rank in", format="%d", help="1-based position in the stage's input"),
+    "rank_out": st.column_config.NumberColumn("Rank out", format="%d", help="1-based position in the stage's output; empty if dropped"),
+    "score_in": st.column_config.NumberColumn("Score in", format="%.4f"),
+    "score_out": st.column_config.NumberColumn("Score out", format="%.4f"),
+    "fate": st.column_config.TextColumn("Fate", width="large", help="What this stage did to the node, and why"),
+    "text": st.column_config.TextColumn("Text (after the stage)", width="large"),
+}
+RETRIEVAL_COLUMNS = {
+    "rank": st.column_config.NumberColumn("Rank"),
+    "node": STAGE_COLUMNS["node"],
+    "score": st.column_config.NumberColumn("Score", format="%.4f"),
+    "text": st.column_config.TextColumn("Text", width="large"),
+}
 
 QUERIES_FILE = Path(__file__).resolve().parent.parent / "sample_docs" / "queries.json"
 CUSTOM = "Type your own…"
@@ -47,6 +69,47 @@ def remember(key: str, default: Any) -> None:
 
 def keep(key: str) -> None:
     st.session_state[f"{key}.saved"] = st.session_state.get(key)
+
+
+# -- settings (sidebar) and the session config ----------------------------------------
+
+
+def settings_or_stop(config: PipelineConfig, key: str) -> tuple[RetrievalSettings, list[Postprocessor]]:
+    """Draw the retrieval settings and the chain in the sidebar; with an invalid value, say so and end the run."""
+    with st.sidebar:
+        retrieval = retrieval_settings(config.retrieval, f"{key}.retrieval")
+        st.header("Postprocessors", anchor=False)
+        st.caption("Run in order, top to bottom, on the retrieved nodes.")
+        chain, chain_problems = chain_editor(config.postprocessors)
+    if retrieval is None or chain_problems:
+        st.error("Fix the settings in the sidebar to run the query.", icon=":material/error:")
+        st.stop()
+    return retrieval, chain
+
+
+def retrieval_settings(current: RetrievalSettings, key: str) -> RetrievalSettings | None:
+    """The retrieval widgets (alpha only in hybrid mode); None, with the problem shown, when invalid."""
+    st.header("Retrieval", anchor=False)
+    mode_now = st.session_state.get(widgets.widget_key(key, "mode"), current.mode)
+    raw = widgets.param_widgets(
+        RetrievalSettings, key, current.to_params(), exclude=() if mode_now == "hybrid" else ("alpha",)
+    )
+    raw.setdefault("alpha", current.alpha)
+    retrieval, problem = widgets.try_build(RetrievalSettings, raw)
+    if problem:
+        st.error(problem, icon=":material/error:")
+    return retrieval
+
+
+def apply_settings(config: PipelineConfig, retrieval: RetrievalSettings, chain: Sequence[Postprocessor]) -> PipelineConfig:
+    """Write the page's settings back to the session config and the URL, so a shared link or an export carries them."""
+    new_config = config.replace(postprocessors=tuple(chain), retrieval=retrieval)
+    if new_config != config:
+        state.set_config(new_config)
+        config = new_config
+    mark_synced(chain)
+    st.query_params.from_dict(config.to_query_params())
+    return config
 
 
 # -- the query ----------------------------------------------------------------------
@@ -82,6 +145,26 @@ def query_picker(key: str = "query") -> str:
     text = st.text_input("Your query", key=text_key, placeholder="What would a user ask?")
     keep(text_key)
     return text
+
+
+def query_and_budget(key: str, default_budget: int) -> tuple[str, int]:
+    """The query picker and, beside it, the context budget in tokens; returns both (the query may be blank)."""
+    query_col, budget_col = st.columns([5, 1], vertical_alignment="bottom")
+    with query_col:
+        query = query_picker(key)
+    with budget_col:
+        budget_key = f"{key}.budget"
+        remember(budget_key, default_budget)
+        budget = st.number_input(
+            "Context budget (tokens)",
+            min_value=16,
+            max_value=1_000_000,
+            step=256,
+            key=budget_key,
+            help="How many tokens you can spend on context in the prompt; the final context is counted against it.",
+        )
+        keep(budget_key)
+    return query, budget
 
 
 # -- the postprocessor chain ----------------------------------------------------------
@@ -238,3 +321,151 @@ def run(
         postprocessors=list(chain),
         node_embeddings=embeddings,
     )
+
+
+def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: str) -> tuple[list[Node], QueryResult]:
+    """Split the documents (cached), retrieve and run the chain; on a failure or no nodes, say so and end the run.
+
+    Returns the nodes searched (the split's leaves) and the result.
+    """
+    retrieval, chain = config.retrieval, config.postprocessors
+    try:
+        with st.spinner("Splitting…"):
+            # Hierarchical splits nest; like an auto-merging retriever, search the leaves.
+            nodes = leaf_nodes(cache.run_split_cached(documents, config))
+        if not nodes:
+            st.warning("The current splitter made no nodes from the loaded documents.", icon=":material/warning:")
+            st.stop()
+        needs_model = retrieval.mode != "bm25" or any(post.name == "sentence_embedding_optimizer" for post in chain)
+        embedder = cache.embedder() if needs_model else None
+        embeddings = node_embeddings(nodes, embedder) if retrieval.mode != "bm25" else None
+        result = run(
+            nodes, query, chain, top_k=retrieval.top_k, mode=retrieval.mode, alpha=retrieval.alpha,
+            embedder=embedder, embeddings=embeddings,
+        )
+    except ChunkScopeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
+    return nodes, result
+
+
+def context_with_tokens(result: QueryResult) -> tuple[str, int]:
+    """The final context the LLM reads, and its length counted with the embedding model's tokenizer."""
+    context = final_context(result.final)
+    return context, cache.count_tokens((context,), "model")[0]
+
+
+# -- the trace -----------------------------------------------------------------------
+
+
+def run_caption(config: PipelineConfig, node_count: int, document_count: int) -> None:
+    """What was searched: how many nodes from how many documents, split how, retrieved how."""
+    splitter, retrieval = config.splitter, config.retrieval
+    changed = ", ".join(f"{k}={v}" for k, v in splitter.to_params(only_changed=True).items())
+    st.caption(
+        f"Searched **{node_count:,} nodes** from {document_count} documents, split by **{widgets.label_for(splitter.name)}**"
+        + (f" ({changed})" if changed else " (defaults)")
+        + f" · retrieval **{retrieval.mode}**, top {retrieval.top_k}"
+        + (f", alpha {retrieval.alpha:g}" if retrieval.mode == "hybrid" else "")
+    )
+
+
+def metric_cards(result: QueryResult, top_k: int, node_count: int, context_tokens: int, budget: int) -> None:
+    """Four cards: retrieved, stages, final nodes, and the context's tokens against the budget."""
+    cards = st.columns(4)
+    cards[0].metric("Retrieved", len(result.retrieved), border=True, help=f"The top {top_k} of {node_count:,} nodes")
+    cards[1].metric("Stages", len(result.stages), border=True, help="Postprocessors in the chain")
+    cards[2].metric("Final nodes", len(result.final), border=True, help="What reaches the LLM")
+    over = context_tokens > budget
+    cards[3].metric(
+        "Context tokens",
+        f"{context_tokens:,}",
+        f"{abs(budget - context_tokens):,} {'over' if over else 'under'} the {budget:,} budget",
+        delta_color="inverse" if over else "normal",
+        delta_arrow="off",
+        border=True,
+        help="The final context counted with the embedding model's tokenizer (an estimate for the LLM's)",
+    )
+
+
+def overview(result: QueryResult, mode: str, node_count: int, key: str) -> None:
+    """The funnel of node counts beside a line per stage saying what it did (and the trace's CSS, once)."""
+    st.html(trace.CSS)
+    funnel_col, summary_col = st.columns([3, 2], gap="large")
+    with funnel_col:
+        st.plotly_chart(trace.funnel_figure(result), width="stretch", key=f"{key}.funnel")
+    with summary_col:
+        st.markdown("**What each stage did**")
+        st.markdown(trace.chain_summary(result, mode, node_count))
+
+
+def stage_tabs(result: QueryResult, nodes: Sequence[Node], documents: Sequence[Document], mode: str, key: str) -> None:
+    """A tab for retrieval, then one per stage with its table and, where it applies, its picture."""
+    labels = trace.node_labels(nodes)
+    tabs = st.tabs(trace.tab_names(result))
+    with tabs[0]:
+        retrieval_table(result, labels, len(nodes), mode, key)
+    for index, (tab, stage) in enumerate(zip(tabs[1:], result.stages, strict=True), start=1):
+        with tab:
+            stage_panel(stage, index, labels, documents, key)
+
+
+def retrieval_table(result: QueryResult, labels: Mapping[str, str], node_count: int, mode: str, key: str) -> None:
+    """The retrieved nodes, best first, with their scores."""
+    st.caption(f"The {len(result.retrieved)} best of {node_count:,} nodes for the query, best first ({mode} scores).")
+    st.dataframe(
+        pd.DataFrame(trace.retrieval_rows(result, labels)),
+        hide_index=True,
+        width="stretch",
+        key=f"{key}.table.retrieval",
+        column_config=RETRIEVAL_COLUMNS,
+    )
+
+
+def stage_panel(stage: StageTrace, index: int, labels: Mapping[str, str], documents: Sequence[Document], key: str) -> None:
+    """One stage: its table of fates, the reorder picture, and the sentences kept or the windows put in."""
+    st.caption(trace.stage_caption(stage))
+    frame = pd.DataFrame(trace.stage_rows(stage, labels), columns=list(trace.STAGE_TABLE_COLUMNS))
+    st.dataframe(
+        frame.style.map(trace.status_style, subset=["status"]),
+        hide_index=True,
+        width="stretch",
+        key=f"{key}.table.{index}",
+        column_config=STAGE_COLUMNS,
+    )
+
+    if stage.name == "long_context_reorder" and stage.nodes_out:
+        st.plotly_chart(trace.reorder_figure(stage, labels), width="stretch", key=f"{key}.reorder.{index}")
+        st.caption(
+            "Models read the middle of a long context worst, so the best nodes go to both ends: "
+            "the line should sag in the middle and rise towards the first and the last position."
+        )
+
+    if stage.sentences:
+        st.markdown("**Sentences kept** (green) **and removed** (struck through), with each one's similarity to the query")
+        for view in trace.sentence_views(stage, labels):
+            st.html(view)
+    elif stage.text_changes:
+        st.markdown("**Text replaced**: the node's own text (orange) inside what the LLM now reads (yellow)")
+        for view in trace.window_views(stage, labels, documents):
+            st.html(view)
+
+
+def final_context_panel(context: str, context_tokens: int, node_count: int, budget: int) -> None:
+    """Exactly what the LLM reads, with its tokens against the budget (and a warning when over)."""
+    st.subheader(":material/smart_toy: Final context", anchor=False)
+    st.caption(
+        f"Exactly what the LLM reads: each final node's LLM view (metadata it may see, then its text), "
+        f"joined by a blank line · {node_count} nodes · {context_tokens:,} tokens"
+    )
+    if context_tokens > budget:
+        st.warning(
+            f"The context is {context_tokens:,} tokens, {context_tokens - budget:,} over your budget of {budget:,}: "
+            "lower top_k, add a cutoff or top_n, or cut smaller chunks.",
+            icon=":material/warning:",
+        )
+    st.progress(min(context_tokens / budget, 1.0), text=f"{context_tokens:,} of {budget:,} budget tokens")
+    if context:
+        st.code(context, language=None, wrap_lines=True, height=420)
+    else:
+        st.info("No node survived the chain: the LLM would get no context.", icon=":material/block:")

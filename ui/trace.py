@@ -18,6 +18,9 @@ from core.schema import Document, Node, NodeWithScore
 from ui.charts import SERIES_COLOURS
 
 FIRST_WORDS = 90
+# A stage table's columns, in order; ``status`` is what :func:`status_of` reads off the fate.
+STAGE_TABLE_COLUMNS = ("status", "node", "rank_in", "rank_out", "score_in", "score_out", "fate", "text")
+STATUS_COLOURS = {"dropped": "color:#dc2626;font-weight:600", "added": "color:#059669;font-weight:600"}
 _LAYOUT = {
     "template": "plotly_white",
     "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
@@ -87,18 +90,31 @@ def stage_rows(stage: StageTrace, labels: Mapping[str, str]) -> list[dict[str, A
             continue
         seen.add(item.id)
         rank_out, after = out_by_id.get(item.id, (None, None))
+        fate = readable(stage.fate(item.id), mentioned, labels)
         rows.append(
             {
+                "status": status_of(fate),
                 "node": labels.get(item.id, item.id),
                 "rank_in": rank_in.get(item.id),
                 "rank_out": rank_out,
                 "score_in": item.score if item.id in rank_in else None,
                 "score_out": after.score if after is not None else None,
-                "fate": readable(stage.fate(item.id), mentioned, labels),
+                "fate": fate,
                 "text": first_words((after or item).node.text),
             }
         )
     return rows
+
+
+def status_of(fate: str) -> str:
+    """``dropped`` / ``added`` / ``kept`` from a fate line (moved and changed nodes are kept)."""
+    head = fate.split(":", 1)[0]
+    return head if head in STATUS_COLOURS else "kept"
+
+
+def status_style(status: str) -> str:
+    """The CSS a stage table's status cell gets: coloured when dropped or added, plain otherwise."""
+    return STATUS_COLOURS.get(status, "")
 
 
 def readable(fate: str, node_ids: Sequence[str], labels: Mapping[str, str]) -> str:
@@ -122,6 +138,25 @@ def stage_summary(stage: StageTrace) -> str:
         if count:
             parts.append(f"{count} {word}")
     return " · ".join(parts)
+
+
+def stage_caption(stage: StageTrace) -> str:
+    """The stage's name and parameters in code style, then :func:`stage_summary`."""
+    params = ", ".join(f"{k}={v!r}" for k, v in stage.params.items()) or "no parameters"
+    return f"`{stage.name}` ({params}) · {stage_summary(stage)}"
+
+
+def chain_summary(result: QueryResult, mode: str, node_count: int) -> str:
+    """A markdown list: what retrieval found, then one line per stage with its summary."""
+    lines = [f"- **retrieval** ({mode}): {len(result.retrieved)} of {node_count:,} nodes"]
+    for index, stage in enumerate(result.stages, start=1):
+        lines.append(f"- **{stage_label(index, stage.name)}**: {stage_summary(stage)}")
+    return "\n".join(lines)
+
+
+def tab_names(result: QueryResult) -> list[str]:
+    """``Retrieval`` and then each stage's label, one tab each."""
+    return ["Retrieval"] + [stage_label(i, stage.name) for i, stage in enumerate(result.stages, start=1)]
 
 
 # -- figures ---------------------------------------------------------------------
@@ -249,3 +284,26 @@ def window_html(change: TextChange, offset: int | None, heading: str) -> str:
         parts.append(f'<span class="focus" title="the retrieved sentence">{html.escape(window[offset:end])}</span>')
         parts.append(f'<span class="window">{html.escape(window[end:])}</span>')
     return f'<div class="cs-trace">{"".join(parts)}</div>'
+
+
+def sentence_views(stage: StageTrace, labels: Mapping[str, str]) -> list[str]:
+    """:func:`sentences_html` for every node the sentence optimizer trimmed, in the stage's order."""
+    before = {item.id: item for item in stage.nodes_in}
+    views = []
+    for node_id, selection in stage.sentences.items():
+        total = len(selection.kept) + len(selection.removed)
+        heading = f"{labels.get(node_id, node_id)} · kept {len(selection.kept)} of {total} sentences"
+        views.append(sentences_html(before[node_id].node.text, selection, heading))
+    return views
+
+
+def window_views(stage: StageTrace, labels: Mapping[str, str], documents: Sequence[Document]) -> list[str]:
+    """:func:`window_html` for every node whose text the stage replaced, in the stage's order."""
+    before = {item.id: item for item in stage.nodes_in}
+    docs_by_id = {doc.id: doc for doc in documents}
+    views = []
+    for change in stage.text_changes:
+        node = before[change.id].node
+        offset = window_offset(change, node, docs_by_id.get(node.doc_id))
+        views.append(window_html(change, offset, f"{labels.get(change.id, change.id)} · {change.reason}"))
+    return views
