@@ -22,7 +22,6 @@ come from ``core.documents.run_split`` in this process. Prints one JSON line.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -36,6 +35,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "tests"))
+
+# The app server, chromium and a person's steps are the browser tests' own (tests/browser_support.py).
+from browser_support import idle, open_chunks, select_option, shots, start_upload, wait_for_count  # noqa: E402
 from contestants import DATA, read_input  # noqa: E402
 
 WAIT_MS = 300_000
@@ -43,25 +46,7 @@ TEXT_NAME = "bench_1mb.txt"
 PDF_NAME = "corpus.pdf"
 
 
-def _screenshots():  # noqa: ANN202 - a module
-    """``scripts/screenshots.py`` holds the app server and the chromium launch (flags included)."""
-    spec = importlib.util.spec_from_file_location("chunkscope_screenshots", ROOT / "scripts" / "screenshots.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(module)
-    return module
-
-
 # -- what a person does, and what shows it is done --------------------------------
-
-
-def settled(page) -> None:  # noqa: ANN001
-    """No script running and no stale element left from the previous run."""
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-stale=\"true\"]')",
-        timeout=WAIT_MS,
-    )
 
 
 def nodes_shown(page, count: int) -> None:  # noqa: ANN001
@@ -79,34 +64,8 @@ def nodes_shown(page, count: int) -> None:  # noqa: ANN001
 
 
 def upload(page, name: str, data: bytes, mime: str) -> None:  # noqa: ANN001
-    heading = page.get_by_text("Loaded documents · ").first
-    heading.wait_for(state="visible", timeout=WAIT_MS)
-    settled(page)
-    before = int(heading.inner_text().rsplit("·", 1)[1])
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
-        [{"name": name, "mimeType": mime, "buffer": data}]
-    )
-    page.get_by_text(f"Loaded documents · {before + 1}").first.wait_for(state="visible", timeout=WAIT_MS)
-    settled(page)
-
-
-def open_chunks(page) -> None:  # noqa: ANN001
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Chunks", exact=True).click()
-    page.get_by_text("LLM view").first.wait_for(state="visible", timeout=WAIT_MS)
-    settled(page)
-
-
-def choose(page, label: str, option: str) -> None:  # noqa: ANN001
-    """Pick ``option`` in the select box labelled ``label`` (does not wait for the rerun)."""
-    box = page.locator(f'[data-testid="stSelectbox"] input[role="combobox"][aria-label="{label}"]').first
-    box.click()
-    listed = page.get_by_role("option")
-    try:
-        listed.first.wait_for(state="visible", timeout=5_000)
-    except Exception:  # some releases open the list on a key press
-        box.press("ArrowDown")
-        listed.first.wait_for(state="visible", timeout=WAIT_MS)
-    page.get_by_role("option", name=option, exact=True).first.click()
+    before = start_upload(page, [{"name": name, "mimeType": mime, "buffer": data}])
+    wait_for_count(page, before + 1)
 
 
 def timed(page, act, count: int) -> dict[str, float]:  # noqa: ANN001
@@ -115,7 +74,7 @@ def timed(page, act, count: int) -> dict[str, float]:  # noqa: ANN001
     act()
     nodes_shown(page, count)
     metric = time.perf_counter() - start
-    settled(page)
+    idle(page)
     return {"metric_s": metric, "settled_s": time.perf_counter() - start}
 
 
@@ -144,16 +103,16 @@ def pdf_first_view(browser, url: str) -> dict[str, float]:  # noqa: ANN001
     page = context.new_page()
     page.goto(url)
     page.get_by_text("Loaded documents · ").first.wait_for(state="visible", timeout=WAIT_MS)
-    settled(page)
+    idle(page)
     start = time.perf_counter()
     upload(page, PDF_NAME, data, "application/pdf")
     uploaded = time.perf_counter() - start
     open_chunks(page)
     opened = time.perf_counter() - start
-    choose(page, "Document", PDF_NAME)
+    select_option(page, "Document", PDF_NAME)
     nodes_shown(page, count)
     shown = time.perf_counter() - start
-    settled(page)
+    idle(page)
     context.close()
     return {"upload_to_home_row_s": uploaded, "to_chunks_page_s": opened, "total_s": shown,
             "settled_s": time.perf_counter() - start, "nodes": count}
@@ -163,9 +122,9 @@ def chunk_size_changes(page, data: bytes, splitter: str, reps: int, first: bool)
     start_value = default_chunk_size(splitter)
     counts = {start_value: expected_count(data, TEXT_NAME, splitter)}
     if first:
-        cold = timed(page, lambda: choose(page, "Document", TEXT_NAME), counts[start_value])
+        cold = timed(page, lambda: select_option(page, "Document", TEXT_NAME), counts[start_value])
     else:
-        cold = timed(page, lambda: choose(page, "Splitter", splitter.capitalize()), counts[start_value])
+        cold = timed(page, lambda: select_option(page, "Splitter", splitter.capitalize()), counts[start_value])
     box = page.get_by_label("Chunk size", exact=True)
 
     def set_size(value: int) -> dict[str, float]:
@@ -201,7 +160,6 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    shots = _screenshots()
     data = read_input("corpus.txt", 1).encode("utf-8")
     result: dict = {"document_mb": len(data) / 1e6, "browser": shots.CHROMIUM, "browser_args": shots.CHROMIUM_ARGS}
     with shots.running_app(timeout=180) as url, sync_playwright() as playwright:

@@ -121,8 +121,13 @@ def options(page, label: str) -> list[str]:  # noqa: ANN001
     return names
 
 
-def pick(page, label: str, option: str) -> None:  # noqa: ANN001
-    """Choose ``option`` in the select box labelled ``label``."""
+def select_option(page, label: str, option: str) -> None:  # noqa: ANN001
+    """Choose ``option`` in the select box labelled ``label``, without waiting for the rerun (for timing)."""
     _open(page, label)
     page.get_by_role("option", name=option, exact=True).first.click()
+
+
+def pick(page, label: str, option: str) -> None:  # noqa: ANN001
+    """Choose ``option`` in the select box labelled ``label`` and wait for the rerun."""
+    select_option(page, label, option)
     idle(page)
