@@ -1,7 +1,13 @@
 """Streamlit-only helpers shared by the pages (``core`` never imports these).
 
 The names below are stable; pages build on them. Every page starts with
-``from ui.page import setup_page; setup_page()`` (deep links and standalone runs).
+``from ui.page import setup_page; setup_page()`` (deep links and standalone runs), and
+``documents_or_stop(config)`` for the loaded documents (or a pointer to the Documents page).
+
+Each page keeps its drawing in its own module and reads as a short script of calls:
+``ui.home`` (app.py: navigation frame and the Documents page), ``ui.chunks_view`` (Chunks),
+``ui.metadata`` (Metadata), ``ui.compare`` (Compare), ``ui.query`` + ``ui.trace`` (Query),
+``ui.evaluate`` (Evaluate), ``ui.export`` (Export).
 
 ``ui.state`` — typed accessors over ``st.session_state`` (plain data only):
     SourceFile(file_name, data, digest); digest_of(data)
