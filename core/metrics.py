@@ -101,6 +101,7 @@ class _Facts:
     words: list[int]
     window_tokens: int
     size_limit: int | None
+    tokenizer: str
 
     def flags(self, index: int) -> list[str]:
         flags = []
@@ -132,6 +133,27 @@ def chunk_metrics(
     ``size_unit``). The window check always counts model tokens of the EMBED view.
     """
     facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    return _summary(documents, nodes, facts)
+
+
+def chunk_report(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    *,
+    size_limit: int | None = None,
+    tokenizer: str = "model",
+    max_seq_length: int | None = None,
+) -> tuple[ChunkMetrics, list[dict[str, Any]]]:
+    """``chunk_metrics`` and ``node_table`` of the same nodes from one measurement.
+
+    A page that shows both (the Chunks page does) measures every node's text and
+    views once instead of twice.
+    """
+    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    return _summary(documents, nodes, facts), _rows(documents, nodes, facts)
+
+
+def _summary(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> ChunkMetrics:
     count = len(nodes)
     coverage_by_document, coverage, overlap = _coverage(documents, nodes)
 
@@ -140,7 +162,7 @@ def chunk_metrics(
 
     return ChunkMetrics(
         count=count,
-        tokenizer=tokenizer,
+        tokenizer=facts.tokenizer,
         characters=SizeStats.of(facts.characters),
         tokens=SizeStats.of(facts.tokens),
         coverage=coverage,
@@ -149,10 +171,12 @@ def chunk_metrics(
         mid_sentence=share(facts.mid_sentence),
         window_tokens=facts.window_tokens,
         over_window=share([n > facts.window_tokens for n in facts.embed_tokens]),
-        size_limit=size_limit,
-        over_limit=share([n > size_limit for n in facts.tokens]) if size_limit is not None else 0.0,
+        size_limit=facts.size_limit,
+        over_limit=share([n > facts.size_limit for n in facts.tokens]) if facts.size_limit is not None else 0.0,
         duplicates=sum(facts.duplicate),
-        metadata_tokens={view: float(np.mean(extra)) if extra else 0.0 for view, extra in facts.metadata_tokens.items()},
+        metadata_tokens={
+            view: float(np.mean(extra)) if extra else 0.0 for view, extra in facts.metadata_tokens.items()
+        },
         metadata_tokens_max={view: max(extra, default=0) for view, extra in facts.metadata_tokens.items()},
     )
 
@@ -190,7 +214,10 @@ def node_table(
     max_seq_length: int | None = None,
 ) -> list[dict[str, Any]]:
     """One row per node for the app's node table."""
-    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    return _rows(documents, nodes, _measure(documents, nodes, size_limit, tokenizer, max_seq_length))
+
+
+def _rows(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> list[dict[str, Any]]:
     by_id = {document.id: document for document in documents}
     rows = []
     for index, node in enumerate(nodes):
@@ -254,6 +281,7 @@ def _measure(
         words=[len(text.split()) for text in texts],
         window_tokens=(max_seq_length or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS,
         size_limit=size_limit,
+        tokenizer=tokenizer,
     )
 
 
@@ -332,10 +360,14 @@ def _splits_at_word_breaks(counter: Tokenizer) -> bool:
     inner = getattr(counter, "_tokenizer", None)  # ModelTokenizer's tokenizers.Tokenizer
     if counter.name != "model" or inner is None:
         return False
-    return type(inner.pre_tokenizer).__name__ == "BertPreTokenizer" and type(inner.normalizer).__name__ == "BertNormalizer"
+    return (
+        type(inner.pre_tokenizer).__name__ == "BertPreTokenizer" and type(inner.normalizer).__name__ == "BertNormalizer"
+    )
 
 
-def _span_counts(counter: Tokenizer, documents: Sequence[Document], nodes: Sequence[Node], texts: Sequence[str]) -> dict[int, int]:
+def _span_counts(
+    counter: Tokenizer, documents: Sequence[Document], nodes: Sequence[Node], texts: Sequence[str]
+) -> dict[int, int]:
     """Node position -> token count, for the nodes whose text is their span of the document, cut at word breaks."""
     if not _splits_at_word_breaks(counter):
         return {}

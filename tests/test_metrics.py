@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.metrics import SizeStats, chunk_metrics, node_flags, node_table
+from core.metrics import SizeStats, chunk_metrics, chunk_report, node_flags, node_table
 from core.schema import Document, Page
 from core.splitters import get_splitter
 from core.splitters.base import build_nodes
@@ -55,6 +55,15 @@ def test_duplicates_count_repeats_of_an_earlier_text():
     assert chunk_metrics([PETS], nodes, tokenizer="words").duplicates == 2
     rows = node_table([PETS], nodes, tokenizer="words")
     assert ["duplicate" in row["flags"] for row in rows] == [False, True, True, False]
+
+
+@pytest.mark.parametrize("options", [{"tokenizer": "words", "size_limit": 5, "max_seq_length": 8}, {"tokenizer": "model"}])
+def test_one_report_gives_the_metrics_and_the_table(options):
+    nodes = pets_nodes([(0, 19), (0, 19), (11, 39), (41, 51)])
+    metrics, rows = chunk_report([PETS], nodes, **options)
+    assert metrics == chunk_metrics([PETS], nodes, **options)
+    assert rows == node_table([PETS], nodes, **options)
+    assert metrics.tokenizer == options["tokenizer"]
 
 
 def test_node_flags_name_what_is_wrong_with_one_node():

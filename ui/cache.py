@@ -167,7 +167,9 @@ def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _split_by_name(split_key: str, _documents: Sequence[Document], splitter_name: str, params_json: str) -> tuple[Node, ...]:
+def _split_by_name(
+    split_key: str, _documents: Sequence[Document], splitter_name: str, params_json: str
+) -> tuple[Node, ...]:
     from core.splitters import get_splitter
 
     splitter = get_splitter(splitter_name, **json.loads(params_json or "{}"))
@@ -193,16 +195,19 @@ def metrics_cached(documents: Sequence[Document], nodes: Sequence[Node], options
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _node_table(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> tuple[dict[str, Any], ...]:
-    from core.metrics import node_table
+def _report(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:
+    from core.metrics import chunk_report
 
-    return tuple(node_table(list(_documents), list(_nodes), **json.loads(options_json or "{}")))
+    metrics, rows = chunk_report(list(_documents), list(_nodes), **json.loads(options_json or "{}"))
+    return metrics, tuple(rows)
 
 
-def node_table_cached(documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}") -> list[dict[str, Any]]:
-    """``core.metrics.node_table(documents, nodes, **options)``: one row (a fresh dict) per node."""
-    rows = _node_table(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
-    return [dict(row) for row in rows]
+def report_cached(
+    documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}"
+) -> tuple[Any, list[dict[str, Any]]]:
+    """``core.metrics.chunk_report``: the metrics and the node table (fresh row dicts) from one measurement."""
+    metrics, rows = _report(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
+    return metrics, [dict(row) for row in rows]
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -249,13 +254,15 @@ def derived(key: str, build: Callable[[], Any]) -> Any:
 
 def params_json(params: dict[str, Any]) -> str:
     """The canonical JSON of raw parameter values (the cache key for a splitter's settings)."""
-    return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}, sort_keys=True, default=str)
+    return json.dumps(
+        {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}, sort_keys=True, default=str
+    )
 
 
 def clear() -> None:
     """Empty the content caches (loads, splits, measurements), keeping the models."""
     st.cache_data.clear()
-    for store in (_load, _split, _split_by_name, _metrics, _node_table, _semantic_analysis, _document_tokens, _derived):
+    for store in (_load, _split, _split_by_name, _metrics, _report, _semantic_analysis, _document_tokens, _derived):
         store.clear()
 
 

@@ -218,12 +218,10 @@ def split_and_measure(document: Document, config: PipelineConfig, splitter: Any)
         with st.spinner("Embedding sentences and finding breakpoints…" if slow else "Splitting…", show_time=slow):
             nodes: list[Node] = cache.run_split_cached((document,), config)
             measure = cache.params_json({"size_limit": splitter.size_limit, "tokenizer": splitter.size_unit})
-            metrics = cache.metrics_cached((document,), nodes, measure)
+            metrics, rows = cache.report_cached((document,), nodes, measure)
             # What is drawn from the nodes alone is built once per split and measure, not on every rerun.
             view_key = f"{cache.nodes_key(nodes)}:{measure}"
-            table = cache.derived(
-                f"table:{view_key}", lambda: pd.DataFrame(cache.node_table_cached((document,), nodes, measure))
-            )
+            table = cache.derived(f"table:{view_key}", lambda: pd.DataFrame(rows))
     except ChunkScopeError as exc:
         st.error(str(exc), icon=":material/error:")
         st.stop()

@@ -1,0 +1,35 @@
+"""The chunk-size histogram is built from plain dicts (no validation, for speed): it must still be a valid figure."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from ui.charts import size_histogram
+
+
+@pytest.mark.parametrize(
+    ("sizes", "limit"),
+    [([120, 300, 300, 990], 1000), ({"recursive": [100, 200], "sentence": [150, 260, 90]}, None), ([], 256)],
+)
+def test_size_histogram_is_a_valid_plotly_figure(sizes, limit):
+    figure = size_histogram(sizes, limit=limit, unit="tokens")
+    validated = go.Figure(figure.to_dict())  # raises on any property plotly does not know
+    assert [trace.type for trace in validated.data] == ["histogram"] * (len(sizes) if isinstance(sizes, dict) else 1)
+    assert validated.layout.xaxis.title.text == "size in tokens"
+    assert validated.layout.template.layout.plot_bgcolor == "white"  # plotly_white, resolved
+
+
+def test_the_size_limit_is_a_labelled_dashed_line():
+    layout = size_histogram([10, 20], limit=1000).to_dict()["layout"]
+    (line,) = layout["shapes"]
+    assert (line["x0"], line["x1"], line["line"]["dash"]) == (1000, 1000, "dash")
+    assert layout["annotations"][0]["text"] == "chunk size limit: 1,000"
+    assert "shapes" not in size_histogram([10, 20]).to_dict()["layout"]
+
+
+def test_overlaid_series_share_bins_and_show_a_legend():
+    figure = size_histogram({"a": [1, 5, 9], "b": [2, 30]}).to_dict()
+    first, second = figure["data"]
+    assert first["xbins"] == second["xbins"]
+    assert figure["layout"]["showlegend"] is True
