@@ -1,0 +1,99 @@
+"""The character splitter's fast path packs on separator ends and must match the general path exactly.
+
+With characters as the unit, ``pack_on_separator_ends`` skips the piece tuples,
+sizes and running sums of ``separator_pieces`` + ``piece_sizes`` + ``merge_pieces``;
+the spans (trimming, dropped whitespace-only chunks, overlap) must not change.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import texts
+
+from core.schema import Document
+from core.splitters.character import CharacterSplitter, _pack_pieces, pack_on_separator_ends
+from core.tokenizers import get_tokenizer
+
+CHARACTERS = get_tokenizer("characters")
+
+# Separators that overlap themselves ("\n\n", "aa", "aba") are where a scan can
+# misalign, so they are drawn often; whitespace separators meet trimming.
+SEPARATORS = st.one_of(
+    st.sampled_from(["\n\n", "\n", " ", "  ", "aa", "aba", ". ", "\n\n\n", "--", "a"]),
+    st.text(alphabet="ab \n.", min_size=1, max_size=4),
+)
+
+
+@st.composite
+def separated_texts(draw: st.DrawFn, separator: str) -> str:
+    """Texts dense in the separator: at the start and end, repeated, around whitespace."""
+    atoms = st.one_of(
+        st.just(separator),
+        st.just(separator * 2),
+        st.text(alphabet="ab .\n\t", max_size=8),
+        st.sampled_from([" ", "\n", "\t \n", "x" * 30, "word ", "\u00a0", "😀"]),
+    )
+    return "".join(draw(st.lists(atoms, max_size=40)))
+
+
+@st.composite
+def sizes(draw: st.DrawFn) -> tuple[int, int]:
+    chunk_size = draw(st.integers(min_value=1, max_value=60))
+    return chunk_size, draw(st.integers(min_value=0, max_value=chunk_size - 1))
+
+
+def general(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
+    return [tuple(span) for span in _pack_pieces(text, separator, CHARACTERS, chunk_size, chunk_overlap)]
+
+
+def fast(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
+    return [tuple(span) for span in pack_on_separator_ends(text, separator, chunk_size, chunk_overlap)]
+
+
+@given(st.data(), SEPARATORS, sizes())
+def test_fast_path_spans_equal_the_general_path(data: st.DataObject, separator: str, size: tuple[int, int]) -> None:
+    text = data.draw(st.one_of(separated_texts(separator), texts()))
+    assert fast(text, separator, *size) == general(text, separator, *size)
+
+
+@given(texts(), sizes())
+def test_fast_path_equals_the_general_path_on_prose_with_blank_lines(text: str, size: tuple[int, int]) -> None:
+    assert fast(text, "\n\n", *size) == general(text, "\n\n", *size)
+
+
+@pytest.mark.parametrize(
+    ("text", "separator", "chunk_size", "chunk_overlap", "expected"),
+    [
+        # Pieces "aa\n\n", "bb\n\n", "cc": the second chunk takes two pieces, trimmed.
+        ("aa\n\nbb\n\ncc", "\n\n", 6, 0, ["aa", "bb\n\ncc"]),
+        # "two\n" (4 characters) is the overlap, and "two\nthree\n" still fits in 10.
+        ("one\ntwo\nthree\nfour", "\n", 10, 4, ["one\ntwo", "two\nthree", "four"]),
+        # With 9, "two\n" plus "three\n" would not fit, so the next chunk starts fresh.
+        ("one\ntwo\nthree\nfour", "\n", 9, 4, ["one\ntwo", "three", "four"]),
+        # A whitespace-only chunk vanishes; a piece over chunk_size is a chunk on its own.
+        ("  \n\nabcdefgh\n\nxy", "\n\n", 5, 0, ["abcdefgh", "xy"]),
+        # A text shorter than chunk_size is one chunk; a separator at either end is trimmed away.
+        ("\n\nhello\n\n", "\n\n", 100, 10, ["hello"]),
+    ],
+)
+def test_character_splitter_examples(
+    text: str, separator: str, chunk_size: int, chunk_overlap: int, expected: list[str]
+) -> None:
+    splitter = CharacterSplitter(separator=separator, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    nodes = splitter.split([Document(text=text)])
+    assert [node.text for node in nodes] == expected
+    assert [node.text for node in nodes] == [
+        text[span[0] : span[1]] for span in general(text, separator, chunk_size, chunk_overlap)
+    ]
+
+
+@pytest.mark.parametrize(("separator", "tokenizer"), [("\n\n", "words"), ("", "characters")])
+def test_other_units_and_the_empty_separator_take_the_general_path(separator: str, tokenizer: str) -> None:
+    text = "one two three\n\nfour five six seven\n\neight"
+    splitter = CharacterSplitter(separator=separator, chunk_size=4, chunk_overlap=1, tokenizer=tokenizer)
+    expected = _pack_pieces(text, separator, get_tokenizer(tokenizer), 4, 1)
+    assert splitter.spans(Document(text=text)) == expected
+    if tokenizer == "words":  # counted in words, "four five six seven" is one chunk of four
+        assert text[expected[1].start : expected[1].end] == "four five six seven"
