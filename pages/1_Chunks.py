@@ -42,20 +42,18 @@ view.metric_cards(split.metrics, splitter)
 # -- which node, and the tabs -------------------------------------------------------
 
 selected = view.selected_node(split)
-tab_names = view.tab_names(splitter.name)
-tabs = dict(zip(tab_names, st.tabs(tab_names), strict=False))
+tab, container = view.open_tab(splitter.name)
 
-with tabs["Source"]:
-    view.source_tab(document, split, selected, splitter)
-with tabs["Node table"]:
-    view.node_table_tab(split, splitter.size_unit)
-with tabs["Sizes"]:
-    view.sizes_tab(split, splitter)
-if "Semantic distances" in tabs:
-    with tabs["Semantic distances"]:
+with container:
+    if tab == "Source":
+        view.source_tab(document, split, selected, splitter)
+    elif tab == "Node table":
+        view.node_table_tab(split, splitter.size_unit)
+    elif tab == "Sizes":
+        view.sizes_tab(split, splitter)
+    elif tab == "Semantic distances":
         view.semantic_tab(document, splitter)
-if "Parent / child tree" in tabs:
-    with tabs["Parent / child tree"]:
+    elif tab == "Parent / child tree":
         view.tree_tab(split, selected, root_label=name)
 
 # -- node detail --------------------------------------------------------------------

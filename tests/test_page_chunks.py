@@ -25,6 +25,14 @@ def open_chunks(**query: str) -> AppTest:
     return at
 
 
+def show_tab(at: AppTest, name: str) -> AppTest:
+    """Open one of the page's tabs (as a click on it does: the page reruns with it open)."""
+    at.session_state["chunks.tab"] = name
+    at.run()
+    assert not at.exception
+    return at
+
+
 def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
@@ -50,6 +58,23 @@ def test_the_chunk_count_card_follows_chunk_size() -> None:
     large = int(metric(at, "Nodes").replace(",", ""))
     assert large == len(expected_nodes("character", chunk_size=1600, chunk_overlap=50))
     assert large < small
+
+
+def test_only_the_open_tab_is_drawn() -> None:
+    at = open_chunks()
+    nodes = expected_nodes("sentence")
+    # The Source tab is open first: the table and the histogram are neither built nor sent.
+    assert any("cs-source" in h.proto.body for h in at.get("html"))
+    assert not at.get("plotly_chart") and not [d for d in at.dataframe if "first_words" in d.value.columns]
+
+    table = next(d.value for d in show_tab(at, "Node table").dataframe if "first_words" in d.value.columns)
+    assert len(table) == len(nodes)
+    assert list(table["span"][:2]) == [f"{n.start_char}–{n.end_char}" for n in nodes[:2]]
+    assert not any("cs-source" in h.proto.body for h in at.get("html"))
+
+    (histogram,) = show_tab(at, "Sizes").get("plotly_chart")
+    assert '"type":"histogram"' in histogram.proto.spec.replace(" ", "")
+    assert "chunk size limit: 1,024" in histogram.proto.spec
 
 
 def test_the_two_views_show_exactly_what_each_reader_gets() -> None:
@@ -136,5 +161,5 @@ def test_every_splitter_draws_with_its_defaults(name: str) -> None:
 def test_semantic_splits_plot_the_distances_with_the_threshold() -> None:
     at = open_chunks(splitter="semantic")
     assert "Semantic distances" in [t.label for t in at.tabs]
-    charts = at.get("plotly_chart")
+    charts = show_tab(at, "Semantic distances").get("plotly_chart")
     assert any("threshold" in chart.proto.spec for chart in charts)

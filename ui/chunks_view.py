@@ -27,6 +27,7 @@ from ui.spans import Mark, show_source
 
 PAGE_KEY = "chunks"
 NODE_KEY = f"{PAGE_KEY}.node"
+TAB_KEY = f"{PAGE_KEY}.tab"
 TABLE_COLUMNS = ["node", "span", "characters", "tokens", "pages", "header_path", "first_words", "flags"]
 
 
@@ -104,6 +105,21 @@ def tab_names(splitter_name: str) -> list[str]:
     if splitter_name == "hierarchical":
         names.append("Parent / child tree")
     return names
+
+
+def open_tab(splitter_name: str) -> tuple[str, Any]:
+    """Draw the tabs; return the open one's name and container.
+
+    Only the open tab is drawn: switching tabs reruns the page. A 1 MB document's
+    node table (~190 KB of Arrow) and histogram were otherwise re-sent and redrawn,
+    hidden, on every parameter change.
+    """
+    names = tab_names(splitter_name)
+    containers = st.tabs(names, key=TAB_KEY, on_change="rerun")
+    for name, container in zip(names, containers, strict=True):
+        if container.open:
+            return name, container
+    return names[0], containers[0]
 
 
 def node_frame(table: pd.DataFrame, unit: str) -> pd.DataFrame:
