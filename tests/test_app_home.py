@@ -74,3 +74,12 @@ def test_the_config_in_the_link_is_read_and_bad_values_are_reported() -> None:
     assert config["splitter"]["params"]["chunk_size"] == 300
     warnings = " ".join(w.value for w in at.warning)
     assert "chunk_overlap" in warnings
+
+
+def test_the_chunks_page_opens_on_the_file_just_uploaded(home: AppTest) -> None:
+    text = "Uploaded last. It should be the document the Chunks page shows first."
+    home.file_uploader[0].set_value([("mine.txt", text.encode(), "text/plain")]).run()
+    home.switch_page("pages/1_Chunks.py").run()
+    assert not home.exception
+    assert home.sidebar.selectbox(key="chunks.doc").value.startswith("mine.txt")
+    assert any(text in block.value for block in home.code)

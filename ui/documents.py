@@ -70,10 +70,12 @@ def sample_files() -> list[Path]:
     return sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name))
 
 
-def add_file(file_name: str, data: bytes) -> str | None:
+def add_file(file_name: str, data: bytes, *, select: bool = False) -> str | None:
     """Load a file with its loader's defaults and keep it; return the reason when it cannot be loaded.
 
     A failure is recorded beside the file's name and leaves every other document in place.
+    With ``select``, the file's (first) document becomes the selected one, so the pages
+    open on what the person just uploaded.
     """
     source = state.SourceFile(file_name=file_name, data=data, digest=state.digest_of(data))
     try:
@@ -85,6 +87,8 @@ def add_file(file_name: str, data: bytes) -> str | None:
     else:
         if documents:
             state.add_source(file_name, data)
+            if select:
+                state.select_doc(documents[0].id)
             return None
         reason = "holds no text"
     state.remove_source(file_name)

@@ -147,7 +147,7 @@ def _load_uploads(uploads: Sequence[Any]) -> list[str]:
         progress = st.progress(0.0)
         for index, upload in enumerate(uploads):
             st.write(f"Reading **{md_escape(upload.name)}** ({upload.size / 1024:,.0f} KB)")
-            reason = documents.add_file(upload.name, upload.getvalue())
+            reason = documents.add_file(upload.name, upload.getvalue(), select=True)
             (failed if reason else loaded).append(upload.name)
             progress.progress((index + 1) / total)
         label = f"Loaded {len(loaded)} of {total} file{_plural(total)}"
