@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache, partial
 from operator import ge
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from core.errors import ModelUnavailableError
 
@@ -22,6 +23,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 TOKENIZER_NAMES = ("characters", "words", "model")
 _WORD = re.compile(r"\S+")
+_T = TypeVar("_T")
 
 
 class Tokenizer(Protocol):
@@ -84,9 +86,19 @@ class ModelTokenizer:
     """The embedding model's own (fast, Rust) tokenizer, without special tokens.
 
     Counting with it tells whether a chunk fits the model's window.
+
+    Safe to call from several threads: each call borrows a copy of the Rust
+    tokenizer that no other thread is using (the binding raises "Already
+    borrowed" when one thread changes a tokenizer's settings while another
+    encodes with it; we never share one). The binding releases the GIL while it
+    encodes a batch, so a large batch is encoded in parts on up to
+    :data:`WORKERS` threads at once (:func:`in_parallel`), with the same
+    results in the same order.
     """
 
     name = "model"
+    # Its batch calls release the GIL, so a text's blocks are worth spreading over threads (TokenIndex).
+    parallel = True
 
     def __init__(self, model_path: str) -> None:
         try:
@@ -96,26 +108,23 @@ class ModelTokenizer:
         path = os.path.join(model_path, "tokenizer.json")
         if not os.path.exists(path):
             raise ModelUnavailableError(f"no tokenizer.json in {model_path}")
-        self._tokenizer = HFTokenizer.from_file(path)
-        self._tokenizer.no_truncation()
-        self._tokenizer.no_padding()
-        # The Rust tokenizer is not safe to call from several threads at once.
-        self._lock = threading.Lock()
+        tokenizer = HFTokenizer.from_file(path)
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        # Never changed from here on (the metrics read its normalizer and pre-tokenizer types).
+        self._tokenizer = tokenizer
+        self._copies = _CopyPool(tokenizer, HFTokenizer.from_str, ready=WORKERS)
 
     def count(self, text: str) -> int:
-        with self._lock:
-            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        with self._copies.borrowed() as tokenizer:
+            return len(tokenizer.encode(text, add_special_tokens=False).ids)
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        with self._lock:
-            encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        return [len(encoding.ids) for encoding in encodings]
+        return self._encode_many(texts, lambda encodings: [len(encoding.ids) for encoding in encodings])
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        with self._lock:
-            encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        with self._copies.borrowed() as tokenizer:
+            encoding = tokenizer.encode(text, add_special_tokens=False)
         # Word pieces of one word share no characters; offsets are into ``text``.
         return [(start, end) for start, end in encoding.offsets if end > start]
 
@@ -129,22 +138,141 @@ class ModelTokenizer:
         Columns come from the offsets by C-level transposition; only a text with a
         zero-width token (rare) is filtered in Python.
         """
+        return self._encode_many(texts, _offset_columns)
+
+    def _encode_many(self, texts: Sequence[str], finish: Callable[[list[Any]], list[_T]]) -> list[_T]:
+        """``finish`` of the encodings of ``texts``, in order; each part of a large batch on its own thread.
+
+        A part is encoded and finished on one thread, so the Python in
+        ``finish`` overlaps the other part's encoding.
+        """
         if not texts:
             return []
+        parts = _parts(list(texts), parallel_workers(sum(map(len, texts))))
+
+        def encoded(part: list[str]) -> list[_T]:
+            with self._copies.borrowed() as tokenizer:
+                encodings = tokenizer.encode_batch(part, add_special_tokens=False)
+            return finish(encodings)
+
+        return [result for part in in_parallel([partial(encoded, part) for part in parts]) for result in part]
+
+
+# Threads a large batch is encoded on: two at most (the gain measured on two cores; more threads
+# would compete with the app's own and with the other sessions').
+WORKERS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+# A batch goes to several threads only with at least this many characters per thread: below ~4 KB
+# (~1.5 ms of encoding) starting a thread costs about what it saves.
+PARALLEL_MIN_CHARS = 4096
+_INSIDE = threading.local()
+
+
+def parallel_workers(chars: int) -> int:
+    """How many threads a batch of ``chars`` characters is worth (1 inside :func:`in_parallel`'s tasks)."""
+    if getattr(_INSIDE, "task", False):
+        return 1
+    return max(1, min(WORKERS, chars // PARALLEL_MIN_CHARS))
+
+
+def in_parallel(tasks: Sequence[Callable[[], _T]]) -> list[_T]:
+    """Each task's result, in order, the tasks running at once on short-lived threads (the first on this one).
+
+    Worth it only for work that releases the GIL (the Rust tokenizer's batch
+    calls). Every thread is joined before this returns, so none outlives the
+    call (nothing is left running for a ``fork``); a task's exception is
+    raised here. Tasks run within a task run one after another: work already
+    spread over the cores is not spread again.
+    """
+    if len(tasks) <= 1 or getattr(_INSIDE, "task", False):
+        return [task() for task in tasks]
+    results: list[Any] = [None] * len(tasks)
+    errors: list[BaseException] = []
+
+    def run(number: int) -> None:
+        _INSIDE.task = True
+        try:
+            results[number] = tasks[number]()
+        except BaseException as exc:  # raised again in the calling thread
+            errors.append(exc)
+        finally:
+            _INSIDE.task = False
+
+    helpers = [threading.Thread(target=run, args=(number,), daemon=True) for number in range(1, len(tasks))]
+    for helper in helpers:
+        helper.start()
+    run(0)
+    for helper in helpers:
+        helper.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+class _CopyPool:
+    """Copies of one Rust tokenizer, each lent to one thread at a time; another is made when all are busy.
+
+    ``ready`` copies exist from the start (one per worker thread, made with the
+    tokenizer rather than inside a timed call: ~17 ms and ~8 MB each). At most
+    :attr:`KEEP` idle copies are kept; one made beyond that (several sessions
+    encoding at once) is dropped when returned.
+    """
+
+    KEEP = 4
+
+    def __init__(self, first: Any, from_str: Callable[[str], Any], ready: int) -> None:
+        self._source = first.to_str()
+        self._from_str = from_str
+        self._idle = [first] + [from_str(self._source) for _ in range(ready - 1)]
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def borrowed(self) -> Iterator[Any]:
         with self._lock:
-            encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        columns: list[tuple[Sequence[int], Sequence[int]]] = []
-        for encoding in encodings:
-            offsets = encoding.offsets
-            if not offsets:
-                columns.append(((), ()))
-                continue
-            starts, ends = zip(*offsets, strict=True)
-            if any(map(ge, starts, ends)):
-                kept = [(start, end) for start, end in offsets if end > start]
-                starts, ends = zip(*kept, strict=True) if kept else ((), ())
-            columns.append((starts, ends))
-        return columns
+            tokenizer = self._idle.pop() if self._idle else None
+        if tokenizer is None:
+            tokenizer = self._from_str(self._source)
+        try:
+            yield tokenizer
+        finally:
+            with self._lock:
+                if len(self._idle) < self.KEEP:
+                    self._idle.append(tokenizer)
+
+
+def _parts(texts: list[str], count: int) -> list[list[str]]:
+    """``texts`` in at most ``count`` consecutive, non-empty parts of about equal characters."""
+    count = min(count, len(texts))
+    if count <= 1:
+        return [texts]
+    total = sum(map(len, texts))
+    parts, first, running = [], 0, 0
+    for index, text in enumerate(texts[:-1]):
+        running += len(text)
+        if running * count >= total * (len(parts) + 1):
+            parts.append(texts[first : index + 1])
+            first = index + 1
+            if len(parts) == count - 1:
+                break
+    parts.append(texts[first:])
+    return parts
+
+
+def _offset_columns(encodings: list[Any]) -> list[tuple[Sequence[int], Sequence[int]]]:
+    """Each encoding's token starts and ends, without zero-width tokens."""
+    columns: list[tuple[Sequence[int], Sequence[int]]] = []
+    for encoding in encodings:
+        offsets = encoding.offsets
+        if not offsets:
+            columns.append(((), ()))
+            continue
+        starts, ends = zip(*offsets, strict=True)
+        if any(map(ge, starts, ends)):
+            kept = [(start, end) for start, end in offsets if end > start]
+            starts, ends = zip(*kept, strict=True) if kept else ((), ())
+        columns.append((starts, ends))
+    return columns
+
+
 def _columns(spans_per_text: list[list[tuple[int, int]]]) -> list[tuple[Sequence[int], Sequence[int]]]:
     return [tuple(zip(*spans, strict=True)) if spans else ((), ()) for spans in spans_per_text]  # type: ignore[misc]
 

@@ -15,6 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate, pairwise, repeat
 from operator import add
 from typing import Any, ClassVar, NamedTuple
@@ -22,7 +23,7 @@ from typing import Any, ClassVar, NamedTuple
 from core.memo import Memo
 from core.params import Configurable, param
 from core.schema import Document, Element, Node, NodeRelationship
-from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer
+from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer, in_parallel, parallel_workers
 
 _WHITESPACE = re.compile(r"\s")
 
@@ -357,14 +358,32 @@ class TokenIndex:
         positions = [0]
         while positions[-1] < len(text):
             positions.append(_next_whitespace(text, positions[-1] + self.BLOCK))
+        # A tokenizer that releases the GIL (the model's) gets the text in consecutive runs of
+        # blocks, one run per thread: each thread encodes and collects its own run, so its
+        # Python work overlaps the other's encoding (1 MB: 0.49 s -> 0.27 s wall on two cores).
+        blocks = len(positions) - 1
+        workers = min(parallel_workers(len(text)), blocks) if getattr(tokenizer, "parallel", False) else 1
+        cuts = [blocks * n // max(workers, 1) for n in range(workers + 1)]
+        runs = in_parallel(
+            [partial(self._columns_of, tokenizer, text, positions[a : b + 1]) for a, b in pairwise(cuts)]
+        )
+        for run_starts, run_ends in runs:
+            self.starts.extend(run_starts)
+            self.ends.extend(run_ends)
+
+    @classmethod
+    def _columns_of(cls, tokenizer: Tokenizer, text: str, positions: list[int]) -> tuple[array, array]:
+        """Token starts and ends of ``text[positions[0]:positions[-1]]``, tokenized block by block."""
+        starts, ends = array("q"), array("q")
         # Blocks go to the tokenizer in batches: one call per batch, and only a batch's
         # encodings held at once (a whole megabyte's would add ~20 MB at the peak).
-        for first in range(0, len(positions) - 1, self.BATCH):
-            starts = positions[first : first + self.BATCH + 1]
-            blocks = [text[a:b] for a, b in pairwise(starts)]
-            for position, (block_starts, block_ends) in zip(starts, tokenizer.span_columns(blocks), strict=False):
-                self.starts.extend(map(add, block_starts, repeat(position)))
-                self.ends.extend(map(add, block_ends, repeat(position)))
+        for first in range(0, len(positions) - 1, cls.BATCH):
+            batch = positions[first : first + cls.BATCH + 1]
+            blocks = [text[a:b] for a, b in pairwise(batch)]
+            for position, (block_starts, block_ends) in zip(batch, tokenizer.span_columns(blocks), strict=False):
+                starts.extend(map(add, block_starts, repeat(position)))
+                ends.extend(map(add, block_ends, repeat(position)))
+        return starts, ends
 
     @classmethod
     def shared(cls, tokenizer: Tokenizer, text: str) -> TokenIndex:
