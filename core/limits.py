@@ -82,8 +82,22 @@ def estimated_nodes(document: Document, splitter: Any) -> int | None:
     if not sizes:
         return None
     units = len(document.text) if splitter.size_unit == "characters" else len(document.text.split())
+    return _nodes_for(units, sizes, splitter)
+
+
+def _nodes_for(units: int, sizes: Sequence[int], splitter: Any) -> int:
     overlap = splitter.overlap_limit or 0
     return sum(math.ceil(units / max(size - overlap, 1)) for size in sizes)
+
+
+def _within_bound(documents: Sequence[Document], splitter: Any, limits: Limits) -> bool:
+    """True when even counting every character as a unit keeps the split under the node limit.
+
+    A word holds at least one character, so this bounds the word-based estimate too and
+    spares splitting the whole text into words on every split of a large document.
+    """
+    sizes = _level_sizes(splitter)
+    return not sizes or sum(_nodes_for(len(d.text), sizes, splitter) for d in documents) <= limits.max_nodes
 
 
 def check_split_size(documents: Sequence[Document], splitter: Any, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -99,6 +113,8 @@ def check_split_size(documents: Sequence[Document], splitter: Any, limits: Limit
                 f"{splitter.name} would embed {chars:,} characters sentence by sentence, more than the limit of "
                 f"{limits.max_embed_chars:,}; pick a smaller document or a splitter that does not embed",
             )
+    if _within_bound(documents, splitter, limits):
+        return
     total = 0
     for document in documents:
         estimate = estimated_nodes(document, splitter)

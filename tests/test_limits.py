@@ -105,6 +105,15 @@ def test_the_node_limit_adds_up_over_documents() -> None:
         check_split_size(documents, splitter, Limits(max_nodes=120))
 
 
+def test_token_sized_splits_are_bounded_by_words_not_characters() -> None:
+    # 2,000 characters but 400 words ("word " x 400): a 10-token chunk makes about 40 nodes, not 200.
+    document = Document(text="word " * 400, metadata={"file_name": "w.txt"})
+    splitter = get_splitter("token", chunk_size=10, chunk_overlap=0, tokenizer="words")
+    check_split_size([document], splitter, Limits(max_nodes=40))
+    with pytest.raises(TooLargeError, match="about 40 nodes, more than the limit of 39"):
+        check_split_size([document], splitter, Limits(max_nodes=39))
+
+
 def test_an_ordinary_split_is_untouched() -> None:
     document = Document(text="A short note. It has two sentences.", metadata={"file_name": "note.txt"})
     nodes = run_split([document], PipelineConfig())
