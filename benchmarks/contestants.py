@@ -101,12 +101,15 @@ class Group:
 def chunkscope(name: str, **params: object) -> Callable[[str], Run]:
     def build(text: str) -> Run:
         from core.schema import Document
+        from core.segmentation import reuse_sentence_spans
         from core.splitters import get_splitter
         from core.splitters.base import reuse_token_indexes
 
-        # Every timed split pays for its own tokenizer pass, as a peer's does: the app's
-        # reuse of a text's token index across splits would otherwise skip it after the warm-up.
+        # Every timed split pays for its own tokenizer pass and sentence segmentation, as a peer's
+        # does: the app's reuse of a text's token index and sentence cuts across splits would
+        # otherwise skip them after the warm-up.
         reuse_token_indexes(False)
+        reuse_sentence_spans(False)
         splitter = get_splitter(name, **params)
         document = Document(text=text, metadata={"file_name": "corpus.txt"})
         # Load lazily-built state (the model tokenizer) outside the timing.

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from core.memo import Memo
+
 # A blank line always ends a sentence: headings, list blocks and paragraphs
 # without closing punctuation would otherwise run into the next sentence.
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
@@ -44,6 +46,43 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def sentence_spans_within(text: str, start: int, end: int) -> tuple[tuple[int, int], ...]:
+    """:func:`sentence_spans` of ``text[start:end]``, as offsets into ``text``; kept per text.
+
+    The sentence splitter segments the same over-budget paragraphs at every
+    chunk_size, so a Chunks page rerun with a new chunk_size finds them here.
+    Keyed by the text itself and the range (never stale); at most
+    :data:`SENTENCE_SPANS`' few texts. With reuse off (:func:`reuse_sentence_spans`)
+    every call segments afresh.
+    """
+    if not _REUSE_SENTENCE_SPANS[0]:
+        return tuple((start + a, start + b) for a, b in sentence_spans(text[start:end]))
+    ranges: dict[tuple[int, int], tuple[tuple[int, int], ...]] | None = SENTENCE_SPANS.get(text)
+    if ranges is None:
+        ranges = SENTENCE_SPANS.put(text, {}, max(len(text), 1))
+    spans = ranges.get((start, end))
+    if spans is None:
+        spans = tuple((start + a, start + b) for a, b in sentence_spans(text[start:end]))
+        ranges[(start, end)] = spans
+    return spans
+
+
+# Sentences of ranges of the last few texts split: at most 8 texts and 8 million characters (a
+# range's spans hold a few bytes per sentence, far less than the text each entry keeps alive).
+SENTENCE_SPANS = Memo(8_000_000, max_entries=8)
+_REUSE_SENTENCE_SPANS = [True]
+
+
+def reuse_sentence_spans(enabled: bool) -> None:
+    """Turn reuse of :func:`sentence_spans_within` results on or off (off also forgets those kept).
+
+    Benchmarks that split the same text repeatedly turn it off, so each split
+    segments its text as a split of a new document would.
+    """
+    _REUSE_SENTENCE_SPANS[0] = enabled
+    SENTENCE_SPANS.clear()
+
+
 def sentence_starts(text: str) -> list[int]:
     """Where each sentence of :func:`sentence_spans` starts (for cutting text into covering pieces)."""
     return [start for start, _ in sentence_spans(text)]
@@ -66,7 +105,11 @@ def _blingfire_starts(text: str) -> list[int] | None:
         except Exception:  # the wrapper asserts or fails to encode on some inputs
             return None
         starts = [start for start, _ in offsets]
-    if not starts or any(not 0 <= a < b < len(text) for a, b in zip(starts, starts[1:], strict=False)) or starts[0] >= len(text):
+    if (
+        not starts
+        or any(not 0 <= a < b < len(text) for a, b in zip(starts, starts[1:], strict=False))
+        or starts[0] >= len(text)
+    ):
         return None
     # The first piece also takes any text before blingfire's first sentence.
     return [0] + starts[1:]
@@ -95,8 +138,12 @@ def _fast_blingfire_starts(blingfire: object, text: str) -> list[int] | None:
     starts_buffer = (ctypes.c_int32 * capacity)()
     ends_buffer = (ctypes.c_int32 * capacity)()
     written = function(
-        ctypes.c_char_p(data), ctypes.c_int(len(data)), ctypes.byref(out), ctypes.byref(starts_buffer),
-        ctypes.byref(ends_buffer), ctypes.c_int(capacity),
+        ctypes.c_char_p(data),
+        ctypes.c_int(len(data)),
+        ctypes.byref(out),
+        ctypes.byref(starts_buffer),
+        ctypes.byref(ends_buffer),
+        ctypes.c_int(capacity),
     )
     if written <= 0 or written > capacity:
         return None

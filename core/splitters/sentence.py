@@ -2,7 +2,7 @@
 
 Text that does not fit is cut, in this order, until every piece fits
 ``chunk_size`` tokens: at paragraph separators, at sentences
-(:func:`core.segmentation.sentence_spans`), after clause punctuation
+(:func:`core.segmentation.sentence_spans`, kept per text and range), after clause punctuation
 (``, . ; 。 ？ ！``), at word separators, and between characters. The pieces are
 then packed greedily; a new chunk begins with whole trailing pieces of the
 previous one, at most ``chunk_overlap`` tokens. A separator stays with the piece
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, MetadataMode
-from core.segmentation import sentence_spans
+from core.segmentation import sentence_spans_within
 from core.splitters.base import CutGuard, SizedSplitter, Span, TokenIndex, merge_pieces, protected_cuts
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import TOKENIZER_NAMES, Tokenizer
@@ -53,8 +53,10 @@ class SentenceSplitter(SizedSplitter):
 
     chunk_size: int = param(1024, "Largest chunk, in tokens (LlamaIndex's default: 1024).", ge=1, le=1_000_000)
     chunk_overlap: int = param(
-        200, "Tokens of whole trailing sentences or clauses repeated at the start of the next chunk "
-        "(shrunk when it would overflow the chunk; LlamaIndex lets the chunk grow instead).", ge=0,
+        200,
+        "Tokens of whole trailing sentences or clauses repeated at the start of the next chunk "
+        "(shrunk when it would overflow the chunk; LlamaIndex lets the chunk grow instead).",
+        ge=0,
         le=1_000_000,
     )
     tokenizer: str = param(
@@ -62,7 +64,9 @@ class SentenceSplitter(SizedSplitter):
         "What sizes count: characters, whitespace words, or the embedding model's tokens (default).",
         choices=TOKENIZER_NAMES,
     )
-    paragraph_separator: str = param("\n\n\n", "Text between paragraphs, tried first (LlamaIndex's default: three newlines).")
+    paragraph_separator: str = param(
+        "\n\n\n", "Text between paragraphs, tried first (LlamaIndex's default: three newlines)."
+    )
     separator: str = param(" ", "Text between words, tried when a clause does not fit.", advanced=True)
     metadata_aware: bool = param(
         True,
@@ -163,4 +167,4 @@ def _occurrences(text: str, needle: str, start: int, end: int) -> list[int]:
 
 
 def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
-    return [start + s for s, _ in sentence_spans(text[start:end])[1:]]
+    return [s for s, _ in sentence_spans_within(text, start, end)[1:]]
