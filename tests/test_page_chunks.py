@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import apptest_support
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -16,13 +17,7 @@ GUIDE = "chunking_guide.md"
 
 
 def open_chunks(**query: str) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page("pages/1_Chunks.py").run()
-    assert not at.exception
-    return at
+    return apptest_support.open_page("pages/1_Chunks.py", query, timeout=TIMEOUT)
 
 
 def show_tab(at: AppTest, name: str) -> AppTest:

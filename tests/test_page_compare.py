@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apptest_support
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -18,11 +19,7 @@ PAGE = "pages/3_Compare.py"
 
 
 def open_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
+    return apptest_support.open_page(PAGE)
 
 
 def nodes_for(splitter_name: str, **params):

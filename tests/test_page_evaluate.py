@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import apptest_support
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -28,11 +29,7 @@ METRICS = ["hit_rate", "mrr", "recall", "precision", "iou"]
 
 
 def open_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
+    return apptest_support.open_page(PAGE, timeout=TIMEOUT)
 
 
 def run(at: AppTest) -> AppTest:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import apptest_support
 import pandas as pd
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
@@ -37,13 +38,7 @@ def downloads(monkeypatch) -> dict[str, bytes]:
 
 
 def open_page(query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
+    return apptest_support.open_page(PAGE, query)
 
 
 def sample_nodes(config: PipelineConfig) -> list[Node]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apptest_support
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -18,13 +19,7 @@ PAGE = "pages/2_Metadata.py"
 
 
 def open_page(query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
+    return apptest_support.open_page(PAGE, query)
 
 
 def expected_first_node(config: PipelineConfig):

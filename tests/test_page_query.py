@@ -11,6 +11,7 @@ import html
 import json
 from pathlib import Path
 
+import apptest_support
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -35,12 +36,7 @@ TIMEOUT = 600
 
 def open_page(config: PipelineConfig | None = None) -> AppTest:
     """The app opened on a link carrying ``config`` (as a shared link would), then the Query page."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    if config is not None:
-        at.query_params.update(config.to_query_params())
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
+    at = apptest_support.open_page(PAGE, config.to_query_params() if config else None, timeout=TIMEOUT)
     assert not at.error, [e.value for e in at.error]
     return at
 

@@ -1,0 +1,21 @@
+"""Opening a page of the app the way a person does, for the page AppTests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def open_page(page: str, query: Mapping[str, str | list[str]] | None = None, *, timeout: float = 120) -> AppTest:
+    """A first visit through a link carrying ``query`` (the app's frame runs), then ``page`` (e.g. "pages/1_Chunks.py")."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
