@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -97,6 +98,21 @@ def in_subprocess(*args: str, timeout: float = 3600) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def interleaved(contenders: dict[str, Callable[[], object]], reps: int, *, warm_up: bool = True) -> dict[str, list[float]]:
+    """Seconds per call of each contender, taking turns A B C A B C … ``reps`` times (after one warm-up call each)."""
+    if warm_up:
+        for fn in contenders.values():
+            fn()
+    times: dict[str, list[float]] = {label: [] for label in contenders}
+    for _ in range(reps):
+        for label, fn in contenders.items():
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            times[label].append(time.perf_counter() - start)
+    return times
+
+
 # -- splitter pairs ----------------------------------------------------------------
 
 
@@ -115,13 +131,7 @@ def time_group(key: str, mb: float, reps: int) -> dict:
     text = read_input(g.source, mb)
     runs = {c.label: c.prepare(text) for c in g.contestants}
     stats = {label: chunk_stats(run(), g.unit) for label, run in runs.items()}  # also the warm-up
-    times: dict[str, list[float]] = {label: [] for label in runs}
-    for _ in range(reps):
-        for label, run in runs.items():
-            gc.collect()
-            start = time.perf_counter()
-            run()
-            times[label].append(time.perf_counter() - start)
+    times = interleaved(runs, reps, warm_up=False)
     megabytes = len(text.encode("utf-8")) / MB
     rows = []
     ours = statistics.median(times[g.ours.label])
@@ -184,14 +194,7 @@ def pdf(args: argparse.Namespace) -> dict:
 
     pages = len(PdfReader(path).pages)
     contenders = {"ChunkScope load()": chunkscope_load, "pypdf extract_text (floor)": pypdf_text}
-    times: dict[str, list[float]] = {label: [] for label in contenders}
-    for fn in contenders.values():
-        fn()
-    for _ in range(args.reps):
-        for label, fn in contenders.items():
-            start = time.perf_counter()
-            fn()
-            times[label].append(time.perf_counter() - start)
+    times = interleaved(contenders, args.reps)
     rows = []
     for label in contenders:
         median = statistics.median(times[label])
@@ -232,14 +235,7 @@ def embedding(args: argparse.Namespace) -> dict:
         return raw.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
 
     contenders = {"ChunkScope Embedder.embed": ours, "SentenceTransformer.encode": theirs}
-    times: dict[str, list[float]] = {label: [] for label in contenders}
-    for fn in contenders.values():
-        fn()
-    for _ in range(args.reps):
-        for label, fn in contenders.items():
-            start = time.perf_counter()
-            fn()
-            times[label].append(time.perf_counter() - start)
+    times = interleaved(contenders, args.reps)
     rows = []
     for label in contenders:
         median = statistics.median(times[label])
@@ -294,12 +290,7 @@ def quantized_backend(model, texts: list[str], reps: int) -> dict:  # noqa: ANN0
         return m.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
 
     encode(quantized)
-    times: dict[str, list[float]] = {"fp32": [], "int8": []}
-    for _ in range(reps):
-        for label, m in (("fp32", model), ("int8", quantized)):
-            start = time.perf_counter()
-            encode(m)
-            times[label].append(time.perf_counter() - start)
+    times = interleaved({"fp32": lambda: encode(model), "int8": lambda: encode(quantized)}, reps, warm_up=False)
     full, small = encode(model), encode(quantized)
     queries = [q["query"] if isinstance(q, dict) else str(q) for q in _sample_queries()]
     q_full = model.encode(queries, normalize_embeddings=True)
