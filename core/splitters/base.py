@@ -146,15 +146,27 @@ def build_nodes(
     view = document.view_settings()
     llm_keys, embed_keys = view["excluded_llm_metadata_keys"], view["excluded_embed_metadata_keys"]
     template, separator, text_template = view["metadata_template"], view["metadata_separator"], view["text_template"]
-    ids = [f"{doc_id}#{id_prefix}{index}" for index in range(len(spans))]
-    last = len(ids) - 1
+    id_stem = f"{doc_id}#{id_prefix}"
+    ids = [f"{id_stem}{index}" for index in range(len(spans))]
     source, previous, following = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
+    # The same keys in the same order link_chain would leave: SOURCE, PREVIOUS, NEXT; each
+    # dict made whole by a literal, in a comprehension (cheaper than growing it per node).
+    if include_prev_next_rel and len(ids) > 1:
+        links = [{source: doc_id, following: ids[1]}]
+        links += [
+            {source: doc_id, previous: before, following: after} for before, after in zip(ids, ids[2:], strict=False)
+        ]
+        links.append({source: doc_id, previous: ids[-2]})
+    else:
+        links = [{source: doc_id} for _ in ids]
+    # Bound copy methods of plain dict/list: the cheapest fresh copy per node.
+    copy_inherited, copy_llm_keys, copy_embed_keys = dict(inherited).copy, llm_keys.copy, embed_keys.copy
     nodes: list[Node] = []
     append = nodes.append
     # One pass, no keyword arguments: this loop is most of a character-sized split's node cost.
-    for index, span in enumerate(spans):
+    for span, node_id, relationships in zip(spans, ids, links, strict=True):
         start, end = span[0], span[1]
-        metadata: dict[str, Any] = dict(inherited)
+        metadata: dict[str, Any] = copy_inherited()
         if paged:
             pages = document.pages_for_span(start, end)
             if pages:
@@ -166,17 +178,20 @@ def build_nodes(
                 metadata["table_header"] = header
         if len(span) > 2 and span[2]:
             metadata.update(span[2])
-        # The same keys in the same order link_chain would leave: SOURCE, PREVIOUS, NEXT.
-        relationships: dict[NodeRelationship, str | list[str]] = {source: doc_id}
-        if include_prev_next_rel:
-            if index:
-                relationships[previous] = ids[index - 1]
-            if index < last:
-                relationships[following] = ids[index + 1]
         append(
             Node(
-                text[start:end], ids[index], metadata, llm_keys[:], embed_keys[:], template, separator, text_template,
-                relationships, doc_id, start, end,
+                text[start:end],
+                node_id,
+                metadata,
+                copy_llm_keys(),
+                copy_embed_keys(),
+                template,
+                separator,
+                text_template,
+                relationships,
+                doc_id,
+                start,
+                end,
             )
         )
     return nodes
