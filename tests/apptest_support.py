@@ -10,12 +10,22 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def open_page(page: str, query: Mapping[str, str | list[str]] | None = None, *, timeout: float = 120) -> AppTest:
-    """A first visit through a link carrying ``query`` (the app's frame runs), then ``page`` (e.g. "pages/1_Chunks.py")."""
+def open_page(
+    page: str,
+    query: Mapping[str, str | list[str]] | None = None,
+    *,
+    timeout: float = 120,
+    uploads: list[tuple[str, bytes, str]] = (),  # type: ignore[assignment]
+) -> AppTest:
+    """A first visit through a link carrying ``query`` (the app's frame runs), ``uploads`` dropped on the
+    Documents page as (name, bytes, MIME type), then ``page`` (e.g. "pages/1_Chunks.py")."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.run()
+    if uploads:
+        at.file_uploader[0].set_value(list(uploads)).run()
+        assert not at.exception, at.exception
     at.switch_page(page).run()
     assert not at.exception, at.exception
     return at

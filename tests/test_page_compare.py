@@ -91,3 +91,17 @@ def test_an_invalid_configuration_is_explained_and_not_compared():
     assert any("chunk_overlap" in error.value and "chunk_size" in error.value for error in at.error)
     assert any("at least two valid configurations" in warning.value for warning in at.warning)
     assert not at.dataframe
+
+
+def test_a_configuration_over_the_node_limit_is_refused_and_named():
+    big = ("big.txt", b"word " * 24_000, "text/plain")  # 120,000 characters
+    at = apptest_support.open_page(PAGE, uploads=[big])
+    at.selectbox(key="cmp.1.splitter").set_value("character").run()
+    at.number_input(key="cmp.1.character.chunk_overlap").set_value(0)
+    at.number_input(key="cmp.1.character.chunk_size").set_value(1).run()
+    assert not at.exception
+    errors = [error.value for error in at.error]
+    assert any(
+        error.startswith("Configuration B: big.txt: character with chunk_size 1") and "limit of 100,000" in error
+        for error in errors
+    ), errors

@@ -112,3 +112,18 @@ def test_share_link_swaps_this_page_for_the_chunks_page(page_url, expected):
 def test_share_link_escapes_what_a_url_cannot_hold():
     link = share_link(None, {"meta.team": "search & rescue", "view.metadata_separator": "\n"}, this_page="Export")
     assert link.endswith("?meta.team=search%20%26%20rescue&view.metadata_separator=%0A")
+
+
+def test_a_split_over_the_node_limit_is_refused_not_exported():
+    big = ("big.txt", b"word " * 24_000, "text/plain")  # 120,000 characters
+    query = {"splitter": "character", "chunk_size": "1", "chunk_overlap": "0"}
+    at = apptest_support.open_page(PAGE, query, uploads=[big])
+    assert not at.exception
+    (error,) = [error.value for error in at.error]
+    assert "more than the limit of 100,000" in error and "raise chunk_size" in error
+    # No node files are offered; the config and the code snippets still are.
+    assert {button.label for button in at.get("download_button")} == {
+        "Download config.json",
+        "Download llamaindex_pipeline.py",
+        "Download langchain_pipeline.py",
+    }
