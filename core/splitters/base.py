@@ -25,7 +25,10 @@ from core.params import Configurable, param
 from core.schema import Document, Element, Node, NodeRelationship
 from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer, in_parallel, parallel_workers
 
-_WHITESPACE = re.compile(r"\s")
+# Where TokenIndex may cut a text into blocks: whitespace that no tokenizer joins across. Not the
+# control characters Python counts as whitespace (\x0b \x0c \x1c-\x1f \x85): BERT's normalizer
+# deletes them, so "ab\x0bcd" is one word to it.
+_BLOCK_BREAK = re.compile(r"[^\S\x0b\x0c\x1c-\x1f\x85]")
 
 
 @contextmanager
@@ -454,10 +457,10 @@ def reuse_token_indexes(enabled: bool) -> None:
 
 
 def _next_whitespace(text: str, position: int) -> int:
-    """The first whitespace at or after ``position`` (or the end of the text)."""
+    """The first block break (whitespace) at or after ``position`` (or the end of the text)."""
     if position >= len(text):
         return len(text)
-    match = _WHITESPACE.search(text, position)
+    match = _BLOCK_BREAK.search(text, position)
     return match.start() if match else len(text)
 
 
