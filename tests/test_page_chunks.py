@@ -70,6 +70,7 @@ def test_only_the_open_tab_is_drawn() -> None:
     (histogram,) = show_tab(at, "Sizes").get("plotly_chart")
     assert '"type":"histogram"' in histogram.proto.spec.replace(" ", "")
     assert "chunk size limit: 1,024" in histogram.proto.spec
+    assert "size in model tokens" in histogram.proto.spec  # the unit as a reader says it, not "model"
 
 
 def test_the_two_views_show_exactly_what_each_reader_gets() -> None:

@@ -279,7 +279,7 @@ def metric_cards(metrics: ChunkMetrics, splitter: Any) -> None:
         delta_color="off",
         delta_arrow="off",
         **card,
-        help=f"Mean node size, and its 95th percentile, in {unit}"
+        help=f"Mean node size, and its 95th percentile, in {widgets.unit_name(unit)}"
         + (f"; the limit is {splitter.size_limit:,}" if splitter.size_limit else ""),
     )
     cards[2].metric(
@@ -342,7 +342,7 @@ def node_table_tab(split: Split, unit: str) -> None:
                 "Span", width="small", help="start_char–end_char in the document's text"
             ),
             "characters": st.column_config.NumberColumn("Characters", width="small"),
-            "tokens": st.column_config.NumberColumn(f"Size ({unit})"),
+            "tokens": st.column_config.NumberColumn(f"Size ({widgets.unit_name(unit)})"),
             "pages": st.column_config.TextColumn("Pages"),
             "header_path": st.column_config.TextColumn("Header path"),
             "first_words": st.column_config.TextColumn("First words", width="large"),
@@ -365,7 +365,7 @@ def sizes_tab(split: Split, splitter: Any) -> None:
     st.plotly_chart(
         cache.derived(
             f"hist:{split.view_key}:{limit}:{unit}",
-            lambda: charts.size_histogram(list(split.table["tokens"]), limit=limit, unit=unit),
+            lambda: charts.size_histogram(list(split.table["tokens"]), limit=limit, unit=widgets.unit_name(unit)),
         ),
         width="stretch",
         key=f"{PAGE_KEY}.hist",

@@ -37,6 +37,11 @@ def label_for(name: str) -> str:
     return words[:1].upper() + words[1:]
 
 
+def unit_name(size_unit: str) -> str:
+    """A splitter's size unit as a reader says it: ``model`` -> ``model tokens``."""
+    return "model tokens" if size_unit == "model" else size_unit
+
+
 def widget_key(key: str, spec_name: str) -> str:
     """The session-state key of one parameter's widget (pages may preset it)."""
     return f"{key}.{spec_name}"
