@@ -7,6 +7,7 @@ splitter can still cut exact slices of the source.
 from __future__ import annotations
 
 import os
+import queue
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -113,7 +114,7 @@ class ModelTokenizer:
         tokenizer.no_padding()
         # Never changed from here on (the metrics read its normalizer and pre-tokenizer types).
         self._tokenizer = tokenizer
-        self._copies = _CopyPool(tokenizer, HFTokenizer.from_str, ready=WORKERS)
+        self._copies = _CopyPool(tokenizer, HFTokenizer.from_str, count=WORKERS)
 
     def count(self, text: str) -> int:
         with self._copies.borrowed() as tokenizer:
@@ -209,34 +210,26 @@ def in_parallel(tasks: Sequence[Callable[[], _T]]) -> list[_T]:
 
 
 class _CopyPool:
-    """Copies of one Rust tokenizer, each lent to one thread at a time; another is made when all are busy.
+    """``count`` copies of one Rust tokenizer, each lent to one thread at a time; a borrower waits for a free one.
 
-    ``ready`` copies exist from the start (one per worker thread, made with the
-    tokenizer rather than inside a timed call: ~17 ms and ~8 MB each). At most
-    :attr:`KEEP` idle copies are kept; one made beyond that (several sessions
-    encoding at once) is dropped when returned.
+    One copy per worker thread, made with the tokenizer (not inside a timed
+    call): ~17 ms and ~6 MB each. More would not encode faster than the cores
+    allow, so several sessions encoding at once share these.
     """
 
-    KEEP = 4
-
-    def __init__(self, first: Any, from_str: Callable[[str], Any], ready: int) -> None:
-        self._source = first.to_str()
-        self._from_str = from_str
-        self._idle = [first] + [from_str(self._source) for _ in range(ready - 1)]
-        self._lock = threading.Lock()
+    def __init__(self, first: Any, from_str: Callable[[str], Any], count: int) -> None:
+        source = first.to_str()
+        self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for tokenizer in [first] + [from_str(source) for _ in range(count - 1)]:
+            self._idle.put(tokenizer)
 
     @contextmanager
     def borrowed(self) -> Iterator[Any]:
-        with self._lock:
-            tokenizer = self._idle.pop() if self._idle else None
-        if tokenizer is None:
-            tokenizer = self._from_str(self._source)
+        tokenizer = self._idle.get()
         try:
             yield tokenizer
         finally:
-            with self._lock:
-                if len(self._idle) < self.KEEP:
-                    self._idle.append(tokenizer)
+            self._idle.put(tokenizer)
 
 
 def _parts(texts: list[str], count: int) -> list[list[str]]:
