@@ -10,6 +10,7 @@ import os
 import queue
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache, partial
@@ -213,14 +214,21 @@ class _CopyPool:
     """``count`` copies of one Rust tokenizer, each lent to one thread at a time; a borrower waits for a free one.
 
     One copy per worker thread, made with the tokenizer (not inside a timed
-    call): ~17 ms and ~6 MB each. More would not encode faster than the cores
-    allow, so several sessions encoding at once share these.
+    call): ~17 ms and ~7 MB each. More would not encode faster than the cores
+    allow, so several sessions encoding at once share these. A process forked
+    while copies were lent starts with all of them free (the borrowing threads
+    do not exist in the child).
     """
 
     def __init__(self, first: Any, from_str: Callable[[str], Any], count: int) -> None:
         source = first.to_str()
+        self._copies = [first] + [from_str(source) for _ in range(count - 1)]
+        self._reset()
+        _POOLS.add(self)
+
+    def _reset(self) -> None:
         self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        for tokenizer in [first] + [from_str(source) for _ in range(count - 1)]:
+        for tokenizer in self._copies:
             self._idle.put(tokenizer)
 
     @contextmanager
@@ -230,6 +238,11 @@ class _CopyPool:
             yield tokenizer
         finally:
             self._idle.put(tokenizer)
+
+
+_POOLS: weakref.WeakSet[_CopyPool] = weakref.WeakSet()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: [pool._reset() for pool in list(_POOLS)])
 
 
 def _parts(texts: list[str], count: int) -> list[list[str]]:

@@ -8,7 +8,10 @@ its next split; that split must equal a fresh one.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
 from contextlib import contextmanager
 from types import SimpleNamespace
 from unittest.mock import patch
@@ -231,3 +234,34 @@ def test_turning_reuse_off_forgets_the_kept_cuts(kept_cuts):
     assert len(SENTENCE_SPANS) == 0
     _split(9)
     assert len(SENTENCE_SPANS) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_process_forked_while_every_copy_is_lent_can_still_tokenize():
+    copies = len(MODEL._copies._copies)
+    holding, release = threading.Barrier(copies + 1), threading.Event()
+
+    def hold_a_copy():
+        with MODEL._copies.borrowed():
+            holding.wait()
+            release.wait()
+
+    holders = [threading.Thread(target=hold_a_copy) for _ in range(copies)]
+    for holder in holders:
+        holder.start()
+    holding.wait()  # every copy is lent now
+    try:
+        child = os.fork()
+        if child == 0:  # pragma: no cover - runs in the child
+            os._exit(0 if MODEL.count("Forked while lent.") == 5 else 1)
+        deadline = time.monotonic() + 20
+        while (done := os.waitpid(child, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+        assert done[0] == child and os.waitstatus_to_exitcode(done[1]) == 0
+    finally:
+        release.set()
+        for holder in holders:
+            holder.join()
