@@ -1,14 +1,17 @@
-"""The character splitter's fast path packs on separator ends and must match the general path exactly.
+"""The character splitter's fast path must give exactly the general path's spans.
 
-With characters as the unit, ``pack_on_separator_ends`` skips the piece tuples,
-sizes and running sums of ``separator_pieces`` + ``piece_sizes`` + ``merge_pieces``;
-the spans (trimming, dropped whitespace-only chunks, overlap) must not change.
+With characters as the unit, ``chunk_bounds`` searches for the few separator
+occurrences near each chunk's ends instead of building the pieces, their sizes
+and running sums (``separator_pieces`` + ``piece_sizes`` + ``merge_pieces``);
+the spans (trimming, dropped whitespace-only chunks, overlap, room for the next
+piece) must not change, including for separators that overlap themselves, where
+a search from inside a chunk can land on an occurrence the scan from the start skips.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import texts
 
@@ -32,6 +35,7 @@ def separated_texts(draw: st.DrawFn, separator: str) -> str:
     atoms = st.one_of(
         st.just(separator),
         st.just(separator * 2),
+        st.sampled_from([separator[:1], separator[1:], separator[:-1]]),  # runs like "\n\n\n" and "aaa"
         st.text(alphabet="ab .\n\t", max_size=8),
         st.sampled_from([" ", "\n", "\t \n", "x" * 30, "word ", "\u00a0", "😀"]),
     )
@@ -39,8 +43,8 @@ def separated_texts(draw: st.DrawFn, separator: str) -> str:
 
 
 @st.composite
-def sizes(draw: st.DrawFn) -> tuple[int, int]:
-    chunk_size = draw(st.integers(min_value=1, max_value=60))
+def sizes(draw: st.DrawFn, largest: int = 60) -> tuple[int, int]:
+    chunk_size = draw(st.integers(min_value=1, max_value=largest))
     return chunk_size, draw(st.integers(min_value=0, max_value=chunk_size - 1))
 
 
@@ -52,9 +56,22 @@ def fast(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list
     return [tuple(span) for span in pack_on_separator_ends(text, separator, chunk_size, chunk_overlap)]
 
 
+@settings(max_examples=400)
 @given(st.data(), SEPARATORS, sizes())
 def test_fast_path_spans_equal_the_general_path(data: st.DataObject, separator: str, size: tuple[int, int]) -> None:
     text = data.draw(st.one_of(separated_texts(separator), texts()))
+    assert fast(text, separator, *size) == general(text, separator, *size)
+
+
+@settings(max_examples=500)
+@given(st.sampled_from(["aa", "aba", "aaa", "abab", "\n\n"]), st.data(), sizes(largest=12))
+def test_fast_path_equals_the_general_path_where_occurrences_overlap(
+    separator: str, data: st.DataObject, size: tuple[int, int]
+) -> None:
+    """Texts made of the separator's own characters: runs where occurrences overlap one another."""
+    runs = st.builds(lambda head, count: head * count, st.sampled_from(sorted(set(separator))), st.integers(2, 7))
+    atoms = st.one_of(runs, st.sampled_from([separator, "x", separator[0], separator[-1]]))
+    text = "".join(data.draw(st.lists(atoms, max_size=12)))
     assert fast(text, separator, *size) == general(text, separator, *size)
 
 
@@ -76,6 +93,11 @@ def test_fast_path_equals_the_general_path_on_prose_with_blank_lines(text: str, 
         ("  \n\nabcdefgh\n\nxy", "\n\n", 5, 0, ["abcdefgh", "xy"]),
         # A text shorter than chunk_size is one chunk; a separator at either end is trimmed away.
         ("\n\nhello\n\n", "\n\n", 100, 10, ["hello"]),
+        # A piece longer than chunk_size - chunk_overlap gets no overlap before it.
+        ("a b c dddddddd", " ", 6, 4, ["a b c", "dddddddd"]),
+        # "aa" overlaps itself: the scan from the start cuts "aaaa" as "aa" + "aa", not at 3.
+        ("aaaa", "aa", 3, 0, ["aa", "aa"]),
+        ("aaaaa", "aa", 4, 1, ["aaaa", "a"]),
     ],
 )
 def test_character_splitter_examples(
