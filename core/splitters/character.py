@@ -44,7 +44,7 @@ class CharacterSplitter(SizedSplitter):
         if not self._packs_on_separator_ends:
             return super().split_document(document)
         # Plain (start, end) pairs, which build_nodes reads like Spans without metadata and
-        # which zip makes in C: a Span per chunk was a tenth of the whole split.
+        # zip makes in C (4 MB, 5,065 chunks: 0.15 ms, against 0.5-0.7 ms for Spans).
         starts, ends = chunk_bounds(document.text, self.separator, self.chunk_size, self.chunk_overlap)
         return build_nodes(
             document,
@@ -93,8 +93,9 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
     fits when its boundaries are at most chunk_size apart, and merge_pieces' steps
     (same budget, same overlap rule, same trimming) need only a few boundaries
     near each chunk's ends. They are found by searching there (``rfind``/``find``)
-    instead of scanning the whole text for every separator: about a third of the
-    text is read, and no piece tuples, sizes or running sums are made.
+    instead of scanning the whole text for every separator (on the benchmark corpus
+    about two fifths of the text is read, in two searches per chunk), and no piece
+    tuples, sizes or running sums are made.
 
     The boundaries are the ends of the occurrences a left-to-right scan from the
     text's start meets ("aligned" ones), then the text's end. A search from any
