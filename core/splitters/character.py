@@ -114,6 +114,10 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
     # Where an occurrence may overlap the next one: shift k when the separator's tail from k
     # is its own head ("\n\n": 1; "aba": 2).
     shifts = [k for k in range(1, size) if separator[k:] == separator[: size - k]]
+    # An occurrence overlapping one at j from the left covers j - 1 with one of these characters,
+    # so most found occurrences are cleared by looking at one character.
+    overlap_tails = "".join(separator[k - 1] for k in shifts)
+    widest_shift = shifts[-1] if shifts else 0
     find, rfind, startswith = text.find, text.rfind, text.startswith
     add_start, add_end = starts.append, ends.append
     # Trimming a chunk's end can step over a whitespace separator at once (most chunks end
@@ -136,10 +140,8 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
                 j = find(separator, start)
                 end = length if j < 0 else j + size
             else:
-                for k in shifts:
-                    if j - k >= start and startswith(separator, j - k):
-                        j = _last_aligned(find, separator, start, limit)
-                        break
+                if j > start and text[j - 1] in overlap_tails and _overlapped(startswith, separator, shifts, j, start):
+                    j = _last_aligned(find, separator, start, limit)
                 end = j + size
         if end == closed:
             # The piece after ``closed`` does not fit from here: merge_pieces starts this chunk
@@ -166,12 +168,15 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
         # end, that keeps at least ``floor`` behind it (at the end itself if there is none).
         low = floor - size if floor - size > chunk_start else chunk_start
         j = find(separator, low, closed - 1)
-        if j >= 0:
-            for k in shifts:
-                if j - k >= chunk_start and startswith(separator, j - k):
-                    j = _first_aligned(find, separator, chunk_start, floor, closed)
-                    break
+        # An occurrence overlapping j from at or after ``low`` would have been found instead.
+        if 0 <= j < low + widest_shift and _overlapped(startswith, separator, shifts, j, chunk_start):
+            j = _first_aligned(find, separator, chunk_start, floor, closed)
         start = closed if j < 0 else j + size
+
+
+def _overlapped(startswith: Callable[..., bool], separator: str, shifts: list[int], j: int, start: int) -> bool:
+    """Whether an occurrence starting in ``[start, j)`` overlaps the one at ``j``."""
+    return any(j - k >= start and startswith(separator, j - k) for k in shifts)
 
 
 def _last_aligned(find: Callable[..., int], separator: str, start: int, limit: int) -> int:
