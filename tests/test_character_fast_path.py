@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from strategies import texts
 
 from core.schema import Document
-from core.splitters.character import CharacterSplitter, _pack_pieces, pack_on_separator_ends
+from core.splitters.character import (
+    CharacterSplitter,
+    _bounds_by_scan,
+    _bounds_by_search,
+    _DenseRun,
+    _pack_pieces,
+    chunk_bounds,
+    pack_on_separator_ends,
+)
 from core.tokenizers import get_tokenizer
 
 CHARACTERS = get_tokenizer("characters")
@@ -53,7 +61,11 @@ def general(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> l
 
 
 def fast(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
-    return [tuple(span) for span in pack_on_separator_ends(text, separator, chunk_size, chunk_overlap)]
+    """The fast path's spans; its scan-based twin (the fallback for dense runs) must give the same."""
+    spans = [tuple(span) for span in pack_on_separator_ends(text, separator, chunk_size, chunk_overlap)]
+    starts, ends = _bounds_by_scan(text, separator, chunk_size, chunk_overlap)
+    assert [(start, end, None) for start, end in zip(starts, ends, strict=True)] == spans
+    return spans
 
 
 @settings(max_examples=400)
@@ -109,6 +121,15 @@ def test_character_splitter_examples(
     assert [node.text for node in nodes] == [
         text[span[0] : span[1]] for span in general(text, separator, chunk_size, chunk_overlap)
     ]
+
+
+def test_a_long_run_of_a_self_overlapping_separator_switches_to_the_scan() -> None:
+    text = "intro\n\n" + "\n" * 300 + "body text\n\n\nend"
+    with pytest.raises(_DenseRun):
+        _bounds_by_search(text, "\n\n", 40, 10)
+    starts, ends = chunk_bounds(text, "\n\n", 40, 10)
+    assert [text[s:e] for s, e in zip(starts, ends, strict=True)] == ["intro", "body text\n\n\nend"]
+    assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, "\n\n", 40, 10)]
 
 
 @pytest.mark.parametrize(("separator", "tokenizer"), [("\n\n", "words"), ("", "characters")])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -90,12 +91,34 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
     """:func:`merge_pieces`' chunks for separator pieces sized in characters: their starts and ends.
 
     With characters as the unit, a piece's size is its length, so a run of pieces
-    fits when its boundaries are at most chunk_size apart, and merge_pieces' steps
-    (same budget, same overlap rule, same trimming) need only a few boundaries
-    near each chunk's ends. They are found by searching there (``rfind``/``find``)
-    instead of scanning the whole text for every separator (on the benchmark corpus
-    about two fifths of the text is read, in two searches per chunk), and no piece
-    tuples, sizes or running sums are made.
+    fits when its boundaries are at most chunk_size apart: no piece tuples, sizes
+    or running sums are needed, only the boundaries (the ends of the separators,
+    then the text's end). Both ways below follow merge_pieces step for step (same
+    budget, same overlap rule, same trimming).
+    """
+    try:
+        return _bounds_by_search(text, separator, chunk_size, chunk_overlap)
+    except _DenseRun:
+        # Long runs of a separator that overlaps itself ("\n" * 500 for "\n\n") would be
+        # walked one occurrence at a time; one scan of the whole text is cheaper there.
+        return _bounds_by_scan(text, separator, chunk_size, chunk_overlap)
+
+
+class _DenseRun(Exception):
+    """A chain of overlapping separator occurrences longer than :data:`_WALK_LIMIT`."""
+
+
+# Steps a search may take through overlapping occurrences before the scan takes over.
+_WALK_LIMIT = 32
+
+
+def _bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> tuple[list[int], list[int]]:
+    """:func:`chunk_bounds` from searches near each chunk's ends.
+
+    Each chunk needs only a few boundaries near its ends, found by searching
+    there (``rfind``/``find``) instead of scanning the whole text for every
+    separator: on the benchmark corpus about two fifths of the text is read, in
+    two searches per chunk.
 
     The boundaries are the ends of the occurrences a left-to-right scan from the
     text's start meets ("aligned" ones), then the text's end. A search from any
@@ -103,7 +126,7 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
     elsewhere (``rfind``, or ``find`` from inside a chunk) can only land on an
     occurrence the scan skips when another occurrence overlaps it from the left,
     which needs a separator that overlaps itself (``"\\n\\n"`` in ``"\\n\\n\\n"``);
-    then the chunk is scanned from its aligned start instead.
+    then the scan is replayed from the first of those overlapping occurrences.
     """
     starts: list[int] = []
     ends: list[int] = []
@@ -140,8 +163,9 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
                 j = find(separator, start)
                 end = length if j < 0 else j + size
             else:
-                if j > start and text[j - 1] in overlap_tails and _overlapped(startswith, separator, shifts, j, start):
-                    j = _last_aligned(find, separator, start, limit)
+                if j > start and text[j - 1] in overlap_tails:
+                    first = _chain_start(startswith, separator, shifts, j, start)
+                    j = _last_aligned(find, separator, first, j + size)
                 end = j + size
         if end == closed:
             # The piece after ``closed`` does not fit from here: merge_pieces starts this chunk
@@ -169,33 +193,104 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
         low = floor - size if floor - size > chunk_start else chunk_start
         j = find(separator, low, closed - 1)
         # An occurrence overlapping j from at or after ``low`` would have been found instead.
-        if 0 <= j < low + widest_shift and _overlapped(startswith, separator, shifts, j, chunk_start):
-            j = _first_aligned(find, separator, chunk_start, floor, closed)
+        if 0 <= j < low + widest_shift:
+            first = _chain_start(startswith, separator, shifts, j, chunk_start)
+            if first != j:
+                j = _first_aligned(find, separator, first, floor, closed)
         start = closed if j < 0 else j + size
 
 
-def _overlapped(startswith: Callable[..., bool], separator: str, shifts: list[int], j: int, start: int) -> bool:
-    """Whether an occurrence starting in ``[start, j)`` overlaps the one at ``j``."""
-    return any(j - k >= start and startswith(separator, j - k) for k in shifts)
+def _chain_start(startswith: Callable[..., bool], separator: str, shifts: list[int], j: int, start: int) -> int:
+    """The first of the occurrences overlapping one another back from the one at ``j``, not before ``start``.
+
+    No occurrence at or after ``start`` overlaps it from the left, so a scan from an
+    aligned ``start`` meets it (the scan's last match before it cannot reach into it).
+    """
+    for _ in range(_WALK_LIMIT):
+        for k in reversed(shifts):  # the furthest overlapping occurrence first
+            if j - k >= start and startswith(separator, j - k):
+                j -= k
+                break
+        else:
+            return j
+    raise _DenseRun
 
 
-def _last_aligned(find: Callable[..., int], separator: str, start: int, limit: int) -> int:
-    """Where the last occurrence a scan from aligned ``start`` meets before ``limit`` begins (-1 if none)."""
+def _last_aligned(find: Callable[..., int], separator: str, first: int, stop: int) -> int:
+    """Where the last occurrence a scan from the aligned occurrence at ``first`` meets before ``stop`` begins."""
     size = len(separator)
-    last = j = find(separator, start, limit)
-    while j >= 0:
+    last = j = first
+    for _ in range(_WALK_LIMIT):
+        if j < 0:
+            return last
         last = j
-        j = find(separator, j + size, limit)
-    return last
+        j = find(separator, j + size, stop)
+    raise _DenseRun
 
 
-def _first_aligned(find: Callable[..., int], separator: str, start: int, floor: int, stop: int) -> int:
-    """Where the first occurrence a scan from aligned ``start`` meets that ends in ``[floor, stop)`` begins."""
+def _first_aligned(find: Callable[..., int], separator: str, first: int, floor: int, stop: int) -> int:
+    """Where the first occurrence a scan from the aligned occurrence at ``first`` meets that ends in
+    ``[floor, stop)`` begins (-1 if none)."""
     size = len(separator)
-    j = find(separator, start, stop - 1)
-    while j >= 0 and j + size < floor:
+    j = first
+    for _ in range(_WALK_LIMIT):
+        if j < 0 or j + size >= floor:
+            return j
         j = find(separator, j + size, stop - 1)
-    return j
+    raise _DenseRun
+
+
+def _bounds_by_scan(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> tuple[list[int], list[int]]:
+    """:func:`chunk_bounds` from one scan of the whole text for every separator.
+
+    A piece's size in characters is its length, so the running sums of the
+    sizes are the piece boundaries themselves: ``bounds[i]`` is where piece
+    ``i`` starts and piece ``i - 1`` ends. The packing below is merge_pieces'
+    step for step (same budget, same overlap rule, same trimming), indexed by
+    boundaries instead of pieces; the piece tuples, the sizes and their sums
+    are never made.
+    """
+    starts: list[int] = []
+    ends: list[int] = []
+    if not text:
+        return starts, ends
+    bounds = [0, *separator_ends(text, separator)]
+    add_start, add_end = starts.append, ends.append
+    n = len(bounds) - 1  # pieces
+    # Trimming a chunk's end can step over a whitespace separator at once (most chunks end
+    # with one): every boundary before the text's end follows a separator, and so does the
+    # text's end when the text ends with it.
+    trailing_space = len(separator) if separator.isspace() else 0
+    last_after_separator = n if text.endswith(separator) else n - 1
+    first = 0  # the chunk's first piece: it starts at bounds[first]
+    previous_end = -1
+    while True:
+        start = bounds[first]
+        # The chunk ends at the last boundary within the budget, after one piece at least.
+        stop = bisect_right(bounds, start + chunk_size, first + 1, n + 1) - 1
+        if stop <= first:
+            stop = first + 1
+        end = untrimmed_end = bounds[stop]
+        while start < end and text[start].isspace():
+            start += 1
+        # Once past the leading whitespace, ``start`` lies before that separator.
+        if start < end and stop <= last_after_separator:
+            end -= trailing_space
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start < end and end > previous_end:
+            add_start(start)
+            add_end(end)
+            previous_end = end
+        if stop >= n:
+            return starts, ends
+        # The next chunk starts at the first boundary after this chunk's start that keeps
+        # at most chunk_overlap before this chunk's end and leaves room for piece ``stop``.
+        floor = untrimmed_end - chunk_overlap
+        room = bounds[stop + 1] - chunk_size
+        if room > floor:
+            floor = room
+        first = bisect_left(bounds, floor, first + 1, stop)
 
 
 def pack_on_separator_ends(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[Span]:
