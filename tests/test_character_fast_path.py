@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from strategies import texts
 
 from core.schema import Document
+from core.splitters.base import Span
 from core.splitters.character import (
     CharacterSplitter,
     _bounds_by_scan,
@@ -130,6 +131,15 @@ def test_a_long_run_of_a_self_overlapping_separator_switches_to_the_scan() -> No
     starts, ends = chunk_bounds(text, "\n\n", 40, 10)
     assert [text[s:e] for s, e in zip(starts, ends, strict=True)] == ["intro", "body text\n\n\nend"]
     assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, "\n\n", 40, 10)]
+
+
+def test_a_subclass_that_overrides_spans_is_split_through_them() -> None:
+    class FirstWord(CharacterSplitter):
+        def spans(self, document: Document) -> list[Span]:
+            return [Span(0, document.text.index(" "))]
+
+    (node,) = FirstWord().split([Document(text="hello world\n\nagain")])
+    assert node.text == "hello"
 
 
 @pytest.mark.parametrize(("separator", "tokenizer"), [("\n\n", "words"), ("", "characters")])
