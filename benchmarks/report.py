@@ -141,8 +141,8 @@ def runs_lines(results: dict) -> list[str]:
     for section in ("splitters", "growth", "pdf", "embedding", "app"):
         if section in results and section in runs:
             run = runs[section]
-            lines.append(f"  - {section}: {run['date']}, `HF_HUB_OFFLINE=1 .venv/bin/python {run['command']}` "
-                         f"(load average {run['loadavg_start']:.1f} at its start)")
+            command = run["command"] if run["command"] == "make bench" else f"HF_HUB_OFFLINE=1 .venv/bin/python {run['command']}"
+            lines.append(f"  - {section}: {run['date']}, `{command}` (load average {run['loadavg_start']:.1f} at its start)")
     if APP_RESULTS.exists():
         current = json.loads(APP_RESULTS.read_text()).get("current")
         if current and current.get("browser"):
