@@ -454,7 +454,12 @@ def main(argv: list[str] | None = None) -> int:
             "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "command": results["command"],
             "loadavg_start": os.getloadavg()[0],
         }
-        results[section] = runners[section](args)
+        fresh = runners[section](args)
+        if section == "splitters" and args.merge and args.groups and isinstance(results.get(section), list):
+            # Only some groups were re-run: replace those, keep the others from the earlier run.
+            by_key = {g["key"]: g for g in fresh}
+            fresh = [by_key.pop(g["key"], g) for g in results[section]] + list(by_key.values())
+        results[section] = fresh
         print(f"  ({section}: {time.perf_counter() - started:.0f}s)", flush=True)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     results["machine"]["loadavg_end"] = os.getloadavg()
