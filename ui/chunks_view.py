@@ -37,14 +37,18 @@ class Split:
 
     nodes: list[Node]
     metrics: ChunkMetrics
-    # The node table's rows (core.metrics.node_table) as a frame.
-    table: pd.DataFrame
+    # The node table's rows (core.metrics.node_table).
+    rows: list[dict[str, Any]]
     # Names the split and the measure: the key of everything derived from the nodes alone.
     view_key: str
     index_of: dict[str, int]
     nodes_by_id: dict[str, Node]
     # Each node's level for a hierarchical split, else empty.
     levels: list[int]
+
+    def table(self) -> pd.DataFrame:
+        """The rows as a frame, built once per split, and only by the tabs that show it."""
+        return cache.derived(f"table:{self.view_key}", lambda: pd.DataFrame(self.rows))
 
 
 # -- plain data (no Streamlit) ------------------------------------------------------
@@ -237,14 +241,13 @@ def split_and_measure(document: Document, config: PipelineConfig, splitter: Any)
             metrics, rows = cache.report_cached((document,), nodes, measure)
             # What is drawn from the nodes alone is built once per split and measure, not on every rerun.
             view_key = f"{cache.nodes_key(nodes)}:{measure}"
-            table = cache.derived(f"table:{view_key}", lambda: pd.DataFrame(rows))
     except ChunkScopeError as exc:
         st.error(str(exc), icon=":material/error:")
         st.stop()
     return Split(
         nodes=nodes,
         metrics=metrics,
-        table=table,
+        rows=rows,
         view_key=view_key,
         index_of={node.id: i for i, node in enumerate(nodes)},
         nodes_by_id={node.id: node for node in nodes},
@@ -329,7 +332,7 @@ def node_table_tab(split: Split, unit: str) -> None:
     """The node table; selecting a row opens that node (once per new selection, then reruns)."""
     st.caption("Select a row to open that node below.")
     event = st.dataframe(
-        cache.derived(f"frame:{split.view_key}:{unit}", lambda: node_frame(split.table, unit)),
+        cache.derived(f"frame:{split.view_key}:{unit}", lambda: node_frame(split.table(), unit)),
         hide_index=True,
         width="stretch",
         height=420,
@@ -365,7 +368,7 @@ def sizes_tab(split: Split, splitter: Any) -> None:
     st.plotly_chart(
         cache.derived(
             f"hist:{split.view_key}:{limit}:{unit}",
-            lambda: charts.size_histogram(list(split.table["tokens"]), limit=limit, unit=widgets.unit_name(unit)),
+            lambda: charts.size_histogram(list(split.table()["tokens"]), limit=limit, unit=widgets.unit_name(unit)),
         ),
         width="stretch",
         key=f"{PAGE_KEY}.hist",
