@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -14,7 +13,7 @@ from core.params import param
 from core.schema import Document, Node
 from core.splitters.base import SizedSplitter, Span, build_nodes, merge_pieces, piece_sizes
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import Tokenizer
+from core.tokenizers import Tokenizer, get_tokenizer
 
 
 @SPLITTERS.register
@@ -101,8 +100,9 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
         return _bounds_by_search(text, separator, chunk_size, chunk_overlap)
     except _DenseRun:
         # Long runs of a separator that overlaps itself ("\n" * 500 for "\n\n") would be
-        # walked one occurrence at a time; one scan of the whole text is cheaper there.
-        return _bounds_by_scan(text, separator, chunk_size, chunk_overlap)
+        # walked one occurrence at a time; the general path's one scan is cheaper there.
+        spans = _pack_pieces(text, separator, get_tokenizer("characters"), chunk_size, chunk_overlap)
+        return [span.start for span in spans], [span.end for span in spans]
 
 
 class _DenseRun(Exception):
@@ -239,59 +239,6 @@ def _first_aligned(find: Callable[..., int], separator: str, first: int, floor: 
             return j
         j = find(separator, j + size, stop - 1)
     raise _DenseRun
-
-
-def _bounds_by_scan(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> tuple[list[int], list[int]]:
-    """:func:`chunk_bounds` from one scan of the whole text for every separator.
-
-    A piece's size in characters is its length, so the running sums of the
-    sizes are the piece boundaries themselves: ``bounds[i]`` is where piece
-    ``i`` starts and piece ``i - 1`` ends. The packing below is merge_pieces'
-    step for step (same budget, same overlap rule, same trimming), indexed by
-    boundaries instead of pieces; the piece tuples, the sizes and their sums
-    are never made.
-    """
-    starts: list[int] = []
-    ends: list[int] = []
-    if not text:
-        return starts, ends
-    bounds = [0, *separator_ends(text, separator)]
-    add_start, add_end = starts.append, ends.append
-    n = len(bounds) - 1  # pieces
-    # Trimming a chunk's end can step over a whitespace separator at once (most chunks end
-    # with one): every boundary before the text's end follows a separator, and so does the
-    # text's end when the text ends with it.
-    trailing_space = len(separator) if separator.isspace() else 0
-    last_after_separator = n if text.endswith(separator) else n - 1
-    first = 0  # the chunk's first piece: it starts at bounds[first]
-    previous_end = -1
-    while True:
-        start = bounds[first]
-        # The chunk ends at the last boundary within the budget, after one piece at least.
-        stop = bisect_right(bounds, start + chunk_size, first + 1, n + 1) - 1
-        if stop <= first:
-            stop = first + 1
-        end = untrimmed_end = bounds[stop]
-        while start < end and text[start].isspace():
-            start += 1
-        # Once past the leading whitespace, ``start`` lies before that separator.
-        if start < end and stop <= last_after_separator:
-            end -= trailing_space
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start < end and end > previous_end:
-            add_start(start)
-            add_end(end)
-            previous_end = end
-        if stop >= n:
-            return starts, ends
-        # The next chunk starts at the first boundary after this chunk's start that keeps
-        # at most chunk_overlap before this chunk's end and leaves room for piece ``stop``.
-        floor = untrimmed_end - chunk_overlap
-        room = bounds[stop + 1] - chunk_size
-        if room > floor:
-            floor = room
-        first = bisect_left(bounds, floor, first + 1, stop)
 
 
 def pack_on_separator_ends(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[Span]:
