@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import state
+from ui.documents import select_document
 from ui.metadata import (
     applied_config,
     build_settings,
@@ -19,7 +20,6 @@ from ui.metadata import (
     extractor_section,
     keys_table,
     node_or_stop,
-    pick_document,
     preview_header,
     reset_button,
     split_or_stop,
@@ -42,7 +42,7 @@ config = state.config()
 settings_col, preview_col = st.columns([4, 7], gap="large")
 
 with settings_col:
-    document = pick_document(documents)
+    document = select_document(documents, "meta.doc")
     extra, extra_error = extra_section(config)
     extractors, extractor_errors = extractor_section(config)
     # Drawn once the draft below tells which keys the nodes carry; kept here so it sits between the boxes.

@@ -13,12 +13,12 @@ from ui.compare import (
     boundary_diff_section,
     configuration_columns,
     count_picker,
-    document_picker,
     metrics_table,
     size_histograms,
     spans_side_by_side,
     split_each,
 )
+from ui.documents import select_document
 from ui.page import documents_or_stop, setup_page
 
 setup_page()
@@ -34,7 +34,7 @@ documents = documents_or_stop()
 config = state.config()
 doc_col, count_col = st.columns([3, 2], vertical_alignment="bottom")
 with doc_col:
-    document = document_picker(documents)
+    document = select_document(documents, "cmp.doc")
 with count_col:
     count = count_picker()
 

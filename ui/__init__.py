@@ -60,6 +60,7 @@ Each page keeps its drawing in its own module and reads as a short script of cal
 ``ui.documents`` — the loaded documents as the pages see them:
     all_documents(config=None) -> list[Document]   (each file loaded with the config's loader options)
     document_by_id(doc_id) -> Document | None; source_of(document) -> SourceFile | None
-    add_file(file_name, data) -> reason | None; load_samples() -> list[str]; sample_files() -> list[Path]
+    add_file(file_name, data, *, select=False) -> reason | None; load_samples() -> list[str]; sample_files() -> list[Path]
+    select_document(documents, key) -> Document   (a select box that follows the session's selected document)
     ensure_started()   (once per session: config from the URL, samples loaded; the app frame calls it)
 """

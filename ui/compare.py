@@ -25,7 +25,7 @@ from core.registry import Registry
 from core.schema import Document, Node
 from core.splitters import SPLITTERS
 from core.splitters.hierarchical import leaf_nodes
-from ui import cache, charts, state, widgets
+from ui import cache, charts, widgets
 from ui.charts import SERIES_COLOURS
 from ui.spans import CSS, Window, legend_html, source_html, source_windows
 
@@ -281,18 +281,6 @@ def metric_columns() -> dict[str, Any]:
 
 
 # -- drawing: the pickers ----------------------------------------------------------
-
-
-def document_picker(documents: list[Document]) -> Document:
-    """The document to compare on, starting from (and updating) the session's selected document."""
-    ids = [d.id for d in documents]
-    names = {d.id: str(d.metadata.get("file_name", d.id)) for d in documents}
-    if st.session_state.get("cmp.doc") not in ids:
-        chosen = state.selected_doc_id()
-        st.session_state["cmp.doc"] = chosen if chosen in ids else ids[0]
-    doc_id = st.selectbox("Document", ids, key="cmp.doc", format_func=lambda i: names[i])
-    state.select_doc(doc_id)
-    return next(d for d in documents if d.id == doc_id)
 
 
 def count_picker() -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,6 +95,18 @@ def add_file(file_name: str, data: bytes, *, select: bool = False) -> str | None
     state.remove_source(file_name)
     state.record_failure(file_name, reason)
     return reason
+
+
+def select_document(documents: Sequence[Document], key: str) -> Document:
+    """A select box over ``documents`` (widget ``key``), starting at (and updating) the session's selected document."""
+    ids = [d.id for d in documents]
+    names = {d.id: str(d.metadata.get("file_name", d.id)) for d in documents}
+    if st.session_state.get(key) not in ids:
+        chosen = state.selected_doc_id()
+        st.session_state[key] = chosen if chosen in ids else ids[0]
+    doc_id = st.selectbox("Document", ids, key=key, format_func=names.__getitem__)
+    state.select_doc(doc_id)
+    return next(d for d in documents if d.id == doc_id)
 
 
 def load_samples() -> list[str]:

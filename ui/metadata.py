@@ -179,18 +179,6 @@ def applied_config(
 # -- Streamlit: the settings column ----------------------------------------------------
 
 
-def pick_document(documents: Sequence[Document]) -> Document:
-    """A select box over the documents, starting at (and updating) the session's selected document."""
-    ids = [d.id for d in documents]
-    names = {d.id: str(d.metadata.get("file_name", d.id)) for d in documents}
-    if st.session_state.get("meta.doc") not in ids:
-        chosen = state.selected_doc_id()
-        st.session_state["meta.doc"] = chosen if chosen in ids else ids[0]
-    doc_id = st.selectbox("Document", ids, key="meta.doc", format_func=names.__getitem__)
-    state.select_doc(doc_id)
-    return next(d for d in documents if d.id == doc_id)
-
-
 def extra_section(config: PipelineConfig) -> tuple[tuple[tuple[str, str], ...], str | None]:
     """The "Your metadata" box: the key/value editor for metadata added to every document, and its problem."""
     with st.container(border=True):
