@@ -85,7 +85,8 @@ SMALL_TEXT: dict[str, bytes] = {
 }
 
 
-def _text_pdf(pages: tuple[str, ...]) -> bytes:
+def text_pdf(pages: tuple[str, ...]) -> bytes:
+    """One line of Helvetica text per page, drawn with fpdf2."""
     pdf = FPDF()
     pdf.set_font("Helvetica", size=14)
     for text in pages:
@@ -94,13 +95,14 @@ def _text_pdf(pages: tuple[str, ...]) -> bytes:
     return bytes(pdf.output())
 
 
-def _write(writer: PdfWriter) -> bytes:
+def pdf_bytes(writer: PdfWriter) -> bytes:
+    """What a pypdf writer writes."""
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
 
 
-def _raw_pdf(objects: list[bytes]) -> bytes:
+def raw_pdf(objects: list[bytes]) -> bytes:
     """A PDF from numbered object bodies (object 1 is the catalog), with a correct xref table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
@@ -126,7 +128,7 @@ _FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
 
 def pdf_with_content(content: bytes, compress: bool = False) -> bytes:
     """One page whose content stream is ``content``."""
-    return _raw_pdf([
+    return raw_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
@@ -136,30 +138,30 @@ def pdf_with_content(content: bytes, compress: bool = False) -> bytes:
 
 
 def small_pdfs() -> dict[str, bytes]:
-    text = _text_pdf(("Hostile catalogue page one.", "Page two."))
+    text = text_pdf(("Hostile catalogue page one.", "Page two."))
     encrypted = PdfWriter(clone_from=PdfReader(io.BytesIO(text)))
     encrypted.encrypt("secret", algorithm="AES-256")
     blank = PdfWriter()
     blank.add_blank_page(width=200, height=200)
     return {
-        "encrypted.pdf": _write(encrypted),
+        "encrypted.pdf": pdf_bytes(encrypted),
         "truncated.pdf": text[: len(text) // 2],
         # The header of a PDF and then garbage where the objects should be.
         "corrupt.pdf": b"%PDF-1.7\n" + bytes((i * 37 + 11) % 256 for i in range(600)) + b"\n%%EOF\n",
-        "no_text_layer.pdf": _write(blank),
+        "no_text_layer.pdf": pdf_bytes(blank),
         # The page tree lists itself as its own kid.
-        "looped_page_tree.pdf": _raw_pdf([
+        "looped_page_tree.pdf": raw_pdf([
             b"<< /Type /Catalog /Pages 2 0 R >>",
             b"<< /Type /Pages /Kids [2 0 R] /Count 1 >>",
         ]),
         # A page tree that claims a billion pages.
-        "billion_pages.pdf": _raw_pdf([
+        "billion_pages.pdf": raw_pdf([
             b"<< /Type /Catalog /Pages 2 0 R >>",
             b"<< /Type /Pages /Kids [3 0 R] /Count 1000000000 >>",
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
         ]),
         # Text drawn with JavaScript and a launch action attached: the text layer is all we read.
-        "javascript_action.pdf": _raw_pdf([
+        "javascript_action.pdf": raw_pdf([
             b"<< /Type /Catalog /Pages 2 0 R /OpenAction 6 0 R >>",
             b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
@@ -187,14 +189,14 @@ def _deep_page_tree(depth: int) -> bytes:
         parent = b"" if level == 0 else b"/Parent %d 0 R " % (number - 1)
         objects.append(b"<< /Type /Pages %s/Kids [%d 0 R] /Count 1 >>" % (parent, number + 1))
     objects.append(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 200 200] >>" % len(objects))
-    return _raw_pdf(objects)
+    return raw_pdf(objects)
 
 
 def _many_pages(count: int) -> bytes:
     writer = PdfWriter()
     for _ in range(count):
         writer.add_blank_page(width=100, height=100)
-    return _write(writer)
+    return pdf_bytes(writer)
 
 
 LARGE: dict[str, Callable[[], bytes]] = {
