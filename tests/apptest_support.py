@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -15,7 +15,7 @@ def open_page(
     query: Mapping[str, str | list[str]] | None = None,
     *,
     timeout: float = 120,
-    uploads: list[tuple[str, bytes, str]] = (),  # type: ignore[assignment]
+    uploads: Sequence[tuple[str, bytes, str]] = (),
 ) -> AppTest:
     """A first visit through a link carrying ``query`` (the app's frame runs), ``uploads`` dropped on the
     Documents page as (name, bytes, MIME type), then ``page`` (e.g. "pages/1_Chunks.py")."""

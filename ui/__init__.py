@@ -25,7 +25,7 @@ Each page keeps its drawing in its own module and reads as a short script of cal
     run_split_cached(documents, config) -> list[Node]      (core.documents.run_split; keyed by config.key())
     split_cached(documents, splitter_name, params_json) -> list[Node]
     metrics_cached(documents, nodes, options_json="{}") -> ChunkMetrics
-    report_cached(documents, nodes, options_json="{}") -> (ChunkMetrics, list[dict])   (one measurement; options: size_limit, tokenizer, ...)
+    report_cached(documents, nodes, options_json="{}") -> (ChunkMetrics, tuple[dict, ...])   (one measurement; options: size_limit, tokenizer, ...)
     semantic_analysis_cached(document, splitter_name, params_json)
     count_tokens(texts: tuple[str, ...], tokenizer="model") -> list[int]
     document_tokens(document, tokenizer="model") -> int   (a whole document; shares the metrics' token index)

@@ -204,10 +204,9 @@ def _report(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _
 
 def report_cached(
     documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}"
-) -> tuple[Any, list[dict[str, Any]]]:
-    """``core.metrics.chunk_report``: the metrics and the node table (fresh row dicts) from one measurement."""
-    metrics, rows = _report(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
-    return metrics, [dict(row) for row in rows]
+) -> tuple[Any, tuple[dict[str, Any], ...]]:
+    """``core.metrics.chunk_report``: the metrics and the node table's rows from one measurement (shared: read only)."""
+    return _report(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

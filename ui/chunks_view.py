@@ -37,8 +37,8 @@ class Split:
 
     nodes: list[Node]
     metrics: ChunkMetrics
-    # The node table's rows (core.metrics.node_table).
-    rows: list[dict[str, Any]]
+    # The node table's rows (core.metrics.node_table), shared with the cache: read only.
+    rows: tuple[dict[str, Any], ...]
     # Names the split and the measure: the key of everything derived from the nodes alone.
     view_key: str
     index_of: dict[str, int]
@@ -48,7 +48,7 @@ class Split:
 
     def table(self) -> pd.DataFrame:
         """The rows as a frame, built once per split, and only by the tabs that show it."""
-        return cache.derived(f"table:{self.view_key}", lambda: pd.DataFrame(self.rows))
+        return cache.derived(f"table:{self.view_key}", lambda: pd.DataFrame(list(self.rows)))
 
 
 # -- plain data (no Streamlit) ------------------------------------------------------
