@@ -266,21 +266,19 @@ def cmd_splitters(args: argparse.Namespace) -> int:
 def cmd_loaders(args: argparse.Namespace) -> int:
     from core.loaders import LOADERS
 
-    listing = LOADERS.describe()
-    extensions = {cls.name: list(cls.extensions) for cls in LOADERS}
-    for entry in listing:
-        entry["extensions"] = extensions[entry["name"]]
-    return _listing(listing, args.format)
+    return _listing(_described_with(LOADERS, "extensions"), args.format)
 
 
 def cmd_extractors(args: argparse.Namespace) -> int:
     from core.extractors import EXTRACTORS
 
-    listing = EXTRACTORS.describe()
-    keys = {cls.name: list(cls.keys) for cls in EXTRACTORS}
-    for entry in listing:
-        entry["keys"] = keys[entry["name"]]
-    return _listing(listing, args.format)
+    return _listing(_described_with(EXTRACTORS, "keys"), args.format)
+
+
+def _described_with(registry: Any, attribute: str) -> list[dict[str, Any]]:
+    """``registry.describe()``, each entry with its class's ``attribute`` (a sequence) as a list."""
+    values = {cls.name: list(getattr(cls, attribute)) for cls in registry}
+    return [{**entry, attribute: values[entry["name"]]} for entry in registry.describe()]
 
 
 def cmd_app(args: argparse.Namespace) -> int:
