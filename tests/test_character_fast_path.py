@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from strategies import texts
 
 from core.schema import Document
+from core.splitters import character
 from core.splitters.base import Span
 from core.splitters.character import (
     CharacterSplitter,
@@ -119,13 +120,35 @@ def test_character_splitter_examples(
     ]
 
 
-def test_a_long_run_of_a_self_overlapping_separator_falls_back_to_the_general_path() -> None:
-    text = "intro\n\n" + "\n" * 300 + "body text\n\n\nend"
-    with pytest.raises(_DenseRun):
-        _bounds_by_search(text, "\n\n", 40, 10)
-    starts, ends = chunk_bounds(text, "\n\n", 40, 10)
-    assert [text[s:e] for s, e in zip(starts, ends, strict=True)] == ["intro", "body text\n\n\nend"]
+def test_a_long_run_of_a_self_overlapping_separator_is_scanned_where_it_is() -> None:
+    """One run too long to walk is scanned in its chunk's region; the rest of the text keeps the search path."""
+    text = "intro\n\n" + "\n" * 300 + "body text\n\n\nend " + "more words\n\n" * 400
+    starts, ends = _bounds_by_search(text, "\n\n", 40, 10)  # no fallback to the general path
+    assert [text[s:e] for s, e in zip(starts, ends, strict=True)][:2] == ["intro", "body text\n\n\nend more words"]
     assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, "\n\n", 40, 10)]
+
+
+def test_a_text_made_mostly_of_such_runs_goes_to_the_general_path() -> None:
+    """Past a scan budget of the text's length, the whole text takes the general path's single scan."""
+    text = ("\n" * 300 + "word ") * 40
+    with pytest.raises(_DenseRun):
+        _bounds_by_search(text, "\n\n", 1000, 999)
+    starts, ends = chunk_bounds(text, "\n\n", 1000, 999)
+    assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, "\n\n", 1000, 999)]
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(["aa", "aba", "aaa", "abab", "\n\n"]), st.data(), sizes(largest=12))
+def test_local_scans_equal_the_general_path(separator: str, data: st.DataObject, size: tuple[int, int]) -> None:
+    """With no walking allowed and no scan budget, every overlapping occurrence is resolved by a local scan."""
+    runs = st.builds(lambda head, count: head * count, st.sampled_from(sorted(set(separator))), st.integers(2, 9))
+    atoms = st.one_of(runs, st.sampled_from([separator, "x", " ", separator[0], separator[-1]]))
+    text = "".join(data.draw(st.lists(atoms, max_size=14)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(character, "_WALK_LIMIT", 0)
+        patch.setattr(character, "_SCAN_BUDGET", 10_000)
+        starts, ends = _bounds_by_search(text, separator, *size)
+    assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, separator, *size)]
 
 
 def test_a_subclass_that_overrides_spans_is_split_through_them() -> None:

@@ -99,8 +99,8 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
     try:
         return _bounds_by_search(text, separator, chunk_size, chunk_overlap)
     except _DenseRun:
-        # Long runs of a separator that overlaps itself ("\n" * 500 for "\n\n") would be
-        # walked one occurrence at a time; the general path's one scan is cheaper there.
+        # A text that is mostly long runs of a self-overlapping separator would be rescanned
+        # chunk by chunk; the general path's one scan of the whole text is cheaper there.
         spans = _pack_pieces(text, separator, get_tokenizer("characters"), chunk_size, chunk_overlap)
         return [span.start for span in spans], [span.end for span in spans]
 
@@ -109,8 +109,48 @@ class _DenseRun(Exception):
     """A chain of overlapping separator occurrences longer than :data:`_WALK_LIMIT`."""
 
 
-# Steps a search may take through overlapping occurrences before the scan takes over.
+# Steps a search may take through overlapping occurrences before a local scan takes over.
 _WALK_LIMIT = 32
+# Characters the local scans may read, as a share of the text's length, before the general path takes over.
+_SCAN_BUDGET = 0.25
+
+
+class _LocalScans:
+    """Left-to-right scans of the region around a dense run (what the walk would find, found by ``finditer``).
+
+    One long run anywhere in a text used to send the whole text to the general path
+    (the 20 MB corpus holds a few runs of 30-48 newlines: 1.6 -> 4.5 ms per MB).
+    Scanning only the chunk's region keeps the search path for the rest. The
+    characters scanned are budgeted at a quarter of the text's length: past that (a text made
+    mostly of such runs, or a large overlap re-reading them) :class:`_DenseRun`
+    hands the whole text to the general path, so the cost stays linear.
+    """
+
+    def __init__(self, text: str, separator: str) -> None:
+        self.text = text
+        self.finditer = _literal_pattern(separator).finditer
+        self.budget = int(_SCAN_BUDGET * len(text))
+
+    def _matches(self, start: int, stop: int):  # noqa: ANN202 - an iterator of re.Match
+        self.budget -= stop - start
+        if self.budget < 0:
+            raise _DenseRun
+        return self.finditer(self.text, start, stop)
+
+    def last_start(self, start: int, stop: int) -> int:
+        """Where the last occurrence of a scan from the aligned ``start`` that ends by ``stop`` begins (-1 if none)."""
+        last = -1
+        for match in self._matches(start, stop):
+            last = match.start()
+        return last
+
+    def first_start_ending_from(self, start: int, floor: int, stop: int) -> int:
+        """Where the first occurrence of a scan from the aligned ``start`` ending at or after ``floor``
+        (and by ``stop``) begins (-1 if none)."""
+        for match in self._matches(start, stop):
+            if match.end() >= floor:
+                return match.start()
+        return -1
 
 
 def _bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> tuple[list[int], list[int]]:
@@ -149,6 +189,7 @@ def _bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap:
     # text's end when the text ends with it.
     trailing_space = size if separator.isspace() else 0
     ends_with_separator = text.endswith(separator)
+    scans = _LocalScans(text, separator)
     start = 0  # always an aligned boundary
     closed = -1  # the untrimmed end of the last chunk packed
     previous_end = -1  # the trimmed end of the last chunk kept
@@ -165,8 +206,11 @@ def _bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap:
                 end = length if j < 0 else j + size
             else:
                 if j > start and text[j - 1] in overlap_tails:
-                    first = _chain_start(startswith, separator, shifts, j, start)
-                    j = _last_aligned(find, separator, first, j + size)
+                    try:
+                        first = _chain_start(startswith, separator, shifts, j, start)
+                        j = _last_aligned(find, separator, first, j + size)
+                    except _DenseRun:
+                        j = scans.last_start(start, j + size)
                 end = j + size
         if end == closed:
             # The piece after ``closed`` does not fit from here: merge_pieces starts this chunk
@@ -195,9 +239,12 @@ def _bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap:
         j = find(separator, low, closed - 1)
         # An occurrence overlapping j from at or after ``low`` would have been found instead.
         if 0 <= j < low + widest_shift:
-            first = _chain_start(startswith, separator, shifts, j, chunk_start)
-            if first != j:
-                j = _first_aligned(find, separator, first, floor, closed)
+            try:
+                first = _chain_start(startswith, separator, shifts, j, chunk_start)
+                if first != j:
+                    j = _first_aligned(find, separator, first, floor, closed)
+            except _DenseRun:
+                j = scans.first_start_ending_from(chunk_start, floor, closed - 1)
         start = closed if j < 0 else j + size
 
 
