@@ -1,0 +1,88 @@
+"""Pure-Python work on a second core: a forked child computes a value while this process goes on.
+
+Threads do not help pure-Python work (the GIL), and a process pool would pickle
+its inputs and import everything again. A forked child starts with this
+process's memory as it is (a parsed PDF included), computes one value, sends it
+back pickled through a pipe and exits. It is for work whose result the caller
+could compute itself: whenever the child cannot deliver (it raised, crashed, or
+fork is unavailable) :meth:`Forked.result` is ``None`` and the caller does the
+work in-process, so the outcome, errors included, is the same as without a
+child.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+_T = TypeVar("_T")
+
+# Two cores are what the work is spread over; on one core a child only adds a fork.
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class Forked(Generic[_T]):
+    """A child process computing ``work()``; :meth:`result` waits for it."""
+
+    def __init__(self, work: Callable[[], _T]) -> None:
+        self._read, write = os.pipe()
+        try:
+            self._pid = os.fork()
+        except OSError:
+            os.close(self._read)
+            os.close(write)
+            raise
+        if self._pid == 0:  # the child: compute, send, and leave without running the parent's exit handlers
+            os.close(self._read)
+            status = 1
+            try:
+                payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write, "wb") as pipe:
+                    pipe.write(payload)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write)
+        self._done = False
+
+    def cancel(self) -> None:
+        """Stop the child and reap it (when the caller no longer needs its value)."""
+        if self._done:
+            return
+        self._done = True
+        os.kill(self._pid, signal.SIGKILL)
+        os.close(self._read)
+        os.waitpid(self._pid, 0)
+
+    def result(self) -> _T | None:
+        """The child's value, or ``None`` if it did not deliver one. Call once."""
+        if self._done:
+            raise RuntimeError("Forked.result() was already called")
+        self._done = True
+        # Read before waiting: a child blocked on a full pipe would never exit.
+        with os.fdopen(self._read, "rb") as pipe:
+            payload = pipe.read()
+        _, status = os.waitpid(self._pid, 0)
+        if status != 0 or not payload:
+            return None
+        try:
+            return pickle.loads(payload)
+        except Exception:  # a truncated payload: the caller does the work itself
+            return None
+
+
+def fork_available() -> bool:
+    return hasattr(os, "fork") and CORES > 1
+
+
+def start_forked(work: Callable[[], _T]) -> Forked[_T] | None:
+    """``work`` started in a forked child, or ``None`` where that cannot help (no fork, one core)."""
+    if not fork_available():
+        return None
+    try:
+        return Forked(work)
+    except OSError:  # no process or pipe to be had: the caller does the work itself
+        return None

@@ -1,0 +1,116 @@
+"""Work in a forked child (core.forking), and the PDF loader reading a long PDF on two cores."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hostile.make_hostile import text_pdf
+
+from core import forking
+from core.errors import EncryptedDocumentError
+from core.forking import Forked, start_forked
+from core.loaders import load_bytes
+from core.loaders import pdf as pdf_loader
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+def test_the_child_computes_the_value_in_another_process() -> None:
+    child = Forked(lambda: ("from the child", os.getpid()))
+    text, pid = child.result()
+    assert text == "from the child"
+    assert pid != os.getpid()
+
+
+def test_a_child_that_raises_delivers_nothing() -> None:
+    def fails() -> int:
+        raise ValueError("boom")
+
+    assert Forked(fails).result() is None
+
+
+def test_a_value_that_cannot_be_pickled_is_not_delivered() -> None:
+    assert Forked(lambda: (lambda: 1)).result() is None
+
+
+def test_result_is_read_once() -> None:
+    child = Forked(lambda: 1)
+    assert child.result() == 1
+    with pytest.raises(RuntimeError):
+        child.result()
+
+
+def test_a_cancelled_child_is_stopped_and_reaped() -> None:
+    child = Forked(lambda: __import__("time").sleep(60))
+    child.cancel()
+    with pytest.raises(ChildProcessError):  # already reaped: no zombie left behind
+        os.waitpid(child._pid, 0)
+
+
+def test_a_large_value_passes_the_pipe() -> None:
+    # Far beyond a pipe's buffer: the parent must read before it waits.
+    assert Forked(lambda: "x" * 5_000_000).result() == "x" * 5_000_000
+
+
+def test_one_core_or_no_fork_means_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forking, "CORES", 1)
+    assert start_forked(lambda: 1) is None
+
+
+# -- the PDF loader -------------------------------------------------------------------
+
+PAGES = tuple(f"Page {n} says something different: {n * 7} apples." for n in range(1, 41))
+
+
+@pytest.fixture(scope="module")
+def long_pdf() -> bytes:
+    return text_pdf(PAGES)
+
+
+def _load(data: bytes):  # noqa: ANN202 - a Document
+    (document,) = load_bytes(data, "long.pdf")
+    return document
+
+
+def test_a_long_pdf_reads_the_same_on_two_cores_as_on_one(long_pdf: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    children = []
+    real_start = pdf_loader.start_forked
+    monkeypatch.setattr(pdf_loader, "start_forked", lambda work: children.append(real_start(work)) or children[-1])
+    two = _load(long_pdf)
+    if forking.fork_available():
+        assert children[0] is not None, "a 40-page PDF is read with a child on a machine with two cores"
+    monkeypatch.setattr(pdf_loader, "PARALLEL_FROM_PAGES", 10_000)
+    one = _load(long_pdf)
+    assert two.text == one.text
+    assert [(p.start_char, p.end_char, p.label) for p in two.pages] == [
+        (p.start_char, p.end_char, p.label) for p in one.pages
+    ]
+    assert [two.text[p.start_char : p.end_char] for p in two.pages] == list(PAGES)
+
+
+def test_pages_a_child_fails_to_deliver_are_read_here(long_pdf: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing_child(work):  # noqa: ANN001, ANN202 - the child dies before sending anything
+        return Forked(lambda: os._exit(3))
+
+    monkeypatch.setattr(pdf_loader, "start_forked", failing_child)
+    document = _load(long_pdf)
+    assert [document.text[p.start_char : p.end_char] for p in document.pages] == list(PAGES)
+
+
+def test_an_error_in_this_process_stops_the_child(long_pdf: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    children = []
+    real_start = pdf_loader.start_forked
+    monkeypatch.setattr(pdf_loader, "start_forked", lambda work: children.append(real_start(work)) or children[-1])
+    real_range = pdf_loader.PdfLoader._extract_range
+
+    def encrypted_first_half(self, pages, start, stop, file_name):  # noqa: ANN001, ANN202
+        if start == 0:
+            raise EncryptedDocumentError(file_name, "is encrypted and cannot be read without its password")
+        return real_range(self, pages, start, stop, file_name)
+
+    monkeypatch.setattr(pdf_loader.PdfLoader, "_extract_range", encrypted_first_half)
+    with pytest.raises(EncryptedDocumentError, match="long.pdf"):
+        _load(long_pdf)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(children[0]._pid, 0)
