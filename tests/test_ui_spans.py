@@ -6,10 +6,10 @@ import html
 import re
 from dataclasses import dataclass
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import Document, Page
+from core import Document, Node, Page
 from ui.spans import MAX_SEGMENTS, Mark, source_html, source_windows
 
 
@@ -102,3 +102,13 @@ def test_the_visible_text_is_always_exactly_the_source(text: str, cuts: list[tup
     markup = source_html(text, nodes, selected_id=f"n{selected}", include_css=False)
     assert visible_text(markup) == text
     assert "<script" not in markup and "<img" not in markup
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=" \n\tab·é😀", max_size=400), st.integers(min_value=2, max_value=80))
+def test_node_label_reads_only_the_start_yet_equals_folding_the_whole_node(text: str, width: int) -> None:
+    from ui.nodes import node_label
+
+    words = " ".join(text.split())
+    expected = words if len(words) <= width else words[: width - 1].rstrip() + "…"
+    assert node_label(3, Node(text=text), width) == f"#3 · {expected}"

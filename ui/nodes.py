@@ -20,7 +20,13 @@ VIEW_HEIGHT_PX = 320
 
 def node_label(index: int, node: Node, width: int = 48) -> str:
     """``#3 · The first words of the node…`` for pickers and buttons."""
-    words = " ".join(node.text.split())
+    # Whitespace-folding a prefix of the text gives a prefix of the folded text, so a few
+    # times the width is enough unless the node opens with a long run of whitespace
+    # (folding whole nodes took 8 ms of a 1 MB Chunks rerun, for 70 characters each).
+    head = node.text[: 4 * width + 8]
+    words = " ".join(head.split())
+    if len(words) <= width and len(head) < len(node.text):
+        words = " ".join(node.text.split())
     if len(words) > width:
         words = words[: width - 1].rstrip() + "…"
     return f"#{index} · {words}"
