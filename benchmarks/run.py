@@ -225,7 +225,8 @@ def embedding(args: argparse.Namespace) -> dict:
     text = read_input("corpus.txt", 0.25)
     nodes = get_splitter("sentence", chunk_size=256, chunk_overlap=20).split([Document(text=text)])
     texts = [n.text for n in nodes][: args.embed_texts]
-    embedder = Embedder(cache_entries=0)  # nothing cached: every call encodes
+    # Nothing cached, so every call encodes; torch, as raw encode runs (ONNX is measured below).
+    embedder = Embedder(cache_entries=0, backend="torch")
     raw = SentenceTransformer(default_model_path(), device="cpu", local_files_only=True)
 
     def ours() -> object:
@@ -234,7 +235,7 @@ def embedding(args: argparse.Namespace) -> dict:
     def theirs() -> object:
         return raw.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
 
-    contenders = {"ChunkScope Embedder.embed": ours, "SentenceTransformer.encode": theirs}
+    contenders = {"ChunkScope Embedder.embed (torch)": ours, "SentenceTransformer.encode": theirs}
     times = interleaved(contenders, args.reps)
     rows = []
     for label in contenders:
@@ -274,7 +275,46 @@ def embedding(args: argparse.Namespace) -> dict:
     print(f"[embedding] re-embed after {change['change']}: hit ratio {change['hit_ratio']:.0%}, "
           f"{second_s:.2f}s vs {first_s:.2f}s", flush=True)
     quantized = quantized_backend(raw, texts, min(args.reps, 3)) if args.quantized else None
-    return {"texts": len(texts), "rows": rows, "overhead": overhead, "param_change": change, "quantized": quantized}
+    onnx = onnx_backend(raw, texts, args.reps)
+    return {"texts": len(texts), "rows": rows, "overhead": overhead, "param_change": change, "quantized": quantized,
+            "onnx": onnx}
+
+
+def onnx_backend(model, texts: list[str], reps: int) -> dict:  # noqa: ANN001 - a SentenceTransformer
+    """The app's default backend, ONNX Runtime (core.onnx_backend), against raw encode: speed and ranking agreement."""
+    import numpy as np
+
+    from core.embeddings import Embedder
+
+    onnx = Embedder(cache_entries=0, backend="onnx")
+
+    def raw(batch: list[str]) -> np.ndarray:
+        return model.encode(batch, batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+
+    times = interleaved({"raw": lambda: raw(texts), "onnx": lambda: onnx.embed(texts)}, reps)
+    full, fast = raw(texts), onnx.embed(texts)
+    result = ranking_agreement(raw, onnx.embed, full, fast)
+    raw_s, onnx_s = statistics.median(times["raw"]), statistics.median(times["onnx"])
+    result.update({"speedup": raw_s / onnx_s, "onnx_chunks_per_s": len(texts) / onnx_s,
+                   "raw_chunks_per_s": len(texts) / raw_s, "max_abs_diff": float(np.abs(full - fast).max())})
+    print(f"[embedding] ONNX Runtime: x{result['speedup']:.2f}, top-1 kept for {result['same_top1']:.0%} of "
+          f"{result['queries']} queries, top-5 overlap {result['top5_overlap']:.0%}, "
+          f"max |difference| {result['max_abs_diff']:.1e}", flush=True)
+    return result
+
+
+def ranking_agreement(encode_a, encode_b, chunks_a, chunks_b) -> dict:  # noqa: ANN001 - encoders and arrays
+    """Over the sample queries: how often b's top-1 chunk is a's, and how much of a's top 5 b keeps."""
+    import numpy as np
+
+    queries = [q["query"] if isinstance(q, dict) else str(q) for q in _sample_queries()]
+    same_top1, top5_overlap = 0, 0.0
+    for a, b in zip(encode_a(queries) @ chunks_a.T, encode_b(queries) @ chunks_b.T, strict=True):
+        ra, rb = np.argsort(-a)[:5], np.argsort(-b)[:5]
+        same_top1 += int(ra[0] == rb[0])
+        top5_overlap += len(set(ra) & set(rb)) / 5
+    return {"queries": len(queries), "same_top1": same_top1 / len(queries), "top5_overlap": top5_overlap / len(queries),
+            "mean_cosine_to_fp32": float(np.mean(np.sum(chunks_a * chunks_b, axis=1)))}
 
 
 def quantized_backend(model, texts: list[str], reps: int) -> dict:  # noqa: ANN001 - a SentenceTransformer
@@ -292,26 +332,12 @@ def quantized_backend(model, texts: list[str], reps: int) -> dict:  # noqa: ANN0
     encode(quantized)
     times = interleaved({"fp32": lambda: encode(model), "int8": lambda: encode(quantized)}, reps, warm_up=False)
     full, small = encode(model), encode(quantized)
-    queries = [q["query"] if isinstance(q, dict) else str(q) for q in _sample_queries()]
-    q_full = model.encode(queries, normalize_embeddings=True)
-    q_small = quantized.encode(queries, normalize_embeddings=True)
-    same_top1, top5_overlap = 0, 0.0
-    for a, b in zip(q_full @ full.T, q_small @ small.T, strict=True):
-        ra, rb = np.argsort(-a)[:5], np.argsort(-b)[:5]
-        same_top1 += int(ra[0] == rb[0])
-        top5_overlap += len(set(ra) & set(rb)) / 5
+    result = ranking_agreement(lambda q: model.encode(q, normalize_embeddings=True),
+                               lambda q: quantized.encode(q, normalize_embeddings=True), full, small)
     fp32, int8 = statistics.median(times["fp32"]), statistics.median(times["int8"])
-    result = {
-        "speedup": fp32 / int8,
-        "fp32_chunks_per_s": len(texts) / fp32,
-        "int8_chunks_per_s": len(texts) / int8,
-        "queries": len(queries),
-        "same_top1": same_top1 / len(queries),
-        "top5_overlap": top5_overlap / len(queries),
-        "mean_cosine_to_fp32": float(np.mean(np.sum(full * small, axis=1))),
-    }
+    result.update({"speedup": fp32 / int8, "fp32_chunks_per_s": len(texts) / fp32, "int8_chunks_per_s": len(texts) / int8})
     print(f"[embedding] int8 dynamic quantization: x{result['speedup']:.2f}, top-1 kept for "
-          f"{result['same_top1']:.0%} of {len(queries)} queries, top-5 overlap {result['top5_overlap']:.0%}", flush=True)
+          f"{result['same_top1']:.0%} of {result['queries']} queries, top-5 overlap {result['top5_overlap']:.0%}", flush=True)
     return result
 
 

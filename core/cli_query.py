@@ -57,6 +57,13 @@ def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=RETRIEVAL_MODES, default="dense", help="Retrieval: dense, bm25 or hybrid.")
     parser.add_argument("--alpha", type=float, default=0.5, help="Hybrid weight of the dense score (0-1).")
     parser.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
+    parser.add_argument(
+        "--backend",
+        choices=("auto", "onnx", "torch"),
+        default=None,
+        help="What runs the embedding model: ONNX Runtime, torch, or auto (ONNX where it runs; "
+        "default: $CHUNKSCOPE_EMBED_BACKEND, else auto).",
+    )
 
 
 # -- handlers -------------------------------------------------------------------------
@@ -189,7 +196,7 @@ def _embedder(args: argparse.Namespace, *, needs: bool):  # noqa: ANN202
         return None
     from core.embeddings import get_embedder
 
-    return get_embedder(args.model)
+    return get_embedder(args.model, backend=args.backend)
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:

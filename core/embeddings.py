@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from core.errors import ModelUnavailableError
+from core.errors import ConfigError, ModelUnavailableError
 from core.schema import MetadataMode, Node
 from core.tokenizers import default_model_path
 
@@ -26,6 +26,9 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 32
 # About 30 MB of 384-dimension float32 vectors: enough for several sweeps over the samples.
 DEFAULT_CACHE_ENTRIES = 20_000
+# torch: sentence-transformers as is; onnx: the transformer in ONNX Runtime (core.onnx_backend);
+# auto: onnx where it runs, else torch.
+BACKENDS = ("torch", "onnx", "auto")
 
 
 class Embedder:
@@ -41,7 +44,10 @@ class Embedder:
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache_entries: int = DEFAULT_CACHE_ENTRIES,
+        backend: str = "torch",
     ) -> None:
+        if backend not in BACKENDS:
+            raise ConfigError(f"embedding backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
         self.model_path = os.path.abspath(model_path) if model_path else default_model_path()
         self.batch_size = batch_size
         self._cache_entries = cache_entries
@@ -51,6 +57,12 @@ class Embedder:
         self._hits = 0
         self._misses = 0
         self._model = self._load_model(self.model_path)
+        # What runs the transformer: "onnx" (ONNX Runtime) or "torch"; why not ONNX, when "auto" fell back.
+        self.backend = "torch"
+        self.backend_note = ""
+        self._onnx = None
+        if backend != "torch":
+            self._load_onnx(required=backend == "onnx")
 
     # -- the model (tests replace these two to run without torch) -------------
 
@@ -71,7 +83,22 @@ class Embedder:
         except (OSError, ValueError) as exc:
             raise ModelUnavailableError(f"the embedding model at {path} could not be loaded ({exc})") from exc
 
+    def _load_onnx(self, required: bool) -> None:
+        try:
+            from core.onnx_backend import OnnxEncoder
+
+            self._onnx = OnnxEncoder(self._model, self.model_path)
+            self.backend = "onnx"
+        except Exception as exc:  # no onnxruntime, an export the model does not allow, an unwritable cache
+            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            if required:
+                raise ModelUnavailableError(f"the ONNX backend cannot run {self.model_path} ({reason})") from exc
+            self.backend_note = f"ONNX Runtime unavailable, using torch ({reason})"
+
     def _encode(self, texts: list[str]) -> np.ndarray:
+        if self._onnx is not None:
+            with self._encode_lock:
+                return np.asarray(self._onnx.encode(texts), dtype=np.float32)
         with self._encode_lock:
             vectors = self._model.encode(
                 texts,
@@ -169,18 +196,24 @@ def embed_nodes(nodes: Sequence[Node], embedder: Embedder, progress: Progress | 
     return embedder.embed([node.get_content(MetadataMode.EMBED) for node in nodes], progress)
 
 
-_SHARED: dict[str, Embedder] = {}
+_SHARED: dict[tuple[str, str], Embedder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def get_embedder(model_path: str | None = None) -> Embedder:
-    """The process-wide embedder for a model (loaded once, then shared)."""
+def default_backend() -> str:
+    """``$CHUNKSCOPE_EMBED_BACKEND`` (torch, onnx or auto), else auto: ONNX Runtime where it runs, torch otherwise."""
+    return os.environ.get("CHUNKSCOPE_EMBED_BACKEND", "auto").strip().lower() or "auto"
+
+
+def get_embedder(model_path: str | None = None, backend: str | None = None) -> Embedder:
+    """The process-wide embedder for a model and backend (loaded once, then shared)."""
     path = os.path.abspath(model_path) if model_path else default_model_path()
+    backend = backend or default_backend()
     with _SHARED_LOCK:
-        embedder = _SHARED.get(path)
+        embedder = _SHARED.get((path, backend))
         if embedder is None:
-            embedder = Embedder(path)
-            _SHARED[path] = embedder
+            embedder = Embedder(path, backend=backend)
+            _SHARED[(path, backend)] = embedder
         return embedder
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import core.embeddings as embeddings
 from core.embeddings import Embedder, embed_nodes, get_embedder
-from core.errors import ModelUnavailableError
+from core.errors import ConfigError, ModelUnavailableError
 from core.schema import MetadataMode, Node
 
 
@@ -117,3 +117,88 @@ def test_get_embedder_shares_one_instance_per_model(tmp_path, monkeypatch):
     assert get_embedder(str(tmp_path)) is first
     assert get_embedder(str(tmp_path) + "/") is first  # the same directory, spelled differently
     assert get_embedder(str(tmp_path / "other")) is not first
+
+
+# -- backends ---------------------------------------------------------------------------
+
+
+def test_an_unknown_backend_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="embedding backend must be one of torch, onnx, auto"):
+        FakeEmbedder(str(tmp_path), backend="tensorrt")
+
+
+def test_auto_falls_back_to_torch_and_says_why(tmp_path, monkeypatch):
+    import core.onnx_backend as onnx_backend
+
+    def unavailable(model, path):
+        raise ImportError("No module named 'onnxruntime'")
+
+    monkeypatch.setattr(onnx_backend, "OnnxEncoder", unavailable)
+    embedder = FakeEmbedder(str(tmp_path), backend="auto")
+    assert embedder.backend == "torch"
+    assert embedder.backend_note == "ONNX Runtime unavailable, using torch (ImportError: No module named 'onnxruntime')"
+    assert embedder.embed(["still works"]).shape == (1, 3)
+
+
+def test_onnx_asked_for_by_name_must_run(tmp_path, monkeypatch):
+    import core.onnx_backend as onnx_backend
+
+    def unavailable(model, path):
+        raise ImportError("No module named 'onnxruntime'")
+
+    monkeypatch.setattr(onnx_backend, "OnnxEncoder", unavailable)
+    with pytest.raises(ModelUnavailableError, match="the ONNX backend cannot run .*ImportError"):
+        FakeEmbedder(str(tmp_path), backend="onnx")
+
+
+def test_the_backend_comes_from_the_environment_and_keys_the_shared_instance(tmp_path, monkeypatch):
+    monkeypatch.setattr(embeddings, "Embedder", FakeEmbedder)
+    monkeypatch.setattr(embeddings, "_SHARED", {})
+    monkeypatch.setenv("CHUNKSCOPE_EMBED_BACKEND", "torch")
+    assert embeddings.default_backend() == "torch"
+    first = get_embedder(str(tmp_path))
+    assert first.backend == "torch"
+    assert get_embedder(str(tmp_path), backend="torch") is first
+    monkeypatch.delenv("CHUNKSCOPE_EMBED_BACKEND")
+    assert embeddings.default_backend() == "auto"
+
+
+def test_the_graph_file_changes_with_the_models_files(tmp_path, monkeypatch):
+    from core.onnx_backend import graph_path
+
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    first = graph_path(str(model))
+    assert first.parent == tmp_path / "cache" / "onnx"
+    assert graph_path(str(model)) == first
+    (model / "model.safetensors").write_bytes(b"new weights")
+    assert graph_path(str(model)) != first
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_onnx_gives_torchs_vectors_and_ranking(tmp_path, monkeypatch):
+    """The real packaged model: ONNX Runtime's vectors equal torch's, so every ranking is the same."""
+    from core.onnx_backend import graph_path
+
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path))
+    onnx = Embedder(backend="onnx")
+    assert onnx.backend == "onnx" and graph_path(onnx.model_path).exists()
+    torch_ = Embedder(backend="torch")
+    texts = [
+        "Chunk overlap repeats the end of one chunk at the start of the next.",
+        "Reciprocal rank is one over the position of the first relevant result.",
+        "The embedding model reads at most 256 tokens; the rest is cut off. " * 20,  # truncated the same way
+        "",
+        "ünïcödé, emoji 😀 and\ttabs",
+    ]
+    a, b = onnx.embed(texts), torch_.embed(texts)
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    query = onnx.embed_query("how is mean reciprocal rank computed")
+    assert list(np.argsort(-(a @ query))) == list(np.argsort(-(b @ query)))
+    # A second embedder opens the graph written by the first instead of exporting again.
+    written = graph_path(onnx.model_path).stat().st_mtime_ns
+    assert Embedder(backend="onnx").backend == "onnx"
+    assert graph_path(onnx.model_path).stat().st_mtime_ns == written

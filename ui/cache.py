@@ -276,7 +276,9 @@ def model_tokenizer(name: str = "model") -> Any:
     return get_tokenizer(name)
 
 
-@st.cache_resource(show_spinner="Loading the embedding model (all-MiniLM-L6-v2)…")
+@st.cache_resource(
+    show_spinner="Loading the embedding model (all-MiniLM-L6-v2; on first use its ONNX graph is prepared, a few seconds)…"
+)
 def embedder() -> Any:
     """The embedding model, loaded once per process and shared by every session."""
     from core.embeddings import get_embedder

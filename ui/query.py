@@ -288,7 +288,9 @@ def node_embeddings(nodes: Sequence[Node], embedder: Any) -> np.ndarray:
     bar = st.empty()
 
     def report(done: int, total: int) -> None:
-        bar.progress(done / total if total else 1.0, text=f"Embedding nodes… {done:,} of {total:,}")
+        bar.progress(
+            done / total if total else 1.0, text=f"Embedding nodes with {embedder_label(embedder)}… {done:,} of {total:,}"
+        )
 
     vectors = embedder.embed(texts, progress=report)
     bar.empty()
@@ -367,7 +369,15 @@ def run_caption(config: PipelineConfig, node_count: int, document_count: int) ->
         + (f" ({changed})" if changed else " (defaults)")
         + f" · retrieval **{retrieval.mode}**, top {retrieval.top_k}"
         + (f", alpha {retrieval.alpha:g}" if retrieval.mode == "hybrid" else "")
+        + (f" · embeddings {embedder_label(cache.embedder())}" if retrieval.mode != "bm25" else "")
     )
+
+
+def embedder_label(embedder: Any) -> str:
+    """``all-MiniLM-L6-v2 on ONNX Runtime``, with the reason when ONNX Runtime could not be used."""
+    runtime = "ONNX Runtime" if getattr(embedder, "backend", "torch") == "onnx" else "torch"
+    note = getattr(embedder, "backend_note", "")
+    return f"{embedder.model_name} on {runtime}" + (f" ({note})" if note else "")
 
 
 def metric_cards(result: QueryResult, top_k: int, node_count: int, context_tokens: int, budget: int) -> None:
