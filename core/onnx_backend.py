@@ -41,7 +41,9 @@ def graph_path(model_path: str) -> Path:
     for root, _, files in sorted(os.walk(model_path)):
         for name in sorted(files):
             stat = os.stat(os.path.join(root, name))
-            digest.update(f"{os.path.relpath(os.path.join(root, name), model_path)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+            digest.update(
+                f"{os.path.relpath(os.path.join(root, name), model_path)}:{stat.st_size}:{stat.st_mtime_ns}".encode()
+            )
     import torch
 
     digest.update(torch.__version__.encode())
@@ -83,7 +85,6 @@ class OnnxEncoder:
             for module in list(self.model)[1:]:
                 features = module(features)
         return features["sentence_embedding"].numpy()
-
 
     def _features(self, texts: list[str]) -> dict[str, Any]:
         """The model's own tokenization (``preprocess`` since sentence-transformers 6, ``tokenize`` before)."""

@@ -31,7 +31,7 @@ def test_a_child_that_raises_delivers_nothing() -> None:
 
 
 def test_a_value_that_cannot_be_pickled_is_not_delivered() -> None:
-    assert Forked(lambda: (lambda: 1)).result() is None
+    assert Forked(lambda: lambda: 1).result() is None
 
 
 def test_result_is_read_once() -> None:
