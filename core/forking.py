@@ -53,9 +53,12 @@ class Forked(Generic[_T]):
         if self._done:
             return
         self._done = True
-        os.kill(self._pid, signal.SIGKILL)
         os.close(self._read)
-        os.waitpid(self._pid, 0)
+        try:
+            os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+        except (ProcessLookupError, ChildProcessError):  # already gone, or reaped by a SIGCHLD handler
+            pass
 
     def result(self) -> _T | None:
         """The child's value, or ``None`` if it did not deliver one. Call once."""
@@ -65,7 +68,10 @@ class Forked(Generic[_T]):
         # Read before waiting: a child blocked on a full pipe would never exit.
         with os.fdopen(self._read, "rb") as pipe:
             payload = pipe.read()
-        _, status = os.waitpid(self._pid, 0)
+        try:
+            _, status = os.waitpid(self._pid, 0)
+        except ChildProcessError:  # reaped by someone else's SIGCHLD handler: a whole payload still counts
+            status = 0
         if status != 0 or not payload:
             return None
         try:
