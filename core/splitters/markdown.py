@@ -16,6 +16,7 @@ the section's own heading, as LangChain's MarkdownHeaderTextSplitter does.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -253,9 +254,8 @@ _INLINE_MARKUP = re.compile(r"[\\`*_\[\]<&!]")
 
 def markdown_headings(text: str) -> list[Element]:
     """The heading elements :func:`core.loaders.markdown.markdown_elements` finds in ``text``, found faster."""
-    from core.loaders.text import line_spans
-
-    lines = line_spans(text)
+    lines = _LineTable(text)
+    starts, ends = lines.starts, lines.ends
     count = len(lines)
     found: list[tuple[int, int, int, str]] = []  # (start, end, level, title source)
     env: dict = {}  # markdown-it's environment: the reference definitions the stretches hold
@@ -264,7 +264,7 @@ def markdown_headings(text: str) -> list[Element]:
     piped = False  # the open paragraph has a "|": it may be a table
     index = 0
     while index < count:
-        start, end = lines[index]
+        start, end = starts[index], ends[index]
         line = text[start:end]
         if fence is not None:
             columns, at = _indent(line)
@@ -294,8 +294,10 @@ def markdown_headings(text: str) -> list[Element]:
             if piped:
                 hard = True
             else:
-                source = "\n".join(text[a:b] for a, b in lines[paragraph : index])
-                found.append((lines[paragraph][0], end, 1 if first == "=" else 2, source))
+                source = "\n".join(
+                    text[a:b] for a, b in zip(starts[paragraph:index], ends[paragraph:index], strict=True)
+                )
+                found.append((starts[paragraph], end, 1 if first == "=" else 2, source))
                 paragraph, piped = None, False
                 index += 1
                 continue
@@ -331,6 +333,28 @@ def markdown_headings(text: str) -> list[Element]:
     return _heading_elements(text, found, env)
 
 
+class _LineTable:
+    """Where each line starts and ends (its line break excluded: CRLF, CR or LF), in machine integers.
+
+    A list of ``(start, end)`` tuples cost ~130 bytes a line: 7 MB for 2 MB of Markdown,
+    the peak of a whole split; two arrays hold the same in 16.
+    """
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, text: str) -> None:
+        self.starts = array("q", [0])
+        self.ends = array("q")
+        add_start, add_end = self.starts.append, self.ends.append
+        for match in _LINE_BREAKS.finditer(text):
+            add_end(match.start())
+            add_start(match.end())
+        add_end(len(text))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+
 def _indent(line: str) -> tuple[int, int]:
     """Columns of leading whitespace (tab stops of 4) and where the content starts."""
     columns = 0
@@ -358,11 +382,12 @@ def _atx(content: str) -> tuple[int, str] | None:
     return hashes, title
 
 
-def _fresh_line_after(text: str, lines: list[tuple[int, int]], index: int) -> int:
+def _fresh_line_after(text: str, lines: _LineTable, index: int) -> int:
     """The first line after ``index`` that surely starts at the top level (else the line count)."""
     after_blank = False
+    starts, ends = lines.starts, lines.ends
     for at in range(index + 1, len(lines)):
-        start, end = lines[at]
+        start, end = starts[at], ends[at]
         if start == end or text[start:end].isspace():
             after_blank = True
             continue
@@ -373,7 +398,7 @@ def _fresh_line_after(text: str, lines: list[tuple[int, int]], index: int) -> in
 
 
 def _parse_stretch(
-    text: str, lines: list[tuple[int, int]], first: int, stop: int, env: dict
+    text: str, lines: _LineTable, first: int, stop: int, env: dict
 ) -> tuple[list[tuple[int, int, int, str]], int]:
     """Headings of lines ``[first, stop)`` by markdown-it, and the line to go on from.
 
@@ -381,11 +406,11 @@ def _parse_stretch(
     the stretch's end, the stretch grows to the next fresh line, four times at most,
     then to the end of the document.
     """
-    offset = lines[first][0]
-    if not _may_hold_headings(text, offset, lines[stop][0] if stop < len(lines) else len(text)):
+    offset = lines.starts[first]
+    if not _may_hold_headings(text, offset, lines.starts[stop] if stop < len(lines) else len(text)):
         return [], stop
     for attempt in range(8):
-        end = lines[stop][0] if stop < len(lines) else len(text)
+        end = lines.starts[stop] if stop < len(lines) else len(text)
         stretch = text[offset:end]
         tokens = _block_parser().parse(stretch, env)
         if stop >= len(lines):
@@ -404,11 +429,11 @@ def _parse_stretch(
         if token.type == "heading_open" and token.map:
             head, tail = token.map
             source = tokens[index + 1].content if index + 1 < len(tokens) else ""
-            found.append((lines[first + head][0], lines[first + tail - 1][1], int(token.tag[1]), source))
+            found.append((lines.starts[first + head], lines.ends[first + tail - 1], int(token.tag[1]), source))
     return found, stop
 
 
-def _closing_line(text: str, lines: list[tuple[int, int]], opening: int, token: Token, after: int) -> int:
+def _closing_line(text: str, lines: _LineTable, opening: int, token: Token, after: int) -> int:
     """The first line from ``after`` that may close the fence or HTML block opened at line ``opening``."""
     from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
@@ -416,13 +441,13 @@ def _closing_line(text: str, lines: list[tuple[int, int]], opening: int, token: 
         marker = token.markup
         closes: Callable[[str], bool] = lambda line: line.lstrip(" \t").startswith(marker)  # noqa: E731
     else:
-        head = text[lines[opening][0] : lines[opening][1]].lstrip(" \t")
+        head = text[lines.starts[opening] : lines.ends[opening]].lstrip(" \t")
         ends = [close for open_, close, _ in HTML_SEQUENCES if open_.search(head)]
         if not ends or ends[0].pattern == "^$":  # ends at a blank line: cannot be open at a fresh line
             return after
         closes = lambda line: ends[0].search(line) is not None  # noqa: E731
     for at in range(after, len(lines)):
-        if closes(text[lines[at][0] : lines[at][1]]):
+        if closes(text[lines.starts[at] : lines.ends[at]]):
             return at
     return len(lines)
 
