@@ -131,7 +131,8 @@ def indivisible(splitter: Splitter, document: Document, start: int, end: int, si
     if len(text.split()) <= 1:
         return True
     separator = getattr(splitter, "separator", None)
-    if isinstance(separator, str) and separator and separator not in text:
+    # A piece keeps the separator that ends it ("1 0" is one piece for separator "0").
+    if isinstance(separator, str) and separator and separator not in text.removesuffix(separator):
         return True
     if sizes.unit == "model" and sizes(start, end) <= 1:
         return True
