@@ -287,7 +287,7 @@ def write(results: dict) -> None:
 
 
 METHOD = """
-- Each group is one algorithm at one setting, with the same size unit for every contestant. In one process, every
+- Each group is one algorithm at one setting, with the same size unit for every contestant. In a fresh interpreter per group, every
   contestant runs once (warm-up, and the chunks whose sizes are reported), then all in turn, A B C A B C …, for the
   chosen number of repetitions; the table shows the median. "peer time / ours" above 1 means ChunkScope is faster.
 - ChunkScope is timed through `Splitter.split([document])`, which builds full `Node`s (exact spans, inherited
