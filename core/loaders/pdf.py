@@ -124,7 +124,7 @@ class PdfLoader(Loader):
 
         pypdf is pure Python, so a long PDF is read on two cores: a forked child
         extracts the second half of the pages while this process does the first
-        (300 pages: 0.70 -> 0.37 s). The texts are the same either way; if the
+        (300 pages: 0.70 -> 0.41 s). The texts are the same either way; if the
         child does not deliver, its pages are read here.
         """
         pages = list(reader.pages)
