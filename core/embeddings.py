@@ -96,10 +96,9 @@ class Embedder:
             self.backend_note = f"ONNX Runtime unavailable, using torch ({reason})"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        if self._onnx is not None:
-            with self._encode_lock:
-                return np.asarray(self._onnx.encode(texts), dtype=np.float32)
         with self._encode_lock:
+            if self._onnx is not None:
+                return np.asarray(self._onnx.encode(texts), dtype=np.float32)
             vectors = self._model.encode(
                 texts,
                 batch_size=len(texts),

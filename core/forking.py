@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 _T = TypeVar("_T")
 
-# Two cores are what the work is spread over; on one core a child only adds a fork.
+# The cores this process may run on (its affinity); on one core a child only adds a fork.
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 

@@ -18,6 +18,7 @@ from operator import ge
 from typing import Any, Protocol, TypeVar
 
 from core.errors import ModelUnavailableError
+from core.forking import CORES
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -162,7 +163,7 @@ class ModelTokenizer:
 
 # Threads a large batch is encoded on: two at most (the gain measured on two cores; more threads
 # would compete with the app's own and with the other sessions').
-WORKERS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+WORKERS = max(1, min(2, CORES))
 # A batch goes to several threads only with at least this many characters per thread. Measured
 # (one thread -> two): 1 KB 0.48 -> 0.54 ms, 2 KB 0.85 -> 0.76 ms, 4 KB 1.7 -> 1.3 ms, 8 KB 3.3 -> 2.1 ms.
 PARALLEL_MIN_CHARS = 2048

@@ -127,26 +127,24 @@ def test_an_unknown_backend_is_a_config_error(tmp_path):
         FakeEmbedder(str(tmp_path), backend="tensorrt")
 
 
-def test_auto_falls_back_to_torch_and_says_why(tmp_path, monkeypatch):
+@pytest.fixture
+def no_onnxruntime(monkeypatch):
     import core.onnx_backend as onnx_backend
 
     def unavailable(model, path):
         raise ImportError("No module named 'onnxruntime'")
 
     monkeypatch.setattr(onnx_backend, "OnnxEncoder", unavailable)
+
+
+def test_auto_falls_back_to_torch_and_says_why(tmp_path, no_onnxruntime):
     embedder = FakeEmbedder(str(tmp_path), backend="auto")
     assert embedder.backend == "torch"
     assert embedder.backend_note == "ONNX Runtime unavailable, using torch (ImportError: No module named 'onnxruntime')"
     assert embedder.embed(["still works"]).shape == (1, 3)
 
 
-def test_onnx_asked_for_by_name_must_run(tmp_path, monkeypatch):
-    import core.onnx_backend as onnx_backend
-
-    def unavailable(model, path):
-        raise ImportError("No module named 'onnxruntime'")
-
-    monkeypatch.setattr(onnx_backend, "OnnxEncoder", unavailable)
+def test_onnx_asked_for_by_name_must_run(tmp_path, no_onnxruntime):
     with pytest.raises(ModelUnavailableError, match="the ONNX backend cannot run .*ImportError"):
         FakeEmbedder(str(tmp_path), backend="onnx")
 

@@ -73,10 +73,22 @@ def _load(data: bytes):  # noqa: ANN202 - a Document
     return document
 
 
-def test_a_long_pdf_reads_the_same_on_two_cores_as_on_one(long_pdf: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    children = []
-    real_start = pdf_loader.start_forked
-    monkeypatch.setattr(pdf_loader, "start_forked", lambda work: children.append(real_start(work)) or children[-1])
+@pytest.fixture
+def children(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Every child the PDF loader starts (None where it could not start one)."""
+    started: list = []
+
+    def recording(work):  # noqa: ANN001, ANN202
+        started.append(forking.start_forked(work))
+        return started[-1]
+
+    monkeypatch.setattr(pdf_loader, "start_forked", recording)
+    return started
+
+
+def test_a_long_pdf_reads_the_same_on_two_cores_as_on_one(
+    long_pdf: bytes, children: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
     two = _load(long_pdf)
     if forking.fork_available():
         assert children[0] is not None, "a 40-page PDF is read with a child on a machine with two cores"
@@ -98,10 +110,10 @@ def test_pages_a_child_fails_to_deliver_are_read_here(long_pdf: bytes, monkeypat
     assert [document.text[p.start_char : p.end_char] for p in document.pages] == list(PAGES)
 
 
-def test_an_error_in_this_process_stops_the_child(long_pdf: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    children = []
-    real_start = pdf_loader.start_forked
-    monkeypatch.setattr(pdf_loader, "start_forked", lambda work: children.append(real_start(work)) or children[-1])
+@pytest.mark.skipif(not forking.fork_available(), reason="needs a second core")
+def test_an_error_in_this_process_stops_the_child(
+    long_pdf: bytes, children: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_range = pdf_loader.PdfLoader._extract_range
 
     def encrypted_first_half(self, pages, start, stop, file_name):  # noqa: ANN001, ANN202

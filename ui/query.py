@@ -375,8 +375,8 @@ def run_caption(config: PipelineConfig, node_count: int, document_count: int) ->
 
 def embedder_label(embedder: Any) -> str:
     """``all-MiniLM-L6-v2 on ONNX Runtime``, with the reason when ONNX Runtime could not be used."""
-    runtime = "ONNX Runtime" if getattr(embedder, "backend", "torch") == "onnx" else "torch"
-    note = getattr(embedder, "backend_note", "")
+    runtime = "ONNX Runtime" if embedder.backend == "onnx" else "torch"
+    note = embedder.backend_note
     return f"{embedder.model_name} on {runtime}" + (f" ({note})" if note else "")
 
 

@@ -129,9 +129,8 @@ class PdfLoader(Loader):
         """
         pages = list(reader.pages)
         half = len(pages) // 2
-        child = None
-        if len(pages) >= PARALLEL_FROM_PAGES:
-            child = start_forked(partial(self._extract_range, pages, half, len(pages), file_name))
+        work = partial(self._extract_range, pages, half, len(pages), file_name)
+        child = start_forked(work) if len(pages) >= PARALLEL_FROM_PAGES else None
         if child is None:
             return self._extract_range(pages, 0, len(pages), file_name)
         try:
@@ -139,7 +138,7 @@ class PdfLoader(Loader):
         except BaseException:
             child.cancel()
             raise
-        rest = child.result() or self._extract_range(pages, half, len(pages), file_name)
+        rest = child.result() or work()
         return texts + rest[0], unreadable + rest[1]
 
     def _extract_range(self, pages: list[Any], start: int, stop: int, file_name: str) -> tuple[list[str], list[int]]:

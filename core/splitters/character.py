@@ -106,7 +106,7 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
 
 
 class _DenseRun(Exception):
-    """A chain of overlapping separator occurrences longer than :data:`_WALK_LIMIT`."""
+    """A chain of overlapping separator occurrences longer than :data:`_WALK_LIMIT`, or local scans past their budget."""
 
 
 # Steps a search may take through overlapping occurrences before a local scan takes over.
