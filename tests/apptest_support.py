@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -29,3 +30,8 @@ def open_page(
     at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
+
+
+def shown(text: str) -> str:
+    """What a reader sees of Markdown the app escaped (``chunk\\_size`` reads ``chunk_size``)."""
+    return re.sub(r"\\(.)", r"\1", text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from ui.documents import sample_files
@@ -72,7 +73,7 @@ def test_the_config_in_the_link_is_read_and_bad_values_are_reported() -> None:
     config = at.session_state["cs_config"]
     assert config["splitter"]["name"] == "character"
     assert config["splitter"]["params"]["chunk_size"] == 300
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = " ".join(shown(w.value) for w in at.warning)
     assert "chunk_overlap" in warnings
 
 
@@ -83,3 +84,51 @@ def test_the_chunks_page_opens_on_the_file_just_uploaded(home: AppTest) -> None:
     assert not home.exception
     assert home.sidebar.selectbox(key="chunks.doc").value.startswith("mine.txt")
     assert any(text in block.value for block in home.code)
+
+
+@pytest.mark.parametrize(
+    "bad_upload",
+    [b"", b"   \n\t  "],
+    ids=["empty", "whitespace-only"],
+)
+def test_a_failed_upload_keeps_the_loaded_document_of_the_same_name(home: AppTest, bad_upload: bytes) -> None:
+    good = b"Chunking cuts text into nodes. Overlap repeats a little of it."
+    home.file_uploader[0].set_value([("notes.txt", good, "text/plain")]).run()
+    before = table_names(home)
+    assert "notes.txt" in before
+
+    home.file_uploader[0].set_value([("notes.txt", bad_upload, "text/plain")]).run()
+    assert not home.exception
+    assert table_names(home) == before
+    kept = next(s for s in home.session_state["cs_sources"] if s.file_name == "notes.txt")
+    assert kept.data == good
+    # The failure is still reported, and says the earlier file stays.
+    page_text = " ".join(shown(m.value) for m in home.markdown)
+    assert "notes.txt" in page_text and "kept" in page_text
+
+
+# Markdown a link may carry: a live off-site link in a key, an image (a beacon) in a value and a splitter name.
+PHISH_KEY = "[Your session expired - click to sign in again](http://attacker.example/phish)"
+BEACON = "![b](http://attacker.example/beacon.png)"
+
+
+def rendered_markdown(at: AppTest) -> list[str]:
+    """Every warning, error, caption and markdown body on the page, as CommonMark renders it to HTML."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    bodies = [e.value for kind in (at.warning, at.error, at.caption, at.markdown) for e in kind]
+    return [md.render(str(body)) for body in bodies]
+
+
+def test_markdown_in_a_link_shows_as_text_never_as_a_link_or_image() -> None:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT)
+    at.query_params[PHISH_KEY] = "1"
+    at.query_params["splitter"] = BEACON
+    at.query_params["chunk_size"] = BEACON
+    at.run()
+    assert not at.exception
+    warnings = " ".join(shown(w.value) for w in at.warning)
+    assert "Your session expired" in warnings and "beacon" in warnings  # reported ...
+    for html in rendered_markdown(at):  # ... but as text
+        assert "<a " not in html and "<img" not in html, html

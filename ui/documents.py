@@ -74,7 +74,8 @@ def sample_files() -> list[Path]:
 def add_file(file_name: str, data: bytes, *, select: bool = False) -> str | None:
     """Load a file with its loader's defaults and keep it; return the reason when it cannot be loaded.
 
-    A failure is recorded beside the file's name and leaves every other document in place.
+    A failure is recorded beside the file's name and leaves every loaded document in place,
+    including an earlier file of the same name.
     With ``select``, the file's (first) document becomes the selected one, so the pages
     open on what the person just uploaded.
     """
@@ -92,7 +93,9 @@ def add_file(file_name: str, data: bytes, *, select: bool = False) -> str | None
                 state.select_doc(documents[0].id)
             return None
         reason = "holds no text"
-    state.remove_source(file_name)
+    # A bad upload never costs a good one: a loaded file of the same name stays as it was.
+    if state.has_source(file_name):
+        reason = f"{reason}; the {file_name} loaded before is kept"
     state.record_failure(file_name, reason)
     return reason
 
