@@ -107,3 +107,44 @@ def test_hostile_documents_names_and_metadata_show_literally_and_run_nothing(bro
         assert requests.foreign == [], requests.foreign
     finally:
         context.close()
+
+
+# Markdown a shared link or a file name may carry: a live off-site link and images that would be fetched.
+PHISH_KEY = "[Your session expired - click to sign in again](http://attacker.example/phish)"
+BEACON = "![b](http://attacker.example/beacon.png)"
+QUERIES_NAME = "![q](http://attacker.example/queries.png) mine.json"
+OFF_SITE = """() => ({
+    links: [...document.querySelectorAll('a')].filter(a => (a.getAttribute('href') || '').includes('attacker')).length,
+    images: [...document.querySelectorAll('img')].filter(i => (i.getAttribute('src') || '').includes('attacker')).length,
+})"""
+
+
+def test_markdown_in_links_and_file_names_is_text_and_fetches_nothing(browser, app_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1440, "height": 1400})
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    requests = RequestLog(page, app_url)
+    try:
+        link = f"{app_url}/?{quote(PHISH_KEY)}=1&splitter={quote(BEACON)}&meta.{quote(BEACON)}={quote(BEACON)}"
+        page.goto(link, wait_until="domcontentloaded")
+        page.get_by_text("Loaded documents").first.wait_for(state="visible")
+        idle(page)
+        # The link's keys and values are reported, literally.
+        warnings = page.locator('[data-testid="stAlert"]').all_inner_texts()
+        assert any("Your session expired" in text and "attacker.example/phish" in text for text in warnings), warnings
+        assert page.evaluate(OFF_SITE) == {"links": 0, "images": 0}
+
+        page.locator('[data-testid="stSidebarNav"]').get_by_text("Evaluate", exact=True).click()
+        page.get_by_text("Queries", exact=True).first.click()
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+            [{"name": QUERIES_NAME, "mimeType": "application/json", "buffer": b"{not json"}]
+        )
+        error = page.locator('[data-testid="stAlert"]').filter(has_text="is not valid JSON").first
+        error.wait_for(state="visible")
+        assert "attacker.example/queries.png" in error.inner_text()
+        idle(page)
+        page.wait_for_timeout(500)  # an image wrongly rendered would have been requested by now
+        assert page.evaluate(OFF_SITE) == {"links": 0, "images": 0}
+        assert requests.foreign == [], requests.foreign
+    finally:
+        context.close()

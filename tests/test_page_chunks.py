@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import apptest_support
 import pytest
+from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from core import MetadataMode, load
@@ -105,14 +106,14 @@ def test_overlap_not_below_size_shows_the_sentence_not_a_traceback() -> None:
     at.sidebar.number_input(key="splitter.character.chunk_size").set_value(100).run()
     at.sidebar.number_input(key="splitter.character.chunk_overlap").set_value(100).run()
     assert not at.exception
-    errors = " ".join(e.value for e in at.error)
+    errors = " ".join(shown(e.value) for e in at.error)
     assert "chunk_overlap (100) must be smaller than chunk_size (100)" in errors
     assert not at.metric  # nothing is drawn from invalid settings
 
 
 def test_a_long_embed_view_warns_that_its_tail_is_invisible() -> None:
     at = use_character_splitter(open_chunks(), chunk_size=3000, chunk_overlap=0)
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = " ".join(shown(w.value) for w in at.warning)
     assert "invisible to retrieval" in warnings
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import apptest_support
 import pytest
+from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
@@ -110,7 +111,7 @@ def test_a_bad_size_list_is_refused_in_one_sentence():
     at = open_page()
     at.segmented_control(key="eval.mode").set_value("Sweep").run()
     at.text_input(key="eval.sweep.sizes").set_value("256, big").run()
-    assert any("'big' is not a whole number" in error.value for error in at.error)
+    assert any("'big' is not a whole number" in shown(error.value) for error in at.error)
     assert at.button(key="eval.run").disabled
 
 

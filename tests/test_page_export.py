@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import apptest_support
 import pandas as pd
 import pytest
+from apptest_support import shown
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
@@ -119,7 +120,7 @@ def test_a_split_over_the_node_limit_is_refused_not_exported():
     query = {"splitter": "character", "chunk_size": "1", "chunk_overlap": "0"}
     at = apptest_support.open_page(PAGE, query, uploads=[big])
     assert not at.exception
-    (error,) = [error.value for error in at.error]
+    (error,) = [shown(error.value) for error in at.error]
     assert "more than the limit of 100,000" in error and "raise chunk_size" in error
     # No node files are offered; the config and the code snippets still are.
     assert {button.label for button in at.get("download_button")} == {

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import apptest_support
 import pytest
+from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from core.config import MetadataSettings, PipelineConfig, run_split
@@ -81,7 +82,7 @@ def test_an_unknown_placeholder_is_refused_with_a_clear_message():
     at = open_page()
     before = views(at)
     at.text_input(key="meta.view.metadata_template").set_value("{key} -> {val}").run()
-    messages = [error.value for error in at.error]
+    messages = [shown(error.value) for error in at.error]
     assert any("metadata_template" in message and "'val'" in message for message in messages), messages
     # The config and the preview keep the last valid settings.
     assert current_config(at).metadata.metadata_template == "{key}: {value}"

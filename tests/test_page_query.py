@@ -13,6 +13,7 @@ from pathlib import Path
 
 import apptest_support
 import pytest
+from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
@@ -93,7 +94,7 @@ def test_the_caption_names_the_model_and_what_runs_it(cutoff_run):
     at, _, _ = cutoff_run
     embedder = get_embedder()
     assert embedder.backend == "onnx", embedder.backend_note  # ONNX Runtime is installed with the project
-    (caption,) = [c.value for c in at.caption if c.value.startswith("Searched")]
+    (caption,) = [shown(c.value) for c in at.caption if c.value.startswith("Searched")]
     assert caption.endswith("· embeddings all-MiniLM-L6-v2 on ONNX Runtime")
 
 
@@ -180,7 +181,7 @@ def test_the_chain_is_built_with_add_move_and_remove_and_the_budget_warns():
 def test_rerank_is_listed_but_unavailable_with_the_plain_reason():
     at = open_page()
     at.selectbox(key="query.add").set_value("rerank").run()
-    assert any(NO_MODEL in w.value for w in at.sidebar.warning)
+    assert any(NO_MODEL in shown(w.value) for w in at.sidebar.warning)
     assert at.button(key="query.add.button").disabled
 
 

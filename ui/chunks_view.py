@@ -152,9 +152,9 @@ def span_caption(document: Document, node: Node) -> str:
     pages = document.pages_for_span(node.start_char, node.end_char)
     caption = f"id `{node.id}` · characters {node.start_char:,}–{node.end_char:,} ({len(node.text):,})"
     if len(pages) == 1:
-        return f"{caption} · page {pages[0].label}"
+        return f"{caption} · page {widgets.md_escape(pages[0].label)}"
     if pages:
-        return f"{caption} · pages {pages[0].label}–{pages[-1].label}"
+        return f"{caption} · pages {widgets.md_escape(pages[0].label)}–{widgets.md_escape(pages[-1].label)}"
     return caption
 
 
@@ -207,7 +207,7 @@ def stop_unless_usable(splitter: Any | None, loader_error: str | None, splitter_
     """Show each settings error; end the run when there is no splitter or the loader options are wrong."""
     for problem in (loader_error, splitter_error):
         if problem:
-            st.error(f"These settings cannot be used: {problem}", icon=":material/error:")
+            st.error(f"These settings cannot be used: {widgets.md_escape(problem)}", icon=":material/error:")
     if splitter is None or loader_error:
         st.stop()
 
@@ -242,7 +242,7 @@ def split_and_measure(document: Document, config: PipelineConfig, splitter: Any)
             # What is drawn from the nodes alone is built once per split and measure, not on every rerun.
             view_key = f"{cache.nodes_key(nodes)}:{measure}"
     except ChunkScopeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
     return Split(
         nodes=nodes,

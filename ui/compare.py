@@ -301,7 +301,7 @@ def configuration(slot: int, start: tuple[str, dict], columns: int) -> Any | Non
     values = widgets.param_widgets(cls, f"cmp.{slot}.{cls.name}", seed, columns=columns)
     splitter, error = widgets.try_build(cls, values)
     if error:
-        st.error(error, icon=":material/error:")
+        st.error(widgets.md_escape(error), icon=":material/error:")
     return splitter
 
 
@@ -324,7 +324,7 @@ def split_each(document: Document, config: PipelineConfig, configured: Sequence[
             try:
                 nodes = cache.run_split_cached([document], config.replace(splitter=splitter))
             except ChunkScopeError as exc:
-                st.error(f"Configuration {LABELS[slot]}: {exc}", icon=":material/error:")
+                st.error(f"Configuration {LABELS[slot]}: {widgets.md_escape(str(exc))}", icon=":material/error:")
                 continue
             # Nested levels (hierarchical) overlap by design: compare the leaves, the chunks that get embedded.
             runs.append(Run(slot, splitter, leaf_nodes(nodes)))
@@ -366,7 +366,7 @@ def spans_side_by_side(document: Document, runs: Sequence[Run]) -> None:
     for run, column in zip(runs, st.columns(len(runs), gap="small"), strict=True):
         with column:
             st.html(badge_html(run.slot, widgets.label_for(run.splitter.name), f"{len(run.nodes):,} chunks"))
-            st.caption(settings_summary(run.splitter))
+            st.caption(widgets.md_escape(settings_summary(run.splitter)))
             st.html(
                 source_html(
                     document.text,

@@ -117,7 +117,7 @@ def queries_or_stop(loaded_names: set[str]) -> list[EvalQuery]:
     usable = sum(1 for q in queries if q.doc in loaded_names)
     skipped = len(queries) - usable
     st.caption(
-        f"**{usable} of {len(queries)} {source}** have their document loaded"
+        f"**{usable} of {len(queries)} {widgets.md_escape(source)}** have their document loaded"
         + (f"; {skipped} will be skipped" if skipped else "")
         + "."
     )
@@ -135,9 +135,12 @@ def _chosen_queries() -> tuple[list[EvalQuery], str]:
     try:
         return parse_queries(json.loads(upload.getvalue().decode("utf-8")), upload.name), upload.name
     except (ValueError, UnicodeDecodeError) as exc:
-        st.error(f"{upload.name} is not valid JSON ({exc}); using the sample queries.", icon=":material/error:")
+        st.error(
+            f"{widgets.md_escape(upload.name)} is not valid JSON ({widgets.md_escape(str(exc))}); using the sample queries.",
+            icon=":material/error:",
+        )
     except LoadError as exc:
-        st.error(f"{exc}; using the sample queries.", icon=":material/error:")
+        st.error(f"{widgets.md_escape(str(exc))}; using the sample queries.", icon=":material/error:")
     return list(sample_queries()), "sample queries"
 
 
@@ -172,7 +175,7 @@ def configurations(config: PipelineConfig) -> Selection:
             values = widgets.param_widgets(cls, f"{PAGE_KEY}.{slot}.{cls.name}", seed, columns=2 if count <= 2 else 1)
             splitter, problem = widgets.try_build(cls, values)
             if problem:
-                st.error(problem, icon=":material/error:")
+                st.error(widgets.md_escape(problem), icon=":material/error:")
                 problems.append(f"configuration {label}: {problem}")
             else:
                 splitters.append(splitter)
@@ -204,7 +207,7 @@ def sweep_form(config: PipelineConfig) -> Selection:
             sizes = parse_sizes(sizes_text, "chunk_size values")
             overlaps = parse_sizes(overlaps_text, "chunk_overlap values")
         except ChunkScopeError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(widgets.md_escape(str(exc)), icon=":material/error:")
             return Selection("Sweep", problems=(str(exc),))
         valid = sum(1 for s in sizes for o in overlaps if o < s)
         st.caption(f"{len(sizes)} × {len(overlaps)} = {len(sizes) * len(overlaps)} pairs, {valid} valid (overlap below size).")
@@ -226,7 +229,7 @@ def retrieval_settings(config: PipelineConfig) -> RetrievalSettings | None:
     raw.setdefault("alpha", config.retrieval.alpha)
     retrieval, problem = widgets.try_build(RetrievalSettings, raw)
     if problem:
-        st.error(problem, icon=":material/error:")
+        st.error(widgets.md_escape(problem), icon=":material/error:")
     return retrieval
 
 
@@ -302,7 +305,7 @@ def run_and_store(
             rows = run_sweep(prepared, queries, chosen.sweep, retrieval=retrieval, embedder=embedder, report=report)
     except ChunkScopeError as exc:
         bar.empty()
-        st.error(str(exc), icon=":material/error:")
+        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
     bar.empty()
     st.session_state[RESULT_KEY] = {

@@ -126,7 +126,7 @@ def configuration_card(config: PipelineConfig, link: str) -> None:
         summary, extras = st.columns([3, 2], vertical_alignment="center")
         summary.markdown(
             f"**:material/tune: Current configuration** · {widgets.label_for(splitter.name)} splitter · "
-            f"{settings_summary(splitter)}"
+            f"{widgets.md_escape(settings_summary(splitter))}"
         )
         extras.caption(
             f"Extractors: {', '.join(e.name for e in config.extractors) or 'none'} · "
@@ -165,7 +165,7 @@ def split_for_export(picked: Sequence[Document], config: PipelineConfig) -> cach
         with st.spinner("Splitting…"):
             return cache.run_split_cached(picked, config)
     except ChunkScopeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         return None
 
 

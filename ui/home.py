@@ -90,7 +90,8 @@ def navigation_pages(home: Callable[[], None]) -> list[Any]:
 def link_warnings() -> None:
     """The messages left for this run (e.g. values dropped from the link), each shown once."""
     for message in state.pop_messages():
-        st.warning(message, icon=":material/link:")
+        # Keys and values come from the link: shown literally, never as links or images.
+        st.warning(md_escape(message), icon=":material/link:")
 
 
 def sidebar_file_count() -> None:

@@ -189,7 +189,7 @@ def extra_section(config: PipelineConfig) -> tuple[tuple[tuple[str, str], ...], 
         )
         extra, error = _extra_editor(config)
         if error:
-            st.error(error, icon=":material/error:")
+            st.error(widgets.md_escape(error), icon=":material/error:")
     return extra, error
 
 
@@ -243,7 +243,7 @@ def extractor_section(config: PipelineConfig) -> tuple[list[Any], list[str]]:
             elif extractor is not None:
                 chosen.append(extractor)
         for error in errors:
-            st.error(error, icon=":material/error:")
+            st.error(widgets.md_escape(error), icon=":material/error:")
     return chosen, errors
 
 
@@ -310,7 +310,7 @@ def split_or_stop(document: Document, config: PipelineConfig) -> cache.Nodes:
         with st.spinner("Splitting…"):
             return cache.run_split_cached([document], config)
     except ChunkScopeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
 
 

@@ -97,7 +97,7 @@ def retrieval_settings(current: RetrievalSettings, key: str) -> RetrievalSetting
     raw.setdefault("alpha", current.alpha)
     retrieval, problem = widgets.try_build(RetrievalSettings, raw)
     if problem:
-        st.error(problem, icon=":material/error:")
+        st.error(widgets.md_escape(problem), icon=":material/error:")
     return retrieval
 
 
@@ -244,7 +244,7 @@ def chain_editor(configured: Sequence[Postprocessor]) -> tuple[list[Postprocesso
             values = widgets.param_widgets(cls, step_key(step["uid"], cls.name), step["values"])
             instance, problem = widgets.try_build(cls, values)
             if problem:
-                st.error(problem, icon=":material/error:")
+                st.error(widgets.md_escape(problem), icon=":material/error:")
                 problems.append(f"step {position + 1} ({cls.name}): {problem}")
             else:
                 step["values"] = instance.to_params()
@@ -266,7 +266,7 @@ def _adder() -> None:
     name = st.selectbox("Add a postprocessor", names, key=name_key, format_func=label)
     reason = POSTPROCESSORS.get_class(name).unavailable_reason()
     if reason:
-        st.warning(f"{widgets.label_for(name)} cannot run here: {reason}.", icon=":material/block:")
+        st.warning(f"{widgets.label_for(name)} cannot run here: {widgets.md_escape(reason)}.", icon=":material/block:")
     else:
         st.caption(POSTPROCESSORS.get_class(name).summary)
     st.button(
@@ -346,7 +346,7 @@ def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: st
             embedder=embedder, embeddings=embeddings,
         )
     except ChunkScopeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
     return nodes, result
 
@@ -366,7 +366,7 @@ def run_caption(config: PipelineConfig, node_count: int, document_count: int) ->
     changed = ", ".join(f"{k}={v}" for k, v in splitter.to_params(only_changed=True).items())
     st.caption(
         f"Searched **{node_count:,} nodes** from {document_count} documents, split by **{widgets.label_for(splitter.name)}**"
-        + (f" ({changed})" if changed else " (defaults)")
+        + (f" ({widgets.md_escape(changed)})" if changed else " (defaults)")
         + f" · retrieval **{retrieval.mode}**, top {retrieval.top_k}"
         + (f", alpha {retrieval.alpha:g}" if retrieval.mode == "hybrid" else "")
         + (f" · embeddings {embedder_label(cache.embedder())}" if retrieval.mode != "bm25" else "")

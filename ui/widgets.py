@@ -26,9 +26,19 @@ _SLIDER_INT_SPAN = 64
 _SLIDER_FLOAT_SPAN = 100.0
 
 
+# Streamlit's Markdown (GFM) turns bare URLs, www. names and e-mail addresses into links after escapes are
+# resolved, so a backslash cannot stop it; an invisible word joiner inside each trigger does.
+_AUTOLINK_TRIGGER = re.compile(r"(?i)(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)")
+_WORD_JOINER = "\u2060"
+
+
 def md_escape(text: str) -> str:
-    """Untrusted text (a file name, a metadata value) made literal inside ``st.markdown``."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)
+    """Untrusted text (a file name, a metadata value, a link) made literal inside ``st.markdown``.
+
+    Markdown syntax is backslash-escaped, and URL-like runs are broken up so no link or image is made.
+    """
+    unlinked = _AUTOLINK_TRIGGER.sub(_WORD_JOINER, text)
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", unlinked)
 
 
 def label_for(name: str) -> str:
@@ -92,7 +102,7 @@ def build_component(component: type[C], values: Mapping[str, Any]) -> C | None:
     try:
         return component.from_params(dict(values))
     except ConfigError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(md_escape(str(exc)), icon=":material/error:")
         return None
 
 
