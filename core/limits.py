@@ -2,8 +2,10 @@
 
 Three bounds, declared once as parameters with their defaults:
 
-- ``max_upload_bytes``: a file larger than this is refused before it is read
-  (the app's uploader is set to the same size in ``.streamlit/config.toml``);
+- ``max_upload_bytes``: a file larger than this is refused before it is read.
+  Sizes are decimal (1 MB = 1,000,000 bytes), the unit the app's uploader
+  shows, and the uploader is given this same limit, so the browser and the CLI
+  refuse the same files with the same number;
 - ``max_text_chars``: the text one file yields, after decoding or extraction;
 - ``max_embed_chars``: how much text a splitter that embeds every sentence
   (``semantic``) may take in one split: on a CPU the model reads roughly a
@@ -29,7 +31,9 @@ from core.errors import TooLargeError
 from core.params import Configurable, param
 from core.schema import Document
 
-MB = 1024 * 1024
+# Decimal, as Streamlit's uploader counts on Linux and macOS: "50.0MB" there is 50,000,000 bytes here.
+MB = 1_000_000
+KB = 1_000
 
 
 @dataclass(frozen=True)
@@ -143,9 +147,9 @@ def _level_sizes(splitter: Any) -> list[int]:
 def _bytes(size: int) -> str:
     if size >= MB:
         return f"{size / MB:,.1f} MB"
-    if size >= 1024:
-        return f"{size / 1024:,.1f} KB"
+    if size >= KB:
+        return f"{size / KB:,.1f} KB"
     return f"{size:,} bytes"
 
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "check_split_size", "check_text_size", "check_upload_size", "estimated_nodes"]
+__all__ = ["DEFAULT_LIMITS", "MB", "Limits", "check_split_size", "check_text_size", "check_upload_size", "estimated_nodes"]

@@ -132,3 +132,10 @@ def test_markdown_in_a_link_shows_as_text_never_as_a_link_or_image() -> None:
     assert "Your session expired" in warnings and "beacon" in warnings  # reported ...
     for html in rendered_markdown(at):  # ... but as text
         assert "<a " not in html and "<img" not in html, html
+
+
+def test_the_uploader_refuses_what_core_refuses_in_the_same_unit(home: AppTest) -> None:
+    from core.limits import DEFAULT_LIMITS, MB
+
+    # Streamlit's uploader counts decimal megabytes; core's limit is the same number of them.
+    assert home.file_uploader[0].proto.max_upload_size_mb * MB == DEFAULT_LIMITS.max_upload_bytes

@@ -11,7 +11,7 @@ import pytest
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.errors import ConfigError, TooLargeError
-from core.limits import DEFAULT_LIMITS, MB, Limits, check_split_size, estimated_nodes
+from core.limits import DEFAULT_LIMITS, MB, Limits, check_split_size, check_upload_size, estimated_nodes
 from core.loaders import load, load_bytes
 from core.schema import Document
 from core.splitters import get_splitter
@@ -136,3 +136,10 @@ def test_semantic_split_of_a_huge_text_is_refused_before_embedding_anything() ->
         "pick a smaller document or a splitter that does not embed"
     )
     assert calls == []
+
+
+def test_a_49_mib_file_is_over_the_50_mb_limit_everywhere() -> None:
+    # 49 MiB is 51.4 decimal MB: the uploader (decimal) and core agree it is too large.
+    with pytest.raises(TooLargeError) as caught:
+        check_upload_size(49 * 1024 * 1024, "big.pdf")
+    assert str(caught.value) == "big.pdf: is 51.4 MB, more than the upload limit of 50.0 MB"

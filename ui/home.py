@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from core.limits import DEFAULT_LIMITS, MB
 from core.schema import Document
 from ui import cache, documents, state
 from ui.widgets import md_escape
@@ -35,7 +36,10 @@ PAGE_ICONS = {
 APP_CSS = """<style>
 [data-testid="stMainBlockContainer"]{padding-top:2.2rem;padding-bottom:3rem}
 [data-testid="stMetricLabel"] p{white-space:normal}
+[data-testid="stFileChip"] [role="alert"]{position:static;width:auto;height:auto;margin:0;overflow:visible;
+clip:auto;white-space:normal;color:#b91c1c;font-size:.8rem}
 </style>"""
+# The uploader's own refusal (a file over the limit) is written for screen readers only; the CSS above shows it.
 UPLOAD_TYPES = ["txt", "md", "markdown", "html", "htm", "pdf", "csv", "py", "js", "ts", "java", "go", "rs", "c", "cpp", "json"]
 # What each page is for, in the order a first-time visitor would use them.
 TOUR = [
@@ -127,6 +131,8 @@ def uploader() -> None:
     uploads = st.file_uploader(
         "Text, Markdown, HTML, PDF, source code or CSV — several at once",
         type=upload_types(),
+        # Core's limit, in the uploader's unit: the browser refuses exactly what the loaders would.
+        max_upload_size=DEFAULT_LIMITS.max_upload_bytes // MB,
         accept_multiple_files=True,
         key=f"uploader_{generation}",
     )
