@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import select
 import signal
+import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -60,14 +62,24 @@ class Forked(Generic[_T]):
         except (ProcessLookupError, ChildProcessError):  # already gone, or reaped by a SIGCHLD handler
             pass
 
-    def result(self) -> _T | None:
-        """The child's value, or ``None`` if it did not deliver one. Call once."""
+    def result(self, timeout: float | None = None) -> _T | None:
+        """The child's value, or ``None`` if it did not deliver one within ``timeout`` seconds. Call once.
+
+        A late child is killed. The deadline is the safety net for forking inside a
+        threaded server (Streamlit): the child holds only the forking thread, and a
+        lock another thread held at the fork would stay locked in it forever. The
+        work here takes no such lock (tests/test_forking.py loads long PDFs while
+        other threads log, import and tokenize), but should one ever be taken the
+        caller waits ``timeout`` and does the work itself instead of hanging.
+        """
         if self._done:
             raise RuntimeError("Forked.result() was already called")
-        self._done = True
         # Read before waiting: a child blocked on a full pipe would never exit.
-        with os.fdopen(self._read, "rb") as pipe:
-            payload = pipe.read()
+        payload = self._read_all(timeout)
+        if payload is None:
+            self.cancel()
+            return None
+        self._done = True
         try:
             _, status = os.waitpid(self._pid, 0)
         except ChildProcessError:  # reaped by someone else's SIGCHLD handler: a whole payload still counts
@@ -78,6 +90,21 @@ class Forked(Generic[_T]):
             return pickle.loads(payload)
         except Exception:  # a truncated payload: the caller does the work itself
             return None
+
+    def _read_all(self, timeout: float | None) -> bytes | None:
+        """Everything the child writes until it closes the pipe; ``None`` when the deadline passes first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        chunks: list[bytes] = []
+        while True:
+            if deadline is not None:
+                ready, _, _ = select.select([self._read], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    return None
+            chunk = os.read(self._read, 1 << 20)
+            if not chunk:
+                os.close(self._read)
+                return b"".join(chunks)
+            chunks.append(chunk)
 
 
 def fork_available() -> bool:

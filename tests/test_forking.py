@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from hostile.make_hostile import text_pdf
@@ -126,3 +127,87 @@ def test_an_error_in_this_process_stops_the_child(
         _load(long_pdf)
     with pytest.raises(ChildProcessError):
         os.waitpid(children[0]._pid, 0)
+
+
+# -- forking inside a threaded process (the Streamlit server) -------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_stuck_child_is_killed_at_the_deadline_and_reaped() -> None:
+    child = Forked(lambda: time.sleep(3600))
+    assert child.result(timeout=0.2) is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child._pid, 0)
+
+
+@pytest.mark.skipif(not forking.fork_available(), reason="needs a second core")
+def test_pages_of_a_stuck_child_are_read_here(long_pdf: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A lock another thread held at the fork would leave the child waiting forever: the loader must not.
+    monkeypatch.setattr(pdf_loader, "CHILD_GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(pdf_loader, "start_forked", lambda work: Forked(lambda: time.sleep(3600)))
+    document = _load(long_pdf)
+    assert [document.text[p.start_char : p.end_char] for p in document.pages] == list(PAGES)
+
+
+@pytest.mark.skipif(not forking.fork_available(), reason="needs a second core")
+def test_long_pdfs_load_right_while_other_threads_log_import_and_tokenize(
+    long_pdf: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's situation: sessions on other threads hold the locks a forked child could inherit held.
+
+    Other threads log (the logging module's handler locks), import (the import lock), tokenize with
+    the Rust tokenizer (its thread pool) and allocate, without pause, while this thread loads long
+    PDFs with a forked child again and again. Every load must come back whole from its child.
+    """
+    import importlib
+    import logging
+    import sys
+    import threading
+
+    from core.tokenizers import get_tokenizer
+
+    stop = threading.Event()
+    log = logging.getLogger("chunkscope.test.busy")
+    log.addHandler(logging.NullHandler())
+    tokenizer = get_tokenizer("model")
+    delivered: list[bool] = []
+
+    def recording(work):  # noqa: ANN001, ANN202 - did each child deliver, or did the loader fall back?
+        child = forking.start_forked(work)
+        real_result = child.result
+
+        def result(timeout: float | None = None):  # noqa: ANN202
+            value = real_result(timeout)
+            delivered.append(value is not None)
+            return value
+
+        child.result = result
+        return child
+
+    monkeypatch.setattr(pdf_loader, "start_forked", recording)
+
+    def logging_thread() -> None:
+        while not stop.is_set():
+            log.warning("another session is working")
+
+    def importing_thread() -> None:
+        while not stop.is_set():
+            sys.modules.pop("json.tool", None)
+            importlib.import_module("json.tool")
+
+    def tokenizing_thread() -> None:
+        while not stop.is_set():
+            tokenizer.count("Another session tokenizes its document while this one loads a PDF. " * 20)
+
+    threads = [threading.Thread(target=t, daemon=True) for t in (logging_thread, importing_thread, tokenizing_thread)]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in range(15):
+            document = _load(long_pdf)
+            assert [document.text[p.start_char : p.end_char] for p in document.pages] == list(PAGES)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert delivered == [True] * 15

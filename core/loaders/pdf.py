@@ -9,6 +9,7 @@ runs nothing embedded in the file (no JavaScript, no external fetches).
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from functools import partial
 from io import BytesIO
@@ -27,6 +28,8 @@ from core.schema import Document, Element, Page
 
 PAGE_SEPARATOR = "\n\n"
 MB = 1024 * 1024
+# How long past this process's own half a forked child may take before its pages are read here instead.
+CHILD_GRACE_SECONDS = 10.0
 # From this many pages on, a second process extracts half of them (below it, a fork costs more than it saves).
 PARALLEL_FROM_PAGES = 24
 
@@ -133,12 +136,14 @@ class PdfLoader(Loader):
         child = start_forked(work) if len(pages) >= PARALLEL_FROM_PAGES else None
         if child is None:
             return self._extract_range(pages, 0, len(pages), file_name)
+        started = time.perf_counter()
         try:
             texts, unreadable = self._extract_range(pages, 0, half, file_name)
         except BaseException:
             child.cancel()
             raise
-        rest = child.result() or work()
+        # The child reads as many pages as this process did; far longer means it is stuck, not slow.
+        rest = child.result(timeout=CHILD_GRACE_SECONDS + 4 * (time.perf_counter() - started)) or work()
         return texts + rest[0], unreadable + rest[1]
 
     def _extract_range(self, pages: list[Any], start: int, stop: int, file_name: str) -> tuple[list[str], list[int]]:
