@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from cpu_budget import cpu_budget
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -134,10 +133,9 @@ def test_metrics_are_fast_on_thousands_of_nodes():
     document = Document(text=text, id="big", metadata={"file_name": "big.txt"})
     nodes = get_splitter("character", separator=". ", chunk_size=60, chunk_overlap=10).split([document])
     assert len(nodes) > 2000
-    started = time.perf_counter()
-    metrics = chunk_metrics([document], nodes)
-    rows = node_table([document], nodes)
-    elapsed = time.perf_counter() - started
+    # Bounded, not timed: a quadratic pass over 2,000 nodes would use far more; the speed is benchmarked.
+    with cpu_budget(10):
+        metrics = chunk_metrics([document], nodes)
+        rows = node_table([document], nodes)
     assert metrics.count == len(rows) == len(nodes)
     assert metrics.coverage == 1.0
-    assert elapsed < 10  # a generous bound on a shared machine; about a second when idle
