@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pypdf
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import unicode_text
 
 from core.errors import (
     ConfigError,
@@ -22,7 +25,9 @@ from core.errors import (
     TooLargeError,
     UnsupportedFileError,
 )
+from core.limits import DEFAULT_LIMITS
 from core.loaders import LOADERS, load, load_bytes, loader_for
+from core.loaders import pdf as pdf_module
 from core.loaders.code import LANGUAGES
 from core.loaders.text import decode_text
 from core.schema import Document, MetadataMode
@@ -407,6 +412,14 @@ def test_csv_literal_example_with_quoted_newline_and_ragged_rows() -> None:
     assert document.metadata["load_warning"] == "data rows 2, 3 have a different number of fields than the header (3)"
 
 
+def test_csv_cell_larger_than_csvs_own_field_limit_loads() -> None:
+    """csv refuses fields over 128 KiB by default; here only the character limit bounds a cell."""
+    cell = "x" * 200_000
+    (document,) = load_bytes(f'id,body\n1,"{cell}"\n2,short\n'.encode(), "wide.csv")
+    assert [len(row) for row in spans(document, "table_row")] == [len(f'1,"{cell}"'), len("2,short")]
+    assert document.metadata["row_count"] == 2
+
+
 @pytest.mark.parametrize(
     "data,file_name,delimiter",
     [
@@ -469,7 +482,90 @@ def test_html_declared_charset_is_tried_before_guessing(head: str, encoding: str
 
 
 def test_utf8_bom_is_dropped() -> None:
-    assert decode_text(b"\xef\xbb\xbfhello", "bom.txt") == ("hello", "utf-8-sig", None)
+    assert decode_text(b"\xef\xbb\xbfhello", "bom.txt") == ("hello", "utf-8-sig", None, 0)
+
+
+# UTF-8 with a few bytes that are not UTF-8 (a damaged download, a pasted fragment) is UTF-8 with
+# each bad byte replaced by U+FFFD; a code page is a better reading only when it loses nothing.
+@pytest.mark.parametrize(
+    "data,text,encoding,replaced",
+    [
+        ("café naïve".encode() + b"\x81", "café naïve\ufffd", "utf-8", 1),
+        ("fox 日本 ".encode() + b"\x81", "fox 日本 \ufffd", "utf-8", 1),
+        # A cut-off character is two bad bytes; the characters around it are intact.
+        ("Grüße ".encode() + "日".encode()[:2] + " aus Köln".encode(), "Grüße \ufffd\ufffd aus Köln", "utf-8", 2),
+        # cp1252 has no character at 0x81, so nothing reads this better than UTF-8 does.
+        (b"plain ASCII and one stray \x81 byte", "plain ASCII and one stray \ufffd byte", "utf-8", 1),
+        (b"\xef\xbb\xbfa byte-order mark, then a stray \xff", "a byte-order mark, then a stray \ufffd", "utf-8-sig", 1),
+        # No multibyte characters, and cp1252 reads every high byte as a letter: a Windows editor's "café".
+        (b"caf\xe9 cr\xe8me", "café crème", "cp1252", 0),
+    ],
+)
+def test_a_few_invalid_bytes_in_utf8_are_replaced(data: bytes, text: str, encoding: str, replaced: int) -> None:
+    warning = (
+        f"replaced {replaced} invalid UTF-8 byte{'s' if replaced > 1 else ''} with \ufffd"
+        if replaced
+        else (f"decoded as {encoding}, not UTF-8")
+    )
+    assert decode_text(data, "x.txt") == (text, encoding, warning, replaced)
+
+
+@pytest.mark.parametrize(
+    "text,encoding",
+    [
+        ("吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所で泣いていた。", "shift_jis"),
+        ("吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所で泣いていた。", "euc_jp"),
+        ("天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。", "gb18030"),
+        ("天下大勢，分久必合，合久必分。周末七國分爭，並入於秦。及秦滅之後，楚、漢分爭，又並入於漢。", "big5"),
+        ("대한민국은 민주공화국이다. 대한민국의 주권은 국민에게 있고, 모든 권력은 국민으로부터 나온다.", "euc_kr"),
+        ("Все счастливые семьи похожи друг на друга, каждая несчастливая семья несчастлива по-своему.", "cp1251"),
+    ],
+)  # fmt: skip
+def test_legacy_code_pages_are_still_guessed(text: str, encoding: str) -> None:
+    """Their bytes form a valid UTF-8 character now and then, far fewer than the bytes UTF-8 rejects."""
+    decoded, _, warning, replaced = decode_text(text.encode(encoding), "legacy.txt")
+    assert decoded == text
+    assert warning is not None and warning.startswith("decoded as ")
+    assert replaced == 0
+
+
+@st.composite
+def utf8_with_stray_bytes(draw: st.DrawFn) -> tuple[str, bytes]:
+    """Valid UTF-8 text, and its bytes with a few non-ASCII bytes inserted between characters.
+
+    A few: up to three, or up to as many as the text has non-ASCII characters. The inserted
+    bytes are 0x80-0xFF, the ones that can be invalid UTF-8 (NUL makes a file binary or UTF-16).
+    """
+    text = draw(st.one_of(unicode_text(), st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))))
+    text = text.lstrip("\ufeff")  # a leading byte-order mark is not text
+    if not text.strip():
+        text += "x"
+    limit = max(3, sum(1 for char in text if char > "\x7f"))
+    pieces = [char.encode() for char in text]
+    for _ in range(draw(st.integers(1, limit))):
+        stray = bytes([draw(st.integers(0x80, 0xFF))])
+        pieces.insert(draw(st.integers(0, len(pieces))), stray)
+    return text, b"".join(pieces)
+
+
+@given(utf8_with_stray_bytes())
+def test_utf8_with_stray_bytes_keeps_every_character(case: tuple[str, bytes]) -> None:
+    text, data = case
+    decoded = decode_text(data, "damaged.txt")[0]
+    remaining = iter(decoded)
+    assert all(char in remaining for char in text), (text, decoded)  # in order
+
+
+@pytest.mark.parametrize("loader", ["text", "markdown", "html", "code", "csv"])
+def test_every_text_loader_records_the_replaced_bytes(loader: str) -> None:
+    data = "Ünïcode text with one stray byte: ".encode() + b"\x81.\n"
+    (document,) = load_bytes(data, "file", loader=loader)
+    assert "Ünïcode text with one stray byte: \ufffd." in document.text
+    assert document.metadata["encoding"] == "utf-8"
+    assert document.metadata["replaced_bytes"] == 1
+    assert document.metadata["load_warning"] == "replaced 1 invalid UTF-8 byte with \ufffd"
+    for mode in (MetadataMode.LLM, MetadataMode.EMBED):
+        assert "replaced" not in document.get_metadata_str(mode)
 
 
 @pytest.mark.parametrize(
@@ -556,6 +652,21 @@ def test_pdf_beyond_max_pages_is_too_large() -> None:
     with pytest.raises(TooLargeError, match=r"^two_pages\.pdf: has 2 pages, more than max_pages=1$"):
         load(FIXTURES / "two_pages.pdf", max_pages=1)
     assert load(FIXTURES / "two_pages.pdf", max_pages=2)[0].metadata["page_count"] == 2
+
+
+def test_readme_states_every_limit_with_its_unit() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Limits and safety\n", 1)[1].split("\n## ", 1)[0]
+    pdf = LOADERS.get_class("pdf")()
+    for stated in (
+        f"({DEFAULT_LIMITS.max_upload_bytes:,} bytes)",
+        f"{DEFAULT_LIMITS.max_text_chars:,} characters",
+        f"{DEFAULT_LIMITS.max_nodes:,}, estimated before splitting",
+        f"{DEFAULT_LIMITS.max_embed_chars:,} characters per split",
+        f"**PDF pages:** {pdf.max_pages:,}, counted before any page is read",
+        f"{pdf.max_content_mb} MiB ({pdf.max_content_mb * pdf_module.MB:,} bytes)",
+    ):
+        assert stated in section
 
 
 def test_every_load_error_names_its_file() -> None:

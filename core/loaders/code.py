@@ -45,9 +45,9 @@ class CodeLoader(DecodedTextLoader):
     extensions = tuple(LANGUAGES)
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        text, encoding, warning = self.decode(data, file_name)
+        text, encoding, warning, replaced = self.decode(data, file_name)
         language = LANGUAGES.get(PurePath(file_name).suffix.lower(), "")
-        metadata = text_metadata(file_name, "code", encoding, warning)
+        metadata = text_metadata(file_name, "code", encoding, warning, replaced)
         if language:
             metadata["language"] = language
         elements = [Element("code", a, b, attrs={"language": language}) for a, b in paragraph_spans(text)]

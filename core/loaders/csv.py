@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from core.errors import CorruptDocumentError, EmptyDocumentError
+from core.limits import DEFAULT_LIMITS
 from core.loaders.registry import LOADERS
 from core.loaders.text import DecodedTextLoader, add_warning, line_spans, make_document, text_metadata
 from core.schema import Document, Element
@@ -19,6 +20,10 @@ from core.schema import Document, Element
 # Enough lines for the sniffer to see the pattern, small enough to keep it fast.
 _SNIFF_CHARS = 4096
 _DELIMITERS = ",;\t|"
+
+# csv refuses a field over 131,072 characters by default (a guard for unbounded streams); the whole text is in
+# memory, so a cell may be as long as the character limit allows. (csv's limit is process-wide: only raised.)
+csv.field_size_limit(max(csv.field_size_limit(), DEFAULT_LIMITS.max_text_chars))
 
 
 @LOADERS.register
@@ -31,7 +36,7 @@ class CsvLoader(DecodedTextLoader):
     extensions = (".csv", ".tsv")
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        text, encoding, warning = self.decode(data, file_name)
+        text, encoding, warning, replaced = self.decode(data, file_name)
         delimiter = sniff_delimiter(text, default="\t" if PurePath(file_name).suffix.lower() == ".tsv" else ",")
         rows = _rows_with_spans(text, delimiter, file_name)
         if not rows:
@@ -46,7 +51,7 @@ class CsvLoader(DecodedTextLoader):
         )
         elements = [table, *(Element("table_row", start, end) for _, start, end in body)]
 
-        metadata = text_metadata(file_name, "csv", encoding, warning)
+        metadata = text_metadata(file_name, "csv", encoding, warning, replaced)
         metadata["row_count"] = len(body)
         metadata["columns"] = ",".join(field.strip() for field in header_fields)
         ragged = [number for number, (fields, _, _) in enumerate(body, start=1) if len(fields) != len(header_fields)]

@@ -338,14 +338,14 @@ class HtmlLoader(Loader):
     extensions = (".html", ".htm")
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        source, encoding, warning = decode_text(data, file_name, declared=declared_charset(data))
+        source, encoding, warning, replaced = decode_text(data, file_name, declared=declared_charset(data))
         try:
             text, elements, title = html_to_text(source)
         except AssertionError:  # HTMLParser's way of giving up on some malformed declarations
             raise CorruptDocumentError(file_name, "is HTML too malformed to parse") from None
         if not text.strip():
             raise EmptyDocumentError(file_name, "has no visible text")
-        metadata = text_metadata(file_name, "html", encoding, warning)
+        metadata = text_metadata(file_name, "html", encoding, warning, replaced)
         if title:
             metadata["title"] = title
         return [make_document(text, metadata, elements)]

@@ -27,9 +27,9 @@ class MarkdownLoader(DecodedTextLoader):
     extensions = (".md", ".markdown")
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        text, encoding, warning = self.decode(data, file_name)
+        text, encoding, warning, replaced = self.decode(data, file_name)
         elements = markdown_elements(text)
-        metadata = text_metadata(file_name, "markdown", encoding, warning)
+        metadata = text_metadata(file_name, "markdown", encoding, warning, replaced)
         title = next((e.attrs["title"] for e in elements if e.kind == "heading" and e.level == 1), None)
         if title:
             metadata["title"] = title

@@ -51,8 +51,13 @@ class PdfLoader(Loader):
         "plain",
         "pypdf's text extraction: 'plain' reads text in content order, 'layout' keeps the page's columns and spacing.",
     )
+    # Not covered by the character limit: that is checked after extraction, and blank or nearly blank
+    # pages cost reading time without adding characters (50 MiB holds some 400,000 blank pages).
     max_pages: int = param(
-        2000, "Refuse PDFs with more pages than this (protects the app from huge files).", ge=1, le=100_000
+        2000,
+        "Refuse PDFs with more pages than this, before reading any (reading time grows with pages).",
+        ge=1,
+        le=100_000,
     )
     max_content_mb: int = param(
         32,

@@ -1,8 +1,8 @@
 """Plain text files, and the decoding every text-based loader shares.
 
 :func:`decode_text` is the one place bytes become text: byte-order marks first,
-then strict UTF-8, then charset-normalizer's best guess (with a warning saying so).
-Markdown, HTML, code and CSV loaders all decode through it.
+then strict UTF-8, then UTF-8 with a few damaged bytes replaced, then charset-normalizer's
+best guess (with a warning saying so). Markdown, HTML, code and CSV loaders all decode through it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from charset_normalizer import from_bytes
 
@@ -33,6 +33,11 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 # ties it with cp1250 on short text, and then it is the better bet.
 _WESTERN_DEFAULT = "cp1252"
 _CHAOS_TOLERANCE = 0.1
+# Up to this many bytes that are not UTF-8 are too few to tell one code page from another
+# (charset-normalizer reads "ab\x81cd" as Shift-JIS and loses the "c"): they are damaged UTF-8.
+_FEW_INVALID_BYTES = 3
+# What Python's surrogateescape handler turns each undecodable byte into.
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 # Labels a file may declare that we do not trust: escapes and placeholders that are no
 # way to store text, and UTF-16/32, which an ASCII-readable declaration cannot truly be in
 # (real UTF-16/32 has a BOM or NUL bytes and is caught before declarations are read).
@@ -43,37 +48,53 @@ _IGNORED_DECLARATIONS = frozenset(
 
 # Metadata keys about how a file was read rather than what it says: kept out of
 # what the embedding model and the LLM see unless the user asks for them.
-LOAD_DETAIL_KEYS = ("encoding", "load_warning")
+LOAD_DETAIL_KEYS = ("encoding", "load_warning", "replaced_bytes")
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # "\r(?!\n)" keeps a CRLF from being read as two line breaks when the regex backtracks.
 _BLANK_LINE_GAP = re.compile(r"(?:\r\n|\r(?!\n)|\n)[ \t\f\v]*(?:\r\n|\r(?!\n)|\n)\s*")
 
 
-def decode_text(data: bytes, file_name: str, declared: str | None = None) -> tuple[str, str, str | None]:
-    """Decode a text file's bytes: ``(text, encoding, warning)``.
+class Decoded(NamedTuple):
+    """A text file's bytes decoded: the text, the encoding read, a note when it was not plain UTF-8."""
+
+    text: str
+    encoding: str
+    warning: str | None
+    # Bytes that were not valid UTF-8 and became U+FFFD in ``text``.
+    replaced_bytes: int = 0
+
+
+def decode_text(data: bytes, file_name: str, declared: str | None = None) -> Decoded:
+    """Decode a text file's bytes.
 
     ``warning`` is a human note when the text was not plain UTF-8 (a guessed
-    encoding), else None. ``declared`` is an encoding the file names for itself
-    (an HTML ``<meta charset>``), tried before guessing. Binary data raises
-    CorruptDocumentError; no characters beyond whitespace raise EmptyDocumentError.
+    encoding, or damaged bytes replaced), else None. ``declared`` is an encoding
+    the file names for itself (an HTML ``<meta charset>``), tried before guessing.
+    Binary data raises CorruptDocumentError; no characters beyond whitespace
+    raise EmptyDocumentError.
     """
     if not data.strip():
         raise EmptyDocumentError(file_name, "is empty" if not data else "contains only whitespace")
-    text, encoding, warning = _decode(data, file_name, declared)
-    if not text.strip():  # e.g. only a byte-order mark, or UTF-16 spaces
-        raise EmptyDocumentError(file_name, "is empty" if not text else "contains only whitespace")
-    if "\x00" in text:
+    decoded = _decode(data, file_name, declared)
+    if not decoded.text.strip():  # e.g. only a byte-order mark, or UTF-16 spaces
+        raise EmptyDocumentError(file_name, "is empty" if not decoded.text else "contains only whitespace")
+    if "\x00" in decoded.text:
         raise CorruptDocumentError(file_name, "looks like binary data, not text")
-    return text, encoding, warning
+    return decoded
 
 
-def _decode(data: bytes, file_name: str, declared: str | None) -> tuple[str, str, str | None]:
+def _decode(data: bytes, file_name: str, declared: str | None) -> Decoded:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
+            body = data[len(bom) :]
             try:
-                return data[len(bom) :].decode(encoding), encoding, None
+                return Decoded(body.decode(encoding), encoding, None)
             except UnicodeDecodeError:
+                # A UTF-8 mark says UTF-8: a few damaged bytes are replaced, never read as a code page.
+                damaged = _damaged_utf8(body, encoding) if encoding == "utf-8-sig" else None
+                if damaged is not None:
+                    return damaged[0]
                 raise CorruptDocumentError(
                     file_name, f"starts with a {encoding} byte-order mark but is not valid {encoding}"
                 ) from None
@@ -83,24 +104,53 @@ def _decode(data: bytes, file_name: str, declared: str | None) -> tuple[str, str
         if guessed is None:
             raise CorruptDocumentError(file_name, "looks like binary data, not text")
         text, encoding = guessed
-        return text, encoding, f"decoded as {encoding} (no byte-order mark), not UTF-8"
+        return Decoded(text, encoding, f"decoded as {encoding} (no byte-order mark), not UTF-8")
     try:
-        return data.decode("utf-8"), "utf-8", None
+        return Decoded(data.decode("utf-8"), "utf-8", None)
     except UnicodeDecodeError:
         pass
     name = _declared_codec(declared)
     if name:
         try:
-            return data.decode(name), name, f"decoded as {name} (declared in the file), not UTF-8"
+            return Decoded(data.decode(name), name, f"decoded as {name} (declared in the file), not UTF-8")
         except (LookupError, ValueError):
             pass  # a wrong declaration, or a codec that is no text encoding (hex, rot13): guess instead
+    damaged = _damaged_utf8(data, "utf-8")
+    if damaged is not None:
+        replaced, multibyte = damaged
+        if multibyte:
+            return replaced
+        # No multibyte character: a few high bytes that cp1252 reads as characters (a Windows
+        # editor's "café") stay cp1252, which loses nothing where UTF-8 would replace them.
+        try:
+            return Decoded(data.decode(_WESTERN_DEFAULT), _WESTERN_DEFAULT, f"decoded as {_WESTERN_DEFAULT}, not UTF-8")
+        except UnicodeDecodeError:  # cp1252 leaves 0x81, 0x8d, 0x8f, 0x90 and 0x9d undefined
+            return replaced
     results = from_bytes(data)
     best = results.best()
     if best is None:
         raise CorruptDocumentError(file_name, "looks like binary data, not text")
     encoding = _prefer_western(data, results, best)
-    text = data.decode(encoding, errors="replace")
-    return text, encoding, f"decoded as {encoding}, not UTF-8"
+    return Decoded(data.decode(encoding, errors="replace"), encoding, f"decoded as {encoding}, not UTF-8")
+
+
+def _damaged_utf8(data: bytes, encoding: str) -> tuple[Decoded, int] | None:
+    """UTF-8 with each invalid byte replaced by U+FFFD, and the characters read from multibyte sequences.
+
+    None when the invalid bytes are too many to be damage to UTF-8 text, that is
+    more than :data:`_FEW_INVALID_BYTES` and more than those multibyte characters:
+    legacy text forms valid sequences only by chance (a Shift-JIS or GB18030
+    paragraph about one for every three bytes UTF-8 rejects, Western code pages
+    almost never), while damaged UTF-8 keeps all of its own.
+    """
+    escaped = data.decode("utf-8", errors="surrogateescape")
+    # Each invalid byte became one lone surrogate, which neither UTF-8 nor ASCII can encode.
+    invalid = len(data) - len(escaped.encode("utf-8", errors="ignore"))
+    multibyte = len(escaped) - len(escaped.encode("ascii", errors="ignore")) - invalid
+    if invalid > max(multibyte, _FEW_INVALID_BYTES):
+        return None
+    warning = f"replaced {invalid} invalid UTF-8 byte{'s' if invalid > 1 else ''} with \ufffd"
+    return Decoded(_ESCAPED_BYTE.sub("\ufffd", escaped), encoding, warning, invalid), multibyte
 
 
 def _declared_codec(declared: str | None) -> str | None:
@@ -205,11 +255,15 @@ def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> list[t
     return trimmed
 
 
-def text_metadata(file_name: str, file_type: str, encoding: str, warning: str | None) -> dict[str, Any]:
+def text_metadata(
+    file_name: str, file_type: str, encoding: str, warning: str | None, replaced_bytes: int = 0
+) -> dict[str, Any]:
     """The metadata every decoded-text document starts with."""
     metadata: dict[str, Any] = {"file_name": file_name, "file_type": file_type, "encoding": encoding}
     if warning:
         metadata["load_warning"] = warning
+    if replaced_bytes:
+        metadata["replaced_bytes"] = replaced_bytes
     return metadata
 
 
@@ -244,11 +298,11 @@ class DecodedTextLoader(Loader):
         advanced=True,
     )
 
-    def decode(self, data: bytes, file_name: str) -> tuple[str, str, str | None]:
-        text, encoding, warning = decode_text(data, file_name)
+    def decode(self, data: bytes, file_name: str) -> Decoded:
+        decoded = decode_text(data, file_name)
         if self.normalize_newlines:
-            text = normalize_line_breaks(text)
-        return text, encoding, warning
+            return decoded._replace(text=normalize_line_breaks(decoded.text))
+        return decoded
 
 
 @LOADERS.register
@@ -261,6 +315,6 @@ class TextLoader(DecodedTextLoader):
     extensions = (".txt", ".text", ".log", ".rst")
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        text, encoding, warning = self.decode(data, file_name)
+        text, encoding, warning, replaced = self.decode(data, file_name)
         elements = [Element("paragraph", a, b) for a, b in paragraph_spans(text)]
-        return [make_document(text, text_metadata(file_name, "text", encoding, warning), elements)]
+        return [make_document(text, text_metadata(file_name, "text", encoding, warning, replaced), elements)]

@@ -34,8 +34,15 @@ SMALL_TEXT: dict[str, bytes] = {
     # Binary data behind a text extension: a PNG header, and a zip archive's header.
     "png_as_text.txt": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x06\x00\x00\x00",
     "zip_as_markdown.md": b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(range(256)),
+    # Noise without a single NUL byte, as compressed data looks.
+    "noise_as_text.txt": bytes((i * 151 + 7) % 255 + 1 for i in range(600)),
     # Encodings.
     "invalid_utf8.txt": b"Valid start, then broken bytes: \xc3\x28 and \xff\xfe, then the end.\n",
+    # UTF-8 with damage: a stray byte, and a character cut off after two of its three bytes.
+    "mostly_utf8.txt": _utf8("Mostly UTF-8: café, naïve, 日本語, a stray byte ")
+    + b"\x81, a cut-off character "
+    + _utf8("語")[:2]
+    + b", the end.\n",
     "utf16_bom.txt": "Ünïcode in UTF-16 with a byte-order mark.\n".encode("utf-16"),
     "utf16le_nobom.txt": "UTF-16 little endian without a mark.\n".encode("utf-16-le"),
     "latin1.txt": "Grüße aus Köln, schöne Straße, très bien.\n".encode("latin-1"),
@@ -44,7 +51,9 @@ SMALL_TEXT: dict[str, bytes] = {
     "crlf.md": b"# Title\r\n\r\nFirst paragraph,\r\nstill first.\r\n\r\nSecond paragraph.\r\n",
     "lone_cr.txt": b"Old Mac line one\rline two\r\rNew paragraph\r",
     # Unicode that breaks naive offset arithmetic.
-    "combining_marks.txt": _utf8("Ze\u0301\u0301\u0301ro, Z\u0335\u0321\u0334a\u0336l\u0338g\u0337o\u0334 text, a\u0308\u0304\u0301 and ñ.\n"),
+    "combining_marks.txt": _utf8(
+        "Ze\u0301\u0301\u0301ro, Z\u0335\u0321\u0334a\u0336l\u0338g\u0337o\u0334 text, a\u0308\u0304\u0301 and ñ.\n"
+    ),
     "emoji_sequences.md": _utf8(
         "# Family \U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466\n\n"
         "Flags \U0001f1eb\U0001f1f7\U0001f1ef\U0001f1f5, skin tones \U0001f44b\U0001f3fd, keycap 1\ufe0f\u20e3, "
@@ -66,9 +75,9 @@ SMALL_TEXT: dict[str, bytes] = {
         "<h1>Visible heading</h1>"
         f"<p>Before image {XSS_IMG} after image.</p>"
         "<p><a href=\"javascript:alert('link')\">A javascript link</a> and "
-        "<a href=\"https://evil.example/\" onclick=\"alert('click')\">a handler</a>.</p>"
+        '<a href="https://evil.example/" onclick="alert(\'click\')">a handler</a>.</p>'
         "<svg onload=\"alert('svg')\"><script>alert('svg script')</script></svg>"
-        "<iframe src=\"https://evil.example/frame\"></iframe>"
+        '<iframe src="https://evil.example/frame"></iframe>'
         "<p>Escaped markup shows literally: &lt;script&gt;alert(1)&lt;/script&gt;</p>"
         "<noscript><p>noscript text</p></noscript>"
         "</body></html>"
@@ -215,6 +224,8 @@ LARGE: dict[str, Callable[[], bytes]] = {
     "too_many_pages.pdf": lambda: _many_pages(2001),
     # Six million one-letter text operators (42 MB) compressed into a few kilobytes.
     "content_bomb.pdf": lambda: pdf_with_content(b"BT /F1 1 Tf " + b"(x) Tj " * 6_000_000 + b"ET", compress=True),
+    # A CSV whose one cell holds four million characters (csv's own limit is 131,072).
+    "huge_cell.csv": lambda: b'id,body\n1,"' + b"x" * 4_000_000 + b'"\n',
     # A CSV of 30,000 rows, every one with a different number of fields.
     "ragged_rows.csv": lambda: b"a,b,c\n" + b"".join(b",".join([b"v"] * (1 + i % 7)) + b"\n" for i in range(30_000)),
 }  # fmt: skip
