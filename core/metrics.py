@@ -33,6 +33,8 @@ from core.tokenizers import Tokenizer, get_tokenizer
 DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places in the model's window
 TINY_WORDS = 4  # a node with fewer words is flagged "tiny" (a lone heading, a stray marker)
+# Past half of chunk_size, the overlap puts every stretch of text in more than two chunks.
+MAX_OVERLAP_SHARE = 0.5
 FIRST_WORDS = 8
 
 _NON_SPACE_RUN = re.compile(r"\S+")
@@ -203,6 +205,22 @@ def node_flags(
             flags.append("duplicate")
             break
     return flags
+
+
+def splitter_warnings(splitter: Any) -> list[str]:
+    """Lint for a splitter's settings rather than for any one node: one sentence per problem.
+
+    An overlap above ``MAX_OVERLAP_SHARE`` of the chunk size: consecutive chunks
+    start ``chunk_size - chunk_overlap`` units apart, so each stretch of text lies
+    in about ``chunk_size / (chunk_size - chunk_overlap)`` of them.
+    """
+    size, overlap = splitter.size_limit, splitter.overlap_limit
+    if not size or not overlap or overlap / size <= MAX_OVERLAP_SHARE:
+        return []
+    return [
+        f"chunk_overlap ({overlap:,}) is {overlap / size:.0%} of chunk_size ({size:,}): each stretch of text lands "
+        f"in about {size / (size - overlap):.1f} chunks, so it is embedded and retrieved that many times"
+    ]
 
 
 def node_table(

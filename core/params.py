@@ -13,7 +13,7 @@ import dataclasses
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self
 
@@ -47,7 +47,7 @@ class ParamSpec:
     def coerce(self, value: Any, owner: str = "") -> Any:
         """Turn a raw value (a CLI/URL string or a JSON value) into this parameter's type."""
         where = f"{owner}: " if owner else ""
-        if value is None or (self.optional and isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
+        if value is None or (self.optional and isinstance(value, str) and value.strip().lower() in _NONE_WORDS):
             if self.optional:
                 return None
             raise ConfigError(f"{where}{self.name} needs a value")
@@ -69,15 +69,14 @@ class ParamSpec:
                 return number
             if self.kind in ("str", "choice"):
                 return str(value)
-            if self.kind == "int_list":
-                items = _split_list(value)
-                return tuple(int(str(item).strip()) for item in items)
-            if self.kind == "str_list":
-                # A JSON list keeps every entry as written (" ", "", ","); a plain
-                # comma list keeps spaces inside entries and drops empty ones.
-                if isinstance(value, str) and not value.strip().startswith("["):
-                    return tuple(part for part in value.split(",") if part != "")
-                return tuple(str(item) for item in _split_list(value))
+            if self.kind in ("int_list", "str_list"):
+                items = parse_list(value)
+                # Comma text naming no item leaves an optional list unset, as an empty box does.
+                if self.optional and not items and isinstance(value, str) and not value.strip().startswith("["):
+                    return None
+                if self.kind == "int_list":
+                    return tuple(int(str(item).strip()) for item in items)
+                return tuple(str(item) for item in items)
         except (TypeError, ValueError):
             pass
         raise ConfigError(f"{where}{self.name} must be {_KIND_WORDS[self.kind]}, got {value!r}")
@@ -105,13 +104,37 @@ def _to_bool(value: Any) -> bool:
     raise ValueError(value)
 
 
-def _split_list(value: Any) -> list[Any]:
+def parse_list(value: Any) -> list[Any]:
+    """The items of a list parameter, from a widget's, a ``--set``'s or a link's text, or from a JSON value.
+
+    Comma text is what a person types, so each item is stripped and empty items
+    are dropped: ``"h1, h2,"`` is ``["h1", "h2"]``. A JSON list (text starting
+    with ``[``) or a real list is taken exactly as it is: that is how an item that
+    is whitespace or holds a comma is written (a separator ``" "``: ``[" "]``).
+    """
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
-            return list(json.loads(text))
-        return [part for part in text.split(",")] if text else []
+            items = json.loads(text)
+            if not isinstance(items, list):
+                raise ValueError(value)
+            return items
+        return [item.strip() for item in text.split(",") if item.strip()]
     return list(value)
+
+
+# Words an optional parameter's text reads as "not set" (see ParamSpec.coerce).
+_NONE_WORDS = {"", "none", "null"}
+
+
+def format_list(items: Sequence[Any], separator: str = ", ") -> str:
+    """The text :func:`parse_list` reads back as exactly ``items``: comma text when it would, else JSON."""
+    texts = [str(item) for item in items]
+    plain = separator.join(texts)
+    readable = all(text and text == text.strip() and "," not in text for text in texts)
+    if readable and not plain.startswith("[") and plain.lower() not in _NONE_WORDS:
+        return plain
+    return json.dumps(texts, ensure_ascii=False)
 
 
 def param(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import chunks_view as view
-from ui import state
+from ui import state, widgets
 from ui.page import documents_or_stop, setup_page
 
 # -- settings (sidebar) ------------------------------------------------------------
@@ -29,6 +29,7 @@ with st.sidebar:
     splitter, splitter_error = view.splitter_settings(config)
 
 view.stop_unless_usable(splitter, loader_error, splitter_error)
+widgets.splitter_warnings(splitter)
 config, document = view.apply_settings(config, document, splitter, loaders)
 
 # -- split and measure -------------------------------------------------------------

@@ -167,3 +167,21 @@ def test_every_splitter_with_every_postprocessor_gives_valid_python(name):
         config = PipelineConfig(splitter=SPLITTERS.create(name), postprocessors=posts, retrieval=RetrievalSettings(mode=mode))
         ast.parse(llamaindex_snippet(config))
         ast.parse(langchain_snippet(config))
+
+
+def test_lists_typed_with_spaces_reach_the_code_and_config_unpadded():
+    # As the app's widgets hand them over: the comma text a person sees and edits.
+    config = PipelineConfig(
+        splitter=SPLITTERS.create("html", headings_to_split_on="h1, h2, h3"),
+        postprocessors=(POSTPROCESSORS.create("keyword", required_keywords="dotenv_values, environment"),),
+    )
+    llama, chain = llamaindex_snippet(config), langchain_snippet(config)
+    assert _keywords(llama, "HTMLNodeParser")["tags"] == "['h1', 'h2', 'h3', 'p', 'li', 'section']"
+    assert _keywords(chain, "HTMLHeaderTextSplitter")["headers_to_split_on"] == (
+        "[('h1', 'Header 1'), ('h2', 'Header 2'), ('h3', 'Header 3')]"
+    )
+    assert _keywords(llama, "KeywordNodePostprocessor")["required_keywords"] == "['dotenv_values', 'environment']"
+    assert "['dotenv_values', 'environment']" in chain
+    data = json.loads(config_to_json(config))
+    assert data["splitter"]["params"]["headings_to_split_on"] == ["h1", "h2", "h3"]
+    assert data["postprocessors"][0]["params"]["required_keywords"] == ["dotenv_values", "environment"]

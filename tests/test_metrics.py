@@ -7,7 +7,7 @@ from cpu_budget import cpu_budget
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.metrics import SizeStats, chunk_metrics, chunk_report, node_flags, node_table
+from core.metrics import SizeStats, chunk_metrics, chunk_report, node_flags, node_table, splitter_warnings
 from core.schema import Document, Page
 from core.splitters import get_splitter
 from core.splitters.base import build_nodes
@@ -139,3 +139,28 @@ def test_metrics_are_fast_on_thousands_of_nodes():
         rows = node_table([document], nodes)
     assert metrics.count == len(rows) == len(nodes)
     assert metrics.coverage == 1.0
+
+
+@pytest.mark.parametrize(
+    "name, params, expected",
+    [
+        (
+            "character",
+            {"chunk_size": 256, "chunk_overlap": 200},
+            [
+                "chunk_overlap (200) is 78% of chunk_size (256): each stretch of text lands in about "
+                "4.6 chunks, so it is embedded and retrieved that many times"
+            ],
+        ),
+        ("sentence", {"chunk_size": 100, "chunk_overlap": 90}, ["chunk_overlap (90) is 90% of chunk_size (100)"]),
+        ("character", {"chunk_size": 400, "chunk_overlap": 200}, []),  # half: each stretch in two chunks
+        ("character", {}, []),  # 200 of 1000
+        ("markdown", {}, []),  # no chunk_size
+        ("sentence_window", {}, []),  # no overlap
+    ],
+)
+def test_splitter_warnings_name_an_overlap_that_is_most_of_the_chunk(name, params, expected):
+    warnings = splitter_warnings(get_splitter(name, **params))
+    assert len(warnings) == len(expected)
+    for warning, start in zip(warnings, expected, strict=True):
+        assert warning.startswith(start)

@@ -14,13 +14,15 @@ import plotly.graph_objects as go
 
 from core.postprocessors import SentenceSelection
 from core.query import QueryResult, StageTrace, TextChange
-from core.schema import Document, Node, NodeWithScore
+from core.schema import Document, Node, NodeWithScore, numbers_in_document
 from ui.charts import SERIES_COLOURS
 
 FIRST_WORDS = 90
 # A stage table's columns, in order; ``status`` is what :func:`status_of` reads off the fate.
 STAGE_TABLE_COLUMNS = ("status", "node", "rank_in", "rank_out", "score_in", "score_out", "fate", "text")
 STATUS_COLOURS = {"dropped": "color:#dc2626;font-weight:600", "added": "color:#059669;font-weight:600"}
+# What a stage table shows where a node has no rank or score (dropped: none out; added: none in).
+MISSING = "—"
 _LAYOUT = {
     "template": "plotly_white",
     "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
@@ -47,8 +49,9 @@ CSS = """<style>
 
 
 def node_labels(nodes: Sequence[Node]) -> dict[str, str]:
-    """``chunking_guide.md #4``: a node's file and its position among all nodes (as the Chunks page counts)."""
-    return {node.id: f"{node.metadata.get('file_name', node.doc_id)} #{index}" for index, node in enumerate(nodes)}
+    """``chunking_guide.md #4``: a node's file and its number within that file (as the Chunks page counts)."""
+    numbers = numbers_in_document(nodes)
+    return {node.id: f"{node.metadata.get('file_name', node.doc_id)} #{numbers[node.id]}" for node in nodes}
 
 
 def first_words(text: str, width: int = FIRST_WORDS) -> str:
