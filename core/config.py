@@ -31,11 +31,19 @@ import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from string import Formatter
 from typing import Any, Literal, overload
 
 from core.errors import ConfigError
-from core.params import Configurable, param
+from core.params import Configurable, format_list, param
 from core.registry import Registry
+from core.schema import (
+    DEFAULT_METADATA_SEPARATOR,
+    DEFAULT_METADATA_TEMPLATE,
+    DEFAULT_TEXT_TEMPLATE,
+    METADATA_TEMPLATE_FIELDS,
+    TEXT_TEMPLATE_FIELDS,
+)
 
 CONFIG_VERSION = 1
 DEFAULT_SPLITTER = "sentence"
@@ -53,6 +61,10 @@ _PREFIX_EXTRACTOR = "extractor."
 _PREFIX_POSTPROCESSOR = "postprocessor."
 _PREFIX_RETRIEVAL = "retrieval."
 _REPEAT_MARK = "~"
+
+# The longest template or separator accepted: a few lines of framing. With each field used
+# at most once, this bounds what a rendering adds to the node's own text and metadata.
+MAX_TEMPLATE_CHARS = 1_000
 
 
 @dataclass(frozen=True)
@@ -72,18 +84,19 @@ class MetadataSettings(Configurable):
     excluded_embed_metadata_keys: tuple[str, ...] | None = param(
         None, "Metadata keys the embedding model does not see; unset keeps what the loader chose."
     )
-    metadata_template: str = param("{key}: {value}", "How one metadata pair is written; uses {key} and {value}.")
-    metadata_separator: str = param("\n", "What goes between metadata pairs.")
+    metadata_template: str = param(
+        DEFAULT_METADATA_TEMPLATE, "How one metadata pair is written; uses {key} and {value}, each at most once."
+    )
+    metadata_separator: str = param(DEFAULT_METADATA_SEPARATOR, "What goes between metadata pairs.")
     text_template: str = param(
-        "{metadata_str}\n\n{content}", "How metadata and text are joined; uses {metadata_str} and {content}."
+        DEFAULT_TEXT_TEMPLATE, "How metadata and text are joined; uses {metadata_str} and {content}, each at most once."
     )
     extra: tuple[tuple[str, MetadataValue], ...] = ()
 
     def validate(self) -> None:
-        _check_template(self.name, "metadata_template", self.metadata_template, ("key", "value"), required=())
-        _check_template(
-            self.name, "text_template", self.text_template, ("metadata_str", "content"), required=("content",)
-        )
+        _check_length(self.name, "metadata_separator", self.metadata_separator)
+        _check_template(self.name, "metadata_template", self.metadata_template, METADATA_TEMPLATE_FIELDS, required=())
+        _check_template(self.name, "text_template", self.text_template, TEXT_TEMPLATE_FIELDS, required=("content",))
         seen: set[str] = set()
         for key, value in self.extra:
             if not isinstance(key, str) or not key.strip():
@@ -112,17 +125,59 @@ class MetadataSettings(Configurable):
         return settings
 
 
+def _check_length(owner: str, name: str, text: str) -> None:
+    if len(text) > MAX_TEMPLATE_CHARS:
+        raise ConfigError(
+            f"{owner}: {name} is {len(text):,} characters long, more than the limit of {MAX_TEMPLATE_CHARS:,}"
+        )
+
+
 def _check_template(owner: str, name: str, template: str, fields: tuple[str, ...], required: tuple[str, ...]) -> None:
-    sample = {field_name: field_name for field_name in fields}
+    """Refuse a template that is more than literal text and plain ``{field}`` names from ``fields``, each once.
+
+    Checked by parsing, never by rendering: a format spec is code for str.format
+    (``{content:>999999999}`` asks for a gigabyte), and so are conversions,
+    attribute and index access; none of them has a use in a template.
+    """
+    _check_length(owner, name, template)
     try:
-        template.format(**sample)
-    except (KeyError, IndexError, ValueError, AttributeError) as exc:
-        allowed = " and ".join("{" + f + "}" for f in fields)
-        detail = f"unknown field {exc}" if isinstance(exc, (KeyError, IndexError, AttributeError)) else str(exc)
-        raise ConfigError(f"{owner}: {name} may only use {allowed} (write {{{{ for a brace): {detail}") from None
+        parsed = list(Formatter().parse(template))
+    except ValueError as exc:
+        raise ConfigError(f"{owner}: {name} is not a valid template ({exc}; write {{{{ for a literal brace)") from None
+    used: list[str] = []
+    for _literal, field_name, spec, conversion in parsed:
+        if field_name is None:
+            continue
+        problem = _field_problem(field_name, spec or "", conversion, fields, used)
+        if problem:
+            allowed = " and ".join("{" + f + "}" for f in fields)
+            raise ConfigError(f"{owner}: {name} may only use {allowed} (write {{{{ for a brace): {problem}")
+        used.append(field_name)
     for field_name in required:
-        if "{" + field_name + "}" not in template:
+        if field_name not in used:
             raise ConfigError(f"{owner}: {name} must contain {{{field_name}}}")
+
+
+def _field_problem(
+    field_name: str, spec: str, conversion: str | None, fields: tuple[str, ...], used: list[str]
+) -> str | None:
+    written = "{" + field_name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+    # Quoted with repr so a newline in the field stays on the message's one line.
+    shown = repr(written if len(written) <= 40 else written[:38] + "…}")
+    head = field_name.partition(".")[0].partition("[")[0]
+    if not head or head.isdigit():
+        return f"{shown} is positional"
+    if head not in fields:
+        return f"unknown field {head!r}"
+    if head != field_name:
+        return f"{shown} reads an attribute or index"
+    if conversion:
+        return f"{shown} has a conversion"
+    if spec:
+        return f"{shown} has a format spec"
+    if field_name in used:
+        return f"{shown} appears more than once"
+    return None
 
 
 @dataclass(frozen=True)
@@ -393,11 +448,7 @@ def _encode_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        items = [str(item) for item in value]
-        # An empty list, or items that hold commas, need the JSON form to survive the round trip.
-        if not items or any("," in item for item in items):
-            return json.dumps(items, ensure_ascii=False)
-        return ",".join(items)
+        return format_list(value, separator=",")
     return str(value)
 
 

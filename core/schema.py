@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -16,6 +17,9 @@ from typing import Any
 DEFAULT_METADATA_TEMPLATE = "{key}: {value}"
 DEFAULT_METADATA_SEPARATOR = "\n"
 DEFAULT_TEXT_TEMPLATE = "{metadata_str}\n\n{content}"
+# The fields each template is rendered with; core.config refuses templates that use anything else.
+METADATA_TEMPLATE_FIELDS = ("key", "value")
+TEXT_TEMPLATE_FIELDS = ("metadata_str", "content")
 
 
 class MetadataMode(str, Enum):
@@ -97,7 +101,13 @@ class BaseNode:
         )
 
     def get_content(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> str:
-        """Exactly what a reader in ``metadata_mode`` is given for this node."""
+        """Exactly what a reader in ``metadata_mode`` is given for this node.
+
+        The templates come checked from :class:`core.config.MetadataSettings`:
+        plain fields, each at most once, no format spec or conversion. So
+        ``str.format`` here only substitutes, and a rendering is never longer than
+        its template plus each value once.
+        """
         metadata_str = self.get_metadata_str(metadata_mode).strip()
         if MetadataMode(metadata_mode) is MetadataMode.NONE or not metadata_str:
             return self.text
@@ -213,6 +223,22 @@ class NodeWithScore:
 
     def get_content(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> str:
         return self.node.get_content(metadata_mode)
+
+
+def numbers_in_document(nodes: Iterable[Node]) -> dict[str, int]:
+    """Node id -> the node's number (``#3``): its 0-based place among its own document's nodes.
+
+    The one numbering the views show (the Chunks page, the Query trace; for a flat
+    split it is also the ``#3`` ending the node ids that exports and the CLI print),
+    so a node keeps its number whichever documents are loaded beside it. Nodes are
+    counted in the order given.
+    """
+    counts: dict[str, int] = {}
+    numbers: dict[str, int] = {}
+    for node in nodes:
+        numbers[node.id] = counts.get(node.doc_id, 0)
+        counts[node.doc_id] = numbers[node.id] + 1
+    return numbers
 
 
 def content_id(text: str, salt: str = "") -> str:

@@ -70,6 +70,16 @@ def test_split_applies_metadata_and_extractors(capsys):
         (["split", str(GUIDE), "--loader-set", "warp=9"], "no loader has an option 'warp'"),
         (["split", str(GUIDE), "--no-such-option"], "unrecognized arguments"),
         (["config", "--config", "absent.json"], "absent.json: cannot be read"),
+        (
+            ["config", "--from-url", "?view.text_template={content:>99999999999}{content}"],
+            "metadata: text_template may only use {metadata_str} and {content} (write {{ for a brace): "
+            "'{content:>99999999999}' has a format spec",
+        ),
+        (["config", "--view-set", "text_template={content!r}"], "'{content!r}' has a conversion"),
+        (
+            ["split", str(GUIDE), "--view-set", "metadata_template={value:>99999999999}"],
+            "'{value:>99999999999}' has a format spec",
+        ),
     ],
 )
 def test_user_errors_are_one_line_and_exit_2(capsys, argv, message):
@@ -173,3 +183,54 @@ def test_python_dash_m_core_is_the_same_cli():
     result = subprocess.run([sys.executable, "-m", "core", "splitters", "--format", "json"], capture_output=True,
                             text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 0 and {e["name"] for e in json.loads(result.stdout)} == set(SPLITTERS.names())
+
+
+def test_set_strips_the_items_of_a_list(capsys):
+    options = ("--splitter", "html", "--set", "headings_to_split_on=h1, h2", "--post", "keyword:required_keywords=a, b")
+    code, out, _ = run(capsys, "config", *options)
+    data = json.loads(out)
+    assert code == 0 and data["splitter"]["params"]["headings_to_split_on"] == ["h1", "h2"]
+    assert data["postprocessors"][0]["params"]["required_keywords"] == ["a", "b"]
+    url = run(capsys, "config", *options, "--format", "url")[1]
+    assert "headings_to_split_on=h1%2Ch2" in url and "%20h2" not in url
+
+
+_QUERY_AND_LIST_IMPORTS = """
+import json, sys
+from core.cli import main
+code = main(sys.argv[1:])
+heavy = sorted({name.split(".")[0] for name in sys.modules} & {"sentence_transformers", "transformers", "sklearn", "torch"})
+print(json.dumps(heavy), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_query_on_onnx_imports_no_torch_stack_and_a_rerun_from_the_disk_cache_agrees(tmp_path):
+    """`chunkscope query` spent ~8 s importing sentence-transformers, transformers and torch that ONNX Runtime never used."""
+    import os
+
+    from core.embeddings import Embedder
+    from core.onnx_backend import graph_path
+
+    Embedder(backend="onnx", disk_cache=False)  # the graph is exported (with torch) once per test run
+    graph = graph_path(Embedder(backend="onnx", disk_cache=False).model_path)
+    # A fresh cache folder that holds only that graph: the first run below embeds every node.
+    (tmp_path / "onnx").mkdir()
+    (tmp_path / "onnx" / graph.name).symlink_to(graph)
+    env = {**os.environ, "CHUNKSCOPE_CACHE_DIR": str(tmp_path)}
+    argv = ["query", str(GUIDE), "--query", "How much overlap should chunks have?", "--backend", "onnx"]
+
+    def run() -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-c", _QUERY_AND_LIST_IMPORTS, *argv], capture_output=True, text=True,
+                              timeout=600, env=env, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+        return done
+
+    first = run()
+    assert (tmp_path / "embeddings.sqlite3").is_file()
+    second = run()  # every vector now comes from the disk cache
+    assert len(json.loads(first.stdout)["retrieved"]) == 5
+    assert second.stdout == first.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlencode
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core import Document, MetadataMode, get_splitter
@@ -192,3 +192,130 @@ def test_the_default_config_uses_the_sentence_splitter_like_llamaindex():
     config = PipelineConfig()
     assert config.splitter.name == "sentence"
     assert config.to_query_params() == {"splitter": "sentence"}
+
+
+# ---------------------------------------------------------------- templates
+
+_TEXT_FIELDS = r"may only use \{metadata_str\} and \{content\}"
+_PAIR_FIELDS = r"may only use \{key\} and \{value\}"
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        {"text_template": "{metadata_str}\n\n{content}"},
+        {"text_template": "{content}"},
+        {"text_template": "Metadata: {metadata_str}\n-----\nContent: {content}"},
+        {"text_template": "{{literal}} {content} }}{{"},
+        {"text_template": "x" * 991 + "{content}"},
+        {"metadata_template": "{key}={value}"},
+        {"metadata_template": ""},
+        {"metadata_template": "{{{key}}}: {value}"},
+        {"metadata_separator": " | "},
+        {"metadata_separator": "{0:>99}"},
+        {"metadata_separator": "-" * 1000},
+    ],
+)
+def test_plain_templates_are_accepted(view):
+    settings = MetadataSettings.from_params(view)
+    assert {key: getattr(settings, key) for key in view} == view
+
+
+@pytest.mark.parametrize(
+    "view, message",
+    [
+        (
+            {"text_template": "{content:>99999999999}{content}"},
+            _TEXT_FIELDS + r".*'\{content:>99999999999\}' has a format spec",
+        ),
+        ({"text_template": "{content:>9}"}, r"'\{content:>9\}' has a format spec"),
+        ({"text_template": "{content:{metadata_str}}"}, r"'\{content:\{metadata_str\}\}' has a format spec"),
+        ({"text_template": "{content!r}"}, r"'\{content!r\}' has a conversion"),
+        ({"text_template": "{content.x}"}, r"'\{content.x\}' reads an attribute or index"),
+        ({"text_template": "{content[0]}"}, r"'\{content\[0\]\}' reads an attribute or index"),
+        ({"text_template": "{} {content}"}, r"'\{\}' is positional"),
+        ({"text_template": "{0} {content}"}, r"'\{0\}' is positional"),
+        ({"text_template": "{content}{content}"}, r"'\{content\}' appears more than once"),
+        ({"text_template": "{{content}}"}, r"must contain \{content\}"),
+        ({"text_template": "{content"}, r"is not a valid template \(expected '}' before end of string;"),
+        ({"text_template": "} {content}"}, r"is not a valid template \(Single '}' encountered"),
+        ({"text_template": "x" * 992 + "{content}"}, r"is 1,001 characters long, more than the limit of 1,000"),
+        ({"metadata_template": "{key} {oops}"}, _PAIR_FIELDS + r".*unknown field 'oops'"),
+        ({"metadata_template": "{value:99999999}"}, _PAIR_FIELDS + r".*'\{value:99999999\}' has a format spec"),
+        ({"metadata_template": "{key!s}: {value}"}, r"'\{key!s\}' has a conversion"),
+        ({"metadata_separator": "-" * 1001}, r"is 1,001 characters long, more than the limit of 1,000"),
+    ],
+)
+def test_templates_beyond_plain_fields_are_refused_in_one_line(view, message):
+    [name] = view
+    with pytest.raises(ConfigError, match=f"^metadata: {name} .*{message}") as caught:
+        MetadataSettings.from_params(view)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_refused_field_is_quoted_on_one_short_line():
+    with pytest.raises(ConfigError) as caught:
+        MetadataSettings.from_params({"text_template": "{content:\n" + "9" * 500 + "}"})
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 200
+
+
+def test_a_huge_width_in_a_share_link_is_a_warning_and_changes_nothing():
+    params = {
+        "splitter": "character",
+        "view.text_template": "{content:>99999999999}{content}",
+        "view.metadata_separator": " | ",
+    }
+    config, warnings = PipelineConfig.from_query_params(params, lenient=True)
+    assert config.metadata == MetadataSettings(metadata_separator=" | ")
+    assert warnings == [
+        "metadata: text_template may only use {metadata_str} and {content} (write {{ for a brace): "
+        "'{content:>99999999999}' has a format spec"
+    ]
+    with pytest.raises(ConfigError, match="has a format spec"):
+        PipelineConfig.from_query_params(params)
+
+
+def test_the_same_refusal_from_a_json_config():
+    with pytest.raises(ConfigError, match=r"'\{content!r\}' has a conversion"):
+        PipelineConfig.from_dict({"metadata": {"text_template": "{content!r}"}})
+
+
+def test_literal_braces_render_as_single_braces():
+    document = Document(text="Body.", metadata={"k": "v"})
+    settings = MetadataSettings(metadata_template="{{{key}}}={value}", text_template="{{ {metadata_str} }} {content}")
+    [prepared] = apply_metadata_settings([document], _config(metadata=settings))
+    assert prepared.get_content(MetadataMode.ALL) == "{ {k}=v } Body."
+
+
+def _templates(fields: tuple[str, str]) -> st.SearchStrategy[str]:
+    # Mostly plain fields and literal text, so that many drawn templates are accepted.
+    plain = ["{" + name + "}" for name in fields]
+    hostile = ["{" + fields[0] + ":>60}", "{" + fields[1] + "!r}", "{}", "{0}", "{" + fields[0] + ".x}", "{", "}"]
+    literal = st.text(st.characters(exclude_characters="{}"), max_size=6)
+    pieces = st.sampled_from(plain * 4 + ["{{", "}}"] + hostile) | literal
+    return st.lists(pieces, max_size=5).map("".join) | st.text(max_size=12)
+
+
+@given(
+    text_template=_templates(("content", "metadata_str")),
+    metadata_template=_templates(("value", "key")),
+    separator=st.text(max_size=3),
+    metadata=st.dictionaries(st.text(min_size=1, max_size=6), st.text(max_size=20), max_size=4),
+    body=st.text(max_size=40),
+)
+@example(text_template="{content:>60}{content}", metadata_template="{key}", separator="", metadata={"a": "b"}, body="x")
+@example(text_template="{content}", metadata_template="{value:>60}", separator="", metadata={"a": "b"}, body="x")
+def test_accepted_templates_render_within_the_template_plus_each_value_once(
+    text_template, metadata_template, separator, metadata, body
+):
+    view = {"text_template": text_template, "metadata_template": metadata_template, "metadata_separator": separator}
+    try:
+        settings = MetadataSettings.from_params(view)
+    except ConfigError:
+        return
+    [document] = apply_metadata_settings([Document(text=body, metadata=metadata)], _config(metadata=settings))
+    metadata_str = document.get_metadata_str(MetadataMode.ALL)
+    pairs = sum(len(metadata_template) + len(key) + len(value) for key, value in metadata.items())
+    assert len(metadata_str) <= pairs + len(separator) * len(metadata)
+    rendered = document.get_content(MetadataMode.ALL)
+    assert len(rendered) <= len(text_template) + len(metadata_str) + len(body)

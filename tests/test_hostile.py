@@ -67,13 +67,17 @@ REFUSED: dict[str, tuple[type[LoadError], str]] = {
     "whitespace_only.md": (EmptyDocumentError, "contains only whitespace"),
     "png_as_text.txt": (CorruptDocumentError, "looks like binary data, not text"),
     "zip_as_markdown.md": (CorruptDocumentError, "looks like binary data, not text"),
+    "noise_as_text.txt": (CorruptDocumentError, "looks like binary data, not text"),
     "nul_bytes.txt": (CorruptDocumentError, "looks like binary data, not text"),
     "html_named.pdf": (CorruptDocumentError, "is not a PDF (it does not start with %PDF-)"),
     "encrypted.pdf": (EncryptedDocumentError, "is encrypted and cannot be read without its password"),
     "truncated.pdf": (CorruptDocumentError, "is not a readable PDF (PdfStreamError: Stream has ended unexpectedly)"),
     "corrupt.pdf": (CorruptDocumentError, "is not a readable PDF (PdfReadError: startxref not found)"),
     "no_text_layer.pdf": (EmptyDocumentError, "has no text layer (scanned?); OCR is not supported"),
-    "looped_page_tree.pdf": (CorruptDocumentError, "is not a readable PDF (PdfReadError: Detected cyclic page references.)"),
+    "looped_page_tree.pdf": (
+        CorruptDocumentError,
+        "is not a readable PDF (PdfReadError: Detected cyclic page references.)",
+    ),
     # pypdf counts the kids it finds, not the /Count the file claims: one blank page.
     "billion_pages.pdf": (EmptyDocumentError, "has no text layer (scanned?); OCR is not supported"),
     "one_line_20mb.txt": (TooLargeError, "holds 20,971,520 characters of text, more than the limit of 5,000,000"),
@@ -90,12 +94,12 @@ REFUSED: dict[str, tuple[type[LoadError], str]] = {
 def test_refused_with_one_sentence_naming_the_file(name: str, large_dir: Path) -> None:
     error, problem = REFUSED[name]
     path = hostile_path(name, large_dir)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine must not fail the check
     with pytest.raises(LoadError) as caught:
         load(path)
     assert type(caught.value) is error
     assert str(caught.value) == f"{name}: {problem}"
-    assert time.perf_counter() - started < 10, "refusing must not take long"
+    assert time.process_time() - started < 10, "refusing must not take long"
 
 
 @pytest.mark.parametrize("name", REFUSED)
@@ -128,6 +132,16 @@ def test_invalid_utf8_is_decoded_losslessly_with_a_warning() -> None:
     assert document.text.encode(encoding) == data, "every byte is kept"
     assert document.text.startswith("Valid start, then broken bytes: ")
     assert document.text.endswith(", then the end.\n")
+
+
+def test_mostly_utf8_keeps_its_characters_and_counts_the_replaced_bytes() -> None:
+    [document] = load(HOSTILE / "mostly_utf8.txt")
+    assert document.text == (
+        "Mostly UTF-8: café, naïve, 日本語, a stray byte \ufffd, a cut-off character \ufffd\ufffd, the end.\n"
+    )
+    assert document.metadata["encoding"] == "utf-8"
+    assert document.metadata["replaced_bytes"] == 3
+    assert document.metadata["load_warning"] == "replaced 3 invalid UTF-8 bytes with \ufffd"
 
 
 @pytest.mark.parametrize(
@@ -199,7 +213,7 @@ def test_pdf_actions_are_ignored_and_the_text_layer_read() -> None:
 
 
 def test_large_but_allowed_inputs_load_and_split_in_bounded_time(large_dir: Path) -> None:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine must not fail the check
     [line] = load(hostile_path("one_line_2mb.txt", large_dir))
     assert line.text == "y" * (2 * 1024 * 1024)
     nodes = run_split([line], PipelineConfig(splitter=get_splitter("recursive", chunk_size=4096, chunk_overlap=0)))
@@ -212,7 +226,7 @@ def test_large_but_allowed_inputs_load_and_split_in_bounded_time(large_dir: Path
     assert [node.text for node in nodes] == expected
     [html] = load(hostile_path("deep_nesting.html", large_dir))
     assert html.text == "deep text"
-    assert time.perf_counter() - started < 60
+    assert time.process_time() - started < 60
 
 
 def test_thousands_of_headings_and_a_final_unclosed_fence(large_dir: Path) -> None:
@@ -223,6 +237,12 @@ def test_thousands_of_headings_and_a_final_unclosed_fence(large_dir: Path) -> No
     nodes = get_splitter("markdown").split([document])
     assert len(nodes) >= 5000
     check_invariants(get_splitter("markdown"), document, nodes)
+
+
+def test_a_cell_of_four_million_characters_loads(large_dir: Path) -> None:
+    [document] = load(hostile_path("huge_cell.csv", large_dir))
+    [row] = [e for e in document.elements if e.kind == "table_row"]
+    assert document.text[row.start_char : row.end_char] == '1,"' + "x" * 4_000_000 + '"'
 
 
 def test_thirty_thousand_ragged_rows(large_dir: Path) -> None:
@@ -337,11 +357,11 @@ def test_url_overlap_equal_to_size_is_dropped() -> None:
     ],
 )
 def test_catastrophic_separator_regexes_are_refused_up_front(pattern: str, problem: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine must not fail the check
     with pytest.raises(ConfigError) as caught:
         get_splitter("recursive", separators=[pattern], is_separator_regex=True)
     assert str(caught.value) == f"recursive: separator {pattern!r} is rejected: {problem} can take exponential time"
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
 
 
 def test_the_same_pattern_as_a_literal_separator_is_harmless() -> None:
@@ -356,10 +376,10 @@ def test_a_slow_pattern_that_passes_the_check_is_stopped_by_the_timeout(monkeypa
     pattern = "\\s*\\s*\\s*\\d"
     splitter = get_splitter("recursive", separators=[pattern], is_separator_regex=True, chunk_size=10, chunk_overlap=0)
     document = Document(text=" " * 20_000 + "y")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine must not fail the check
     with pytest.raises(ConfigError) as caught:
         splitter.split([document])
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert str(caught.value) == f"recursive: separator {pattern!r} took longer than 0.5 seconds on this document"
 
 
@@ -426,3 +446,34 @@ def test_the_cli_refuses_a_module_path_splitter_in_one_line(probe_module: str, t
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith(f"chunkscope: unknown splitter '{PROBE}:Evil' (known: ")
     assert result.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------- templates with huge widths
+# A format width in a template is a request for that many characters: refused
+# while the config is read, before anything renders.
+
+HUGE_WIDTHS = ("{content:>99999999999}{content}", "{content:>999999999}{content}")
+
+
+@pytest.mark.parametrize("template", HUGE_WIDTHS)
+def test_a_huge_template_width_in_a_link_is_dropped_with_a_warning_at_once(template: str) -> None:
+    started = time.process_time()  # CPU time: a busy machine must not fail the check
+    config, warnings = PipelineConfig.from_query_params({"view.text_template": template}, lenient=True)
+    assert time.process_time() - started < 1
+    assert config == PipelineConfig() and len(warnings) == 1
+    assert warnings[0].startswith("metadata: text_template may only use {metadata_str} and {content}")
+    assert warnings[0].endswith(f"'{template[: template.index('}') + 1]}' has a format spec")
+
+
+def test_the_cli_refuses_a_huge_template_width_in_one_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "core", "config", "--from-url", f"?view.text_template={HUGE_WIDTHS[0]}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("chunkscope: metadata: text_template may only use ")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
