@@ -30,10 +30,11 @@ def home() -> None:
 def main() -> None:
     # A local favicon: a :material/: icon would be fetched from fonts.gstatic.com (no network at run time).
     st.set_page_config(page_title="ChunkScope", page_icon=str(ui_home.FAVICON), layout="wide")
-    navigation = st.navigation(ui_home.navigation_pages(home))
+    pages = ui_home.navigation_pages(home)
+    navigation = st.navigation(pages)
     st.html(ui_home.APP_CSS)
     ensure_started()
-    ui_home.link_warnings()
+    ui_home.link_warnings(documents_page=pages[0])
     ui_home.sidebar_file_count()
     navigation.run()
 

@@ -139,3 +139,11 @@ def test_the_uploader_refuses_what_core_refuses_in_the_same_unit(home: AppTest) 
 
     # Streamlit's uploader counts decimal megabytes; core's limit is the same number of them.
     assert home.file_uploader[0].proto.max_upload_size_mb * MB == DEFAULT_LIMITS.max_upload_bytes
+
+
+def test_a_repaired_upload_says_what_was_replaced_in_its_row(home: AppTest) -> None:
+    home.file_uploader[0].set_value([("notes.md", "café naïve, fox 日本 \x00".encode()[:-1] + b"\x81", "text/markdown")]).run()
+    assert not home.exception
+    table = home.dataframe[0].value
+    (row,) = table[table["Document"] == "notes.md"].to_dict("records")
+    assert "replaced 1 invalid UTF-8 byte" in row["Notes"]

@@ -70,7 +70,7 @@ def test_only_the_open_tab_is_drawn() -> None:
 
     (histogram,) = show_tab(at, "Sizes").get("plotly_chart")
     assert '"type":"histogram"' in histogram.proto.spec.replace(" ", "")
-    assert "chunk size limit: 1,024" in histogram.proto.spec
+    assert "chunk size limit: 250" in histogram.proto.spec
     assert "size in model tokens" in histogram.proto.spec  # the unit as a reader says it, not "model"
 
 
@@ -160,3 +160,45 @@ def test_semantic_splits_plot_the_distances_with_the_threshold() -> None:
     assert "Semantic distances" in [t.label for t in at.tabs]
     charts = show_tab(at, "Semantic distances").get("plotly_chart")
     assert any("threshold" in chart.proto.spec for chart in charts)
+
+
+def test_the_first_screen_is_healthy_with_the_shipped_model() -> None:
+    # Defaults fit all-MiniLM-L6-v2's window: no chunk is cut off by the embedder, no truncation warning.
+    at = open_chunks()
+    assert metric(at, "Over window") == "0%"
+    assert not [w for w in at.warning if "invisible to retrieval" in w.value]
+
+
+def test_a_frameworks_defaults_are_one_click_away_and_named() -> None:
+    at = open_chunks()
+    llamaindex = next(b for b in at.sidebar.button if b.label == "LlamaIndex SentenceSplitter's defaults")
+    llamaindex.click().run()
+    assert at.sidebar.number_input(key="splitter.sentence.chunk_size").value == 1024
+    assert at.sidebar.number_input(key="splitter.sentence.chunk_overlap").value == 200
+    assert at.session_state["cs_config"]["splitter"]["params"]["chunk_size"] == 1024
+    assert metric(at, "Over window") != "0%"  # what LlamaIndex's default costs with this model, in plain sight
+    next(b for b in at.sidebar.button if b.label == "ChunkScope's defaults").click().run()
+    assert at.sidebar.number_input(key="splitter.sentence.chunk_size").value == 250
+
+
+def test_an_overlap_that_is_most_of_the_chunk_is_warned_about() -> None:
+    at = use_character_splitter(open_chunks(), chunk_size=256, chunk_overlap=200)
+    warnings = [shown(w.value) for w in at.warning]
+    assert any(w.startswith("chunk_overlap (200) is 78% of chunk_size (256)") for w in warnings), warnings
+    at.sidebar.number_input(key="splitter.character.chunk_overlap").set_value(50).run()
+    assert not [w for w in at.warning if "chunk_overlap" in shown(w.value)]
+
+
+def test_a_link_opens_on_the_document_it_names() -> None:
+    at = open_chunks(doc="release_notes.txt")
+    assert at.sidebar.selectbox(key="chunks.doc").value.startswith("release_notes.txt")
+
+
+def test_a_link_naming_a_document_not_in_this_session_says_so_and_offers_the_upload() -> None:
+    at = apptest_support.AppTest.from_file(str(apptest_support.ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["doc"] = "quarterly_report.pdf"
+    at.run()
+    assert not at.exception
+    (warning,) = [shown(w.value) for w in at.warning if "quarterly_report.pdf" in shown(w.value)]
+    assert "not loaded in this session" in warning
+    assert any(link.label == "Upload it on the Documents page" for link in at.get("page_link"))

@@ -46,13 +46,13 @@ def test_two_configurations_by_default_each_with_its_spans_and_a_metrics_row(pag
     assert table["config"].tolist() == ["A", "B"]
     # A is the session's splitter; B the same at half the chunk size.
     assert table["splitter"].tolist() == ["sentence", "sentence"]
-    assert table["nodes"].tolist() == [len(nodes_for("sentence")), len(nodes_for("sentence", chunk_size=512, chunk_overlap=128))]
+    assert table["nodes"].tolist() == [len(nodes_for("sentence")), len(nodes_for("sentence", chunk_size=125, chunk_overlap=31))]
     assert len(span_views(page)) == 2
 
 
 def test_the_boundary_diff_counts_match_core():
     at = open_page()
-    expected = boundary_diff(nodes_for("sentence"), nodes_for("sentence", chunk_size=512, chunk_overlap=128)).counts()
+    expected = boundary_diff(nodes_for("sentence"), nodes_for("sentence", chunk_size=125, chunk_overlap=31)).counts()
     shown = {metric.label: int(metric.value.replace(",", "")) for metric in at.metric}
     assert shown == {
         "Same": expected["unchanged"],

@@ -17,7 +17,7 @@ Each page keeps its drawing in its own module and reads as a short script of cal
     config() -> PipelineConfig; set_config(config); default_config() -> PipelineConfig
         (the current config: loader options, splitter, metadata settings, ...; stored as to_dict() data)
     selected_doc_id() / select_doc(doc_id); selected_node_id() / select_node(node_id)
-    once(flag) -> bool; push_message(text); pop_messages() -> list[str]
+    once(flag) -> bool; push_message(text, offer_upload=False); pop_messages() -> list[Message]
 
 ``ui.cache`` — content-keyed stores over core (hits return shared, read-only objects; never change them):
     load_source(source, options=None) -> list[Document]   (keyed by the file's digest + options)

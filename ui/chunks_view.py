@@ -199,7 +199,9 @@ def splitter_settings(config: PipelineConfig) -> tuple[Any | None, str | None]:
     st.header("Splitter", anchor=False)
     splitter_cls = widgets.component_picker(SPLITTERS, "Splitter", f"{PAGE_KEY}.splitter", config.splitter.name)
     seed = config.splitter.to_params() if config.splitter.name == splitter_cls.name else {}
-    raw = widgets.param_widgets(splitter_cls, f"splitter.{splitter_cls.name}", seed)
+    key = f"splitter.{splitter_cls.name}"
+    widgets.preset_buttons(splitter_cls, key)
+    raw = widgets.param_widgets(splitter_cls, key, seed)
     return widgets.try_build(splitter_cls, raw)
 
 

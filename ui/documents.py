@@ -138,6 +138,24 @@ def ensure_started() -> None:
     if state.once("load-samples") and not state.sources():
         with st.spinner("Loading the sample documents…"):
             load_samples()
+    if state.once("read-url-doc"):
+        _select_linked_document()
+
+
+def _select_linked_document() -> None:
+    """Open on the document the link names; if it is not in this session (an upload), say so and offer the upload."""
+    wanted = st.query_params.get("doc")
+    if not wanted:
+        return
+    document = next((d for d in all_documents() if d.metadata.get("file_name") == wanted), None)
+    if document is not None:
+        state.select_doc(document.id)
+        return
+    state.push_message(
+        f"The link opens {wanted}, which is not loaded in this session (it was uploaded where the link was made). "
+        "Upload it on the Documents page to see it with this configuration; until then the pages show another document.",
+        offer_upload=True,
+    )
 
 
 def _read_url_config() -> None:

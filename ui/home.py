@@ -91,11 +91,13 @@ def navigation_pages(home: Callable[[], None]) -> list[Any]:
     return pages
 
 
-def link_warnings() -> None:
+def link_warnings(documents_page: Any) -> None:
     """The messages left for this run (e.g. values dropped from the link), each shown once."""
     for message in state.pop_messages():
         # Keys and values come from the link: shown literally, never as links or images.
-        st.warning(md_escape(message), icon=":material/link:")
+        st.warning(md_escape(message.text), icon=":material/link:")
+        if message.offer_upload:
+            st.page_link(documents_page, label="Upload it on the Documents page", icon=":material/upload_file:")
 
 
 def sidebar_file_count() -> None:
@@ -198,6 +200,7 @@ def document_rows(docs: Sequence[Document]) -> list[dict[str, Any]]:
             "Characters": len(d.text),
             "Tokens": cache.document_tokens(d, "model"),
             "Elements": len(d.elements),
+            "Notes": str(d.metadata.get("load_warning", "")),
         }
         for d in docs
     ]

@@ -26,7 +26,7 @@ _CONFIG = "cs_config"  # dict: the current PipelineConfig as JSON-ready data
 _DOC = "cs_doc_id"
 _NODE = "cs_node_id"
 _FLAGS = "cs_flags"  # set[str]: one-time things done this session (samples loaded, URL read, ...)
-_MESSAGES = "cs_messages"  # list[str]: warnings to show once (e.g. dropped URL values)
+_MESSAGES = "cs_messages"  # list[Message]: warnings to show once (e.g. dropped URL values)
 
 
 @dataclass(frozen=True)
@@ -160,11 +160,19 @@ def once(flag: str) -> bool:
     return True
 
 
-def push_message(text: str) -> None:
-    st.session_state.setdefault(_MESSAGES, []).append(text)
+@dataclass(frozen=True)
+class Message:
+    """A warning shown once; ``offer_upload`` adds a way to the uploader (e.g. a link names a missing file)."""
+
+    text: str
+    offer_upload: bool = False
 
 
-def pop_messages() -> list[str]:
+def push_message(text: str, *, offer_upload: bool = False) -> None:
+    st.session_state.setdefault(_MESSAGES, []).append(Message(text, offer_upload))
+
+
+def pop_messages() -> list[Message]:
     messages = list(st.session_state.get(_MESSAGES, []))
     st.session_state[_MESSAGES] = []
     return messages

@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from core import metrics
 from core.errors import ConfigError
-from core.params import Configurable, ParamSpec
+from core.params import Configurable, ParamSpec, format_list
 
 C = TypeVar("C", bound=Configurable)
 
@@ -97,6 +98,26 @@ def seed_values(component: type[Configurable], key: str, values: Mapping[str, An
             st.session_state[widget_key(key, spec.name)] = _to_widget_value(spec, values[spec.name])
 
 
+def preset_buttons(component: type[Configurable], key: str) -> None:
+    """One click to ChunkScope's defaults or to a framework's (``component.framework_defaults``), if it has any."""
+    presets = getattr(component, "framework_defaults", {})
+    if not presets:
+        return
+    defaults = {spec.name: spec.default for spec in component.params()}
+    choices = {"ChunkScope's defaults": {}, **{f"{label}'s defaults": values for label, values in presets.items()}}
+    with st.popover("Start from defaults", icon=":material/restart_alt:", width="stretch"):
+        for label, values in choices.items():
+            changed = ", ".join(f"{name} {value:,}" if isinstance(value, int) else f"{name} {value}" for name, value in values.items())
+            st.button(
+                label,
+                key=f"{key}.preset.{label}",
+                help=changed or "The values this splitter starts with.",
+                on_click=seed_values,
+                args=(component, key, {**defaults, **values}),
+                width="stretch",
+            )
+
+
 def build_component(component: type[C], values: Mapping[str, Any]) -> C | None:
     """Validate ``values`` into an instance; on a ConfigError show its sentence and return None."""
     try:
@@ -112,6 +133,12 @@ def try_build(component: type[C], values: Mapping[str, Any]) -> tuple[C | None, 
         return component.from_params(dict(values)), None
     except ConfigError as exc:
         return None, str(exc)
+
+
+def splitter_warnings(splitter: Any) -> None:
+    """One warning per problem with the splitter's settings themselves (core.metrics lints them)."""
+    for message in metrics.splitter_warnings(splitter):
+        st.warning(md_escape(message), icon=":material/warning:")
 
 
 def component_picker(
@@ -192,7 +219,7 @@ def _to_widget_value(spec: ParamSpec, value: Any) -> Any:
     if spec.kind in ("int_list", "str_list"):
         if spec.choices:
             return list(value)
-        return ", ".join(str(item) for item in value) if not isinstance(value, str) else value
+        return format_list(value) if not isinstance(value, str) else value
     if spec.kind == "str":
         return _escape(str(value))
     if spec.kind == "int":

@@ -12,7 +12,7 @@ import gc
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -69,6 +69,9 @@ class Splitter(Configurable):
     keeps_table_rows: ClassVar[bool] = False
     # True for splitters that embed the whole text (so the embedding limit applies).
     embeds_text: ClassVar[bool] = False
+    # The parameter values a framework's own splitter defaults to, under a label naming it, so a
+    # user can start from them in one click. The algorithm stays this splitter's (sizes in its units).
+    framework_defaults: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
 
     include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
     include_prev_next_rel: bool = param(True, "Link consecutive nodes with PREVIOUS/NEXT.", advanced=True)

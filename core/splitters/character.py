@@ -27,6 +27,7 @@ class CharacterSplitter(SizedSplitter):
 
     name = "character"
     summary = "Split on one separator (default: blank lines), then pack pieces up to chunk_size."
+    framework_defaults = {"LangChain CharacterTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200}}
 
     separator: str = param("\n\n", "The string to cut on (a literal, not a regex); empty cuts anywhere.")
 

@@ -142,6 +142,7 @@ class RecursiveSplitter(SizedSplitter):
     name = "recursive"
     summary = "Split at paragraphs, then lines, words, characters (or a language's structure), then pack."
     keeps_table_rows = True
+    framework_defaults = {"LangChain RecursiveCharacterTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200}}
 
     language: Literal[LANGUAGES] = param(  # type: ignore[valid-type]
         "none",

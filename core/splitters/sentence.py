@@ -51,9 +51,18 @@ class SentenceSplitter(SizedSplitter):
     summary = "Pack whole sentences (then clauses, words) into chunks of chunk_size tokens, with overlap."
     keeps_table_rows = True
 
-    chunk_size: int = param(1024, "Largest chunk, in tokens (LlamaIndex's default: 1024).", ge=1, le=1_000_000)
+    framework_defaults = {"LlamaIndex SentenceSplitter": {"chunk_size": 1024, "chunk_overlap": 200}}
+
+    # The default fits the shipped embedding model: all-MiniLM-L6-v2 reads 256 tokens, 254 of them text,
+    # and metadata_aware keeps a chunk and its metadata within chunk_size.
+    chunk_size: int = param(
+        250,
+        "Largest chunk, in tokens. The default fits all-MiniLM-L6-v2's 256-token window; LlamaIndex's is 1024.",
+        ge=1,
+        le=1_000_000,
+    )
     chunk_overlap: int = param(
-        200,
+        50,
         "Tokens of whole trailing sentences or clauses repeated at the start of the next chunk "
         "(shrunk when it would overflow the chunk; LlamaIndex lets the chunk grow instead).",
         ge=0,

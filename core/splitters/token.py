@@ -30,6 +30,10 @@ class TokenSplitter(SizedSplitter):
 
     name = "token"
     summary = "Windows of exactly chunk_size tokens, consecutive windows sharing chunk_overlap tokens."
+    framework_defaults = {
+        "LlamaIndex TokenTextSplitter": {"chunk_size": 1024, "chunk_overlap": 20},
+        "LangChain TokenTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200},
+    }
 
     chunk_size: int = param(
         1024, "Tokens per window; a window may start inside a word (LlamaIndex packs whole words).", ge=1,
