@@ -14,6 +14,7 @@ from ui.export import (
     link_params,
     node_downloads,
     share_link,
+    snapshot_download,
     snippet_tabs,
     split_for_export,
 )
@@ -25,8 +26,8 @@ setup_page()
 
 st.title("Export", anchor=False)
 st.markdown(
-    "Take the current configuration with you: the nodes it makes, the configuration itself, "
-    "Python that rebuilds it in **LlamaIndex** or **LangChain**, and a link that reopens this exact view."
+    "Take the current configuration with you: the nodes it makes, a snapshot page to share, the configuration "
+    "itself, Python that rebuilds it in **LlamaIndex** or **LangChain**, and a link that reopens this exact view."
 )
 
 documents = all_documents()
@@ -46,6 +47,7 @@ else:
     nodes = split_for_export(picked, config)
     if nodes is not None:
         node_downloads(nodes, picked, config.splitter.name)
+        snapshot_download(picked, nodes, config)
 
 # -- configuration -------------------------------------------------------------------
 

@@ -95,7 +95,7 @@ def test_upload_a_pdf_tune_the_chunk_size_and_read_a_node(page) -> None:
     assert before == len(run_split(load_bytes(data, name), PipelineConfig(splitter=get_splitter("sentence"))))
 
     size_box = page.get_by_label("Chunk size", exact=True)
-    size_box.fill("256")
+    size_box.fill("128")
     size_box.press("Enter")
     page.wait_for_function(
         """(before) => {
@@ -108,7 +108,7 @@ def test_upload_a_pdf_tune_the_chunk_size_and_read_a_node(page) -> None:
     )
     idle(page)
     after = nodes_metric(page)
-    expected = run_split(load_bytes(data, name), PipelineConfig(splitter=get_splitter("sentence", chunk_size=256)))
+    expected = run_split(load_bytes(data, name), PipelineConfig(splitter=get_splitter("sentence", chunk_size=128)))
     assert after == len(expected) > before
 
     page.get_by_role("button", name=re.compile(r"Next #1")).click()
@@ -118,6 +118,23 @@ def test_upload_a_pdf_tune_the_chunk_size_and_read_a_node(page) -> None:
     assert squash(llm) == squash(expected[1].get_content(MetadataMode.LLM))
     assert squash(embed) == squash(expected[1].get_content(MetadataMode.EMBED))
     assert f"file_name: {name}" in llm
+
+    # The source pane follows the node opened: a node far down is scrolled into the pane's view.
+    far = min(len(expected) - 1, 25)
+    picker = page.locator('[data-testid="stSelectbox"] input[role="combobox"][aria-label="Open node"]').first
+    picker.click()
+    picker.fill(f"#{far} ·")  # the list is long: type to filter it, as a person would
+    page.get_by_role("option").filter(has_text=f"#{far} ·").first.click()
+    page.get_by_role("heading", name=f"Node #{far}").wait_for(state="visible")
+    page.wait_for_function(
+        """() => {
+            const tag = document.querySelector('.cs-source .sel-tag');
+            if (!tag) return false;
+            const pane = tag.closest('.cs-source').getBoundingClientRect(), box = tag.getBoundingClientRect();
+            return tag.closest('.cs-source').scrollTop > 0 && box.top >= pane.top && box.bottom <= pane.bottom;
+        }""",
+        timeout=WAIT_MS,
+    )
 
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "chunks_pdf.png"), full_page=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 from pathlib import Path
@@ -16,8 +17,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig, run_split
 from core.loaders import load
-from core.schema import Node
-from ui.export import differences, share_link
+from core.schema import MetadataMode, Node
+from core.snapshot import DEFAULT_VIEWS
+from ui.export import SNAPSHOT_DOC_KEY, SNAPSHOT_NODES_KEY, differences, share_link
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/6_Export.py"
@@ -128,3 +130,31 @@ def test_a_split_over_the_node_limit_is_refused_not_exported():
         "Download llamaindex_pipeline.py",
         "Download langchain_pipeline.py",
     }
+
+
+def test_the_snapshot_button_hands_over_the_selected_documents_page(downloads):
+    at = open_page(LINK)
+    config = PipelineConfig.from_query_params(LINK)
+    assert "Snapshot (HTML)" in [button.label for button in at.get("download_button")]
+    (name,) = [name for name in downloads if name.endswith("-snapshot.html")]
+    page = downloads[name].decode("utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    # The document chosen in the card, every node of it in the source and the table, and the first nodes up close.
+    doc_id = at.session_state[SNAPSHOT_DOC_KEY]
+    nodes = [node for node in sample_nodes(config) if node.doc_id == doc_id]
+    assert name.startswith(nodes[0].metadata["file_name"].rsplit(".", 1)[0])
+    assert all(f'id="node-{i}"' in page for i in range(len(nodes)))
+    assert html.escape(nodes[0].get_content(MetadataMode.LLM)) in page
+    assert at.session_state[SNAPSHOT_NODES_KEY] == [node.id for node in nodes[:DEFAULT_VIEWS]]
+
+
+def test_the_nodes_picked_for_the_snapshot_are_the_ones_shown_up_close(downloads):
+    at = open_page(LINK)
+    config = PipelineConfig.from_query_params(LINK)
+    nodes = [node for node in sample_nodes(config) if node.doc_id == at.session_state[SNAPSHOT_DOC_KEY]]
+    downloads.clear()
+    at.multiselect(key=SNAPSHOT_NODES_KEY).set_value([nodes[5].id]).run()
+    assert not at.exception
+    (page,) = [data.decode("utf-8") for name, data in downloads.items() if name.endswith("-snapshot.html")]
+    assert html.escape(nodes[5].get_content(MetadataMode.LLM)) in page
+    assert html.escape(nodes[0].get_content(MetadataMode.LLM)) not in page

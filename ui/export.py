@@ -11,7 +11,9 @@ import streamlit as st
 
 from core.errors import ChunkScopeError
 from core.schema import Document, Node
-from ui import cache, widgets
+from core.snapshot import DEFAULT_VIEWS, snapshot_html
+from ui import cache, state, widgets
+from ui import nodes as node_ui
 from ui.cache import HASH_FUNCS
 from ui.compare import settings_summary
 
@@ -29,6 +31,13 @@ FORMATS = {
 }
 # The multiselect of documents whose nodes are exported.
 DOCS_KEY = "export.docs"
+# The snapshot's document and the nodes it shows up close.
+SNAPSHOT_DOC_KEY = "export.snapshot.doc"
+SNAPSHOT_NODES_KEY = "export.snapshot.nodes"
+SNAPSHOT_ABOUT = (
+    "One HTML file that opens offline in any browser, with no server and no JavaScript: the document's coloured "
+    "spans, the metric cards, the node table and the LLM and EMBED views of the nodes chosen here."
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,16 @@ def node_files(nodes: Sequence[Node], stem: str) -> dict[str, ExportFile]:
         "CSV": ExportFile(nodes_to_csv(nodes).encode("utf-8"), f"{stem}.csv", "text/csv"),
         "Parquet": ExportFile(nodes_to_parquet(nodes), f"{stem}.parquet", "application/vnd.apache.parquet"),
     }
+
+
+@st.cache_data(max_entries=8, show_spinner=False, hash_funcs=HASH_FUNCS)
+def snapshot_file(
+    document: Document, nodes: Sequence[Node], config: PipelineConfig, selected_ids: tuple[str, ...]
+) -> ExportFile:
+    """The snapshot page of one document's nodes (cached per document, nodes, config and choice)."""
+    page = snapshot_html(document, nodes, config, selected_ids=selected_ids)
+    stem = file_stem([document], config.splitter.name, "snapshot")
+    return ExportFile(page.encode("utf-8"), f"{stem}.html", "text/html")
 
 
 def differences(snippet: str) -> list[str]:
@@ -97,13 +116,13 @@ def share_link(page_url: str | None, params: Mapping[str, str], *, this_page: st
     return urlunsplit((parts.scheme or "http", parts.netloc, path, query, ""))
 
 
-def file_stem(documents: Sequence[Document], splitter_name: str) -> str:
+def file_stem(documents: Sequence[Document], splitter_name: str, kind: str = "nodes") -> str:
     """``chunking_guide-sentence-nodes`` for one document, ``6-documents-sentence-nodes`` for several."""
     if len(documents) == 1:
         name = str(documents[0].metadata.get("file_name", documents[0].id)).rsplit(".", 1)[0]
-        stem = f"{name}-{splitter_name}-nodes"
+        stem = f"{name}-{splitter_name}-{kind}"
     else:
-        stem = f"{len(documents)}-documents-{splitter_name}-nodes"
+        stem = f"{len(documents)}-documents-{splitter_name}-{kind}"
     return "".join(char if char.isalnum() or char in "-_" else "_" for char in stem)
 
 
@@ -191,6 +210,44 @@ def node_downloads(nodes: Sequence[Node], picked: Sequence[Document], splitter_n
     with st.expander("Preview the first lines of the JSONL", icon=":material/visibility:"):
         head = b"\n".join(files["JSONL"].data.splitlines()[:3]).decode("utf-8")
         st.code(head, language="json", wrap_lines=True, height=220)
+
+
+def snapshot_download(picked: Sequence[Document], nodes: Sequence[Node], config: PipelineConfig) -> None:
+    """The snapshot card: which document, which nodes up close (the selected one, else the first few), the download."""
+    names = {d.id: str(d.metadata.get("file_name", d.id)) for d in picked}
+    if st.session_state.get(SNAPSHOT_DOC_KEY) not in names:
+        wanted = state.selected_doc_id()
+        st.session_state[SNAPSHOT_DOC_KEY] = wanted if wanted in names else next(iter(names))
+    with st.container(border=True):
+        st.markdown("**Snapshot (HTML)**", help=SNAPSHOT_ABOUT)
+        st.caption("What you see on the Chunks page, as one file to send to people who will not open the app.")
+        doc_col, nodes_col = st.columns([2, 3])
+        doc_id = doc_col.selectbox("Document", list(names), key=SNAPSHOT_DOC_KEY, format_func=names.__getitem__)
+        document = next(d for d in picked if d.id == doc_id)
+        own = [node for node in nodes if node.doc_id == doc_id]
+        labels = {node.id: node_ui.node_label(i, node) for i, node in enumerate(own)}
+        if not set(st.session_state.get(SNAPSHOT_NODES_KEY, [None])) <= set(labels):
+            selected = state.selected_node_id()
+            st.session_state[SNAPSHOT_NODES_KEY] = [selected] if selected in labels else list(labels)[:DEFAULT_VIEWS]
+        chosen = nodes_col.multiselect(
+            "Nodes shown up close (LLM and EMBED views)",
+            list(labels),
+            key=SNAPSHOT_NODES_KEY,
+            format_func=labels.__getitem__,
+            placeholder="The first few nodes",
+        )
+        with st.spinner("Drawing the snapshot…"):
+            export = snapshot_file(document, own, config, tuple(chosen))
+        st.caption(f"`{export.file_name}` · {export.size_label}")
+        st.download_button(
+            "Snapshot (HTML)",
+            export.data,
+            file_name=export.file_name,
+            mime=export.mime,
+            icon=":material/photo_camera:",
+            key="export.download.snapshot",
+            on_click="ignore",
+        )
 
 
 def config_download(config_json: str) -> None:

@@ -1,245 +1,49 @@
-"""The source text with every chunk's span coloured: the picture the product is built around.
+"""Draw the source with chunk spans in Streamlit; the HTML itself comes from :mod:`core.highlight`.
 
-:func:`source_html` is pure (text in, HTML out) and escapes every piece of
-document text and every id it puts in an attribute; document text is untrusted.
-:func:`show_source` draws it in Streamlit one window at a time, so a large
-document never sends megabytes of HTML to the browser.
-
-How spans read: each chunk gets a soft colour (cycling through a palette);
-text held by two or more chunks is hatched (overlap); the selected node is
-outlined; a small ``#n`` tag marks where chunk n starts; PDF page boundaries
-are drawn as a labelled rule; non-blank text that no chunk holds is underlined
-in red (a coverage hole).
+:func:`show_source` draws :func:`core.highlight.source_html` one window at a
+time, so a large document never sends megabytes of HTML to the browser. The
+builder's names are re-exported here for the pages and ``ui`` modules that use them.
 """
 
 from __future__ import annotations
 
-import html
-import re
-from bisect import bisect_right
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import streamlit as st
 
-# Soft, distinct colours that keep dark text readable.
-PALETTE = ("#bfdbfe", "#bbf7d0", "#fde68a", "#fbcfe8", "#c7d2fe", "#99f6e4", "#fed7aa", "#ddd6fe")
-WINDOW_CHARS = 12_000
-_LINE_SPLIT = re.compile(r"(\n)")
-MAX_SEGMENTS = 4_000
+from core.highlight import (
+    CSS,
+    MAX_SEGMENTS,
+    PALETTE,
+    WINDOW_CHARS,
+    HasSpan,
+    Mark,
+    Window,
+    colour_for,
+    legend_html,
+    source_html,
+    source_windows,
+    window_index_for,
+)
 
-CSS = """
-<style>
-.cs-legend{display:flex;flex-wrap:wrap;gap:14px;font-size:0.8rem;color:#475569;margin:2px 0 6px 0}
-.cs-legend span.sw{display:inline-block;width:22px;height:12px;border-radius:3px;vertical-align:-1px;margin-right:5px}
-.cs-source{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:0.82rem;line-height:1.75;
-  white-space:pre-wrap;word-break:break-word;padding:12px 14px;border:1px solid #e2e8f0;border-radius:8px;
-  background:#ffffff;color:#0f172a;max-height:var(--cs-height,560px);overflow-y:auto}
-.cs-source .c{border-radius:2px}
-.cs-source .ov{background-image:repeating-linear-gradient(135deg,rgba(15,23,42,.22) 0 2px,transparent 2px 6px)}
-.cs-source .sel{outline:1.5px solid #2563eb;outline-offset:0}
-.cs-source .hole{text-decoration:underline wavy #dc2626}
-.cs-source .mk-window{background-color:#fef08a !important}
-.cs-source .mk-focus{background-color:#f59e0b !important;color:#111827}
-.cs-source .tag{font-size:0.62rem;font-weight:600;color:#1e3a8a;background:#eef2ff;border:1px solid #c7d2fe;
-  border-radius:3px;padding:0 3px;margin:0 2px;vertical-align:1px;user-select:none}
-.cs-source .tag.sel-tag{background:#2563eb;color:#ffffff;border-color:#2563eb}
-.cs-source .page{display:block;border-top:2px dashed #94a3b8;color:#64748b;font-size:0.7rem;
-  font-family:system-ui,sans-serif;margin:10px 0 4px 0;padding-top:2px;user-select:none}
-.cs-source .page:first-child{margin-top:0;border-top:none}
-.cs-source .more{display:block;color:#64748b;font-style:italic;font-family:system-ui,sans-serif;margin-top:8px}
-</style>
-"""
-
-
-class HasSpan(Protocol):
-    id: str
-    start_char: int
-    end_char: int
-
-
-@dataclass(frozen=True)
-class Mark:
-    """An extra highlight over the source, e.g. a sentence window (``kind``: window | focus)."""
-
-    start: int
-    end: int
-    kind: str = "window"
-
-
-@dataclass(frozen=True)
-class Window:
-    """A slice of the document rendered at once."""
-
-    start: int
-    end: int
-    label: str
-
-
-def colour_for(index: int) -> str:
-    return PALETTE[index % len(PALETTE)]
-
-
-def source_windows(document: Any, window_chars: int = WINDOW_CHARS) -> list[Window]:
-    """Cut the document into slices of about ``window_chars``.
-
-    Paged documents are cut on page boundaries (a window holds whole pages
-    unless one page alone is larger); others on a line break near the limit.
-    """
-    text: str = document.text
-    length = len(text)
-    if length <= window_chars:
-        return [Window(0, length, "whole document")]
-    pages = list(getattr(document, "pages", []) or [])
-    windows: list[Window] = []
-    if pages:
-        group: list[Any] = []
-        for page in pages:
-            if group and page.end_char - group[0].start_char > window_chars:
-                windows.append(_page_window(group))
-                group = []
-            group.append(page)
-        if group:
-            windows.append(_page_window(group))
-        # Text before the first page or after the last (rare) joins the neighbour.
-        first, last = windows[0], windows[-1]
-        windows[0] = Window(0, first.end, first.label)
-        windows[-1] = Window(windows[-1].start, max(last.end, length), windows[-1].label)
-        return windows
-    start = 0
-    while start < length:
-        end = min(start + window_chars, length)
-        if end < length:
-            newline = text.rfind("\n", start + window_chars // 2, end)
-            if newline != -1:
-                end = newline + 1
-        windows.append(Window(start, end, f"characters {start:,}–{end:,}"))
-        start = end
-    return windows
-
-
-def _page_window(group: Sequence[Any]) -> Window:
-    first, last = group[0], group[-1]
-    label = f"page {first.label}" if first is last else f"pages {first.label}–{last.label}"
-    return Window(first.start_char, last.end_char, label)
-
-
-def window_index_for(windows: Sequence[Window], position: int) -> int:
-    starts = [w.start for w in windows]
-    return max(bisect_right(starts, position) - 1, 0)
-
-
-def source_html(
-    text: str,
-    nodes: Sequence[HasSpan],
-    *,
-    start: int = 0,
-    end: int | None = None,
-    pages: Sequence[Any] = (),
-    selected_id: str | None = None,
-    marks: Sequence[Mark] = (),
-    height_px: int = 560,
-    include_css: bool = True,
-    index_of: Mapping[str, int] | None = None,
-) -> str:
-    """HTML for ``text[start:end]`` with each node's span coloured (see the module docstring).
-
-    A node is numbered (and coloured) by its position in ``nodes``, or by
-    ``index_of[node.id]`` when given (e.g. leaves numbered as in the full node list).
-    """
-    end = len(text) if end is None else min(end, len(text))
-    start = max(0, min(start, end))
-    numbered = [((index_of or {}).get(n.id, i), n) for i, n in enumerate(nodes)]
-    visible = [(i, n) for i, n in numbered if n.start_char < end and n.end_char > start and n.end_char > n.start_char]
-    page_starts = {p.start_char: p for p in pages if start <= p.start_char < end}
-    clipped_marks = [m for m in marks if m.start < end and m.end > start]
-
-    cuts = {start, end, *page_starts}
-    for _, node in visible:
-        cuts.add(max(node.start_char, start))
-        cuts.add(min(node.end_char, end))
-    for mark in clipped_marks:
-        cuts.add(max(mark.start, start))
-        cuts.add(min(mark.end, end))
-    boundaries = sorted(cuts)
-
-    starting: dict[int, list[tuple[int, HasSpan]]] = {}
-    for index, node in visible:
-        starting.setdefault(max(node.start_char, start), []).append((index, node))
-    active: dict[int, HasSpan] = {}
-    parts: list[str] = []
-    if include_css:
-        parts.append(CSS)
-    parts.append(f'<div class="cs-source" style="--cs-height:{int(height_px)}px">')
-    truncated_at: int | None = None
-    for seg_no, (a, b) in enumerate(zip(boundaries, boundaries[1:], strict=False)):
-        if seg_no >= MAX_SEGMENTS:
-            truncated_at = a
-            break
-        for index in [i for i, n in active.items() if n.end_char <= a]:
-            del active[index]
-        if a in page_starts:
-            page = page_starts[a]
-            parts.append(f'<span class="page">page {html.escape(str(page.label))}</span>')
-        for index, node in starting.get(a, []):
-            active[index] = node
-            is_sel = node.id == selected_id
-            parts.append(
-                f'<span class="tag{" sel-tag" if is_sel else ""}" title="{html.escape(str(node.id), quote=True)}">'
-                f"#{index}</span>"
-            )
-        piece = html.escape(text[a:b], quote=True)
-        classes: list[str] = []
-        style = ""
-        title = ""
-        if active:
-            top = max(active)
-            classes.append("c")
-            style = f' style="background-color:{colour_for(top)}"'
-            if len(active) > 1:
-                classes.append("ov")
-            if selected_id is not None and any(n.id == selected_id for n in active.values()):
-                classes.append("sel")
-            numbers = ", ".join(f"#{i}" for i in sorted(active))
-            title = f' title="{"overlap of " if len(active) > 1 else "chunk "}{numbers}"'
-        elif text[a:b].strip():
-            classes.append("hole")
-            title = ' title="not in any chunk"'
-        for mark in clipped_marks:
-            if mark.start <= a and b <= mark.end:
-                classes.append(f"mk-{html.escape(mark.kind, quote=True)}")
-        if classes:
-            # Line breaks stay outside the spans: an empty line fragment would draw a stray box.
-            opening = f'<span class="{" ".join(classes)}"{style}{title}>'
-            for line in _LINE_SPLIT.split(piece):
-                if line == "\n":
-                    parts.append(line)
-                elif line:
-                    parts.append(f"{opening}{line}</span>")
-        else:
-            parts.append(piece)
-    if truncated_at is not None:
-        parts.append(
-            f'<span class="more">… {end - truncated_at:,} more characters in this window are not drawn '
-            "(too many tiny chunks to show at once).</span>"
-        )
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def legend_html() -> str:
-    overlap = f"background-color:{PALETTE[0]};background-image:repeating-linear-gradient(135deg,rgba(15,23,42,.28) 0 2px,transparent 2px 6px)"
-    return (
-        '<div class="cs-legend">'
-        f'<span><span class="sw" style="background:{PALETTE[0]}"></span><span class="sw" style="background:{PALETTE[1]}"></span>'
-        "chunks (one colour each)</span>"
-        f'<span><span class="sw" style="{overlap}"></span>overlap (text in 2+ chunks)</span>'
-        '<span><span class="sw" style="outline:2px solid #2563eb;background:#fff"></span>selected node</span>'
-        '<span><span style="text-decoration:underline wavy #dc2626">text</span> in no chunk</span>'
-        '<span><span class="sw" style="border-top:2px dashed #94a3b8;background:#fff"></span>page boundary</span>'
-        "</div>"
-    )
+__all__ = [
+    "CSS",
+    "MAX_SEGMENTS",
+    "PALETTE",
+    "WINDOW_CHARS",
+    "HasSpan",
+    "Mark",
+    "Window",
+    "colour_for",
+    "follow_selection_script",
+    "legend_html",
+    "show_source",
+    "source_html",
+    "source_windows",
+    "window_index_for",
+]
 
 
 def show_source(
@@ -288,3 +92,27 @@ def show_source(
         index_of=index_of,
     )
     st.html(legend_html() + body)
+    if selected_id is not None:
+        # Our own script, with no document text in it: it scrolls the pane to the selected node.
+        st.html(follow_selection_script(selected_id), unsafe_allow_javascript=True)
+
+
+# The source pane scrolls on its own (max-height); without this, opening node #30 left it showing #0-#2.
+# It waits for the pane to be drawn (elements arrive one by one), then brings the selected tag near its top.
+_FOLLOW_SCRIPT = """<script>(() => {
+  const id = %s;
+  let tries = 0;
+  const follow = () => {
+    const tag = [...document.querySelectorAll('.cs-source .sel-tag')].find((t) => t.title === id);
+    if (!tag) { if (tries++ < 60) setTimeout(follow, 50); return; }
+    const pane = tag.closest('.cs-source');
+    pane.scrollTop += tag.getBoundingClientRect().top - pane.getBoundingClientRect().top - 24;
+  };
+  follow();
+})();</script>"""
+
+
+def follow_selection_script(selected_id: str) -> str:
+    """The script that scrolls the source pane to ``selected_id``'s tag (the id is JSON-encoded, tags escaped)."""
+    encoded = json.dumps(str(selected_id)).replace("<", "\\u003c").replace(">", "\\u003e")
+    return _FOLLOW_SCRIPT % encoded
