@@ -37,6 +37,7 @@ config, document = view.apply_settings(config, document, splitter, loaders)
 split = view.split_and_measure(document, config, splitter)
 name = view.label_of(document, all_docs, labels)
 view.document_caption(name, document, splitter)
+view.scope_and_fit(splitter, document, all_docs)
 view.stop_if_empty(split)
 view.metric_cards(split.metrics, splitter)
 

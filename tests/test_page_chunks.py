@@ -202,3 +202,21 @@ def test_a_link_naming_a_document_not_in_this_session_says_so_and_offers_the_upl
     (warning,) = [shown(w.value) for w in at.warning if "quarterly_report.pdf" in shown(w.value)]
     assert "not loaded in this session" in warning
     assert any(link.label == "Upload it on the Documents page" for link in at.get("page_link"))
+
+
+def test_a_heading_splitter_on_a_document_without_headings_says_so_and_the_scope_is_named() -> None:
+    at = open_chunks(doc="release_notes.txt")
+    at.sidebar.selectbox(key="chunks.splitter").set_value("html").run()
+    assert not at.exception
+    (warning,) = [shown(w.value) for w in at.warning if "cuts at headings" in shown(w.value)]
+    assert "release_notes.txt (text) has none" in warning and "one node" in warning
+    (scope,) = [shown(c.value) for c in at.caption if "the session's" in shown(c.value)]
+    assert "all 6 loaded documents" in scope and "rag_handbook.pdf" in scope
+    assert "chunking_guide.md" not in scope  # it has headings: the html splitter suits it
+
+
+def test_a_size_splitter_suits_every_document() -> None:
+    at = open_chunks()
+    assert not [w for w in at.warning if "cuts at headings" in shown(w.value)]
+    (scope,) = [shown(c.value) for c in at.caption if "the session's" in shown(c.value)]
+    assert "does not suit" not in scope

@@ -257,6 +257,23 @@ def split_and_measure(document: Document, config: PipelineConfig, splitter: Any)
     )
 
 
+def scope_and_fit(splitter: Any, document: Document, all_docs: Sequence[Document]) -> None:
+    """Say that the splitter is every document's, and warn where it cannot do its job (e.g. no headings)."""
+    reason = splitter.unsuited_reason(document)
+    if reason:
+        st.warning(widgets.md_escape(reason[:1].upper() + reason[1:]) + ".", icon=":material/warning:")
+    others = [d for d in all_docs if d.id != document.id]
+    unsuited = [file_name(d) for d in others if splitter.unsuited_reason(d)]
+    note = (
+        f"This splitter is the session's: all {len(all_docs)} loaded documents are split with it on Compare (A), "
+        "Query, Evaluate and Export."
+    )
+    if unsuited:
+        shown = ", ".join(unsuited[:4]) + (f" and {len(unsuited) - 4} more" if len(unsuited) > 4 else "")
+        note += f" It does not suit {len(unsuited)} of the others ({shown}): each would be one node."
+    st.caption(":material/info: " + widgets.md_escape(note))
+
+
 def document_caption(name: str, document: Document, splitter: Any) -> None:
     st.caption(
         f"**{widgets.md_escape(name)}** · {len(document.text):,} characters"

@@ -76,6 +76,13 @@ class Splitter(Configurable):
     include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
     include_prev_next_rel: bool = param(True, "Link consecutive nodes with PREVIOUS/NEXT.", advanced=True)
 
+    def unsuited_reason(self, document: Document) -> str | None:
+        """Why this splitter cannot do its job on ``document`` (e.g. no headings to cut at), else None.
+
+        The pages say it beside the result rather than let one node stand for a whole file.
+        """
+        return None
+
     def split(self, documents: Sequence[Document]) -> list[Node]:
         nodes: list[Node] = []
         with gc_paused():

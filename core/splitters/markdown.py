@@ -185,6 +185,17 @@ class SectionSplitter(Splitter):
     def split_levels(self) -> set[int]:
         raise NotImplementedError
 
+    def unsuited_reason(self, document: Document) -> str | None:
+        levels = self.split_levels()
+        if self.chunk_size or any(h.level in levels for h in headings_from_elements(self.structure(document))):
+            return None
+        name = document.metadata.get("file_name", "this document")
+        kind = document.metadata.get("file_type")
+        return (
+            f"the {self.name} splitter cuts at headings, and {name}{f' ({kind})' if kind else ''} has none at the "
+            f"levels it splits on, so the whole document is one node; pick a splitter that cuts by size"
+        )
+
     def spans(self, document: Document) -> list[Span]:
         text = document.text
         elements = self.structure(document)
