@@ -80,6 +80,8 @@ class StageTrace:
     text_changes: list[TextChange] = field(default_factory=list)
     # The optimizer's per-node sentence choice, also for nodes that kept every sentence.
     sentences: dict[str, SentenceSelection] = field(default_factory=dict)
+    # Why the stage, as set, could not change anything (a value left unset), else None.
+    idle_reason: str | None = None
 
     def fate(self, node_id: str) -> str:
         """One line for a node's fate in this stage: kept, dropped (why), added (why), moved, changed."""
@@ -210,7 +212,13 @@ def trace_stage(step: Postprocessor, nodes_in: list[NodeWithScore], outcome) -> 
     rank_in = {item.id: rank for rank, item in enumerate(nodes_in, start=1)}
     rank_out = {item.id: rank for rank, item in enumerate(nodes_out, start=1)}
     before = {item.id: item for item in nodes_in}
-    trace = StageTrace(name=step.name, params=step.to_params(), nodes_in=list(nodes_in), nodes_out=list(nodes_out))
+    trace = StageTrace(
+        name=step.name,
+        params=step.to_params(),
+        nodes_in=list(nodes_in),
+        nodes_out=list(nodes_out),
+        idle_reason=step.idle_reason(),
+    )
     for item in nodes_in:
         if item.id not in rank_out:
             trace.dropped.append(Dropped(item.id, outcome.dropped.get(item.id, f"{step.name} left it out")))

@@ -84,9 +84,46 @@ def test_cutoff_reasons_name_the_score():
     }
 
 
-def test_no_cutoff_keeps_everything_even_unscored():
+def test_no_cutoff_keeps_everything_even_unscored_and_says_so():
     nodes = scored(None, 0.1, -3.0)
-    assert ids(get_postprocessor("similarity_cutoff").process(nodes, "q")) == ["n0", "n1", "n2"]
+    unset = get_postprocessor("similarity_cutoff", similarity_cutoff=None)
+    assert ids(unset.process(nodes, "q")) == ["n0", "n1", "n2"]
+    assert unset.idle_reason() == "no similarity_cutoff is set, so every node is kept"
+
+
+def test_the_default_cutoff_acts_on_cosine_scores():
+    nodes = scored(0.62, 0.12, 0.31)
+    assert ids(get_postprocessor("similarity_cutoff").process(nodes, "q")) == ["n0", "n2"]
+    assert get_postprocessor("similarity_cutoff").idle_reason() is None
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "reason"),
+    [
+        ("keyword", {}, "no required or excluded keyword is set, so every node is kept"),
+        ("keyword", {"required_keywords": "  "}, "no required or excluded keyword is set, so every node is kept"),
+        (
+            "sentence_embedding_optimizer",
+            {"percentile_cutoff": None},
+            "neither percentile_cutoff nor threshold_cutoff is set, so every sentence is kept",
+        ),
+    ],
+)
+def test_a_stage_that_cannot_act_says_why(name: str, params: dict, reason: str) -> None:
+    assert get_postprocessor(name, **params).idle_reason() == reason
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("How much overlap should chunks have?", {"required_keywords": ("overlap",)}),
+        ("Is it ok?", {}),  # no word of four letters or more: nothing to require
+    ],
+)
+def test_a_keyword_filter_starts_from_the_querys_longest_word(query: str, expected: dict) -> None:
+    from core.postprocessors import POSTPROCESSORS
+
+    assert POSTPROCESSORS.get_class("keyword").starting_values(query) == expected
 
 
 # -- keyword --------------------------------------------------------------------

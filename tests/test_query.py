@@ -92,7 +92,11 @@ def test_window_replacement_is_a_text_change():
 
 def test_optimizer_text_change_lists_kept_and_removed_sentence_spans():
     stage = run(
-        [("sentence_embedding_optimizer", {"threshold_cutoff": 0.5, "context_before": 0, "context_after": 0})], top_k=2
+        [(
+            "sentence_embedding_optimizer",
+            {"percentile_cutoff": None, "threshold_cutoff": 0.5, "context_before": 0, "context_after": 0},
+        )],
+        top_k=2,
     ).stages[0]
     change = next(c for c in stage.text_changes if c.id == "n2")
     assert change.after == "Limit one. Limit two."

@@ -16,6 +16,7 @@ from core.postprocessors import SentenceSelection
 from core.query import QueryResult, StageTrace, TextChange
 from core.schema import Document, Node, NodeWithScore, numbers_in_document
 from ui.charts import SERIES_COLOURS
+from ui.widgets import md_escape
 
 FIRST_WORDS = 90
 # A stage table's columns, in order; ``status`` is what :func:`status_of` reads off the fate.
@@ -140,13 +141,16 @@ def stage_summary(stage: StageTrace) -> str:
     ):
         if count:
             parts.append(f"{count} {word}")
+    if stage.idle_reason:
+        parts.append(f"changed nothing: {stage.idle_reason}")
     return " · ".join(parts)
 
 
 def stage_caption(stage: StageTrace) -> str:
     """The stage's name and parameters in code style, then :func:`stage_summary`."""
     params = ", ".join(f"{k}={v!r}" for k, v in stage.params.items()) or "no parameters"
-    return f"`{stage.name}` ({params}) · {stage_summary(stage)}"
+    # Parameter values are the user's (keywords, paths): literal text, never Markdown.
+    return f"`{stage.name}` ({md_escape(params)}) · {stage_summary(stage)}"
 
 
 def chain_summary(result: QueryResult, mode: str, node_count: int) -> str:

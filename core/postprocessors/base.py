@@ -69,6 +69,18 @@ class Postprocessor(Configurable):
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         raise NotImplementedError
 
+    def idle_reason(self) -> str | None:
+        """Why this postprocessor, as set, passes every node through unchanged (None when its values act).
+
+        The trace says it beside the stage, so "5 in -> 5 out" is never a silent no-op.
+        """
+        return None
+
+    @classmethod
+    def starting_values(cls, query: str) -> dict[str, Any]:
+        """Values to add this postprocessor with for ``query`` when its defaults alone would do nothing."""
+        return {}
+
     @classmethod
     def unavailable_reason(cls) -> str | None:
         """Why this postprocessor cannot run with its default parameters here (None when it can)."""

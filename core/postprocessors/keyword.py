@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
@@ -26,6 +27,17 @@ class KeywordPostprocessor(Postprocessor):
 
     required_keywords: tuple[str, ...] = param((), "Words or phrases a node must contain (all of them).")
     exclude_keywords: tuple[str, ...] = param((), "Words or phrases a node must not contain (any of them drops it).")
+
+    def idle_reason(self) -> str | None:
+        if any(k.strip() for k in (*self.required_keywords, *self.exclude_keywords)):
+            return None
+        return "no required or excluded keyword is set, so every node is kept"
+
+    @classmethod
+    def starting_values(cls, query: str) -> dict[str, Any]:
+        """Require the query's longest word (ties: the first), so the filter does something at once."""
+        words = [w for w in re.findall(r"\w+", query) if len(w) >= 4 and not w.isdigit()]
+        return {"required_keywords": (max(words, key=len),)} if words else {}
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         required = [(keyword, phrase_pattern(keyword)) for keyword in self.required_keywords if keyword.strip()]

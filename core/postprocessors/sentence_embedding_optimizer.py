@@ -40,14 +40,20 @@ class SentenceEmbeddingOptimizerPostprocessor(Postprocessor):
     summary = "Trim each node to the sentences most similar to the query (plus neighbours)."
     uses_query = True
 
+    # LlamaIndex sets neither cutoff by default (a no-op); keeping the better half of each node's sentences acts.
     percentile_cutoff: float | None = param(
-        None, "Fraction of each node's sentences to keep, the most similar first (0-1); empty: no limit.", ge=0.0, le=1.0
+        0.5, "Fraction of each node's sentences to keep, the most similar first (0-1); empty: no limit.", ge=0.0, le=1.0
     )
     threshold_cutoff: float | None = param(
         None, "Lowest query similarity a sentence needs to be kept (-1 to 1); empty: no threshold.", ge=-1.0, le=1.0
     )
     context_before: int = param(1, "Sentences kept before each chosen sentence.", ge=0, le=20)
     context_after: int = param(1, "Sentences kept after each chosen sentence.", ge=0, le=20)
+
+    def idle_reason(self) -> str | None:
+        if self.percentile_cutoff is None and self.threshold_cutoff is None:
+            return "neither percentile_cutoff nor threshold_cutoff is set, so every sentence is kept"
+        return None
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         if not query.strip():

@@ -22,7 +22,14 @@ class SimilarityCutoffPostprocessor(Postprocessor):
     name = "similarity_cutoff"
     summary = "Drop nodes whose score is below a cutoff (unscored nodes too)."
 
-    similarity_cutoff: float | None = param(None, "Lowest score kept (scores depend on the retrieval mode); empty keeps every node.")
+    # LlamaIndex defaults to no cutoff (a no-op); 0.3 separates related from unrelated passages for
+    # all-MiniLM-L6-v2's cosine scores. BM25 scores are unbounded: pick a cutoff for them by eye.
+    similarity_cutoff: float | None = param(
+        0.3, "Lowest score kept (scores depend on the retrieval mode); empty keeps every node (LlamaIndex's default)."
+    )
+
+    def idle_reason(self) -> str | None:
+        return "no similarity_cutoff is set, so every node is kept" if self.similarity_cutoff is None else None
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         if self.similarity_cutoff is None:
