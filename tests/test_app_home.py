@@ -57,10 +57,14 @@ def test_a_file_that_fails_shows_its_reason_and_the_others_stay(home: AppTest) -
     assert "whitespace" in page_text  # the LoadError's sentence, beside the name
 
 
-def test_loading_the_samples_again_keeps_one_row_per_file(home: AppTest) -> None:
+def test_the_samples_are_offered_only_while_some_are_missing(home: AppTest) -> None:
+    assert not [b for b in home.button if "sample" in b.label.lower()]
+    assert any("Every sample is loaded" in s.value for s in home.success)
+    home.multiselect(key="remove_pick").set_value(["release_notes.txt"]).run()
+    next(b for b in home.button if b.label == "Remove").click().run()
     count = len(table_names(home))
-    next(b for b in home.button if "sample" in b.label.lower()).click().run()
-    assert len(table_names(home)) == count
+    next(b for b in home.button if b.label == "Load the 1 missing sample").click().run()
+    assert len(table_names(home)) == count + 1
 
 
 def test_the_config_in_the_link_is_read_and_bad_values_are_reported() -> None:

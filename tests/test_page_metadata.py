@@ -170,3 +170,8 @@ def test_the_config_changes_only_when_every_setting_is_valid():
     assert applied_config(config, settings, (), valid=True).metadata == settings
     assert applied_config(config, settings, (), valid=False) is config
     assert applied_config(config, None, (), valid=True) is config
+
+
+def test_key_selectors_have_plain_labels_for_screen_readers(page):
+    labels = [box.label for box in page.multiselect if box.key.startswith("meta.exclude.")]
+    assert labels == ["Hidden from the LLM", "Hidden from the embedding model"]

@@ -163,6 +163,13 @@ def test_keyword_reasons():
     }
 
 
+def test_keyword_reasons_name_several_keywords_in_plain_words():
+    outcome = get_postprocessor("keyword", required_keywords="overlap, window, stride").run(
+        scored(0.4, texts=["Overlap only."]), "q"
+    )
+    assert outcome.dropped == {"n0": "it lacks the required keywords 'window' and 'stride'"}
+
+
 def test_keyword_matches_symbols_literally():
     nodes = scored(0.5, 0.4, texts=["Written in C++ today.", "Written in C today."])
     assert ids(get_postprocessor("keyword", required_keywords="c++").process(nodes, "q")) == ["n0"]

@@ -33,3 +33,11 @@ def test_overlaid_series_share_bins_and_show_a_legend():
     first, second = figure["data"]
     assert first["xbins"] == second["xbins"]
     assert figure["layout"]["showlegend"] is True
+
+
+def test_one_node_draws_a_readable_axis_and_whole_counts() -> None:
+    layout = size_histogram([25_927], limit=1000).to_plotly_json()["layout"]
+    assert layout["xaxis"]["tickformat"] == ",d" and layout["yaxis"]["tickformat"] == ",d"
+    assert layout["yaxis"]["dtick"] == 1
+    low, high = layout["xaxis"]["range"]
+    assert low < 25_927 < high and high - low >= 20

@@ -51,11 +51,21 @@ def size_histogram(
         "template": _template(),
         "barmode": "overlay",
         "title": {"text": title or f"Chunk sizes ({unit})"},
-        "xaxis": {"title": {"text": f"size in {unit}"}},
-        "yaxis": {"title": {"text": "nodes"}},
+        # Sizes and counts are whole numbers: no "25.9266k" ticks, no half a node.
+        "xaxis": {"title": {"text": f"size in {unit}"}, "tickformat": ",d"},
+        "yaxis": {"title": {"text": "nodes"}, "tickformat": ",d", "rangemode": "tozero"},
         "showlegend": len(series) > 1,
         "bargap": 0.05,
     }
+    counts_at_most = max((len(values) for values in series.values()), default=0)
+    if counts_at_most <= 10:
+        layout["yaxis"]["dtick"] = 1
+    all_values = [value for values in series.values() for value in values]
+    if all_values and min(all_values) == max(all_values):
+        # One size (e.g. one node): plotly would zoom to a sliver around it; show a readable span instead.
+        value = all_values[0]
+        pad = max(10, round(abs(value) * 0.1))
+        layout["xaxis"]["range"] = [value - pad, value + pad]
     if limit:
         # A vertical line across the plot at the limit, labelled at its top left (what add_vline draws).
         red = "#dc2626"

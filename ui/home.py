@@ -167,7 +167,14 @@ def _load_uploads(uploads: Sequence[Any]) -> list[str]:
 def samples_card() -> None:
     st.subheader("Sample documents", anchor=False)
     st.caption("A Markdown guide, a PDF handbook, an HTML FAQ, release notes, a CSV table and a Python module.")
-    if st.button("Load the sample documents", icon=":material/library_books:", width="stretch"):
+    missing = [p.name for p in documents.sample_files() if not state.has_source(p.name)]
+    if not missing:
+        st.success("Every sample is loaded.", icon=":material/check_circle:")
+    elif st.button(
+        "Load the sample documents" if len(missing) == len(documents.sample_files()) else f"Load the {len(missing)} missing sample{_plural(len(missing))}",
+        icon=":material/library_books:",
+        width="stretch",
+    ):
         with st.spinner("Loading samples…"):
             added = documents.load_samples()
         st.toast(f"Loaded {len(added)} sample files", icon=":material/check_circle:")

@@ -264,11 +264,14 @@ def exclusion_section(
             st.session_state[wkey] = list(configured) if configured is not None else loader_default
         label, icon = EXCLUDED_LABELS[name]
         with st.container():
+            # The icon stands beside the box, not in its label: a screen reader would read the raw shortcode.
+            st.markdown(f"{icon} **{label}**")
             selected = st.multiselect(
-                f"{icon} {label}",
+                label,
                 key_choices(nodes, st.session_state[wkey]),
                 key=wkey,
                 placeholder="Every key is shown",
+                label_visibility="collapsed",
                 help=MetadataSettings.params()[EXCLUDED.index(name)].help,
             )
         out[name] = chosen_exclusions(selected, configured, loader_default)

@@ -48,9 +48,9 @@ class KeywordPostprocessor(Postprocessor):
             missing = [keyword.strip() for keyword, pattern in required if not pattern.search(text)]
             present = [keyword.strip() for keyword, pattern in excluded if pattern.search(text)]
             if missing:
-                outcome.dropped[item.id] = f"it lacks the required keyword {_quote(missing)}"
+                outcome.dropped[item.id] = f"it lacks the required {_keywords(missing)}"
             elif present:
-                outcome.dropped[item.id] = f"it contains the excluded keyword {_quote(present)}"
+                outcome.dropped[item.id] = f"it contains the excluded {_keywords(present)}"
             else:
                 outcome.nodes.append(item)
         return outcome
@@ -63,5 +63,9 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
 
 
-def _quote(keywords: list[str]) -> str:
-    return ", ".join(f"'{keyword}'" for keyword in keywords)
+def _keywords(keywords: list[str]) -> str:
+    """``keyword 'a'``, ``keywords 'a' and 'b'``, ``keywords 'a', 'b' and 'c'``."""
+    quoted = [f"'{keyword}'" for keyword in keywords]
+    if len(quoted) == 1:
+        return f"keyword {quoted[0]}"
+    return f"keywords {', '.join(quoted[:-1])} and {quoted[-1]}"
