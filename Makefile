@@ -1,20 +1,31 @@
 # The README's two commands. Both set up from nothing: a venv in .venv, the local
 # CPU torch wheel first (never a CUDA build), then the project and its extras.
+# An install leaves a stamp in .venv, so it runs again only when pyproject.toml
+# (or the example plugin's) is newer than the stamp: a second `make run` starts at once.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
+INSTALL := $(BIN)/pip install --quiet torch==2.13.0
 
 .PHONY: setup setup-dev system-deps run test fuzz bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-setup: $(BIN)/python
-	$(BIN)/pip install --quiet torch==2.13.0 -e .
+# Order-only on the interpreter: its mtime says nothing about what is installed.
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(INSTALL) -e .
+	touch $@
 
-setup-dev: $(BIN)/python system-deps
-	$(BIN)/pip install --quiet torch==2.13.0 -e '.[dev]' -e examples/plugin
+# The dev install holds everything the app needs, so it stamps both.
+$(VENV)/.installed-dev: pyproject.toml examples/plugin/pyproject.toml | $(BIN)/python
+	$(INSTALL) -e '.[dev]' -e examples/plugin
+	touch $@ $(VENV)/.installed-run
+
+setup: $(VENV)/.installed-run
+
+setup-dev: system-deps $(VENV)/.installed-dev
 
 # Debian's chromium for the browser tests (Playwright cannot download a browser here).
 system-deps:
@@ -34,7 +45,7 @@ fuzz: setup-dev
 
 # The peers come from the bench extra; fpdf2 (dev) typesets the corpus PDF.
 bench: setup
-	$(BIN)/pip install --quiet torch==2.13.0 -e '.[dev,bench]'
+	$(INSTALL) -e '.[dev,bench]'
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/run.py
 
 lint: setup-dev

@@ -1,18 +1,23 @@
-"""Embeddings: a sentence-transformers model from a local directory, with a text cache.
+"""Embeddings: a sentence-transformers model from a local directory, with a text cache in memory and on disk.
 
 The default model is the packaged all-MiniLM-L6-v2 (:func:`core.tokenizers.default_model_path`);
 nothing is ever downloaded. Every vector is float32 and L2-normalized, so a dot
 product is the cosine similarity. Vectors are cached by (model, sha1 of the text):
-changing a splitter parameter embeds only the chunk texts that are new.
+changing a splitter parameter embeds only the chunk texts that are new, and a
+restarted app or a second CLI run finds them on disk (:class:`DiskCache`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,16 +31,99 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 32
 # About 30 MB of 384-dimension float32 vectors: enough for several sweeps over the samples.
 DEFAULT_CACHE_ENTRIES = 20_000
+# About 160 MB of 384-dimension vectors on disk; the oldest written go first beyond it.
+DISK_CACHE_ENTRIES = 100_000
 # torch: sentence-transformers as is; onnx: the transformer in ONNX Runtime (core.onnx_backend);
 # auto: onnx where it runs, else torch.
 BACKENDS = ("torch", "onnx", "auto")
+
+
+def cache_root() -> Path:
+    """ChunkScope's cache folder: ``$CHUNKSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/chunkscope`` (``~/.cache``)."""
+    configured = os.environ.get("CHUNKSCOPE_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "chunkscope"
+
+
+def hash_model_files(digest: Any, model_path: str) -> None:
+    """Feed every file's relative path, size and modification time under ``model_path`` to ``digest``."""
+    for root, _, files in sorted(os.walk(model_path)):
+        for name in sorted(files):
+            stat = os.stat(os.path.join(root, name))
+            digest.update(
+                f"{os.path.relpath(os.path.join(root, name), model_path)}:{stat.st_size}:{stat.st_mtime_ns}".encode()
+            )
+
+
+class DiskCache:
+    """Vectors in one SQLite file, keyed by (model key, text digest), kept across processes.
+
+    SQLite rather than a file per text or per batch: a lookup of a whole corpus
+    is one indexed query instead of thousands of small files, and concurrent
+    writers (app sessions, CLI runs, test workers) are serialized by its locking
+    and commit atomically, so nobody reads a half-written vector. Every call
+    opens its own connection, so threads never share one and a forked worker
+    never inherits one. Bounded by ``max_entries`` rows: beyond it, the oldest
+    written are deleted. A folder that cannot hold the file (read-only, a file
+    in its place) or a broken file only turns the cache off: embedding goes on.
+    """
+
+    def __init__(self, path: Path, max_entries: int = DISK_CACHE_ENTRIES) -> None:
+        self.path = Path(path)
+        self.max_entries = max_entries
+        self.problem = ""  # why the cache is off, once it is
+
+    def get(self, model: str, digests: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors among ``digests``, by digest."""
+        found: dict[str, np.ndarray] = {}
+        if self.problem or not self.path.exists():
+            return found
+        # SQLite's default limit on a statement's parameters is 999 in older releases.
+        for start in range(0, len(digests), 900):
+            part = list(digests[start : start + 900])
+            marks = ",".join("?" * len(part))
+            rows = self._run(
+                f"SELECT digest, vector FROM vectors WHERE model = ? AND digest IN ({marks})", [model, *part]
+            )
+            found.update((digest, np.frombuffer(blob, dtype=np.float32)) for digest, blob in rows)
+        return found
+
+    def put(self, model: str, rows: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Store vectors by digest (one transaction), then forget the oldest beyond the bound."""
+        values = [(model, digest, np.asarray(vector, dtype=np.float32).tobytes()) for digest, vector in rows]
+        if values and not self.problem:
+            self._run("INSERT OR IGNORE INTO vectors (model, digest, vector) VALUES (?, ?, ?)", values, many=True)
+
+    def _run(self, sql: str, params: Sequence, many: bool = False) -> list[tuple]:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with closing(sqlite3.connect(self.path, timeout=60)) as connection, connection:
+                connection.execute("PRAGMA journal_mode = WAL")  # readers never wait for a writer
+                connection.execute(
+                    "CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest TEXT, vector BLOB, PRIMARY KEY (model, digest))"
+                )
+                if not many:
+                    return connection.execute(sql, params).fetchall()
+                connection.executemany(sql, params)
+                # Rows are numbered in the order written, so the oldest are the lowest.
+                connection.execute(
+                    "DELETE FROM vectors WHERE rowid <= (SELECT max(rowid) FROM vectors) - ?", (self.max_entries,)
+                )
+                return []
+        except (sqlite3.Error, OSError) as exc:
+            self.problem = f"{type(exc).__name__}: {exc}"
+            return []
 
 
 class Embedder:
     """A sentence-transformers model loaded from a local directory.
 
     ``embed`` is safe to call from several threads (Streamlit sessions share one
-    instance): encoding is serialized by a lock, the cache by another.
+    instance): encoding is serialized by a lock, the cache by another. With
+    ``disk_cache`` the vectors are also kept in ``embeddings.sqlite3`` under
+    :func:`cache_root`, keyed by the model's files and what runs it.
     """
 
     def __init__(
@@ -45,6 +133,7 @@ class Embedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache_entries: int = DEFAULT_CACHE_ENTRIES,
         backend: str = "torch",
+        disk_cache: bool = True,
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"embedding backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
@@ -56,21 +145,32 @@ class Embedder:
         self._encode_lock = threading.Lock()
         self._hits = 0
         self._misses = 0
-        self._model = self._load_model(self.model_path)
+        self._disk_hits = 0
         # What runs the transformer: "onnx" (ONNX Runtime) or "torch"; why not ONNX, when "auto" fell back.
         self.backend = "torch"
         self.backend_note = ""
         self._onnx = None
+        self._model = None  # the SentenceTransformer, loaded only when torch runs the model
         if backend != "torch":
             self._load_onnx(required=backend == "onnx")
+        if self._onnx is None:
+            self._model = self._load_model(self.model_path)
+        self._disk = DiskCache(cache_root() / "embeddings.sqlite3") if disk_cache else None
+        self._disk_model = _model_key(self.model_path, self.backend)
 
     # -- the model (tests replace these two to run without torch) -------------
 
     def _load_model(self, path: str):  # noqa: ANN202 - a SentenceTransformer
         if not os.path.isdir(path):
-            raise ModelUnavailableError(f"no embedding model at {path}: give the path of a local sentence-transformers model directory")
-        if not os.path.exists(os.path.join(path, "modules.json")) and not os.path.exists(os.path.join(path, "config.json")):
-            raise ModelUnavailableError(f"{path} does not look like a sentence-transformers model (no modules.json or config.json)")
+            raise ModelUnavailableError(
+                f"no embedding model at {path}: give the path of a local sentence-transformers model directory"
+            )
+        if not os.path.exists(os.path.join(path, "modules.json")) and not os.path.exists(
+            os.path.join(path, "config.json")
+        ):
+            raise ModelUnavailableError(
+                f"{path} does not look like a sentence-transformers model (no modules.json or config.json)"
+            )
         _use_all_cores()
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
@@ -87,7 +187,8 @@ class Embedder:
         try:
             from core.onnx_backend import OnnxEncoder
 
-            self._onnx = OnnxEncoder(self._model, self.model_path)
+            # The sentence-transformers model is loaded only to export the graph on first use.
+            self._onnx = OnnxEncoder(self.model_path, lambda: self._load_model(self.model_path))
             self.backend = "onnx"
         except Exception as exc:  # no onnxruntime, an export the model does not allow, an unwritable cache
             reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
@@ -118,18 +219,22 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
+        if self._onnx is not None:
+            return self._onnx.dimension
         # sentence-transformers 5 renamed the method; older releases only have the long name.
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         return int(getter())
 
     @property
     def max_seq_length(self) -> int:
+        if self._onnx is not None:
+            return self._onnx.max_seq_length
         return int(self._model.max_seq_length)
 
     # -- embedding --------------------------------------------------------------
 
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        """One normalized float32 row per text, in order; cached texts cost nothing.
+        """One normalized float32 row per text, in order; texts cached in memory or on disk cost nothing.
 
         ``progress(done, total)`` is called after each batch (and once at the end),
         counting texts, cached ones included.
@@ -152,6 +257,14 @@ class Embedder:
                 else:
                     # A repeat inside this call is encoded once: it counts as a hit.
                     self._hits += 1
+        if missing and self._disk is not None:
+            stored = self._disk.get(self._disk_model, list(missing))
+            with self._cache_lock:
+                for key, vector in stored.items():
+                    found[key] = vector
+                    self._store(key, vector)
+                    del missing[key]
+                self._disk_hits += len(stored)
         done = total - len(missing)
         pending = list(missing.items())
         for start in range(0, len(pending), self.batch_size):
@@ -161,6 +274,9 @@ class Embedder:
                 for (key, _), vector in zip(batch, vectors, strict=True):
                     found[key] = vector
                     self._store(key, vector)
+            # Each batch is kept as soon as it is done: an interrupted run keeps what it embedded.
+            if self._disk is not None:
+                self._disk.put(self._disk_model, zip((key for key, _ in batch), vectors, strict=True))
             done += len(batch)
             if progress is not None:
                 progress(min(done, total), total)
@@ -175,13 +291,19 @@ class Embedder:
         return self.embed([text])[0]
 
     def cache_stats(self) -> dict[str, int]:
-        """How many texts were served from the cache (hits) and how many were encoded (misses)."""
+        """Texts served from memory (hits), not found there (misses), and of those read from disk (disk_hits);
+        misses less disk_hits were encoded. Entries: vectors held in memory."""
         with self._cache_lock:
-            return {"hits": self._hits, "misses": self._misses, "entries": len(self._cache)}
+            return {
+                "hits": self._hits,
+                "misses": self._misses,
+                "disk_hits": self._disk_hits,
+                "entries": len(self._cache),
+            }
 
-    def _key(self, text: str) -> str:
-        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        return f"{self.model_path}\0{digest}"
+    @staticmethod
+    def _key(text: str) -> str:
+        return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _store(self, key: str, vector: np.ndarray) -> None:
         self._cache[key] = vector
@@ -214,6 +336,14 @@ def get_embedder(model_path: str | None = None, backend: str | None = None) -> E
             embedder = Embedder(path, backend=backend)
             _SHARED[(path, backend)] = embedder
         return embedder
+
+
+def _model_key(model_path: str, backend: str) -> str:
+    """Names a model's vectors on disk: its folder and files (new weights, new key) and what runs it
+    (ONNX Runtime's and torch's vectors differ in the 7th decimal; a cached vector is exactly the one a run computes)."""
+    digest = hashlib.sha1(f"{backend}:{model_path}".encode())
+    hash_model_files(digest, model_path)
+    return digest.hexdigest()
 
 
 def _normalize(vectors: np.ndarray) -> np.ndarray:

@@ -223,8 +223,10 @@ def test_query_on_onnx_imports_no_torch_stack_and_a_rerun_from_the_disk_cache_ag
     argv = ["query", str(GUIDE), "--query", "How much overlap should chunks have?", "--backend", "onnx"]
 
     def run() -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "-c", _QUERY_AND_LIST_IMPORTS, *argv], capture_output=True, text=True,
-                              timeout=600, env=env, cwd=ROOT)
+        done = subprocess.run(
+            [sys.executable, "-c", _QUERY_AND_LIST_IMPORTS, *argv],
+            capture_output=True, text=True, timeout=600, env=env, cwd=ROOT,
+        )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stderr.strip().splitlines()[-1]) == []
         return done

@@ -1,0 +1,143 @@
+"""Start-up costs: a cold ``chunkscope query`` on sample_docs, and a second ``make run`` to HTTP 200.
+
+Each query runs in a fresh interpreter (what a person typing the command gets), in
+three states of the cache folder (``$CHUNKSCOPE_CACHE_DIR``):
+
+- vectors cached: the folder a previous run of the same command filled;
+- no vectors cached: a fresh folder holding only the exported ONNX graph (a link to it);
+- nothing cached: a fresh, empty folder (the graph is exported first, with torch; once per model).
+
+It also lists which of sentence-transformers, transformers, scikit-learn and torch the run
+imported. ``--root`` times another checkout's code with this venv (e.g. ``git archive HEAD``
+unpacked in /tmp/head) for a before/after comparison. ``--make-run`` also starts ``make run``
+twice and times the second start until the server answers HTTP 200. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERY = "How much overlap should chunks have?"
+HEAVY = ("sentence_transformers", "transformers", "sklearn", "torch")
+# Runs the CLI and, on the way out, names the heavy packages the run imported (on stderr's last line).
+CLI = f"""
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})), file=sys.stderr))
+from core.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def query_once(root: Path, cache_dir: Path, backend: str) -> tuple[float, list[str]]:
+    env = {**os.environ, "CHUNKSCOPE_CACHE_DIR": str(cache_dir), "HF_HUB_OFFLINE": "1"}
+    argv = [sys.executable, "-c", CLI, "query", "sample_docs", "--query", QUERY, "--backend", backend]
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"chunkscope query failed:\n{done.stderr}")
+    return elapsed, json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def graph_of(cache_dir: Path) -> Path:
+    graphs = sorted((cache_dir / "onnx").glob("*.onnx"))
+    if not graphs:
+        raise SystemExit(f"no exported graph in {cache_dir / 'onnx'}")
+    return graphs[0]
+
+
+def queries(root: Path, reps: int, backend: str) -> dict[str, dict]:
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        filled = scratch / "filled"
+        seconds, heavy = query_once(root, filled, backend)  # exports the graph and fills the cache
+        results["nothing cached"] = {"seconds": [round(seconds, 2)], "heavy_imports": heavy}
+        graph = graph_of(filled) if backend != "torch" else None
+        rows: dict[str, list[float]] = {"vectors cached": [], "no vectors cached": []}
+        imports: dict[str, list[str]] = {}
+        for rep in range(reps):  # interleaved, so a busy moment on the shared machine hits both states
+            seconds, imports["vectors cached"] = query_once(root, filled, backend)
+            rows["vectors cached"].append(seconds)
+            bare = scratch / f"bare{rep}"
+            if graph is not None:
+                (bare / "onnx").mkdir(parents=True)
+                (bare / "onnx" / graph.name).symlink_to(graph)
+            seconds, imports["no vectors cached"] = query_once(root, bare, backend)
+            rows["no vectors cached"].append(seconds)
+        for state, times in rows.items():
+            results[state] = {
+                "median_s": round(statistics.median(times), 2),
+                "seconds": [round(t, 2) for t in times],
+                "heavy_imports": imports[state],
+            }
+    return results
+
+
+def make_run_twice(port: int) -> dict[str, float]:
+    """Seconds from ``make run`` to HTTP 200, for a first and a second start (the server is stopped between)."""
+    times = {}
+    for name in ("first start", "second start"):
+        start = time.perf_counter()
+        server = subprocess.Popen(
+            ["make", "run", f"PORT={port}"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            while not answers(port):
+                if server.poll() is not None:
+                    raise SystemExit(f"make run exited with {server.returncode}")
+                time.sleep(0.05)
+            times[name] = round(time.perf_counter() - start, 2)
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait()
+        while answers(port):
+            time.sleep(0.1)
+    return times
+
+
+def answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://localhost:{port}/", timeout=1) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "torch"))
+    parser.add_argument("--root", type=Path, default=ROOT, help="The checkout whose code runs (default: this one).")
+    parser.add_argument("--make-run", action="store_true", help="Also time a first and a second `make run`.")
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+    report = {
+        "root": str(args.root),
+        "backend": args.backend,
+        "load_average_at_start": os.getloadavg()[0],
+        "query": queries(args.root.resolve(), args.reps, args.backend),
+    }
+    if args.make_run:
+        report["make_run_to_http_200_s"] = make_run_twice(args.port)
+    report["load_average_at_end"] = os.getloadavg()[0]
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
