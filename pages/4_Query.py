@@ -42,7 +42,7 @@ if not query.strip():
 nodes, result = query_ui.run_or_stop(all_docs, config, query)
 context, context_tokens = query_ui.context_with_tokens(result)
 
-query_ui.run_caption(config, len(nodes), len(all_docs))
+query_ui.run_caption(config, len(nodes), all_docs)
 query_ui.metric_cards(result, retrieval.top_k, len(nodes), context_tokens, budget)
 query_ui.overview(result, retrieval.mode, len(nodes), PAGE_KEY)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import apptest_support
@@ -118,6 +119,30 @@ def test_the_cutoff_stage_shows_each_dropped_node_with_its_reason(cutoff_run):
     assert table["fate"].tolist() == [stage.fate(item.id) for item in stage.nodes_in]
     assert table["rank_out"].tolist()[:3] == [1, 2, 3]
     assert table["rank_out"].isna().tolist() == [False, False, False, True, True]
+
+
+def test_a_dropped_node_shows_a_dash_not_none_for_its_rank_and_score_out(cutoff_run):
+    at, _, _ = cutoff_run
+    cutoff_table = at.dataframe[1]
+    dropped = cutoff_table.value[cutoff_table.value["status"] == "dropped"]
+    assert len(dropped) == 2 and dropped[["rank_out", "score_out"]].isna().all().all()
+    # What the table draws for a missing value (Streamlit's own default is the word "None").
+    assert [frame.proto.placeholder for frame in at.dataframe[1:]] == ["—", "—"]
+
+
+def test_the_tables_number_nodes_within_their_document_as_the_chunks_page_does():
+    # A question about release_notes.txt, the fourth sample document.
+    query = next(q.query for q in sample_queries() if q.doc == "release_notes.txt")
+    at = open_page()
+    at.selectbox(key="query.sample").set_value(query).run()
+    chunks_page = {}  # node id -> the label the Chunks page gives it (it splits one document at a time)
+    for path in sample_files():
+        for document in load(path):
+            for index, node in enumerate(run_split([document], PipelineConfig())):
+                chunks_page[node.id] = f"{document.metadata['file_name']} #{index}"
+    retrieved = retrieve(sample_nodes(PipelineConfig()), query, embedder=get_embedder(), top_k=5)
+    assert any(chunks_page[item.id].startswith("release_notes.txt #") for item in retrieved)
+    assert stage_tables(at)[0]["node"].tolist() == [chunks_page[item.id] for item in retrieved]
 
 
 def test_the_reorder_stage_shows_moves_and_its_picture(cutoff_run):
@@ -246,3 +271,40 @@ def test_optimizer_sentences_are_escaped_kept_and_struck_with_their_similarity()
     assert '<span class="kept" title="kept · similarity to the query 0.71">Keep &lt;b&gt;this&lt;/b&gt;.</span>' in shown
     assert '<span class="removed" title="removed · similarity to the query 0.12">Drop that.</span>' in shown
     assert "node #1 &lt;i&gt;" in shown and "<b>" not in shown and "<i>" not in shown
+
+
+def test_labels_count_the_nodes_of_each_document_from_zero():
+    from core.schema import Document
+
+    config = PipelineConfig(splitter=get_splitter("character", chunk_size=40, chunk_overlap=0, separator=" "))
+    first = Document(text="Alpha one is here. " * 6, metadata={"file_name": "a.md"})
+    second = Document(text="Beta two is there. " * 6, metadata={"file_name": "b.md"})
+    nodes = run_split([first, second], config)
+    on_chunks_page = len(run_split([second], config))
+    labels = node_labels(nodes)
+    assert [labels[node.id] for node in nodes if node.doc_id == second.id] == [
+        f"b.md #{index}" for index in range(on_chunks_page)
+    ]
+    assert labels[nodes[0].id] == "a.md #0"
+
+
+def test_a_keyword_filter_is_added_working_and_an_emptied_one_says_it_does_nothing():
+    at = open_page()
+    at.selectbox(key="query.add").set_value("keyword").run()
+    at.button(key="query.add.button").click().run()
+    assert not at.exception
+    required = next(t for t in at.sidebar.text_input if str(t.key).endswith(".keyword.required_keywords"))
+    word = max((w for w in re.findall(r"\w+", first_query()) if len(w) >= 4), key=len)
+    assert required.value == word
+    assert not [i for i in at.sidebar.info if "changes nothing" in i.value]
+
+    required.set_value("").run()
+    (info,) = [i.value for i in at.sidebar.info if "changes nothing" in i.value]
+    assert "no required or excluded keyword is set" in info
+    assert any("changed nothing: no required or excluded keyword is set" in shown(c.value) for c in at.caption)
+
+
+def test_the_query_page_warns_when_the_splitter_leaves_documents_whole():
+    at = open_page(PipelineConfig(splitter=get_splitter("markdown")))
+    (warning,) = [shown(w.value) for w in at.warning if "does not suit" in shown(w.value)]
+    assert "rag_handbook.pdf" in warning and "chunking_guide.md" not in warning

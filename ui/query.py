@@ -11,7 +11,8 @@ Streamlit-free, by :mod:`ui.trace`; the functions here draw it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,13 @@ from ui import cache, state, trace, widgets
 
 STAGE_COLUMNS = {
     "status": st.column_config.TextColumn("Status", width="small"),
-    "node": st.column_config.TextColumn("Node", help="File and position among all nodes (as on the Chunks page)"),
-    "rank_in": st.column_config.NumberColumn("Rank in", format="%d", help="1-based position in the stage's input"),
-    "rank_out": st.column_config.NumberColumn("Rank out", format="%d", help="1-based position in the stage's output; empty if dropped"),
+    "node": st.column_config.TextColumn("Node", help="File and the node's number within it (as on the Chunks page)"),
+    "rank_in": st.column_config.NumberColumn(
+        "Rank in", format="%d", help=f"1-based position in the stage's input; {trace.MISSING} if the stage added it"
+    ),
+    "rank_out": st.column_config.NumberColumn(
+        "Rank out", format="%d", help=f"1-based position in the stage's output; {trace.MISSING} if dropped"
+    ),
     "score_in": st.column_config.NumberColumn("Score in", format="%.4f"),
     "score_out": st.column_config.NumberColumn("Score out", format="%.4f"),
     "fate": st.column_config.TextColumn("Fate", width="large", help="What this stage did to the node, and why"),
@@ -124,6 +129,12 @@ def sample_queries() -> tuple[EvalQuery, ...]:
         return ()
 
 
+def current_query(key: str = "query") -> str:
+    """The query the picker holds now (a sample, or the typed text), without drawing it."""
+    choice = st.session_state.get(f"{key}.sample", "")
+    return str(st.session_state.get(f"{key}.text", "")) if choice == CUSTOM else str(choice or "")
+
+
 def query_picker(key: str = "query") -> str:
     """A sample query, or one the user types; returns the query text (may be blank)."""
     samples = [q.query for q in sample_queries()]
@@ -193,7 +204,9 @@ def mark_synced(chain: Sequence[Postprocessor]) -> None:
 def _add(name_key: str) -> None:
     name = st.session_state.get(name_key)
     if name in POSTPROCESSORS.names() and POSTPROCESSORS.get_class(name).unavailable_reason() is None:
-        st.session_state[_CHAIN] = [*st.session_state[_CHAIN], _new_step(name)]
+        # Added with values that act on the current query (e.g. a keyword from it), never as a silent no-op.
+        values = POSTPROCESSORS.get_class(name).starting_values(current_query())
+        st.session_state[_CHAIN] = [*st.session_state[_CHAIN], _new_step(name, values)]
 
 
 def _remove(uid: int) -> None:
@@ -249,6 +262,9 @@ def chain_editor(configured: Sequence[Postprocessor]) -> tuple[list[Postprocesso
             else:
                 step["values"] = instance.to_params()
                 built.append(instance)
+                idle = instance.idle_reason()
+                if idle:
+                    st.info(f"This step changes nothing: {idle}.", icon=":material/info:")
     _adder()
     return built, problems
 
@@ -278,20 +294,55 @@ def _adder() -> None:
 # -- the run ----------------------------------------------------------------------------
 
 
-def node_embeddings(nodes: Sequence[Node], embedder: Any) -> np.ndarray:
-    """Every node's EMBED view embedded, with a progress bar while the model works.
+class TimeLeft:
+    """Seconds left in an embedding run, from its pace since the first progress report.
 
-    The embedder caches vectors by (model, text hash), so only texts it has not
-    seen are encoded: a parameter change embeds only the chunks that changed.
+    The first report may count texts found in the cache, which cost nothing, so
+    the pace is taken between reports of batches the model encoded.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._first: tuple[float, int] | None = None
+
+    def __call__(self, done: int, total: int) -> float | None:
+        now = self._clock()
+        if self._first is None:
+            self._first = (now, done)
+            return None
+        started, done_then = self._first
+        if done <= done_then or now <= started:
+            return None
+        return (total - done) * (now - started) / (done - done_then)
+
+
+def progress_text(label: str, done: int, total: int, seconds_left: float | None) -> str:
+    """The progress bar's line: what is embedded with what, how far, and (once known) about how long is left."""
+    text = f"Embedding the nodes with {label}… {done:,} of {total:,}"
+    if seconds_left is None:
+        return text + (" · estimating the time left" if done < total else "")
+    if seconds_left < 1:
+        return text + " · less than a second left"
+    minutes, seconds = divmod(round(seconds_left), 60)
+    return text + f" · about {f'{minutes} min ' if minutes else ''}{seconds} s left"
+
+
+def node_embeddings(nodes: Sequence[Node], embedder: Any) -> np.ndarray:
+    """Every node's EMBED view embedded, with a progress bar and the time left while the model works.
+
+    The embedder caches vectors by (model, text hash), in memory and on disk, so
+    only texts it has never seen are encoded: a parameter change embeds only the
+    chunks that changed, and a restarted app embeds nothing it did before.
     """
     texts = [node.get_content(MetadataMode.EMBED) for node in nodes]
+    label = embedder_label(embedder)
     bar = st.empty()
+    time_left = TimeLeft()
 
     def report(done: int, total: int) -> None:
-        bar.progress(
-            done / total if total else 1.0, text=f"Embedding nodes with {embedder_label(embedder)}… {done:,} of {total:,}"
-        )
+        bar.progress(done / total if total else 1.0, text=progress_text(label, done, total, time_left(done, total)))
 
+    bar.progress(0.0, text=progress_text(label, 0, len(texts), None))
     vectors = embedder.embed(texts, progress=report)
     bar.empty()
     return vectors
@@ -339,8 +390,13 @@ def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: st
             st.warning("The current splitter made no nodes from the loaded documents.", icon=":material/warning:")
             st.stop()
         needs_model = retrieval.mode != "bm25" or any(post.name == "sentence_embedding_optimizer" for post in chain)
-        embedder = cache.embedder() if needs_model else None
-        embeddings = node_embeddings(nodes, embedder) if retrieval.mode != "bm25" else None
+        # While the model loads and embeds, the page says what it already knows instead of staying blank.
+        pending = st.empty()
+        with pending.container():
+            pending_caption(config, len(nodes), len(documents))
+            embedder = cache.embedder() if needs_model else None
+            embeddings = node_embeddings(nodes, embedder) if retrieval.mode != "bm25" else None
+        pending.empty()
         result = run(
             nodes, query, chain, top_k=retrieval.top_k, mode=retrieval.mode, alpha=retrieval.alpha,
             embedder=embedder, embeddings=embeddings,
@@ -360,9 +416,10 @@ def context_with_tokens(result: QueryResult) -> tuple[str, int]:
 # -- the trace -----------------------------------------------------------------------
 
 
-def run_caption(config: PipelineConfig, node_count: int, document_count: int) -> None:
+def run_caption(config: PipelineConfig, node_count: int, documents: Sequence[Document]) -> None:
     """What was searched: how many nodes from how many documents, split how, retrieved how."""
     splitter, retrieval = config.splitter, config.retrieval
+    document_count = len(documents)
     changed = ", ".join(f"{k}={v}" for k, v in splitter.to_params(only_changed=True).items())
     st.caption(
         f"Searched **{node_count:,} nodes** from {document_count} documents, split by **{widgets.label_for(splitter.name)}**"
@@ -370,6 +427,23 @@ def run_caption(config: PipelineConfig, node_count: int, document_count: int) ->
         + f" · retrieval **{retrieval.mode}**, top {retrieval.top_k}"
         + (f", alpha {retrieval.alpha:g}" if retrieval.mode == "hybrid" else "")
         + (f" · embeddings {embedder_label(cache.embedder())}" if retrieval.mode != "bm25" else "")
+    )
+    unsuited = [str(d.metadata.get("file_name", d.id)) for d in documents if splitter.unsuited_reason(d)]
+    if unsuited:
+        st.warning(
+            f"The {splitter.name} splitter does not suit {len(unsuited)} of the {document_count} documents "
+            f"({widgets.md_escape(', '.join(unsuited))}): each is one node here. Pick a splitter that cuts by size "
+            "on the Chunks page to search them in pieces.",
+            icon=":material/warning:",
+        )
+
+
+def pending_caption(config: PipelineConfig, node_count: int, document_count: int) -> None:
+    """What is known before retrieval: the nodes to search, from how many documents, split how."""
+    st.caption(
+        f"Searching **{node_count:,} nodes** from {document_count} documents, "
+        f"split by **{widgets.label_for(config.splitter.name)}** · retrieval **{config.retrieval.mode}**"
+        + (" · embedding the nodes first" if config.retrieval.mode != "bm25" else "")
     )
 
 
@@ -442,6 +516,7 @@ def stage_panel(stage: StageTrace, index: int, labels: Mapping[str, str], docume
         width="stretch",
         key=f"{key}.table.{index}",
         column_config=STAGE_COLUMNS,
+        placeholder=trace.MISSING,
     )
 
     if stage.name == "long_context_reorder" and stage.nodes_out:
