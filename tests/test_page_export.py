@@ -158,3 +158,18 @@ def test_the_nodes_picked_for_the_snapshot_are_the_ones_shown_up_close(downloads
     (page,) = [data.decode("utf-8") for name, data in downloads.items() if name.endswith("-snapshot.html")]
     assert html.escape(nodes[5].get_content(MetadataMode.LLM)) in page
     assert html.escape(nodes[0].get_content(MetadataMode.LLM)) not in page
+
+
+def test_the_snapshot_carries_the_last_query_trace_when_one_ran(downloads):
+    at = apptest_support.open_page("pages/4_Query.py", timeout=240)
+    query = at.session_state["query.sample"]
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.checkbox(key="export.snapshot.trace").value
+    (page,) = [data.decode("utf-8") for name, data in downloads.items() if name.endswith("-snapshot.html")]
+    assert html.escape(query) in page and "Retrieval" in page
+
+    downloads.clear()
+    at.checkbox(key="export.snapshot.trace").uncheck().run()
+    (page,) = [data.decode("utf-8") for name, data in downloads.items() if name.endswith("-snapshot.html")]
+    assert html.escape(query) not in page

@@ -19,6 +19,7 @@ from ui.compare import settings_summary
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
+    from core.query import QueryResult
 
 DIFFERENCES_HEADING = "Where this differs from ChunkScope:"
 DEFAULT_BASE_URL = "http://localhost:8501/"
@@ -73,10 +74,18 @@ def node_files(nodes: Sequence[Node], stem: str) -> dict[str, ExportFile]:
 
 @st.cache_data(max_entries=8, show_spinner=False, hash_funcs=HASH_FUNCS)
 def snapshot_file(
-    document: Document, nodes: Sequence[Node], config: PipelineConfig, selected_ids: tuple[str, ...]
+    document: Document,
+    nodes: Sequence[Node],
+    config: PipelineConfig,
+    selected_ids: tuple[str, ...],
+    trace_key: str = "",
+    _query_result: QueryResult | None = None,
 ) -> ExportFile:
-    """The snapshot page of one document's nodes (cached per document, nodes, config and choice)."""
-    page = snapshot_html(document, nodes, config, selected_ids=selected_ids)
+    """The snapshot page of one document's nodes (cached per document, nodes, config, choice and ``trace_key``).
+
+    ``_query_result`` (not hashed: ``trace_key`` names it) adds the Query page's last trace.
+    """
+    page = snapshot_html(document, nodes, config, selected_ids=selected_ids, query_result=_query_result)
     stem = file_stem([document], config.splitter.name, "snapshot")
     return ExportFile(page.encode("utf-8"), f"{stem}.html", "text/html")
 
@@ -236,8 +245,17 @@ def snapshot_download(picked: Sequence[Document], nodes: Sequence[Node], config:
             format_func=labels.__getitem__,
             placeholder="The first few nodes",
         )
+        last = state.last_query()
+        include = last is not None and st.checkbox(
+            f"Include the last query's trace: {widgets.md_escape(last.query)}",
+            value=True,
+            key="export.snapshot.trace",
+            help="Retrieval and every postprocessor stage of the query last run on the Query page.",
+        )
+        trace = last if include else None
+        trace_key = f"{trace.query}|{[item.id for item in trace.final]}|{len(trace.stages)}" if trace else ""
         with st.spinner("Drawing the snapshot…"):
-            export = snapshot_file(document, own, config, tuple(chosen))
+            export = snapshot_file(document, own, config, tuple(chosen), trace_key, trace)
         st.caption(f"`{export.file_name}` · {export.size_label}")
         st.download_button(
             "Snapshot (HTML)",

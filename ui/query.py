@@ -404,6 +404,7 @@ def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: st
     except ChunkScopeError as exc:
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
+    state.set_last_query(result)
     return nodes, result
 
 

@@ -19,6 +19,7 @@ from core.errors import ConfigError
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
+    from core.query import QueryResult
 
 _SOURCES = "cs_sources"  # list[SourceFile], in upload order
 _FAILED = "cs_failed"  # dict[file_name, reason]
@@ -176,3 +177,17 @@ def pop_messages() -> list[Message]:
     messages = list(st.session_state.get(_MESSAGES, []))
     st.session_state[_MESSAGES] = []
     return messages
+
+
+# -- the last query run (for the snapshot) ------------------------------------
+
+_LAST_QUERY = "cs_last_query"  # QueryResult: the Query page's last run, which Export's snapshot can include
+
+
+def set_last_query(result: QueryResult) -> None:
+    """Keep the Query page's last result (a frozen record of one run; not plain data, but never rebuilt)."""
+    st.session_state[_LAST_QUERY] = result
+
+
+def last_query() -> QueryResult | None:
+    return st.session_state.get(_LAST_QUERY)
