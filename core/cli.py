@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--format", choices=("json", "url"), default="json")
     config.set_defaults(func=cmd_config)
 
+    reference = commands.add_parser("reference", help="Write the reference of every component and parameter (Markdown).")
+    reference.add_argument("--output", "-o", metavar="FILE", help="Write here instead of standard output.")
+    reference.set_defaults(func=cmd_reference)
+
     app = commands.add_parser("app", help="Start the web app (streamlit run app.py).")
     app.add_argument("--port", type=int, default=8501)
     app.add_argument("--headless", action="store_true", help="Do not open a browser.")
@@ -279,6 +283,17 @@ def _described_with(registry: Any, attribute: str) -> list[dict[str, Any]]:
     """``registry.describe()``, each entry with its class's ``attribute`` (a sequence) as a list."""
     values = {cls.name: list(getattr(cls, attribute)) for cls in registry}
     return [{**entry, attribute: values[entry["name"]]} for entry in registry.describe()]
+
+
+def cmd_reference(args: argparse.Namespace) -> int:
+    from core.reference import reference_markdown
+
+    text = reference_markdown()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def cmd_app(args: argparse.Namespace) -> int:
