@@ -103,7 +103,7 @@ def chunkscope(name: str, **params: object) -> Callable[[str], Run]:
         from core.schema import Document
         from core.segmentation import reuse_sentence_spans
         from core.splitters import get_splitter
-        from core.splitters.base import reuse_token_indexes
+        from core.splitters.fast.token_index import reuse_token_indexes
 
         # Every timed split pays for its own tokenizer pass and sentence segmentation, as a peer's
         # does: the app's reuse of a text's token index and sentence cuts across splits would

@@ -3,7 +3,8 @@
 Framework-free: usable from a notebook, a script or the ``chunkscope`` CLI.
 """
 
-from core.config import PipelineConfig, run_split
+from core.config import PipelineConfig
+from core.documents import run_split
 from core.errors import ChunkScopeError, ConfigError, LoadError
 from core.extractors import get_extractor
 from core.loaders import load, load_bytes

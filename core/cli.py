@@ -122,7 +122,8 @@ def _register_plugins(commands: argparse._SubParsersAction) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """A PipelineConfig from ``--config`` (or ``--from-url``) plus the options on top."""
-    from core.config import MetadataSettings, PipelineConfig, RetrievalSettings
+    from core.config import PipelineConfig
+    from core.config_parts import MetadataSettings, RetrievalSettings
     from core.extractors import EXTRACTORS
     from core.splitters import SPLITTERS
 
@@ -186,7 +187,7 @@ def _base_config(args: argparse.Namespace) -> Any:
 
 
 def _default_splitter_name() -> str:
-    from core.config import DEFAULT_SPLITTER
+    from core.config_parts import DEFAULT_SPLITTER
     from core.splitters import SPLITTERS
 
     # The default (sentence) may be missing from a trimmed install; character always ships.

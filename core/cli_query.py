@@ -40,7 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--format", choices=("json", "text"), default="json")
     query.set_defaults(func=cmd_query)
 
-    evaluate = subparsers.add_parser("evaluate", help="Score retrieval against reference excerpts (hit rate, MRR, IoU).")
+    evaluate = subparsers.add_parser(
+        "evaluate", help="Score retrieval against reference excerpts (hit rate, MRR, IoU)."
+    )
     _add_corpus_arguments(evaluate)
     evaluate.add_argument("--queries", required=True, help="JSON file of {query, doc, excerpts} entries.")
     evaluate.add_argument("--sweep-sizes", default=None, metavar="N,N,...", help="chunk_size values to sweep.")
@@ -56,7 +58,9 @@ def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-k", type=int, default=5, help="How many nodes retrieval returns.")
     parser.add_argument("--mode", choices=RETRIEVAL_MODES, default="dense", help="Retrieval: dense, bm25 or hybrid.")
     parser.add_argument("--alpha", type=float, default=0.5, help="Hybrid weight of the dense score (0-1).")
-    parser.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
+    parser.add_argument(
+        "--model", default=None, help="Path of a local sentence-transformers model (default: packaged)."
+    )
     parser.add_argument(
         "--backend",
         choices=("auto", "onnx", "torch"),
@@ -108,7 +112,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from core.evaluation import evaluate, load_queries, sweep
+    from core.evaluation import evaluate, load_queries
+    from core.sweep import check_sweepable, sweep, sweep_values
 
     queries = load_queries(args.queries)
     name, params = _splitter_choice(args)
@@ -118,15 +123,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     per_query: list[dict[str, Any]] = []
     skipped: list[str] = []
     if args.sweep_sizes or args.sweep_overlaps:
+        check_sweepable(name)
         base = _splitter_instance(name, params)
-        sizes = _int_list(args.sweep_sizes, "--sweep-sizes") if args.sweep_sizes else [getattr(base, "chunk_size", None)]
+        sizes = sweep_values(args.sweep_sizes, "--sweep-sizes") if args.sweep_sizes else [base.chunk_size]
         overlaps = (
-            _int_list(args.sweep_overlaps, "--sweep-overlaps")
-            if args.sweep_overlaps
-            else [getattr(base, "chunk_overlap", None)]
+            sweep_values(args.sweep_overlaps, "--sweep-overlaps") if args.sweep_overlaps else [base.chunk_overlap]
         )
-        if None in sizes or None in overlaps:
-            raise ConfigError(f"splitter {name!r} has no chunk_size and chunk_overlap to sweep")
         base_params = {k: v for k, v in params.items() if k not in ("chunk_size", "chunk_overlap")}
         rows = sweep(documents, queries, name, sizes, overlaps, base_params=base_params, **common)
     else:
@@ -149,13 +151,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def parse_post(text: str) -> tuple[str, dict[str, str]]:
     """``NAME:key=value,key=value`` -> (name, params) for ``--post``."""
     return parse_named(text, "--post")
-
-
-def _int_list(text: str, option: str) -> list[int]:
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ConfigError(f"{option} must be a comma-separated list of whole numbers, got {text!r}") from None
 
 
 # -- work ----------------------------------------------------------------------------------

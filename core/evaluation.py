@@ -24,13 +24,12 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError, LoadError
 from core.retrieval import RetrievalMode, retrieve
 from core.schema import Document, Node
-from core.splitters import SPLITTERS, Splitter, get_splitter
+from core.splitters import Splitter, get_splitter
 
 if TYPE_CHECKING:
     from core.embeddings import Embedder
@@ -162,6 +161,23 @@ class QueryScore:
     first_relevant_rank: int | None
 
 
+# The metrics of a row (Evaluation.to_row), in the order a reader compares them, with their names and meanings.
+METRICS: dict[str, str] = {
+    "hit_rate": "Hit rate@k",
+    "mrr": "MRR",
+    "recall": "Recall",
+    "precision": "Precision",
+    "iou": "IoU",
+}
+METRIC_HELP = {
+    "hit_rate": "Share of queries with reference text in some retrieved chunk",
+    "mrr": "Mean of 1 / rank of the first chunk holding reference text (0 on a miss)",
+    "recall": "Share of the reference characters the retrieved chunks hold",
+    "precision": "Share of the retrieved characters that are reference text (repeats count each time)",
+    "iou": "Reference ∩ retrieved over their union (repeats count each time)",
+}
+
+
 @dataclass
 class Evaluation:
     """One configuration's scores: per query and their means."""
@@ -248,9 +264,19 @@ def evaluate(
     per_query = []
     for done, (number, query) in enumerate(usable, start=1):
         reference = reference_spans(documents, query, number)
-        results = retrieve(
-            nodes, query.query, embedder=embedder, top_k=top_k, mode=mode, alpha=alpha, node_embeddings=node_embeddings
-        ) if nodes else []
+        results = (
+            retrieve(
+                nodes,
+                query.query,
+                embedder=embedder,
+                top_k=top_k,
+                mode=mode,
+                alpha=alpha,
+                node_embeddings=node_embeddings,
+            )
+            if nodes
+            else []
+        )
         per_query.append(score_query(query, [item.node for item in results], reference))
         if progress is not None:
             progress(done, len(usable))
@@ -290,43 +316,3 @@ def score_query(query: EvalQuery, retrieved: Sequence[Node], reference: Sequence
         retrieved=[node.id for node in retrieved],
         first_relevant_rank=relevant.index(True) + 1 if any(relevant) else None,
     )
-
-
-def sweep(
-    documents: Sequence[Document],
-    queries: Sequence[EvalQuery],
-    splitter: str,
-    chunk_sizes: Sequence[int],
-    chunk_overlaps: Sequence[int],
-    *,
-    base_params: Mapping[str, Any] | None = None,
-    embedder: Embedder | None = None,
-    top_k: int = 5,
-    mode: RetrievalMode = "dense",
-    alpha: float = 0.5,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[dict[str, Any]]:
-    """Evaluate every valid chunk_size x chunk_overlap pair; invalid pairs (overlap >= size) are skipped.
-
-    Returns one row per evaluated pair (see :meth:`Evaluation.to_row`), in
-    chunk_size then chunk_overlap order; identical chunk texts are embedded once.
-    """
-    declared = {spec.name for spec in SPLITTERS.get_class(splitter).params()}
-    if not {"chunk_size", "chunk_overlap"} <= declared:
-        raise ConfigError(f"splitter {splitter!r} has no chunk_size and chunk_overlap to sweep")
-    configs = []
-    for size, overlap in product(sorted(set(chunk_sizes)), sorted(set(chunk_overlaps))):
-        params = {**dict(base_params or {}), "chunk_size": size, "chunk_overlap": overlap}
-        try:
-            configs.append(get_splitter(splitter, **params))
-        except ConfigError:
-            continue
-    if not configs:
-        raise ConfigError("no chunk_size and chunk_overlap pair in the sweep is valid (overlap must be below size)")
-    rows = []
-    for done, config in enumerate(configs, start=1):
-        result = evaluate(documents, queries, config, embedder=embedder, top_k=top_k, mode=mode, alpha=alpha)
-        rows.append(result.to_row())
-        if progress is not None:
-            progress(done, len(configs))
-    return rows

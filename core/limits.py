@@ -25,11 +25,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from core.errors import TooLargeError
 from core.params import Configurable, param
 from core.schema import Document
+
+if TYPE_CHECKING:
+    from core.splitters.base import Splitter
 
 # Decimal, as Streamlit's uploader counts on Linux and macOS: "50.0MB" there is 50,000,000 bytes here.
 MB = 1_000_000
@@ -73,7 +76,7 @@ def check_text_size(documents: Sequence[Document], file_name: str, limits: Limit
         )
 
 
-def estimated_nodes(document: Document, splitter: Any) -> int | None:
+def estimated_nodes(document: Document, splitter: Splitter) -> int | None:
     """About how many nodes ``splitter`` makes from ``document``; None when its size does not bound the count.
 
     A sized splitter advances by at most ``chunk_size - chunk_overlap`` units per
@@ -82,35 +85,37 @@ def estimated_nodes(document: Document, splitter: Any) -> int | None:
     words for the word and model tokenizers (a model token is never longer
     than a word, so this undercounts rather than refuses a fair request).
     """
-    sizes = _level_sizes(splitter)
+    sizes = splitter.level_sizes
     if not sizes:
         return None
     units = len(document.text) if splitter.size_unit == "characters" else len(document.text.split())
     return _nodes_for(units, sizes, splitter)
 
 
-def _nodes_for(units: int, sizes: Sequence[int], splitter: Any) -> int:
+def _nodes_for(units: int, sizes: Sequence[int], splitter: Splitter) -> int:
     overlap = splitter.overlap_limit or 0
     return sum(math.ceil(units / max(size - overlap, 1)) for size in sizes)
 
 
-def _within_bound(documents: Sequence[Document], splitter: Any, limits: Limits) -> bool:
+def _within_bound(documents: Sequence[Document], splitter: Splitter, limits: Limits) -> bool:
     """True when even counting every character as a unit keeps the split under the node limit.
 
     A word holds at least one character, so this bounds the word-based estimate too and
     spares splitting the whole text into words on every split of a large document.
     """
-    sizes = _level_sizes(splitter)
+    sizes = splitter.level_sizes
     return not sizes or sum(_nodes_for(len(d.text), sizes, splitter) for d in documents) <= limits.max_nodes
 
 
-def check_split_size(documents: Sequence[Document], splitter: Any, limits: Limits = DEFAULT_LIMITS) -> None:
+def check_split_size(documents: Sequence[Document], splitter: Splitter, limits: Limits = DEFAULT_LIMITS) -> None:
     """Refuse, before any work, a split that would make more nodes (or embed more text) than the limits allow."""
-    if getattr(splitter, "embeds_text", False):
+    if splitter.embeds_text:
         chars = sum(len(document.text) for document in documents)
         if chars > limits.max_embed_chars:
-            name = str(documents[0].metadata.get("file_name") or documents[0].id) if len(documents) == 1 else (
-                f"{len(documents)} documents"
+            name = (
+                str(documents[0].metadata.get("file_name") or documents[0].id)
+                if len(documents) == 1
+                else (f"{len(documents)} documents")
             )
             raise TooLargeError(
                 name,
@@ -136,14 +141,6 @@ def check_split_size(documents: Sequence[Document], splitter: Any, limits: Limit
             )
 
 
-def _level_sizes(splitter: Any) -> list[int]:
-    levels = getattr(splitter, "chunk_sizes", None)
-    if levels:
-        return [int(size) for size in levels]
-    limit = getattr(splitter, "size_limit", None)
-    return [int(limit)] if limit else []
-
-
 def _bytes(size: int) -> str:
     if size >= MB:
         return f"{size / MB:,.1f} MB"
@@ -152,4 +149,12 @@ def _bytes(size: int) -> str:
     return f"{size:,} bytes"
 
 
-__all__ = ["DEFAULT_LIMITS", "MB", "Limits", "check_split_size", "check_text_size", "check_upload_size", "estimated_nodes"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MB",
+    "Limits",
+    "check_split_size",
+    "check_text_size",
+    "check_upload_size",
+    "estimated_nodes",
+]

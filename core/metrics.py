@@ -22,13 +22,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from core.memo import Memo
 from core.schema import Document, MetadataMode, Node
-from core.tokenizers import Tokenizer, get_tokenizer
+from core.tokenizers import SizeFn, Tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from core.splitters.base import Splitter
 
 DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places in the model's window
@@ -71,7 +74,7 @@ class ChunkMetrics:
     """The summary of one chunking run (shares are fractions in [0, 1])."""
 
     count: int
-    tokenizer: str
+    tokenizer: str | SizeFn
     characters: SizeStats
     tokens: SizeStats
     coverage: float  # over all documents' non-whitespace characters
@@ -103,7 +106,7 @@ class _Facts:
     words: list[int]
     window_tokens: int
     size_limit: int | None
-    tokenizer: str
+    tokenizer: str | SizeFn
 
     def flags(self, index: int) -> list[str]:
         flags = []
@@ -125,12 +128,12 @@ def chunk_metrics(
     nodes: Sequence[Node],
     *,
     size_limit: int | None = None,
-    tokenizer: str = "model",
+    tokenizer: str | SizeFn = "model",
     max_seq_length: int | None = None,
 ) -> ChunkMetrics:
     """Measure ``nodes`` cut from ``documents``.
 
-    Sizes are counted with ``tokenizer`` (characters, words or model), and
+    Sizes are counted with ``tokenizer`` (characters, words, model or a size function), and
     ``size_limit`` is in the same units (pass the splitter's ``size_limit`` and
     ``size_unit``). The window check always counts model tokens of the EMBED view.
     """
@@ -143,7 +146,7 @@ def chunk_report(
     nodes: Sequence[Node],
     *,
     size_limit: int | None = None,
-    tokenizer: str = "model",
+    tokenizer: str | SizeFn = "model",
     max_seq_length: int | None = None,
 ) -> tuple[ChunkMetrics, list[dict[str, Any]]]:
     """``chunk_metrics`` and ``node_table`` of the same nodes from one measurement.
@@ -189,7 +192,7 @@ def node_flags(
     *,
     nodes: Sequence[Node] = (),
     size_limit: int | None = None,
-    tokenizer: str = "model",
+    tokenizer: str | SizeFn = "model",
     max_seq_length: int | None = None,
 ) -> list[str]:
     """Lint flags for one node: mid-sentence, over-window, over-limit, tiny, duplicate.
@@ -207,7 +210,7 @@ def node_flags(
     return flags
 
 
-def splitter_warnings(splitter: Any) -> list[str]:
+def splitter_warnings(splitter: Splitter) -> list[str]:
     """Lint for a splitter's settings rather than for any one node: one sentence per problem.
 
     An overlap above ``MAX_OVERLAP_SHARE`` of the chunk size: consecutive chunks
@@ -228,7 +231,7 @@ def node_table(
     nodes: Sequence[Node],
     *,
     size_limit: int | None = None,
-    tokenizer: str = "model",
+    tokenizer: str | SizeFn = "model",
     max_seq_length: int | None = None,
 ) -> list[dict[str, Any]]:
     """One row per node for the app's node table."""
@@ -265,7 +268,7 @@ def _measure(
     documents: Sequence[Document],
     nodes: Sequence[Node],
     size_limit: int | None,
-    tokenizer: str,
+    tokenizer: str | SizeFn,
     max_seq_length: int | None,
 ) -> _Facts:
     counter = get_tokenizer(tokenizer)
@@ -438,7 +441,7 @@ def document_token_count(text: str, tokenizer: str = "model") -> int:
 
 def _token_index(counter: Tokenizer, text: str) -> tuple[np.ndarray, np.ndarray]:
     """Start and end offsets of every token of ``text``: the splitters' shared index, as numpy views."""
-    from core.splitters.base import TokenIndex
+    from core.splitters.fast.token_index import TokenIndex
 
     return TokenIndex.shared(counter, text).columns()
 

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self
 
@@ -35,9 +35,12 @@ class ParamSpec:
     choices: tuple[str, ...] | None = None
     optional: bool = False  # None is an accepted value ("not set")
     advanced: bool = False  # shown folded away in the app
+    # A function is accepted too (a tokenizer's size function): from Python only, so listings leave it out.
+    accepts_function: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
+        del data["accepts_function"]
         if isinstance(self.default, tuple):
             data["default"] = list(self.default)
         if self.choices is not None:
@@ -47,6 +50,8 @@ class ParamSpec:
     def coerce(self, value: Any, owner: str = "") -> Any:
         """Turn a raw value (a CLI/URL string or a JSON value) into this parameter's type."""
         where = f"{owner}: " if owner else ""
+        if self.accepts_function and callable(value):
+            return value
         if value is None or (self.optional and isinstance(value, str) and value.strip().lower() in _NONE_WORDS):
             if self.optional:
                 return None
@@ -205,6 +210,8 @@ class Configurable:
 
 
 def _check_bounds(owner: str, spec: ParamSpec, value: Any) -> None:
+    if spec.accepts_function and callable(value):
+        return
     if spec.kind in ("int", "float"):
         if spec.ge is not None and value < spec.ge:
             raise ConfigError(f"{owner}: {spec.name} must be at least {_fmt(spec.ge)}, got {value}")
@@ -238,6 +245,7 @@ def _specs(cls: type) -> list[ParamSpec]:
         if meta is None:
             continue
         kind, optional, literal_choices = _kind_of(hints[f.name])
+        accepts_function = any(typing.get_origin(arg) is Callable for arg in typing.get_args(hints[f.name]))
         choices = meta["choices"] or literal_choices
         if choices is not None and kind == "str":
             kind = "choice"
@@ -252,6 +260,7 @@ def _specs(cls: type) -> list[ParamSpec]:
                 choices=tuple(choices) if choices is not None else None,
                 optional=optional,
                 advanced=meta["advanced"],
+                accepts_function=accepts_function,
             )
         )
     _SPEC_CACHE[cls] = specs

@@ -29,7 +29,7 @@ Lists are written comma-separated (`h1, h2`) or as JSON (`[" ", "\\n"]`).
 
 
 def _kinds() -> list[tuple[str, str, Iterable[type[Configurable]]]]:
-    from core.config import MetadataSettings, RetrievalSettings
+    from core.config_parts import MetadataSettings, RetrievalSettings
     from core.extractors import EXTRACTORS
     from core.limits import Limits
     from core.loaders import LOADERS

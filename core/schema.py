@@ -17,7 +17,7 @@ from typing import Any
 DEFAULT_METADATA_TEMPLATE = "{key}: {value}"
 DEFAULT_METADATA_SEPARATOR = "\n"
 DEFAULT_TEXT_TEMPLATE = "{metadata_str}\n\n{content}"
-# The fields each template is rendered with; core.config refuses templates that use anything else.
+# The fields each template is rendered with; core.config_parts refuses templates that use anything else.
 METADATA_TEMPLATE_FIELDS = ("key", "value")
 TEXT_TEMPLATE_FIELDS = ("metadata_str", "content")
 
@@ -103,7 +103,7 @@ class BaseNode:
     def get_content(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> str:
         """Exactly what a reader in ``metadata_mode`` is given for this node.
 
-        The templates come checked from :class:`core.config.MetadataSettings`:
+        The templates come checked from :class:`core.config_parts.MetadataSettings`:
         plain fields, each at most once, no format spec or conversion. So
         ``str.format`` here only substitutes, and a rendering is never longer than
         its template plus each value once.
@@ -160,10 +160,6 @@ class Node(BaseNode):
     doc_id: str = ""
     start_char: int = 0
     end_char: int = 0
-
-    @property
-    def char_count(self) -> int:
-        return len(self.text)
 
     @property
     def prev_id(self) -> str | None:

@@ -23,9 +23,20 @@ from core.highlight import CSS as SOURCE_CSS
 from core.highlight import colour_for, legend_html, source_html, source_windows
 from core.metrics import ChunkMetrics, chunk_report
 from core.query import QueryResult, StageTrace, final_context
-from core.schema import Document, MetadataMode, Node, NodeWithScore
+from core.schema import Document, MetadataMode, Node
+from core.split_summary import metric_cards, unit_name
 from core.splitters.hierarchical import leaf_nodes
 from core.tokenizers import get_tokenizer
+from core.trace_view import (
+    MARKED_STATUSES,
+    MISSING,
+    retrieval_rows,
+    stage_label,
+    stage_labels,
+    stage_params,
+    stage_rows,
+    stage_summary,
+)
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
@@ -34,7 +45,6 @@ if TYPE_CHECKING:
 DEFAULT_VIEWS = 3
 # Past this many rows the node table stops: the JSONL export holds every node.
 MAX_TABLE_ROWS = 5_000
-FIRST_WORDS = 90
 # The page may hold inline styles and data: images, nothing else; no script runs, nothing loads.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -115,8 +125,7 @@ def snapshot_html(
     """
     nodes = list(nodes)
     splitter = config.splitter
-    unit = getattr(splitter, "size_unit", "characters")
-    limit = getattr(splitter, "size_limit", None)
+    unit, limit = splitter.size_unit, splitter.size_limit
     metrics, rows = chunk_report([document], nodes, size_limit=limit, tokenizer=unit)
     index_of = {node.id: index for index, node in enumerate(nodes)}
     by_id = {node.id: node for node in nodes}
@@ -171,27 +180,10 @@ def _header(document: Document, name: str, splitter: Any, node_count: int, with_
 
 def _metrics_section(metrics: ChunkMetrics, unit: str, limit: int | None) -> str:
     """The Chunks page's six cards, with their help as a note under each."""
-    unit_words = _unit_name(unit)
-    cards = [
-        ("Nodes", f"{metrics.count:,}", "How many nodes the splitter made"),
-        (
-            "Mean size",
-            f"{metrics.tokens.mean:,.0f}",
-            f"p95 {metrics.tokens.p95:,.0f} {unit_words}" + (f"; the limit is {limit:,}" if limit else ""),
-        ),
-        ("Coverage", f"{metrics.coverage:.1%}", "Share of the document's non-blank text inside some node"),
-        ("Overlap", f"{metrics.overlap:.1%}", "Share of node text that another node also holds"),
-        ("Mid-sentence", f"{metrics.mid_sentence:.0%}", "Share of nodes that end inside a sentence"),
-        (
-            "Over window",
-            f"{metrics.over_window:.0%}",
-            f"Share of nodes whose EMBED view exceeds the embedding model's {metrics.window_tokens} tokens",
-        ),
-    ]
     body = "".join(
-        f'<div class="card"><div class="label">{label}</div><div class="value">{value}</div>'
-        f'<div class="note">{_e(note)}</div></div>'
-        for label, value, note in cards
+        f'<div class="card"><div class="label">{card.label}</div><div class="value">{card.value}</div>'
+        f'<div class="note">{_e(f"{card.detail} · {card.help}" if card.detail else card.help)}</div></div>'
+        for card in metric_cards(metrics, unit, limit)
     )
     return f'<section id="metrics"><h2>Metrics</h2><div class="cards">{body}</div></section>'
 
@@ -237,7 +229,7 @@ def _table_section(rows: Sequence[Mapping[str, Any]], unit: str, limit: int | No
     scale = max([limit or 0, *(row["tokens"] for row in rows)]) or 1
     head = ["<th>Node</th>", "<th>Span</th>", '<th class="num">Characters</th>']
     if with_tokens:
-        head.append(f'<th class="num">Size ({_e(_unit_name(unit))})</th>')
+        head.append(f'<th class="num">Size ({_e(unit_name(unit))})</th>')
     head += ["<th>Pages</th>"] * with_pages + ["<th>Header path</th>"] * with_headers
     head += ["<th>First words</th>", "<th>Lint flags</th>"]
     body = []
@@ -337,17 +329,17 @@ def _query_section(result: QueryResult, index_of: Mapping[str, int]) -> str:
     """The query, the funnel of node counts, retrieval's ranking, each stage's table, and the final context."""
     labels = _trace_labels(result, index_of)
     counts = result.counts()
-    names = ["retrieval"] + [f"{i} · {stage.name}" for i, stage in enumerate(result.stages, start=1)]
+    names = ["retrieval", *stage_labels(result)]
     widest = max((count for _, count in counts), default=0) or 1
     funnel = "".join(
         f'<div>{_e(name)}</div><div><span class="fill{" stage" if i else ""}" '
         f'style="width:{100 * count / widest:.1f}%">{count}</span></div>'
         for i, (name, (_, count)) in enumerate(zip(names, counts, strict=True))
     )
-    retrieval_rows = "".join(
-        f'<tr><td class="num">{rank}</td><td class="node">{_e(labels[item.id])}</td><td class="num">{_score(item.score)}</td>'
-        f'<td class="words">{_e(_first_words(item.node.text))}</td></tr>'
-        for rank, item in enumerate(result.retrieved, start=1)
+    retrieved = "".join(
+        f'<tr><td class="num">{row["rank"]}</td><td class="node">{_e(row["node"])}</td>'
+        f'<td class="num">{_score(row["score"])}</td><td class="words">{_e(row["text"])}</td></tr>'
+        for row in retrieval_rows(result, labels)
     )
     stages = "".join(_stage_html(index, stage, labels) for index, stage in enumerate(result.stages, start=1))
     context = final_context(result.final)
@@ -360,7 +352,7 @@ def _query_section(result: QueryResult, index_of: Mapping[str, int]) -> str:
         f'<h3>Nodes after each stage</h3><div class="funnel">{funnel}</div>'
         f"<h3>Retrieval</h3>"
         '<div class="panel scroll" style="padding:0"><table><thead><tr><th class="num">Rank</th><th>Node</th>'
-        f'<th class="num">Score</th><th>Text</th></tr></thead><tbody>{retrieval_rows}</tbody></table></div>'
+        f'<th class="num">Score</th><th>Text</th></tr></thead><tbody>{retrieved}</tbody></table></div>'
         f"{stages}"
         f"<h3>Final context</h3>"
         f'<p class="muted">Exactly what the LLM reads: each final node\'s LLM view, joined by a blank line.</p>'
@@ -371,33 +363,19 @@ def _query_section(result: QueryResult, index_of: Mapping[str, int]) -> str:
 
 def _stage_html(index: int, stage: StageTrace, labels: Mapping[str, str]) -> str:
     """One stage: its parameters, its counts, and every node it saw or added with ranks, scores and fate."""
-    rank_in = {item.id: rank for rank, item in enumerate(stage.nodes_in, start=1)}
-    out = {item.id: (rank, item) for rank, item in enumerate(stage.nodes_out, start=1)}
-    seen: dict[str, NodeWithScore] = {}
-    for item in [*stage.nodes_in, *stage.nodes_out]:
-        seen.setdefault(item.id, item)
     rows = []
-    for node_id, item in seen.items():
-        rank_out, after = out.get(node_id, (None, None))
-        fate = stage.fate(node_id)
-        # Reasons may name other nodes by id (prev_next: "it comes 1 node after <id>").
-        for other, label in labels.items():
-            if other in fate:
-                fate = fate.replace(other, label)
-        status = fate.split(":", 1)[0]
+    for row in stage_rows(stage, labels):
+        status = row["status"]
         rows.append(
-            f"<tr><td{f' class={status!r}' if status in ('dropped', 'added') else ''}>"
-            f"{status if status in ('dropped', 'added') else 'kept'}</td>"
-            f'<td class="node">{_e(labels.get(node_id, node_id))}</td>'
-            f'<td class="num">{rank_in.get(node_id, "—")}</td><td class="num">{rank_out or "—"}</td>'
-            f'<td class="num">{_score(item.score) if node_id in rank_in else "—"}</td>'
-            f'<td class="num">{_score(after.score) if after is not None else "—"}</td>'
-            f'<td>{_e(fate)}</td><td class="words">{_e(_first_words((after or item).node.text))}</td></tr>'
+            f"<tr><td{f' class={status!r}' if status in MARKED_STATUSES else ''}>{status}</td>"
+            f'<td class="node">{_e(row["node"])}</td>'
+            f'<td class="num">{_or_missing(row["rank_in"])}</td><td class="num">{_or_missing(row["rank_out"])}</td>'
+            f'<td class="num">{_score(row["score_in"])}</td><td class="num">{_score(row["score_out"])}</td>'
+            f'<td>{_e(row["fate"])}</td><td class="words">{_e(row["text"])}</td></tr>'
         )
-    params = ", ".join(f"{key}={value!r}" for key, value in stage.params.items()) or "no parameters"
     return (
-        f"<h3>{index} · {_e(stage.name)}</h3>"
-        f'<p class="muted"><code>{_e(params)}</code> · {_e(_stage_summary(stage))}</p>'
+        f"<h3>{_e(stage_label(index, stage.name))}</h3>"
+        f'<p class="muted"><code>{_e(stage_params(stage))}</code> · {_e(stage_summary(stage))}</p>'
         '<div class="panel scroll" style="padding:0"><table><thead><tr><th>Status</th><th>Node</th>'
         '<th class="num">Rank in</th><th class="num">Rank out</th><th class="num">Score in</th>'
         f'<th class="num">Score out</th><th>Fate</th><th>Text</th></tr></thead><tbody>{"".join(rows)}</tbody>'
@@ -431,32 +409,12 @@ def _trace_labels(result: QueryResult, index_of: Mapping[str, int]) -> dict[str,
     return labels
 
 
-def _stage_summary(stage: StageTrace) -> str:
-    """``5 in → 3 out · 2 dropped · 1 moved``."""
-    parts = [f"{len(stage.nodes_in)} in → {len(stage.nodes_out)} out"]
-    for count, word in (
-        (len(stage.dropped), "dropped"),
-        (len(stage.added), "added"),
-        (len(stage.position_changes), "moved"),
-        (len(stage.score_changes), "rescored"),
-        (len(stage.text_changes), "text changed"),
-    ):
-        if count:
-            parts.append(f"{count} {word}")
-    return " · ".join(parts)
-
-
-def _first_words(text: str, width: int = FIRST_WORDS) -> str:
-    words = " ".join(text.split())
-    return words if len(words) <= width else words[: width - 1].rstrip() + "…"
-
-
 def _score(score: float | None) -> str:
-    return "—" if score is None else f"{score:.4f}"
+    return MISSING if score is None else f"{score:.4f}"
 
 
-def _unit_name(unit: str) -> str:
-    return "model tokens" if unit == "model" else unit
+def _or_missing(value: int | None) -> str:
+    return MISSING if value is None else str(value)
 
 
 def _file_name(document: Document) -> str:

@@ -7,24 +7,22 @@ splitter can still cut exact slices of the source.
 from __future__ import annotations
 
 import os
-import queue
 import re
-import threading
-import weakref
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from functools import lru_cache, partial
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from operator import ge
 from typing import Any, Protocol, TypeVar
 
-from core.errors import ModelUnavailableError
-from core.forking import CORES
+from core.errors import ConfigError, ModelUnavailableError
+from core.tokenizer_threads import WORKERS, CopyPool, in_parts
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 TOKENIZER_NAMES = ("characters", "words", "model")
+# A caller's own size function, as semchunk's token_counter and LangChain's length_function take one.
+SizeFn = Callable[[str], int]
 _WORD = re.compile(r"\S+")
 _T = TypeVar("_T")
 
@@ -85,6 +83,37 @@ class WordTokenizer:
         return _columns(self.spans_many(texts))
 
 
+class FunctionTokenizer:
+    """Sizes from a caller's function of a text (Python API only; configs name a tokenizer).
+
+    A function gives sizes, not token positions: pieces are sized by counting their
+    own text, and a splitter that cuts between tokens (``token``) cannot use one.
+    """
+
+    name = "function"
+
+    def __init__(self, size: SizeFn) -> None:
+        self.size = size
+
+    def count(self, text: str) -> int:
+        return self.size(text)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return [self.size(text) for text in texts]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        raise ConfigError(_NO_POSITIONS)
+
+    def spans_many(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        raise ConfigError(_NO_POSITIONS)
+
+    def span_columns(self, texts: Sequence[str]) -> list[tuple[Sequence[int], Sequence[int]]]:
+        raise ConfigError(_NO_POSITIONS)
+
+
+_NO_POSITIONS = f"a size function gives sizes, not token positions; name a tokenizer ({', '.join(TOKENIZER_NAMES)})"
+
+
 class ModelTokenizer:
     """The embedding model's own (fast, Rust) tokenizer, without special tokens.
 
@@ -94,9 +123,8 @@ class ModelTokenizer:
     tokenizer that no other thread is using (the binding raises "Already
     borrowed" when one thread changes a tokenizer's settings while another
     encodes with it; we never share one). The binding releases the GIL while it
-    encodes a batch, so a large batch is encoded in parts on up to
-    :data:`WORKERS` threads at once (:func:`in_parallel`), with the same
-    results in the same order.
+    encodes a batch, so a large batch is encoded in parts on parallel threads
+    (:mod:`core.tokenizer_threads`), with the same results in the same order.
     """
 
     name = "model"
@@ -116,7 +144,7 @@ class ModelTokenizer:
         tokenizer.no_padding()
         # Never changed from here on (the metrics read its normalizer and pre-tokenizer types).
         self._tokenizer = tokenizer
-        self._copies = _CopyPool(tokenizer, HFTokenizer.from_str, count=WORKERS)
+        self._copies = CopyPool(tokenizer, HFTokenizer.from_str, count=WORKERS)
 
     def count(self, text: str) -> int:
         with self._copies.borrowed() as tokenizer:
@@ -144,124 +172,14 @@ class ModelTokenizer:
         return self._encode_many(texts, _offset_columns)
 
     def _encode_many(self, texts: Sequence[str], finish: Callable[[list[Any]], list[_T]]) -> list[_T]:
-        """``finish`` of the encodings of ``texts``, in order; each part of a large batch on its own thread.
-
-        A part is encoded and finished on one thread, so the Python in
-        ``finish`` overlaps the other part's encoding.
-        """
-        if not texts:
-            return []
-        parts = _parts(list(texts), parallel_workers(sum(map(len, texts))))
+        """``finish`` of the encodings of ``texts``, in order (a large batch in parts, on parallel threads)."""
 
         def encoded(part: list[str]) -> list[_T]:
             with self._copies.borrowed() as tokenizer:
                 encodings = tokenizer.encode_batch(part, add_special_tokens=False)
             return finish(encodings)
 
-        return [result for part in in_parallel([partial(encoded, part) for part in parts]) for result in part]
-
-
-# Threads a large batch is encoded on: two at most (the gain measured on two cores; more threads
-# would compete with the app's own and with the other sessions').
-WORKERS = max(1, min(2, CORES))
-# A batch goes to several threads only with at least this many characters per thread. Measured
-# (one thread -> two): 1 KB 0.48 -> 0.54 ms, 2 KB 0.85 -> 0.76 ms, 4 KB 1.7 -> 1.3 ms, 8 KB 3.3 -> 2.1 ms.
-PARALLEL_MIN_CHARS = 2048
-_INSIDE = threading.local()
-
-
-def parallel_workers(chars: int) -> int:
-    """How many threads a batch of ``chars`` characters is worth (1 inside :func:`in_parallel`'s tasks)."""
-    if getattr(_INSIDE, "task", False):
-        return 1
-    return max(1, min(WORKERS, chars // PARALLEL_MIN_CHARS))
-
-
-def in_parallel(tasks: Sequence[Callable[[], _T]]) -> list[_T]:
-    """Each task's result, in order, the tasks running at once on short-lived threads (the first on this one).
-
-    Worth it only for work that releases the GIL (the Rust tokenizer's batch
-    calls). Every thread is joined before this returns, so none outlives the
-    call (nothing is left running for a ``fork``); a task's exception is
-    raised here. Tasks run within a task run one after another: work already
-    spread over the cores is not spread again.
-    """
-    if len(tasks) <= 1 or getattr(_INSIDE, "task", False):
-        return [task() for task in tasks]
-    results: list[Any] = [None] * len(tasks)
-    errors: list[BaseException] = []
-
-    def run(number: int) -> None:
-        _INSIDE.task = True
-        try:
-            results[number] = tasks[number]()
-        except BaseException as exc:  # raised again in the calling thread
-            errors.append(exc)
-        finally:
-            _INSIDE.task = False
-
-    helpers = [threading.Thread(target=run, args=(number,), daemon=True) for number in range(1, len(tasks))]
-    for helper in helpers:
-        helper.start()
-    run(0)
-    for helper in helpers:
-        helper.join()
-    if errors:
-        raise errors[0]
-    return results
-
-
-class _CopyPool:
-    """``count`` copies of one Rust tokenizer, each lent to one thread at a time; a borrower waits for a free one.
-
-    One copy per worker thread, made with the tokenizer (not inside a timed
-    call): ~17 ms and ~7 MB each. More would not encode faster than the cores
-    allow, so several sessions encoding at once share these. A process forked
-    while copies were lent starts with all of them free (the borrowing threads
-    do not exist in the child).
-    """
-
-    def __init__(self, first: Any, from_str: Callable[[str], Any], count: int) -> None:
-        source = first.to_str()
-        self._copies = [first] + [from_str(source) for _ in range(count - 1)]
-        self._reset()
-        _POOLS.add(self)
-
-    def _reset(self) -> None:
-        self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        for tokenizer in self._copies:
-            self._idle.put(tokenizer)
-
-    @contextmanager
-    def borrowed(self) -> Iterator[Any]:
-        tokenizer = self._idle.get()
-        try:
-            yield tokenizer
-        finally:
-            self._idle.put(tokenizer)
-
-
-_POOLS: weakref.WeakSet[_CopyPool] = weakref.WeakSet()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: [pool._reset() for pool in list(_POOLS)])
-
-
-def _parts(texts: list[str], count: int) -> list[list[str]]:
-    """``texts`` in at most ``count`` consecutive, non-empty parts of about equal characters."""
-    count = min(count, len(texts))
-    if count <= 1:
-        return [texts]
-    total = sum(map(len, texts))
-    parts, first, running = [], 0, 0
-    for index, text in enumerate(texts[:-1]):
-        running += len(text)
-        if running * count >= total * (len(parts) + 1):
-            parts.append(texts[first : index + 1])
-            first = index + 1
-            if len(parts) == count - 1:
-                break
-    parts.append(texts[first:])
-    return parts
+        return in_parts(texts, encoded)
 
 
 def _offset_columns(encodings: list[Any]) -> list[tuple[Sequence[int], Sequence[int]]]:
@@ -296,8 +214,10 @@ def default_model_path() -> str:
 
 
 @lru_cache(maxsize=8)
-def get_tokenizer(name: str = "characters", model_path: str | None = None) -> Tokenizer:
-    """A tokenizer by name; ``model`` uses the embedding model's tokenizer."""
+def get_tokenizer(name: str | SizeFn = "characters", model_path: str | None = None) -> Tokenizer:
+    """A tokenizer by name (``model`` uses the embedding model's tokenizer), or one counting with a size function."""
+    if callable(name):
+        return FunctionTokenizer(name)
     if name == "characters":
         return CharacterTokenizer()
     if name == "words":

@@ -44,7 +44,7 @@ view.metric_cards(split.metrics, splitter)
 # -- which node, and the tabs -------------------------------------------------------
 
 selected = view.selected_node(split)
-tab, container = view.open_tab(splitter.name)
+tab, container = view.open_tab(splitter)
 
 with container:
     if tab == "Source":

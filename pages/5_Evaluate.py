@@ -37,7 +37,7 @@ signature = evaluate_ui.signature(chosen, retrieval, queries, loaded_names, conf
 if evaluate_ui.run_button(ready=chosen.ready and retrieval is not None):
     evaluate_ui.run_and_store(documents, queries, chosen, retrieval, config, signature)
 
-result = evaluate_ui.stored_result()
+result = state.evaluation()
 if not result:
     st.info("Choose what to compare, then press **Run the evaluation**.", icon=":material/play_arrow:")
     st.stop()

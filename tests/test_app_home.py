@@ -75,8 +75,8 @@ def test_the_config_in_the_link_is_read_and_bad_values_are_reported() -> None:
     at.run()
     assert not at.exception
     config = at.session_state["cs_config"]
-    assert config["splitter"]["name"] == "character"
-    assert config["splitter"]["params"]["chunk_size"] == 300
+    assert config.splitter.name == "character"
+    assert config.splitter.chunk_size == 300
     warnings = " ".join(shown(w.value) for w in at.warning)
     assert "chunk_overlap" in warnings
 
@@ -146,7 +146,9 @@ def test_the_uploader_refuses_what_core_refuses_in_the_same_unit(home: AppTest) 
 
 
 def test_a_repaired_upload_says_what_was_replaced_in_its_row(home: AppTest) -> None:
-    home.file_uploader[0].set_value([("notes.md", "café naïve, fox 日本 \x00".encode()[:-1] + b"\x81", "text/markdown")]).run()
+    home.file_uploader[0].set_value(
+        [("notes.md", "café naïve, fox 日本 \x00".encode()[:-1] + b"\x81", "text/markdown")]
+    ).run()
     assert not home.exception
     table = home.dataframe[0].value
     (row,) = table[table["Document"] == "notes.md"].to_dict("records")

@@ -11,7 +11,8 @@ import pytest
 from browser_support import WAIT_MS
 from hostile.make_hostile import XSS_IMG
 
-from core.config import MetadataSettings, PipelineConfig
+from core.config import PipelineConfig
+from core.config_parts import MetadataSettings
 from core.documents import run_split
 from core.loaders import load
 from core.query import run_query

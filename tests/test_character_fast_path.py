@@ -1,11 +1,11 @@
-"""The character splitter's fast path must give exactly the general path's spans.
+"""The character splitter's search path must give exactly the rule's spans.
 
-With characters as the unit, ``chunk_bounds`` searches for the few separator
-occurrences near each chunk's ends instead of building the pieces, their sizes
-and running sums (``separator_pieces`` + ``piece_sizes`` + ``merge_pieces``);
-the spans (trimming, dropped whitespace-only chunks, overlap, room for the next
-piece) must not change, including for separators that overlap themselves, where
-a search from inside a chunk can land on an occurrence the scan from the start skips.
+With characters as the unit, ``core.splitters.fast.separator_search`` searches
+for the few separator occurrences near each chunk's ends instead of building the
+pieces, their sizes and running sums (``pack_pieces``, the rule); the spans
+(trimming, dropped whitespace-only chunks, overlap, room for the next piece) must
+not change, including for separators that overlap themselves, where a search from
+inside a chunk can land on an occurrence the scan from the start skips.
 """
 
 from __future__ import annotations
@@ -16,16 +16,10 @@ from hypothesis import strategies as st
 from strategies import texts
 
 from core.schema import Document
-from core.splitters import character
 from core.splitters.base import Span
-from core.splitters.character import (
-    CharacterSplitter,
-    _bounds_by_search,
-    _DenseRun,
-    _pack_pieces,
-    chunk_bounds,
-    pack_on_separator_ends,
-)
+from core.splitters.character import CharacterSplitter, chunk_bounds, pack_pieces
+from core.splitters.fast import separator_search
+from core.splitters.fast.separator_search import DenseRun, bounds_by_search
 from core.tokenizers import get_tokenizer
 
 CHARACTERS = get_tokenizer("characters")
@@ -58,11 +52,13 @@ def sizes(draw: st.DrawFn, largest: int = 60) -> tuple[int, int]:
 
 
 def general(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
-    return [tuple(span) for span in _pack_pieces(text, separator, CHARACTERS, chunk_size, chunk_overlap)]
+    return [tuple(span) for span in pack_pieces(text, separator, CHARACTERS, chunk_size, chunk_overlap)]
 
 
 def fast(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
-    return [tuple(span) for span in pack_on_separator_ends(text, separator, chunk_size, chunk_overlap)]
+    document = Document(text=text)
+    splitter = CharacterSplitter(separator=separator, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    return [tuple(span) for span in splitter.spans(document)]
 
 
 @settings(max_examples=400)
@@ -123,16 +119,16 @@ def test_character_splitter_examples(
 def test_a_long_run_of_a_self_overlapping_separator_is_scanned_where_it_is() -> None:
     """One run too long to walk is scanned in its chunk's region; the rest of the text keeps the search path."""
     text = "intro\n\n" + "\n" * 300 + "body text\n\n\nend " + "more words\n\n" * 400
-    starts, ends = _bounds_by_search(text, "\n\n", 40, 10)  # no fallback to the general path
+    starts, ends = bounds_by_search(text, "\n\n", 40, 10)  # no fallback to the rule
     assert [text[s:e] for s, e in zip(starts, ends, strict=True)][:2] == ["intro", "body text\n\n\nend more words"]
     assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, "\n\n", 40, 10)]
 
 
 def test_a_text_made_mostly_of_such_runs_goes_to_the_general_path() -> None:
-    """Past a scan budget of the text's length, the whole text takes the general path's single scan."""
+    """Past a scan budget of the text's length, the whole text takes the rule's single scan."""
     text = ("\n" * 300 + "word ") * 40
-    with pytest.raises(_DenseRun):
-        _bounds_by_search(text, "\n\n", 1000, 999)
+    with pytest.raises(DenseRun):
+        bounds_by_search(text, "\n\n", 1000, 999)
     starts, ends = chunk_bounds(text, "\n\n", 1000, 999)
     assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, "\n\n", 1000, 999)]
 
@@ -145,9 +141,9 @@ def test_local_scans_equal_the_general_path(separator: str, data: st.DataObject,
     atoms = st.one_of(runs, st.sampled_from([separator, "x", " ", separator[0], separator[-1]]))
     text = "".join(data.draw(st.lists(atoms, max_size=14)))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(character, "_WALK_LIMIT", 0)
-        patch.setattr(character, "_SCAN_BUDGET", 10_000)
-        starts, ends = _bounds_by_search(text, separator, *size)
+        patch.setattr(separator_search, "_WALK_LIMIT", 0)
+        patch.setattr(separator_search, "_SCAN_BUDGET", 10_000)
+        starts, ends = bounds_by_search(text, separator, *size)
     assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, separator, *size)]
 
 
@@ -164,7 +160,7 @@ def test_a_subclass_that_overrides_spans_is_split_through_them() -> None:
 def test_other_units_and_the_empty_separator_take_the_general_path(separator: str, tokenizer: str) -> None:
     text = "one two three\n\nfour five six seven\n\neight"
     splitter = CharacterSplitter(separator=separator, chunk_size=4, chunk_overlap=1, tokenizer=tokenizer)
-    expected = _pack_pieces(text, separator, get_tokenizer(tokenizer), 4, 1)
+    expected = pack_pieces(text, separator, get_tokenizer(tokenizer), 4, 1)
     assert splitter.spans(Document(text=text)) == expected
     if tokenizer == "words":  # counted in words, "four five six seven" is one chunk of four
         assert text[expected[1].start : expected[1].end] == "four five six seven"

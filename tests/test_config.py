@@ -9,7 +9,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core import Document, MetadataMode, get_splitter
-from core.config import MetadataSettings, PipelineConfig, RetrievalSettings, apply_metadata_settings, run_split
+from core.config import PipelineConfig
+from core.config_parts import MetadataSettings, RetrievalSettings
+from core.documents import apply_metadata_settings, run_split
 from core.errors import ConfigError
 from core.extractors import get_extractor
 from core.loaders import LOADERS
@@ -183,7 +185,10 @@ def test_lenient_reading_never_raises_and_strict_agrees_when_clean(size, overlap
 )
 def test_metadata_round_trips_through_the_url(extra, separator):
     config = _config(metadata=MetadataSettings(metadata_separator=separator, extra=tuple(extra.items())))
-    assert PipelineConfig.from_query_params(parse_qs(urlencode(config.to_query_params()), keep_blank_values=True)) == config
+    assert (
+        PipelineConfig.from_query_params(parse_qs(urlencode(config.to_query_params()), keep_blank_values=True))
+        == config
+    )
 
 
 def test_the_default_config_uses_the_sentence_splitter_like_llamaindex():

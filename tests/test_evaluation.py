@@ -15,9 +15,10 @@ from core.evaluation import (
     occurrences,
     rank_scores,
     span_scores,
-    sweep,
 )
 from core.schema import Document
+from core.splitters import SPLITTERS
+from core.sweep import sweep, sweep_values, sweepable
 
 # -- metrics on literal spans -------------------------------------------------------
 
@@ -112,7 +113,9 @@ def test_no_loaded_document_for_any_query_is_an_error():
 
 
 def test_sweep_skips_invalid_pairs_and_returns_a_row_per_valid_one():
-    rows = sweep(DOCS, QUERIES[:3], "character", [60, 20], [30, 0], base_params={"separator": "\n\n"}, top_k=2, mode="bm25")
+    rows = sweep(
+        DOCS, QUERIES[:3], "character", [60, 20], [30, 0], base_params={"separator": "\n\n"}, top_k=2, mode="bm25"
+    )
     assert [(r["chunk_size"], r["chunk_overlap"]) for r in rows] == [(20, 0), (60, 0), (60, 30)]
     assert all(r["mrr"] == pytest.approx(0.5) for r in rows)
 
@@ -120,6 +123,24 @@ def test_sweep_skips_invalid_pairs_and_returns_a_row_per_valid_one():
 def test_sweep_with_no_valid_pair_is_an_error():
     with pytest.raises(ConfigError, match="no chunk_size and chunk_overlap pair"):
         sweep(DOCS, QUERIES, "character", [10], [10, 20], mode="bm25")
+
+
+def test_sweep_values_are_read_like_any_list_parameter_sorted_and_once():
+    assert sweep_values("512, 128,256, 128", "sizes") == [128, 256, 512]
+    assert sweep_values("[64, 0]", "overlaps") == [0, 64]
+    for text, problem in [("", "give at least one"), ("256, big", "'big' is not a whole number"), ("-5", "'-5'")]:
+        with pytest.raises(ConfigError, match=f"sizes: {problem}"):
+            sweep_values(text, "sizes")
+
+
+def test_a_splitter_without_both_sizes_is_not_sweepable_anywhere(sample_docs, capsys):
+    message = "splitter 'markdown' has no chunk_size and chunk_overlap to sweep"
+    assert sweepable(SPLITTERS.get_class("sentence")) and not sweepable(SPLITTERS.get_class("markdown"))
+    with pytest.raises(ConfigError, match=message):
+        sweep(DOCS, QUERIES, "markdown", [100], [0], mode="bm25")
+    corpus = [str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
+    assert cli_query.main(["evaluate", *corpus, "--splitter", "markdown", "--sweep-sizes", "100"]) == 2
+    assert message in capsys.readouterr().err
 
 
 # -- queries files --------------------------------------------------------------------
@@ -136,7 +157,10 @@ def test_the_shipped_queries_load(sample_docs):
     [
         ("{", "bad.json: is not valid JSON"),
         ("[]", "bad.json: must hold a non-empty JSON list"),
-        ('[{"query": "q", "doc": "a.md", "excerpts": []}]', "bad.json: query 1 needs a non-empty list of excerpt strings"),
+        (
+            '[{"query": "q", "doc": "a.md", "excerpts": []}]',
+            "bad.json: query 1 needs a non-empty list of excerpt strings",
+        ),
         ('[{"query": " ", "doc": "a.md", "excerpts": ["x"]}]', "bad.json: query 1 has no query text"),
     ],
 )
@@ -152,8 +176,15 @@ def test_a_bad_queries_file_names_the_file_and_entry(tmp_path, content, message)
 
 def test_cli_evaluate_json_and_table(sample_docs, capsys):
     common = [
-        "evaluate", str(sample_docs / "chunking_guide.md"), str(sample_docs / "release_notes.txt"),
-        "--queries", str(sample_docs / "queries.json"), "--splitter", "character", "--mode", "bm25",
+        "evaluate",
+        str(sample_docs / "chunking_guide.md"),
+        str(sample_docs / "release_notes.txt"),
+        "--queries",
+        str(sample_docs / "queries.json"),
+        "--splitter",
+        "character",
+        "--mode",
+        "bm25",
     ]
     assert cli_query.main(common + ["--sweep-sizes", "300,600", "--sweep-overlaps", "0,400", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)

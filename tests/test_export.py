@@ -11,7 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from core import Node, get_splitter, load
-from core.config import MetadataSettings, PipelineConfig, RetrievalSettings, run_split
+from core.config import PipelineConfig
+from core.config_parts import MetadataSettings, RetrievalSettings
+from core.documents import run_split
 from core.export import (
     TABLE_COLUMNS,
     config_to_json,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.loaders.markdown import markdown_elements
-from core.splitters.markdown import markdown_headings
+from core.splitters.fast.markdown_scan import markdown_headings
 
 
 def headings(text):
@@ -20,7 +20,9 @@ def headings(text):
 
 def reference(text):
     return [
-        (text[e.start_char : e.end_char], e.level, e.attrs["title"]) for e in markdown_elements(text) if e.kind == "heading"
+        (text[e.start_char : e.end_char], e.level, e.attrs["title"])
+        for e in markdown_elements(text)
+        if e.kind == "heading"
     ]
 
 
@@ -34,9 +36,14 @@ def reference(text):
         ("````\n```\n# inside\n````\n# out", [("# out", 1, "out")]),  # a shorter run does not close
         ("```\n# unclosed fence runs to the end", []),
         ("#hashtag is text\n\n#5 too", []),
-        ("## Closing hashes ##\n### Kept# \n#### # \n", [
-            ("## Closing hashes ##", 2, "Closing hashes"), ("### Kept#", 3, "Kept#"), ("#### #", 4, ""),
-        ]),
+        (
+            "## Closing hashes ##\n### Kept# \n#### # \n",
+            [
+                ("## Closing hashes ##", 2, "Closing hashes"),
+                ("### Kept#", 3, "Kept#"),
+                ("#### #", 4, ""),
+            ],
+        ),
         ("   # three spaces\n\n    # four spaces is code", [("# three spaces", 1, "three spaces")]),
         ("\t# a tab is four columns", []),
         ("Title\n=====\n\nSub\n---", [("Title\n=====", 1, "Title"), ("Sub\n---", 2, "Sub")]),
@@ -48,11 +55,21 @@ def reference(text):
         ("<div>\n# inside an HTML block\n</div>\n\n# After", [("# After", 1, "After")]),
         ("<!--\n\n# commented out\n\n-->\n# After", [("# After", 1, "After")]),
         ("| a |\n---\n\n# T", [("# T", 1, "T")]),
-        ("- item\r# after a list, CR line ends\r- b\r  Sub\r  ---", [
-            ("# after a list, CR line ends", 1, "after a list, CR line ends"), ("- b\r  Sub\r  ---", 2, "b Sub"),
-        ]),
-        ("- plain list\n- no headings\n\ntext\n===", [("text\n===", 1, "text")]),  # a one-column table, not a setext heading
-        ("- item\n\n  ```\n  # in the item's fence\n\n# out of the list\n  ```", [("# out of the list", 1, "out of the list")]),
+        (
+            "- item\r# after a list, CR line ends\r- b\r  Sub\r  ---",
+            [
+                ("# after a list, CR line ends", 1, "after a list, CR line ends"),
+                ("- b\r  Sub\r  ---", 2, "b Sub"),
+            ],
+        ),
+        (
+            "- plain list\n- no headings\n\ntext\n===",
+            [("text\n===", 1, "text")],
+        ),  # a one-column table, not a setext heading
+        (
+            "- item\n\n  ```\n  # in the item's fence\n\n# out of the list\n  ```",
+            [("# out of the list", 1, "out of the list")],
+        ),
     ],
 )
 def test_scanner_finds_the_headings_commonmark_finds(text, expected):
@@ -62,11 +79,63 @@ def test_scanner_finds_the_headings_commonmark_finds(text, expected):
 
 LINES = st.sampled_from(
     [
-        "", "", "text", "more text", "# H1", "## H2 ##", "###### six", "####### seven", "#tag", "   # indented",
-        "    # code", "\t# tab", "===", "---", "- - -", "***", "___", "```", "````", "```py", "~~~", "~~~~ x",
-        "- item", "* item", "+ item", "1. one", "2) two", "  - nested", "  continued", "> quote", "> # quoted",
-        ">", "<div>", "</div>", "<!--", "-->", "<pre>", "</pre>", "<span>x</span>", "| a | b |", "|---|---|",
-        "a | b", "- `x`: y", "<https://x.y>", "> ```", "- ```", "  # two in", "<a>", "[x]: /url \"t\"", "[x]: /url", "[x]", "# [x] link", "# *em* `code`", "\\# escaped", "# a \\#", "   ```", "  ~~~",
+        "",
+        "",
+        "text",
+        "more text",
+        "# H1",
+        "## H2 ##",
+        "###### six",
+        "####### seven",
+        "#tag",
+        "   # indented",
+        "    # code",
+        "\t# tab",
+        "===",
+        "---",
+        "- - -",
+        "***",
+        "___",
+        "```",
+        "````",
+        "```py",
+        "~~~",
+        "~~~~ x",
+        "- item",
+        "* item",
+        "+ item",
+        "1. one",
+        "2) two",
+        "  - nested",
+        "  continued",
+        "> quote",
+        "> # quoted",
+        ">",
+        "<div>",
+        "</div>",
+        "<!--",
+        "-->",
+        "<pre>",
+        "</pre>",
+        "<span>x</span>",
+        "| a | b |",
+        "|---|---|",
+        "a | b",
+        "- `x`: y",
+        "<https://x.y>",
+        "> ```",
+        "- ```",
+        "  # two in",
+        "<a>",
+        '[x]: /url "t"',
+        "[x]: /url",
+        "[x]",
+        "# [x] link",
+        "# *em* `code`",
+        "\\# escaped",
+        "# a \\#",
+        "   ```",
+        "  ~~~",
     ]
 )
 

@@ -175,7 +175,7 @@ def test_a_frameworks_defaults_are_one_click_away_and_named() -> None:
     llamaindex.click().run()
     assert at.sidebar.number_input(key="splitter.sentence.chunk_size").value == 1024
     assert at.sidebar.number_input(key="splitter.sentence.chunk_overlap").value == 200
-    assert at.session_state["cs_config"]["splitter"]["params"]["chunk_size"] == 1024
+    assert at.session_state["cs_config"].splitter.chunk_size == 1024
     assert metric(at, "Over window") != "0%"  # what LlamaIndex's default costs with this model, in plain sight
     next(b for b in at.sidebar.button if b.label == "ChunkScope's defaults").click().run()
     assert at.sidebar.number_input(key="splitter.sentence.chunk_size").value == 250

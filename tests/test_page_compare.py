@@ -10,7 +10,8 @@ from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from core.compare import boundary_diff
-from core.config import PipelineConfig, run_split
+from core.config import PipelineConfig
+from core.documents import run_split
 from core.loaders import load
 from core.splitters import get_splitter
 
@@ -46,7 +47,10 @@ def test_two_configurations_by_default_each_with_its_spans_and_a_metrics_row(pag
     assert table["config"].tolist() == ["A", "B"]
     # A is the session's splitter; B the same at half the chunk size.
     assert table["splitter"].tolist() == ["sentence", "sentence"]
-    assert table["nodes"].tolist() == [len(nodes_for("sentence")), len(nodes_for("sentence", chunk_size=125, chunk_overlap=31))]
+    assert table["nodes"].tolist() == [
+        len(nodes_for("sentence")),
+        len(nodes_for("sentence", chunk_size=125, chunk_overlap=31)),
+    ]
     assert len(span_views(page)) == 2
 
 

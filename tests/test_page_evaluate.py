@@ -18,9 +18,10 @@ from streamlit.testing.v1 import AppTest
 from core.config import PipelineConfig
 from core.documents import prepare_documents
 from core.embeddings import get_embedder
-from core.evaluation import evaluate, load_queries, sweep
+from core.evaluation import evaluate, load_queries
 from core.loaders import load
 from core.splitters import get_splitter
+from core.sweep import sweep
 from ui.documents import sample_files
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,8 @@ from apptest_support import shown
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from core.config import PipelineConfig, run_split
+from core.config import PipelineConfig
+from core.documents import run_split
 from core.loaders import load
 from core.schema import MetadataMode, Node
 from core.snapshot import DEFAULT_VIEWS
@@ -63,7 +64,11 @@ def test_node_downloads_hold_one_record_per_node(downloads):
     lines = jsonl.decode("utf-8").splitlines()
     assert len(lines) == len(expected)
     first = Node.from_dict(json.loads(lines[0]))
-    assert (first.text, first.start_char, first.end_char) == (expected[0].text, expected[0].start_char, expected[0].end_char)
+    assert (first.text, first.start_char, first.end_char) == (
+        expected[0].text,
+        expected[0].start_char,
+        expected[0].end_char,
+    )
     assert first.metadata["team"] == "search"
     csv = next(data for name, data in downloads.items() if name.endswith(".csv"))
     assert len(pd.read_csv(io.BytesIO(csv))) == len(expected)
@@ -104,7 +109,10 @@ def test_the_shareable_link_and_the_address_bar_hold_the_config():
     ("page_url", "expected"),
     [
         ("http://localhost:8501/Export", "http://localhost:8501/Chunks?splitter=token&chunk_size=64"),
-        ("https://example.org/tools/chunkscope/Export", "https://example.org/tools/chunkscope/Chunks?splitter=token&chunk_size=64"),
+        (
+            "https://example.org/tools/chunkscope/Export",
+            "https://example.org/tools/chunkscope/Chunks?splitter=token&chunk_size=64",
+        ),
         (None, "http://localhost:8501/Chunks?splitter=token&chunk_size=64"),
     ],
 )

@@ -9,7 +9,9 @@ import pytest
 from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
-from core.config import MetadataSettings, PipelineConfig, run_split
+from core.config import PipelineConfig
+from core.config_parts import MetadataSettings
+from core.documents import run_split
 from core.loaders import load
 from core.schema import MetadataMode
 from ui.metadata import applied_config, build_settings, chosen_exclusions, draft_metadata, extra_from_rows
@@ -34,10 +36,10 @@ def views(at: AppTest) -> tuple[str, str]:
 
 
 def current_config(at: AppTest) -> PipelineConfig:
-    # The session keeps the config as to_dict() data under ui.state's key (absent: the defaults).
+    # The session keeps the config itself under ui.state's key (absent: the defaults).
     if "cs_config" not in at.session_state:
         return PipelineConfig()
-    return PipelineConfig.from_dict(at.session_state["cs_config"])
+    return at.session_state["cs_config"]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,10 @@ def test_templates_change_how_metadata_is_written():
     at.text_input(key="meta.view.metadata_template").set_value("{key}={value}")
     at.text_input(key="meta.view.metadata_separator").set_value(" | ").run()
     llm, _ = views(at)
-    assert llm.splitlines()[0] == "file_name=chunking_guide.md | file_type=markdown | title=A Practical Guide to Chunking for RAG"
+    assert (
+        llm.splitlines()[0]
+        == "file_name=chunking_guide.md | file_type=markdown | title=A Practical Guide to Chunking for RAG"
+    )
     assert current_config(at).metadata.metadata_separator == " | "
 
 

@@ -27,9 +27,9 @@ from core.query import QueryResult, final_context, run_query
 from core.retrieval import retrieve
 from core.splitters import get_splitter
 from core.splitters.hierarchical import leaf_nodes
+from core.trace_view import node_labels
 from ui.documents import sample_files
 from ui.query import sample_queries
-from ui.trace import node_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/4_Query.py"
@@ -244,7 +244,7 @@ def test_window_replacement_and_optimizer_sentences_are_drawn_escaped():
 def test_the_window_marks_the_retrieved_sentence_where_it_is_even_when_its_text_repeats():
     from core.query import TextChange
     from core.schema import Document, Node
-    from ui.trace import window_html, window_offset
+    from core.trace_view import window_html, window_offset
 
     text = "Yes. No. Yes. Maybe."
     document = Document(text=text, id="d")
@@ -263,7 +263,7 @@ def test_the_window_marks_the_retrieved_sentence_where_it_is_even_when_its_text_
 
 def test_optimizer_sentences_are_escaped_kept_and_struck_with_their_similarity():
     from core.postprocessors import SentenceSelection
-    from ui.trace import sentences_html
+    from core.trace_view import sentences_html
 
     text = "Keep <b>this</b>. Drop that."
     selection = SentenceSelection(kept=((0, 17),), removed=((18, 28),), scores=(0.71, 0.12))

@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import hard_words, prose, unicode_text, whitespace_runs
 
-from core import segmentation
-from core import tokenizers as tokenizers_module
+from core import segmentation, tokenizer_threads
 from core.schema import Document
 from core.segmentation import SENTENCE_SPANS, reuse_sentence_spans
 from core.splitters import get_splitter
-from core.splitters.base import TokenIndex, reuse_token_indexes
-from core.tokenizers import _offset_columns, _parts, get_tokenizer, in_parallel
+from core.splitters.fast.token_index import TokenIndex, reuse_token_indexes
+from core.tokenizer_threads import in_parallel, parts
+from core.tokenizers import _offset_columns, get_tokenizer
 
 MODEL = get_tokenizer("model")
 
@@ -39,12 +39,12 @@ texts = st.one_of(
 
 def serial():
     """One thread for every batch."""
-    return patch.object(tokenizers_module, "WORKERS", 1)
+    return patch.object(tokenizer_threads, "WORKERS", 1)
 
 
 def parallel():
     """Two threads for every batch of two texts or more, however short."""
-    return patch.multiple(tokenizers_module, WORKERS=2, PARALLEL_MIN_CHARS=1)
+    return patch.multiple(tokenizer_threads, WORKERS=2, PARALLEL_MIN_CHARS=1)
 
 
 @settings(max_examples=60, deadline=None)
@@ -88,7 +88,7 @@ def test_a_large_text_is_indexed_on_two_threads_with_the_tokens_of_one():
         calls.append(threading.get_ident())
         return spy(blocks)
 
-    with patch.object(tokenizers_module, "WORKERS", 2), patch.object(MODEL, "span_columns", recorded):
+    with patch.object(tokenizer_threads, "WORKERS", 2), patch.object(MODEL, "span_columns", recorded):
         index = TokenIndex(MODEL, text)
     assert len(set(calls)) == 2  # both runs of blocks were encoded, each on its own thread
     assert list(zip(index.starts, index.ends, strict=True)) == MODEL.spans(text)
@@ -144,11 +144,11 @@ def test_concurrent_callers_each_get_their_own_tokens():
 
 def test_parts_are_consecutive_and_balanced_by_characters():
     texts = ["aaaa", "bb", "cc", "dddd"]
-    assert _parts(texts, 2) == [["aaaa", "bb"], ["cc", "dddd"]]
-    assert _parts(texts, 1) == [texts]
-    assert _parts(["x" * 100, "y"], 2) == [["x" * 100], ["y"]]
-    assert _parts(["only"], 2) == [["only"]]
-    assert _parts(["", "", ""], 2) == [[""], ["", ""]]
+    assert parts(texts, 2) == [["aaaa", "bb"], ["cc", "dddd"]]
+    assert parts(texts, 1) == [texts]
+    assert parts(["x" * 100, "y"], 2) == [["x" * 100], ["y"]]
+    assert parts(["only"], 2) == [["only"]]
+    assert parts(["", "", ""], 2) == [[""], ["", ""]]
 
 
 def test_in_parallel_keeps_order_raises_and_leaves_no_thread_behind():

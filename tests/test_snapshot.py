@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from hostile.make_hostile import XSS_IMG
 
-from core.config import MetadataSettings, PipelineConfig, run_split
+from core.config import PipelineConfig
+from core.config_parts import MetadataSettings
+from core.documents import run_split
 from core.loaders import load
 from core.metrics import chunk_metrics
 from core.query import final_context, run_query

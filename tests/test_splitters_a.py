@@ -361,3 +361,38 @@ def test_a_separator_regex_that_runs_too_long_is_a_config_error() -> None:
     recursion = _Recursion("text", None, CutGuard(), 10, 0, True)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"separator '\(slow\)' took longer than 5 seconds"):
         recursion.cuts(SlowPattern(), 0, 4)  # type: ignore[arg-type]
+
+
+# --- a size function in place of a tokenizer's name ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("character", dict(chunk_size=80, chunk_overlap=10, separator="\n")),
+        ("recursive", dict(chunk_size=80, chunk_overlap=10)),
+        ("sentence", dict(chunk_size=80, chunk_overlap=10)),
+        ("markdown", dict(chunk_size=80)),
+        ("hierarchical", dict(chunk_sizes="300,80", chunk_overlap=10)),
+    ],
+)
+def test_a_size_function_cuts_as_the_named_tokenizer_that_counts_the_same(sample_docs, name, params) -> None:
+    from core import load
+    from core.metrics import chunk_metrics
+
+    documents = load(sample_docs / "chunking_guide.md")
+    named = get_splitter(name, tokenizer="words", **params)
+    counted = get_splitter(name, tokenizer=lambda text: len(text.split()), **params)
+    expected, nodes = named.split(documents), counted.split(documents)
+    assert len(expected) > 5
+    assert [(n.start_char, n.end_char, n.metadata) for n in nodes] == [
+        (n.start_char, n.end_char, n.metadata) for n in expected
+    ]
+    # The metrics count with the splitter's own size function as well.
+    sizes = chunk_metrics(documents, nodes, tokenizer=counted.size_unit, size_limit=counted.size_limit).tokens
+    assert sizes == chunk_metrics(documents, expected, tokenizer="words", size_limit=named.size_limit).tokens
+
+
+def test_a_size_function_cannot_size_token_windows() -> None:
+    with pytest.raises(ConfigError, match="token: windows are cut between tokens"):
+        get_splitter("token", tokenizer=len)

@@ -10,7 +10,7 @@ from core import metrics
 from core.memo import Memo
 from core.schema import Document
 from core.splitters import get_splitter
-from core.splitters.base import TOKEN_INDEXES, TokenIndex, reuse_token_indexes
+from core.splitters.fast.token_index import TOKEN_INDEXES, TokenIndex, reuse_token_indexes
 from core.splitters.sentence import SentenceSplitter
 from core.tokenizers import get_tokenizer
 
@@ -122,7 +122,10 @@ def test_metrics_read_the_index_the_split_built(monkeypatch):
 
 def test_concurrent_splits_of_one_text_agree():
     text = TEXT * 50
-    expected = [(n.start_char, n.end_char) for n in get_splitter("sentence", chunk_size=64, chunk_overlap=8).split([Document(text=text)])]
+    expected = [
+        (n.start_char, n.end_char)
+        for n in get_splitter("sentence", chunk_size=64, chunk_overlap=8).split([Document(text=text)])
+    ]
     reuse_token_indexes(True)  # forget it: the threads race to build it
     results: list[list[tuple[int, int]]] = []
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import Document, Node, Page
-from ui.spans import MAX_SEGMENTS, Mark, source_html, source_windows
+from core.highlight import MAX_SEGMENTS, Mark, source_html, source_windows
 
 
 @dataclass

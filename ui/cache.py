@@ -167,22 +167,6 @@ def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _split_by_name(
-    split_key: str, _documents: Sequence[Document], splitter_name: str, params_json: str
-) -> tuple[Node, ...]:
-    from core.splitters import get_splitter
-
-    splitter = get_splitter(splitter_name, **json.loads(params_json or "{}"))
-    return tuple(splitter.split(list(_documents)))
-
-
-def split_cached(documents: Sequence[Document], splitter_name: str, params_json: str) -> Nodes:
-    """One splitter by name over ``documents`` (``params_json``: its raw parameters as sorted JSON)."""
-    split_key = hashlib.sha1(repr((_document_keys(documents), splitter_name, params_json)).encode()).hexdigest()
-    return Nodes(_split_by_name(split_key, tuple(documents), splitter_name, params_json), split_key)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
 def _metrics(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:
     from core.metrics import chunk_metrics
 
@@ -261,7 +245,7 @@ def params_json(params: dict[str, Any]) -> str:
 def clear() -> None:
     """Empty the content caches (loads, splits, measurements), keeping the models."""
     st.cache_data.clear()
-    for store in (_load, _split, _split_by_name, _metrics, _report, _semantic_analysis, _document_tokens, _derived):
+    for store in (_load, _split, _metrics, _report, _semantic_analysis, _document_tokens, _derived):
         store.clear()
 
 

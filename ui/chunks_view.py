@@ -15,15 +15,17 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from core import split_summary
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
+from core.highlight import Mark
 from core.loaders import loader_for
 from core.metrics import ChunkMetrics
 from core.schema import Document, Node
 from core.splitters import SPLITTERS
 from ui import cache, charts, documents, state, widgets
 from ui import nodes as node_ui
-from ui.spans import Mark, show_source
+from ui.spans import show_source
 
 PAGE_KEY = "chunks"
 NODE_KEY = f"{PAGE_KEY}.node"
@@ -71,9 +73,9 @@ def label_of(document: Document, all_docs: Sequence[Document], labels: Sequence[
     return labels[names.index(document.metadata.get("file_name"))]
 
 
-def node_levels(nodes: Sequence[Node], splitter_name: str) -> list[int]:
-    """Each node's level for a hierarchical split; empty for any other splitter."""
-    return [int(n.metadata.get("level", 0) or 0) for n in nodes] if splitter_name == "hierarchical" else []
+def node_levels(nodes: Sequence[Node], splitter: Any) -> list[int]:
+    """Each node's level for a split with levels (hierarchical); empty for any other splitter."""
+    return [int(n.metadata.get("level", 0) or 0) for n in nodes] if splitter.has_levels else []
 
 
 def leaf_nodes(split: Split) -> list[Node]:
@@ -90,35 +92,35 @@ def window_marks(document: Document, split: Split, selected: Node, splitter: Any
     Nothing is marked unless the window recomputed from the neighbours' spans is
     exactly the text stored under the splitter's window key.
     """
-    if splitter.name != "sentence_window":
+    if not splitter.has_windows:
         return []
     nodes = split.nodes
-    window_size = int(getattr(splitter, "window_size", 0))
+    window_size = splitter.window_size
     i = split.index_of[selected.id]
     start = nodes[max(i - window_size, 0)].start_char
     end = nodes[min(i + window_size, len(nodes) - 1)].end_char
-    if document.text[start:end] != selected.metadata.get(getattr(splitter, "window_metadata_key", "window")):
+    if document.text[start:end] != selected.metadata.get(splitter.window_metadata_key):
         return []
     return [Mark(start, end, "window"), Mark(selected.start_char, selected.end_char, "focus")]
 
 
-def tab_names(splitter_name: str) -> list[str]:
+def tab_names(splitter: Any) -> list[str]:
     names = ["Source", "Node table", "Sizes"]
-    if splitter_name == "semantic":
+    if splitter.has_breakpoint_curve:
         names.append("Semantic distances")
-    if splitter_name == "hierarchical":
+    if splitter.has_levels:
         names.append("Parent / child tree")
     return names
 
 
-def open_tab(splitter_name: str) -> tuple[str, Any]:
+def open_tab(splitter: Any) -> tuple[str, Any]:
     """Draw the tabs; return the open one's name and container.
 
     Only the open tab is drawn: switching tabs reruns the page. A 1 MB document's
     node table (~190 KB of Arrow) and histogram were otherwise re-sent and redrawn,
     hidden, on every parameter change.
     """
-    names = tab_names(splitter_name)
+    names = tab_names(splitter)
     containers = st.tabs(names, key=TAB_KEY, on_change="rerun")
     for name, container in zip(names, containers, strict=True):
         if container.open:
@@ -235,7 +237,7 @@ def apply_settings(
 
 def split_and_measure(document: Document, config: PipelineConfig, splitter: Any) -> Split:
     """The cached split, metrics and node table of one document; a ChunkScopeError is shown and ends the run."""
-    slow = splitter.name == "semantic"
+    slow = splitter.embeds_text
     try:
         with st.spinner("Embedding sentences and finding breakpoints…" if slow else "Splitting…", show_time=slow):
             nodes: list[Node] = cache.run_split_cached((document,), config)
@@ -253,7 +255,7 @@ def split_and_measure(document: Document, config: PipelineConfig, splitter: Any)
         view_key=view_key,
         index_of={node.id: i for i, node in enumerate(nodes)},
         nodes_by_id={node.id: node for node in nodes},
-        levels=node_levels(nodes, splitter.name),
+        levels=node_levels(nodes, splitter),
     )
 
 
@@ -290,33 +292,19 @@ def stop_if_empty(split: Split) -> None:
 
 def metric_cards(metrics: ChunkMetrics, splitter: Any) -> None:
     """Six cards: node count, mean size, coverage, overlap, mid-sentence ends, over the embedding window."""
-    unit = splitter.size_unit
-    card = {"border": True, "height": "stretch"}
-    cards = st.columns(6)
-    cards[0].metric("Nodes", f"{metrics.count:,}", **card, help="How many nodes the splitter made")
-    cards[1].metric(
-        "Mean size",
-        f"{metrics.tokens.mean:,.0f}",
-        f"p95 {metrics.tokens.p95:,.0f}",
-        delta_color="off",
-        delta_arrow="off",
-        **card,
-        help=f"Mean node size, and its 95th percentile, in {widgets.unit_name(unit)}"
-        + (f"; the limit is {splitter.size_limit:,}" if splitter.size_limit else ""),
-    )
-    cards[2].metric(
-        "Coverage", f"{metrics.coverage:.1%}", **card, help="Share of the document's non-blank text inside some node"
-    )
-    cards[3].metric("Overlap", f"{metrics.overlap:.1%}", **card, help="Share of node text that another node also holds")
-    cards[4].metric(
-        "Mid-sentence", f"{metrics.mid_sentence:.0%}", **card, help="Share of nodes that end inside a sentence"
-    )
-    cards[5].metric(
-        "Over window",
-        f"{metrics.over_window:.0%}",
-        **card,
-        help=f"Share of nodes whose EMBED view exceeds the embedding model's {metrics.window_tokens} tokens",
-    )
+    cards = split_summary.metric_cards(metrics, splitter.size_unit, splitter.size_limit)
+    for column, card in zip(st.columns(len(cards)), cards, strict=True):
+        # The detail (p95 beside the mean) is a second number, not a change: no colour, no arrow.
+        column.metric(
+            card.label,
+            card.value,
+            card.detail or None,
+            delta_color="off",
+            delta_arrow="off",
+            border=True,
+            height="stretch",
+            help=card.help,
+        )
 
 
 def selected_node(split: Split) -> Node:
@@ -364,7 +352,7 @@ def node_table_tab(split: Split, unit: str) -> None:
                 "Span", width="small", help="start_char–end_char in the document's text"
             ),
             "characters": st.column_config.NumberColumn("Characters", width="small"),
-            "tokens": st.column_config.NumberColumn(f"Size ({widgets.unit_name(unit)})"),
+            "tokens": st.column_config.NumberColumn(f"Size ({split_summary.unit_name(unit)})"),
             "pages": st.column_config.TextColumn("Pages"),
             "header_path": st.column_config.TextColumn("Header path"),
             "first_words": st.column_config.TextColumn("First words", width="large"),
@@ -373,13 +361,13 @@ def node_table_tab(split: Split, unit: str) -> None:
     )
     rows = event.selection.rows if event is not None else []
     picked_row = rows[0] if rows else None
-    last_row_key = f"{PAGE_KEY}.table.last"
+    table_key = f"{PAGE_KEY}.table"
     # A selection stays in the widget across reruns: only a row not seen last run opens its node.
-    if picked_row is not None and picked_row != st.session_state.get(last_row_key) and picked_row < len(split.nodes):
-        st.session_state[last_row_key] = picked_row
+    if picked_row is not None and picked_row != state.picked_row(table_key) and picked_row < len(split.nodes):
+        state.set_picked_row(table_key, picked_row)
         pick_node(split.nodes[picked_row].id)
         st.rerun()
-    st.session_state[last_row_key] = picked_row
+    state.set_picked_row(table_key, picked_row)
 
 
 def sizes_tab(split: Split, splitter: Any) -> None:
@@ -387,7 +375,7 @@ def sizes_tab(split: Split, splitter: Any) -> None:
     st.plotly_chart(
         cache.derived(
             f"hist:{split.view_key}:{limit}:{unit}",
-            lambda: charts.size_histogram(list(split.table()["tokens"]), limit=limit, unit=widgets.unit_name(unit)),
+            lambda: charts.size_histogram(list(split.table()["tokens"]), limit=limit, unit=split_summary.unit_name(unit)),
         ),
         width="stretch",
         key=f"{PAGE_KEY}.hist",

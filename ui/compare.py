@@ -1,16 +1,15 @@
-"""What the Compare page computes and draws: its configurations, their splits, metrics, spans, diff and sizes.
+"""What the Compare page draws: its configurations, their splits, metrics, spans, diff and sizes.
 
-The top half builds plain data and figures (starting configurations, the
-boundary-diff chart and table, metric rows) and calls no Streamlit. The
-sections under "drawing" are the page's Streamlit blocks, each fed a list of
-:class:`Run`, so the page reads as a short script of them.
+The plain data under it (starting configurations, settings summaries, table
+rows) comes from :mod:`core.compare_view`; the top half here builds the
+boundary-diff figure. The sections under "drawing" are the page's Streamlit
+blocks, each fed a list of :class:`Run`, so the page reads as a short script of them.
 """
 
 from __future__ import annotations
 
 import html
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,29 +17,25 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.compare import BoundaryChange, BoundaryDiff, boundary_diff
+from core.compare import BoundaryDiff, boundary_diff
+from core.compare_view import (
+    LABELS,
+    MAX_CONFIGS,
+    change_rows,
+    describe,
+    metrics_options,
+    metrics_row,
+    settings_summary,
+    starting_slots,
+)
 from core.config import PipelineConfig
-from core.errors import ChunkScopeError, ConfigError
-from core.registry import Registry
+from core.errors import ChunkScopeError
+from core.highlight import CSS, Window, legend_html, source_html, source_windows
 from core.schema import Document, Node
 from core.splitters import SPLITTERS
 from core.splitters.hierarchical import leaf_nodes
 from ui import cache, charts, widgets
 from ui.charts import SERIES_COLOURS
-from ui.spans import CSS, Window, legend_html, source_html, source_windows
-
-LABELS = ("A", "B", "C", "D")
-MAX_CONFIGS = len(LABELS)
-
-# What slots B, C and D start with when the page opens: other families at sizes that
-# cut the sample documents into a readable number of chunks.
-PRESETS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("recursive", {"chunk_size": 800, "chunk_overlap": 100}),
-    ("markdown", {}),
-    ("sentence", {"chunk_size": 256, "chunk_overlap": 32}),
-    ("token", {"chunk_size": 256, "chunk_overlap": 32}),
-    ("character", {"chunk_size": 800, "chunk_overlap": 100}),
-)
 
 SPAN_HEIGHT_PX = 480
 
@@ -77,71 +72,17 @@ def colour_of(slot: int) -> str:
 
 def badge_html(slot: int, title: str, subtitle: str = "") -> str:
     """A coloured letter badge with a title (escaped), matching the slot's colour in the charts."""
-    sub = f'<span style="color:#64748b;font-size:0.8rem;margin-left:6px">{html.escape(subtitle)}</span>' if subtitle else ""
+    sub = (
+        f'<span style="color:#64748b;font-size:0.8rem;margin-left:6px">{html.escape(subtitle)}</span>'
+        if subtitle
+        else ""
+    )
     return (
         '<div style="display:flex;align-items:center;gap:8px;margin:0 0 2px 0">'
         f'<span style="background:{colour_of(slot)};color:#fff;font-weight:700;border-radius:6px;'
         f'padding:1px 9px;font-size:0.95rem">{LABELS[slot]}</span>'
         f'<span style="font-weight:600;font-size:1.02rem">{html.escape(title)}</span>{sub}</div>'
     )
-
-
-def starting_slots(registry: Registry, first: tuple[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
-    """The four slots' starting splitter and parameters.
-
-    A is ``first`` (the session's current splitter); B is the same splitter at half
-    its chunk size, when it has one, so the boundary diff has a story to tell;
-    the rest come from :data:`PRESETS`, skipping what is not installed or not valid.
-    """
-    slots = [first]
-    name, params = first
-    half = _halved(registry, name, params)
-    if half is not None:
-        slots.append((name, half))
-    for preset_name, preset_params in PRESETS:
-        if len(slots) >= MAX_CONFIGS:
-            break
-        if preset_name == name or preset_name not in registry:
-            continue
-        try:
-            registry.create(preset_name, **preset_params)
-        except ConfigError:
-            continue
-        slots.append((preset_name, dict(preset_params)))
-    while len(slots) < MAX_CONFIGS:
-        slots.append(first)
-    return slots
-
-
-def _halved(registry: Registry, name: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    size = params.get("chunk_size")
-    if not isinstance(size, int) or isinstance(size, bool) or size < 2:
-        return None
-    smaller = {**params, "chunk_size": size // 2}
-    if "chunk_overlap" in params:
-        smaller["chunk_overlap"] = min(int(params["chunk_overlap"]), size // 8)
-    try:
-        registry.create(name, **smaller)
-    except ConfigError:
-        return None
-    return smaller
-
-
-def settings_summary(splitter: Any) -> str:
-    """``size 512 · overlap 50``: the parameters that differ from the defaults."""
-    changed = splitter.to_params(only_changed=True)
-    if not changed:
-        return "defaults"
-    # "chunk_size" reads as "size" here: the column is narrow and the context says chunk.
-    return " · ".join(f"{key.removeprefix('chunk_')} {_show(value)}" for key, value in changed.items())
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(item) for item in value)
-    if isinstance(value, str):
-        return repr(value)
-    return str(value)
 
 
 # -- boundary diff ---------------------------------------------------------------
@@ -163,8 +104,12 @@ def diff_figure(diffs: Sequence[tuple[str, BoundaryDiff]], length: int) -> go.Fi
     if moved_x:
         figure.add_trace(
             go.Scatter(
-                x=moved_x, y=moved_y, mode="lines", line={"color": "#d97706", "width": 2},
-                hoverinfo="skip", showlegend=False,
+                x=moved_x,
+                y=moved_y,
+                mode="lines",
+                line={"color": "#d97706", "width": 2},
+                hoverinfo="skip",
+                showlegend=False,
             )
         )
     for kind, style in KIND_STYLE.items():
@@ -177,8 +122,13 @@ def diff_figure(diffs: Sequence[tuple[str, BoundaryDiff]], length: int) -> go.Fi
         total = len(xs)
         figure.add_trace(
             go.Scatter(
-                x=xs, y=ys, mode="markers", name=f"{KIND_WORDS[kind]} ({total})",
-                marker=style, hovertext=hover, hoverinfo="text",
+                x=xs,
+                y=ys,
+                mode="markers",
+                name=f"{KIND_WORDS[kind]} ({total})",
+                marker=style,
+                hovertext=hover,
+                hoverinfo="text",
             )
         )
     figure.update_layout(
@@ -193,69 +143,7 @@ def diff_figure(diffs: Sequence[tuple[str, BoundaryDiff]], length: int) -> go.Fi
     return figure
 
 
-def describe(change: BoundaryChange) -> str:
-    if change.kind == "moved":
-        return f"moved {change.before:,} → {change.after:,} ({change.shift:+,} characters)"
-    if change.kind == "added":
-        return f"new cut at {change.after:,}"
-    if change.kind == "removed":
-        return f"cut at {change.before:,} is gone"
-    return f"same cut at {change.before:,}"
-
-
-def context_at(text: str, position: int, width: int = 28) -> str:
-    """The text either side of a cut, the cut shown as ``│`` and line breaks as ``⏎``."""
-    before = text[max(0, position - width) : position]
-    after = text[position : position + width]
-    show = lambda part: part.replace("\r", "").replace("\n", "⏎").replace("\t", " ")  # noqa: E731
-    return f"{'…' if position - width > 0 else ''}{show(before)}│{show(after)}{'…' if position + width < len(text) else ''}"
-
-
-def change_rows(label: str, diff: BoundaryDiff, text: str) -> list[dict[str, Any]]:
-    """The changed cut points of one comparison as table rows, in document order."""
-    rows = []
-    for change in diff.changes:
-        if change.kind == "unchanged":
-            continue
-        rows.append(
-            {
-                "compared": f"{label} vs A",
-                "change": change.kind,
-                "in A": change.before,
-                f"in {label}": change.after,
-                "shift": change.shift if change.kind == "moved" else None,
-                "text around the cut": context_at(text, change.position),
-            }
-        )
-    return rows
-
-
 # -- metrics ---------------------------------------------------------------------
-
-
-def metrics_row(label: str, splitter: Any, metrics: Any) -> dict[str, Any]:
-    """One row of the metrics table (sizes in model tokens; shares as percentages)."""
-    return {
-        "config": label,
-        "splitter": splitter.name,
-        "settings": settings_summary(splitter),
-        "nodes": metrics.count,
-        "mean tokens": round(metrics.tokens.mean, 1),
-        "p95 tokens": round(metrics.tokens.p95, 1),
-        "max tokens": int(metrics.tokens.max),
-        "coverage": 100 * metrics.coverage,
-        "overlap": 100 * metrics.overlap,
-        "mid-sentence": 100 * metrics.mid_sentence,
-        "over window": 100 * metrics.over_window,
-    }
-
-
-def metrics_options(splitter: Any) -> str:
-    """The metrics options for one splitter, as cache-key JSON: model tokens, and its own limit when it counts them."""
-    options: dict[str, Any] = {"tokenizer": "model"}
-    if getattr(splitter, "size_unit", None) == "model" and splitter.size_limit:
-        options["size_limit"] = splitter.size_limit
-    return json.dumps(options, sort_keys=True)
 
 
 def metric_columns() -> dict[str, Any]:
@@ -287,9 +175,15 @@ def count_picker() -> int:
     """How many configurations sit side by side (2 to :data:`MAX_CONFIGS`)."""
     if st.session_state.get("cmp.count") not in range(2, MAX_CONFIGS + 1):
         st.session_state["cmp.count"] = 2
-    return st.segmented_control(
-        "Configurations", list(range(2, MAX_CONFIGS + 1)), key="cmp.count", format_func=lambda n: f"{n} side by side"
-    ) or 2
+    return (
+        st.segmented_control(
+            "Configurations",
+            list(range(2, MAX_CONFIGS + 1)),
+            key="cmp.count",
+            format_func=lambda n: f"{n} side by side",
+        )
+        or 2
+    )
 
 
 def configuration(slot: int, start: tuple[str, dict], columns: int) -> Any | None:
@@ -407,9 +301,10 @@ def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
 
 def size_histograms(runs: Sequence[Run]) -> None:
     """The configurations' chunk sizes overlaid, in model tokens or characters."""
-    unit = st.segmented_control(
-        "Measure in", ["model tokens", "characters"], key="cmp.unit", default="model tokens"
-    ) or "model tokens"
+    unit = (
+        st.segmented_control("Measure in", ["model tokens", "characters"], key="cmp.unit", default="model tokens")
+        or "model tokens"
+    )
     series = {}
     for run in runs:
         texts = tuple(node.text for node in run.nodes)

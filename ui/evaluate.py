@@ -1,15 +1,15 @@
 """What the Evaluate page asks, runs and draws: the queries, the configurations or sweep, runs with progress, the results.
 
-The evaluation itself is :mod:`core.evaluation`; this module draws the page's
-forms, feeds the evaluation the session's documents, reports progress while it
-embeds, and turns its rows into a table and plotly figures.
+The evaluation itself is :mod:`core.evaluation` (one configuration) and
+:mod:`core.sweep` (several, with progress); this module draws the page's forms,
+feeds them the session's documents, shows their progress as a bar, and turns
+their rows into a table and plotly figures.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -17,52 +17,23 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.config import PipelineConfig, RetrievalSettings
+from core.compare_view import LABELS, starting_slots
+from core.config import PipelineConfig
+from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
-from core.errors import ChunkScopeError, ConfigError, LoadError
-from core.evaluation import EvalQuery, evaluate, parse_queries, sweep
+from core.errors import ChunkScopeError, LoadError
+from core.evaluation import METRIC_HELP, METRICS, EvalQuery, parse_queries
 from core.schema import Document
 from core.splitters import SPLITTERS
-from ui import cache, widgets
+from core.sweep import SWEPT, SweepSpec, evaluate_configurations, evaluate_sweep, sweep_values, sweepable
+from ui import cache, state, widgets
 from ui.charts import SERIES_COLOURS
-from ui.compare import settings_summary, starting_slots
 from ui.query import sample_queries
 
 PAGE_KEY = "eval"
-RESULT_KEY = "eval.result"  # dict: kind, rows, signature, top_k, mode
-RUN_REQUESTED = "eval.run_requested"
 MODES = ("Configurations", "Sweep")
 DEFAULT_SIZES = "256, 512, 1024"
 DEFAULT_OVERLAPS = "0, 64"
-
-# The metrics of a row (Evaluation.to_row), in the order a reader compares them.
-METRICS: dict[str, str] = {
-    "hit_rate": "Hit rate@k",
-    "mrr": "MRR",
-    "recall": "Recall",
-    "precision": "Precision",
-    "iou": "IoU",
-}
-METRIC_HELP = {
-    "hit_rate": "Share of queries with reference text in some retrieved chunk",
-    "mrr": "Mean of 1 / rank of the first chunk holding reference text (0 on a miss)",
-    "recall": "Share of the reference characters the retrieved chunks hold",
-    "precision": "Share of the retrieved characters that are reference text (repeats count each time)",
-    "iou": "Reference ∩ retrieved over their union (repeats count each time)",
-}
-LABELS = ("A", "B", "C", "D")
-# (done, total, what is happening): how a run reports progress.
-Report = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class SweepSpec:
-    """One sweep: ``splitter`` at every chunk_size × chunk_overlap pair, the other parameters at ``base``."""
-
-    splitter: str
-    sizes: list[int]
-    overlaps: list[int]
-    base: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -77,24 +48,6 @@ class Selection:
     @property
     def ready(self) -> bool:
         return not self.problems and bool(self.splitters if self.kind == "Configurations" else self.sweep)
-
-
-def sweepable() -> list[type]:
-    """Splitters that declare both chunk_size and chunk_overlap (what a sweep varies)."""
-    return [cls for cls in SPLITTERS if {"chunk_size", "chunk_overlap"} <= {spec.name for spec in cls.params()}]
-
-
-def parse_sizes(text: str, name: str) -> list[int]:
-    """``"256, 512 1024"`` -> ``[256, 512, 1024]``; anything else raises ConfigError naming ``name``."""
-    pieces = [piece for piece in re.split(r"[,\s]+", text.strip()) if piece]
-    if not pieces:
-        raise ConfigError(f"{name}: give at least one whole number")
-    values = []
-    for piece in pieces:
-        if not piece.isdigit():
-            raise ConfigError(f"{name}: {piece!r} is not a whole number ≥ 0")
-        values.append(int(piece))
-    return sorted(set(values))
 
 
 # -- the queries -----------------------------------------------------------------------
@@ -112,7 +65,9 @@ def queries_or_stop(loaded_names: set[str]) -> list[EvalQuery]:
             pd.DataFrame([{"query": q.query, "doc": q.doc, "loaded": q.doc in loaded_names} for q in queries]),
             hide_index=True,
             width="stretch",
-            column_config={"loaded": st.column_config.CheckboxColumn("Doc loaded", help="Queries about other files are skipped")},
+            column_config={
+                "loaded": st.column_config.CheckboxColumn("Doc loaded", help="Queries about other files are skipped")
+            },
         )
     usable = sum(1 for q in queries if q.doc in loaded_names)
     skipped = len(queries) - usable
@@ -122,7 +77,9 @@ def queries_or_stop(loaded_names: set[str]) -> list[EvalQuery]:
         + "."
     )
     if not usable:
-        st.warning("None of the queries is about a loaded document: load the files they name.", icon=":material/warning:")
+        st.warning(
+            "None of the queries is about a loaded document: load the files they name.", icon=":material/warning:"
+        )
         st.stop()
     return queries
 
@@ -185,7 +142,7 @@ def configurations(config: PipelineConfig) -> Selection:
 def sweep_form(config: PipelineConfig) -> Selection:
     """A splitter, the chunk_size and chunk_overlap lists, and its other parameters (the same for every pair)."""
     with st.container(border=True):
-        options = sweepable()
+        options = [cls for cls in SPLITTERS if sweepable(cls)]
         default = config.splitter.name if config.splitter.name in {c.name for c in options} else options[0].name
         left, right = st.columns([1, 1], gap="large")
         with left:
@@ -202,15 +159,17 @@ def sweep_form(config: PipelineConfig) -> Selection:
         with right:
             st.caption("Other parameters, the same for every pair:")
             seed = config.splitter.to_params() if cls.name == config.splitter.name else None
-            base = widgets.param_widgets(cls, f"{PAGE_KEY}.sweep.{cls.name}", seed, exclude=("chunk_size", "chunk_overlap"))
+            base = widgets.param_widgets(cls, f"{PAGE_KEY}.sweep.{cls.name}", seed, exclude=SWEPT)
         try:
-            sizes = parse_sizes(sizes_text, "chunk_size values")
-            overlaps = parse_sizes(overlaps_text, "chunk_overlap values")
+            sizes = sweep_values(sizes_text, "chunk_size values")
+            overlaps = sweep_values(overlaps_text, "chunk_overlap values")
         except ChunkScopeError as exc:
             st.error(widgets.md_escape(str(exc)), icon=":material/error:")
             return Selection("Sweep", problems=(str(exc),))
         valid = sum(1 for s in sizes for o in overlaps if o < s)
-        st.caption(f"{len(sizes)} × {len(overlaps)} = {len(sizes) * len(overlaps)} pairs, {valid} valid (overlap below size).")
+        st.caption(
+            f"{len(sizes)} × {len(overlaps)} = {len(sizes) * len(overlaps)} pairs, {valid} valid (overlap below size)."
+        )
         return Selection("Sweep", sweep=SweepSpec(cls.name, sizes, overlaps, base))
 
 
@@ -244,7 +203,9 @@ def signature(
     return json.dumps(
         {
             "kind": chosen.kind,
-            "splitters": [[s.name, s.to_params()] for s in chosen.splitters] if chosen.kind == "Configurations" else None,
+            "splitters": [[s.name, s.to_params()] for s in chosen.splitters]
+            if chosen.kind == "Configurations"
+            else None,
             "sweep": asdict(chosen.sweep) if chosen.sweep else None,
             "retrieval": retrieval.to_params() if retrieval else None,
             "queries": [[q.query, q.doc, list(q.excerpts)] for q in queries],
@@ -260,10 +221,6 @@ def signature(
 # -- running ---------------------------------------------------------------------------
 
 
-def _request_run() -> None:
-    st.session_state[RUN_REQUESTED] = True
-
-
 def run_button(ready: bool) -> bool:
     """Draw the run button; True once after it was pressed (and the run is possible)."""
     # The click is remembered by a callback: a rerun of the script (e.g. by the app frame) would lose a button's value.
@@ -274,9 +231,9 @@ def run_button(ready: bool) -> bool:
         disabled=not ready,
         help="Splits, embeds and retrieves for every configuration: it takes a while",
         key=f"{PAGE_KEY}.run",
-        on_click=_request_run,
+        on_click=state.request_evaluation,
     )
-    return bool(st.session_state.pop(RUN_REQUESTED, False)) and ready
+    return state.take_evaluation_request() and ready
 
 
 def run_and_store(
@@ -298,97 +255,30 @@ def run_and_store(
 
     try:
         if chosen.sweep is None:
-            rows = run_configurations(prepared, queries, chosen.splitters, retrieval=retrieval, embedder=embedder, report=report)
-            for row, splitter in zip(rows, chosen.splitters, strict=True):
-                row["settings"] = settings_summary(splitter)
+            rows = evaluate_configurations(
+                prepared, queries, chosen.splitters, retrieval=retrieval, embedder=embedder, report=report
+            )
         else:
-            rows = run_sweep(prepared, queries, chosen.sweep, retrieval=retrieval, embedder=embedder, report=report)
+            rows = evaluate_sweep(
+                prepared, queries, chosen.sweep, retrieval=retrieval, embedder=embedder, report=report
+            )
     except ChunkScopeError as exc:
         bar.empty()
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
     bar.empty()
-    st.session_state[RESULT_KEY] = {
-        "kind": chosen.kind,
-        "rows": rows,
-        "signature": run_signature,
-        "top_k": retrieval.top_k,
-        "mode": retrieval.mode,
-    }
-
-
-def _retrieval_arguments(retrieval: RetrievalSettings) -> dict[str, Any]:
-    """The keyword arguments ``core.evaluation.evaluate`` and ``sweep`` take from the retrieval settings."""
-    return {"top_k": retrieval.top_k, "mode": retrieval.mode, "alpha": retrieval.alpha}
-
-
-def run_configurations(
-    documents: Sequence[Document],
-    queries: Sequence[EvalQuery],
-    splitters: Sequence[Any],
-    *,
-    retrieval: RetrievalSettings,
-    embedder: Any,
-    report: Report,
-) -> list[dict[str, Any]]:
-    """One row per splitter (``Evaluation.to_row`` plus its label), reporting progress as it goes.
-
-    Each configuration's nodes are embedded first with a progress callback; the
-    embedder keeps the vectors (by text), so ``evaluate`` then finds them cached.
-    """
-    from core.embeddings import embed_nodes
-
-    rows = []
-    count = len(splitters)
-    for index, splitter in enumerate(splitters):
-        label = LABELS[index] if index < len(LABELS) else str(index + 1)
-        name = f"{label} ({index + 1} of {count})"
-        if retrieval.mode != "bm25":
-            nodes = splitter.split(list(documents))
-
-            def embedding(done: int, total: int, index: int = index, name: str = name) -> None:
-                report((index + 0.8 * done / max(total, 1)) / count, f"Configuration {name}: embedding {done:,} of {total:,} chunks")
-
-            report(index / count, f"Configuration {name}: embedding {len(nodes):,} chunks")
-            embed_nodes(nodes, embedder, progress=embedding)
-
-        def scoring(done: int, total: int, index: int = index, name: str = name) -> None:
-            report((index + 0.8 + 0.2 * done / max(total, 1)) / count, f"Configuration {name}: scoring query {done} of {total}")
-
-        result = evaluate(documents, queries, splitter, embedder=embedder, progress=scoring, **_retrieval_arguments(retrieval))
-        rows.append({"config": label, **result.to_row()})
-    report(1.0, "Done")
-    return rows
-
-
-def run_sweep(
-    documents: Sequence[Document],
-    queries: Sequence[EvalQuery],
-    spec: SweepSpec,
-    *,
-    retrieval: RetrievalSettings,
-    embedder: Any,
-    report: Report,
-) -> list[dict[str, Any]]:
-    """``core.evaluation.sweep``, one progress step per evaluated pair; rows labelled ``size/overlap``."""
-
-    def progress(done: int, total: int) -> None:
-        report(done / max(total, 1), f"Evaluated {done} of {total} chunk_size × chunk_overlap pairs")
-
-    report(0.0, "Splitting and embedding the first pair…")
-    rows = sweep(
-        documents, queries, spec.splitter, spec.sizes, spec.overlaps, base_params=spec.base, embedder=embedder,
-        progress=progress, **_retrieval_arguments(retrieval),
+    state.set_evaluation(
+        {
+            "kind": chosen.kind,
+            "rows": rows,
+            "signature": run_signature,
+            "top_k": retrieval.top_k,
+            "mode": retrieval.mode,
+        }
     )
-    return [{"config": f"{row['chunk_size']}/{row['chunk_overlap']}", **row} for row in rows]
 
 
 # -- results ---------------------------------------------------------------------------
-
-
-def stored_result() -> dict[str, Any] | None:
-    """The last run's result (kind, rows, signature, top_k, mode), if any."""
-    return st.session_state.get(RESULT_KEY)
 
 
 def show_results(result: dict[str, Any], current_signature: str) -> None:
@@ -402,8 +292,12 @@ def show_results(result: dict[str, Any], current_signature: str) -> None:
         f"top {result['top_k']} by {result['mode']} retrieval"
     )
     if result["signature"] != current_signature:
-        st.info("The settings changed since this run: press **Run the evaluation** to update.", icon=":material/update:")
-    st.dataframe(results_table(rows), hide_index=True, width="stretch", column_config=_column_config(), key=f"{PAGE_KEY}.table")
+        st.info(
+            "The settings changed since this run: press **Run the evaluation** to update.", icon=":material/update:"
+        )
+    st.dataframe(
+        results_table(rows), hide_index=True, width="stretch", column_config=_column_config(), key=f"{PAGE_KEY}.table"
+    )
     if result["kind"] == "Sweep" and rows:
         bars_col, heat_col = st.columns([1, 1], gap="large")
         with heat_col:

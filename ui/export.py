@@ -9,13 +9,13 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
+from core.compare_view import settings_summary
 from core.errors import ChunkScopeError
 from core.schema import Document, Node
 from core.snapshot import DEFAULT_VIEWS, snapshot_html
 from ui import cache, state, widgets
 from ui import nodes as node_ui
 from ui.cache import HASH_FUNCS
-from ui.compare import settings_summary
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
@@ -109,7 +109,9 @@ def differences(snippet: str) -> list[str]:
     return notes
 
 
-def share_link(page_url: str | None, params: Mapping[str, str], *, this_page: str, target: str = LINK_TARGET_PAGE) -> str:
+def share_link(
+    page_url: str | None, params: Mapping[str, str], *, this_page: str, target: str = LINK_TARGET_PAGE
+) -> str:
     """The link that opens ``target`` with ``params`` in the query string.
 
     ``page_url`` is this page's address as the browser has it (``st.context.url``);
@@ -302,7 +304,8 @@ def snippet_tabs(snippets: Mapping[str, str]) -> None:
                 )
             else:
                 st.success(
-                    f"{library} has an exact equivalent for every setting of this configuration.", icon=":material/check:"
+                    f"{library} has an exact equivalent for every setting of this configuration.",
+                    icon=":material/check:",
                 )
             st.code(code, language="python", line_numbers=True, height=480)
             st.download_button(

@@ -40,7 +40,24 @@ APP_CSS = """<style>
 clip:auto;white-space:normal;color:#b91c1c;font-size:.8rem}
 </style>"""
 # The uploader's own refusal (a file over the limit) is written for screen readers only; the CSS above shows it.
-UPLOAD_TYPES = ["txt", "md", "markdown", "html", "htm", "pdf", "csv", "py", "js", "ts", "java", "go", "rs", "c", "cpp", "json"]
+UPLOAD_TYPES = [
+    "txt",
+    "md",
+    "markdown",
+    "html",
+    "htm",
+    "pdf",
+    "csv",
+    "py",
+    "js",
+    "ts",
+    "java",
+    "go",
+    "rs",
+    "c",
+    "cpp",
+    "json",
+]
 # What each page is for, in the order a first-time visitor would use them.
 TOUR = [
     ("Chunks", "Every chunk's span in the source, sizes, lint flags, and the LLM and EMBED views of a node."),
@@ -60,7 +77,6 @@ DOCUMENT_COLUMNS = {
     ),
     "Elements": st.column_config.NumberColumn(help="Headings, paragraphs, tables, code blocks… the loader found"),
 }
-_UPLOADER_GENERATION = "cs_uploader_generation"
 _REMOVE_PICK = "remove_pick"
 
 
@@ -129,7 +145,7 @@ def upload_types() -> list[str]:
 def uploader() -> None:
     """The file uploader; files dropped on it are loaded one by one with a progress bar, then the page reruns."""
     st.subheader("Upload documents", anchor=False)
-    generation = st.session_state.setdefault(_UPLOADER_GENERATION, 0)
+    generation = state.uploader_generation()
     uploads = st.file_uploader(
         "Text, Markdown, HTML, PDF, source code or CSV — several at once",
         type=upload_types(),
@@ -142,7 +158,7 @@ def uploader() -> None:
         return
     loaded = _load_uploads(uploads)
     # A fresh uploader: the table below is the one list of what is loaded.
-    st.session_state[_UPLOADER_GENERATION] = generation + 1
+    state.renew_uploader()
     if loaded:
         st.toast(f"Loaded {md_escape(', '.join(loaded))}", icon=":material/check_circle:")
     st.rerun()
@@ -171,7 +187,9 @@ def samples_card() -> None:
     if not missing:
         st.success("Every sample is loaded.", icon=":material/check_circle:")
     elif st.button(
-        "Load the sample documents" if len(missing) == len(documents.sample_files()) else f"Load the {len(missing)} missing sample{_plural(len(missing))}",
+        "Load the sample documents"
+        if len(missing) == len(documents.sample_files())
+        else f"Load the {len(missing)} missing sample{_plural(len(missing))}",
         icon=":material/library_books:",
         width="stretch",
     ):

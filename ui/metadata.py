@@ -16,7 +16,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.config import MetadataSettings, PipelineConfig
+from core.config import PipelineConfig
+from core.config_parts import MetadataSettings
 from core.errors import ChunkScopeError, ConfigError
 from core.extractors import EXTRACTORS
 from core.schema import Document, Node
@@ -30,7 +31,6 @@ EXCLUDED_LABELS = {
     "excluded_embed_metadata_keys": ("Hidden from the embedding model", ":material/hub:"),
 }
 EDITOR_KEY = "meta.extra.editor"
-EDITOR_BASE = "meta.extra.base"
 
 EDITOR_COLUMNS = ("key", "value")
 
@@ -196,10 +196,12 @@ def extra_section(config: PipelineConfig) -> tuple[tuple[tuple[str, str], ...], 
 def _extra_editor(config: PipelineConfig) -> tuple[tuple[tuple[str, str], ...], str | None]:
     # The editor keeps its edits against a base table; rebuild the base from the
     # config only when the editor is drawn afresh (first visit, or back from another page).
-    if EDITOR_KEY not in st.session_state or EDITOR_BASE not in st.session_state:
-        st.session_state[EDITOR_BASE] = [{"key": k, "value": str(v)} for k, v in config.metadata.extra]
+    base = state.metadata_editor_base()
+    if EDITOR_KEY not in st.session_state or base is None:
+        base = [{"key": k, "value": str(v)} for k, v in config.metadata.extra]
+        state.set_metadata_editor_base(base)
     edited = st.data_editor(
-        extra_frame((row["key"], row["value"]) for row in st.session_state[EDITOR_BASE]),
+        extra_frame((row["key"], row["value"]) for row in base),
         key=EDITOR_KEY,
         num_rows="dynamic",
         hide_index=True,

@@ -6,7 +6,7 @@ Node text is shown with ``st.code`` (never as HTML), so it appears literally.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -53,7 +53,9 @@ def reader_views(node: Node, *, embed_window: int | None = None, height_px: int 
         st.code(llm, language=None, wrap_lines=True, height=height)
     with right.container(border=True):
         st.markdown("**:material/hub: EMBED view** — what the embedding model reads")
-        st.caption(f"{embed_tokens:,} tokens · metadata adds {embed_tokens - text_tokens:,} · model window {embed_window}")
+        st.caption(
+            f"{embed_tokens:,} tokens · metadata adds {embed_tokens - text_tokens:,} · model window {embed_window}"
+        )
         st.code(embed, language=None, wrap_lines=True, height=height)
         if embed_tokens > embed_window:
             st.warning(
@@ -126,7 +128,9 @@ def relationship_buttons(
         st.caption(f"Children ({len(children)})")
         shown = children[:max_children]
         for column, child in zip(st.columns(len(shown)), shown, strict=False):
-            button(column, f"#{index_of.get(child, '?')}", child, ":material/subdirectory_arrow_right:", f"child.{child}")
+            button(
+                column, f"#{index_of.get(child, '?')}", child, ":material/subdirectory_arrow_right:", f"child.{child}"
+            )
         if len(children) > max_children:
             st.caption(f"… and {len(children) - max_children} more (pick them in the node list).")
 
@@ -135,8 +139,3 @@ def _rel_label(word: str, target: str | None, index_of: Mapping[str, int]) -> st
     if target is None or target not in index_of:
         return word
     return f"{word} #{index_of[target]}"
-
-
-def display_order(nodes: Sequence[Node]) -> list[Node]:
-    """Nodes in reading order (by start, then longest first so parents precede their children)."""
-    return sorted(nodes, key=lambda n: (n.start_char, -(n.end_char - n.start_char)))

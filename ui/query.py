@@ -5,8 +5,8 @@ registry name, a stable id (so a step's widgets follow it when it moves) and the
 parameter values it had at the end of the last run (so its widgets come back
 as they were after a visit to another page, which clears widget state).
 Parameters themselves are drawn from the postprocessors' declarations by
-:mod:`ui.widgets`. What the trace shows (rows, HTML, figures) is built,
-Streamlit-free, by :mod:`ui.trace`; the functions here draw it.
+:mod:`ui.widgets`. What the trace shows is built by :mod:`core.trace_view`
+(rows, HTML) and :mod:`ui.trace` (figures); the functions here draw it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.config import PipelineConfig, RetrievalSettings
+from core import trace_view
+from core.config import PipelineConfig
+from core.config_parts import RetrievalSettings
 from core.errors import ChunkScopeError
 from core.evaluation import EvalQuery, load_queries
 from core.postprocessors import POSTPROCESSORS, Postprocessor
@@ -34,10 +36,10 @@ STAGE_COLUMNS = {
     "status": st.column_config.TextColumn("Status", width="small"),
     "node": st.column_config.TextColumn("Node", help="File and the node's number within it (as on the Chunks page)"),
     "rank_in": st.column_config.NumberColumn(
-        "Rank in", format="%d", help=f"1-based position in the stage's input; {trace.MISSING} if the stage added it"
+        "Rank in", format="%d", help=f"1-based position in the stage's input; {trace_view.MISSING} if the stage added it"
     ),
     "rank_out": st.column_config.NumberColumn(
-        "Rank out", format="%d", help=f"1-based position in the stage's output; {trace.MISSING} if dropped"
+        "Rank out", format="%d", help=f"1-based position in the stage's output; {trace_view.MISSING} if dropped"
     ),
     "score_in": st.column_config.NumberColumn("Score in", format="%.4f"),
     "score_out": st.column_config.NumberColumn("Score out", format="%.4f"),
@@ -475,19 +477,19 @@ def metric_cards(result: QueryResult, top_k: int, node_count: int, context_token
 
 def overview(result: QueryResult, mode: str, node_count: int, key: str) -> None:
     """The funnel of node counts beside a line per stage saying what it did (and the trace's CSS, once)."""
-    st.html(trace.CSS)
+    st.html(trace_view.CSS)
     funnel_col, summary_col = st.columns([3, 2], gap="large")
     with funnel_col:
         st.plotly_chart(trace.funnel_figure(result), width="stretch", key=f"{key}.funnel")
     with summary_col:
         st.markdown("**What each stage did**")
-        st.markdown(trace.chain_summary(result, mode, node_count))
+        st.markdown(trace_view.chain_summary(result, mode, node_count))
 
 
 def stage_tabs(result: QueryResult, nodes: Sequence[Node], documents: Sequence[Document], mode: str, key: str) -> None:
     """A tab for retrieval, then one per stage with its table and, where it applies, its picture."""
-    labels = trace.node_labels(nodes)
-    tabs = st.tabs(trace.tab_names(result))
+    labels = trace_view.node_labels(nodes)
+    tabs = st.tabs(trace_view.tab_names(result))
     with tabs[0]:
         retrieval_table(result, labels, len(nodes), mode, key)
     for index, (tab, stage) in enumerate(zip(tabs[1:], result.stages, strict=True), start=1):
@@ -499,7 +501,7 @@ def retrieval_table(result: QueryResult, labels: Mapping[str, str], node_count: 
     """The retrieved nodes, best first, with their scores."""
     st.caption(f"The {len(result.retrieved)} best of {node_count:,} nodes for the query, best first ({mode} scores).")
     st.dataframe(
-        pd.DataFrame(trace.retrieval_rows(result, labels)),
+        pd.DataFrame(trace_view.retrieval_rows(result, labels)),
         hide_index=True,
         width="stretch",
         key=f"{key}.table.retrieval",
@@ -510,14 +512,14 @@ def retrieval_table(result: QueryResult, labels: Mapping[str, str], node_count: 
 def stage_panel(stage: StageTrace, index: int, labels: Mapping[str, str], documents: Sequence[Document], key: str) -> None:
     """One stage: its table of fates, the reorder picture, and the sentences kept or the windows put in."""
     st.caption(trace.stage_caption(stage))
-    frame = pd.DataFrame(trace.stage_rows(stage, labels), columns=list(trace.STAGE_TABLE_COLUMNS))
+    frame = pd.DataFrame(trace_view.stage_rows(stage, labels), columns=list(trace_view.STAGE_TABLE_COLUMNS))
     st.dataframe(
         frame.style.map(trace.status_style, subset=["status"]),
         hide_index=True,
         width="stretch",
         key=f"{key}.table.{index}",
         column_config=STAGE_COLUMNS,
-        placeholder=trace.MISSING,
+        placeholder=trace_view.MISSING,
     )
 
     if stage.name == "long_context_reorder" and stage.nodes_out:
@@ -529,11 +531,11 @@ def stage_panel(stage: StageTrace, index: int, labels: Mapping[str, str], docume
 
     if stage.sentences:
         st.markdown("**Sentences kept** (green) **and removed** (struck through), with each one's similarity to the query")
-        for view in trace.sentence_views(stage, labels):
+        for view in trace_view.sentence_views(stage, labels):
             st.html(view)
     elif stage.text_changes:
         st.markdown("**Text replaced**: the node's own text (orange) inside what the LLM now reads (yellow)")
-        for view in trace.window_views(stage, labels, documents):
+        for view in trace_view.window_views(stage, labels, documents):
             st.html(view)
 
 

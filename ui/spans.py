@@ -1,8 +1,7 @@
 """Draw the source with chunk spans in Streamlit; the HTML itself comes from :mod:`core.highlight`.
 
 :func:`show_source` draws :func:`core.highlight.source_html` one window at a
-time, so a large document never sends megabytes of HTML to the browser. The
-builder's names are re-exported here for the pages and ``ui`` modules that use them.
+time, so a large document never sends megabytes of HTML to the browser.
 """
 
 from __future__ import annotations
@@ -13,37 +12,8 @@ from typing import Any
 
 import streamlit as st
 
-from core.highlight import (
-    CSS,
-    MAX_SEGMENTS,
-    PALETTE,
-    WINDOW_CHARS,
-    HasSpan,
-    Mark,
-    Window,
-    colour_for,
-    legend_html,
-    source_html,
-    source_windows,
-    window_index_for,
-)
-
-__all__ = [
-    "CSS",
-    "MAX_SEGMENTS",
-    "PALETTE",
-    "WINDOW_CHARS",
-    "HasSpan",
-    "Mark",
-    "Window",
-    "colour_for",
-    "follow_selection_script",
-    "legend_html",
-    "show_source",
-    "source_html",
-    "source_windows",
-    "window_index_for",
-]
+from core.highlight import WINDOW_CHARS, HasSpan, Mark, legend_html, source_html, source_windows, window_index_for
+from ui import state
 
 
 def show_source(
@@ -65,12 +35,11 @@ def show_source(
     index = 0
     if len(windows) > 1:
         window_key = f"{key}.window"
-        seen_key = f"{key}.seen_selection"
-        if selected_id is not None and st.session_state.get(seen_key) != selected_id:
+        if selected_id is not None and state.followed_selection(key) != selected_id:
             target = next((n for n in nodes if n.id == selected_id), None)
             if target is not None:
                 st.session_state[window_key] = window_index_for(windows, target.start_char)
-        st.session_state[seen_key] = selected_id
+        state.follow_selection(key, selected_id)
         if st.session_state.get(window_key, 0) >= len(windows):
             st.session_state[window_key] = 0
         index = st.selectbox(

@@ -1,17 +1,20 @@
-"""Typed accessors over ``st.session_state``: the only place pages read or write it.
+"""Typed accessors over ``st.session_state``: the only place the app keeps its own state.
 
-Session state holds plain data only: uploaded files as bytes with their content
-hash, failed uploads with their reasons, the chosen document and node ids, and
-the current configuration as JSON-ready data (``PipelineConfig.to_dict``). Documents and nodes are derived
-from these through the caches in :mod:`ui.cache`, so nothing heavy is pickled
-into the session and every page sees the same documents.
+A widget's value stays under the widget's ``key=``, read and seeded where the
+widget is drawn; everything else goes through here: uploaded files as bytes
+with their content hash, failed uploads with their reasons, the chosen document
+and node ids, the current configuration (the frozen :class:`PipelineConfig`
+itself, never rebuilt on a read), and the few values pages remember between
+reruns. Documents and nodes are derived from these through the caches in
+:mod:`ui.cache`, so nothing heavy is kept in the session and every page sees
+the same documents.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
 
 _SOURCES = "cs_sources"  # list[SourceFile], in upload order
 _FAILED = "cs_failed"  # dict[file_name, reason]
-_CONFIG = "cs_config"  # dict: the current PipelineConfig as JSON-ready data
+_CONFIG = "cs_config"  # PipelineConfig: frozen, so kept as it is
 _DOC = "cs_doc_id"
 _NODE = "cs_node_id"
 _FLAGS = "cs_flags"  # set[str]: one-time things done this session (samples loaded, URL read, ...)
@@ -96,24 +99,17 @@ def clear_failure(file_name: str) -> None:
 
 
 def config() -> PipelineConfig:
-    """The current pipeline configuration (loader options, splitter, metadata, ...).
+    """The current pipeline configuration (loader options, splitter, metadata, ...); the defaults until one is set.
 
-    Kept in the session as JSON-ready data and rebuilt on read, so the session
-    holds plain values only.
+    Only configs already built are stored, so one read from outside (a link) is
+    checked where it is read, not on every rerun.
     """
-    from core.config import PipelineConfig
-
-    data = st.session_state.get(_CONFIG)
-    if data is not None:
-        try:
-            return PipelineConfig.from_dict(data)
-        except ConfigError:
-            pass  # e.g. a plugin splitter that is gone: fall back to the defaults
-    return default_config()
+    stored: PipelineConfig | None = st.session_state.get(_CONFIG)
+    return stored if stored is not None else default_config()
 
 
 def set_config(value: PipelineConfig) -> None:
-    st.session_state[_CONFIG] = value.to_dict()
+    st.session_state[_CONFIG] = value
 
 
 def default_config() -> PipelineConfig:
@@ -191,3 +187,62 @@ def set_last_query(result: QueryResult) -> None:
 
 def last_query() -> QueryResult | None:
     return st.session_state.get(_LAST_QUERY)
+
+
+# -- what pages remember between reruns -----------------------------------------
+
+_UPLOADER_GENERATION = "cs_uploader_generation"  # int: a new number draws a fresh, empty uploader
+_EDITOR_BASE = "cs_metadata_editor_base"  # list[dict]: the rows the metadata editor's edits apply to
+_PANE_SELECTIONS = "cs_pane_selections"  # dict[pane key, node id]: the selection each source pane last followed
+_PICKED_ROWS = "cs_picked_rows"  # dict[table key, row | None]: each table's selected row in the last run
+_EVALUATION = "cs_evaluation"  # dict: the Evaluate page's last result (kind, rows, signature, top_k, mode)
+_EVALUATION_REQUESTED = "cs_evaluation_requested"  # bool: the run button was pressed
+
+
+def uploader_generation() -> int:
+    return st.session_state.get(_UPLOADER_GENERATION, 0)
+
+
+def renew_uploader() -> None:
+    st.session_state[_UPLOADER_GENERATION] = uploader_generation() + 1
+
+
+def metadata_editor_base() -> list[dict[str, str]] | None:
+    return st.session_state.get(_EDITOR_BASE)
+
+
+def set_metadata_editor_base(rows: list[dict[str, str]]) -> None:
+    st.session_state[_EDITOR_BASE] = rows
+
+
+def followed_selection(pane: str) -> str | None:
+    return st.session_state.get(_PANE_SELECTIONS, {}).get(pane)
+
+
+def follow_selection(pane: str, node_id: str | None) -> None:
+    st.session_state[_PANE_SELECTIONS] = {**st.session_state.get(_PANE_SELECTIONS, {}), pane: node_id}
+
+
+def picked_row(table: str) -> int | None:
+    return st.session_state.get(_PICKED_ROWS, {}).get(table)
+
+
+def set_picked_row(table: str, row: int | None) -> None:
+    st.session_state[_PICKED_ROWS] = {**st.session_state.get(_PICKED_ROWS, {}), table: row}
+
+
+def request_evaluation() -> None:
+    st.session_state[_EVALUATION_REQUESTED] = True
+
+
+def take_evaluation_request() -> bool:
+    """True once after :func:`request_evaluation`, then False until it is requested again."""
+    return bool(st.session_state.pop(_EVALUATION_REQUESTED, False))
+
+
+def evaluation() -> dict[str, Any] | None:
+    return st.session_state.get(_EVALUATION)
+
+
+def set_evaluation(result: dict[str, Any]) -> None:
+    st.session_state[_EVALUATION] = result

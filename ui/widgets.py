@@ -4,8 +4,8 @@ A page never lays out a component's parameters by hand. It calls
 :func:`param_widgets` with the component class; each :class:`~core.params.ParamSpec`
 becomes the fitting input (number, slider, select box, checkbox, text, multiselect),
 advanced ones fold into an expander, and the raw values come back as a dict that
-:func:`build_component` turns into a validated instance (showing the ConfigError's
-sentence instead of a traceback).
+:func:`try_build` turns into a validated instance or the ConfigError's sentence
+(which the page shows instead of a traceback).
 """
 
 from __future__ import annotations
@@ -46,11 +46,6 @@ def label_for(name: str) -> str:
     """``chunk_overlap`` -> ``Chunk overlap``."""
     words = name.replace("_", " ").strip()
     return words[:1].upper() + words[1:]
-
-
-def unit_name(size_unit: str) -> str:
-    """A splitter's size unit as a reader says it: ``model`` -> ``model tokens``."""
-    return "model tokens" if size_unit == "model" else size_unit
 
 
 def widget_key(key: str, spec_name: str) -> str:
@@ -107,7 +102,9 @@ def preset_buttons(component: type[Configurable], key: str) -> None:
     choices = {"ChunkScope's defaults": {}, **{f"{label}'s defaults": values for label, values in presets.items()}}
     with st.popover("Start from defaults", icon=":material/restart_alt:", width="stretch"):
         for label, values in choices.items():
-            changed = ", ".join(f"{name} {value:,}" if isinstance(value, int) else f"{name} {value}" for name, value in values.items())
+            changed = ", ".join(
+                f"{name} {value:,}" if isinstance(value, int) else f"{name} {value}" for name, value in values.items()
+            )
             st.button(
                 label,
                 key=f"{key}.preset.{label}",
@@ -116,15 +113,6 @@ def preset_buttons(component: type[Configurable], key: str) -> None:
                 args=(component, key, {**defaults, **values}),
                 width="stretch",
             )
-
-
-def build_component(component: type[C], values: Mapping[str, Any]) -> C | None:
-    """Validate ``values`` into an instance; on a ConfigError show its sentence and return None."""
-    try:
-        return component.from_params(dict(values))
-    except ConfigError as exc:
-        st.error(md_escape(str(exc)), icon=":material/error:")
-        return None
 
 
 def try_build(component: type[C], values: Mapping[str, Any]) -> tuple[C | None, str | None]:
@@ -176,7 +164,9 @@ def _param_widget(spec: ParamSpec, key: str, values: Mapping[str, Any]) -> Any:
         options = list(spec.choices)
         if spec.optional:
             options = [None, *options]
-        return st.selectbox(label, options, key=wkey, help=help_text, format_func=lambda v: "(none)" if v is None else str(v))
+        return st.selectbox(
+            label, options, key=wkey, help=help_text, format_func=lambda v: "(none)" if v is None else str(v)
+        )
     if spec.kind == "int":
         return _number(spec, wkey, label, help_text, integer=True)
     if spec.kind == "float":

@@ -22,3 +22,7 @@ class Extractor(Configurable):
 
     def extract(self, document: Document) -> dict[str, Any]:
         raise NotImplementedError
+
+    def llamaindex(self) -> str | None:
+        """The LlamaIndex extractor (it calls an LLM) that writes the same keys, as Python; None if it has none."""
+        return None

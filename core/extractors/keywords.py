@@ -38,12 +38,17 @@ class KeywordExtractor(Extractor):
         "paragraph", "What counts as one 'document' for the inverse frequency: paragraphs or sentences."
     )
     max_phrase_words: int = param(
-        3, "Longest phrase (consecutive content words, seen at least twice) that can be a keyword; 1 for words only.",
-        ge=1, le=5,
+        3,
+        "Longest phrase (consecutive content words, seen at least twice) that can be a keyword; 1 for words only.",
+        ge=1,
+        le=5,
     )
 
     def extract(self, document: Document) -> dict[str, Any]:
         return {"excerpt_keywords": ", ".join(self.top_terms(_prose(document)))}
+
+    def llamaindex(self) -> str | None:
+        return f"KeywordExtractor(keywords={self.keywords})"
 
     def top_terms(self, text: str) -> list[str]:
         """The keywords, best first, as they are most often written."""

@@ -41,6 +41,9 @@ class SummaryExtractor(Extractor):
         picked = self.central_sentences(document)
         return {"section_summary": " ".join(" ".join(text[start:end].split()) for start, end in picked)}
 
+    def llamaindex(self) -> str | None:
+        return 'SummaryExtractor(summaries=["self"])'
+
     def central_sentences(self, document: Document) -> list[tuple[int, int]]:
         """Spans of the chosen sentences, in document order."""
         text = document.text
@@ -76,9 +79,7 @@ class _SkipIndex:
     """Answers whether a span starts inside a heading, code block or table."""
 
     def __init__(self, document: Document) -> None:
-        self.blocks = sorted(
-            (e.start_char, e.end_char) for e in document.elements if e.kind in _SKIPPED_KINDS
-        )
+        self.blocks = sorted((e.start_char, e.end_char) for e in document.elements if e.kind in _SKIPPED_KINDS)
         self.starts = [start for start, _ in self.blocks]
 
     def covers(self, start: int, end: int) -> bool:

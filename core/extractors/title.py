@@ -35,6 +35,9 @@ class TitleExtractor(Extractor):
             title = _first_line(document.text)
         return {"document_title": shorten(title, self.max_chars)}
 
+    def llamaindex(self) -> str | None:
+        return "TitleExtractor(nodes=5)"
+
     def _heading(self, document: Document) -> str | None:
         for element in document.elements:
             if element.kind != "heading":

@@ -19,6 +19,7 @@ from core.params import Configurable
 from core.schema import Node, NodeWithScore
 
 if TYPE_CHECKING:
+    from core.codegen import CodeSnippet
     from core.embeddings import Embedder
 
 
@@ -68,6 +69,17 @@ class Postprocessor(Configurable):
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         raise NotImplementedError
+
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        """LlamaIndex's counterpart as Python: a node postprocessor, or a ``results = ...`` line where
+        LlamaIndex has no class for it; None leaves the stage out (and the notes say so)."""
+        code.note(f"postprocessor {self.name!r} has no LlamaIndex equivalent and is left out.")
+        return None
+
+    def langchain(self, code: CodeSnippet) -> list[str]:
+        """The indented lines of ``retrieve()`` that do this stage to ``results`` with LangChain; none leaves it out."""
+        code.note(f"postprocessor {self.name!r} has no LangChain equivalent and is left out.")
+        return []
 
     def idle_reason(self) -> str | None:
         """Why this postprocessor, as set, passes every node through unchanged (None when its values act).

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
@@ -38,6 +39,28 @@ class KeywordPostprocessor(Postprocessor):
         """Require the query's longest word (ties: the first), so the filter does something at once."""
         words = [w for w in re.findall(r"\w+", query) if len(w) >= 4 and not w.isdigit()]
         return {"required_keywords": (max(words, key=len),)} if words else {}
+
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        code.use(LLAMAINDEX_POSTPROCESSOR + "KeywordNodePostprocessor")
+        code.note(
+            "keyword: KeywordNodePostprocessor needs spaCy and matches substrings; ChunkScope matches whole words."
+        )
+        return call(
+            "KeywordNodePostprocessor",
+            required_keywords=list(self.required_keywords),
+            exclude_keywords=list(self.exclude_keywords),
+        )
+
+    def langchain(self, code: CodeSnippet) -> list[str]:
+        code.use("import re")
+        required, excluded = list(self.required_keywords), list(self.exclude_keywords)
+        return [
+            "    # keyword filter (LangChain has none built in): whole words, case-insensitive",
+            "    def _has(text: str, word: str) -> bool:",
+            "        return re.search(r'(?<!\\w)' + re.escape(word) + r'(?!\\w)', text, re.IGNORECASE) is not None",
+            f"    results = [r for r in results if all(_has(r.metadata['text'], w) for w in {required!r})",
+            f"               and not any(_has(r.metadata['text'], w) for w in {excluded!r})]",
+        ]
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         required = [(keyword, phrase_pattern(keyword)) for keyword in self.required_keywords if keyword.strip()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import NodeWithScore
@@ -22,6 +23,14 @@ class LongContextReorderPostprocessor(Postprocessor):
 
     name = "long_context_reorder"
     summary = "Put the best nodes at the start and end of the context, the weakest in the middle."
+
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        code.use(LLAMAINDEX_POSTPROCESSOR + "LongContextReorder")
+        return call("LongContextReorder")
+
+    def langchain(self, code: CodeSnippet) -> list[str]:
+        code.use("from langchain_community.document_transformers import LongContextReorder")
+        return ["    results = list(LongContextReorder().transform_documents(results))"]
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         ascending = sorted(nodes, key=lambda item: item.score if item.score is not None else 0.0)

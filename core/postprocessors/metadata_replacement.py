@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, with_text
 from core.postprocessors.registry import POSTPROCESSORS
@@ -24,6 +25,18 @@ class MetadataReplacementPostprocessor(Postprocessor):
     summary = "Replace each node's text with a metadata value, e.g. the sentence window."
 
     target_metadata_key: str = param("window", "The metadata key whose value becomes the node's text.")
+
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        code.use(LLAMAINDEX_POSTPROCESSOR + "MetadataReplacementPostProcessor")
+        return call("MetadataReplacementPostProcessor", target_metadata_key=self.target_metadata_key)
+
+    def langchain(self, code: CodeSnippet) -> list[str]:
+        key = self.target_metadata_key
+        return [
+            f"    # metadata replacement: the node's text becomes its {key!r} metadata where present",
+            f"    results = [Document(page_content=r.metadata.get({key!r}, r.metadata['text']), metadata=r.metadata)"
+            " for r in results]",
+        ]
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         outcome = Outcome(nodes=[])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call
 from core.errors import ConfigError
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
@@ -30,9 +31,17 @@ class PrevNextPostprocessor(Postprocessor):
     num_nodes: int = param(1, "How many neighbours to add on each chosen side.", ge=1, le=20)
     mode: Literal["previous", "next", "both"] = param("next", "Which neighbours to add: previous, next, or both.")
 
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        code.use(LLAMAINDEX_POSTPROCESSOR + "PrevNextNodePostprocessor")
+        return call(
+            "PrevNextNodePostprocessor", docstore=Code("index.docstore"), num_nodes=self.num_nodes, mode=self.mode
+        )
+
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         if context is None or not context.nodes_by_id:
-            raise ConfigError("prev_next needs the node store (every node by id) to find neighbours; run it through run_query or pass a context")
+            raise ConfigError(
+                "prev_next needs the node store (every node by id) to find neighbours; run it through run_query or pass a context"
+            )
         store = context.nodes_by_id
         present = {item.id for item in nodes}
         outcome = Outcome(nodes=[])

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
 from core.errors import ModelUnavailableError
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, fmt_score, with_score
@@ -17,6 +18,8 @@ from core.schema import MetadataMode, NodeWithScore
 Scorer = Callable[[str, Sequence[str]], Sequence[float]]
 
 NO_MODEL = "no cross-encoder model is installed locally; set model_path to a local cross-encoder directory"
+# What generated LlamaIndex and LangChain code loads without a model_path (they may download it).
+STAND_IN_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 
 
 @POSTPROCESSORS.register
@@ -44,11 +47,26 @@ class RerankPostprocessor(Postprocessor):
     def unavailable_reason(cls) -> str | None:
         return NO_MODEL
 
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        code.use(LLAMAINDEX_POSTPROCESSOR + "SentenceTransformerRerank")
+        return call("SentenceTransformerRerank", model=self.model_path or STAND_IN_MODEL, top_n=self.top_n)
+
+    def langchain(self, code: CodeSnippet) -> list[str]:
+        code.use_compressor("CrossEncoderReranker")
+        code.use("from langchain_community.cross_encoders import HuggingFaceCrossEncoder")
+        model = self.model_path or STAND_IN_MODEL
+        return [
+            f"    reranker = CrossEncoderReranker(model=HuggingFaceCrossEncoder(model_name={model!r}), top_n={self.top_n})",
+            "    results = list(reranker.compress_documents(results, query))",
+        ]
+
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         scorer = self.scorer or _cross_encoder_scorer(self.model_path)
         if not nodes:
             return Outcome(nodes=[])
-        scores = [float(score) for score in scorer(query, [item.node.get_content(MetadataMode.EMBED) for item in nodes])]
+        scores = [
+            float(score) for score in scorer(query, [item.node.get_content(MetadataMode.EMBED) for item in nodes])
+        ]
         ranked = sorted(range(len(nodes)), key=lambda i: -scores[i])
         outcome = Outcome(nodes=[])
         for rank, index in enumerate(ranked, start=1):
@@ -81,7 +99,9 @@ def _cross_encoder_scorer(model_path: str | None) -> Scorer:
             try:
                 model = CrossEncoder(path, device="cpu", local_files_only=True)
             except (OSError, ValueError) as exc:
-                raise ModelUnavailableError(f"rerank: the cross-encoder at {model_path} could not be loaded ({exc})") from exc
+                raise ModelUnavailableError(
+                    f"rerank: the cross-encoder at {model_path} could not be loaded ({exc})"
+                ) from exc
             _MODELS[path] = model
     lock = _MODELS_LOCK
 

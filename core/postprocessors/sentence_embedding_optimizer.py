@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call
 from core.errors import ConfigError
 from core.params import param
 from core.postprocessors.base import (
@@ -54,6 +55,17 @@ class SentenceEmbeddingOptimizerPostprocessor(Postprocessor):
         if self.percentile_cutoff is None and self.threshold_cutoff is None:
             return "neither percentile_cutoff nor threshold_cutoff is set, so every sentence is kept"
         return None
+
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        code.use(LLAMAINDEX_POSTPROCESSOR + "SentenceEmbeddingOptimizer")
+        return call(
+            "SentenceEmbeddingOptimizer",
+            embed_model=Code("embed_model"),
+            percentile_cutoff=self.percentile_cutoff,
+            threshold_cutoff=self.threshold_cutoff,
+            context_before=self.context_before,
+            context_after=self.context_after,
+        )
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         if not query.strip():
@@ -109,4 +121,3 @@ class SentenceEmbeddingOptimizerPostprocessor(Postprocessor):
         for index in chosen:
             kept.update(range(max(0, index - self.context_before), min(count, index + self.context_after + 1)))
         return sorted(kept)
-

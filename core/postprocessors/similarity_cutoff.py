@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, fmt_score
 from core.postprocessors.registry import POSTPROCESSORS
@@ -30,6 +31,22 @@ class SimilarityCutoffPostprocessor(Postprocessor):
 
     def idle_reason(self) -> str | None:
         return "no similarity_cutoff is set, so every node is kept" if self.similarity_cutoff is None else None
+
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        code.use(LLAMAINDEX_POSTPROCESSOR + "SimilarityPostprocessor")
+        return call("SimilarityPostprocessor", similarity_cutoff=self.similarity_cutoff)
+
+    def langchain(self, code: CodeSnippet) -> list[str]:
+        if self.similarity_cutoff is None:
+            return []
+        code.use_compressor("EmbeddingsFilter")
+        code.note(
+            "similarity_cutoff: EmbeddingsFilter re-embeds the results and keeps those at or above the threshold."
+        )
+        return [
+            f"    results = EmbeddingsFilter(embeddings=embeddings, similarity_threshold={self.similarity_cutoff!r})"
+            ".compress_documents(results, query)"
+        ]
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         if self.similarity_cutoff is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.codegen import CodeSnippet
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
@@ -19,6 +20,13 @@ class TopNPostprocessor(Postprocessor):
     summary = "Keep only the first n nodes."
 
     top_n: int = param(3, "How many nodes to keep, from the front.", ge=1, le=1000)
+
+    def llamaindex(self, code: CodeSnippet) -> str | None:
+        code.note("top_n: LlamaIndex has no top-n postprocessor; the snippet slices the list.")
+        return f"results = results[: {self.top_n}]"
+
+    def langchain(self, code: CodeSnippet) -> list[str]:
+        return [f"    results = results[: {self.top_n}]"]
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         outcome = Outcome(nodes=list(nodes[: self.top_n]))

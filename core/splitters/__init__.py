@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.splitters.base import SizedSplitter, Span, Splitter, build_nodes, merge_pieces
+from core.splitters.base import SizedSplitter, Span, Splitter, build_nodes
+from core.splitters.fast.packing import merge_pieces
 from core.splitters.registry import SPLITTERS
 
 # Importing a module registers its splitters.

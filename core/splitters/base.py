@@ -4,49 +4,24 @@ A splitter computes spans ``(start, end)`` into the document's text; one shared
 function, :func:`build_nodes`, turns spans into nodes with SOURCE/PREVIOUS/NEXT
 relationships, inherited metadata, the pages a span touches and, for a span
 inside a table that does not hold the table's header row, ``table_header``.
+The splitters' speed code lives in :mod:`core.splitters.fast`, each piece beside
+the plain rule it must equal.
 """
 
 from __future__ import annotations
 
-import gc
 import re
-from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
-from itertools import accumulate, pairwise, repeat
-from operator import add
+from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple
 
-from core.memo import Memo
+from core.codegen import CodeSnippet, call, langchain_recursive, split_with
 from core.params import Configurable, param
 from core.schema import Document, Element, Node, NodeRelationship
-from core.tokenizers import TOKENIZER_NAMES, Tokenizer, get_tokenizer, in_parallel, parallel_workers
-
-# Where TokenIndex may cut a text into blocks: whitespace that no tokenizer joins across. Not the
-# control characters Python counts as whitespace (\x0b \x0c \x1c-\x1f \x85): BERT's normalizer
-# deletes them, so "ab\x0bcd" is one word to it.
-_BLOCK_BREAK = re.compile(r"[^\S\x0b\x0c\x1c-\x1f\x85]")
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a split allocates its nodes.
-
-    Nodes, their metadata and relationship dicts form no reference cycles, so
-    reference counting frees them; without the pause the collector rescans the
-    growing set of young nodes over and over (about a quarter of a character-sized
-    split's time on 10 MB). The collector's state is restored afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+from core.splitters.fast.gc_pause import gc_paused
+from core.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer, get_tokenizer
 
 
 class Span(NamedTuple):
@@ -69,6 +44,13 @@ class Splitter(Configurable):
     keeps_table_rows: ClassVar[bool] = False
     # True for splitters that embed the whole text (so the embedding limit applies).
     embeds_text: ClassVar[bool] = False
+    # What the pages show besides the chunks; they ask these, never a splitter's name.
+    # Nodes come at several sizes, linked PARENT/CHILD, each with ``level`` metadata (0 = the largest):
+    has_levels: ClassVar[bool] = False
+    # Each node holds the ``window_size`` sentences on either side under ``window_metadata_key``:
+    has_windows: ClassVar[bool] = False
+    # ``analyze(document)`` gives the distances and the threshold behind the cuts:
+    has_breakpoint_curve: ClassVar[bool] = False
     # The parameter values a framework's own splitter defaults to, under a label naming it, so a
     # user can start from them in one click. The algorithm stays this splitter's (sizes in its units).
     framework_defaults: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
@@ -85,6 +67,7 @@ class Splitter(Configurable):
 
     def split(self, documents: Sequence[Document]) -> list[Node]:
         nodes: list[Node] = []
+        # Nodes form no reference cycles: the collector's rescans of them only cost time (fast/gc_pause.py).
         with gc_paused():
             for document in documents:
                 nodes.extend(self.split_document(document))
@@ -103,30 +86,104 @@ class Splitter(Configurable):
 
     @property
     def size_limit(self) -> int | None:
-        """The chunk size a node should not exceed (in :attr:`size_unit`), if the splitter has one."""
-        return getattr(self, "chunk_size", None)
+        """The size no node should exceed, in :attr:`size_unit` (the metrics flag nodes over it); None: no limit."""
+        return None
 
     @property
-    def size_unit(self) -> str:
-        return getattr(self, "tokenizer", "characters")
+    def size_unit(self) -> str | SizeFn:
+        """What sizes count: a tokenizer's name, or the caller's size function."""
+        return "characters"
 
     @property
     def overlap_limit(self) -> int | None:
-        """The most :attr:`size_unit` units two consecutive nodes may share, if the splitter bounds it."""
-        return getattr(self, "chunk_overlap", None)
+        """The most :attr:`size_unit` units two consecutive nodes may share; None when the splitter does not bound it."""
+        return None
+
+    @property
+    def level_sizes(self) -> tuple[int, ...]:
+        """The size limit of each level of nodes, largest first (the node-count estimate adds them up)."""
+        return (self.size_limit,) if self.size_limit else ()
+
+    def llamaindex(self, code: CodeSnippet) -> str:
+        """The LlamaIndex node parser that does this splitter's job, as Python; notes say where it differs.
+
+        Without an equivalent (a plugin), a SentenceSplitter at this splitter's size stands in
+        (at LlamaIndex's defaults, 1024 and 20, when it has no size).
+        """
+        code.note("this splitter is a ChunkScope plugin with no LlamaIndex equivalent; SentenceSplitter stands in.")
+        code.use("from llama_index.core.node_parser import SentenceSplitter")
+        size, overlap = self._stand_in_sizes(1024, 20)
+        return call("SentenceSplitter", chunk_size=size, chunk_overlap=overlap)
+
+    def langchain(self, code: CodeSnippet) -> str:
+        """The LangChain lines that cut ``documents`` into ``chunks``; notes say where they differ.
+
+        Without an equivalent (a plugin), a RecursiveCharacterTextSplitter at this splitter's
+        size stands in (at the character splitter's defaults when it has no size).
+        """
+        code.note(
+            "this splitter is a ChunkScope plugin with no LangChain equivalent; RecursiveCharacterTextSplitter stands in."
+        )
+        size, overlap = self._stand_in_sizes(SizedSplitter.chunk_size, SizedSplitter.chunk_overlap)
+        return split_with(langchain_recursive(code, size, overlap))
+
+    def _stand_in_sizes(self, chunk_size: int, chunk_overlap: int) -> tuple[int, int]:
+        """This splitter's size and overlap for a stand-in; the given ones where it has none."""
+        if self.size_limit is None:
+            return chunk_size, chunk_overlap
+        return self.size_limit, chunk_overlap if self.overlap_limit is None else self.overlap_limit
+
+
+# Sizing is declared once: every splitter's chunk_size, chunk_overlap and tokenizer come from these,
+# with the splitter's own default (and, for chunk_size, whether 0 is allowed to mean "no limit").
+MAX_CHUNK_SIZE = 1_000_000
+
+
+def chunk_size_param(default: int, *, ge: int = 1) -> Any:
+    """The ``chunk_size`` parameter; ``ge=0`` lets 0 mean no limit."""
+    no_limit = "; 0 means no limit" if ge == 0 else ""
+    return param(default, f"Largest chunk, in the tokenizer's units{no_limit}.", ge=ge, le=MAX_CHUNK_SIZE)
+
+
+def chunk_overlap_param(default: int) -> Any:
+    """The ``chunk_overlap`` parameter."""
+    return param(
+        default,
+        "Units consecutive chunks share, in the tokenizer's units; below the chunk size.",
+        ge=0,
+        le=MAX_CHUNK_SIZE,
+    )
+
+
+def tokenizer_param(default: str, *, advanced: bool = False) -> Any:
+    """The ``tokenizer`` parameter: a name in configs; from Python, any ``Callable[[str], int]`` as well."""
+    return param(
+        default,
+        "What sizes count: characters, whitespace words, or the embedding model's tokens.",
+        choices=TOKENIZER_NAMES,
+        advanced=advanced,
+    )
 
 
 @dataclass(frozen=True)
 class SizedSplitter(Splitter):
     """A splitter that packs text into chunks of at most ``chunk_size`` tokens."""
 
-    chunk_size: int = param(1000, "Largest chunk, in the chosen tokenizer's units.", ge=1, le=1_000_000)
-    chunk_overlap: int = param(200, "Units shared by consecutive chunks; below chunk_size.", ge=0, le=1_000_000)
-    tokenizer: str = param(
-        "characters",
-        "What sizes count: characters, whitespace words, or the embedding model's tokens.",
-        choices=TOKENIZER_NAMES,
-    )
+    chunk_size: int = chunk_size_param(1000)
+    chunk_overlap: int = chunk_overlap_param(200)
+    tokenizer: str | SizeFn = tokenizer_param("characters")
+
+    @property
+    def size_limit(self) -> int | None:
+        return self.chunk_size
+
+    @property
+    def size_unit(self) -> str | SizeFn:
+        return self.tokenizer
+
+    @property
+    def overlap_limit(self) -> int | None:
+        return self.chunk_overlap
 
     def validate(self) -> None:
         from core.errors import ConfigError
@@ -242,55 +299,39 @@ class _TableIndex:
         return None
 
 
-def merge_pieces(
-    pieces: Sequence[tuple[int, int]],
-    sizes: Sequence[int],
-    chunk_size: int,
-    chunk_overlap: int,
-    text: str,
+def merge_pieces_plainly(
+    pieces: Sequence[tuple[int, int]], sizes: Sequence[int], chunk_size: int, chunk_overlap: int, text: str
 ) -> list[Span]:
-    """Greedily pack consecutive pieces into chunks of at most ``chunk_size``.
+    """Greedily pack consecutive pieces into chunks of at most ``chunk_size``: the rule, step by step.
 
     ``pieces`` are consecutive spans; ``sizes`` their sizes in tokens. A chunk's
-    size is the sum of its pieces' sizes. A new chunk starts with the trailing
-    pieces of the previous one whose total is at most ``chunk_overlap``. A piece
-    larger than ``chunk_size`` becomes a chunk on its own (an indivisible unit).
-    Chunks are trimmed of surrounding whitespace; whitespace-only chunks vanish.
+    size is the sum of its pieces' sizes. A new chunk starts with the longest run
+    of the previous one's trailing pieces that holds at most ``chunk_overlap`` and
+    leaves room for the next piece. A piece larger than ``chunk_size`` becomes a
+    chunk on its own (an indivisible unit). Chunks are trimmed of surrounding
+    whitespace; whitespace-only chunks, and chunks ending where the last one did,
+    vanish. The splitters call :func:`core.splitters.fast.packing.merge_pieces`,
+    the same chunks found by bisection.
     """
     spans: list[Span] = []
-    append = spans.append
-    n = len(pieces)
-    # prefix[i] = sizes[0] + ... + sizes[i-1]; sizes are never negative, so the greedy
-    # run from ``first`` ends at the last piece whose prefix stays within the budget.
-    prefix = [0, *accumulate(sizes)]
-    first = 0
-    previous_end = -1
-    # This loop runs once per chunk; trim_span is inlined and spans are made without
-    # NamedTuple's Python-level __new__, which together were a third of its time.
-    while first < n:
-        last = bisect_right(prefix, prefix[first] + chunk_size, first + 1, n + 1) - 2
-        if last < first:
-            last = first
-        start, end = pieces[first][0], pieces[last][1]
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start < end and end > previous_end:
-            append(_new_span(Span, (start, end, None)))
-            previous_end = end
-        if last + 1 >= n:
+    first, previous_end = 0, -1
+    while first < len(pieces):
+        last = first
+        while last + 1 < len(pieces) and sum(sizes[first : last + 2]) <= chunk_size:
+            last += 1
+        trimmed = trim_span(text, pieces[first][0], pieces[last][1])
+        if trimmed is not None and trimmed[1] > previous_end:
+            spans.append(Span(*trimmed))
+            previous_end = trimmed[1]
+        if last + 1 == len(pieces):
             break
-        # The next chunk starts with the longest run of trailing pieces ``j..last`` (j > first,
-        # so it always moves forward) that holds at most chunk_overlap and still leaves room
-        # for piece ``last + 1``: both bounds say prefix[j] is at least some value, so the
-        # smallest such j is found by bisection (last + 1 when there is none).
-        floor = max(prefix[last + 1] - chunk_overlap, prefix[last + 2] - chunk_size)
-        first = bisect_left(prefix, floor, first + 1, last + 1)
+        # Always forward: the next chunk starts after this one's first piece.
+        first += 1
+        while first <= last and (
+            sum(sizes[first : last + 1]) > chunk_overlap or sum(sizes[first : last + 2]) > chunk_size
+        ):
+            first += 1
     return spans
-
-
-_new_span = tuple.__new__
 
 
 class CutGuard:
@@ -355,134 +396,10 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (start, end) if start < end else None
 
 
-class TokenIndex:
-    """Sizes of any spans of one text, from a single pass of the tokenizer over it.
-
-    A span's size is the number of the text's tokens that overlap it. For
-    pieces cut between words this is exactly the tokens of the piece's own
-    text; where a cut falls inside a word, the word's tokens count for both
-    pieces, so a size never undercounts what the piece's text would tokenize
-    to. The text is tokenized in blocks cut just before whitespace (tokenizers
-    do not join tokens across whitespace, and one very long string is slower
-    to encode than the same text in blocks).
-
-    An index never changes once built, so :meth:`shared` hands the same one to
-    every split of a text (and to the metrics): a Chunks page rerun with a new
-    chunk_size then skips the whole-document tokenizer pass.
-    """
-
-    BLOCK = 4096
-    BATCH = 16
-    # From this many pieces on, count_many bisects with numpy (below it, the Python loop is as fast).
-    VECTOR_FROM = 8
-
-    def __init__(self, tokenizer: Tokenizer, text: str) -> None:
-        self.by_length = tokenizer.name == "characters"
-        # Machine integers, not lists of ints: a quarter of the memory, the same bisection speed,
-        # and numpy reads them without a copy (:meth:`columns`).
-        self.starts = array("q")
-        self.ends = array("q")
-        self._columns: tuple[Any, Any] | None = None
-        if self.by_length:
-            return
-        positions = [0]
-        while positions[-1] < len(text):
-            positions.append(_next_whitespace(text, positions[-1] + self.BLOCK))
-        # A tokenizer that releases the GIL (the model's) gets the text in consecutive runs of
-        # blocks, one run per thread: each thread encodes and collects its own run, so its
-        # Python work overlaps the other's encoding (1 MB: 0.49 s -> 0.27 s wall on two cores).
-        blocks = len(positions) - 1
-        workers = min(parallel_workers(len(text)), blocks) if getattr(tokenizer, "parallel", False) else 1
-        cuts = [blocks * n // max(workers, 1) for n in range(workers + 1)]
-        runs = in_parallel(
-            [partial(self._columns_of, tokenizer, text, positions[a : b + 1]) for a, b in pairwise(cuts)]
-        )
-        for run_starts, run_ends in runs:
-            self.starts.extend(run_starts)
-            self.ends.extend(run_ends)
-
-    @classmethod
-    def _columns_of(cls, tokenizer: Tokenizer, text: str, positions: list[int]) -> tuple[array, array]:
-        """Token starts and ends of ``text[positions[0]:positions[-1]]``, tokenized block by block."""
-        starts, ends = array("q"), array("q")
-        # Blocks go to the tokenizer in batches: one call per batch, and only a batch's
-        # encodings held at once (a whole megabyte's would add ~20 MB at the peak).
-        for first in range(0, len(positions) - 1, cls.BATCH):
-            batch = positions[first : first + cls.BATCH + 1]
-            blocks = [text[a:b] for a, b in pairwise(batch)]
-            for position, (block_starts, block_ends) in zip(batch, tokenizer.span_columns(blocks), strict=False):
-                starts.extend(map(add, block_starts, repeat(position)))
-                ends.extend(map(add, block_ends, repeat(position)))
-        return starts, ends
-
-    @classmethod
-    def shared(cls, tokenizer: Tokenizer, text: str) -> TokenIndex:
-        """The index of ``text`` under ``tokenizer``, built once and kept for the last few texts.
-
-        Keyed by the tokenizer object and the text itself (equal strings, so
-        never a stale index); bounded by :data:`TOKEN_INDEXES`. Two threads
-        asking for a new text at once may both build it; one index is kept.
-        With reuse turned off (:func:`reuse_token_indexes`) every call builds afresh.
-        """
-        if tokenizer.name == "characters" or not _REUSE_TOKEN_INDEXES[0]:
-            return cls(tokenizer, text)
-        key = (tokenizer, text)
-        index = TOKEN_INDEXES.get(key)
-        if index is None:
-            index = TOKEN_INDEXES.put(key, cls(tokenizer, text), max(len(text), 1))
-        return index
-
-    def columns(self) -> tuple[Any, Any]:
-        """Token starts and ends as read-only int64 numpy arrays sharing this index's memory."""
-        if self._columns is None:
-            import numpy as np
-
-            starts, ends = np.frombuffer(self.starts, dtype=np.int64), np.frombuffer(self.ends, dtype=np.int64)
-            starts.flags.writeable = ends.flags.writeable = False
-            self._columns = (starts, ends)
-        return self._columns
-
-    def count(self, start: int, end: int) -> int:
-        if self.by_length:
-            return end - start
-        # Tokens are in order: those ending by ``start`` are a prefix of those starting before ``end``.
-        return max(bisect_left(self.starts, end) - bisect_right(self.ends, start), 0)
-
-    def count_many(self, pieces: Sequence[tuple[int, int]]) -> list[int]:
-        if self.by_length or len(pieces) < self.VECTOR_FROM:
-            return [self.count(start, end) for start, end in pieces]
-        # Many pieces: both bisections for all of them at once (14,389 sentences of 1 MB: 17.5 -> 3.4 ms).
-        import numpy as np
-
-        token_starts, token_ends = self.columns()
-        bounds = np.fromiter((x for piece in pieces for x in piece[:2]), dtype=np.int64, count=2 * len(pieces))
-        before_end = np.searchsorted(token_starts, bounds[1::2], "left")
-        ended = np.searchsorted(token_ends, bounds[0::2], "right")
-        return np.maximum(before_end - ended, 0).tolist()
-
-
-# Token indexes of the last few texts split or measured: at most 8 texts and 8 million characters
-# (an index holds 16 bytes per token, about 4 per character of English, besides the text it keeps alive).
-TOKEN_INDEXES = Memo(8_000_000, max_entries=8)
-_REUSE_TOKEN_INDEXES = [True]
-
-
-def reuse_token_indexes(enabled: bool) -> None:
-    """Turn reuse of token indexes across splits on or off (off also forgets those kept).
-
-    Benchmarks that split the same text repeatedly turn it off, so each split
-    pays for its own tokenizer pass as a split of a new document would.
-    """
-    _REUSE_TOKEN_INDEXES[0] = enabled
-    TOKEN_INDEXES.clear()
-
-
-def _next_whitespace(text: str, position: int) -> int:
-    """The first block break (whitespace) at or after ``position`` (or the end of the text)."""
-    if position >= len(text):
-        return len(text)
-    match = _BLOCK_BREAK.search(text, position)
-    return match.start() if match else len(text)
+@lru_cache(maxsize=64)
+def literal_pattern(literal: str) -> re.Pattern[str]:
+    """The compiled pattern that finds ``literal`` (a separator, not a regex)."""
+    return re.compile(re.escape(literal))
 
 
 def piece_sizes(tokenizer: Tokenizer, text: str, pieces: Sequence[tuple[int, int]]) -> list[int]:
@@ -490,6 +407,3 @@ def piece_sizes(tokenizer: Tokenizer, text: str, pieces: Sequence[tuple[int, int
     if tokenizer.name == "characters":
         return [end - start for start, end in pieces]
     return tokenizer.count_many([text[start:end] for start, end in pieces])
-
-
-SizeFn = Callable[[str], int]

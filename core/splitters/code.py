@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.codegen import CodeSnippet, call, langchain_recursive, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
@@ -32,7 +33,9 @@ class CodeSplitter(Splitter):
     name = "code"
     summary = "Whole lines of code per chunk (chunk_lines, max_chars), cut before top-level definitions."
 
-    chunk_lines: int = param(40, "Most lines in a chunk (line-based, like LlamaIndex's CodeSplitter without tree-sitter).", ge=1, le=100_000)
+    chunk_lines: int = param(
+        40, "Most lines in a chunk (line-based, like LlamaIndex's CodeSplitter without tree-sitter).", ge=1, le=100_000
+    )
     chunk_lines_overlap: int = param(15, "Lines shared by consecutive chunks; below chunk_lines.", ge=0, le=100_000)
     max_chars: int = param(1500, "Most characters in a chunk; only a longer single line is cut.", ge=1, le=1_000_000)
 
@@ -47,9 +50,24 @@ class CodeSplitter(Splitter):
     def size_limit(self) -> int | None:
         return self.max_chars
 
-    @property
-    def size_unit(self) -> str:
-        return "characters"
+    def llamaindex(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import CodeSplitter")
+        code.note("code: CodeSplitter cuts along a tree-sitter syntax tree (pip install tree-sitter-language-pack).")
+        code.note(
+            "code: ChunkScope takes each file's language from its extension; CodeSplitter needs one language, "
+            "so set language= to your files' language (python here)."
+        )
+        return call(
+            "CodeSplitter",
+            language="python",
+            chunk_lines=self.chunk_lines,
+            chunk_lines_overlap=self.chunk_lines_overlap,
+            max_chars=self.max_chars,
+        )
+
+    def langchain(self, code: CodeSnippet) -> str:
+        code.note("code: LangChain splits code by language-specific separators, not by lines with a line budget.")
+        return split_with(langchain_recursive(code, self.max_chars, 0, language="python"))
 
     def spans(self, document: Document) -> list[Span]:
         text = document.text

@@ -16,12 +16,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from core.codegen import Code, CodeSnippet, call, indent, langchain_recursive, llamaindex_tokenizer
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
-from core.splitters.base import Span, Splitter, build_nodes, link_chain
+from core.splitters.base import (
+    MAX_CHUNK_SIZE,
+    Span,
+    Splitter,
+    build_nodes,
+    chunk_overlap_param,
+    link_chain,
+    tokenizer_param,
+)
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import TOKENIZER_NAMES
+from core.tokenizers import SizeFn
 
 
 @SPLITTERS.register
@@ -31,16 +40,14 @@ class HierarchicalSplitter(Splitter):
 
     name = "hierarchical"
     summary = "The same text at several chunk sizes (e.g. 2048, 512, 128 tokens), children linked to parents."
+    has_levels = True
 
     chunk_sizes: tuple[int, ...] = param(
-        (2048, 512, 128), "Chunk size of each level, largest first (root level first).", ge=1, le=1_000_000
+        (2048, 512, 128), "Chunk size of each level, largest first (root level first).", ge=1, le=MAX_CHUNK_SIZE
     )
-    chunk_overlap: int = param(20, "Units shared by consecutive chunks of one parent; below every chunk size.", ge=0)
-    tokenizer: str = param(
-        "model",
-        "What sizes count: characters, whitespace words, or the embedding model's tokens.",
-        choices=TOKENIZER_NAMES,
-    )
+    # Between consecutive chunks of one parent, at every level.
+    chunk_overlap: int = chunk_overlap_param(20)
+    tokenizer: str | SizeFn = tokenizer_param("model")
     metadata_aware: bool = param(
         True, "Leave room in every chunk for the document's metadata as readers see it (as LlamaIndex does)."
     )
@@ -66,9 +73,60 @@ class HierarchicalSplitter(Splitter):
         """The root level's size: no node at any level is bigger."""
         return self.chunk_sizes[0]
 
-    def level_size_limit(self, level: int) -> int:
-        """The chunk size of one level (0 = roots)."""
-        return self.chunk_sizes[level]
+    @property
+    def size_unit(self) -> str | SizeFn:
+        return self.tokenizer
+
+    @property
+    def overlap_limit(self) -> int | None:
+        return self.chunk_overlap
+
+    @property
+    def level_sizes(self) -> tuple[int, ...]:
+        return self.chunk_sizes
+
+    def llamaindex(self, code: CodeSnippet) -> str:
+        code.use(
+            "from llama_index.core.node_parser import HierarchicalNodeParser",
+            "from llama_index.core.node_parser import SentenceSplitter",
+        )
+        tokenizer = llamaindex_tokenizer(code, self.tokenizer)
+        ids = [f"chunk_size_{size}" for size in self.chunk_sizes]
+        parsers = "".join(
+            f"    {ident!r}: SentenceSplitter(chunk_size={size}, chunk_overlap={self.chunk_overlap}, "
+            f"tokenizer={tokenizer}),\n"
+            for ident, size in zip(ids, self.chunk_sizes, strict=True)
+        )
+        return call(
+            "HierarchicalNodeParser.from_defaults",
+            node_parser_ids=ids,
+            node_parser_map=Code("{\n" + parsers + "}"),
+        )
+
+    def langchain(self, code: CodeSnippet) -> str:
+        code.note(
+            "hierarchical: LangChain has no hierarchical node parser (ParentDocumentRetriever covers two levels "
+            "with a vector store); the loop below splits each level's chunks with the next size and records the parent."
+        )
+        splitters = ",\n    ".join(
+            indent(langchain_recursive(code, size, min(self.chunk_overlap, size - 1), self.tokenizer))
+            for size in self.chunk_sizes
+        )
+        return "\n".join(
+            [
+                f"levels = [\n    {splitters},\n]",
+                "parents, all_chunks = documents, []",
+                "for level, splitter in enumerate(levels):",
+                "    children = []",
+                "    for parent_index, parent in enumerate(parents):",
+                "        for child in splitter.split_documents([parent]):",
+                "            child.metadata.update(level=level, parent=parent_index if level else None)",
+                "            children.append(child)",
+                "    all_chunks += children",
+                "    parents = children",
+                "chunks = parents  # the smallest level, which ChunkScope retrieves over",
+            ]
+        )
 
     def level_splitter(self, level: int) -> Splitter:
         """The sentence splitter that cuts the nodes of ``level``."""

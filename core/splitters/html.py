@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.codegen import CodeSnippet, call
 from core.params import param
 from core.splitters.markdown import SectionSplitter, validate_heading_tags
 from core.splitters.registry import SPLITTERS
@@ -27,12 +28,32 @@ class HTMLSplitter(SectionSplitter):
     name = "html"
     summary = "One node per section of an HTML page, cut at the chosen heading tags, with its header path."
 
-    headings_to_split_on: tuple[str, ...] = param(
-        ("h1", "h2", "h3"), "Heading tags that start a new node (h1 to h6)."
-    )
+    headings_to_split_on: tuple[str, ...] = param(("h1", "h2", "h3"), "Heading tags that start a new node (h1 to h6).")
 
     def validate(self) -> None:
         validate_heading_tags(self.name, self.headings_to_split_on)
 
     def split_levels(self) -> set[int]:
         return validate_heading_tags(self.name, self.headings_to_split_on)
+
+    def llamaindex(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import HTMLNodeParser")
+        code.note(
+            "html: HTMLNodeParser makes a node per matching tag of the raw HTML; ChunkScope makes a node per "
+            "heading section of the page's visible text."
+        )
+        return call("HTMLNodeParser", tags=[*self.headings_to_split_on, "p", "li", "section"])
+
+    def langchain(self, code: CodeSnippet) -> str:
+        code.use("from langchain_text_splitters import HTMLHeaderTextSplitter")
+        code.note("html: HTMLHeaderTextSplitter reads the raw HTML; ChunkScope splits the page's visible text.")
+        headers = [(tag, f"Header {tag[1:]}") for tag in self.headings_to_split_on]
+        return (
+            f"html_splitter = {call('HTMLHeaderTextSplitter', headers_to_split_on=headers)}\n\n"
+            "chunks = [\n"
+            "    Document(page_content=section.page_content, metadata={**document.metadata, **section.metadata})\n"
+            "    for document in documents\n"
+            "    if document.metadata['file_name'].endswith('.html')\n"
+            "    for section in html_splitter.split_text(document.page_content)\n"
+            "]"
+        )

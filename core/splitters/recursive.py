@@ -19,21 +19,37 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-# The parser behind ``re`` (Python 3.11+), used only to inspect a pattern's structure.
+# The parser behind ``re`` (Python 3.11+), used only to check a user's pattern for shapes that backtrack.
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Literal
 
 import regex
 
+from core.codegen import CodeSnippet, call, langchain_recursive, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
-from core.splitters.base import CutGuard, SizedSplitter, Span, merge_pieces, piece_sizes, protected_cuts, trim_span
+from core.splitters.base import CutGuard, SizedSplitter, Span, piece_sizes, protected_cuts, trim_span
+from core.splitters.fast.literal_cuts import literal_of, literal_pieces
+from core.splitters.fast.packing import merge_pieces
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import Tokenizer
 
-LANGUAGES = ("none", "python", "javascript", "typescript", "markdown", "html", "java", "go", "rust", "c", "cpp", "latex")
+LANGUAGES = (
+    "none",
+    "python",
+    "javascript",
+    "typescript",
+    "markdown",
+    "html",
+    "java",
+    "go",
+    "rust",
+    "c",
+    "cpp",
+    "latex",
+)
 
 # Each preset is a list of regexes, most structural first; every list ends with
 # blank lines, lines, spaces and (implicitly) single characters. The cut falls
@@ -58,7 +74,9 @@ PRESETS: dict[str, list[str]] = {
         *_TAIL,
     ],
     "typescript": [
-        r"\n(?=" + _JS_DECL + r"|(?:export[ \t]+)?(?:declare[ \t]+)?(?:abstract[ \t]+class|interface|type|enum|namespace)\b)",
+        r"\n(?="
+        + _JS_DECL
+        + r"|(?:export[ \t]+)?(?:declare[ \t]+)?(?:abstract[ \t]+class|interface|type|enum|namespace)\b)",
         r"\n(?=(?:export[ \t]+)?(?:const|let|var)\b)",
         r"\n(?=[ \t]*(?:if|for|while|switch|try|return)\b)",
         *_TAIL,
@@ -170,9 +188,7 @@ class RecursiveSplitter(SizedSplitter):
         if not self.separators:
             return
         if self.language != "none":
-            raise ConfigError(
-                f"{self.name}: set either language ({self.language}) or separators, not both"
-            )
+            raise ConfigError(f"{self.name}: set either language ({self.language}) or separators, not both")
         if len(self.separators) > MAX_SEPARATORS:
             raise ConfigError(f"{self.name}: separators holds {len(self.separators)} entries, at most {MAX_SEPARATORS}")
         for separator in self.separators:
@@ -201,6 +217,29 @@ class RecursiveSplitter(SizedSplitter):
         )
         return splitter.chunks(0, len(text), self.separator_patterns())
 
+    def llamaindex(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import LangchainNodeParser")
+        code.note(
+            "recursive: LlamaIndex has no recursive character splitter of its own; LangchainNodeParser wraps "
+            "LangChain's RecursiveCharacterTextSplitter (pip install langchain-text-splitters)."
+        )
+        return call("LangchainNodeParser", self._langchain_splitter(code))
+
+    def langchain(self, code: CodeSnippet) -> str:
+        return split_with(self._langchain_splitter(code))
+
+    def _langchain_splitter(self, code: CodeSnippet) -> str:
+        return langchain_recursive(
+            code,
+            self.chunk_size,
+            self.chunk_overlap,
+            self.tokenizer,
+            language=self.language,
+            separators=self.separators,
+            is_separator_regex=self.is_separator_regex,
+            keep_separator=self.keep_separator,
+        )
+
 
 @dataclass
 class _Recursion:
@@ -220,9 +259,10 @@ class _Recursion:
         pieces: list[tuple[int, int]] = []
         rest: Sequence[regex.Pattern[str]] | None = None  # None: nothing finer is left
         for i, separator in enumerate(separators):
-            literal = _literal(separator.pattern) if not self.guard else None
+            # A plain string with no row to guard is cut in C (fast.literal_cuts), with the same pieces.
+            literal = literal_of(separator.pattern) if not self.guard else None
             if literal:
-                pieces = _literal_pieces(self.text, start, end, literal, self.keep_at_start)
+                pieces = literal_pieces(self.text, start, end, literal, self.keep_at_start)
             else:
                 pieces = self.guard.pieces(start, end, self.cuts(separator, start, end))
             if len(pieces) > 1:
@@ -275,43 +315,6 @@ def _compile(language: str, separators: tuple[str, ...], is_regex: bool) -> list
     else:
         sources = PRESETS[language]
     return [regex.compile(source, regex.VERSION0) for source in sources if source]
-
-
-@lru_cache(maxsize=256)
-def _literal(pattern: str) -> str | None:
-    """The plain string a pattern matches, if it is one (as the default ``\\n\\n``, ``\\n``, `` `` are)."""
-    try:
-        parsed = sre_parse.parse(pattern)
-    except (re.error, RecursionError, OverflowError):
-        return None
-    if parsed.state.flags & re.IGNORECASE or not all(op is sre_constants.LITERAL for op, _ in parsed):
-        return None
-    return "".join(chr(code) for _, code in parsed) or None
-
-
-def _literal_pieces(text: str, start: int, end: int, literal: str, keep_at_start: bool) -> list[tuple[int, int]]:
-    """The pieces the cuts at each occurrence of ``literal`` in ``text[start:end]`` make (no guard).
-
-    Equal to cutting at the regex matches: one C-level scan for the literal, keeping
-    only the positions (no copies of the text, unlike ``str.split``).
-    """
-    matches = _literal_pattern(literal).finditer(text, start, end)
-    if keep_at_start:  # a cut where each occurrence starts; no empty first piece
-        cuts = [match.start() for match in matches]
-        if cuts and cuts[0] == start:
-            del cuts[0]
-    else:  # a cut just after each occurrence; no empty last piece
-        cuts = [match.end() for match in matches]
-        if cuts and cuts[-1] == end:
-            del cuts[-1]
-    if not cuts:
-        return [(start, end)]
-    return list(zip([start, *cuts], [*cuts, end], strict=True))
-
-
-@lru_cache(maxsize=64)
-def _literal_pattern(literal: str) -> re.Pattern[str]:
-    return re.compile(re.escape(literal))
 
 
 def _unescape(separator: str) -> str:

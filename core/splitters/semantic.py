@@ -38,13 +38,14 @@ from typing import Literal
 
 import numpy as np
 
+from core.codegen import Code, CodeSnippet, call, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
-from core.splitters.base import Span, Splitter, trim_span
+from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param, trim_span
 from core.splitters.markdown import WORD_CUTS, fit_pieces
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import TOKENIZER_NAMES, get_tokenizer
+from core.tokenizers import SizeFn, get_tokenizer
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 Progress = Callable[[int, int], None]
@@ -91,6 +92,7 @@ class SemanticSplitter(Splitter):
 
     name = "semantic"
     embeds_text = True
+    has_breakpoint_curve = True
     summary = "Cut where the embeddings of neighbouring sentences drift apart (percentile, std dev, IQR, gradient)."
 
     buffer_size: int = param(1, "Sentences on each side joined to a sentence before embedding it.", ge=0, le=20)
@@ -103,14 +105,9 @@ class SemanticSplitter(Splitter):
         "interquartile 1.5, gradient 95).",
         ge=0,
     )
-    max_chunk_size: int = param(
-        0, "Largest node, in the tokenizer's units; bigger groups are cut at sentences (0 = no limit).", ge=0,
-        le=1_000_000,
-    )
-    tokenizer: str = param(
-        "characters", "What max_chunk_size counts: characters, whitespace words, or model tokens.",
-        choices=TOKENIZER_NAMES, advanced=True,
-    )
+    # Bigger groups are cut at sentences.
+    max_chunk_size: int = chunk_size_param(0, ge=0)
+    tokenizer: str | SizeFn = tokenizer_param("characters", advanced=True)
     embed_fn: EmbedFn | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def validate(self) -> None:
@@ -129,8 +126,54 @@ class SemanticSplitter(Splitter):
         return self.max_chunk_size or None
 
     @property
+    def size_unit(self) -> str | SizeFn:
+        return self.tokenizer
+
+    @property
     def overlap_limit(self) -> int | None:
         return 0
+
+    def llamaindex(self, code: CodeSnippet) -> str:
+        code.use(
+            "from llama_index.core.node_parser import SemanticSplitterNodeParser",
+            "from llama_index.embeddings.huggingface import HuggingFaceEmbedding",
+        )
+        code.needs_model = True
+        amount = self.breakpoint_amount
+        if self.breakpoint_type != "percentile":
+            code.note(
+                f"semantic: LlamaIndex only breaks at a percentile of the distances; ChunkScope used "
+                f"{self.breakpoint_type}, so this uses the 95th percentile."
+            )
+            amount = None
+        if self.max_chunk_size:
+            code.note("semantic: SemanticSplitterNodeParser has no max_chunk_size; long groups stay whole.")
+        return call(
+            "SemanticSplitterNodeParser.from_defaults",
+            embed_model=Code("HuggingFaceEmbedding(model_name=EMBED_MODEL)"),
+            buffer_size=self.buffer_size,
+            # LlamaIndex's own default percentile.
+            breakpoint_percentile_threshold=amount if amount is not None else 95,
+        )
+
+    def langchain(self, code: CodeSnippet) -> str:
+        code.use(
+            "from langchain_experimental.text_splitter import SemanticChunker",
+            "from langchain_huggingface import HuggingFaceEmbeddings",
+        )
+        code.install += " langchain-experimental"
+        code.needs_model = True
+        if self.max_chunk_size:
+            code.note("semantic: SemanticChunker has no max_chunk_size; long groups stay whole.")
+        amount = {} if self.breakpoint_amount is None else {"breakpoint_threshold_amount": self.breakpoint_amount}
+        chunker = call(
+            "SemanticChunker",
+            Code("HuggingFaceEmbeddings(model_name=EMBED_MODEL)"),
+            buffer_size=self.buffer_size,
+            breakpoint_threshold_type=self.breakpoint_type,
+            **amount,
+        )
+        return split_with(chunker)
 
     def with_embedder(self, embed: EmbedFn) -> SemanticSplitter:
         """A copy that embeds with ``embed`` instead of the model (for tests and other models)."""
@@ -195,9 +238,7 @@ class SemanticSplitter(Splitter):
         return get_embedder().embed(texts, progress=progress)
 
 
-def breakpoint_threshold(
-    distances: np.ndarray, breakpoint_type: str, amount: float
-) -> tuple[np.ndarray, float | None]:
+def breakpoint_threshold(distances: np.ndarray, breakpoint_type: str, amount: float) -> tuple[np.ndarray, float | None]:
     """The scores compared with the threshold, and the threshold, for one breakpoint type."""
     distances = np.asarray(distances, dtype=float)
     if distances.size == 0:

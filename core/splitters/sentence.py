@@ -8,7 +8,7 @@ then packed greedily; a new chunk begins with whole trailing pieces of the
 previous one, at most ``chunk_overlap`` tokens. A separator stays with the piece
 after it, as in LlamaIndex.
 
-Speed: the text is tokenized once (:class:`TokenIndex`, shared by later splits of
+Speed: the text is tokenized once (:mod:`core.splitters.fast.token_index`, shared by later splits of
 the same text with the same tokenizer, e.g. at another chunk_size); a piece's size is
 the number of tokens overlapping it, found by bisection, and a chunk's size is
 the sum of its pieces' sizes. Nothing is tokenized twice, at any level or
@@ -23,13 +23,25 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from core.codegen import CodeSnippet, call, langchain_recursive, llamaindex_tokenizer, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, MetadataMode
 from core.segmentation import sentence_spans_within
-from core.splitters.base import CutGuard, SizedSplitter, Span, TokenIndex, merge_pieces, protected_cuts
+from core.splitters.base import (
+    CutGuard,
+    SizedSplitter,
+    Span,
+    chunk_overlap_param,
+    chunk_size_param,
+    piece_sizes,
+    protected_cuts,
+    tokenizer_param,
+)
+from core.splitters.fast.packing import merge_pieces
+from core.splitters.fast.token_index import TokenIndex
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import TOKENIZER_NAMES, Tokenizer
+from core.tokenizers import FunctionTokenizer, SizeFn, Tokenizer
 
 # LlamaIndex's secondary chunking regex, ``[^,.;。？！]+[,.;。？！]?``, cuts just
 # after each of these characters.
@@ -54,25 +66,11 @@ class SentenceSplitter(SizedSplitter):
     framework_defaults = {"LlamaIndex SentenceSplitter": {"chunk_size": 1024, "chunk_overlap": 200}}
 
     # The default fits the shipped embedding model: all-MiniLM-L6-v2 reads 256 tokens, 254 of them text,
-    # and metadata_aware keeps a chunk and its metadata within chunk_size.
-    chunk_size: int = param(
-        250,
-        "Largest chunk, in tokens. The default fits all-MiniLM-L6-v2's 256-token window; LlamaIndex's is 1024.",
-        ge=1,
-        le=1_000_000,
-    )
-    chunk_overlap: int = param(
-        50,
-        "Tokens of whole trailing sentences or clauses repeated at the start of the next chunk "
-        "(shrunk when it would overflow the chunk; LlamaIndex lets the chunk grow instead).",
-        ge=0,
-        le=1_000_000,
-    )
-    tokenizer: str = param(
-        "model",
-        "What sizes count: characters, whitespace words, or the embedding model's tokens (default).",
-        choices=TOKENIZER_NAMES,
-    )
+    # and metadata_aware keeps a chunk and its metadata within chunk_size (LlamaIndex's default is 1024).
+    chunk_size: int = chunk_size_param(250)
+    # The overlap is whole trailing sentences or clauses, shrunk when it would overflow the chunk.
+    chunk_overlap: int = chunk_overlap_param(50)
+    tokenizer: str | SizeFn = tokenizer_param("model")
     paragraph_separator: str = param(
         "\n\n\n", "Text between paragraphs, tried first (LlamaIndex's default: three newlines)."
     )
@@ -118,6 +116,38 @@ class SentenceSplitter(SizedSplitter):
         pieces, sizes = _Pieces(self, text, self.get_tokenizer(), protected_cuts(document)).fitting(budget)
         return merge_pieces(pieces, sizes, budget, self.chunk_overlap, text)
 
+    def llamaindex(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import SentenceSplitter")
+        if not self.metadata_aware:
+            code.note(
+                "sentence: LlamaIndex always shrinks the chunk budget by the metadata's length; ChunkScope ran with "
+                "metadata_aware=false, so LlamaIndex's chunks will be smaller."
+            )
+        return call(
+            "SentenceSplitter",
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer(code, self.tokenizer),
+            separator=self.separator,
+            paragraph_separator=self.paragraph_separator,
+        )
+
+    def langchain(self, code: CodeSnippet) -> str:
+        code.note(
+            "sentence: LangChain's sentence splitters (NLTKTextSplitter, SpacyTextSplitter) need downloaded "
+            "models; RecursiveCharacterTextSplitter with paragraph, line and sentence-end separators is the closest."
+        )
+        if self.metadata_aware:
+            code.note(
+                "sentence: LangChain does not shrink the chunk budget by the metadata's length as ChunkScope does."
+            )
+        separators = ["\n\n", "\n", ". ", "? ", "! ", " ", ""]
+        return split_with(
+            langchain_recursive(
+                code, self.chunk_size, self.chunk_overlap, self.tokenizer, separators=separators, keep_separator="end"
+            )
+        )
+
 
 Cutter = Callable[[str, int, int], Sequence[int]]
 
@@ -127,7 +157,12 @@ class _Pieces:
 
     def __init__(self, splitter: SentenceSplitter, text: str, tokenizer: Tokenizer, guard: CutGuard) -> None:
         self.text = text
-        self.sizes = TokenIndex.shared(tokenizer, text)
+        # A size function gives no token positions to index: each piece's own text is counted.
+        self.sizes = (
+            _TextSizes(tokenizer, text)
+            if isinstance(tokenizer, FunctionTokenizer)
+            else TokenIndex.shared(tokenizer, text)
+        )
         self.guard = guard
         paragraph, word = splitter.paragraph_separator, splitter.separator
         self.levels: list[Cutter] = [
@@ -163,6 +198,20 @@ class _Pieces:
             sizes = self.sizes.count_many(pieces)
             pending.extend((a, b, level, n) for (a, b), n in zip(reversed(pieces), reversed(sizes), strict=False))
         return [(a, b) for a, b, _ in done], [size for _, _, size in done]
+
+
+class _TextSizes:
+    """Sizes of spans of one text, each counted on its own text (as :class:`TokenIndex` sizes them from tokens)."""
+
+    def __init__(self, tokenizer: Tokenizer, text: str) -> None:
+        self.tokenizer = tokenizer
+        self.text = text
+
+    def count(self, start: int, end: int) -> int:
+        return self.tokenizer.count(self.text[start:end])
+
+    def count_many(self, pieces: Sequence[tuple[int, int]]) -> list[int]:
+        return piece_sizes(self.tokenizer, self.text, pieces)
 
 
 def _occurrences(text: str, needle: str, start: int, end: int) -> list[int]:

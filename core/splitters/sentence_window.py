@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.codegen import CodeSnippet, call
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Node
@@ -30,13 +31,17 @@ class SentenceWindowSplitter(Splitter):
 
     name = "sentence_window"
     summary = "One node per sentence, with the surrounding sentences in metadata for the LLM."
+    has_windows = True
 
-    window_size: int = param(3, "Sentences on each side of a node's sentence that its window holds (the window is the exact source "
-        "slice; LlamaIndex joins the sentences with spaces).", ge=0, le=100)
-    window_metadata_key: str = param("window", "Metadata key for the window text.", advanced=True)
-    original_text_metadata_key: str = param(
-        "original_text", "Metadata key for the node's own sentence.", advanced=True
+    window_size: int = param(
+        3,
+        "Sentences on each side of a node's sentence that its window holds (the window is the exact source "
+        "slice; LlamaIndex joins the sentences with spaces).",
+        ge=0,
+        le=100,
     )
+    window_metadata_key: str = param("window", "Metadata key for the window text.", advanced=True)
+    original_text_metadata_key: str = param("original_text", "Metadata key for the node's own sentence.", advanced=True)
 
     def validate(self) -> None:
         for key in ("window_metadata_key", "original_text_metadata_key"):
@@ -70,3 +75,36 @@ class SentenceWindowSplitter(Splitter):
             for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
                 excluded.extend(key for key in hidden if key not in excluded)
         return nodes
+
+    def llamaindex(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import SentenceWindowNodeParser")
+        code.note("sentence_window: LlamaIndex finds sentences with NLTK's punkt; ChunkScope uses blingfire.")
+        return call(
+            "SentenceWindowNodeParser.from_defaults",
+            window_size=self.window_size,
+            window_metadata_key=self.window_metadata_key,
+            original_text_metadata_key=self.original_text_metadata_key,
+        )
+
+    def langchain(self, code: CodeSnippet) -> str:
+        code.use("import re")
+        code.note(
+            "sentence_window: LangChain has no sentence-window splitter; a short function below makes one chunk per "
+            "sentence with the surrounding sentences in metadata (sentences found by a simple regex)."
+        )
+        window, window_key, original_key = self.window_size, self.window_metadata_key, self.original_text_metadata_key
+        return "\n".join(
+            [
+                "def sentence_windows(document: Document) -> list[Document]:",
+                '    sentences = [s for s in re.split(r"(?<=[.!?])\\s+|\\n\\s*\\n", document.page_content) if s.strip()]',
+                "    out = []",
+                "    for i, sentence in enumerate(sentences):",
+                f'        window = " ".join(sentences[max(0, i - {window}) : i + {window} + 1])',
+                f"        metadata = {{**document.metadata, {window_key!r}: window, {original_key!r}: sentence}}",
+                "        out.append(Document(page_content=sentence, metadata=metadata))",
+                "    return out",
+                "",
+                "",
+                "chunks = [chunk for document in documents for chunk in sentence_windows(document)]",
+            ]
+        )

@@ -10,11 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.params import param
+from core.codegen import Code, CodeSnippet, call, langchain_character, llamaindex_token_splitter, split_with
+from core.errors import ConfigError
 from core.schema import Document
-from core.splitters.base import SizedSplitter, Span, trim_span
+from core.splitters.base import (
+    SizedSplitter,
+    Span,
+    chunk_overlap_param,
+    chunk_size_param,
+    tokenizer_param,
+    trim_span,
+)
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import TOKENIZER_NAMES
+from core.tokenizers import TOKENIZER_NAMES, SizeFn
 
 
 @SPLITTERS.register
@@ -35,16 +43,17 @@ class TokenSplitter(SizedSplitter):
         "LangChain TokenTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200},
     }
 
-    chunk_size: int = param(
-        1024, "Tokens per window; a window may start inside a word (LlamaIndex packs whole words).", ge=1,
-        le=1_000_000,
-    )
-    chunk_overlap: int = param(20, "Tokens shared by consecutive windows; below chunk_size.", ge=0, le=1_000_000)
-    tokenizer: str = param(
-        "model",
-        "What a token is: a character, a whitespace word, or the embedding model's token (default).",
-        choices=TOKENIZER_NAMES,
-    )
+    chunk_size: int = chunk_size_param(1024)
+    chunk_overlap: int = chunk_overlap_param(20)
+    tokenizer: str | SizeFn = tokenizer_param("model")
+
+    def validate(self) -> None:
+        super().validate()
+        if callable(self.tokenizer):
+            raise ConfigError(
+                f"{self.name}: windows are cut between tokens, and a size function gives no token positions; "
+                f"name a tokenizer ({', '.join(TOKENIZER_NAMES)})"
+            )
 
     def spans(self, document: Document) -> list[Span]:
         text = document.text
@@ -65,3 +74,32 @@ class TokenSplitter(SizedSplitter):
             if last >= len(tokens):
                 return spans
             first += step
+
+    def llamaindex(self, code: CodeSnippet) -> str:
+        code.note(
+            "token: LlamaIndex's TokenTextSplitter first cuts on spaces and newlines, then packs words up to "
+            "chunk_size tokens; ChunkScope cuts the token sequence itself."
+        )
+        return llamaindex_token_splitter(code, self.chunk_size, self.chunk_overlap, self.tokenizer)
+
+    def langchain(self, code: CodeSnippet) -> str:
+        if self.tokenizer == "model":
+            code.use("from langchain_text_splitters import SentenceTransformersTokenTextSplitter")
+            code.needs_model = True
+            splitter = call(
+                "SentenceTransformersTokenTextSplitter",
+                model_name=Code("EMBED_MODEL"),
+                tokens_per_chunk=self.chunk_size,
+                chunk_overlap=self.chunk_overlap,
+            )
+            code.note(
+                "token: SentenceTransformersTokenTextSplitter decodes token ids back to text, so chunks may "
+                "differ from the source in spacing; ChunkScope's chunks are exact slices."
+            )
+            return split_with(splitter)
+        code.note(
+            f"token: LangChain's TokenTextSplitter counts tiktoken tokens; for {self.tokenizer} this uses "
+            "CharacterTextSplitter with the same unit."
+        )
+        separator = "" if self.tokenizer == "characters" else " "
+        return split_with(langchain_character(code, separator, self.chunk_size, self.chunk_overlap, self.tokenizer))

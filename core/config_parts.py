@@ -1,0 +1,191 @@
+"""What a PipelineConfig is made of: components from four registries, and two settings of its own.
+
+The components (splitter, loaders, extractors, postprocessors) are instances of
+registered classes, looked up by name when a config is read. The two sections
+every config has are declared here: :class:`MetadataSettings` (how metadata is
+rendered for each reader) and :class:`RetrievalSettings` (how nodes are
+retrieved for a query).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from string import Formatter
+from typing import Any, Literal
+
+from core.errors import ConfigError
+from core.params import Configurable, param
+from core.registry import Registry
+from core.schema import (
+    DEFAULT_METADATA_SEPARATOR,
+    DEFAULT_METADATA_TEMPLATE,
+    DEFAULT_TEXT_TEMPLATE,
+    METADATA_TEMPLATE_FIELDS,
+    TEXT_TEMPLATE_FIELDS,
+)
+
+DEFAULT_SPLITTER = "sentence"
+
+MetadataValue = str | int | float | bool
+
+
+# The longest template or separator accepted: a few lines of framing. With each field used
+# at most once, this bounds what a rendering adds to the node's own text and metadata.
+MAX_TEMPLATE_CHARS = 1_000
+
+
+@dataclass(frozen=True)
+class MetadataSettings(Configurable):
+    """How metadata is rendered for the LLM and the embedding model (as in LlamaIndex).
+
+    ``extra`` holds document metadata the user adds (key, value pairs); it is
+    not a declared parameter because its keys are the user's own.
+    """
+
+    name = "metadata"
+    summary = "Extra document metadata, excluded keys per reader, and the templates that render metadata."
+
+    excluded_llm_metadata_keys: tuple[str, ...] | None = param(
+        None, "Metadata keys the LLM does not see; unset keeps what the loader chose."
+    )
+    excluded_embed_metadata_keys: tuple[str, ...] | None = param(
+        None, "Metadata keys the embedding model does not see; unset keeps what the loader chose."
+    )
+    metadata_template: str = param(
+        DEFAULT_METADATA_TEMPLATE, "How one metadata pair is written; uses {key} and {value}, each at most once."
+    )
+    metadata_separator: str = param(DEFAULT_METADATA_SEPARATOR, "What goes between metadata pairs.")
+    text_template: str = param(
+        DEFAULT_TEXT_TEMPLATE, "How metadata and text are joined; uses {metadata_str} and {content}, each at most once."
+    )
+    extra: tuple[tuple[str, MetadataValue], ...] = ()
+
+    def validate(self) -> None:
+        _check_length(self.name, "metadata_separator", self.metadata_separator)
+        _check_template(self.name, "metadata_template", self.metadata_template, METADATA_TEMPLATE_FIELDS, required=())
+        _check_template(self.name, "text_template", self.text_template, TEXT_TEMPLATE_FIELDS, required=("content",))
+        seen: set[str] = set()
+        for key, value in self.extra:
+            if not isinstance(key, str) or not key.strip():
+                raise ConfigError(f"{self.name}: a metadata key must be non-empty text, got {key!r}")
+            if key in seen:
+                raise ConfigError(f"{self.name}: metadata key {key!r} is given twice")
+            seen.add(key)
+            if not isinstance(value, (str, int, float, bool)):
+                raise ConfigError(f"{self.name}: metadata value for {key!r} must be text or a number, got {value!r}")
+
+    @property
+    def extra_metadata(self) -> dict[str, MetadataValue]:
+        return dict(self.extra)
+
+    def view_settings(self) -> dict[str, Any]:
+        """The settings to hand to :meth:`core.schema.Document.with_metadata`; unset keys are left out."""
+        settings: dict[str, Any] = {
+            "metadata_template": self.metadata_template,
+            "metadata_separator": self.metadata_separator,
+            "text_template": self.text_template,
+        }
+        if self.excluded_llm_metadata_keys is not None:
+            settings["excluded_llm_metadata_keys"] = list(self.excluded_llm_metadata_keys)
+        if self.excluded_embed_metadata_keys is not None:
+            settings["excluded_embed_metadata_keys"] = list(self.excluded_embed_metadata_keys)
+        return settings
+
+
+def _check_length(owner: str, name: str, text: str) -> None:
+    if len(text) > MAX_TEMPLATE_CHARS:
+        raise ConfigError(
+            f"{owner}: {name} is {len(text):,} characters long, more than the limit of {MAX_TEMPLATE_CHARS:,}"
+        )
+
+
+def _check_template(owner: str, name: str, template: str, fields: tuple[str, ...], required: tuple[str, ...]) -> None:
+    """Refuse a template that is more than literal text and plain ``{field}`` names from ``fields``, each once.
+
+    Checked by parsing, never by rendering: a format spec is code for str.format
+    (``{content:>999999999}`` asks for a gigabyte), and so are conversions,
+    attribute and index access; none of them has a use in a template.
+    """
+    _check_length(owner, name, template)
+    try:
+        parsed = list(Formatter().parse(template))
+    except ValueError as exc:
+        raise ConfigError(f"{owner}: {name} is not a valid template ({exc}; write {{{{ for a literal brace)") from None
+    used: list[str] = []
+    for _literal, field_name, spec, conversion in parsed:
+        if field_name is None:
+            continue
+        problem = _field_problem(field_name, spec or "", conversion, fields, used)
+        if problem:
+            allowed = " and ".join("{" + f + "}" for f in fields)
+            raise ConfigError(f"{owner}: {name} may only use {allowed} (write {{{{ for a brace): {problem}")
+        used.append(field_name)
+    for field_name in required:
+        if field_name not in used:
+            raise ConfigError(f"{owner}: {name} must contain {{{field_name}}}")
+
+
+def _field_problem(
+    field_name: str, spec: str, conversion: str | None, fields: tuple[str, ...], used: list[str]
+) -> str | None:
+    written = "{" + field_name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+    # Quoted with repr so a newline in the field stays on the message's one line.
+    shown = repr(written if len(written) <= 40 else written[:38] + "…}")
+    head = field_name.partition(".")[0].partition("[")[0]
+    if not head or head.isdigit():
+        return f"{shown} is positional"
+    if head not in fields:
+        return f"unknown field {head!r}"
+    if head != field_name:
+        return f"{shown} reads an attribute or index"
+    if conversion:
+        return f"{shown} has a conversion"
+    if spec:
+        return f"{shown} has a format spec"
+    if field_name in used:
+        return f"{shown} appears more than once"
+    return None
+
+
+@dataclass(frozen=True)
+class RetrievalSettings(Configurable):
+    """How nodes are retrieved for a query before the postprocessors run."""
+
+    name = "retrieval"
+    summary = "Top-k retrieval over node embeddings, optionally hybrid with BM25."
+
+    top_k: int = param(5, "How many nodes the retriever returns (LlamaIndex's similarity_top_k).", ge=1, le=200)
+    mode: Literal["dense", "bm25", "hybrid"] = param(
+        "dense", "Dense: cosine over embeddings; bm25: keywords only; hybrid: a weighted mix of both."
+    )
+    alpha: float = param(0.5, "Hybrid only: the dense score's weight (1 = dense only, 0 = BM25 only).", ge=0.0, le=1.0)
+
+
+def splitter_registry() -> Registry:
+    from core.splitters import SPLITTERS
+
+    return SPLITTERS
+
+
+def loader_registry() -> Registry:
+    from core.loaders import LOADERS
+
+    return LOADERS
+
+
+def extractor_registry() -> Registry:
+    from core.extractors import EXTRACTORS
+
+    return EXTRACTORS
+
+
+def postprocessor_registry() -> Registry:
+    try:
+        from core.postprocessors import POSTPROCESSORS
+    except ImportError:
+        raise ConfigError("postprocessors are not available in this installation") from None
+    return POSTPROCESSORS
+
+
+def default_splitter() -> Configurable:
+    return splitter_registry().create(DEFAULT_SPLITTER)

@@ -1,0 +1,125 @@
+"""Fast paths equal the plain rules they stand in for: packing, literal cuts, blingfire offsets, the GC pause.
+
+Each fast path in ``core/splitters/fast/`` (and the sentence segmenter's offset
+mapping) names a plain rule; these properties hold the two equal on the texts
+splitters meet. The character search path, the heading scan and the token
+index have their own files (test_character_fast_path.py,
+test_markdown_headings.py, test_token_index_counts.py).
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import prose, texts, unicode_text, whitespace_runs
+
+from core import segmentation
+from core.schema import Document
+from core.splitters import get_splitter
+from core.splitters.base import CutGuard, merge_pieces_plainly
+from core.splitters.fast.gc_pause import gc_paused
+from core.splitters.fast.literal_cuts import literal_of, literal_pieces
+from core.splitters.fast.packing import merge_pieces
+
+
+@st.composite
+def pieces_and_sizes(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]], list[int]]:
+    """A text cut into consecutive pieces, with sizes that need not be their lengths (zeros and giants too)."""
+    text = draw(st.text(alphabet="ab \n", max_size=60))
+    cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=20))) | {0, len(text)})
+    pieces = [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+    sizes = draw(st.lists(st.integers(0, 30), min_size=len(pieces), max_size=len(pieces)))
+    return text, pieces, sizes
+
+
+@settings(max_examples=500)
+@given(pieces_and_sizes(), st.integers(1, 40), st.data())
+def test_merge_pieces_equals_the_plain_greedy_rule(case, chunk_size, data):
+    text, pieces, sizes = case
+    chunk_overlap = data.draw(st.integers(0, chunk_size - 1))
+    fast = merge_pieces(pieces, sizes, chunk_size, chunk_overlap, text)
+    assert fast == merge_pieces_plainly(pieces, sizes, chunk_size, chunk_overlap, text)
+    assert all(type(span).__name__ == "Span" for span in fast)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "sizes", "chunk_size", "chunk_overlap", "expected"),
+    [
+        # "ab " + "cd " fit in 6; the next chunk carries "cd " (3 <= overlap 3) and adds "ef".
+        ([(0, 3), (3, 6), (6, 8)], [3, 3, 2], 6, 3, [(0, 5), (3, 8)]),
+        # A piece over chunk_size is a chunk alone; no overlap is carried into a piece that would not fit.
+        ([(0, 3), (3, 6), (6, 8)], [3, 9, 2], 6, 3, [(0, 2), (3, 5), (6, 8)]),
+    ],
+)
+def test_merge_pieces_examples(pieces, sizes, chunk_size, chunk_overlap, expected):
+    text = "ab cd ef"
+    for merge in (merge_pieces, merge_pieces_plainly):
+        assert [span[:2] for span in merge(pieces, sizes, chunk_size, chunk_overlap, text)] == expected
+
+
+def _regex_pieces(text: str, start: int, end: int, pattern: str, keep_at_start: bool) -> list[tuple[int, int]]:
+    """The recursive splitter's plain rule: a cut at each regex match, through CutGuard.pieces."""
+    matches = regex.compile(pattern, regex.VERSION0).finditer(text, start, end)
+    cuts = [match.start() if keep_at_start else match.end() for match in matches]
+    return CutGuard().pieces(start, end, cuts)
+
+
+LITERALS = st.sampled_from([r"\n\n", r"\n", r" ", r"\. ", "ab", "aa", r"\n\n\n", r"\t", "--"])
+
+
+@settings(max_examples=400)
+@given(LITERALS, st.one_of(texts(), st.text(alphabet="ab \n.-\t", max_size=40)), st.booleans(), st.data())
+def test_literal_cuts_equal_cutting_at_the_regex_matches(pattern, text, keep_at_start, data):
+    literal = literal_of(pattern)
+    assert literal is not None
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    if start == end:
+        return
+    assert literal_pieces(text, start, end, literal, keep_at_start) == _regex_pieces(
+        text, start, end, pattern, keep_at_start
+    )
+
+
+@pytest.mark.parametrize("pattern", [r"\n(?=# )", r"(?i)ab", "a|b", r"\s", "[ab]", "a+", ""])
+def test_patterns_that_are_not_plain_strings_take_the_regex(pattern):
+    assert literal_of(pattern) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(prose(), unicode_text(), whitespace_runs, st.text(max_size=80)))
+def test_blingfire_offsets_mapped_in_bulk_equal_the_wrappers(text):
+    blingfire = pytest.importorskip("blingfire")
+    safe = text.replace("\x00", " ")
+    fast = segmentation._fast_blingfire_starts(blingfire, safe)
+    try:
+        _, offsets = blingfire.text_to_sentences_and_offsets(safe)
+    except Exception:  # the wrapper fails on some inputs; the plain path then uses the regex segmenter
+        return
+    if fast is not None:
+        assert fast == [start for start, _ in offsets]
+
+
+def test_the_gc_pause_restores_the_collectors_state_and_changes_no_node():
+    document = Document(text="One paragraph.\n\nTwo paragraphs, " * 50)
+    splitter = get_splitter("recursive", chunk_size=60, chunk_overlap=10)
+    paused = splitter.split([document])
+    was_enabled = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            with gc_paused():
+                assert not gc.isenabled()
+            assert gc.isenabled() is enabled
+        gc.enable()
+        with pytest.raises(ValueError), gc_paused():
+            raise ValueError
+        assert gc.isenabled()
+        # The same nodes with the collector running throughout.
+        assert [node.to_dict() for node in splitter.split_document(document)] == [node.to_dict() for node in paused]
+    finally:
+        (gc.enable if was_enabled else gc.disable)()
