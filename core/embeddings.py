@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import closing
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from core.embedding_cache import DiskCache, cache_root, hash_model_files
 from core.errors import ConfigError, ModelUnavailableError
 from core.schema import MetadataMode, Node
 from core.tokenizers import default_model_path
@@ -31,90 +28,9 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 32
 # About 30 MB of 384-dimension float32 vectors: enough for several sweeps over the samples.
 DEFAULT_CACHE_ENTRIES = 20_000
-# About 160 MB of 384-dimension vectors on disk; the oldest written go first beyond it.
-DISK_CACHE_ENTRIES = 100_000
 # torch: sentence-transformers as is; onnx: the transformer in ONNX Runtime (core.onnx_backend);
 # auto: onnx where it runs, else torch.
 BACKENDS = ("torch", "onnx", "auto")
-
-
-def cache_root() -> Path:
-    """ChunkScope's cache folder: ``$CHUNKSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/chunkscope`` (``~/.cache``)."""
-    configured = os.environ.get("CHUNKSCOPE_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "chunkscope"
-
-
-def hash_model_files(digest: Any, model_path: str) -> None:
-    """Feed every file's relative path, size and modification time under ``model_path`` to ``digest``."""
-    for root, _, files in sorted(os.walk(model_path)):
-        for name in sorted(files):
-            stat = os.stat(os.path.join(root, name))
-            digest.update(
-                f"{os.path.relpath(os.path.join(root, name), model_path)}:{stat.st_size}:{stat.st_mtime_ns}".encode()
-            )
-
-
-class DiskCache:
-    """Vectors in one SQLite file, keyed by (model key, text digest), kept across processes.
-
-    SQLite rather than a file per text or per batch: a lookup of a whole corpus
-    is one indexed query instead of thousands of small files, and concurrent
-    writers (app sessions, CLI runs, test workers) are serialized by its locking
-    and commit atomically, so nobody reads a half-written vector. Every call
-    opens its own connection, so threads never share one and a forked worker
-    never inherits one. Bounded by ``max_entries`` rows: beyond it, the oldest
-    written are deleted. A folder that cannot hold the file (read-only, a file
-    in its place) or a broken file only turns the cache off: embedding goes on.
-    """
-
-    def __init__(self, path: Path, max_entries: int = DISK_CACHE_ENTRIES) -> None:
-        self.path = Path(path)
-        self.max_entries = max_entries
-        self.problem = ""  # why the cache is off, once it is
-
-    def get(self, model: str, digests: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors among ``digests``, by digest."""
-        found: dict[str, np.ndarray] = {}
-        if self.problem or not self.path.exists():
-            return found
-        # SQLite's default limit on a statement's parameters is 999 in older releases.
-        for start in range(0, len(digests), 900):
-            part = list(digests[start : start + 900])
-            marks = ",".join("?" * len(part))
-            rows = self._run(
-                f"SELECT digest, vector FROM vectors WHERE model = ? AND digest IN ({marks})", [model, *part]
-            )
-            found.update((digest, np.frombuffer(blob, dtype=np.float32)) for digest, blob in rows)
-        return found
-
-    def put(self, model: str, rows: Iterable[tuple[str, np.ndarray]]) -> None:
-        """Store vectors by digest (one transaction), then forget the oldest beyond the bound."""
-        values = [(model, digest, np.asarray(vector, dtype=np.float32).tobytes()) for digest, vector in rows]
-        if values and not self.problem:
-            self._run("INSERT OR IGNORE INTO vectors (model, digest, vector) VALUES (?, ?, ?)", values, many=True)
-
-    def _run(self, sql: str, params: Sequence, many: bool = False) -> list[tuple]:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with closing(sqlite3.connect(self.path, timeout=60)) as connection, connection:
-                connection.execute("PRAGMA journal_mode = WAL")  # readers never wait for a writer
-                connection.execute(
-                    "CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest TEXT, vector BLOB, PRIMARY KEY (model, digest))"
-                )
-                if not many:
-                    return connection.execute(sql, params).fetchall()
-                connection.executemany(sql, params)
-                # Rows are numbered in the order written, so the oldest are the lowest.
-                connection.execute(
-                    "DELETE FROM vectors WHERE rowid <= (SELECT max(rowid) FROM vectors) - ?", (self.max_entries,)
-                )
-                return []
-        except (sqlite3.Error, OSError) as exc:
-            self.problem = f"{type(exc).__name__}: {exc}"
-            return []
 
 
 class Embedder:

@@ -19,7 +19,6 @@ levels nest, so all levels together overlap by design.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,7 +39,6 @@ TINY_WORDS = 4  # a node with fewer words is flagged "tiny" (a lone heading, a s
 MAX_OVERLAP_SHARE = 0.5
 FIRST_WORDS = 8
 
-_NON_SPACE_RUN = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -524,10 +522,6 @@ def _sweep(spans: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int]], int
         depth += events[position]
         previous = position
     return union, multiple
-
-
-def _non_space(text: str, start: int, end: int) -> int:
-    return sum(len(run) for run in _NON_SPACE_RUN.findall(text, start, end))
 
 
 # Every code point str.isspace() (and so the regex \s) accepts lies below U+3001.

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from core.embeddings import cache_root, hash_model_files
+from core.embedding_cache import cache_root, hash_model_files
 from core.forking import CORES
 
 # Bump when the export below changes, so graphs written by an older export are not reused.
@@ -52,7 +52,7 @@ _POOLING_FLAGS = {
 
 
 def cache_dir() -> Path:
-    """Where exported graphs are kept: ``onnx`` in :func:`core.embeddings.cache_root`."""
+    """Where exported graphs are kept: ``onnx`` in :func:`core.embedding_cache.cache_root`."""
     return cache_root() / "onnx"
 
 

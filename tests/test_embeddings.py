@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import core.embeddings as embeddings
+from core.embedding_cache import DiskCache
 from core.embeddings import Embedder, embed_nodes, get_embedder
 from core.errors import ConfigError, ModelUnavailableError
 from core.schema import MetadataMode, Node
@@ -213,7 +214,7 @@ def test_concurrent_writers_share_the_disk_cache_safely(tmp_path):
 
 
 def test_the_disk_cache_forgets_its_oldest_vectors_beyond_its_bound(tmp_path):
-    cache = embeddings.DiskCache(tmp_path / "vectors.sqlite3", max_entries=3)
+    cache = DiskCache(tmp_path / "vectors.sqlite3", max_entries=3)
     rows = {f"digest{i}": np.full(3, i, dtype=np.float32) for i in range(5)}
     for digest, vector in rows.items():
         cache.put("model", [(digest, vector)])
