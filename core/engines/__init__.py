@@ -1,0 +1,15 @@
+"""Framework engines: real LlamaIndex, LangChain, chonkie and semchunk splitters as ChunkScope splitters.
+
+One module per framework; importing a module registers its engines in the
+splitter registry (names such as ``llamaindex.sentence``, ``langchain.recursive``).
+The frameworks themselves are imported only when an engine splits, so importing
+``core`` stays fast. Every chunk goes through :mod:`core.span_recovery`; nothing
+is downloaded (see :mod:`core.engines.offline`).
+"""
+
+from core.engines.base import FrameworkChunk, FrameworkSplitter, framework_nodes, framework_version
+
+# Importing a module registers its engines (order = the order the app lists them).
+from core.engines import llamaindex, langchain, chonkie, semchunk  # noqa: F401, E402  isort: skip
+
+__all__ = ["FrameworkChunk", "FrameworkSplitter", "framework_nodes", "framework_version"]

@@ -1,0 +1,238 @@
+"""What every framework engine shares: the base class and chunks-to-nodes.
+
+An engine runs one real framework splitter (LlamaIndex, LangChain, chonkie,
+semchunk): it declares the framework's parameters once, with the framework's own
+defaults, calls the framework once per document, and turns the chunks it returns
+into nodes with :func:`framework_nodes`. Each node's text is the framework's text;
+its span comes from :mod:`core.span_recovery`, and its ``span_status`` metadata says
+whether ``text == document.text[start_char:end_char]`` (``exact``), the framework
+changed the text (``rewritten``, the span covers the source it was aligned with),
+or it could not be placed (``unplaced``, an empty span).
+
+The node carries the framework's metadata (header paths, windows, …) and its
+PARENT/CHILD links; the keys ChunkScope adds for its own views (``span_status``,
+a hierarchy's ``level``) are hidden from the LLM and EMBED readers, so what they
+read is what the framework's node gives them. ChunkScope's own derived keys
+(``page_label``, ``table_header``) are not added: the framework does not add them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, ClassVar
+
+from core.codegen import Code, CodeSnippet, call, langchain_recursive, split_with
+from core.errors import ConfigError
+from core.schema import Document, Node, NodeRelationship
+from core.span_recovery import SPAN_STATUS_KEY, RecoveredSpan, SpanRecovery, SpanStatus
+from core.splitters.base import Span, Splitter, build_nodes, link_chain
+
+
+@cache
+def framework_version(distribution: str) -> str | None:
+    """The installed version of ``distribution`` (e.g. ``llama-index-core``), None if it is not installed."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+def engine_summary(framework: str, distribution: str, what: str) -> str:
+    """``"LlamaIndex 0.14.25 · SentenceSplitter: ..."``: the framework and its version beside what it does."""
+    installed = framework_version(distribution)
+    release = installed if installed else f"(not installed: pip install {distribution})"
+    return f"{framework} {release} · {what}"
+
+
+@dataclass
+class FrameworkChunk:
+    """One chunk as a framework returned it, before it has a span."""
+
+    text: str
+    # What the framework's node adds to the document's metadata (header path, window, ...).
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # Keys the framework hides from the LLM / the embedding model (beyond the document's own).
+    excluded_llm_metadata_keys: Sequence[str] = ()
+    excluded_embed_metadata_keys: Sequence[str] = ()
+    # The index of this chunk's parent in the same list (a hierarchy); parents come before their children.
+    parent: int | None = None
+    # Keys of ``metadata`` ChunkScope adds for its own views (e.g. a hierarchy's ``level``): hidden from both readers.
+    own_keys: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class FrameworkSplitter(Splitter):
+    """Base of the framework engines: a real framework splitter behind ChunkScope's Splitter API.
+
+    Subclasses set the class attributes below, declare the framework's parameters
+    (same names and defaults where the framework has them) and implement :meth:`chunks`.
+    """
+
+    # Who does the splitting: "LlamaIndex", the installed distribution, and the framework's class.
+    framework: ClassVar[str] = ""
+    distribution: ClassVar[str] = ""
+    framework_class: ClassVar[str] = ""
+    # "module:qualname" of the callable whose signature holds the framework's defaults.
+    defaults_from: ClassVar[str] = ""
+    # Our parameter -> the framework's argument it is passed as, declared with the framework's default.
+    mirrored: ClassVar[Mapping[str, str]] = {}
+    # Our parameters with no framework default to copy, and why (a test checks every parameter is in one of the two).
+    own_params: ClassVar[Mapping[str, str]] = {}
+
+    def chunks(self, document: Document) -> list[FrameworkChunk]:
+        """The framework's chunks of ``document``, in its order (one call to the framework)."""
+        raise NotImplementedError
+
+    def split_document(self, document: Document) -> list[Node]:
+        return framework_nodes(
+            document,
+            self.chunks(document),
+            include_metadata=self.include_metadata,
+            include_prev_next_rel=self.include_prev_next_rel,
+        )
+
+    def spans(self, document: Document) -> list[Span]:
+        return [Span(node.start_char, node.end_char) for node in self.split_document(document)]
+
+    @property
+    def covers_text(self) -> bool:
+        """True when the framework's chunks hold every non-whitespace character of the source."""
+        return True
+
+    @property
+    def size_unit(self) -> str:
+        return "characters"
+
+    @property
+    def size_limit(self) -> int | None:
+        """None: the framework's sizes are not counted in a unit ChunkScope measures (subclasses say when they are)."""
+        return None
+
+    @property
+    def overlap_limit(self) -> int | None:
+        """None: the framework bounds its overlap in its own way (separators, whole splits)."""
+        return None
+
+    # -- the code the Export page writes --------------------------------------------------
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        """The framework's own constructor call this engine runs, as Python (its imports and setup go to ``code``)."""
+        raise NotImplementedError
+
+    def llamaindex(self, code: CodeSnippet) -> str:
+        """LlamaIndex's engines: the call that ran. LangChain's: the same splitter in LlamaIndex's LangchainNodeParser."""
+        if self.framework == "LlamaIndex":
+            return self.framework_call(code)
+        if self.framework == "LangChain" and self.name != "langchain.markdown_header":
+            code.use("from llama_index.core.node_parser import LangchainNodeParser")
+            return call("LangchainNodeParser", Code(self.framework_call(code)))
+        code.note(
+            f"{self.name}: ChunkScope ran {self.framework} {self.framework_class}, which LlamaIndex cannot run as a "
+            "node parser; SentenceSplitter at its chunk size stands in."
+        )
+        code.use("from llama_index.core.node_parser import SentenceSplitter")
+        return call("SentenceSplitter", chunk_size=getattr(self, "chunk_size", 1024), chunk_overlap=0)
+
+    def langchain(self, code: CodeSnippet) -> str:
+        """LangChain's engines: the call that ran; the others' stand-in says what ran instead."""
+        if self.framework == "LangChain":
+            return split_with(self.framework_call(code))
+        code.note(
+            f"{self.name}: ChunkScope ran {self.framework} {self.framework_class}, which LangChain has no splitter for; "
+            "RecursiveCharacterTextSplitter at its chunk size (in characters) stands in."
+        )
+        return split_with(langchain_recursive(code, getattr(self, "chunk_size", 4000), 0))
+
+    def failed(self, exc: Exception) -> ConfigError:
+        """The framework's own error, as a sentence naming the engine.
+
+        Most come from settings (LlamaIndex's "metadata longer than chunk size"); a
+        framework that fails on the text itself (semchunk recursing too deep) is
+        said the same way, so a page shows the sentence instead of a traceback.
+        """
+        return ConfigError(f"{self.name}: {self.framework} {self.framework_class} refused: {type(exc).__name__}: {exc}")
+
+
+def no_headings_reason(engine: FrameworkSplitter, document: Document) -> str:
+    """What the pages say beside a heading splitter's result on a document without the headings it cuts at."""
+    name = document.metadata.get("file_name", "this document")
+    kind = document.metadata.get("file_type")
+    return (
+        f"{engine.framework}'s {engine.framework_class} cuts at Markdown headings, and {name}"
+        f"{f' ({kind})' if kind else ''} has none it recognises, so the whole document is one chunk; "
+        "pick a splitter that cuts by size"
+    )
+
+
+def check_overlap(engine: Any) -> None:
+    """ChunkScope's one overlap rule, for the engines as for every sized splitter: below chunk_size.
+
+    The frameworks refuse only a larger overlap; an equal one only repeats whole
+    chunks, so it is refused here with the same sentence as everywhere else.
+    """
+    if engine.chunk_overlap >= engine.chunk_size:
+        raise ConfigError(
+            f"{engine.name}: chunk_overlap ({engine.chunk_overlap}) must be smaller than chunk_size ({engine.chunk_size})"
+        )
+
+
+def framework_nodes(
+    document: Document,
+    chunks: Sequence[FrameworkChunk],
+    *,
+    include_metadata: bool = True,
+    include_prev_next_rel: bool = True,
+) -> list[Node]:
+    """Nodes from a framework's chunks: recovered spans, the framework's text, metadata and links.
+
+    Chunks without a parent are placed in the document in order; the children of
+    one parent are placed in order inside the parent's span. PREVIOUS/NEXT link
+    the chunks of one group (all of them, for a flat split), as the frameworks do.
+    """
+    text = document.text
+    recovery = SpanRecovery(text)
+    groups: dict[int | None, list[int]] = {}
+    for index, chunk in enumerate(chunks):
+        if chunk.parent is not None and not 0 <= chunk.parent < index:
+            raise ValueError(f"chunk {index}'s parent {chunk.parent} does not come before it")
+        groups.setdefault(chunk.parent, []).append(index)
+    found: list[RecoveredSpan | None] = [None] * len(chunks)
+    # A parent's index is below its children's, and its own group's key below its index: in key order,
+    # every parent is placed before the group of its children.
+    for parent in sorted(groups, key=lambda key: -1 if key is None else key):
+        members = groups[parent]
+        start, end = 0, len(text)
+        if parent is not None:
+            outer = found[parent]
+            if outer is not None and outer.status is not SpanStatus.UNPLACED:
+                start, end = outer.start, outer.end
+        for index, span in zip(members, recovery.recover([chunks[i].text for i in members], start, end), strict=True):
+            found[index] = span
+    spans = []
+    for chunk, span in zip(chunks, found, strict=True):
+        assert span is not None
+        spans.append(Span(span.start, span.end, {**chunk.metadata, SPAN_STATUS_KEY: span.status.value}))
+    # The framework adds no page labels or table headers: build from the text and metadata alone.
+    bare = replace(document, elements=[], pages=[])
+    nodes = build_nodes(bare, spans, include_metadata=include_metadata, include_prev_next_rel=False)
+    for node, chunk, span in zip(nodes, chunks, found, strict=True):
+        if span is not None and span.status is not SpanStatus.EXACT:
+            node.text = chunk.text
+        hidden = [SPAN_STATUS_KEY, *chunk.own_keys]
+        for excluded, extra in (
+            (node.excluded_llm_metadata_keys, chunk.excluded_llm_metadata_keys),
+            (node.excluded_embed_metadata_keys, chunk.excluded_embed_metadata_keys),
+        ):
+            excluded.extend(key for key in [*extra, *hidden] if key not in excluded)
+    for parent, members in groups.items():
+        if include_prev_next_rel:
+            link_chain([nodes[i] for i in members])
+        if parent is not None:
+            children = nodes[parent].relationships.setdefault(NodeRelationship.CHILD, [])
+            for index in members:
+                nodes[index].relationships[NodeRelationship.PARENT] = nodes[parent].id
+                children.append(nodes[index].id)  # type: ignore[union-attr]
+    return nodes

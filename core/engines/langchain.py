@@ -1,0 +1,366 @@
+"""LangChain's text splitters as engines: the real ``langchain_text_splitters`` classes.
+
+Each engine builds the splitter from its declared parameters (LangChain's
+defaults, sizes in characters unless it counts tokens) and calls ``split_text``
+once per document. LangChain adds no metadata of its own except the
+MarkdownHeaderTextSplitter's headers; nodes inherit the document's metadata as
+``split_documents`` copies it.
+
+HTMLHeaderTextSplitter is not offered: it needs beautifulsoup4 (and lxml), which
+ChunkScope does not install.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from core.codegen import Code, CodeSnippet, call
+from core.engines.base import FrameworkChunk, FrameworkSplitter, check_overlap, engine_summary, no_headings_reason
+from core.engines.offline import TIKTOKEN_ENCODINGS, tiktoken_encoding
+from core.errors import ConfigError
+from core.params import param
+from core.schema import Document
+from core.splitters.registry import SPLITTERS
+
+LANGCHAIN = "LangChain"
+DISTRIBUTION = "langchain-text-splitters"
+# LangChain's Language values that RecursiveCharacterTextSplitter.from_language accepts (perl is listed but
+# "not implemented yet"); a test checks this against the installed package.
+LANGUAGES = (
+    "cpp", "go", "java", "kotlin", "js", "ts", "php", "proto", "python", "r", "rst", "ruby", "rust", "scala",
+    "swift", "markdown", "latex", "html", "sol", "csharp", "cobol", "c", "lua", "haskell", "elixir", "powershell",
+    "visualbasic6",
+)  # fmt: skip
+
+
+def _language_enum() -> Any:
+    from langchain_text_splitters import Language
+
+    return Language
+
+
+@dataclass(frozen=True)
+class LangChainEngine(FrameworkSplitter):
+    """A LangChain text splitter: ``split_text`` once per document."""
+
+    framework: ClassVar[str] = LANGCHAIN
+    distribution: ClassVar[str] = DISTRIBUTION
+
+    def text_splitter(self) -> Any:
+        """The configured LangChain splitter (built once per configuration)."""
+        return _text_splitter(self)
+
+    def build_splitter(self) -> Any:
+        raise NotImplementedError
+
+    def chunks(self, document: Document) -> list[FrameworkChunk]:
+        splitter = self.text_splitter()
+        try:
+            texts = splitter.split_text(document.text)
+        except Exception as exc:  # e.g. tiktoken refusing a special token in the text
+            raise self.failed(exc) from exc
+        return [FrameworkChunk(text) for text in texts]
+
+
+@lru_cache(maxsize=32)
+def _text_splitter(engine: LangChainEngine) -> Any:
+    return engine.build_splitter()
+
+
+_CHUNK_SIZE_HELP = "Largest chunk, in characters (separators between pieces count, those at its ends do not)."
+_OVERLAP_HELP = "Characters consecutive chunks share at most; below chunk_size."
+_BASE_MIRRORED = {
+    "chunk_size": "chunk_size",
+    "chunk_overlap": "chunk_overlap",
+    "keep_separator": "keep_separator",
+    "strip_whitespace": "strip_whitespace",
+}
+_OWN_LINKS = {
+    "include_metadata": "ChunkScope's: nodes inherit the document's metadata, as LangChain's split_documents copies it.",
+    "include_prev_next_rel": "ChunkScope's: LangChain's chunks have no links; this adds PREVIOUS/NEXT.",
+}
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LangChainRecursiveSplitter(LangChainEngine):
+    """LangChain's RecursiveCharacterTextSplitter, or ``from_language`` with a language's separators."""
+
+    name = "langchain.recursive"
+    framework_class = "RecursiveCharacterTextSplitter"
+    summary = engine_summary(
+        LANGCHAIN,
+        DISTRIBUTION,
+        "RecursiveCharacterTextSplitter: separators tried in turn, pieces packed to chunk_size.",
+    )
+    defaults_from = "langchain_text_splitters:RecursiveCharacterTextSplitter.__init__"
+    mirrored = {**_BASE_MIRRORED, "separators": "separators", "is_separator_regex": "is_separator_regex"}
+    own_params = {
+        "language": "from_language's argument (it has no default): none means the plain splitter.",
+        **_OWN_LINKS,
+    }
+
+    chunk_size: int = param(4000, _CHUNK_SIZE_HELP, ge=1, le=1_000_000)
+    chunk_overlap: int = param(200, _OVERLAP_HELP, ge=0, le=1_000_000)
+    language: str | None = param(
+        None,
+        "A language's separators (RecursiveCharacterTextSplitter.from_language); none: the default ones.",
+        choices=LANGUAGES,
+    )
+    separators: tuple[str, ...] | None = param(
+        None,
+        'Separators tried in turn; none: LangChain\'s ["\\n\\n", "\\n", " ", ""] (or the language\'s).',
+        advanced=True,
+    )
+    keep_separator: bool = param(True, "Keep each separator, at the start of the piece after it.", advanced=True)
+    is_separator_regex: bool = param(
+        False, "Separators are regular expressions (a language's always are).", advanced=True
+    )
+    strip_whitespace: bool = param(True, "Strip whitespace from the ends of each chunk.", advanced=True)
+
+    def validate(self) -> None:
+        check_overlap(self)
+        if self.language is not None and self.separators is not None:
+            raise ConfigError(f"{self.name}: give a language or separators, not both")
+
+    @property
+    def size_limit(self) -> int | None:
+        return self.chunk_size
+
+    @property
+    def covers_text(self) -> bool:
+        # Without keep_separator LangChain drops the separators: text, unless every one is whitespace.
+        if self.keep_separator:
+            return True
+        return self.language is None and all(not sep.strip() for sep in self.separators or ("\n\n", "\n", " ", ""))
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from langchain_text_splitters import RecursiveCharacterTextSplitter")
+        common = {
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "keep_separator": self.keep_separator,
+            "strip_whitespace": self.strip_whitespace,
+        }
+        if self.language is not None:
+            code.use("from langchain_text_splitters import Language")
+            member = next(m.name for m in _language_enum() if m.value == self.language)
+            return call("RecursiveCharacterTextSplitter.from_language", Code(f"Language.{member}"), **common)
+        extra = {} if self.separators is None else {"separators": list(self.separators)}
+        return call("RecursiveCharacterTextSplitter", **extra, is_separator_regex=self.is_separator_regex, **common)
+
+    def build_splitter(self) -> Any:
+        from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+        common = {
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "keep_separator": self.keep_separator,
+            "strip_whitespace": self.strip_whitespace,
+        }
+        if self.language is not None:
+            return RecursiveCharacterTextSplitter.from_language(Language(self.language), **common)
+        separators = list(self.separators) if self.separators is not None else None
+        return RecursiveCharacterTextSplitter(
+            separators=separators, is_separator_regex=self.is_separator_regex, **common
+        )
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LangChainCharacterSplitter(LangChainEngine):
+    """LangChain's CharacterTextSplitter: split at one separator, pieces packed to chunk_size."""
+
+    name = "langchain.character"
+    framework_class = "CharacterTextSplitter"
+    summary = engine_summary(
+        LANGCHAIN, DISTRIBUTION, "CharacterTextSplitter: split at one separator, pieces packed to chunk_size."
+    )
+    defaults_from = "langchain_text_splitters:CharacterTextSplitter.__init__"
+    mirrored = {**_BASE_MIRRORED, "separator": "separator", "is_separator_regex": "is_separator_regex"}
+    own_params = _OWN_LINKS
+
+    chunk_size: int = param(4000, _CHUNK_SIZE_HELP, ge=1, le=1_000_000)
+    chunk_overlap: int = param(200, _OVERLAP_HELP, ge=0, le=1_000_000)
+    separator: str = param("\n\n", "The separator pieces are split at (a piece longer than chunk_size stays whole).")
+    is_separator_regex: bool = param(False, "The separator is a regular expression.", advanced=True)
+    keep_separator: bool = param(False, "Keep the separator, at the start of the piece after it.", advanced=True)
+    strip_whitespace: bool = param(True, "Strip whitespace from the ends of each chunk.", advanced=True)
+
+    def validate(self) -> None:
+        check_overlap(self)
+
+    @property
+    def size_limit(self) -> int | None:
+        return self.chunk_size
+
+    @property
+    def covers_text(self) -> bool:
+        # Without keep_separator LangChain drops the separator: text, unless it is whitespace.
+        return self.keep_separator or (not self.is_separator_regex and not self.separator.strip())
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from langchain_text_splitters import CharacterTextSplitter")
+        return call(
+            "CharacterTextSplitter",
+            separator=self.separator,
+            is_separator_regex=self.is_separator_regex,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            keep_separator=self.keep_separator,
+            strip_whitespace=self.strip_whitespace,
+        )
+
+    def build_splitter(self) -> Any:
+        from langchain_text_splitters import CharacterTextSplitter
+
+        return CharacterTextSplitter(
+            separator=self.separator,
+            is_separator_regex=self.is_separator_regex,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            keep_separator=self.keep_separator,
+            strip_whitespace=self.strip_whitespace,
+        )
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LangChainTokenSplitter(LangChainEngine):
+    """LangChain's TokenTextSplitter: windows of chunk_size tiktoken tokens, decoded back to text."""
+
+    name = "langchain.token"
+    framework_class = "TokenTextSplitter"
+    summary = engine_summary(LANGCHAIN, DISTRIBUTION, "TokenTextSplitter: windows of tiktoken tokens, decoded.")
+    defaults_from = "langchain_text_splitters:TokenTextSplitter.__init__"
+    mirrored = {"chunk_size": "chunk_size", "chunk_overlap": "chunk_overlap", "strip_whitespace": "strip_whitespace"}
+    own_params = {
+        "encoding_name": "LangChain defaults to gpt2, whose files no installed package ships (nothing is downloaded); "
+        "cl100k_base and o200k_base are bundled.",
+        **_OWN_LINKS,
+    }
+
+    chunk_size: int = param(4000, "Tokens per window.", ge=1, le=1_000_000)
+    chunk_overlap: int = param(200, "Tokens consecutive windows share; below chunk_size.", ge=0, le=1_000_000)
+    encoding_name: str = param(
+        "cl100k_base", "The tiktoken encoding (LangChain's default, gpt2, is not bundled).", choices=TIKTOKEN_ENCODINGS
+    )
+    strip_whitespace: bool = param(True, "Strip whitespace from the ends of each chunk.", advanced=True)
+
+    def validate(self) -> None:
+        check_overlap(self)
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from langchain_text_splitters import TokenTextSplitter")
+        return call(
+            "TokenTextSplitter",
+            encoding_name=self.encoding_name,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            strip_whitespace=self.strip_whitespace,
+        )
+
+    def build_splitter(self) -> Any:
+        from langchain_text_splitters import TokenTextSplitter
+
+        tiktoken_encoding(self.encoding_name)  # loaded from the bundled file; LangChain then finds it by name
+        return TokenTextSplitter(
+            encoding_name=self.encoding_name,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            strip_whitespace=self.strip_whitespace,
+        )
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LangChainMarkdownHeaderSplitter(LangChainEngine):
+    """LangChain's MarkdownHeaderTextSplitter: one chunk per section, its headers in metadata.
+
+    LangChain rewrites the text (strips each line, joins lines with two spaces and
+    a newline, drops the header lines unless ``strip_headers`` is off), so most
+    chunks are ``rewritten``: their spans are aligned with the source.
+    """
+
+    name = "langchain.markdown_header"
+    framework_class = "MarkdownHeaderTextSplitter"
+    summary = engine_summary(
+        LANGCHAIN, DISTRIBUTION, "MarkdownHeaderTextSplitter: one chunk per section, its headers in metadata."
+    )
+    defaults_from = "langchain_text_splitters:MarkdownHeaderTextSplitter.__init__"
+    mirrored = {"return_each_line": "return_each_line", "strip_headers": "strip_headers"}
+    own_params = {
+        "headers_to_split_on": "required by LangChain (no default); these are its documentation's example.",
+        **_OWN_LINKS,
+    }
+
+    headers_to_split_on: tuple[str, ...] = param(
+        ("# Header 1", "## Header 2", "### Header 3"),
+        "The headings to split at, each as its marker, a space, and its metadata key.",
+    )
+    return_each_line: bool = param(False, "One chunk per line instead of per section.", advanced=True)
+    strip_headers: bool = param(True, "Leave the header lines out of the chunks' text.", advanced=True)
+
+    def validate(self) -> None:
+        for item in self.headers_to_split_on:
+            marker, _, key = item.partition(" ")
+            if not marker or not key.strip():
+                raise ConfigError(
+                    f"{self.name}: each of headers_to_split_on is a marker, a space and a key (e.g. '## Header 2'), "
+                    f"got {item!r}"
+                )
+
+    @property
+    def covers_text(self) -> bool:
+        # It leaves out the header lines (strip_headers) and lines it reads as blank, some of which are not
+        # ("\U00018cd6" alone gives no chunk at all).
+        return False
+
+    def unsuited_reason(self, document: Document) -> str | None:
+        # MarkdownHeaderTextSplitter's own test: a stripped line that is the marker, or starts with it and a space.
+        markers = [marker for marker, _ in self._pairs()]
+        for line in document.text.splitlines():
+            line = line.strip()
+            if any(line == marker or line.startswith(marker + " ") for marker in markers):
+                return None
+        return no_headings_reason(self, document)
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from langchain_text_splitters import MarkdownHeaderTextSplitter")
+        return call(
+            "MarkdownHeaderTextSplitter",
+            headers_to_split_on=[tuple(pair) for pair in self._pairs()],
+            return_each_line=self.return_each_line,
+            strip_headers=self.strip_headers,
+        )
+
+    def langchain(self, code: CodeSnippet) -> str:
+        # Not a TextSplitter: it has no split_documents, and its chunks carry only the headers.
+        return (
+            f"text_splitter = {self.framework_call(code)}\n\n"
+            "chunks = []\n"
+            "for document in documents:\n"
+            "    for chunk in text_splitter.split_text(document.page_content):\n"
+            "        chunk.metadata = {**document.metadata, **chunk.metadata}\n"
+            "        chunks.append(chunk)"
+        )
+
+    def _pairs(self) -> list[tuple[str, str]]:
+        return [(marker, key.strip()) for marker, _, key in (item.partition(" ") for item in self.headers_to_split_on)]
+
+    def build_splitter(self) -> Any:
+        from langchain_text_splitters import MarkdownHeaderTextSplitter
+
+        return MarkdownHeaderTextSplitter(
+            headers_to_split_on=self._pairs(), return_each_line=self.return_each_line, strip_headers=self.strip_headers
+        )
+
+    def chunks(self, document: Document) -> list[FrameworkChunk]:
+        splitter = self.text_splitter()
+        try:
+            documents = splitter.split_text(document.text)
+        except Exception as exc:  # the framework's own failure, said as a sentence
+            raise self.failed(exc) from exc
+        return [FrameworkChunk(piece.page_content, dict(piece.metadata)) for piece in documents]

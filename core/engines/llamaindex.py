@@ -1,0 +1,464 @@
+"""LlamaIndex's node parsers as engines: the real ``llama_index.core.node_parser`` classes.
+
+Each engine builds the node parser from its declared parameters (LlamaIndex's
+defaults) and calls ``get_nodes_from_documents`` on a LlamaIndex Document holding
+the document's text, metadata, excluded keys and templates, as a pipeline would:
+so the sentence and token splitters leave room for the metadata exactly as
+LlamaIndex does. Sizes count tokens of tiktoken's cl100k_base by default (what
+LlamaIndex's global tokenizer, gpt-3.5-turbo's, is), o200k_base, or characters.
+
+HTMLNodeParser is not offered: it needs beautifulsoup4, which ChunkScope does not
+install, and it reads HTML markup, while a loaded document's text is already the
+page's text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Any, ClassVar
+
+from core.codegen import Code, CodeSnippet, call
+from core.engines.base import FrameworkChunk, FrameworkSplitter, check_overlap, engine_summary, no_headings_reason
+from core.engines.offline import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
+from core.errors import ConfigError
+from core.params import param
+from core.schema import Document
+from core.splitters.registry import SPLITTERS
+
+LLAMAINDEX = "LlamaIndex"
+DISTRIBUTION = "llama-index-core"
+# What LlamaIndex's sizes can count: tiktoken encodings (cl100k_base is its default) or characters.
+TOKENIZERS = (*TIKTOKEN_ENCODINGS, "characters")
+_TOKENIZER_HELP = (
+    "What sizes count: tiktoken's cl100k_base (LlamaIndex's default, gpt-3.5-turbo's), o200k_base, or characters."
+)
+_OWN_TOKENIZER = (
+    "LlamaIndex's default is its global tokenizer, tiktoken's cl100k_base; named here so a config says which."
+)
+
+
+def llamaindex_tokenizer(name: str) -> Callable[[str], list[Any]]:
+    """The ``tokenizer`` LlamaIndex counts with: as its own ``get_tokenizer`` builds it, or ``list`` for characters."""
+    if name == "characters":
+        return list
+    return partial(tiktoken_encoding(name).encode, allowed_special="all")
+
+
+def tokenizer_code(code: CodeSnippet, name: str) -> Code:
+    """The ``tokenizer=`` argument as Python: ``list`` for characters, else the encoding's ``encode`` as LlamaIndex builds it."""
+    if name == "characters":
+        return Code("list")
+    variable = f"{name.upper()}_TOKENS"
+    code.use("import tiktoken", "from functools import partial")
+    code.set_up(f'{variable} = partial(tiktoken.get_encoding("{name}").encode, allowed_special="all")')
+    return Code(variable)
+
+
+def llama_document(document: Document) -> Any:
+    """The LlamaIndex Document a pipeline would hold for ``document`` (same text, metadata, views and id)."""
+    from llama_index.core.schema import Document as LlamaDocument
+
+    return LlamaDocument(
+        text=document.text,
+        id_=document.id,
+        metadata=dict(document.metadata),
+        excluded_llm_metadata_keys=list(document.excluded_llm_metadata_keys),
+        excluded_embed_metadata_keys=list(document.excluded_embed_metadata_keys),
+        metadata_template=document.metadata_template,
+        metadata_separator=document.metadata_separator,
+        text_template=document.text_template,
+    )
+
+
+@dataclass(frozen=True)
+class LlamaIndexEngine(FrameworkSplitter):
+    """A LlamaIndex node parser: ``get_nodes_from_documents`` once per document."""
+
+    framework: ClassVar[str] = LLAMAINDEX
+    distribution: ClassVar[str] = DISTRIBUTION
+
+    def node_parser(self) -> Any:
+        """The configured LlamaIndex node parser (built once per configuration)."""
+        return _node_parser(self)
+
+    def build_parser(self) -> Any:
+        raise NotImplementedError
+
+    def chunks(self, document: Document) -> list[FrameworkChunk]:
+        parser = self.node_parser()
+        try:
+            nodes = parser.get_nodes_from_documents([llama_document(document)])
+        except Exception as exc:  # e.g. "Metadata length (...) is longer than chunk size (...)"
+            raise self.failed(exc) from exc
+        return chunks_from_nodes(nodes, document)
+
+    @property
+    def counts_characters(self) -> bool:
+        return getattr(self, "tokenizer", None) == "characters"
+
+    @property
+    def size_limit(self) -> int | None:
+        return getattr(self, "chunk_size", None) if self.counts_characters else None
+
+
+def _links(engine: FrameworkSplitter) -> dict[str, bool]:
+    """include_metadata / include_prev_next_rel where they differ from LlamaIndex's defaults (both True)."""
+    return {key: False for key in ("include_metadata", "include_prev_next_rel") if not getattr(engine, key)}
+
+
+@lru_cache(maxsize=32)
+def _node_parser(engine: LlamaIndexEngine) -> Any:
+    use_bundled_nltk_data()
+    return engine.build_parser()
+
+
+def chunks_from_nodes(nodes: list[Any], document: Document) -> list[FrameworkChunk]:
+    """LlamaIndex nodes as chunks: their text, the metadata they add, their hidden keys and their parents."""
+    from llama_index.core.schema import NodeRelationship as LlamaRelationship
+
+    index = {node.node_id: i for i, node in enumerate(nodes)}
+    inherited = document.metadata
+    chunks = []
+    for node in nodes:
+        parent_info = node.relationships.get(LlamaRelationship.PARENT)
+        parent = index.get(parent_info.node_id) if parent_info is not None else None
+        added = {key: value for key, value in node.metadata.items() if key not in inherited or inherited[key] != value}
+        chunks.append(
+            FrameworkChunk(
+                text=node.get_content(),
+                metadata=added,
+                excluded_llm_metadata_keys=tuple(node.excluded_llm_metadata_keys),
+                excluded_embed_metadata_keys=tuple(node.excluded_embed_metadata_keys),
+                parent=parent,
+            )
+        )
+    return chunks
+
+
+_DEFAULT_SECONDARY_REGEX = "[^,.;。？！]+[,.;。？！]?|[,.;。？！]"
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LlamaIndexSentenceSplitter(LlamaIndexEngine):
+    """LlamaIndex's SentenceSplitter: paragraphs, then sentences (punkt), then words, packed to chunk_size tokens."""
+
+    name = "llamaindex.sentence"
+    framework_class = "SentenceSplitter"
+    summary = engine_summary(LLAMAINDEX, DISTRIBUTION, "SentenceSplitter: chunks of whole sentences where they fit.")
+    defaults_from = "llama_index.core.node_parser:SentenceSplitter.__init__"
+    mirrored = {
+        "chunk_size": "chunk_size",
+        "chunk_overlap": "chunk_overlap",
+        "separator": "separator",
+        "paragraph_separator": "paragraph_separator",
+        "secondary_chunking_regex": "secondary_chunking_regex",
+        "include_metadata": "include_metadata",
+        "include_prev_next_rel": "include_prev_next_rel",
+    }
+    own_params = {"tokenizer": _OWN_TOKENIZER}
+
+    chunk_size: int = param(1024, "Largest chunk, in tokens (less the metadata's length).", ge=1, le=1_000_000)
+    chunk_overlap: int = param(200, "Tokens consecutive chunks share; below chunk_size.", ge=0, le=1_000_000)
+    tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
+    separator: str = param(" ", "Where words are split when a sentence is too long.", advanced=True)
+    paragraph_separator: str = param("\n\n\n", "Where paragraphs are split first.", advanced=True)
+    secondary_chunking_regex: str = param(
+        _DEFAULT_SECONDARY_REGEX, "The backup split for a sentence too long for a chunk.", advanced=True
+    )
+
+    def validate(self) -> None:
+        check_overlap(self)
+
+    @property
+    def covers_text(self) -> bool:
+        # LlamaIndex keeps only what secondary_chunking_regex matches (re.findall): the default matches every
+        # character, a regex of the user's may drop some, and the engine shows that as LlamaIndex does.
+        return self.secondary_chunking_regex == _DEFAULT_SECONDARY_REGEX
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import SentenceSplitter")
+        return call(
+            "SentenceSplitter",
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=tokenizer_code(code, self.tokenizer),
+            separator=self.separator,
+            paragraph_separator=self.paragraph_separator,
+            secondary_chunking_regex=self.secondary_chunking_regex,
+            **_links(self),
+        )
+
+    def build_parser(self) -> Any:
+        from llama_index.core.node_parser import SentenceSplitter
+
+        return SentenceSplitter(
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer(self.tokenizer),
+            separator=self.separator,
+            paragraph_separator=self.paragraph_separator,
+            secondary_chunking_regex=self.secondary_chunking_regex,
+            include_metadata=self.include_metadata,
+            include_prev_next_rel=self.include_prev_next_rel,
+        )
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LlamaIndexTokenSplitter(LlamaIndexEngine):
+    """LlamaIndex's TokenTextSplitter: whole words (split at spaces, then newlines) packed to chunk_size tokens."""
+
+    name = "llamaindex.token"
+    framework_class = "TokenTextSplitter"
+    summary = engine_summary(LLAMAINDEX, DISTRIBUTION, "TokenTextSplitter: words packed to a token budget.")
+    defaults_from = "llama_index.core.node_parser:TokenTextSplitter.__init__"
+    mirrored = {
+        "chunk_size": "chunk_size",
+        "chunk_overlap": "chunk_overlap",
+        "separator": "separator",
+        "backup_separators": "backup_separators",
+        "keep_whitespaces": "keep_whitespaces",
+        "include_metadata": "include_metadata",
+        "include_prev_next_rel": "include_prev_next_rel",
+    }
+    own_params = {"tokenizer": _OWN_TOKENIZER}
+
+    chunk_size: int = param(1024, "Largest chunk, in tokens (less the metadata's length).", ge=1, le=1_000_000)
+    chunk_overlap: int = param(20, "Tokens consecutive chunks share; below chunk_size.", ge=0, le=1_000_000)
+    tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
+    separator: str = param(" ", "Where words are split first.", advanced=True)
+    backup_separators: tuple[str, ...] = param(("\n",), "Where a piece still too long is split next.", advanced=True)
+    keep_whitespaces: bool = param(False, "Keep whitespace at the ends of chunks.", advanced=True)
+
+    def validate(self) -> None:
+        check_overlap(self)
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import TokenTextSplitter")
+        return call(
+            "TokenTextSplitter",
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=tokenizer_code(code, self.tokenizer),
+            separator=self.separator,
+            backup_separators=list(self.backup_separators),
+            keep_whitespaces=self.keep_whitespaces,
+            **_links(self),
+        )
+
+    def build_parser(self) -> Any:
+        from llama_index.core.node_parser import TokenTextSplitter
+
+        return TokenTextSplitter(
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer(self.tokenizer),
+            separator=self.separator,
+            backup_separators=list(self.backup_separators),
+            keep_whitespaces=self.keep_whitespaces,
+            include_metadata=self.include_metadata,
+            include_prev_next_rel=self.include_prev_next_rel,
+        )
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LlamaIndexSentenceWindowSplitter(LlamaIndexEngine):
+    """LlamaIndex's SentenceWindowNodeParser: one node per sentence, the sentences around it in metadata."""
+
+    name = "llamaindex.sentence_window"
+    framework_class = "SentenceWindowNodeParser"
+    summary = engine_summary(
+        LLAMAINDEX, DISTRIBUTION, "SentenceWindowNodeParser: one node per sentence, its window in metadata."
+    )
+    defaults_from = "llama_index.core.node_parser:SentenceWindowNodeParser.from_defaults"
+    has_windows: ClassVar[bool] = True
+    mirrored = {
+        "window_size": "window_size",
+        "window_metadata_key": "window_metadata_key",
+        "original_text_metadata_key": "original_text_metadata_key",
+        "include_metadata": "include_metadata",
+        "include_prev_next_rel": "include_prev_next_rel",
+    }
+
+    window_size: int = param(3, "Sentences on each side of a node's sentence that its window holds.", ge=1, le=100)
+    window_metadata_key: str = param("window", "Metadata key for the window text.", advanced=True)
+    original_text_metadata_key: str = param("original_text", "Metadata key for the node's own sentence.", advanced=True)
+
+    def validate(self) -> None:
+        for key in ("window_metadata_key", "original_text_metadata_key"):
+            if not getattr(self, key).strip():
+                raise ConfigError(f"{self.name}: {key} must not be empty")
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import SentenceWindowNodeParser")
+        return call(
+            "SentenceWindowNodeParser.from_defaults",
+            window_size=self.window_size,
+            window_metadata_key=self.window_metadata_key,
+            original_text_metadata_key=self.original_text_metadata_key,
+            **_links(self),
+        )
+
+    def build_parser(self) -> Any:
+        from llama_index.core.node_parser import SentenceWindowNodeParser
+
+        return SentenceWindowNodeParser.from_defaults(
+            window_size=self.window_size,
+            window_metadata_key=self.window_metadata_key,
+            original_text_metadata_key=self.original_text_metadata_key,
+            include_metadata=self.include_metadata,
+            include_prev_next_rel=self.include_prev_next_rel,
+        )
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LlamaIndexMarkdownSplitter(LlamaIndexEngine):
+    """LlamaIndex's MarkdownNodeParser: one node per heading's section, the header path in metadata."""
+
+    name = "llamaindex.markdown"
+    framework_class = "MarkdownNodeParser"
+    summary = engine_summary(LLAMAINDEX, DISTRIBUTION, "MarkdownNodeParser: one node per section, its header path.")
+    defaults_from = "llama_index.core.node_parser:MarkdownNodeParser.from_defaults"
+    mirrored = {
+        "header_path_separator": "header_path_separator",
+        "include_metadata": "include_metadata",
+        "include_prev_next_rel": "include_prev_next_rel",
+    }
+
+    header_path_separator: str = param("/", "What joins the headings of a node's header_path.", advanced=True)
+
+    def validate(self) -> None:
+        if not self.header_path_separator:
+            raise ConfigError(f"{self.name}: header_path_separator must not be empty")
+
+    def unsuited_reason(self, document: Document) -> str | None:
+        # MarkdownNodeParser's own test for a heading line (outside code fences, which this ignores).
+        return None if re.search(r"(?m)^#+\s", document.text) else no_headings_reason(self, document)
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import MarkdownNodeParser")
+        return call(
+            "MarkdownNodeParser.from_defaults", header_path_separator=self.header_path_separator, **_links(self)
+        )
+
+    def build_parser(self) -> Any:
+        from llama_index.core.node_parser import MarkdownNodeParser
+
+        return MarkdownNodeParser.from_defaults(
+            header_path_separator=self.header_path_separator,
+            include_metadata=self.include_metadata,
+            include_prev_next_rel=self.include_prev_next_rel,
+        )
+
+
+@SPLITTERS.register
+@dataclass(frozen=True)
+class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
+    """LlamaIndex's HierarchicalNodeParser: SentenceSplitters at several sizes, children linked to parents.
+
+    Every level is returned, roots first; a node's ``level`` (0 = roots) is added
+    for the pages' tree and hidden from both readers.
+    """
+
+    name = "llamaindex.hierarchical"
+    framework_class = "HierarchicalNodeParser"
+    summary = engine_summary(
+        LLAMAINDEX, DISTRIBUTION, "HierarchicalNodeParser: the text at several chunk sizes, children under parents."
+    )
+    defaults_from = "llama_index.core.node_parser:HierarchicalNodeParser.from_defaults"
+    has_levels: ClassVar[bool] = True
+    mirrored = {
+        "chunk_overlap": "chunk_overlap",
+        "include_metadata": "include_metadata",
+        "include_prev_next_rel": "include_prev_next_rel",
+    }
+    own_params = {
+        "chunk_sizes": "LlamaIndex's default is None, which it reads as 2048, 512, 128 (declared as such here).",
+        "tokenizer": _OWN_TOKENIZER,
+    }
+
+    chunk_sizes: tuple[int, ...] = param(
+        (2048, 512, 128), "Chunk size of each level in tokens, the roots' first.", ge=1, le=1_000_000
+    )
+    chunk_overlap: int = param(20, "Tokens consecutive chunks of one parent share.", ge=0, le=1_000_000)
+    tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
+
+    def validate(self) -> None:
+        if not self.chunk_sizes:
+            raise ConfigError(f"{self.name}: chunk_sizes needs at least one size")
+        if len(self.chunk_sizes) > 6:
+            raise ConfigError(f"{self.name}: chunk_sizes has {len(self.chunk_sizes)} levels; at most 6 are allowed")
+        if self.chunk_overlap >= min(self.chunk_sizes):
+            raise ConfigError(
+                f"{self.name}: chunk_overlap ({self.chunk_overlap}) must be smaller than every chunk size "
+                f"(smallest: {min(self.chunk_sizes)})"
+            )
+
+    @property
+    def size_limit(self) -> int | None:
+        return max(self.chunk_sizes) if self.counts_characters else None
+
+    @property
+    def level_sizes(self) -> tuple[int, ...]:
+        return self.chunk_sizes if self.counts_characters else ()
+
+    def framework_call(self, code: CodeSnippet) -> str:
+        code.use("from llama_index.core.node_parser import HierarchicalNodeParser")
+        if self.tokenizer == "cl100k_base":  # LlamaIndex's own tokenizer: from_defaults says it all
+            return call(
+                "HierarchicalNodeParser.from_defaults",
+                chunk_sizes=list(self.chunk_sizes),
+                chunk_overlap=self.chunk_overlap,
+                **_links(self),
+            )
+        code.use("from llama_index.core.node_parser import SentenceSplitter")
+        splitter = call(
+            "SentenceSplitter",
+            chunk_size=Code("size"),
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=tokenizer_code(code, self.tokenizer),
+            **_links(self),
+        )
+        sizes = list(self.chunk_sizes)
+        return call(
+            "HierarchicalNodeParser.from_defaults",
+            node_parser_ids=Code(f'[f"chunk_size_{{size}}" for size in {sizes!r}]'),
+            node_parser_map=Code(f'{{f"chunk_size_{{size}}": {splitter} for size in {sizes!r}}}'),
+            **_links(self),
+        )
+
+    def build_parser(self) -> Any:
+        from llama_index.core.node_parser import HierarchicalNodeParser, SentenceSplitter
+
+        # What from_defaults(chunk_sizes=...) builds, with the tokenizer named (from_defaults takes none).
+        ids = [f"chunk_size_{size}" for size in self.chunk_sizes]
+        parsers = {
+            parser_id: SentenceSplitter(
+                chunk_size=size,
+                chunk_overlap=self.chunk_overlap,
+                tokenizer=llamaindex_tokenizer(self.tokenizer),
+                include_metadata=self.include_metadata,
+                include_prev_next_rel=self.include_prev_next_rel,
+            )
+            for parser_id, size in zip(ids, self.chunk_sizes, strict=True)
+        }
+        return HierarchicalNodeParser.from_defaults(
+            node_parser_ids=ids,
+            node_parser_map=parsers,
+            include_metadata=self.include_metadata,
+            include_prev_next_rel=self.include_prev_next_rel,
+        )
+
+    def chunks(self, document: Document) -> list[FrameworkChunk]:
+        chunks = super().chunks(document)
+        for chunk in chunks:
+            level = 0 if chunk.parent is None else chunks[chunk.parent].metadata["level"] + 1
+            chunk.metadata["level"] = level
+            chunk.own_keys = ("level",)
+        return chunks

@@ -1,0 +1,387 @@
+"""Span recovery: where in the source each of a framework's chunks came from.
+
+A framework splitter hands back chunk texts, not offsets (or offsets found with
+``text.find``, which is wrong as soon as a passage repeats). This one step gives
+each chunk, taken in order, a span of the source and says how sure it is:
+
+- ``exact``: the chunk is ``source[start:end]``.
+- ``rewritten``: the framework changed the text (stripped lines, collapsed or
+  joined whitespace, decoded tokens); the span covers the source characters the
+  chunk was aligned with, from the first to the last.
+- ``unplaced``: no alignment was found; the span is empty, where the previous
+  chunk ended.
+
+Placement is monotonic. A chunk is looked for from the previous chunk's start
+(so overlap is allowed) and must reach past the previous chunk's end; among the
+places that qualify, the one nearest where the previous chunk ended (after its
+trailing whitespace) wins, as long as it leaves room for every later chunk that
+is found verbatim (a backward pass works out how late each chunk may start).
+So a repeated passage is matched to the copy that follows the previous chunk,
+never to its first occurrence in the text. A chunk
+that is not a substring there is matched with all whitespace removed (mapped
+back to source offsets), and failing that aligned with difflib on a bounded
+window after the previous chunk.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
+from enum import Enum
+from typing import Any, NamedTuple
+
+
+class SpanStatus(str, Enum):
+    """How a chunk's span was found."""
+
+    EXACT = "exact"
+    REWRITTEN = "rewritten"
+    UNPLACED = "unplaced"
+
+
+# The node metadata key that carries a framework chunk's SpanStatus value (hidden from the LLM and EMBED views).
+SPAN_STATUS_KEY = "span_status"
+
+_NON_SPACE_RUN = re.compile(r"\S+")
+_SPACE_RUN = re.compile(r"\s+")
+
+# What tiktoken's decoder puts for the bytes of a character cut between two token windows.
+_REPLACEMENT = "\ufffd"
+_REPLACEMENT_RUNS = re.compile(f"({_REPLACEMENT}+)")
+
+# difflib's fallback aligns at most this many characters (whitespace removed) of a chunk at a time (a longer
+# chunk by its head and its tail), and accepts an alignment only when this share of them found a partner.
+_ALIGN_PIECE = 400
+_ALIGN_MIN_SHARE = 0.6
+
+
+class RecoveredSpan(NamedTuple):
+    """Where one chunk lies in the source, and how that was found."""
+
+    start: int
+    end: int
+    status: SpanStatus
+
+
+class SpanRecovery:
+    """Recovers the spans of chunks of one source text.
+
+    The whitespace-free copy of the source (for rewritten chunks) is built on
+    first need and kept, so recovering several groups of chunks (e.g. the levels
+    of a hierarchy) pays for it once.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._squeezed: _Squeezed | None = None
+
+    def recover(self, chunks: Iterable[str], start: int = 0, end: int | None = None) -> list[RecoveredSpan]:
+        """The spans of ``chunks`` (in order) inside ``source[start:end]``."""
+        chunks = list(chunks)
+        low = max(0, start)
+        high = len(self.source) if end is None else min(end, len(self.source))
+        latest = self._latest_starts(chunks, low, high)
+        out: list[RecoveredSpan] = []
+        placed: list[bool] = []
+        previous: tuple[int, int] | None = None
+        for chunk, bounds in zip(chunks, latest, strict=True):
+            if not chunk:
+                # An empty chunk says nothing about where the next one is: it sits where the last one ended.
+                at = previous[1] if previous else low
+                out.append(RecoveredSpan(at, at, SpanStatus.EXACT))
+                placed.append(False)
+                continue
+            found = self._place_one(chunk, low, high, previous, bounds)
+            out.append(found)
+            placed.append(found.status is not SpanStatus.UNPLACED)
+            if placed[-1]:
+                previous = (found.start, found.end)
+        # An empty span left where the previous chunk ended moves back to where the next chunk starts, if that
+        # is earlier (they overlap): every chunk's start then follows the one before it.
+        following = high
+        for index in range(len(out) - 1, -1, -1):
+            span = out[index]
+            if placed[index]:
+                following = span.start
+            elif span.start > following:
+                out[index] = RecoveredSpan(following, following, span.status)
+        return out
+
+    def _latest_starts(self, chunks: Sequence[str], low: int, high: int) -> list[tuple[int, int]]:
+        """For each chunk, how late it may start and still leave room for every later chunk found verbatim.
+
+        A backward pass: the last chunk found verbatim may start at its last
+        occurrence; each earlier one must start no later than the next one's
+        latest start and, to be placed verbatim, end before its latest end. Gives
+        ``(latest start, latest start of a verbatim match)`` per chunk. In a
+        periodic text ("xxxx" cut into overlapping "xx") the nearest occurrence
+        going forward can leave no room for the chunks after it; keeping each
+        chunk within these bounds never does.
+        """
+        source = self.source
+        latest = [(high, high)] * len(chunks)
+        next_start: int | None = None
+        next_end = high
+        for index in range(len(chunks) - 1, -1, -1):
+            chunk = chunks[index]
+            size = len(chunk)
+            if next_start is None:
+                bound = high - size
+                latest[index] = (high, bound)
+            else:
+                bound = min(next_start, next_end - size - 1)
+                latest[index] = (next_start, bound)
+            if not chunk or bound < low:
+                continue
+            position = source.rfind(chunk, low, bound + size)
+            if position >= 0:
+                next_start, next_end = position, position + size
+        return latest
+
+    def _place_one(
+        self, chunk: str, low: int, high: int, previous: tuple[int, int] | None, latest: tuple[int, int]
+    ) -> RecoveredSpan:
+        source = self.source
+        if previous is None:
+            lo, prev_end = low, low
+        else:
+            lo, prev_end = previous
+        after = prev_end if previous else None
+        expected = _skip_whitespace(source, prev_end, high)
+        # Distances are measured from a chunk's first non-whitespace character, the one both matchings find.
+        lead = len(chunk) - len(chunk.lstrip())
+        last_start, last_verbatim = latest
+        exact = _nearest(source, chunk, lo, high, after, expected, lead, last_verbatim)
+        # Verbatim where the previous chunk ends, or overlapping it: nothing nearer could be found.
+        if exact is not None and exact + lead <= expected:
+            return RecoveredSpan(exact, exact + len(chunk), SpanStatus.EXACT)
+        squeezed = self._squeezed_span(chunk, lo, high, after, expected, last_start)
+        if (
+            squeezed is not None
+            and squeezed[0] - lead > last_verbatim
+            and source[squeezed[0] - lead : squeezed[1]] == chunk
+        ):
+            squeezed = None  # verbatim after all, but too late to leave room for the chunks after it
+        if exact is not None and (squeezed is None or abs(exact + lead - expected) <= abs(squeezed[0] - expected)):
+            return RecoveredSpan(exact, exact + len(chunk), SpanStatus.EXACT)
+        if squeezed is None and _REPLACEMENT in chunk:
+            squeezed = _decoded_span(source, chunk, lo, high, after, expected, last_start)
+        if squeezed is None:
+            squeezed = self._aligned_span(chunk, lo, high, expected)
+        if squeezed is None:
+            return RecoveredSpan(prev_end, prev_end, SpanStatus.UNPLACED)
+        start, end = squeezed
+        status = SpanStatus.EXACT if source[start:end] == chunk else SpanStatus.REWRITTEN
+        return RecoveredSpan(start, end, status)
+
+    # -- whitespace removed ----------------------------------------------------------
+
+    def _index(self) -> _Squeezed:
+        if self._squeezed is None:
+            self._squeezed = _Squeezed(self.source)
+        return self._squeezed
+
+    def _squeezed_span(
+        self, chunk: str, lo: int, high: int, prev_end: int | None, expected: int, last_start: int
+    ) -> tuple[int, int] | None:
+        """The chunk matched with all whitespace removed, as source offsets of its first and last character."""
+        needle = _squeeze(chunk)
+        if not needle:
+            return None
+        index = self._index()
+        found = _nearest(
+            index.text,
+            needle,
+            index.to_squeezed(lo),
+            index.to_squeezed(high),
+            None if prev_end is None else index.to_squeezed(prev_end),
+            index.to_squeezed(expected),
+            0,
+            # The squeezed match starts at the chunk's first non-whitespace character.
+            index.to_squeezed(last_start + len(chunk) - len(chunk.lstrip()) + 1) - 1,
+        )
+        if found is None:
+            return None
+        return index.to_source(found), index.to_source(found + len(needle) - 1) + 1
+
+    def _aligned_span(self, chunk: str, lo: int, high: int, expected: int) -> tuple[int, int] | None:
+        """difflib's alignment of the chunk (whitespace removed) on a bounded window of the source near ``expected``.
+
+        A long chunk is aligned by its head and its tail, each on its own window
+        (the tail's where the head and the chunk's length put it), so the cost
+        stays bounded whatever the chunk's size.
+        """
+        needle = _squeeze(chunk)
+        if not needle:
+            return None
+        index = self._index()
+        squeezed = index.text
+        floor, ceiling, at = index.to_squeezed(lo), index.to_squeezed(high), index.to_squeezed(expected)
+        piece = _ALIGN_PIECE
+        if len(needle) <= 2 * piece:
+            found = _align(squeezed, needle, max(floor, at - len(needle)), min(ceiling, at + 2 * len(needle) + 64))
+        else:
+            head = _align(squeezed, needle[:piece], max(floor, at - piece), min(ceiling, at + 2 * piece + 64))
+            if head is None:
+                return None
+            guess = head[0] + len(needle) - piece  # where the tail starts if the middle kept its length
+            slack = piece + len(needle) // 10
+            tail = _align(squeezed, needle[-piece:], max(head[1], guess - slack), min(ceiling, guess + piece + slack))
+            found = None if tail is None else (head[0], tail[1])
+        if found is None:
+            return None
+        return index.to_source(found[0]), index.to_source(found[1] - 1) + 1
+
+
+def _align(haystack: str, needle: str, first: int, last: int) -> tuple[int, int] | None:
+    """Where difflib pairs ``needle`` with ``haystack[first:last]``: from its first to its last matched character."""
+    if first >= last:
+        return None
+    matcher = SequenceMatcher(None, haystack[first:last], needle, autojunk=False)
+    # Runs of one or two characters pair up anywhere; only longer runs say where the chunk is.
+    shortest = 3 if len(needle) >= 12 else 1
+    blocks = [block for block in matcher.get_matching_blocks() if block.size >= shortest]
+    if not blocks or sum(block.size for block in blocks) < _ALIGN_MIN_SHARE * len(needle):
+        return None
+    return first + blocks[0].a, first + blocks[-1].a + blocks[-1].size
+
+
+class _Squeezed:
+    """The source with its whitespace removed, and the map between the two texts' offsets.
+
+    Kept as runs of non-whitespace (where each starts in the source and in the
+    squeezed text), so building it is one regular-expression pass.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.starts: list[int] = []  # where each run starts in the source
+        self.offsets: list[int] = []  # ... and in the squeezed text
+        total = 0
+        for match in _NON_SPACE_RUN.finditer(source):
+            self.starts.append(match.start())
+            self.offsets.append(total)
+            total += match.end() - match.start()
+        self.size = total
+        self.text = _SPACE_RUN.sub("", source)
+
+    def to_squeezed(self, position: int) -> int:
+        """How many non-whitespace characters of the source come before ``position``."""
+        run = bisect_right(self.starts, position) - 1
+        if run < 0:
+            return 0
+        following = self.offsets[run + 1] if run + 1 < len(self.offsets) else self.size
+        return self.offsets[run] + min(position - self.starts[run], following - self.offsets[run])
+
+    def to_source(self, index: int) -> int:
+        """Where the squeezed text's character ``index`` is in the source."""
+        run = bisect_right(self.offsets, index) - 1
+        return self.starts[run] + index - self.offsets[run]
+
+
+def recover_spans(source: str, chunks: Iterable[str], start: int = 0, end: int | None = None) -> list[RecoveredSpan]:
+    """The spans of ``chunks`` (in order) in ``source[start:end]``: see :class:`SpanRecovery`."""
+    return SpanRecovery(source).recover(chunks, start, end)
+
+
+def span_counts(items: Iterable[Any]) -> dict[str, int]:
+    """How many chunks are exact, rewritten and unplaced.
+
+    ``items`` are nodes (read from their ``span_status`` metadata; nodes without
+    it, such as a native splitter's, count as exact), RecoveredSpans or statuses.
+    """
+    counts: Counter[str] = Counter({status.value: 0 for status in SpanStatus})
+    for item in items:
+        if isinstance(item, RecoveredSpan):
+            status: Any = item.status
+        elif isinstance(item, str):
+            status = item
+        else:
+            metadata: Mapping[str, Any] = getattr(item, "metadata", {})
+            status = metadata.get(SPAN_STATUS_KEY, SpanStatus.EXACT)
+        counts[SpanStatus(status).value] += 1
+    return dict(counts)
+
+
+def _decoded_span(
+    source: str, chunk: str, lo: int, high: int, prev_end: int | None, expected: int, last_start: int
+) -> tuple[int, int] | None:
+    """A chunk of decoded tokens holding U+FFFD, matched with each run of them standing for non-ASCII characters.
+
+    A token window that cuts a character's bytes decodes the part it holds to
+    U+FFFD (tiktoken's ``errors="replace"``): the character is there in the source,
+    not in the chunk. The occurrence taken is chosen as for a verbatim chunk.
+    """
+    pattern = re.compile(
+        "".join(
+            f"[^\\x00-\\x7f]{{1,{len(run)}}}" if run.startswith(_REPLACEMENT) else re.escape(run)
+            for run in _REPLACEMENT_RUNS.split(chunk)
+            if run
+        )
+    )
+    before: re.Match[str] | None = None
+    first: re.Match[str] | None = None  # taken when every match lies inside the previous chunk (a character's halves)
+    position = lo
+    while (match := pattern.search(source, position, high)) is not None and match.start() <= last_start:
+        first = first or match
+        if prev_end is None or match.end() > prev_end:
+            if match.start() >= expected:
+                if before is None or match.start() - expected < expected - before.start():
+                    return match.span()
+                break
+            before = match
+        position = match.start() + 1
+    taken = before or first
+    return taken.span() if taken is not None else None
+
+
+def _squeeze(text: str) -> str:
+    return "".join(text.split())
+
+
+def _skip_whitespace(text: str, position: int, high: int) -> int:
+    while position < high and text[position].isspace():
+        position += 1
+    return position
+
+
+def _nearest(
+    haystack: str,
+    needle: str,
+    lo: int,
+    hi: int,
+    prev_end: int | None,
+    expected: int,
+    lead: int = 0,
+    last_start: int | None = None,
+) -> int | None:
+    """The occurrence of ``needle`` in ``haystack[lo:hi]``, starting by ``last_start``, to take, or None.
+
+    Occurrences must end after ``prev_end`` (when there is a previous chunk); of
+    those, the one whose character ``lead`` (the first after the needle's leading
+    whitespace) is nearest ``expected`` wins, the earlier on a tie. When every
+    occurrence lies inside the previous chunk, the first is taken.
+    """
+    size = len(needle)
+    expected -= lead
+    if last_start is not None:
+        hi = min(hi, last_start + size)
+    first_any: int | None = None
+    before: int | None = None  # the last qualifying occurrence starting before ``expected``
+    position = haystack.find(needle, lo, hi)
+    while position >= 0:
+        if first_any is None:
+            first_any = position
+        if prev_end is None or position + size > prev_end:
+            if position >= expected:
+                if before is None or position - expected < expected - before:
+                    return position
+                return before
+            before = position
+        position = haystack.find(needle, position + 1, hi)
+    return before if before is not None else first_any
+
+
+__all__ = ["SPAN_STATUS_KEY", "RecoveredSpan", "SpanRecovery", "SpanStatus", "recover_spans", "span_counts"]

@@ -1,0 +1,548 @@
+"""Framework engines: the real LlamaIndex, LangChain, chonkie and semchunk splitters behind ChunkScope's API.
+
+What must hold: each engine's parameters are the framework's, with its defaults;
+on the project's own sample documents, at several settings, an engine's node
+texts are exactly the framework's output called directly, in order, and every
+span is valid (an ``exact`` node is ``document.text[start:end]``); the metadata
+the framework gives (header paths, windows, parents and children) is kept, and
+the LLM and EMBED views read what the framework's own nodes read; nothing is
+downloaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import MetadataMode, load
+from core.engines import FrameworkSplitter
+from core.engines.langchain import LANGUAGES
+from core.engines.offline import bundled_encodings, tiktoken_encoding
+from core.schema import Document, NodeRelationship
+from core.span_recovery import SPAN_STATUS_KEY, span_counts
+from core.splitters import SPLITTERS
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_docs"
+SAMPLE_FILES = (
+    "chunking_guide.md",
+    "release_notes.txt",
+    "vector_search_faq.html",
+    "chunk_stats.py",
+    "rag_handbook.pdf",
+)
+ENGINES = [cls for cls in SPLITTERS if issubclass(cls, FrameworkSplitter)]
+ENGINE_NAMES = {
+    "llamaindex.sentence",
+    "llamaindex.token",
+    "llamaindex.sentence_window",
+    "llamaindex.markdown",
+    "llamaindex.hierarchical",
+    "langchain.recursive",
+    "langchain.character",
+    "langchain.token",
+    "langchain.markdown_header",
+    "chonkie.recursive",
+    "chonkie.token",
+    "chonkie.sentence",
+    "semchunk",
+}
+
+# Two or three settings per engine: its defaults, and sizes small enough to cut the samples many times.
+CASES: list[tuple[str, dict[str, Any]]] = [
+    ("llamaindex.sentence", {}),
+    ("llamaindex.sentence", {"chunk_size": 256, "chunk_overlap": 32}),
+    ("llamaindex.sentence", {"chunk_size": 600, "chunk_overlap": 60, "tokenizer": "characters"}),
+    ("llamaindex.token", {}),
+    ("llamaindex.token", {"chunk_size": 128, "chunk_overlap": 16}),
+    ("llamaindex.token", {"chunk_size": 500, "chunk_overlap": 50, "tokenizer": "characters"}),
+    ("llamaindex.sentence_window", {}),
+    ("llamaindex.sentence_window", {"window_size": 1}),
+    ("llamaindex.markdown", {}),
+    ("llamaindex.markdown", {"header_path_separator": " > "}),
+    ("llamaindex.hierarchical", {}),
+    ("llamaindex.hierarchical", {"chunk_sizes": (512, 128), "chunk_overlap": 10}),
+    ("llamaindex.hierarchical", {"chunk_sizes": (1200, 400), "chunk_overlap": 40, "tokenizer": "characters"}),
+    ("langchain.recursive", {}),
+    ("langchain.recursive", {"chunk_size": 500, "chunk_overlap": 50}),
+    ("langchain.recursive", {"chunk_size": 400, "chunk_overlap": 40, "language": "markdown"}),
+    ("langchain.recursive", {"chunk_size": 300, "chunk_overlap": 30, "language": "python"}),
+    ("langchain.character", {}),
+    ("langchain.character", {"chunk_size": 500, "chunk_overlap": 50}),
+    ("langchain.character", {"chunk_size": 300, "chunk_overlap": 0, "separator": "\n"}),
+    ("langchain.token", {}),
+    ("langchain.token", {"chunk_size": 100, "chunk_overlap": 10}),
+    ("langchain.token", {"chunk_size": 64, "chunk_overlap": 8, "encoding_name": "o200k_base"}),
+    ("langchain.markdown_header", {}),
+    ("langchain.markdown_header", {"strip_headers": False}),
+    ("langchain.markdown_header", {"return_each_line": True}),
+    ("chonkie.recursive", {}),
+    ("chonkie.recursive", {"chunk_size": 512}),
+    ("chonkie.recursive", {"chunk_size": 128, "tokenizer": "cl100k_base"}),
+    ("chonkie.token", {}),
+    ("chonkie.token", {"chunk_size": 256, "chunk_overlap": 32}),
+    ("chonkie.token", {"chunk_size": 100, "chunk_overlap": 10, "tokenizer": "o200k_base"}),
+    ("chonkie.sentence", {}),
+    ("chonkie.sentence", {"chunk_size": 512, "chunk_overlap": 64}),
+    ("chonkie.sentence", {"chunk_size": 128, "tokenizer": "cl100k_base"}),
+    ("semchunk", {}),
+    ("semchunk", {"chunk_size": 100, "overlap": 0.2}),
+    ("semchunk", {"chunk_size": 400, "token_counter": "characters"}),
+]
+
+
+@cache
+def sample_documents() -> tuple[Document, ...]:
+    return tuple(document for name in SAMPLE_FILES for document in load(SAMPLES / name))
+
+
+def case_id(case: tuple[str, dict[str, Any]]) -> str:
+    name, params = case
+    return name + ("" if not params else "-" + "-".join(f"{k}={v}" for k, v in params.items()))
+
+
+# -- the frameworks called directly (no engine code) ----------------------------------------------
+
+
+def llama_document(document: Document) -> Any:
+    """The document as a LlamaIndex Document, with the keys its loader hides from readers (they change the budget)."""
+    from llama_index.core import Document as LlamaDocument
+
+    return LlamaDocument(
+        text=document.text,
+        metadata=dict(document.metadata),
+        excluded_llm_metadata_keys=list(document.excluded_llm_metadata_keys),
+        excluded_embed_metadata_keys=list(document.excluded_embed_metadata_keys),
+    )
+
+
+def llama_tokenizer(name: str) -> Any:
+    from functools import partial
+
+    return list if name == "characters" else partial(tiktoken_encoding(name).encode, allowed_special="all")
+
+
+def llamaindex_nodes(name: str, p: dict[str, Any], document: Document) -> list[Any]:
+    from llama_index.core import node_parser as li
+
+    if name == "llamaindex.sentence":
+        parser = li.SentenceSplitter(
+            chunk_size=p["chunk_size"], chunk_overlap=p["chunk_overlap"], tokenizer=llama_tokenizer(p["tokenizer"])
+        )
+    elif name == "llamaindex.token":
+        parser = li.TokenTextSplitter(
+            chunk_size=p["chunk_size"], chunk_overlap=p["chunk_overlap"], tokenizer=llama_tokenizer(p["tokenizer"])
+        )
+    elif name == "llamaindex.sentence_window":
+        parser = li.SentenceWindowNodeParser.from_defaults(window_size=p["window_size"])
+    elif name == "llamaindex.markdown":
+        parser = li.MarkdownNodeParser.from_defaults(header_path_separator=p["header_path_separator"])
+    elif p["tokenizer"] == "cl100k_base":  # hierarchical at LlamaIndex's own tokenizer: from_defaults as documented
+        parser = li.HierarchicalNodeParser.from_defaults(
+            chunk_sizes=list(p["chunk_sizes"]), chunk_overlap=p["chunk_overlap"]
+        )
+    else:
+        ids = [f"chunk_size_{size}" for size in p["chunk_sizes"]]
+        splitters = {
+            i: li.SentenceSplitter(
+                chunk_size=s, chunk_overlap=p["chunk_overlap"], tokenizer=llama_tokenizer(p["tokenizer"])
+            )
+            for i, s in zip(ids, p["chunk_sizes"], strict=True)
+        }
+        parser = li.HierarchicalNodeParser.from_defaults(node_parser_ids=ids, node_parser_map=splitters)
+    return parser.get_nodes_from_documents([llama_document(document)])
+
+
+def framework_texts(name: str, p: dict[str, Any], document: Document) -> list[str]:
+    """What the framework itself returns for ``document`` with the engine's parameters ``p``."""
+    text = document.text
+    if name.startswith("llamaindex."):
+        return [node.get_content() for node in llamaindex_nodes(name, p, document)]
+    if name.startswith("langchain."):
+        import langchain_text_splitters as lc
+
+        common = {"chunk_size": p.get("chunk_size"), "chunk_overlap": p.get("chunk_overlap")}
+        if name == "langchain.recursive" and p["language"]:
+            splitter = lc.RecursiveCharacterTextSplitter.from_language(lc.Language(p["language"]), **common)
+        elif name == "langchain.recursive":
+            splitter = lc.RecursiveCharacterTextSplitter(**common)
+        elif name == "langchain.character":
+            splitter = lc.CharacterTextSplitter(separator=p["separator"], **common)
+        elif name == "langchain.token":
+            splitter = lc.TokenTextSplitter(encoding_name=p["encoding_name"], **common)
+        else:
+            headers = [tuple(item.split(" ", 1)) for item in p["headers_to_split_on"]]
+            splitter = lc.MarkdownHeaderTextSplitter(
+                headers, return_each_line=p["return_each_line"], strip_headers=p["strip_headers"]
+            )
+            return [piece.page_content for piece in splitter.split_text(text)]
+        return splitter.split_text(text)
+    if name.startswith("chonkie."):
+        return [chunk.text for chunk in chonkie_chunks(name, p, text)]
+    import semchunk
+
+    counter = {"characters": len}.get(p["token_counter"]) or tiktoken_encoding(p["token_counter"])
+    return semchunk.chunkerify(counter, p["chunk_size"])(text, overlap=p["overlap"])
+
+
+def chonkie_chunks(name: str, p: dict[str, Any], text: str) -> list[Any]:
+    import chonkie
+
+    tokenizer = p["tokenizer"] if p["tokenizer"] in ("character", "word") else tiktoken_encoding(p["tokenizer"])
+    if name == "chonkie.recursive":
+        chunker = chonkie.RecursiveChunker(tokenizer=tokenizer, chunk_size=p["chunk_size"])
+    elif name == "chonkie.token":
+        chunker = chonkie.TokenChunker(
+            tokenizer=tokenizer, chunk_size=p["chunk_size"], chunk_overlap=p["chunk_overlap"]
+        )
+    else:
+        chunker = chonkie.SentenceChunker(
+            tokenizer=tokenizer, chunk_size=p["chunk_size"], chunk_overlap=p["chunk_overlap"]
+        )
+    return chunker.chunk(text)
+
+
+# -- registry and declarations ---------------------------------------------------------------------
+
+
+def test_every_engine_is_registered() -> None:
+    assert {cls.name for cls in ENGINES} == ENGINE_NAMES
+    assert {name for name, _ in CASES} == ENGINE_NAMES, "every engine is run against its framework"
+
+
+def framework_default(target: str, argument: str) -> Any:
+    """``argument``'s default in the signature of ``target`` ("module:qualname"), following ``**kwargs`` to base classes."""
+    module, _, qualname = target.partition(":")
+    owner: Any = None
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        owner, obj = obj, getattr(obj, part)
+    parameters = inspect.signature(obj).parameters
+    if argument in parameters:
+        return parameters[argument].default
+    assert isinstance(owner, type), f"{target} has no argument {argument!r}"
+    for base in owner.__mro__[1:]:
+        parameters = inspect.signature(base.__init__).parameters
+        if argument in parameters:
+            return parameters[argument].default
+    raise AssertionError(f"{target} has no argument {argument!r}")
+
+
+@pytest.mark.parametrize("cls", ENGINES, ids=lambda cls: cls.name)
+def test_declared_defaults_are_the_frameworks(cls: type[FrameworkSplitter]) -> None:
+    declared = {spec.name: spec.default for spec in cls.params()}
+    assert set(declared) == set(cls.mirrored) | set(cls.own_params), (
+        "every parameter is the framework's or says why not"
+    )
+    assert not set(cls.mirrored) & set(cls.own_params)
+    for ours, theirs in cls.mirrored.items():
+        default = declared[ours]
+        expected = framework_default(cls.defaults_from, theirs)
+        assert (list(default) if isinstance(default, tuple) else default) == expected, f"{cls.name}.{ours}"
+
+
+def test_llamaindex_counts_with_cl100k_by_default() -> None:
+    from llama_index.core.node_parser import HierarchicalNodeParser
+    from llama_index.core.utils import get_tokenizer
+
+    sample = "Chunking <|endoftext|> decides what a retriever can find."
+    assert get_tokenizer()(sample) == tiktoken_encoding("cl100k_base").encode(sample, allowed_special="all")
+    for name in ("llamaindex.sentence", "llamaindex.token", "llamaindex.hierarchical"):
+        assert SPLITTERS.get_class(name)().tokenizer == "cl100k_base"
+    assert (
+        tuple(HierarchicalNodeParser.from_defaults().chunk_sizes)
+        == SPLITTERS.get_class("llamaindex.hierarchical")().chunk_sizes
+    )
+
+
+def test_languages_are_those_from_language_accepts() -> None:
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+    accepted = []
+    for language in Language:
+        try:
+            RecursiveCharacterTextSplitter.get_separators_for_language(language)
+        except ValueError:
+            continue
+        accepted.append(language.value)
+    assert LANGUAGES == tuple(accepted)
+
+
+def test_both_tiktoken_encodings_are_bundled() -> None:
+    assert bundled_encodings() == ["cl100k_base", "o200k_base"]
+
+
+@pytest.mark.parametrize("cls", ENGINES, ids=lambda cls: cls.name)
+def test_the_summary_names_the_framework_and_its_version(cls: type[FrameworkSplitter]) -> None:
+    from importlib.metadata import version
+
+    assert cls.summary.startswith(f"{cls.framework} {version(cls.distribution)} · {cls.framework_class}") or (
+        cls.name == "semchunk" and cls.summary.startswith(f"semchunk {version('semchunk')} · ")
+    )
+
+
+# -- fidelity on the samples -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_nodes_are_the_frameworks_chunks_with_valid_spans(case: tuple[str, dict[str, Any]]) -> None:
+    name, params = case
+    engine = SPLITTERS.create(name, **params)
+    values = engine.to_params()
+    for document in sample_documents():
+        nodes = engine.split([document])
+        where = f"{name} on {document.metadata['file_name']}"
+        assert [node.text for node in nodes] == framework_texts(name, values, document), where
+        text = document.text
+        for node in nodes:
+            status = node.metadata[SPAN_STATUS_KEY]
+            assert 0 <= node.start_char <= node.end_char <= len(text), where
+            if status == "exact":
+                assert text[node.start_char : node.end_char] == node.text, where
+            elif status == "unplaced":
+                assert node.start_char == node.end_char, where
+            else:
+                assert status == "rewritten", where
+            for key in (SPAN_STATUS_KEY,):
+                assert key in node.excluded_llm_metadata_keys and key in node.excluded_embed_metadata_keys
+        assert sum(span_counts(nodes).values()) == len(nodes)
+
+
+LLAMAINDEX_CASES = [case for case in CASES if case[0].startswith("llamaindex.")]
+
+
+@pytest.mark.parametrize("case", LLAMAINDEX_CASES, ids=case_id)
+def test_readers_see_what_llamaindex_nodes_give_them(case: tuple[str, dict[str, Any]]) -> None:
+    from llama_index.core.schema import MetadataMode as LlamaMode
+
+    name, params = case
+    engine = SPLITTERS.create(name, **params)
+    document = load(SAMPLES / "chunking_guide.md")[0]
+    theirs = llamaindex_nodes(name, engine.to_params(), document)
+    ours = engine.split([document])
+    for mode, their_mode in ((MetadataMode.LLM, LlamaMode.LLM), (MetadataMode.EMBED, LlamaMode.EMBED)):
+        assert [node.get_content(mode) for node in ours] == [
+            node.get_content(metadata_mode=their_mode) for node in theirs
+        ]
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if case[0].startswith("chonkie.")], ids=case_id)
+def test_recovered_spans_are_chonkies_own_offsets(case: tuple[str, dict[str, Any]]) -> None:
+    name, params = case
+    engine = SPLITTERS.create(name, **params)
+    for document in sample_documents():
+        expected = [
+            (chunk.start_index, chunk.end_index) for chunk in chonkie_chunks(name, engine.to_params(), document.text)
+        ]
+        assert [(node.start_char, node.end_char) for node in engine.split([document])] == expected
+
+
+def test_markdown_header_paths_are_kept() -> None:
+    document = load(SAMPLES / "chunking_guide.md")[0]
+    llama = SPLITTERS.create("llamaindex.markdown").split([document])
+    assert llama[1].metadata["header_path"] == "/A Practical Guide to Chunking for RAG/"
+    lang = SPLITTERS.create("langchain.markdown_header").split([document])
+    assert lang[2].metadata["Header 3"] == "The precision and context trade-off"
+    assert lang[2].metadata["title"] == document.metadata["title"], "the document's metadata is inherited"
+    assert "Header 3" not in lang[2].excluded_llm_metadata_keys
+    # LangChain strips and re-joins lines: those sections are rewritten, their spans still on their own source.
+    rewritten = [node for node in lang if node.metadata[SPAN_STATUS_KEY] == "rewritten"]
+    assert rewritten
+    for node in rewritten:
+        source = document.text[node.start_char : node.end_char]
+        assert source.split() == node.text.split()
+
+
+def test_sentence_windows_are_kept_and_hidden_from_readers() -> None:
+    document = load(SAMPLES / "release_notes.txt")[0]
+    nodes = SPLITTERS.create("llamaindex.sentence_window", window_size=1).split([document])
+    middle = nodes[5]
+    assert middle.metadata["original_text"] == middle.text
+    assert middle.metadata["window"] == " ".join(node.text for node in nodes[4:7])  # LlamaIndex joins with spaces
+    for key in ("window", "original_text"):
+        assert key in middle.excluded_llm_metadata_keys and key in middle.excluded_embed_metadata_keys
+
+
+def test_a_hierarchy_keeps_parents_and_children() -> None:
+    document = load(SAMPLES / "chunking_guide.md")[0]
+    engine = SPLITTERS.create("llamaindex.hierarchical", chunk_sizes=(512, 128), chunk_overlap=10)
+    nodes = engine.split([document])
+    by_id = {node.id: node for node in nodes}
+    roots = [node for node in nodes if NodeRelationship.PARENT not in node.relationships]
+    assert roots and all(node.metadata["level"] == 0 for node in roots)
+    children = [node for node in nodes if NodeRelationship.PARENT in node.relationships]
+    assert children
+    for child in children:
+        parent = by_id[child.parent_id]
+        assert child.id in parent.child_ids
+        assert child.metadata["level"] == parent.metadata["level"] + 1
+        assert parent.start_char <= child.start_char <= child.end_char <= parent.end_char
+    assert "level" in children[0].excluded_llm_metadata_keys
+    assert {node.metadata[SPAN_STATUS_KEY] for node in nodes} == {"exact"}
+
+
+def test_a_repeated_passage_gets_its_own_span() -> None:
+    paragraph = "The same paragraph appears twice in this document, word for word."
+    text = f"{paragraph}\n\nSomething in between.\n\n{paragraph}"
+    document = Document(text=text, metadata={"file_name": "twice.txt"})
+    nodes = SPLITTERS.create("langchain.character", chunk_size=70, chunk_overlap=0).split([document])
+    assert [node.text for node in nodes] == [paragraph, "Something in between.", paragraph]
+    assert nodes[2].start_char == text.rindex(paragraph)
+
+
+def test_a_framework_refusal_is_a_config_error() -> None:
+    from core.errors import ConfigError
+
+    document = Document(text="Some text. " * 40, metadata={"file_name": "x.txt", "notes": "a long note " * 30})
+    with pytest.raises(ConfigError, match="llamaindex.sentence: LlamaIndex SentenceSplitter refused"):
+        SPLITTERS.create("llamaindex.sentence", chunk_size=50, chunk_overlap=0).split([document])
+
+
+# -- the code the Export page writes ---------------------------------------------------------------
+
+CODE_CASES = [case for case in CASES if case[0].startswith(("llamaindex.", "langchain."))]
+
+
+def run_snippet(engine: FrameworkSplitter, library: str, document: Document) -> list[str]:
+    """Execute the imports, setup and splitter code ``engine`` writes for ``library``; the chunk texts it makes."""
+    from core.codegen import CodeSnippet
+
+    code = CodeSnippet(library, "")
+    body = getattr(engine, library)(code)
+    namespace: dict[str, Any] = {}
+    exec("\n".join([*code.imports, *code.setup]), namespace)
+    if library == "llamaindex":
+        parser = eval(body, namespace)
+        return [node.get_content() for node in parser.get_nodes_from_documents([llama_document(document)])]
+    from langchain_core.documents import Document as LangChainDocument
+
+    namespace["documents"] = [LangChainDocument(page_content=document.text, metadata=dict(document.metadata))]
+    exec(body, namespace)
+    return [chunk.page_content for chunk in namespace["chunks"]]
+
+
+@pytest.mark.parametrize("case", CODE_CASES, ids=case_id)
+def test_the_exported_code_is_the_call_that_ran(case: tuple[str, dict[str, Any]]) -> None:
+    name, params = case
+    engine = SPLITTERS.create(name, **params)
+    document = load(SAMPLES / "chunking_guide.md")[0]
+    texts = [node.text for node in engine.split([document])]
+    libraries = ["llamaindex"] if name.startswith("llamaindex.") else ["langchain"]
+    if name not in ("langchain.markdown_header",) and name.startswith("langchain."):
+        libraries.append("llamaindex")  # through LlamaIndex's LangchainNodeParser
+    for library in libraries:
+        assert run_snippet(engine, library, document) == texts, library
+
+
+# -- nothing is downloaded -------------------------------------------------------------------------
+
+_OFFLINE_SCRIPT = r"""
+import json, socket, sys
+
+def refuse(*args, **kwargs):
+    raise OSError("network access during a split")
+
+socket.socket.connect = refuse
+socket.create_connection = refuse
+
+from core import load
+from core.splitters import SPLITTERS
+
+document = load(sys.argv[1])[0]
+settings = json.loads(sys.argv[2])
+counts = {}
+for name, params in settings:
+    counts[f"{name}{params}"] = len(SPLITTERS.create(name, **params).split([document]))
+print(json.dumps(counts))
+"""
+
+
+def test_every_engine_runs_with_no_network_and_empty_caches(tmp_path: Path) -> None:
+    """A fresh process, sockets refusing, tiktoken's cache dir empty and no NLTK data of the user's: all engines split."""
+    settings = [(name, {}) for name in sorted(ENGINE_NAMES)]
+    settings += [("langchain.token", {"encoding_name": "o200k_base"}), ("chonkie.token", {"tokenizer": "o200k_base"})]
+    (tmp_path / "tiktoken").mkdir()
+    env = {
+        **os.environ,
+        "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken"),
+        "HOME": str(tmp_path),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(ROOT),
+    }
+    env.pop("NLTK_DATA", None)
+    result = subprocess.run(
+        [sys.executable, "-c", _OFFLINE_SCRIPT, str(SAMPLES / "chunking_guide.md"), json.dumps(settings)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    assert len(counts) == len(settings) and all(count > 0 for count in counts.values())
+    assert not list((tmp_path / "tiktoken").iterdir()), "nothing was written to (or fetched into) the user's cache"
+
+
+# -- in the app ------------------------------------------------------------------------------------
+
+
+def test_the_chunks_page_offers_the_engines_and_shows_their_nodes() -> None:
+    import apptest_support
+
+    from core.config import PipelineConfig
+    from core.documents import run_split
+    from ui.widgets import label_for
+
+    at = apptest_support.open_page("pages/1_Chunks.py", timeout=240)
+    picker = at.sidebar.selectbox(key="chunks.splitter")
+    assert {label_for(name) for name in ENGINE_NAMES} <= set(picker.options)
+    picker.set_value("langchain.recursive").run()
+    at.sidebar.number_input(key="splitter.langchain.recursive.chunk_size").set_value(500).run()
+    assert not at.exception, at.exception
+    assert any(SPLITTERS.get_class("langchain.recursive").summary in caption.value for caption in at.sidebar.caption)
+    expected = run_split(
+        load(SAMPLES / "chunking_guide.md"),
+        PipelineConfig(splitter=SPLITTERS.create("langchain.recursive", chunk_size=500)),
+    )
+    shown = next(m.value for m in at.metric if m.label == "Nodes")
+    assert int(shown.replace(",", "")) == len(expected)
+
+
+def test_the_cli_lists_the_engines_and_splits_with_one(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    from core.cli import main
+
+    assert main(["splitters", "--format", "json"]) == 0
+    listing = {entry["name"]: entry for entry in json.loads(capsys.readouterr().out)}
+    assert ENGINE_NAMES <= set(listing)
+    assert listing["llamaindex.sentence"]["summary"].startswith(f"LlamaIndex {version('llama-index-core')} · ")
+    defaults = {spec["name"]: spec["default"] for spec in listing["langchain.recursive"]["params"]}
+    assert (defaults["chunk_size"], defaults["chunk_overlap"]) == (4000, 200)
+
+    guide = SAMPLES / "chunking_guide.md"
+    assert main(["split", str(guide), "--splitter", "langchain.recursive", "--set", "chunk_size=500"]) == 0
+    nodes = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [node["text"] for node in nodes] == framework_texts(
+        "langchain.recursive", SPLITTERS.create("langchain.recursive", chunk_size=500).to_params(), load(guide)[0]
+    )
+    assert {node["metadata"][SPAN_STATUS_KEY] for node in nodes} == {"exact"}
+
+
+@pytest.mark.parametrize("name", ["llamaindex.markdown", "langchain.markdown_header"])
+def test_a_heading_engine_says_when_a_document_has_no_headings(name: str) -> None:
+    engine = SPLITTERS.create(name)
+    assert engine.unsuited_reason(load(SAMPLES / "chunking_guide.md")[0]) is None
+    reason = engine.unsuited_reason(load(SAMPLES / "release_notes.txt")[0])
+    assert reason is not None and "release_notes.txt (text) has none" in reason

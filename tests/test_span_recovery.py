@@ -1,0 +1,256 @@
+"""Span recovery: a framework's chunk texts in, source spans out, each exact, rewritten or unplaced.
+
+Literal examples read as the spec; the properties check it on generated texts
+full of repeats: chunks that are slices come back as exactly those slices (never
+the first occurrence of a repeated passage), and whitespace-collapsed chunks come
+back rewritten with spans over the characters they came from.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.span_recovery import RecoveredSpan, SpanRecovery, SpanStatus, recover_spans, span_counts
+
+EXACT, REWRITTEN, UNPLACED = SpanStatus.EXACT, SpanStatus.REWRITTEN, SpanStatus.UNPLACED
+
+
+def spans_of(source: str, chunks: list[str], start: int = 0, end: int | None = None) -> list[tuple[int, int, str]]:
+    return [(s.start, s.end, s.status.value) for s in recover_spans(source, chunks, start, end)]
+
+
+# -- the spec, by example ------------------------------------------------------------------
+
+
+def test_a_repeated_paragraph_is_matched_to_the_copy_after_the_previous_chunk() -> None:
+    text = "Alpha comes first.\n\nBeta is between.\n\nAlpha comes first."
+    chunks = ["Alpha comes first.", "Beta is between.", "Alpha comes first."]
+    assert spans_of(text, chunks) == [(0, 18, "exact"), (20, 36, "exact"), (38, 56, "exact")]
+    # text.find would put the third chunk on the first: recovery never does.
+    assert text.find(chunks[2]) == 0
+
+
+def test_identical_consecutive_chunks_get_consecutive_copies() -> None:
+    assert spans_of("Same.\n\nSame.\n\nSame.", ["Same.", "Same.", "Same."]) == [
+        (0, 5, "exact"),
+        (7, 12, "exact"),
+        (14, 19, "exact"),
+    ]
+
+
+def test_overlapping_chunks_are_found_inside_the_previous_one() -> None:
+    text = "one two three four five six"
+    assert spans_of(text, ["one two three", "three four five", "five six"]) == [
+        (0, 13, "exact"),
+        (8, 23, "exact"),
+        (19, 27, "exact"),
+    ]
+
+
+def test_a_chunk_that_starts_with_whitespace_is_still_exact() -> None:
+    text = "first part\n    indented part"
+    assert spans_of(text, ["first part", "\n    indented part"]) == [(0, 10, "exact"), (10, 28, "exact")]
+
+
+def test_stripped_lines_joined_differently_are_rewritten_over_their_source() -> None:
+    # What LangChain's MarkdownHeaderTextSplitter does to a section: strip each line, join with "  \n".
+    text = "# Title\n\n  line one\n  line two\n\n# Next\n\nmore"
+    first, second = recover_spans(text, ["line one  \nline two", "more"])
+    assert first == RecoveredSpan(text.index("line one"), text.index("two") + 3, REWRITTEN)
+    assert second == RecoveredSpan(len(text) - 4, len(text), EXACT)
+
+
+def test_collapsed_whitespace_is_rewritten_and_covers_the_original() -> None:
+    text = "alpha   beta\n\ngamma\tdelta"
+    (span,) = recover_spans(text, ["alpha beta gamma delta"])
+    assert span == RecoveredSpan(0, len(text), REWRITTEN)
+
+
+def test_a_chunk_with_a_decoding_artefact_is_aligned() -> None:
+    # A token window cut inside a multi-byte character decodes to U+FFFD.
+    text = "The café serves crêpes and coffee all day long."
+    (span,) = recover_spans(text, ["The caf\ufffd serves cr\ufffdpes and coffee"])
+    assert span.status is REWRITTEN
+    assert (span.start, span.end) == (0, text.index(" all day"))
+
+
+def test_a_character_cut_between_two_token_windows_belongs_to_both() -> None:
+    # Each window decodes its half of "Ø" (two bytes) to U+FFFD.
+    assert spans_of("xØy", ["x\ufffd", "\ufffdy"]) == [(0, 2, "rewritten"), (1, 3, "rewritten")]
+    assert spans_of("Ø", ["\ufffd", "\ufffd"]) == [(0, 1, "rewritten"), (0, 1, "rewritten")]
+
+
+def test_a_long_rewritten_chunk_is_aligned_by_its_head_and_tail() -> None:
+    body = " ".join(f"word{i}" for i in range(900))
+    text = f"Intro line.\n\n{body}\n\nOutro line."
+    # Two characters decoded badly and the whitespace changed: neither verbatim nor equal without whitespace.
+    chunk = body.replace("word5 ", "w\ufffdrd5\n").replace("word800", "word8\ufffd0")
+    intro, found, outro = recover_spans(text, ["Intro line.", chunk, "Outro line."])
+    assert found == RecoveredSpan(text.index("word0"), text.index("word899") + 7, REWRITTEN)
+    assert (intro.status, outro.status) == (EXACT, EXACT)
+
+
+def test_an_overlap_may_start_where_the_previous_chunk_starts() -> None:
+    # LlamaIndex's overlap can repeat a whole chunk at the head of the next one.
+    assert spans_of("0\r00", ["0", "0", "00"]) == [(0, 1, "exact"), (2, 3, "exact"), (2, 4, "exact")]
+
+
+def test_a_periodic_text_leaves_room_for_every_chunk() -> None:
+    # LangChain cuts "xxxx" into three overlapping "xx": the nearest copy of the second would leave none for the third.
+    assert spans_of("xxxx", ["xx", "xx", "xx"]) == [(0, 2, "exact"), (1, 3, "exact"), (2, 4, "exact")]
+
+
+def test_a_chunk_found_nowhere_is_unplaced_where_the_last_one_ended() -> None:
+    text = "Known words here. More known words."
+    assert spans_of(text, ["Known words here.", "completely different xyz", "More known words."]) == [
+        (0, 17, "exact"),
+        (17, 17, "unplaced"),
+        (18, 35, "exact"),
+    ]
+    # Between overlapping neighbours it sits where the next one starts, so starts never go backwards.
+    assert spans_of("one two three", ["one two", "qqqqqqqqqqqq", "two three"]) == [
+        (0, 7, "exact"),
+        (4, 4, "unplaced"),
+        (4, 13, "exact"),
+    ]
+
+
+def test_recovery_stays_inside_the_given_window() -> None:
+    text = "A. B. A. B."
+    assert spans_of(text, ["A.", "B."], 6) == [(6, 8, "exact"), (9, 11, "exact")]
+    assert spans_of(text, ["A."], 0, 5) == [(0, 2, "exact")]
+
+
+def test_counts_per_status() -> None:
+    spans = recover_spans("x y z", ["x", "y  z", "nothing like it at all"])
+    assert span_counts(spans) == {"exact": 1, "rewritten": 1, "unplaced": 1}
+    assert span_counts([]) == {"exact": 0, "rewritten": 0, "unplaced": 0}
+
+
+def test_one_recovery_serves_several_groups() -> None:
+    recovery = SpanRecovery("aa bb aa bb")
+    assert recovery.recover(["aa", "bb"]) == [RecoveredSpan(0, 2, EXACT), RecoveredSpan(3, 5, EXACT)]
+    assert recovery.recover(["bb"], 6) == [RecoveredSpan(9, 11, EXACT)]
+
+
+# -- properties ----------------------------------------------------------------------------
+
+# Few, short words: every text is full of repeats at every length.
+_WORDS = st.sampled_from(["a", "b", "ab", "ba", "the", "cat", "the cat"])
+_SEPARATORS = st.sampled_from([" ", "  ", "\n", "\n\n", "\t", " \n "])
+
+
+@st.composite
+def words_and_gaps(
+    draw: st.DrawFn, separators: st.SearchStrategy[str] = _SEPARATORS, word: st.SearchStrategy[str] = _WORDS
+) -> tuple[str, list[tuple[int, int]]]:
+    """A text of words and whitespace, and each word's span."""
+    words = draw(st.lists(word, min_size=1, max_size=40))
+    text = draw(st.sampled_from(["", " ", "\n"]))
+    spans = []
+    for index, word in enumerate(words):
+        if index:
+            text += draw(separators)
+        spans.append((len(text), len(text) + len(word)))
+        text += word
+    return text + draw(st.sampled_from(["", "\n"])), spans
+
+
+@st.composite
+def tiling(
+    draw: st.DrawFn,
+    separators: st.SearchStrategy[str] = _SEPARATORS,
+    min_words: int = 1,
+    word: st.SearchStrategy[str] = _WORDS,
+) -> tuple[str, list[tuple[int, int]]]:
+    """A text and chunks that tile it: consecutive runs of words, no gaps but whitespace, no overlap."""
+    text, words = draw(words_and_gaps(separators, word))
+    bounds = [0]
+    while bounds[-1] < len(words):
+        bounds.append(min(len(words), bounds[-1] + draw(st.integers(min_words, 6))))
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] < min_words:
+        bounds.pop(-2)  # the last run would be too short: it joins the one before
+    return text, [(words[a][0], words[b - 1][1]) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+@given(tiling())
+def test_slices_that_tile_a_repetitive_text_come_back_exactly(case: tuple[str, list[tuple[int, int]]]) -> None:
+    text, truth = case
+    found = recover_spans(text, [text[a:b] for a, b in truth])
+    assert [(s.start, s.end) for s in found] == truth
+    assert {s.status for s in found} == {EXACT}
+
+
+@st.composite
+def repeated_block_windows(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]]]:
+    """A block of distinct words repeated 2-3 times, cut into overlapping windows of words.
+
+    The overlap stays under half a block, so each window's copy nearest the previous
+    window is its own: the only right answer is the window's own span.
+    """
+    size = draw(st.integers(4, 30))
+    block = [f"w{i}" for i in range(size)]
+    copies = draw(st.integers(2, 3))
+    words = block * copies
+    text, spans = "", []
+    for index, word in enumerate(words):
+        if index:
+            text += "\n\n" if index % size == 0 else draw(st.sampled_from([" ", "\n"]))
+        spans.append((len(text), len(text) + len(word)))
+        text += word
+    window = draw(st.integers(1, max(1, size // 2)))
+    overlap = draw(st.integers(0, window - 1))
+    truth, first = [], 0
+    while True:
+        last = min(first + window, len(words))
+        truth.append((spans[first][0], spans[last - 1][1]))
+        if last == len(words):
+            return text, truth
+        first = last - overlap
+
+
+@given(repeated_block_windows())
+def test_overlapping_windows_over_a_repeated_block_come_back_exactly(case: tuple[str, list[tuple[int, int]]]) -> None:
+    text, truth = case
+    found = recover_spans(text, [text[a:b] for a, b in truth])
+    assert [(s.start, s.end, s.status) for s in found] == [(a, b, EXACT) for a, b in truth]
+
+
+# Never a single space between or inside words, so a chunk with its whitespace collapsed to single spaces is
+# nowhere verbatim.
+_WIDE_SEPARATORS = st.sampled_from(["  ", "\n", "\n\n", "\t", " \n "])
+_SOLID_WORDS = st.sampled_from(["a", "b", "ab", "ba", "the", "cat"])
+
+
+@given(tiling(_WIDE_SEPARATORS, min_words=2, word=_SOLID_WORDS))
+def test_collapsed_chunks_are_rewritten_over_the_characters_they_came_from(
+    case: tuple[str, list[tuple[int, int]]],
+) -> None:
+    text, truth = case
+    if len(truth) == 1 and truth[0][0] == truth[0][1]:
+        return
+    collapsed = [" ".join(text[a:b].split()) for a, b in truth]
+    found = recover_spans(text, collapsed)
+    for (a, b), chunk, span in zip(truth, collapsed, found, strict=True):
+        if chunk == text[a:b]:  # one word: nothing was collapsed
+            assert span == RecoveredSpan(a, b, EXACT)
+        else:
+            assert span == RecoveredSpan(a, b, REWRITTEN)
+
+
+@given(
+    st.text(st.sampled_from("ab \n."), max_size=60),
+    st.lists(st.text(st.sampled_from("ab \n.x"), max_size=12), max_size=8),
+)
+def test_any_chunks_get_valid_spans(text: str, chunks: list[str]) -> None:
+    found = recover_spans(text, chunks)
+    assert len(found) == len(chunks)
+    for chunk, span in zip(chunks, found, strict=True):
+        assert 0 <= span.start <= span.end <= len(text)
+        if span.status is EXACT:
+            assert text[span.start : span.end] == chunk
+        elif span.status is UNPLACED:
+            assert span.start == span.end
+    starts = [span.start for span in found]
+    assert starts == sorted(starts), "no chunk starts before the one before it"
