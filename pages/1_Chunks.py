@@ -3,16 +3,17 @@
 The page reads the session's documents and config, draws the loader's and the
 splitter's widgets from their declared parameters, calls the cached split and
 metrics, and renders. Everything it computes comes from ``core``; the pieces
-it draws live in ``ui.chunks_view``.
+it draws live in ``ui.chunks_view`` and ``ui.chunks_tabs``.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from ui import chunks_tabs as tabs
 from ui import chunks_view as view
 from ui import state, widgets
-from ui.page import documents_or_stop, setup_page
+from ui.page import documents_or_stop, heading, setup_page
 
 # -- settings (sidebar) ------------------------------------------------------------
 
@@ -20,7 +21,7 @@ setup_page()
 config = state.config()
 all_docs = documents_or_stop(config)
 
-st.title("Chunks", anchor=False)
+heading("Chunks")
 
 labels = [view.document_label(d, all_docs) for d in all_docs]
 with st.sidebar:
@@ -44,19 +45,19 @@ view.metric_cards(split.metrics, splitter)
 # -- which node, and the tabs -------------------------------------------------------
 
 selected = view.selected_node(split)
-tab, container = view.open_tab(splitter)
+tab, container = tabs.open_tab(splitter)
 
 with container:
     if tab == "Source":
-        view.source_tab(document, split, selected, splitter)
+        tabs.source_tab(document, split, selected, splitter)
     elif tab == "Node table":
-        view.node_table_tab(split, splitter.size_unit)
+        tabs.node_table_tab(split, splitter.size_unit)
     elif tab == "Sizes":
-        view.sizes_tab(split, splitter)
+        tabs.sizes_tab(split, splitter)
     elif tab == "Semantic distances":
-        view.semantic_tab(document, splitter)
+        tabs.semantic_tab(document, splitter)
     elif tab == "Parent / child tree":
-        view.tree_tab(split, selected, root_label=name)
+        tabs.tree_tab(split, selected, root_label=name)
 
 # -- node detail --------------------------------------------------------------------
 

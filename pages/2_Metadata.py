@@ -26,14 +26,14 @@ from ui.metadata import (
     template_section,
 )
 from ui.nodes import reader_views
-from ui.page import documents_or_stop, setup_page
+from ui.page import documents_or_stop, heading, setup_page
 
 setup_page()
 
-st.title("Metadata", anchor=False)
-st.markdown(
+heading(
+    "Metadata",
     "Every node inherits its document's metadata. Decide which keys exist, which of them the **LLM** and the "
-    "**embedding model** each get to read, and how they are written, and watch both views of a node change."
+    "**embedding model** each get to read, and how they are written, and watch both views of a node change.",
 )
 
 documents = documents_or_stop()

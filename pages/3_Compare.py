@@ -19,14 +19,14 @@ from ui.compare import (
     split_each,
 )
 from ui.documents import select_document
-from ui.page import documents_or_stop, setup_page
+from ui.page import documents_or_stop, heading, setup_page
 
 setup_page()
 
-st.title("Compare", anchor=False)
-st.markdown(
+heading(
+    "Compare",
     "Cut the same document with up to four splitter configurations and see where their chunks differ: "
-    "the spans, which cut points moved, appeared or vanished, the metrics, and the size distributions."
+    "the spans, which cut points moved, appeared or vanished, the metrics, and the size distributions.",
 )
 
 documents = documents_or_stop()

@@ -11,17 +11,17 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import query as query_ui
-from ui import state
-from ui.page import documents_or_stop, setup_page
+from ui import query_run, state, trace
+from ui.page import documents_or_stop, heading, setup_page
 
 PAGE_KEY = "query"
 DEFAULT_BUDGET = 4096
 
 setup_page()
-st.title("Query", anchor=False)
-st.markdown(
+heading(
+    "Query",
     "Retrieve nodes for a query, then run the chain of node postprocessors a query engine would: "
-    "see what each stage kept, dropped, moved or rewrote, and the context the LLM finally reads."
+    "see what each stage kept, dropped, moved or rewrote, and the context the LLM finally reads.",
 )
 
 config = state.config()
@@ -39,17 +39,17 @@ if not query.strip():
     st.info("Type a query to run it.", icon=":material/edit:")
     st.stop()
 
-nodes, result = query_ui.run_or_stop(all_docs, config, query)
-context, context_tokens = query_ui.context_with_tokens(result)
+nodes, result = query_run.run_or_stop(all_docs, config, query)
+context, context_tokens = query_run.context_with_tokens(result)
 
-query_ui.run_caption(config, len(nodes), all_docs)
-query_ui.metric_cards(result, retrieval.top_k, len(nodes), context_tokens, budget)
-query_ui.overview(result, retrieval.mode, len(nodes), PAGE_KEY)
+trace.run_caption(config, len(nodes), all_docs)
+trace.metric_cards(result, retrieval.top_k, len(nodes), context_tokens, budget)
+trace.overview(result, retrieval.mode, len(nodes), PAGE_KEY)
 
 # -- stage by stage ---------------------------------------------------------------------
 
-query_ui.stage_tabs(result, nodes, all_docs, retrieval.mode, PAGE_KEY)
+trace.stage_tabs(result, nodes, all_docs, retrieval.mode, PAGE_KEY)
 
 # -- what the LLM reads -------------------------------------------------------------------
 
-query_ui.final_context_panel(context, context_tokens, len(result.final), budget)
+trace.final_context_panel(context, context_tokens, len(result.final), budget)

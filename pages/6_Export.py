@@ -18,16 +18,16 @@ from ui.export import (
     snippet_tabs,
     split_for_export,
 )
-from ui.page import setup_page
+from ui.page import heading, setup_page
 
 THIS_PAGE = "Export"
 
 setup_page()
 
-st.title("Export", anchor=False)
-st.markdown(
+heading(
+    "Export",
     "Take the current configuration with you: the nodes it makes, a snapshot page to share, the configuration "
-    "itself, Python that rebuilds it in **LlamaIndex** or **LangChain**, and a link that reopens this exact view."
+    "itself, Python that rebuilds it in **LlamaIndex** or **LangChain**, and a link that reopens this exact view.",
 )
 
 documents = all_documents()

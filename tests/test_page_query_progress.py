@@ -17,7 +17,7 @@ from core.documents import run_split
 from core.loaders import load
 from core.splitters.hierarchical import leaf_nodes
 from ui.documents import sample_files
-from ui.query import TimeLeft, progress_text
+from ui.query_run import TimeLeft, progress_text
 
 
 class HaltingEmbedder:

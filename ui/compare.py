@@ -34,7 +34,7 @@ from core.highlight import CSS, Window, legend_html, source_html, source_windows
 from core.schema import Document, Node
 from core.splitters import SPLITTERS
 from core.splitters.hierarchical import leaf_nodes
-from ui import cache, charts, widgets
+from ui import cache, charts, state, widgets
 from ui.charts import SERIES_COLOURS
 
 SPAN_HEIGHT_PX = 480
@@ -173,8 +173,7 @@ def metric_columns() -> dict[str, Any]:
 
 def count_picker() -> int:
     """How many configurations sit side by side (2 to :data:`MAX_CONFIGS`)."""
-    if st.session_state.get("cmp.count") not in range(2, MAX_CONFIGS + 1):
-        st.session_state["cmp.count"] = 2
+    state.keep_valid("cmp.count", range(2, MAX_CONFIGS + 1))
     return (
         st.segmented_control(
             "Configurations",
@@ -186,19 +185,6 @@ def count_picker() -> int:
     )
 
 
-def configuration(slot: int, start: tuple[str, dict], columns: int) -> Any | None:
-    """One slot's splitter: a picker over the registry and its declared parameters (None, explained, if invalid)."""
-    default_name, default_params = start
-    picker_key = f"cmp.{slot}.splitter"
-    cls = widgets.component_picker(SPLITTERS, "Splitter", picker_key, default=default_name)
-    seed = default_params if cls.name == default_name else None
-    values = widgets.param_widgets(cls, f"cmp.{slot}.{cls.name}", seed, columns=columns)
-    splitter, error = widgets.try_build(cls, values)
-    if error:
-        st.error(widgets.md_escape(error), icon=":material/error:")
-    return splitter
-
-
 def configuration_columns(count: int, config: PipelineConfig) -> list[tuple[int, Any]]:
     """``count`` bordered columns of splitter settings, A starting from the session's; the valid ones by slot."""
     starts = starting_slots(SPLITTERS, (config.splitter.name, config.splitter.to_params()))
@@ -206,7 +192,7 @@ def configuration_columns(count: int, config: PipelineConfig) -> list[tuple[int,
     for slot, column in enumerate(st.columns(count, gap="small")):
         with column.container(border=True):
             st.html(badge_html(slot, f"Configuration {LABELS[slot]}", "the session's splitter" if slot == 0 else ""))
-            splitters.append(configuration(slot, starts[slot], columns=2 if count == 2 else 1))
+            splitters.append(widgets.splitter_form(f"cmp.{slot}", starts[slot], columns=2 if count == 2 else 1)[0])
     return [(slot, splitter) for slot, splitter in enumerate(splitters) if splitter is not None]
 
 
@@ -242,8 +228,7 @@ def window_picker(document: Document) -> Window:
     windows = source_windows(document)
     if len(windows) == 1:
         return windows[0]
-    if st.session_state.get("cmp.window", 0) >= len(windows):
-        st.session_state["cmp.window"] = 0
+    state.keep_valid("cmp.window", range(len(windows)))
     index = st.selectbox(
         f"Part of the document ({len(windows)} parts, the same part for every configuration)",
         range(len(windows)),

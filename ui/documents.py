@@ -40,18 +40,6 @@ def all_documents(config: PipelineConfig | None = None) -> list[Document]:
     return documents
 
 
-def document_by_id(doc_id: str | None) -> Document | None:
-    if doc_id is None:
-        return None
-    return next((d for d in all_documents() if d.id == doc_id), None)
-
-
-def source_of(document: Document) -> state.SourceFile | None:
-    """The file a document came from (matched by file name)."""
-    name = document.metadata.get("file_name")
-    return next((s for s in state.sources() if s.file_name == name), None)
-
-
 # -- adding files ----------------------------------------------------------------
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_docs"
@@ -104,9 +92,7 @@ def select_document(documents: Sequence[Document], key: str) -> Document:
     """A select box over ``documents`` (widget ``key``), starting at (and updating) the session's selected document."""
     ids = [d.id for d in documents]
     names = {d.id: str(d.metadata.get("file_name", d.id)) for d in documents}
-    if st.session_state.get(key) not in ids:
-        chosen = state.selected_doc_id()
-        st.session_state[key] = chosen if chosen in ids else ids[0]
+    state.keep_valid(key, ids, state.selected_doc_id())
     doc_id = st.selectbox("Document", ids, key=key, format_func=names.__getitem__)
     state.select_doc(doc_id)
     return next(d for d in documents if d.id == doc_id)

@@ -178,8 +178,7 @@ def document_picker(documents: Sequence[Document]) -> list[Document]:
     """The documents chosen for export (all of them at first, and again once a chosen one is gone)."""
     names = {d.id: str(d.metadata.get("file_name", d.id)) for d in documents}
     ids = list(names)
-    if DOCS_KEY not in st.session_state or not set(st.session_state[DOCS_KEY]) <= set(ids):
-        st.session_state[DOCS_KEY] = ids
+    state.keep_valid(DOCS_KEY, ids, ids)
     chosen = st.multiselect(
         "Documents to export", ids, key=DOCS_KEY, format_func=lambda i: names[i], placeholder="Choose documents"
     )
@@ -226,9 +225,7 @@ def node_downloads(nodes: Sequence[Node], picked: Sequence[Document], splitter_n
 def snapshot_download(picked: Sequence[Document], nodes: Sequence[Node], config: PipelineConfig) -> None:
     """The snapshot card: which document, which nodes up close (the selected one, else the first few), the download."""
     names = {d.id: str(d.metadata.get("file_name", d.id)) for d in picked}
-    if st.session_state.get(SNAPSHOT_DOC_KEY) not in names:
-        wanted = state.selected_doc_id()
-        st.session_state[SNAPSHOT_DOC_KEY] = wanted if wanted in names else next(iter(names))
+    state.keep_valid(SNAPSHOT_DOC_KEY, names, state.selected_doc_id())
     with st.container(border=True):
         st.markdown("**Snapshot (HTML)**", help=SNAPSHOT_ABOUT)
         st.caption("What you see on the Chunks page, as one file to send to people who will not open the app.")
@@ -237,9 +234,8 @@ def snapshot_download(picked: Sequence[Document], nodes: Sequence[Node], config:
         document = next(d for d in picked if d.id == doc_id)
         own = [node for node in nodes if node.doc_id == doc_id]
         labels = {node.id: node_ui.node_label(i, node) for i, node in enumerate(own)}
-        if not set(st.session_state.get(SNAPSHOT_NODES_KEY, [None])) <= set(labels):
-            selected = state.selected_node_id()
-            st.session_state[SNAPSHOT_NODES_KEY] = [selected] if selected in labels else list(labels)[:DEFAULT_VIEWS]
+        selected = state.selected_node_id()
+        state.keep_valid(SNAPSHOT_NODES_KEY, labels, [selected] if selected in labels else list(labels)[:DEFAULT_VIEWS])
         chosen = nodes_col.multiselect(
             "Nodes shown up close (LLM and EMBED views)",
             list(labels),

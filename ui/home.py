@@ -249,7 +249,7 @@ def remove_picker() -> None:
     if button_col.button("Remove", icon=":material/delete:", disabled=not to_remove, width="stretch"):
         for name in to_remove:
             state.remove_source(name)
-        st.session_state.pop(_REMOVE_PICK, None)
+        state.forget_widgets(_REMOVE_PICK)
         st.rerun()
 
 

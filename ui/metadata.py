@@ -22,7 +22,7 @@ from core.errors import ChunkScopeError, ConfigError
 from core.extractors import EXTRACTORS
 from core.schema import Document, Node
 from ui import cache, state, widgets
-from ui.nodes import node_label
+from ui.nodes import metadata_table, node_label
 
 # The two readers' excluded-key settings, in the order the page shows their pickers.
 EXCLUDED = ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys")
@@ -96,21 +96,9 @@ def key_origins(
 
 def metadata_rows(node: Node, origins: Mapping[str, str]) -> pd.DataFrame:
     """One row per key of ``node``: value, origin, and whether the LLM and the embedding model see it."""
-    llm_hidden = set(node.excluded_llm_metadata_keys)
-    embed_hidden = set(node.excluded_embed_metadata_keys)
-    return pd.DataFrame(
-        [
-            {
-                "key": key,
-                "value": str(value),
-                "from": origins.get(key, ORIGIN_SPLITTER),
-                "LLM sees": key not in llm_hidden,
-                "EMBED sees": key not in embed_hidden,
-            }
-            for key, value in node.metadata.items()
-        ],
-        columns=["key", "value", "from", "LLM sees", "EMBED sees"],
-    )
+    table = metadata_table(node)
+    table.insert(2, "from", [origins.get(key, ORIGIN_SPLITTER) for key in table["key"]])
+    return table
 
 
 def key_choices(nodes: Sequence[Node], *also: Iterable[str]) -> list[str]:
@@ -197,7 +185,7 @@ def _extra_editor(config: PipelineConfig) -> tuple[tuple[tuple[str, str], ...], 
     # The editor keeps its edits against a base table; rebuild the base from the
     # config only when the editor is drawn afresh (first visit, or back from another page).
     base = state.metadata_editor_base()
-    if EDITOR_KEY not in st.session_state or base is None:
+    if not state.has_widget_value(EDITOR_KEY) or base is None:
         base = [{"key": k, "value": str(v)} for k, v in config.metadata.extra]
         state.set_metadata_editor_base(base)
     edited = st.data_editor(
@@ -227,8 +215,7 @@ def extractor_section(config: PipelineConfig) -> tuple[list[Any], list[str]]:
         st.caption("Offline: computed from the text, no model and no network. Their keys appear in the preview.")
         for cls in EXTRACTORS:
             toggle_key = f"meta.extractor.{cls.name}.on"
-            if toggle_key not in st.session_state:
-                st.session_state[toggle_key] = cls.name in current
+            state.seed_widget(toggle_key, cls.name in current)
             keys = ", ".join(f"`{key}`" for key in cls.keys)
             on = st.toggle(f"**{widgets.label_for(cls.name)}** → {keys}", key=toggle_key, help=cls.summary)
             if not on:
@@ -262,15 +249,14 @@ def exclusion_section(
         configured = getattr(config.metadata, name)
         loader_default = list(getattr(document, name))
         wkey = f"meta.exclude.{name}"
-        if wkey not in st.session_state:
-            st.session_state[wkey] = list(configured) if configured is not None else loader_default
+        seeded = state.seed_widget(wkey, list(configured) if configured is not None else loader_default)
         label, icon = EXCLUDED_LABELS[name]
         with st.container():
             # The icon stands beside the box, not in its label: a screen reader would read the raw shortcode.
             st.markdown(f"{icon} **{label}**")
             selected = st.multiselect(
                 label,
-                key_choices(nodes, st.session_state[wkey]),
+                key_choices(nodes, seeded),
                 key=wkey,
                 placeholder="Every key is shown",
                 label_visibility="collapsed",
@@ -297,9 +283,7 @@ def reset() -> None:
     """Back to default metadata settings and no extractors; forget the page's widgets (but keep the document)."""
     config = state.config()
     state.set_config(config.replace(metadata=MetadataSettings(), extractors=()))
-    for key in list(st.session_state):
-        if str(key).startswith("meta.") and key != "meta.doc":
-            del st.session_state[key]
+    state.forget_widgets("meta.", keep=("meta.doc",))
 
 
 def reset_button() -> None:
@@ -338,9 +322,7 @@ def node_or_stop(nodes: Sequence[Node]) -> Node:
         st.info("This document gives no nodes with the current splitter.", icon=":material/info:")
         st.stop()
     ids = [n.id for n in nodes]
-    if st.session_state.get("meta.node") not in ids:
-        chosen = state.selected_node_id()
-        st.session_state["meta.node"] = chosen if chosen in ids else ids[0]
+    state.keep_valid("meta.node", ids, state.selected_node_id())
     labels = {n.id: node_label(i, n, width=70) for i, n in enumerate(nodes)}
     node_id = st.selectbox("Node", ids, key="meta.node", format_func=labels.__getitem__)
     state.select_node(node_id)

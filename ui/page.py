@@ -1,4 +1,4 @@
-"""The first line of every page: ``setup_page()``.
+"""The first line of every page, ``setup_page()``; then its ``heading()`` and its ``documents_or_stop()``.
 
 ``app.py`` lists the pages with ``st.navigation`` and prepares each session
 (samples loaded, config read from the URL). Streamlit, however, runs a
@@ -26,6 +26,13 @@ def setup_page() -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
     ensure_started()
+
+
+def heading(title: str, intro: str | None = None) -> None:
+    """The page's title and, under it, the one paragraph that says what the page is for."""
+    st.title(title, anchor=False)
+    if intro:
+        st.markdown(intro)
 
 
 def documents_or_stop(config=None) -> list:  # noqa: ANN001 - a PipelineConfig

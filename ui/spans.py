@@ -38,10 +38,9 @@ def show_source(
         if selected_id is not None and state.followed_selection(key) != selected_id:
             target = next((n for n in nodes if n.id == selected_id), None)
             if target is not None:
-                st.session_state[window_key] = window_index_for(windows, target.start_char)
+                state.set_widget_value(window_key, window_index_for(windows, target.start_char))
         state.follow_selection(key, selected_id)
-        if st.session_state.get(window_key, 0) >= len(windows):
-            st.session_state[window_key] = 0
+        state.keep_valid(window_key, range(len(windows)))
         index = st.selectbox(
             f"Showing part of the document ({len(windows)} parts, drawn one at a time to stay fast)",
             range(len(windows)),

@@ -1,7 +1,8 @@
 """Typed accessors over ``st.session_state``: the only place the app keeps its own state.
 
-A widget's value stays under the widget's ``key=``, read and seeded where the
-widget is drawn; everything else goes through here: uploaded files as bytes
+A widget's value stays under the widget's ``key=``; the few reads, seeds and
+resets of such values that a page needs go through the "widget values" section
+here too. Everything else goes through here as well: uploaded files as bytes
 with their content hash, failed uploads with their reasons, the chosen document
 and node ids, the current configuration (the frozen :class:`PipelineConfig`
 itself, never rebuilt on a read), and the few values pages remember between
@@ -13,6 +14,7 @@ the same documents.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from core.errors import ConfigError
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
+    from core.postprocessors import Postprocessor
     from core.query import QueryResult
 
 _SOURCES = "cs_sources"  # list[SourceFile], in upload order
@@ -246,3 +249,140 @@ def evaluation() -> dict[str, Any] | None:
 
 def set_evaluation(result: dict[str, Any]) -> None:
     st.session_state[_EVALUATION] = result
+
+
+# -- widget values ------------------------------------------------------------------
+# A widget keeps its value under its ``key=``; these are the only reads and writes of those values outside the widget.
+
+_ABSENT = object()
+
+
+def widget_value(key: str, default: Any = None) -> Any:
+    """What widget ``key`` holds now (``default`` before it is first drawn or seeded)."""
+    return st.session_state.get(key, default)
+
+
+def has_widget_value(key: str) -> bool:
+    return key in st.session_state
+
+
+def set_widget_value(key: str, value: Any) -> None:
+    """Make widget ``key`` show ``value`` (before it is drawn in this run, or from a callback)."""
+    st.session_state[key] = value
+
+
+def seed_widget(key: str, value: Any) -> Any:
+    """Give widget ``key`` its first value, unless it already holds one; return what it holds."""
+    return st.session_state.setdefault(key, value)
+
+
+def keep_valid(key: str, options: Iterable[Any], preferred: Any = _ABSENT) -> None:
+    """Reset widget ``key`` when what it holds is no longer among ``options`` (or it holds nothing yet).
+
+    Options change under a widget that keeps its value (a document removed, fewer
+    parts of a shorter document), and Streamlit refuses a value that is not an
+    option. The reset value is ``preferred`` when that is an option itself, else
+    the first option. A list (a multiselect's value) must be among them as a whole.
+    """
+    choices = list(options)
+    stored = st.session_state.get(key, _ABSENT)
+    if _among(stored, choices):
+        return
+    st.session_state[key] = preferred if _among(preferred, choices) else choices[0]
+
+
+def _among(value: Any, choices: list[Any]) -> bool:
+    if isinstance(value, list):
+        return set(value) <= set(choices)
+    return value is not _ABSENT and value in choices
+
+
+def forget_widgets(prefix: str, *, keep: Iterable[str] = ()) -> None:
+    """Drop the values of every widget whose key starts with ``prefix`` (but those in ``keep``): they redraw from their defaults."""
+    kept = set(keep)
+    for key in list(st.session_state):
+        if str(key).startswith(prefix) and key not in kept:
+            del st.session_state[key]
+
+
+def remember_widget(key: str, default: Any) -> None:
+    """Seed widget ``key`` with its value from the last run that drew it (or ``default``).
+
+    Streamlit drops a widget's value when a run does not draw it (another page),
+    so a plain copy is kept under ``key + ".saved"``; call :func:`keep_widget` after drawing.
+    """
+    if key not in st.session_state:
+        st.session_state[key] = st.session_state.get(f"{key}.saved", default)
+
+
+def keep_widget(key: str) -> None:
+    st.session_state[f"{key}.saved"] = st.session_state.get(key)
+
+
+# -- the Query page's postprocessor chain ------------------------------------------------
+
+_CHAIN = "query.chain"  # list[ChainStep], in run order
+_CHAIN_SOURCE = "query.chain.source"  # the config's postprocessors (plain data) the chain was last synced with
+_NEXT_UID = "query.chain.next_uid"  # int: the id the next step gets
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    """One postprocessor being edited on the Query page.
+
+    ``uid`` is stable, so a step's widgets follow it when it moves; ``values`` are
+    its parameters at the end of the last run, so its widgets come back as they
+    were after a visit to another page (which clears widget values).
+    """
+
+    uid: int
+    name: str
+    values: dict[str, Any]
+
+
+def _new_step(name: str, values: dict[str, Any] | None = None) -> ChainStep:
+    uid = st.session_state.get(_NEXT_UID, 0)
+    st.session_state[_NEXT_UID] = uid + 1
+    return ChainStep(uid, name, dict(values or {}))
+
+
+def _as_source(chain: Sequence[Postprocessor]) -> list[dict[str, Any]]:
+    return [{"name": post.name, "params": post.to_params()} for post in chain]
+
+
+def chain_steps(configured: Sequence[Postprocessor]) -> list[ChainStep]:
+    """The chain being edited; (re)built from the config's postprocessors when they changed elsewhere (e.g. a link)."""
+    source = _as_source(configured)
+    if _CHAIN not in st.session_state or st.session_state.get(_CHAIN_SOURCE) != source:
+        st.session_state[_CHAIN] = [_new_step(post.name, post.to_params()) for post in configured]
+        st.session_state[_CHAIN_SOURCE] = source
+    return list(st.session_state[_CHAIN])
+
+
+def mark_chain_synced(chain: Sequence[Postprocessor]) -> None:
+    """Record the config's postprocessors as the chain's own, so the next run does not rebuild it."""
+    st.session_state[_CHAIN_SOURCE] = _as_source(chain)
+
+
+def add_chain_step(name: str, values: dict[str, Any]) -> None:
+    st.session_state[_CHAIN] = [*st.session_state[_CHAIN], _new_step(name, values)]
+
+
+def remove_chain_step(uid: int) -> None:
+    st.session_state[_CHAIN] = [step for step in st.session_state[_CHAIN] if step.uid != uid]
+
+
+def move_chain_step(uid: int, offset: int) -> None:
+    """Swap the step with its neighbour ``offset`` places away (nothing happens past either end)."""
+    steps = list(st.session_state[_CHAIN])
+    index = next(i for i, step in enumerate(steps) if step.uid == uid)
+    target = index + offset
+    if 0 <= target < len(steps):
+        steps[index], steps[target] = steps[target], steps[index]
+        st.session_state[_CHAIN] = steps
+
+
+def set_chain_step_values(uid: int, values: dict[str, Any]) -> None:
+    st.session_state[_CHAIN] = [
+        ChainStep(step.uid, step.name, values) if step.uid == uid else step for step in st.session_state[_CHAIN]
+    ]

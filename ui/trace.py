@@ -1,22 +1,48 @@
-"""The Query page's figures and styled cells for a :class:`core.query.QueryResult`.
+"""The Query page's trace of a :class:`core.query.QueryResult`: what was searched, each stage, the final context.
 
 The trace's labels, rows, summaries and HTML come from :mod:`core.trace_view`;
-here are what needs plotly or Streamlit's Markdown: the funnel and reorder
-figures, a stage's caption, and the status cell's colour.
+here are what needs plotly or Streamlit: the funnel and reorder figures, the
+styled stage tables, and the panels the page draws in order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+import pandas as pd
 import plotly.graph_objects as go
+import streamlit as st
 
+from core import trace_view
+from core.config import PipelineConfig
 from core.query import QueryResult, StageTrace
-from core.schema import NodeWithScore
+from core.schema import Document, Node, NodeWithScore
 from core.trace_view import stage_labels, stage_params, stage_summary
+from ui import cache
 from ui.charts import SERIES_COLOURS
-from ui.widgets import md_escape
+from ui.query_run import embedder_label
+from ui.widgets import label_for, md_escape
 
+STAGE_COLUMNS = {
+    "status": st.column_config.TextColumn("Status", width="small"),
+    "node": st.column_config.TextColumn("Node", help="File and the node's number within it (as on the Chunks page)"),
+    "rank_in": st.column_config.NumberColumn(
+        "Rank in", format="%d", help=f"1-based position in the stage's input; {trace_view.MISSING} if the stage added it"
+    ),
+    "rank_out": st.column_config.NumberColumn(
+        "Rank out", format="%d", help=f"1-based position in the stage's output; {trace_view.MISSING} if dropped"
+    ),
+    "score_in": st.column_config.NumberColumn("Score in", format="%.4f"),
+    "score_out": st.column_config.NumberColumn("Score out", format="%.4f"),
+    "fate": st.column_config.TextColumn("Fate", width="large", help="What this stage did to the node, and why"),
+    "text": st.column_config.TextColumn("Text (after the stage)", width="large"),
+}
+RETRIEVAL_COLUMNS = {
+    "rank": st.column_config.NumberColumn("Rank"),
+    "node": STAGE_COLUMNS["node"],
+    "score": st.column_config.NumberColumn("Score", format="%.4f"),
+    "text": st.column_config.TextColumn("Text", width="large"),
+}
 STATUS_COLOURS = {"dropped": "color:#dc2626;font-weight:600", "added": "color:#059669;font-weight:600"}
 _LAYOUT = {
     "template": "plotly_white",
@@ -104,3 +130,130 @@ def reorder_figure(stage: StageTrace, labels: Mapping[str, str]) -> go.Figure:
 def _score(item: NodeWithScore) -> float:
     # LongContextReorder counts a missing score as 0; the picture does too.
     return 0.0 if item.score is None else float(item.score)
+
+
+# -- drawing the trace -----------------------------------------------------------------------
+
+
+def run_caption(config: PipelineConfig, node_count: int, documents: Sequence[Document]) -> None:
+    """What was searched: how many nodes from how many documents, split how, retrieved how."""
+    splitter, retrieval = config.splitter, config.retrieval
+    document_count = len(documents)
+    changed = ", ".join(f"{k}={v}" for k, v in splitter.to_params(only_changed=True).items())
+    st.caption(
+        f"Searched **{node_count:,} nodes** from {document_count} documents, split by **{label_for(splitter.name)}**"
+        + (f" ({md_escape(changed)})" if changed else " (defaults)")
+        + f" · retrieval **{retrieval.mode}**, top {retrieval.top_k}"
+        + (f", alpha {retrieval.alpha:g}" if retrieval.mode == "hybrid" else "")
+        + (f" · embeddings {embedder_label(cache.embedder())}" if retrieval.mode != "bm25" else "")
+    )
+    unsuited = [str(d.metadata.get("file_name", d.id)) for d in documents if splitter.unsuited_reason(d)]
+    if unsuited:
+        st.warning(
+            f"The {splitter.name} splitter does not suit {len(unsuited)} of the {document_count} documents "
+            f"({md_escape(', '.join(unsuited))}): each is one node here. Pick a splitter that cuts by size "
+            "on the Chunks page to search them in pieces.",
+            icon=":material/warning:",
+        )
+
+
+def metric_cards(result: QueryResult, top_k: int, node_count: int, context_tokens: int, budget: int) -> None:
+    """Four cards: retrieved, stages, final nodes, and the context's tokens against the budget."""
+    cards = st.columns(4)
+    cards[0].metric("Retrieved", len(result.retrieved), border=True, help=f"The top {top_k} of {node_count:,} nodes")
+    cards[1].metric("Stages", len(result.stages), border=True, help="Postprocessors in the chain")
+    cards[2].metric("Final nodes", len(result.final), border=True, help="What reaches the LLM")
+    over = context_tokens > budget
+    cards[3].metric(
+        "Context tokens",
+        f"{context_tokens:,}",
+        f"{abs(budget - context_tokens):,} {'over' if over else 'under'} the {budget:,} budget",
+        delta_color="inverse" if over else "normal",
+        delta_arrow="off",
+        border=True,
+        help="The final context counted with the embedding model's tokenizer (an estimate for the LLM's)",
+    )
+
+
+def overview(result: QueryResult, mode: str, node_count: int, key: str) -> None:
+    """The funnel of node counts beside a line per stage saying what it did (and the trace's CSS, once)."""
+    st.html(trace_view.CSS)
+    funnel_col, summary_col = st.columns([3, 2], gap="large")
+    with funnel_col:
+        st.plotly_chart(funnel_figure(result), width="stretch", key=f"{key}.funnel")
+    with summary_col:
+        st.markdown("**What each stage did**")
+        st.markdown(trace_view.chain_summary(result, mode, node_count))
+
+
+def stage_tabs(result: QueryResult, nodes: Sequence[Node], documents: Sequence[Document], mode: str, key: str) -> None:
+    """A tab for retrieval, then one per stage with its table and, where it applies, its picture."""
+    labels = trace_view.node_labels(nodes)
+    tabs = st.tabs(trace_view.tab_names(result))
+    with tabs[0]:
+        retrieval_table(result, labels, len(nodes), mode, key)
+    for index, (tab, stage) in enumerate(zip(tabs[1:], result.stages, strict=True), start=1):
+        with tab:
+            stage_panel(stage, index, labels, documents, key)
+
+
+def retrieval_table(result: QueryResult, labels: Mapping[str, str], node_count: int, mode: str, key: str) -> None:
+    """The retrieved nodes, best first, with their scores."""
+    st.caption(f"The {len(result.retrieved)} best of {node_count:,} nodes for the query, best first ({mode} scores).")
+    st.dataframe(
+        pd.DataFrame(trace_view.retrieval_rows(result, labels)),
+        hide_index=True,
+        width="stretch",
+        key=f"{key}.table.retrieval",
+        column_config=RETRIEVAL_COLUMNS,
+    )
+
+
+def stage_panel(stage: StageTrace, index: int, labels: Mapping[str, str], documents: Sequence[Document], key: str) -> None:
+    """One stage: its table of fates, the reorder picture, and the sentences kept or the windows put in."""
+    st.caption(stage_caption(stage))
+    frame = pd.DataFrame(trace_view.stage_rows(stage, labels), columns=list(trace_view.STAGE_TABLE_COLUMNS))
+    st.dataframe(
+        frame.style.map(status_style, subset=["status"]),
+        hide_index=True,
+        width="stretch",
+        key=f"{key}.table.{index}",
+        column_config=STAGE_COLUMNS,
+        placeholder=trace_view.MISSING,
+    )
+
+    if stage.name == "long_context_reorder" and stage.nodes_out:
+        st.plotly_chart(reorder_figure(stage, labels), width="stretch", key=f"{key}.reorder.{index}")
+        st.caption(
+            "Models read the middle of a long context worst, so the best nodes go to both ends: "
+            "the line should sag in the middle and rise towards the first and the last position."
+        )
+
+    if stage.sentences:
+        st.markdown("**Sentences kept** (green) **and removed** (struck through), with each one's similarity to the query")
+        for view in trace_view.sentence_views(stage, labels):
+            st.html(view)
+    elif stage.text_changes:
+        st.markdown("**Text replaced**: the node's own text (orange) inside what the LLM now reads (yellow)")
+        for view in trace_view.window_views(stage, labels, documents):
+            st.html(view)
+
+
+def final_context_panel(context: str, context_tokens: int, node_count: int, budget: int) -> None:
+    """Exactly what the LLM reads, with its tokens against the budget (and a warning when over)."""
+    st.subheader(":material/smart_toy: Final context", anchor=False)
+    st.caption(
+        f"Exactly what the LLM reads: each final node's LLM view (metadata it may see, then its text), "
+        f"joined by a blank line · {node_count} nodes · {context_tokens:,} tokens"
+    )
+    if context_tokens > budget:
+        st.warning(
+            f"The context is {context_tokens:,} tokens, {context_tokens - budget:,} over your budget of {budget:,}: "
+            "lower top_k, add a cutoff or top_n, or cut smaller chunks.",
+            icon=":material/warning:",
+        )
+    st.progress(min(context_tokens / budget, 1.0), text=f"{context_tokens:,} of {budget:,} budget tokens")
+    if context:
+        st.code(context, language=None, wrap_lines=True, height=420)
+    else:
+        st.info("No node survived the chain: the LLM would get no context.", icon=":material/block:")

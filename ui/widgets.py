@@ -17,8 +17,11 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from core import metrics
+from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.params import Configurable, ParamSpec, format_list
+from core.splitters import SPLITTERS
+from ui import state
 
 C = TypeVar("C", bound=Configurable)
 
@@ -90,7 +93,7 @@ def seed_values(component: type[Configurable], key: str, values: Mapping[str, An
     """Overwrite what the widgets of ``component`` under ``key`` show (e.g. after opening a shared link)."""
     for spec in component.params():
         if spec.name in values:
-            st.session_state[widget_key(key, spec.name)] = _to_widget_value(spec, values[spec.name])
+            state.set_widget_value(widget_key(key, spec.name), _to_widget_value(spec, values[spec.name]))
 
 
 def preset_buttons(component: type[Configurable], key: str) -> None:
@@ -123,6 +126,42 @@ def try_build(component: type[C], values: Mapping[str, Any]) -> tuple[C | None, 
         return None, str(exc)
 
 
+def build_or_explain(component: type[C], values: Mapping[str, Any]) -> tuple[C | None, str | None]:
+    """:func:`try_build`, with the problem also shown where the widgets are (an error box), as every form does."""
+    instance, problem = try_build(component, values)
+    if problem:
+        st.error(md_escape(problem), icon=":material/error:")
+    return instance, problem
+
+
+def splitter_form(
+    key: str, start: tuple[str, Mapping[str, Any]], *, columns: int = 1
+) -> tuple[Configurable | None, str | None]:
+    """One splitter configuration: a picker over the registry and the picked splitter's parameters, validated.
+
+    ``start`` (name, parameters) is what the form opens on; its parameters seed the
+    widgets only while that splitter is picked. Shared by the pages that set
+    several configurations side by side (Compare, Evaluate).
+    """
+    default_name, default_params = start
+    cls = component_picker(SPLITTERS, "Splitter", f"{key}.splitter", default=default_name)
+    seed = default_params if cls.name == default_name else None
+    return build_or_explain(cls, param_widgets(cls, f"{key}.{cls.name}", seed, columns=columns))
+
+
+def retrieval_form(current: RetrievalSettings, key: str, *, columns: int = 1) -> RetrievalSettings | None:
+    """The retrieval settings' widgets, alpha only in hybrid mode; None, with the problem shown, when invalid.
+
+    Shared by the pages that retrieve (Query, Evaluate), so both offer the same choices in the same way.
+    """
+    mode_now = state.widget_value(widget_key(key, "mode"), current.mode)
+    raw = param_widgets(
+        RetrievalSettings, key, current.to_params(), exclude=() if mode_now == "hybrid" else ("alpha",), columns=columns
+    )
+    raw.setdefault("alpha", current.alpha)
+    return build_or_explain(RetrievalSettings, raw)[0]
+
+
 def splitter_warnings(splitter: Any) -> None:
     """One warning per problem with the splitter's settings themselves (core.metrics lints them)."""
     for message in metrics.splitter_warnings(splitter):
@@ -140,8 +179,7 @@ def component_picker(
     """A select box over a registry's classes, showing each one's summary below it."""
     classes = {cls.name: cls for cls in registry}
     names = list(classes)
-    if key not in st.session_state or st.session_state[key] not in classes:
-        st.session_state[key] = default if default in classes else names[0]
+    state.keep_valid(key, names, default)
     name = st.selectbox(label, names, key=key, help=help, format_func=label_for)
     chosen = classes[name]
     if chosen.summary:
@@ -154,8 +192,8 @@ def component_picker(
 
 def _param_widget(spec: ParamSpec, key: str, values: Mapping[str, Any]) -> Any:
     wkey = widget_key(key, spec.name)
-    if wkey not in st.session_state:
-        st.session_state[wkey] = _to_widget_value(spec, values.get(spec.name, spec.default))
+    if not state.has_widget_value(wkey):
+        state.set_widget_value(wkey, _to_widget_value(spec, values.get(spec.name, spec.default)))
     label = label_for(spec.name)
     help_text = spec.help
     if spec.kind == "bool":
