@@ -16,7 +16,7 @@ from typing import Any
 
 from core.cli_args import parse_assignments, parse_named
 from core.errors import ChunkScopeError, ConfigError
-from core.retrieval import RETRIEVAL_MODES
+from core.retrieval import RETRIEVAL_MODES, SCOPES
 
 USER_ERROR = 2
 
@@ -45,15 +45,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_corpus_arguments(evaluate)
     evaluate.add_argument("--queries", required=True, help="JSON file of {query, doc, excerpts} entries.")
-    evaluate.add_argument("--sweep-sizes", default=None, metavar="N,N,...", help="chunk_size values to sweep.")
-    evaluate.add_argument("--sweep-overlaps", default=None, metavar="N,N,...", help="chunk_overlap values to sweep.")
+    evaluate.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="[SPLITTER.]PARAM=V,V,...",
+        help="Values of a declared numeric or choice parameter to sweep (repeatable; every combination runs). "
+        "With several --splitter names, a plain PARAM applies to each splitter that declares it.",
+    )
+    evaluate.add_argument("--sweep-sizes", default=None, metavar="N,N,...", help="Same as --sweep chunk_size=N,N.")
+    evaluate.add_argument(
+        "--sweep-overlaps", default=None, metavar="N,N,...", help="Same as --sweep chunk_overlap=N,N."
+    )
+    evaluate.add_argument(
+        "--scope",
+        choices=SCOPES,
+        default="corpus",
+        help="Retrieve for each query from the whole corpus, or only from its own document.",
+    )
+    evaluate.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
     evaluate.add_argument("--format", choices=("json", "table"), default="table")
     evaluate.set_defaults(func=cmd_evaluate)
 
 
 def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories to load.")
-    parser.add_argument("--splitter", default=None, help="Splitter name (default: sentence, else character).")
+    parser.add_argument(
+        "--splitter",
+        default=None,
+        help="Splitter name (default: sentence, else character); for evaluate, several as NAME,NAME.",
+    )
     parser.add_argument("--set", action="append", default=[], metavar="K=V", help="A splitter parameter (repeatable).")
     parser.add_argument("--top-k", type=int, default=5, help="How many nodes retrieval returns.")
     parser.add_argument("--mode", choices=RETRIEVAL_MODES, default="dense", help="Retrieval: dense, bm25 or hybrid.")
@@ -112,37 +133,102 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from core.evaluation import evaluate, load_queries
-    from core.sweep import check_sweepable, sweep, sweep_values
+    """Check every setting, then load, then embed: a bad argument fails before the model loads."""
+    from core.evaluation import check_evaluation, load_queries, references
+    from core.sweep import configurations, plan_sweeps, sweep_evaluations
 
+    check_evaluation(args.top_k, args.mode, args.alpha, args.scope)
     queries = load_queries(args.queries)
-    name, params = _splitter_choice(args)
+    specs = plan_sweeps(_splitter_names(args), parse_assignments(args.set, "--set"), _sweep_grid(args))
+    configurations(specs)  # every combination built (and checked) once before any document is read
     documents = _load(args.paths)
+    references(documents, queries)  # a missing excerpt fails before anything is embedded
+    progress = None if args.quiet else StderrProgress()
+    if progress is not None and args.mode != "bm25":
+        progress(0.0, "Loading the embedding model")
     embedder = _embedder(args, needs=args.mode != "bm25")
-    common = {"embedder": embedder, "top_k": args.top_k, "mode": args.mode, "alpha": args.alpha}
-    per_query: list[dict[str, Any]] = []
-    skipped: list[str] = []
-    if args.sweep_sizes or args.sweep_overlaps:
-        check_sweepable(name)
-        base = _splitter_instance(name, params)
-        sizes = sweep_values(args.sweep_sizes, "--sweep-sizes") if args.sweep_sizes else [base.chunk_size]
-        overlaps = (
-            sweep_values(args.sweep_overlaps, "--sweep-overlaps") if args.sweep_overlaps else [base.chunk_overlap]
-        )
-        base_params = {k: v for k, v in params.items() if k not in ("chunk_size", "chunk_overlap")}
-        rows = sweep(documents, queries, name, sizes, overlaps, base_params=base_params, **common)
-    else:
-        result = evaluate(documents, queries, name, params, **common)
-        rows = [result.to_row()]
-        per_query = [vars(score) for score in result.per_query]
-        skipped = result.skipped_queries
+    results = sweep_evaluations(
+        documents,
+        queries,
+        specs,
+        embedder=embedder,
+        top_k=args.top_k,
+        mode=args.mode,
+        alpha=args.alpha,
+        scope=args.scope,
+        report=progress,
+    )
+    if progress is not None:
+        progress.close()
+    report = evaluation_report(results)
+    for warning in report["warnings"]:
+        print(f"chunkscope: warning: {warning}", file=sys.stderr)
     if args.format == "json":
-        _print_json({"rows": rows, "per_query": per_query, "skipped_queries": skipped})
+        _print_json(report)
         return 0
-    print(format_table(rows))
-    if skipped:
-        print(f"skipped {len(skipped)} queries whose document was not loaded")
+    print(format_table(_table_rows(report["rows"])))
+    print()
+    print(format_table(report["per_document"]))
+    if report["skipped_queries"]:
+        print(f"skipped {len(report['skipped_queries'])} queries whose document was not loaded")
     return 0
+
+
+def evaluation_report(results: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """The JSON report of labelled evaluations: rows, every query's and every document's scores, warnings."""
+    rows, per_query, per_document, warnings = [], [], [], []
+    for label, result in results:
+        rows.append({"config": label, **result.to_row()})
+        per_query.extend({"config": label, **vars(score)} for score in result.per_query)
+        per_document.extend({"config": label, **row} for row in result.per_document())
+        warnings.extend(f"{label}: {warning}" for warning in result.warnings)
+    skipped = results[0][1].skipped_queries if results else []
+    return {
+        "rows": rows,
+        "per_query": per_query,
+        "per_document": per_document,
+        "skipped_queries": skipped,
+        "warnings": warnings,
+    }
+
+
+def _table_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows for the text table: the hit curve as hit@1..k columns, the label only when there are several."""
+    flat = []
+    for row in rows:
+        out = {k: v for k, v in row.items() if k != "hit_curve" and (k != "config" or len(rows) > 1)}
+        out.update({f"hit@{k}": value for k, value in enumerate(row["hit_curve"], start=1)})
+        flat.append(out)
+    return flat
+
+
+class StderrProgress:
+    """Progress on stderr: one rewritten line on a terminal, else a line at each 10% and at each new phase."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last: tuple[int, str] | None = None
+        self._width = 0
+
+    def __call__(self, fraction: float, text: str) -> None:
+        percent = int(round(100 * fraction))
+        line = f"chunkscope: {percent:3d}% {text}"
+        if self.live:
+            self.stream.write("\r" + line.ljust(self._width))
+            self._width = max(self._width, len(line))
+            self.stream.flush()
+            return
+        # A phase is the text without its counts ("Embedding: 32 of 900 chunks" -> "Embedding:  of  chunks").
+        key = (percent // 10, "".join(c for c in text if not c.isdigit()))
+        if key != self._last:
+            self._last = key
+            print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.live and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 # -- parsing ----------------------------------------------------------------------------
@@ -161,6 +247,22 @@ def _splitter_choice(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
 
     name = args.splitter or ("sentence" if "sentence" in SPLITTERS else "character")
     return name, parse_assignments(args.set, "--set")
+
+
+def _splitter_names(args: argparse.Namespace) -> list[str]:
+    """The ``--splitter`` names (``NAME,NAME``), else the default one."""
+    names = [name.strip() for name in (args.splitter or "").split(",") if name.strip()]
+    return names or [_splitter_choice(args)[0]]
+
+
+def _sweep_grid(args: argparse.Namespace) -> dict[str, str]:
+    """``--sweep`` (and ``--sweep-sizes``/``--sweep-overlaps``) as {[splitter.]param: "v,v"}."""
+    grid = parse_assignments(args.sweep, "--sweep")
+    if args.sweep_sizes:
+        grid["chunk_size"] = args.sweep_sizes
+    if args.sweep_overlaps:
+        grid["chunk_overlap"] = args.sweep_overlaps
+    return grid
 
 
 def _splitter_instance(name: str, params: dict[str, str]):  # noqa: ANN202

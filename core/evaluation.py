@@ -1,12 +1,16 @@
 """Retrieval evaluation: how well a chunking configuration serves a set of sample queries.
 
 A queries file is a JSON list of ``{"query", "doc", "excerpts"}``: ``doc`` is a
-file name and each excerpt an exact substring of that document's text (the
-reference answer). Every occurrence of an excerpt counts as reference text.
+file name and each excerpt a passage of that document (the reference answer),
+copied from the loaded text or from the file itself: it is found exactly, else
+whitespace-insensitively, else without its markup (:mod:`core.excerpts`).
+Every occurrence of an excerpt counts as reference text.
 
-Per query, with the top-k retrieved nodes:
+Per query, with the top-k retrieved nodes (from every loaded document, or with
+``scope="document"`` only from the query's own):
 
-- **hit rate@k**: 1 if a retrieved node overlaps reference text, else 0;
+- **hit rate@k**: 1 if a retrieved node overlaps reference text, else 0; the
+  **hit curve** is the hit rate at every k from 1 to top_k;
 - **MRR**: 1 / rank of the first such node (0 on a miss);
 - **recall, precision, IoU** over character positions, as in Chroma's chunking
   evaluation (which measures character ranges too). With *R* the positions
@@ -15,7 +19,9 @@ Per query, with the top-k retrieved nodes:
   time the context holds it, so overlap costs precision):
   recall = |R ∩ E| / |E|, precision = |R ∩ E| / L, IoU = |R ∩ E| / (L + |E \\ R|).
 
-A configuration's numbers are the means over its queries.
+A configuration's numbers are the means over its queries (and, per document,
+over that document's queries). The span arithmetic is :mod:`core.span_metrics`;
+the run's progress, scoped retrieval and window check are :mod:`core.eval_runner`.
 """
 
 from __future__ import annotations
@@ -27,16 +33,46 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError, LoadError
-from core.retrieval import RetrievalMode, retrieve
+from core.eval_runner import SCOPES, Report, RunPhases, Scope, ScopedRetriever, over_window, split_with_progress
+from core.excerpts import ExcerptFinder, occurrences
+from core.retrieval import RetrievalMode, check_retrieval
 from core.schema import Document, Node
+from core.span_metrics import (
+    DocSpan,
+    SpanScores,
+    covered,
+    hit_curve,
+    intersection,
+    merge_spans,
+    rank_scores,
+    span_scores,
+)
 from core.splitters import Splitter, get_splitter
 
 if TYPE_CHECKING:
     from core.embeddings import Embedder
 
-Span = tuple[int, int]
-# (document id, start, end): a range of characters in one document.
-DocSpan = tuple[str, int, int]
+# Names kept here for the callers that import them from this module.
+__all__ = [
+    "METRICS",
+    "SCOPES",
+    "DocSpan",
+    "EvalQuery",
+    "Evaluation",
+    "QueryScore",
+    "SpanScores",
+    "covered",
+    "evaluate",
+    "intersection",
+    "load_queries",
+    "merge_spans",
+    "occurrences",
+    "parse_queries",
+    "rank_scores",
+    "reference_spans",
+    "score_query",
+    "span_scores",
+]
 
 
 @dataclass(frozen=True)
@@ -78,73 +114,6 @@ def parse_queries(data: Any, source: str = "queries") -> list[EvalQuery]:
     return queries
 
 
-# -- the metrics on spans ---------------------------------------------------------
-
-
-def occurrences(text: str, excerpt: str) -> list[Span]:
-    """Every place ``excerpt`` occurs in ``text``, overlapping ones included (the excerpt is the reference)."""
-    spans = []
-    start = text.find(excerpt)
-    while start != -1 and excerpt:
-        spans.append((start, start + len(excerpt)))
-        start = text.find(excerpt, start + 1)
-    return spans
-
-
-def merge_spans(spans: Sequence[DocSpan]) -> list[DocSpan]:
-    """Sorted, disjoint ranges covering the same characters."""
-    merged: list[DocSpan] = []
-    for doc, start, end in sorted(s for s in spans if s[2] > s[1]):
-        if merged and merged[-1][0] == doc and start <= merged[-1][2]:
-            last = merged[-1]
-            merged[-1] = (doc, last[1], max(last[2], end))
-        else:
-            merged.append((doc, start, end))
-    return merged
-
-
-def covered(spans: Sequence[DocSpan]) -> int:
-    return sum(end - start for _, start, end in merge_spans(spans))
-
-
-def intersection(a: Sequence[DocSpan], b: Sequence[DocSpan]) -> int:
-    """Characters covered by both span lists."""
-    total = 0
-    for doc_a, start_a, end_a in merge_spans(a):
-        for doc_b, start_b, end_b in merge_spans(b):
-            if doc_a == doc_b:
-                total += max(0, min(end_a, end_b) - max(start_a, start_b))
-    return total
-
-
-@dataclass(frozen=True)
-class SpanScores:
-    recall: float
-    precision: float
-    iou: float
-
-
-def span_scores(retrieved: Sequence[DocSpan], reference: Sequence[DocSpan]) -> SpanScores:
-    """Recall, precision and IoU of retrieved ranges against reference ranges (see the module docstring)."""
-    shared = intersection(retrieved, reference)
-    reference_size = covered(reference)
-    retrieved_length = sum(max(0, end - start) for _, start, end in retrieved)
-    unmatched_reference = reference_size - shared
-    return SpanScores(
-        recall=shared / reference_size if reference_size else 0.0,
-        precision=shared / retrieved_length if retrieved_length else 0.0,
-        iou=shared / (retrieved_length + unmatched_reference) if retrieved_length + unmatched_reference else 0.0,
-    )
-
-
-def rank_scores(relevant: Sequence[bool]) -> tuple[float, float]:
-    """(hit, reciprocal rank) for the relevance of the retrieved nodes in rank order."""
-    for rank, is_relevant in enumerate(relevant, start=1):
-        if is_relevant:
-            return 1.0, 1.0 / rank
-    return 0.0, 0.0
-
-
 # -- evaluating a configuration -------------------------------------------------
 
 
@@ -176,6 +145,8 @@ METRIC_HELP = {
     "precision": "Share of the retrieved characters that are reference text (repeats count each time)",
     "iou": "Reference ∩ retrieved over their union (repeats count each time)",
 }
+# Which QueryScore field each metric of a row is the mean of.
+_FIELDS = {"hit_rate": "hit", "mrr": "reciprocal_rank", "recall": "recall", "precision": "precision", "iou": "iou"}
 
 
 @dataclass
@@ -189,42 +160,104 @@ class Evaluation:
     node_count: int
     per_query: list[QueryScore]
     skipped_queries: list[str] = field(default_factory=list)  # their doc was not loaded
+    scope: str = "corpus"
+    # Chunks whose EMBED view is longer than the model reads (their vectors are of a truncated text); None: nothing embedded.
+    over_window: int | None = None
+    window_tokens: int | None = None
 
     def mean(self, metric: str) -> float:
         values = [getattr(score, metric) for score in self.per_query]
         return sum(values) / len(values) if values else 0.0
 
+    def hit_curve(self) -> list[float]:
+        """Hit rate at k = 1 … top_k (the last is the hit rate)."""
+        return hit_curve([score.first_relevant_rank for score in self.per_query], self.top_k)
+
+    def per_document(self) -> list[dict[str, Any]]:
+        """One row per document the queries are about: its query count and the means of its queries' metrics."""
+        by_doc: dict[str, list[QueryScore]] = {}
+        for score in self.per_query:
+            by_doc.setdefault(score.doc, []).append(score)
+        rows = []
+        for doc, scores in sorted(by_doc.items()):
+            row: dict[str, Any] = {"doc": doc, "queries": len(scores)}
+            row.update(
+                {metric: sum(getattr(s, name) for s in scores) / len(scores) for metric, name in _FIELDS.items()}
+            )
+            rows.append(row)
+        return rows
+
+    @property
+    def warnings(self) -> list[str]:
+        if not self.over_window:
+            return []
+        return [
+            f"{self.over_window:,} of {self.node_count:,} chunks are longer than the embedding model's window "
+            f"({self.window_tokens} tokens): they were embedded truncated"
+        ]
+
     def to_row(self) -> dict[str, Any]:
-        """A flat, JSON-ready row: the configuration and the mean of each metric."""
+        """A flat, JSON-ready row: the configuration, the mean of each metric, the hit@1..k curve, the window count."""
         row: dict[str, Any] = {"splitter": self.splitter}
         row.update(self.params)
-        row.update(
-            {
-                "top_k": self.top_k,
-                "mode": self.mode,
-                "nodes": self.node_count,
-                "queries": len(self.per_query),
-                "hit_rate": self.mean("hit"),
-                "mrr": self.mean("reciprocal_rank"),
-                "recall": self.mean("recall"),
-                "precision": self.mean("precision"),
-                "iou": self.mean("iou"),
-            }
-        )
+        row.update({"top_k": self.top_k, "mode": self.mode, "scope": self.scope, "nodes": self.node_count})
+        row["queries"] = len(self.per_query)
+        row.update({metric: self.mean(name) for metric, name in _FIELDS.items()})
+        row["hit_curve"] = self.hit_curve()
+        row["over_window"] = self.over_window
         return row
 
 
-def reference_spans(documents: Sequence[Document], query: EvalQuery, number: int = 0) -> list[DocSpan]:
-    """Where the query's excerpts occur in the documents loaded from its file."""
+def reference_spans(
+    documents: Sequence[Document],
+    query: EvalQuery,
+    number: int = 0,
+    finders: dict[str, ExcerptFinder] | None = None,
+) -> list[DocSpan]:
+    """Where the query's excerpts lie in the documents loaded from its file (found as :mod:`core.excerpts` says).
+
+    ``finders`` (by document id) keeps each document's whitespace-free form across queries.
+    """
+    finders = {} if finders is None else finders
     sources = [doc for doc in documents if doc.metadata.get("file_name") == query.doc]
     spans: list[DocSpan] = []
     for excerpt in query.excerpts:
-        found = [(doc.id, start, end) for doc in sources for start, end in occurrences(doc.text, excerpt)]
+        found = []
+        for doc in sources:
+            finder = finders.setdefault(doc.id, ExcerptFinder(doc.text))
+            found.extend((doc.id, start, end) for start, end in finder.find(excerpt))
         if not found:
             label = f"query {number}" if number else repr(query.query)
             raise ConfigError(f"{label}: an excerpt does not occur in {query.doc}: {excerpt[:60]!r}")
         spans.extend(found)
     return spans
+
+
+def references(
+    documents: Sequence[Document], queries: Sequence[EvalQuery]
+) -> tuple[list[tuple[EvalQuery, list[DocSpan]]], list[str]]:
+    """(query, its reference spans) for each query whose document is loaded, and the texts of the others.
+
+    Raises ConfigError when no query's document is loaded or an excerpt is not found (naming the query).
+    """
+    loaded = {doc.metadata.get("file_name") for doc in documents}
+    if not any(query.doc in loaded for query in queries):
+        names = ", ".join(sorted({q.doc for q in queries}))
+        raise ConfigError(f"none of the queries' documents is loaded (they name: {names})")
+    finders: dict[str, ExcerptFinder] = {}
+    usable = [
+        (query, reference_spans(documents, query, number, finders))
+        for number, query in enumerate(queries, start=1)
+        if query.doc in loaded
+    ]
+    return usable, [query.query for query in queries if query.doc not in loaded]
+
+
+def check_evaluation(top_k: int, mode: str, alpha: float, scope: str) -> None:
+    """Raise ConfigError for settings no evaluation accepts, before anything is split or embedded."""
+    check_retrieval(top_k, mode, alpha)
+    if scope not in SCOPES:
+        raise ConfigError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
 
 
 def evaluate(
@@ -237,49 +270,38 @@ def evaluate(
     top_k: int = 5,
     mode: RetrievalMode = "dense",
     alpha: float = 0.5,
+    scope: Scope = "corpus",
     progress: Callable[[int, int], None] | None = None,
+    report: Report | None = None,
 ) -> Evaluation:
     """Split ``documents`` with one configuration and score retrieval for every query.
 
     Queries whose ``doc`` is not among ``documents`` are skipped (and listed).
+    With ``scope="document"`` a query retrieves only among the chunks of its own
+    document. Every setting and every excerpt is checked before anything is
+    embedded. ``report(fraction, text)`` follows the whole run (splitting,
+    embedding, scoring); ``progress(done, total)`` counts scored queries.
     """
+    check_evaluation(top_k, mode, alpha, scope)
     if isinstance(splitter, str):
         splitter = get_splitter(splitter, **dict(params or {}))
-    nodes = splitter.split(documents)
-    loaded = {doc.metadata.get("file_name") for doc in documents}
-    usable = [(n, q) for n, q in enumerate(queries, start=1) if q.doc in loaded]
-    skipped = [q.query for q in queries if q.doc not in loaded]
-    if not usable:
-        names = ", ".join(sorted({q.doc for q in queries}))
-        raise ConfigError(f"none of the queries' documents is loaded (they name: {names})")
+    usable, skipped = references(documents, queries)
+    phases = RunPhases(report, splitting=0.3 if splitter.embeds_text else 0.05, embedding=mode != "bm25")
+    nodes = split_with_progress(splitter, documents, phases)
     if mode != "bm25" and embedder is None:
         from core.embeddings import get_embedder
 
         embedder = get_embedder()
-    node_embeddings = None
-    if mode != "bm25" and nodes:
-        from core.embeddings import embed_nodes
-
-        node_embeddings = embed_nodes(nodes, embedder)
+    retriever = ScopedRetriever(nodes, documents, embedder, mode, phases)
+    retriever.embed_queries([query.query for query, _ in usable])
     per_query = []
-    for done, (number, query) in enumerate(usable, start=1):
-        reference = reference_spans(documents, query, number)
-        results = (
-            retrieve(
-                nodes,
-                query.query,
-                embedder=embedder,
-                top_k=top_k,
-                mode=mode,
-                alpha=alpha,
-                node_embeddings=node_embeddings,
-            )
-            if nodes
-            else []
-        )
+    for done, (query, reference) in enumerate(usable, start=1):
+        results = retriever.retrieve(query.query, query.doc if scope == "document" else None, top_k, alpha)
         per_query.append(score_query(query, [item.node for item in results], reference))
+        phases.scoring(done, len(usable))
         if progress is not None:
             progress(done, len(usable))
+    over, window = (None, None) if mode == "bm25" else over_window(nodes, embedder)
     return Evaluation(
         splitter=splitter.name,
         params=_shown_params(splitter),
@@ -288,6 +310,9 @@ def evaluate(
         node_count=len(nodes),
         per_query=per_query,
         skipped_queries=skipped,
+        scope=scope,
+        over_window=over,
+        window_tokens=window,
     )
 
 

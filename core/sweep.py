@@ -1,107 +1,292 @@
-"""Evaluating many configurations: splitters side by side, or a chunk_size × chunk_overlap sweep.
+"""Evaluating many configurations: splitters side by side, or sweeps over any of their declared parameters.
 
 :func:`core.evaluation.evaluate` scores one configuration; the functions here
-run it for several and report progress as they go. A splitter is *sweepable*
-when it declares both swept parameters; the values to sweep are read as any
-list parameter is (:func:`core.params.parse_list`).
+run it for several and report progress as they go. This module alone decides
+what may be swept: every declared number, choice or switch of a splitter
+(:func:`sweepable_params`), e.g. ``chunk_size``, markdown's ``heading_level``,
+semantic's ``breakpoint_amount``. The values to sweep are read as any list
+parameter is (:func:`core.params.parse_list`), then coerced and bounds-checked
+by the parameter's own declaration. Combinations that break a rule between
+parameters (``chunk_overlap`` not below ``chunk_size``) are skipped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from core.compare_view import LABELS, settings_summary
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
-from core.evaluation import EvalQuery, evaluate
-from core.params import Configurable, parse_list
+from core.eval_runner import Report, Scope
+from core.evaluation import EvalQuery, Evaluation, check_evaluation, evaluate
+from core.params import Configurable, ParamSpec, _check_bounds, parse_list
 from core.retrieval import RetrievalMode
 from core.schema import Document
-from core.splitters import SPLITTERS, get_splitter
+from core.splitters import SPLITTERS, Splitter, get_splitter
 
 if TYPE_CHECKING:
     from core.embeddings import Embedder
 
-SWEPT = ("chunk_size", "chunk_overlap")
-# (done, total, what is happening): how a run of several configurations reports progress.
-Report = Callable[[float, str], None]
+SWEPT = ("chunk_size", "chunk_overlap")  # what the classic sweep varies (its rows are labelled "size/overlap")
+SWEEPABLE_KINDS = ("int", "float", "choice", "bool")
+__all__ = ["SWEPT", "Report", "SweepSpec", "sweep", "sweep_evaluations", "sweepable", "sweepable_params"]
 
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """One sweep: ``splitter`` at every chunk_size × chunk_overlap pair, the other parameters at ``base``."""
+    """One splitter at every combination of ``grid`` (parameter -> values), its other parameters at ``base``."""
 
     splitter: str
-    sizes: list[int]
-    overlaps: list[int]
-    base: dict[str, Any]
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    base: dict[str, Any] = field(default_factory=dict)
+
+    def combinations(self) -> list[dict[str, Any]]:
+        """Every choice of one value per swept parameter (the first parameter varies slowest)."""
+        names = list(self.grid)
+        return [dict(zip(names, values, strict=True)) for values in product(*(self.grid[n] for n in names))]
+
+    def label(self, combination: Mapping[str, Any], *, with_splitter: bool = False) -> str:
+        """``256/64`` for a chunk_size × chunk_overlap sweep, else ``heading_level=2``; the splitter first if asked.
+
+        A spec that sweeps nothing is labelled by its splitter's name.
+        """
+        if not self.grid:
+            return self.splitter
+        if tuple(self.grid) == SWEPT:
+            text = "/".join(str(combination[name]) for name in SWEPT)
+        else:
+            text = ", ".join(f"{name}={value}" for name, value in combination.items())
+        return f"{self.splitter} · {text}" if with_splitter else text
+
+
+# -- what may be swept -----------------------------------------------------------------
+
+
+def sweepable_params(cls: type[Configurable]) -> list[ParamSpec]:
+    """The parameters a sweep may vary: every declared number, choice or switch (lists and free text are not)."""
+    return [spec for spec in cls.params() if spec.kind in SWEEPABLE_KINDS]
 
 
 def sweepable(cls: type[Configurable]) -> bool:
-    """Whether a splitter class declares both parameters a sweep varies."""
-    return set(SWEPT) <= {spec.name for spec in cls.params()}
+    """Whether a splitter class declares anything a sweep can vary."""
+    return bool(sweepable_params(cls))
 
 
-def check_sweepable(splitter: str) -> None:
-    if not sweepable(SPLITTERS.get_class(splitter)):
-        raise ConfigError(f"splitter {splitter!r} has no chunk_size and chunk_overlap to sweep")
+def sweep_param(splitter: str, name: str) -> ParamSpec:
+    """The declaration of ``name`` in ``splitter`` if it is sweepable; else ConfigError naming what is."""
+    specs = {spec.name: spec for spec in sweepable_params(SPLITTERS.get_class(splitter))}
+    if name not in specs:
+        known = ", ".join(specs) or "none"
+        raise ConfigError(f"splitter {splitter!r} has no parameter {name!r} to sweep (sweepable: {known})")
+    return specs[name]
 
 
-def sweep_values(text: str, name: str) -> list[int]:
-    """``"256, 512"`` -> ``[256, 512]``, sorted and without repeats; anything else raises ConfigError naming ``name``."""
+def sweep_values(text: Any, name: str, spec: ParamSpec | None = None) -> list[Any]:
+    """The values of one swept parameter, from ``"256, 512"`` or a JSON list; anything else raises ConfigError naming ``name``.
+
+    Without ``spec`` the values are whole numbers ≥ 0. Numbers come back sorted and
+    without repeats; choices and switches once each, in the order given.
+    """
     try:
         items = parse_list(text)
     except ValueError:
-        raise ConfigError(f"{name}: not a list of whole numbers: {text!r}") from None
+        raise ConfigError(f"{name}: not a list of values: {text!r}") from None
     if not items:
-        raise ConfigError(f"{name}: give at least one whole number")
-    values = []
+        raise ConfigError(f"{name}: give at least one value")
+    values: list[Any] = []
     for item in items:
-        piece = str(item).strip()
-        if not (piece.isascii() and piece.isdigit()):
-            raise ConfigError(f"{name}: {piece!r} is not a whole number ≥ 0")
-        values.append(int(piece))
-    return sorted(set(values))
+        if spec is None:
+            piece = str(item).strip()
+            if not (piece.isascii() and piece.isdigit()):
+                raise ConfigError(f"{name}: {piece!r} is not a whole number ≥ 0")
+            value: Any = int(piece)
+        else:
+            try:
+                value = spec.coerce(item)
+                if value is not None:
+                    _check_bounds("", spec, value)
+            except ConfigError as exc:
+                # The bounds check names an owner ("" here): the option's name stands in its place.
+                raise ConfigError(f"{name}: {str(exc).removeprefix(': ')}") from None
+        if value not in values:
+            values.append(value)
+    if spec is None or spec.kind in ("int", "float"):
+        return sorted(values, key=lambda v: (v is not None, v or 0))
+    return values
+
+
+def plan_sweeps(splitters: Sequence[str], settings: Mapping[str, Any], grid: Mapping[str, Any]) -> list[SweepSpec]:
+    """One SweepSpec per splitter from ``settings`` and ``grid`` keyed ``param`` or ``splitter.param``.
+
+    A plain key applies to every chosen splitter that declares the parameter, a
+    prefixed one to that splitter; a key no chosen splitter takes is an error.
+    Grid values are raw (text or lists) and read by :func:`sweep_values`.
+    """
+    names = list(dict.fromkeys(splitters))
+    for name in names:
+        SPLITTERS.get_class(name)  # an unknown name fails here, naming the known ones
+    specs = []
+    claimed: set[str] = set()
+    for name in names:
+        declared = {spec.name for spec in SPLITTERS.get_class(name).params()}
+        base, swept = {}, {}
+        for key, value in settings.items():
+            if _applies(key, name, declared, len(names)):
+                base[key.rpartition(".")[2]] = value
+                claimed.add(key)
+        for key, text in grid.items():
+            if _applies(key, name, declared, len(names)):
+                param = key.rpartition(".")[2]
+                swept[param] = sweep_values(text, f"--sweep {key}", sweep_param(name, param))
+                claimed.add(key)
+        specs.append(SweepSpec(name, swept, base))
+    unclaimed = [key for key in (*settings, *grid) if key not in claimed]
+    if unclaimed:
+        raise ConfigError(f"no chosen splitter ({', '.join(names)}) has a parameter {unclaimed[0]!r}")
+    return specs
+
+
+def _applies(key: str, splitter: str, declared: set[str], count: int) -> bool:
+    prefix, dot, param = key.rpartition(".")
+    if dot:
+        return prefix == splitter and (param in declared or count == 1)
+    # With one splitter every plain key is its own (an unknown one then fails as --set always has).
+    return key in declared or count == 1
+
+
+def configurations(specs: Sequence[SweepSpec]) -> list[tuple[str, Splitter, dict[str, Any]]]:
+    """(label, splitter, swept values) for every valid combination of every spec; none valid is a ConfigError."""
+    several = len(specs) > 1
+    built = []
+    for spec in specs:
+        for combination in spec.combinations():
+            try:
+                splitter = get_splitter(spec.splitter, **{**spec.base, **combination})
+            except ConfigError:
+                if not spec.grid:
+                    raise
+                continue  # a rule between parameters, e.g. overlap not below size
+            built.append((spec.label(combination, with_splitter=several), splitter, combination))
+    if not built:
+        raise ConfigError("no combination in the sweep is valid (e.g. chunk_overlap must be below chunk_size)")
+    return built
+
+
+# -- running ---------------------------------------------------------------------------
+
+
+def sweep_evaluations(
+    documents: Sequence[Document],
+    queries: Sequence[EvalQuery],
+    specs: Sequence[SweepSpec],
+    *,
+    embedder: Embedder | None = None,
+    top_k: int = 5,
+    mode: RetrievalMode = "dense",
+    alpha: float = 0.5,
+    scope: Scope = "corpus",
+    report: Report | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[str, Evaluation]]:
+    """(label, Evaluation) for every valid configuration of ``specs``, settings all checked before any work.
+
+    ``report(fraction, text)`` follows the whole run, ``progress(done, total)``
+    counts configurations; identical chunk texts are embedded once.
+    """
+    check_evaluation(top_k, mode, alpha, scope)
+    built = configurations(specs)
+    results = []
+    for index, (label, splitter, combination) in enumerate(built):
+        result = evaluate(
+            documents,
+            queries,
+            splitter,
+            embedder=embedder,
+            top_k=top_k,
+            mode=mode,
+            alpha=alpha,
+            scope=scope,
+            report=_part(report, index, len(built), label),
+        )
+        # A swept value is shown even where it is the default (rows list only changed parameters otherwise).
+        result.params = {**result.params, **combination}
+        results.append((label, result))
+        if progress is not None:
+            progress(index + 1, len(built))
+    return results
+
+
+def _part(report: Report | None, index: int, count: int, label: str) -> Report | None:
+    """A report for configuration ``index`` of ``count``: its fraction scaled into its share of the run."""
+    if report is None:
+        return None
+
+    def part(fraction: float, text: str) -> None:
+        where = f"Configuration {index + 1} of {count} ({label}): " if count > 1 else ""
+        report((index + fraction) / count, where + text)
+
+    return part
 
 
 def sweep(
     documents: Sequence[Document],
     queries: Sequence[EvalQuery],
     splitter: str,
-    chunk_sizes: Sequence[int],
-    chunk_overlaps: Sequence[int],
+    chunk_sizes: Sequence[int] = (),
+    chunk_overlaps: Sequence[int] = (),
     *,
+    grid: Mapping[str, Sequence[Any]] | None = None,
     base_params: Mapping[str, Any] | None = None,
     embedder: Embedder | None = None,
     top_k: int = 5,
     mode: RetrievalMode = "dense",
     alpha: float = 0.5,
+    scope: Scope = "corpus",
     progress: Callable[[int, int], None] | None = None,
+    report: Report | None = None,
 ) -> list[dict[str, Any]]:
-    """Evaluate every valid chunk_size x chunk_overlap pair; invalid pairs (overlap >= size) are skipped.
+    """Evaluate ``splitter`` at every combination of ``grid`` (or of ``chunk_sizes`` × ``chunk_overlaps``).
 
-    Returns one row per evaluated pair (see :meth:`Evaluation.to_row`), in
-    chunk_size then chunk_overlap order; identical chunk texts are embedded once.
+    Returns one row per valid combination (see :meth:`Evaluation.to_row`),
+    invalid ones skipped; ``progress(done, total)`` counts configurations.
     """
-    check_sweepable(splitter)
-    configs = []
-    for size, overlap in product(sorted(set(chunk_sizes)), sorted(set(chunk_overlaps))):
-        params = {**dict(base_params or {}), "chunk_size": size, "chunk_overlap": overlap}
-        try:
-            configs.append(get_splitter(splitter, **params))
-        except ConfigError:
-            continue
-    if not configs:
-        raise ConfigError("no chunk_size and chunk_overlap pair in the sweep is valid (overlap must be below size)")
+    values: dict[str, list[Any]] = {}
+    if chunk_sizes:
+        values["chunk_size"] = sorted(set(chunk_sizes))
+    if chunk_overlaps:
+        values["chunk_overlap"] = sorted(set(chunk_overlaps))
+    values.update({name: list(items) for name, items in (grid or {}).items()})
+    for name in values:
+        sweep_param(splitter, name)
+    spec = SweepSpec(splitter, values, dict(base_params or {}))
+    done = sweep_evaluations(
+        documents,
+        queries,
+        [spec],
+        embedder=embedder,
+        top_k=top_k,
+        mode=mode,
+        alpha=alpha,
+        scope=scope,
+        report=report,
+        progress=progress,
+    )
+    return [result.to_row() for _, result in done]
+
+
+def ui_rows(results: Sequence[tuple[str, Evaluation]], splitters: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Rows for a page: ``config`` label first, the row, its per-document scores and warnings (and settings)."""
     rows = []
-    for done, config in enumerate(configs, start=1):
-        result = evaluate(documents, queries, config, embedder=embedder, top_k=top_k, mode=mode, alpha=alpha)
-        rows.append(result.to_row())
-        if progress is not None:
-            progress(done, len(configs))
+    for index, (label, result) in enumerate(results):
+        row = {"config": label, **result.to_row()}
+        if index < len(splitters):
+            row["settings"] = settings_summary(splitters[index])
+        row["per_document"] = result.per_document()
+        row["warnings"] = result.warnings
+        rows.append(row)
     return rows
 
 
@@ -113,41 +298,20 @@ def evaluate_configurations(
     retrieval: RetrievalSettings,
     embedder: Any,
     report: Report,
+    scope: Scope = "corpus",
 ) -> list[dict[str, Any]]:
-    """One row per splitter (``Evaluation.to_row`` plus its label and settings), reporting progress as it goes.
-
-    Each configuration's nodes are embedded first with a progress callback; the
-    embedder keeps the vectors (by text), so ``evaluate`` then finds them cached.
-    """
-    from core.embeddings import embed_nodes
-
-    rows = []
-    count = len(splitters)
+    """One row per splitter (labelled A, B, …, with its settings), reporting progress through every phase."""
+    labels = [LABELS[i] if i < len(LABELS) else str(i + 1) for i in range(len(splitters))]
+    check_evaluation(retrieval.top_k, retrieval.mode, retrieval.alpha, scope)
+    results = []
     for index, splitter in enumerate(splitters):
-        label = LABELS[index] if index < len(LABELS) else str(index + 1)
-        name = f"{label} ({index + 1} of {count})"
-        if retrieval.mode != "bm25":
-            nodes = splitter.split(list(documents))
-
-            def embedding(done: int, total: int, index: int = index, name: str = name) -> None:
-                report(
-                    (index + 0.8 * done / max(total, 1)) / count,
-                    f"Configuration {name}: embedding {done:,} of {total:,} chunks",
-                )
-
-            report(index / count, f"Configuration {name}: embedding {len(nodes):,} chunks")
-            embed_nodes(nodes, embedder, progress=embedding)
-
-        def scoring(done: int, total: int, index: int = index, name: str = name) -> None:
-            report(
-                (index + 0.8 + 0.2 * done / max(total, 1)) / count,
-                f"Configuration {name}: scoring query {done} of {total}",
-            )
-
-        result = evaluate(documents, queries, splitter, embedder=embedder, progress=scoring, **retrieval.to_params())
-        rows.append({"config": label, **result.to_row(), "settings": settings_summary(splitter)})
+        part = _part(report, index, len(splitters), labels[index])
+        result = evaluate(
+            documents, queries, splitter, embedder=embedder, scope=scope, report=part, **retrieval.to_params()
+        )
+        results.append((labels[index], result))
     report(1.0, "Done")
-    return rows
+    return ui_rows(results, splitters)
 
 
 def evaluate_sweep(
@@ -158,22 +322,11 @@ def evaluate_sweep(
     retrieval: RetrievalSettings,
     embedder: Any,
     report: Report,
+    scope: Scope = "corpus",
 ) -> list[dict[str, Any]]:
-    """:func:`sweep` with one progress step per evaluated pair; rows labelled ``size/overlap``."""
-
-    def progress(done: int, total: int) -> None:
-        report(done / max(total, 1), f"Evaluated {done} of {total} chunk_size × chunk_overlap pairs")
-
-    report(0.0, "Splitting and embedding the first pair…")
-    rows = sweep(
-        documents,
-        queries,
-        spec.splitter,
-        spec.sizes,
-        spec.overlaps,
-        base_params=spec.base,
-        embedder=embedder,
-        progress=progress,
-        **retrieval.to_params(),
+    """:func:`sweep_evaluations` of one spec as page rows, labelled ``size/overlap`` or ``param=value``."""
+    results = sweep_evaluations(
+        documents, queries, [spec], embedder=embedder, scope=scope, report=report, **retrieval.to_params()
     )
-    return [{"config": f"{row['chunk_size']}/{row['chunk_overlap']}", **row} for row in rows]
+    report(1.0, "Done")
+    return ui_rows(results)

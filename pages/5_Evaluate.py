@@ -1,7 +1,7 @@
 """Evaluate: how well splitter configurations serve a set of queries with known answers.
 
-Pick several configurations (or sweep chunk_size × chunk_overlap), the retrieval
-settings, and run: every configuration splits the session's documents, embeds
+Pick several configurations (or sweep any declared parameters of a splitter),
+the retrieval settings and scope, and run: every configuration splits the session's documents, embeds
 the chunks and retrieves for each query; the table and charts show hit rate@k,
 MRR and the token-level recall, precision and IoU against the reference
 excerpts (``core.evaluation``). Running is explicit because it embeds.
@@ -21,7 +21,7 @@ st.markdown(
     "Score splitter configurations against queries whose answers are known: for each query, does the "
     "top-k hold the reference text (hit rate, MRR), and how much of what is retrieved is that text "
     "(recall, precision, IoU over characters)? Run several configurations side by side, or sweep "
-    "chunk size × overlap."
+    "any of a splitter's parameters."
 )
 
 config = state.config()
@@ -31,11 +31,12 @@ queries = evaluate_ui.queries_or_stop(loaded_names)
 
 chosen = evaluate_ui.selection(config)
 retrieval = evaluate_ui.retrieval_settings(config)
+scope = evaluate_ui.scope_choice()
 # What the results on screen were computed from: a change makes them stale.
-signature = evaluate_ui.signature(chosen, retrieval, queries, loaded_names, config)
+signature = evaluate_ui.signature(chosen, retrieval, queries, loaded_names, config, scope)
 
 if evaluate_ui.run_button(ready=chosen.ready and retrieval is not None):
-    evaluate_ui.run_and_store(documents, queries, chosen, retrieval, config, signature)
+    evaluate_ui.run_and_store(documents, queries, chosen, retrieval, config, signature, scope)
 
 result = state.evaluation()
 if not result:

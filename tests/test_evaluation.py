@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -17,8 +18,7 @@ from core.evaluation import (
     span_scores,
 )
 from core.schema import Document
-from core.splitters import SPLITTERS
-from core.sweep import sweep, sweep_values, sweepable
+from core.sweep import sweep, sweep_values
 
 # -- metrics on literal spans -------------------------------------------------------
 
@@ -121,7 +121,7 @@ def test_sweep_skips_invalid_pairs_and_returns_a_row_per_valid_one():
 
 
 def test_sweep_with_no_valid_pair_is_an_error():
-    with pytest.raises(ConfigError, match="no chunk_size and chunk_overlap pair"):
+    with pytest.raises(ConfigError, match="no combination in the sweep is valid"):
         sweep(DOCS, QUERIES, "character", [10], [10, 20], mode="bm25")
 
 
@@ -133,13 +133,13 @@ def test_sweep_values_are_read_like_any_list_parameter_sorted_and_once():
             sweep_values(text, "sizes")
 
 
-def test_a_splitter_without_both_sizes_is_not_sweepable_anywhere(sample_docs, capsys):
-    message = "splitter 'markdown' has no chunk_size and chunk_overlap to sweep"
-    assert sweepable(SPLITTERS.get_class("sentence")) and not sweepable(SPLITTERS.get_class("markdown"))
-    with pytest.raises(ConfigError, match=message):
+def test_a_parameter_a_splitter_does_not_declare_cannot_be_swept_anywhere(sample_docs, capsys):
+    # markdown has a chunk_size (0: no limit) but no chunk_overlap.
+    message = "splitter 'markdown' has no parameter 'chunk_overlap' to sweep (sweepable: "
+    with pytest.raises(ConfigError, match=re.escape(message)):
         sweep(DOCS, QUERIES, "markdown", [100], [0], mode="bm25")
     corpus = [str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
-    assert cli_query.main(["evaluate", *corpus, "--splitter", "markdown", "--sweep-sizes", "100"]) == 2
+    assert cli_query.main(["evaluate", *corpus, "--splitter", "markdown", "--sweep-overlaps", "0", "--quiet"]) == 2
     assert message in capsys.readouterr().err
 
 

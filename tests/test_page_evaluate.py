@@ -1,4 +1,4 @@
-"""AppTest: the Evaluate page scores configurations and sweeps, one row per configuration.
+"""AppTest: the Evaluate page scores configurations and sweeps, one row per configuration, per document too.
 
 The numbers on the page must be core's (``core.evaluation``) for the same
 documents, queries and settings. The dense run uses the real packaged model
@@ -42,10 +42,14 @@ def run(at: AppTest) -> AppTest:
 
 
 def results(at: AppTest):
-    """The results table (the last dataframe; the queries table comes first)."""
-    table = at.dataframe[-1].value
+    """The results table: the one with a chunk count (the queries table comes first, the per-document one last)."""
+    (table,) = [frame.value for frame in at.dataframe if "nodes" in frame.value.columns]
     assert "hit_rate" in table.columns
     return table
+
+
+def per_document(at: AppTest):
+    return at.dataframe[-1].value
 
 
 def figures(at: AppTest) -> list[dict]:
@@ -92,7 +96,7 @@ def test_a_sweep_skips_invalid_pairs_and_draws_a_heatmap():
     at.text_input(key="eval.sweep.sizes").set_value("128, 256").run()
     at.text_input(key="eval.sweep.overlaps").set_value("0, 128").run()
     at.selectbox(key="eval.retrieval.mode").set_value("bm25").run()
-    assert any("4 pairs, 3 valid" in caption.value for caption in at.caption)
+    assert any("2 × 2 = 4 combinations, 3 valid" in caption.value for caption in at.caption)
     table = results(run(at))
     assert table["config"].tolist() == ["128/0", "256/0", "256/128"]
     for metric in METRICS:
@@ -112,7 +116,7 @@ def test_a_bad_size_list_is_refused_in_one_sentence():
     at = open_page()
     at.segmented_control(key="eval.mode").set_value("Sweep").run()
     at.text_input(key="eval.sweep.sizes").set_value("256, big").run()
-    assert any("'big' is not a whole number" in shown(error.value) for error in at.error)
+    assert any("chunk_size must be a whole number, got 'big'" in shown(error.value) for error in at.error)
     assert at.button(key="eval.run").disabled
 
 
@@ -127,3 +131,51 @@ def test_results_go_stale_when_a_setting_changes():
     assert any("settings changed" in info.value for info in at.info)
     # The stored rows stay on screen until the next run.
     assert results(at)["config"].tolist() == ["256/0", "256/64"]
+
+
+def test_document_scope_shows_core_per_document_scores_and_a_hit_curve():
+    at = open_page()
+    at.selectbox(key="eval.retrieval.mode").set_value("bm25").run()
+    at.segmented_control(key="eval.scope").set_value("document").run()
+    run(at)
+    assert any("each query within its own document" in caption.value for caption in at.caption)
+    expected = evaluate(sample_documents(), queries(), get_splitter("sentence"), mode="bm25", scope="document")
+    table = per_document(at)
+    mine = table[table["config"] == "A"]
+    assert mine["doc"].tolist() == [row["doc"] for row in expected.per_document()]
+    assert mine["mrr"].tolist() == pytest.approx([row["mrr"] for row in expected.per_document()])
+    (curve,) = [figure for figure in figures(at) if figure["data"][0]["type"] == "scatter"]
+    assert [trace["name"] for trace in curve["data"]] == ["A", "B"]
+    assert curve["data"][0]["x"] == [1, 2, 3, 4, 5]
+    assert curve["data"][0]["y"] == pytest.approx(expected.hit_curve())
+
+
+def test_any_declared_parameter_can_be_swept_here_markdowns_heading_level():
+    at = open_page()
+    at.segmented_control(key="eval.mode").set_value("Sweep").run()
+    at.selectbox(key="eval.sweep.splitter").set_value("markdown").run()
+    at.multiselect(key="eval.sweep.markdown.params").set_value(["heading_level"]).run()
+    at.text_input(key="eval.sweep.values.heading_level").set_value("1, 2").run()
+    at.selectbox(key="eval.retrieval.mode").set_value("bm25").run()
+    assert any("2 = 2 combinations, 2 valid" in caption.value for caption in at.caption)
+    table = results(run(at))
+    assert table["config"].tolist() == ["heading_level=1", "heading_level=2"]
+    expected = sweep(sample_documents(), queries(), "markdown", grid={"heading_level": [1, 2]}, mode="bm25")
+    assert table["nodes"].tolist() == [row["nodes"] for row in expected]
+    assert table["mrr"].tolist() == pytest.approx([row["mrr"] for row in expected])
+    # One swept parameter: no heatmap, the hit curve instead.
+    assert [figure["data"][0]["type"] for figure in figures(at)] == ["bar", "scatter"]
+
+
+def test_chunks_over_the_embedding_window_are_warned_about():
+    at = open_page()
+    at.segmented_control(key="eval.mode").set_value("Sweep").run()
+    at.text_input(key="eval.sweep.sizes").set_value("1024").run()
+    at.text_input(key="eval.sweep.overlaps").set_value("0").run()
+    at.button(key="eval.run").click().run()
+    assert not at.exception, at.exception
+    warnings = [shown(warning.value) for warning in at.warning]
+    assert any(
+        w.startswith("**1024/0**: ") and "longer than the embedding model's window (254 tokens)" in w for w in warnings
+    )
+    assert results(at)["over_window"].iloc[0] > 0

@@ -1,9 +1,10 @@
-"""What the Evaluate page asks, runs and draws: the queries, the configurations or sweep, runs with progress, the results.
+"""What the Evaluate page asks and runs: the queries, the configurations or sweep, the scope, runs with progress.
 
 The evaluation itself is :mod:`core.evaluation` (one configuration) and
 :mod:`core.sweep` (several, with progress); this module draws the page's forms,
-feeds them the session's documents, shows their progress as a bar, and turns
-their rows into a table and plotly figures.
+feeds them the session's documents and shows their progress (splitting,
+embedding, scoring) as a bar. The sweep form is :mod:`ui.evaluate_sweep`, the
+results :mod:`ui.evaluate_results`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core.compare_view import LABELS, starting_slots
@@ -22,18 +22,21 @@ from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError, LoadError
-from core.evaluation import METRIC_HELP, METRICS, EvalQuery, parse_queries
+from core.evaluation import EvalQuery, parse_queries
+from core.retrieval import SCOPES
 from core.schema import Document
 from core.splitters import SPLITTERS
-from core.sweep import SWEPT, SweepSpec, evaluate_configurations, evaluate_sweep, sweep_values, sweepable
+from core.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
 from ui import cache, state, widgets
-from ui.charts import SERIES_COLOURS
+from ui.evaluate_results import show_results
+from ui.evaluate_sweep import sweep_form
 from ui.query import sample_queries
 
 PAGE_KEY = "eval"
 MODES = ("Configurations", "Sweep")
-DEFAULT_SIZES = "256, 512, 1024"
-DEFAULT_OVERLAPS = "0, 64"
+SCOPE_LABELS = {"corpus": "Whole corpus", "document": "The query's document"}
+__all__ = ["queries_or_stop", "retrieval_settings", "run_and_store", "run_button", "scope_choice", "selection",
+           "show_results", "signature"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,7 @@ def selection(config: PipelineConfig) -> Selection:
     if st.session_state.get(mode_key) not in MODES:
         st.session_state[mode_key] = MODES[0]
     kind = st.segmented_control("What to evaluate", MODES, key=mode_key) or MODES[0]
-    return configurations(config) if kind == "Configurations" else sweep_form(config)
+    return configurations(config) if kind == "Configurations" else sweep_form(config, Selection)
 
 
 def configurations(config: PipelineConfig) -> Selection:
@@ -139,40 +142,6 @@ def configurations(config: PipelineConfig) -> Selection:
     return Selection("Configurations", splitters=tuple(splitters), problems=tuple(problems))
 
 
-def sweep_form(config: PipelineConfig) -> Selection:
-    """A splitter, the chunk_size and chunk_overlap lists, and its other parameters (the same for every pair)."""
-    with st.container(border=True):
-        options = [cls for cls in SPLITTERS if sweepable(cls)]
-        default = config.splitter.name if config.splitter.name in {c.name for c in options} else options[0].name
-        left, right = st.columns([1, 1], gap="large")
-        with left:
-            cls = widgets.component_picker(options, "Splitter", f"{PAGE_KEY}.sweep.splitter", default=default)
-            sizes_text = st.text_input(
-                "chunk_size values", DEFAULT_SIZES, key=f"{PAGE_KEY}.sweep.sizes", help="Comma-separated whole numbers"
-            )
-            overlaps_text = st.text_input(
-                "chunk_overlap values",
-                DEFAULT_OVERLAPS,
-                key=f"{PAGE_KEY}.sweep.overlaps",
-                help="Comma-separated whole numbers; pairs whose overlap is not below the size are skipped",
-            )
-        with right:
-            st.caption("Other parameters, the same for every pair:")
-            seed = config.splitter.to_params() if cls.name == config.splitter.name else None
-            base = widgets.param_widgets(cls, f"{PAGE_KEY}.sweep.{cls.name}", seed, exclude=SWEPT)
-        try:
-            sizes = sweep_values(sizes_text, "chunk_size values")
-            overlaps = sweep_values(overlaps_text, "chunk_overlap values")
-        except ChunkScopeError as exc:
-            st.error(widgets.md_escape(str(exc)), icon=":material/error:")
-            return Selection("Sweep", problems=(str(exc),))
-        valid = sum(1 for s in sizes for o in overlaps if o < s)
-        st.caption(
-            f"{len(sizes)} × {len(overlaps)} = {len(sizes) * len(overlaps)} pairs, {valid} valid (overlap below size)."
-        )
-        return Selection("Sweep", sweep=SweepSpec(cls.name, sizes, overlaps, base))
-
-
 def retrieval_settings(config: PipelineConfig) -> RetrievalSettings | None:
     """The retrieval form (alpha only for hybrid), seeded from the session; an invalid one is shown and gives None."""
     st.markdown("**Retrieval**")
@@ -192,12 +161,28 @@ def retrieval_settings(config: PipelineConfig) -> RetrievalSettings | None:
     return retrieval
 
 
+def scope_choice() -> str:
+    """Where each query's chunks are retrieved from: the whole corpus, or only the document the query is about."""
+    key = f"{PAGE_KEY}.scope"
+    if st.session_state.get(key) not in SCOPES:
+        st.session_state[key] = "corpus"
+    chosen = st.segmented_control(
+        "Retrieve from",
+        SCOPES,
+        key=key,
+        format_func=SCOPE_LABELS.get,
+        help="The query's document: each question competes only with its own file's chunks (per-document scores)",
+    )
+    return chosen or "corpus"
+
+
 def signature(
     chosen: Selection,
     retrieval: RetrievalSettings | None,
     queries: Sequence[EvalQuery],
     loaded_names: set[str],
     config: PipelineConfig,
+    scope: str = "corpus",
 ) -> str:
     """What results would be computed from, as one string: results stored under another one are stale."""
     return json.dumps(
@@ -208,6 +193,7 @@ def signature(
             else None,
             "sweep": asdict(chosen.sweep) if chosen.sweep else None,
             "retrieval": retrieval.to_params() if retrieval else None,
+            "scope": scope,
             "queries": [[q.query, q.doc, list(q.excerpts)] for q in queries],
             "documents": sorted(loaded_names),
             # Loader options, metadata settings and extractors change what gets split and embedded.
@@ -243,6 +229,7 @@ def run_and_store(
     retrieval: RetrievalSettings,
     config: PipelineConfig,
     run_signature: str,
+    scope: str = "corpus",
 ) -> None:
     """Run the evaluation under a progress bar and keep its rows in the session; a failure is shown and ends this run."""
     # The session's metadata settings decide what the embedding model reads, as on every other page.
@@ -256,11 +243,11 @@ def run_and_store(
     try:
         if chosen.sweep is None:
             rows = evaluate_configurations(
-                prepared, queries, chosen.splitters, retrieval=retrieval, embedder=embedder, report=report
+                prepared, queries, chosen.splitters, retrieval=retrieval, embedder=embedder, report=report, scope=scope
             )
         else:
             rows = evaluate_sweep(
-                prepared, queries, chosen.sweep, retrieval=retrieval, embedder=embedder, report=report
+                prepared, queries, chosen.sweep, retrieval=retrieval, embedder=embedder, report=report, scope=scope
             )
     except ChunkScopeError as exc:
         bar.empty()
@@ -274,131 +261,7 @@ def run_and_store(
             "signature": run_signature,
             "top_k": retrieval.top_k,
             "mode": retrieval.mode,
+            "scope": scope,
+            "swept": list(chosen.sweep.grid) if chosen.sweep else [],
         }
     )
-
-
-# -- results ---------------------------------------------------------------------------
-
-
-def show_results(result: dict[str, Any], current_signature: str) -> None:
-    """The results heading, a note if the settings changed since, the table, and the bars (with a heatmap for a sweep)."""
-    st.divider()
-    st.subheader(":material/leaderboard: Results", anchor=False)
-    rows = result["rows"]
-    queries_scored = rows[0]["queries"] if rows else 0
-    st.caption(
-        f"{len(rows)} configuration{'s' if len(rows) != 1 else ''} · {queries_scored} queries each · "
-        f"top {result['top_k']} by {result['mode']} retrieval"
-    )
-    if result["signature"] != current_signature:
-        st.info(
-            "The settings changed since this run: press **Run the evaluation** to update.", icon=":material/update:"
-        )
-    st.dataframe(
-        results_table(rows), hide_index=True, width="stretch", column_config=_column_config(), key=f"{PAGE_KEY}.table"
-    )
-    if result["kind"] == "Sweep" and rows:
-        bars_col, heat_col = st.columns([1, 1], gap="large")
-        with heat_col:
-            metric_key = f"{PAGE_KEY}.heatmap_metric"
-            if st.session_state.get(metric_key) not in METRICS:
-                st.session_state[metric_key] = "mrr"
-            metric = st.selectbox("Heatmap metric", list(METRICS), key=metric_key, format_func=METRICS.get)
-            st.plotly_chart(heatmap_figure(rows, metric), width="stretch", key=f"{PAGE_KEY}.heatmap")
-        with bars_col:
-            st.plotly_chart(metrics_figure(rows), width="stretch", key=f"{PAGE_KEY}.bars")
-    else:
-        st.plotly_chart(metrics_figure(rows), width="stretch", key=f"{PAGE_KEY}.bars")
-
-
-def results_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """The rows as a frame: labels first, then the metrics, the chunk count and whatever else a row holds."""
-    table = pd.DataFrame(rows)
-    first = ["config", "splitter", "settings"] if "settings" in table else ["config", "splitter"]
-    metric_columns = list(METRICS)
-    rest = [c for c in table.columns if c not in {*first, *metric_columns, "nodes", "queries", "top_k", "mode"}]
-    return table[[*first, *metric_columns, "nodes", *rest]]
-
-
-def _column_config() -> dict[str, Any]:
-    column_config = {
-        "config": st.column_config.TextColumn("Config", help="A, B… or chunk_size/chunk_overlap for a sweep"),
-        "splitter": st.column_config.TextColumn("Splitter"),
-        "settings": st.column_config.TextColumn("Settings", help="Parameters changed from the splitter's defaults"),
-        "nodes": st.column_config.NumberColumn("Chunks", help="How many nodes the configuration made"),
-    }
-    for metric, title in METRICS.items():
-        column_config[metric] = st.column_config.NumberColumn(title, format="%.3f", help=METRIC_HELP[metric])
-    return column_config
-
-
-# -- figures ---------------------------------------------------------------------------
-
-_LAYOUT = {
-    "template": "plotly_white",
-    "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-    "font": {"size": 12},
-    "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
-}
-_METRIC_COLOURS = (*SERIES_COLOURS, "#0891b2")
-
-
-def metrics_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
-    """Grouped bars: one group per configuration, one bar per metric (all in [0, 1])."""
-    configs = [str(row["config"]) for row in rows]
-    figure = go.Figure()
-    for index, (metric, title) in enumerate(METRICS.items()):
-        figure.add_trace(
-            go.Bar(
-                x=configs,
-                y=[row[metric] for row in rows],
-                name=title,
-                marker_color=_METRIC_COLOURS[index % len(_METRIC_COLOURS)],
-                # Precision and IoU are often tiny next to hit rate: the number keeps them readable.
-                text=[f"{row[metric]:.3f}" for row in rows] if len(rows) <= 4 else None,
-                textposition="outside",
-                textfont={"size": 10},
-                hovertemplate=f"%{{x}}<br>{title} %{{y:.3f}}<extra></extra>",
-            )
-        )
-    figure.update_layout(
-        **{**_LAYOUT, "legend": {"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0}},
-        height=380,
-        barmode="group",
-        title="Metrics per configuration",
-        yaxis={"title": "score", "range": [0, 1.1]},
-        xaxis={"type": "category"},
-    )
-    return figure
-
-
-def heatmap_figure(rows: Sequence[dict[str, Any]], metric: str) -> go.Figure:
-    """chunk_size (rows) × chunk_overlap (columns) coloured by ``metric``; pairs not evaluated stay blank."""
-    sizes = sorted({row["chunk_size"] for row in rows})
-    overlaps = sorted({row["chunk_overlap"] for row in rows})
-    value = {(row["chunk_size"], row["chunk_overlap"]): row[metric] for row in rows}
-    z = [[value.get((size, overlap)) for overlap in overlaps] for size in sizes]
-    text = [["" if v is None else f"{v:.3f}" for v in line] for line in z]
-    figure = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=[str(o) for o in overlaps],
-            y=[str(s) for s in sizes],
-            text=text,
-            texttemplate="%{text}",
-            colorscale="Blues",
-            zmin=0,
-            zmax=1,
-            colorbar={"title": METRICS[metric]},
-            hovertemplate="chunk_size %{y}<br>chunk_overlap %{x}<br>" + METRICS[metric] + " %{z:.3f}<extra></extra>",
-        )
-    )
-    figure.update_layout(
-        **_LAYOUT,
-        height=max(260, 90 + 60 * len(sizes)),
-        title=f"{METRICS[metric]} by chunk size and overlap",
-        xaxis={"title": "chunk_overlap", "type": "category"},
-        yaxis={"title": "chunk_size", "type": "category"},
-    )
-    return figure
