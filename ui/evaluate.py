@@ -110,8 +110,7 @@ def _chosen_queries() -> tuple[list[EvalQuery], str]:
 def selection(config: PipelineConfig) -> Selection:
     """Draw the mode switch and then the configurations' forms or the sweep's: what a run would evaluate."""
     mode_key = f"{PAGE_KEY}.mode"
-    if st.session_state.get(mode_key) not in MODES:
-        st.session_state[mode_key] = MODES[0]
+    state.keep_valid(mode_key, MODES)
     kind = st.segmented_control("What to evaluate", MODES, key=mode_key) or MODES[0]
     return configurations(config) if kind == "Configurations" else sweep_form(config, Selection)
 
@@ -120,8 +119,7 @@ def configurations(config: PipelineConfig) -> Selection:
     """One bordered form per configuration (A is the session's splitter), side by side."""
     count_key = f"{PAGE_KEY}.count"
     choices = list(range(1, len(LABELS) + 1))
-    if st.session_state.get(count_key) not in choices:
-        st.session_state[count_key] = 2
+    state.keep_valid(count_key, choices, 2)
     count = st.segmented_control("Configurations", choices, key=count_key, format_func=lambda n: f"{n}") or 2
     starts = starting_slots(SPLITTERS, (config.splitter.name, config.splitter.to_params()))
     splitters, problems = [], []
@@ -129,13 +127,10 @@ def configurations(config: PipelineConfig) -> Selection:
         with column.container(border=True):
             label = LABELS[slot]
             st.markdown(f"**Configuration {label}**" + (" · the session's splitter" if slot == 0 else ""))
-            default_name, default_params = starts[slot]
-            cls = widgets.component_picker(SPLITTERS, "Splitter", f"{PAGE_KEY}.{slot}.splitter", default=default_name)
-            seed = default_params if cls.name == default_name else None
-            values = widgets.param_widgets(cls, f"{PAGE_KEY}.{slot}.{cls.name}", seed, columns=2 if count <= 2 else 1)
-            splitter, problem = widgets.try_build(cls, values)
+            splitter, problem = widgets.splitter_form(
+                f"{PAGE_KEY}.{slot}", starts[slot], columns=2 if count <= 2 else 1
+            )
             if problem:
-                st.error(widgets.md_escape(problem), icon=":material/error:")
                 problems.append(f"configuration {label}: {problem}")
             else:
                 splitters.append(splitter)
@@ -145,27 +140,13 @@ def configurations(config: PipelineConfig) -> Selection:
 def retrieval_settings(config: PipelineConfig) -> RetrievalSettings | None:
     """The retrieval form (alpha only for hybrid), seeded from the session; an invalid one is shown and gives None."""
     st.markdown("**Retrieval**")
-    key = f"{PAGE_KEY}.retrieval"
-    mode_now = st.session_state.get(widgets.widget_key(key, "mode"), config.retrieval.mode)
-    raw = widgets.param_widgets(
-        RetrievalSettings,
-        key,
-        config.retrieval.to_params(),
-        exclude=() if mode_now == "hybrid" else ("alpha",),
-        columns=3,
-    )
-    raw.setdefault("alpha", config.retrieval.alpha)
-    retrieval, problem = widgets.try_build(RetrievalSettings, raw)
-    if problem:
-        st.error(widgets.md_escape(problem), icon=":material/error:")
-    return retrieval
+    return widgets.retrieval_form(config.retrieval, f"{PAGE_KEY}.retrieval", columns=3)
 
 
 def scope_choice() -> str:
     """Where each query's chunks are retrieved from: the whole corpus, or only the document the query is about."""
     key = f"{PAGE_KEY}.scope"
-    if st.session_state.get(key) not in SCOPES:
-        st.session_state[key] = "corpus"
+    state.keep_valid(key, SCOPES, "corpus")
     chosen = st.segmented_control(
         "Retrieve from",
         SCOPES,

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.evaluation import METRIC_HELP, METRICS
-from ui import widgets
+from ui import state, widgets
 from ui.charts import SERIES_COLOURS
 
 PAGE_KEY = "eval"
@@ -57,8 +57,7 @@ def show_results(result: dict[str, Any], current_signature: str) -> None:
     with side_col:
         if result["kind"] == "Sweep" and len(swept) == 2 and rows:
             metric_key = f"{PAGE_KEY}.heatmap_metric"
-            if st.session_state.get(metric_key) not in METRICS:
-                st.session_state[metric_key] = "mrr"
+            state.keep_valid(metric_key, METRICS, "mrr")
             metric = st.selectbox("Heatmap metric", list(METRICS), key=metric_key, format_func=METRICS.get)
             st.plotly_chart(
                 heatmap_figure(rows, metric, swept[0], swept[1]), width="stretch", key=f"{PAGE_KEY}.heatmap"
