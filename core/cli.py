@@ -16,9 +16,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
 
-from core.cli_args import parse_assignments, parse_named
+from core.cli_config import config_from_args
+from core.cli_output import listing, number, write
 from core.errors import ChunkScopeError, ConfigError
 
 USER_ERROR = 2
@@ -117,101 +118,6 @@ def _register_plugins(commands: argparse._SubParsersAction) -> None:
     cli_query.register(commands)
 
 
-# ----------------------------------------------------------------------- config
-
-
-def config_from_args(args: argparse.Namespace) -> Any:
-    """A PipelineConfig from ``--config`` (or ``--from-url``) plus the options on top."""
-    from core.config import PipelineConfig
-    from core.config_parts import MetadataSettings, RetrievalSettings
-    from core.extractors import EXTRACTORS
-    from core.splitters import SPLITTERS
-
-    base = _base_config(args)
-    changes: dict[str, Any] = {}
-
-    name = args.splitter or (base.splitter.name if base is not None else _default_splitter_name())
-    params: dict[str, Any] = {}
-    if base is not None and base.splitter.name == name:
-        params.update(base.splitter.to_params(only_changed=True))
-    params.update(parse_assignments(args.set, "--set"))
-    changes["splitter"] = SPLITTERS.create(name, **params)
-
-    if args.loader_set:
-        changes["loaders"] = _loaders_from(args.loader_set, base.loaders if base is not None else ())
-
-    if args.extractor:
-        changes["extractors"] = tuple(
-            EXTRACTORS.create(step, **step_params) for step, step_params in (parse_named(text, "--extractor") for text in args.extractor)
-        )
-
-    if args.meta or args.view_set:
-        current = base.metadata if base is not None else MetadataSettings()
-        view = {**current.to_params(only_changed=True), **parse_assignments(args.view_set, "--view-set")}
-        extra = {**current.extra_metadata, **parse_assignments(args.meta, "--meta")}
-        settings = MetadataSettings.from_params(view)
-        changes["metadata"] = MetadataSettings(
-            **{spec.name: getattr(settings, spec.name) for spec in settings.params()}, extra=tuple(extra.items())
-        )
-
-    if getattr(args, "post", None):
-        from core.postprocessors import POSTPROCESSORS
-
-        changes["postprocessors"] = tuple(POSTPROCESSORS.create(step, **p) for step, p in (parse_named(text, "--post") for text in args.post))
-
-    if getattr(args, "retrieval_set", None):
-        current_retrieval = base.retrieval if base is not None else RetrievalSettings()
-        values = {**current_retrieval.to_params(), **parse_assignments(args.retrieval_set, "--retrieval-set")}
-        changes["retrieval"] = RetrievalSettings.from_params(values)
-
-    return base.replace(**changes) if base is not None else PipelineConfig(**changes)
-
-
-def _base_config(args: argparse.Namespace) -> Any:
-    from core.config import PipelineConfig
-
-    if getattr(args, "from_url", None):
-        query = urlsplit(args.from_url).query if "?" in args.from_url or "://" in args.from_url else args.from_url
-        return PipelineConfig.from_query_params(parse_qs(query, keep_blank_values=True))
-    if args.config:
-        path = Path(args.config)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
-        try:
-            return PipelineConfig.from_json(text)
-        except ConfigError as exc:
-            raise ConfigError(f"{path.name}: {exc}") from None
-    return None
-
-
-def _default_splitter_name() -> str:
-    from core.config_parts import DEFAULT_SPLITTER
-    from core.splitters import SPLITTERS
-
-    # The default (sentence) may be missing from a trimmed install; character always ships.
-    return DEFAULT_SPLITTER if DEFAULT_SPLITTER in SPLITTERS else "character"
-
-
-def _loaders_from(items: Sequence[str], current: Sequence[Any]) -> tuple[Any, ...]:
-    """Loader instances from ``[LOADER.]K=V`` options, on top of the loaders already configured."""
-    from core.loaders import LOADERS
-
-    options: dict[str, dict[str, Any]] = {loader.name: loader.to_params(only_changed=True) for loader in current}
-    for key, value in parse_assignments(items, "--loader-set").items():
-        owner, dot, name = key.partition(".")
-        if dot:
-            LOADERS.get_class(owner)  # names the unknown loader
-            options.setdefault(owner, {})[name] = value
-            continue
-        owners = [cls.name for cls in LOADERS if any(spec.name == key for spec in cls.params())]
-        if not owners:
-            raise ConfigError(f"--loader-set: no loader has an option {key!r} (see 'chunkscope loaders')")
-        for owner in owners:
-            options.setdefault(owner, {})[key] = value
-    return tuple(LOADERS.create(name, **params) for name, params in options.items())
-
 
 # --------------------------------------------------------------------- commands
 
@@ -223,7 +129,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     nodes = run_split(load_documents(args.paths, config), config)
     writer: Callable[[Any], str] = {"jsonl": nodes_to_jsonl, "json": nodes_to_json, "csv": nodes_to_csv}[args.format]
-    _write(writer(nodes), args.output)
+    write(writer(nodes), args.output)
     return 0
 
 
@@ -238,46 +144,46 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     metrics = chunk_metrics(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
     data = metrics.to_dict()
     if args.format == "json":
-        _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", None)
+        write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", None)
         return 0
     rows = [("splitter", splitter.name), ("documents", len(documents))]
     for key, value in data.items():
         if isinstance(value, dict) and {"mean", "p95"} <= set(value):
-            rows.append((key, ", ".join(f"{stat} {_number(v)}" for stat, v in value.items())))
+            rows.append((key, ", ".join(f"{stat} {number(v)}" for stat, v in value.items())))
         elif isinstance(value, dict):
-            rows.append((key, ", ".join(f"{k} {_number(v)}" for k, v in value.items()) or "-"))
+            rows.append((key, ", ".join(f"{k} {number(v)}" for k, v in value.items()) or "-"))
         else:
-            rows.append((key, _number(value)))
+            rows.append((key, number(value)))
     width = max(len(str(key)) for key, _ in rows)
-    _write("".join(f"{str(key).ljust(width)}  {value}\n" for key, value in rows), None)
+    write("".join(f"{str(key).ljust(width)}  {value}\n" for key, value in rows), None)
     return 0
 
 
 def cmd_config(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.format == "url":
-        _write(urlencode(config.to_query_params()) + "\n", None)
+        write(urlencode(config.to_query_params()) + "\n", None)
     else:
-        _write(config.to_json() + "\n", None)
+        write(config.to_json() + "\n", None)
     return 0
 
 
 def cmd_splitters(args: argparse.Namespace) -> int:
     from core.splitters import SPLITTERS
 
-    return _listing(SPLITTERS.describe(), args.format)
+    return listing(SPLITTERS.describe(), args.format)
 
 
 def cmd_loaders(args: argparse.Namespace) -> int:
     from core.loaders import LOADERS
 
-    return _listing(_described_with(LOADERS, "extensions"), args.format)
+    return listing(_described_with(LOADERS, "extensions"), args.format)
 
 
 def cmd_extractors(args: argparse.Namespace) -> int:
     from core.extractors import EXTRACTORS
 
-    return _listing(_described_with(EXTRACTORS, "keys"), args.format)
+    return listing(_described_with(EXTRACTORS, "keys"), args.format)
 
 
 def _described_with(registry: Any, attribute: str) -> list[dict[str, Any]]:
@@ -317,64 +223,6 @@ def find_app() -> Path:
     raise ConfigError(
         "app.py: not found beside the chunkscope package or in the current directory; run this from a ChunkScope checkout"
     )
-
-
-# ---------------------------------------------------------------------- output
-
-
-def _listing(entries: list[dict[str, Any]], fmt: str) -> int:
-    if fmt == "json":
-        _write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n", None)
-        return 0
-    lines = []
-    for entry in entries:
-        extra = ""
-        if entry.get("extensions"):
-            extra = f"  [{' '.join(entry['extensions'])}]"
-        if entry.get("keys"):
-            extra = f"  -> {', '.join(entry['keys'])}"
-        lines.append(f"{entry['name']}{extra}: {entry['summary']}")
-        for spec in entry["params"]:
-            lines.append(f"    {spec['name']} ({_kind(spec)}, default {_default(spec['default'])}{_bounds(spec)}): {spec['help']}")
-        lines.append("")
-    _write("\n".join(lines), None)
-    return 0
-
-
-def _kind(spec: dict[str, Any]) -> str:
-    kind = spec["kind"]
-    if spec.get("choices"):
-        kind = "|".join(spec["choices"])
-    return f"{kind}, optional" if spec.get("optional") else kind
-
-
-def _default(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _bounds(spec: dict[str, Any]) -> str:
-    parts = []
-    if spec.get("ge") is not None:
-        parts.append(f">= {_number(spec['ge'])}")
-    if spec.get("le") is not None:
-        parts.append(f"<= {_number(spec['le'])}")
-    return ", " + " and ".join(parts) if parts else ""
-
-
-def _number(value: Any) -> str:
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else f"{value:.4g}"
-    return str(value)
-
-
-def _write(text: str, output: str | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{output}: cannot be written ({exc.strerror or exc})") from None
 
 
 # ------------------------------------------------------------------------ main

@@ -187,5 +187,13 @@ def postprocessor_registry() -> Registry:
     return POSTPROCESSORS
 
 
+def default_splitter_name() -> str:
+    """The splitter a run uses when none is named: :data:`DEFAULT_SPLITTER`, or, in an install without
+    it, the first registered one (character, which always ships). The CLI, the app and a default
+    :class:`~core.config.PipelineConfig` all ask this."""
+    registry = splitter_registry()
+    return DEFAULT_SPLITTER if DEFAULT_SPLITTER in registry else next(iter(registry)).name
+
+
 def default_splitter() -> Configurable:
-    return splitter_registry().create(DEFAULT_SPLITTER)
+    return splitter_registry().create(default_splitter_name())

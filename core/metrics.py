@@ -15,30 +15,29 @@ Terms used below:
 
 For a hierarchical run, measure one level at a time (e.g. ``leaf_nodes(nodes)``):
 levels nest, so all levels together overlap by design.
+
+The rules that turn these numbers into lint flags (and the warnings about a
+splitter's settings) are in :mod:`core.lint`; token counting, with its fast
+per-document index, is in :mod:`core.token_counts`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from core.lint import node_flags, splitter_warnings  # noqa: F401  splitter_warnings: re-exported for ui.widgets
 from core.memo import Memo
-from core.schema import Document, MetadataMode, Node
-from core.tokenizers import SizeFn, Tokenizer, get_tokenizer
-
-if TYPE_CHECKING:
-    from core.splitters.base import Splitter
+from core.schema import Document, MetadataMode, Node, page_range_label
+from core.token_counts import count_node_strings, document_token_count  # noqa: F401  re-exported for ui.cache
+from core.tokenizers import SizeFn, get_tokenizer
 
 DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places in the model's window
-TINY_WORDS = 4  # a node with fewer words is flagged "tiny" (a lone heading, a stray marker)
-# Past half of chunk_size, the overlap puts every stretch of text in more than two chunks.
-MAX_OVERLAP_SHARE = 0.5
 FIRST_WORDS = 8
-
 
 
 @dataclass(frozen=True)
@@ -107,18 +106,15 @@ class _Facts:
     tokenizer: str | SizeFn
 
     def flags(self, index: int) -> list[str]:
-        flags = []
-        if self.mid_sentence[index]:
-            flags.append("mid-sentence")
-        if self.embed_tokens[index] > self.window_tokens:
-            flags.append("over-window")
-        if self.size_limit is not None and self.tokens[index] > self.size_limit:
-            flags.append("over-limit")
-        if self.words[index] < TINY_WORDS:
-            flags.append("tiny")
-        if self.duplicate[index]:
-            flags.append("duplicate")
-        return flags
+        return node_flags(
+            mid_sentence=self.mid_sentence[index],
+            embed_tokens=self.embed_tokens[index],
+            window_tokens=self.window_tokens,
+            tokens=self.tokens[index],
+            size_limit=self.size_limit,
+            words=self.words[index],
+            duplicate=self.duplicate[index],
+        )
 
 
 def chunk_metrics(
@@ -147,7 +143,7 @@ def chunk_report(
     tokenizer: str | SizeFn = "model",
     max_seq_length: int | None = None,
 ) -> tuple[ChunkMetrics, list[dict[str, Any]]]:
-    """``chunk_metrics`` and ``node_table`` of the same nodes from one measurement.
+    """``chunk_metrics`` and the node table's rows (one per node) from one measurement.
 
     A page that shows both (the Chunks page does) measures every node's text and
     views once instead of twice.
@@ -184,59 +180,8 @@ def _summary(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts
     )
 
 
-def node_flags(
-    node: Node,
-    document: Document,
-    *,
-    nodes: Sequence[Node] = (),
-    size_limit: int | None = None,
-    tokenizer: str | SizeFn = "model",
-    max_seq_length: int | None = None,
-) -> list[str]:
-    """Lint flags for one node: mid-sentence, over-window, over-limit, tiny, duplicate.
-
-    ``nodes`` are the other nodes of the run, in order; the node is a duplicate
-    when an earlier one among them has the same text.
-    """
-    flags = _measure([document], [node], size_limit, tokenizer, max_seq_length).flags(0)
-    for other in nodes:
-        if other is node or other.id == node.id:
-            break
-        if other.text == node.text:
-            flags.append("duplicate")
-            break
-    return flags
-
-
-def splitter_warnings(splitter: Splitter) -> list[str]:
-    """Lint for a splitter's settings rather than for any one node: one sentence per problem.
-
-    An overlap above ``MAX_OVERLAP_SHARE`` of the chunk size: consecutive chunks
-    start ``chunk_size - chunk_overlap`` units apart, so each stretch of text lies
-    in about ``chunk_size / (chunk_size - chunk_overlap)`` of them.
-    """
-    size, overlap = splitter.size_limit, splitter.overlap_limit
-    if not size or not overlap or overlap / size <= MAX_OVERLAP_SHARE:
-        return []
-    return [
-        f"chunk_overlap ({overlap:,}) is {overlap / size:.0%} of chunk_size ({size:,}): each stretch of text lands "
-        f"in about {size / (size - overlap):.1f} chunks, so it is embedded and retrieved that many times"
-    ]
-
-
-def node_table(
-    documents: Sequence[Document],
-    nodes: Sequence[Node],
-    *,
-    size_limit: int | None = None,
-    tokenizer: str | SizeFn = "model",
-    max_seq_length: int | None = None,
-) -> list[dict[str, Any]]:
-    """One row per node for the app's node table."""
-    return _rows(documents, nodes, _measure(documents, nodes, size_limit, tokenizer, max_seq_length))
-
-
 def _rows(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> list[dict[str, Any]]:
+    """One row per node for the app's node table."""
     by_id = {document.id: document for document in documents}
     rows = []
     for index, node in enumerate(nodes):
@@ -253,7 +198,7 @@ def _rows(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -
                 "end_char": node.end_char,
                 "characters": facts.characters[index],
                 "tokens": facts.tokens[index],
-                "pages": _page_labels(pages),
+                "pages": page_range_label(pages),
                 "header_path": str(node.metadata.get("header_path", "")),
                 "first_words": first_words,
                 "flags": facts.flags(index),
@@ -275,8 +220,8 @@ def _measure(
     embed_views = [node.get_content(MetadataMode.EMBED) for node in nodes]
     llm_views = [node.get_content(MetadataMode.LLM) for node in nodes]
     # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
-    counts = _count_node_strings(counter, documents, nodes, texts, (embed_views, llm_views))
-    model_counts = counts if counter is model else _count_node_strings(model, documents, nodes, texts, (embed_views,))
+    counts = count_node_strings(counter, documents, nodes, texts, (embed_views, llm_views))
+    model_counts = counts if counter is model else count_node_strings(model, documents, nodes, texts, (embed_views,))
     tokens = [counts[text] for text in texts]
     embed_tokens = [counts[view] for view in embed_views]
     llm_tokens = [counts[view] for view in llm_views]
@@ -304,144 +249,8 @@ def _measure(
     )
 
 
-# Counts keyed by (tokenizer, string): about 8 million characters of chunk texts and views.
-_COUNTS = Memo(8_000_000)
 # Sentence ends keyed by a document's text: the last few documents measured.
 _SENTENCE_ENDS = Memo(8)
-
-
-def _count_once(counter: Tokenizer, texts: Sequence[str]) -> dict[str, int]:
-    unique = list(dict.fromkeys(texts))
-    if counter.name == "characters":  # cheaper to count than to look up
-        return dict(zip(unique, counter.count_many(unique), strict=True))
-    known = _COUNTS.get_many([(counter, text) for text in unique])
-    missing = [text for text, count in zip(unique, known, strict=True) if count is None]
-    fresh = dict(zip(missing, counter.count_many(missing), strict=True)) if missing else {}
-    for text, count in fresh.items():
-        _COUNTS.put((counter, text), count, max(len(text), 1))
-    return {text: count if count is not None else fresh[text] for text, count in zip(unique, known, strict=True)}
-
-
-def _count_node_strings(
-    counter: Tokenizer,
-    documents: Sequence[Document],
-    nodes: Sequence[Node],
-    texts: Sequence[str],
-    views: Sequence[Sequence[str]],
-) -> dict[str, int]:
-    """Counts of every node's text and of its views (``views[k][i]`` is node i's k-th view), keyed by string.
-
-    A node cut between words of its document is counted from the document's
-    token index (one tokenization per document, kept), and a view that is some
-    metadata followed by the node's text, meeting at a word break, as that
-    metadata's count plus the text's. Everything else is tokenized (and memoized).
-    The numbers are the same either way; the index only saves re-tokenizing
-    each new chunk after a parameter change.
-    """
-    from_index = _span_counts(counter, documents, nodes, texts)
-    counts: dict[str, int] = {}
-    to_count: list[str] = []
-    sums: list[tuple[str, str, int]] = []  # (view, metadata prefix, the text's count)
-    for i, text in enumerate(texts):
-        own = from_index.get(i)
-        if own is None:
-            to_count.append(text)
-            to_count.extend(each[i] for each in views)
-            continue
-        counts[text] = own
-        for view in (each[i] for each in views):
-            prefix = view[: len(view) - len(text)] if view.endswith(text) else None
-            if view == text:
-                continue
-            if prefix is not None and text and (prefix[-1] in _WORD_BREAKS or text[0] in _WORD_BREAKS):
-                sums.append((view, prefix, own))
-                to_count.append(prefix)
-            else:
-                to_count.append(view)
-    counted = _count_once(counter, to_count)
-    counts.update(counted)
-    for view, prefix, own in sums:
-        counts[view] = counted[prefix] + own
-    return counts
-
-
-# Characters where the model tokenizer always ends a word: ASCII whitespace and ASCII punctuation
-# (BERT's normalizer and pre-tokenizer split there whatever surrounds them).
-_WORD_BREAKS = frozenset(" \t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-
-
-def _splits_at_word_breaks(counter: Tokenizer) -> bool:
-    """Does ``counter`` tokenize each word on its own (a BERT normalizer and pre-tokenizer)?
-
-    Then a span starting and ending at word breaks has exactly the tokens of
-    the whole text that lie inside it.
-    """
-    inner = getattr(counter, "_tokenizer", None)  # ModelTokenizer's tokenizers.Tokenizer
-    if counter.name != "model" or inner is None:
-        return False
-    return (
-        type(inner.pre_tokenizer).__name__ == "BertPreTokenizer" and type(inner.normalizer).__name__ == "BertNormalizer"
-    )
-
-
-def _span_counts(
-    counter: Tokenizer, documents: Sequence[Document], nodes: Sequence[Node], texts: Sequence[str]
-) -> dict[int, int]:
-    """Node position -> token count, for the nodes whose text is their span of the document, cut at word breaks."""
-    if not _splits_at_word_breaks(counter):
-        return {}
-    by_id = {document.id: document for document in documents}
-    found: dict[int, int] = {}
-    for doc_id in {node.doc_id for node in nodes}:
-        document = by_id.get(doc_id)
-        if document is None:
-            continue
-        full = document.text
-        length = len(full)
-
-        def at_break(position: int, full: str = full, length: int = length) -> bool:
-            return position in (0, length) or full[position - 1] in _WORD_BREAKS or full[position] in _WORD_BREAKS
-
-        positions = [
-            i
-            for i, (node, text) in enumerate(zip(nodes, texts, strict=True))
-            if node.doc_id == doc_id
-            and 0 <= node.start_char <= node.end_char <= length
-            and len(text) == node.end_char - node.start_char
-            and full.startswith(text, node.start_char)
-            and at_break(node.start_char)
-            and at_break(node.end_char)
-        ]
-        if not positions:
-            continue
-        starts, ends = _token_index(counter, full)
-        span_starts = np.fromiter((nodes[i].start_char for i in positions), dtype=np.int64, count=len(positions))
-        span_ends = np.fromiter((nodes[i].end_char for i in positions), dtype=np.int64, count=len(positions))
-        # Tokens are in order: those ending by a span's start are a prefix of those starting before its end.
-        inside = np.searchsorted(starts, span_ends, "left") - np.searchsorted(ends, span_starts, "right")
-        found.update(zip(positions, np.maximum(inside, 0).tolist(), strict=True))
-    return found
-
-
-def document_token_count(text: str, tokenizer: str = "model") -> int:
-    """How many ``tokenizer`` tokens a whole document's text has.
-
-    For the model tokenizer this is read from the token index the metrics keep
-    per document, so showing a document's size costs no extra tokenization
-    when its nodes are measured too (the numbers equal ``count(text)``).
-    """
-    counter = get_tokenizer(tokenizer)
-    if not _splits_at_word_breaks(counter):
-        return counter.count(text)
-    starts, _ = _token_index(counter, text)
-    return len(starts)
-
-
-def _token_index(counter: Tokenizer, text: str) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end offsets of every token of ``text``: the splitters' shared index, as numpy views."""
-    from core.splitters.fast.token_index import TokenIndex
-
-    return TokenIndex.shared(counter, text).columns()
 
 
 def _sentence_ends(text: str) -> set[int]:
@@ -538,10 +347,3 @@ def _non_space_prefix(text: str) -> np.ndarray:
         np.cumsum(~np.isin(codes, _WHITESPACE_CODES), out=prefix[1:])
         _NON_SPACE_PREFIXES.put(text, prefix, 1)
     return prefix
-
-
-def _page_labels(pages: Sequence[Any]) -> str:
-    if not pages:
-        return ""
-    first, last = pages[0].label, pages[-1].label
-    return first if first == last else f"{first}-{last}"

@@ -17,7 +17,6 @@ import numpy as np
 from core.postprocessors import PostprocessContext, Postprocessor, SentenceSelection, get_postprocessor
 from core.retrieval import RetrievalMode, retrieve
 from core.schema import MetadataMode, Node, NodeWithScore
-from core.tokenizers import get_tokenizer
 
 if TYPE_CHECKING:
     from core.embeddings import Embedder
@@ -82,6 +81,8 @@ class StageTrace:
     sentences: dict[str, SentenceSelection] = field(default_factory=dict)
     # Why the stage, as set, could not change anything (a value left unset), else None.
     idle_reason: str | None = None
+    # The postprocessor only reorders nodes (its class says so): the Query page draws the new order.
+    reorders: bool = False
 
     def fate(self, node_id: str) -> str:
         """One line for a node's fate in this stage: kept, dropped (why), added (why), moved, changed."""
@@ -167,6 +168,11 @@ def build_chain(postprocessors: Sequence[PostprocessorStep | Postprocessor]) -> 
     ]
 
 
+def chain_needs_embedder(mode: RetrievalMode, chain: Sequence[Postprocessor]) -> bool:
+    """Whether a query run needs the embedding model: dense or hybrid retrieval, or a step that embeds text."""
+    return mode != "bm25" or any(step.needs_embedder for step in chain)
+
+
 def run_query(
     nodes: Sequence[Node],
     query: str,
@@ -180,8 +186,7 @@ def run_query(
 ) -> QueryResult:
     """Retrieve ``top_k`` nodes for ``query``, then run the postprocessor chain in order, tracing each stage."""
     chain = build_chain(postprocessors)
-    needs_model = mode != "bm25" or any(step.name == "sentence_embedding_optimizer" for step in chain)
-    if embedder is None and needs_model:
+    if embedder is None and chain_needs_embedder(mode, chain):
         from core.embeddings import get_embedder
 
         embedder = get_embedder()
@@ -218,6 +223,7 @@ def trace_stage(step: Postprocessor, nodes_in: list[NodeWithScore], outcome) -> 
         nodes_in=list(nodes_in),
         nodes_out=list(nodes_out),
         idle_reason=step.idle_reason(),
+        reorders=step.reorders,
     )
     for item in nodes_in:
         if item.id not in rank_out:
@@ -251,13 +257,6 @@ def trace_stage(step: Postprocessor, nodes_in: list[NodeWithScore], outcome) -> 
 def final_context(nodes: Sequence[NodeWithScore | Node], mode: MetadataMode = MetadataMode.LLM) -> str:
     """The context exactly as the LLM reads it: each node's ``mode`` view, joined by a blank line."""
     return "\n\n".join(item.get_content(mode) for item in nodes)
-
-
-def context_token_count(
-    nodes: Sequence[NodeWithScore | Node], mode: MetadataMode = MetadataMode.LLM, tokenizer: str = "model"
-) -> int:
-    """How many tokens the final context holds (by default, the embedding model's tokens)."""
-    return get_tokenizer(tokenizer).count(final_context(nodes, mode))
 
 
 def _fmt(score: float | None) -> str:

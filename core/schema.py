@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -219,6 +219,14 @@ class NodeWithScore:
 
     def get_content(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> str:
         return self.node.get_content(metadata_mode)
+
+
+def page_range_label(pages: Sequence[Page]) -> str:
+    """Consecutive pages as one label: ``"3"``, ``"3-4"``, or ``""`` for none."""
+    if not pages:
+        return ""
+    first, last = pages[0].label, pages[-1].label
+    return first if first == last else f"{first}-{last}"
 
 
 def numbers_in_document(nodes: Iterable[Node]) -> dict[str, int]:

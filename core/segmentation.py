@@ -40,7 +40,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     bounds = starts + [len(text)]
     for start, end in zip(bounds, bounds[1:], strict=False):
-        tight = _trim(text, start, end)
+        tight = trim_span(text, start, end)
         if tight is not None:
             spans.append(tight)
     return spans
@@ -169,7 +169,10 @@ def _with_blank_line_starts(text: str, starts: list[int]) -> list[int]:
     return sorted(set(starts).union(extra))
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Shrink ``[start, end)`` to exclude surrounding whitespace; None if nothing is left."""
+    # A character at a time: the runs at a chunk's ends are short (a separator), and
+    # stripping a copy of the chunk measured slower.
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():

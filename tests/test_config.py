@@ -8,9 +8,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core import Document, MetadataMode, get_splitter
+from core import Document, MetadataMode, config_parts, get_splitter
 from core.config import PipelineConfig
-from core.config_parts import MetadataSettings, RetrievalSettings
+from core.config_parts import MetadataSettings, RetrievalSettings, default_splitter_name
 from core.documents import apply_metadata_settings, run_split
 from core.errors import ConfigError
 from core.extractors import get_extractor
@@ -197,6 +197,13 @@ def test_the_default_config_uses_the_sentence_splitter_like_llamaindex():
     config = PipelineConfig()
     assert config.splitter.name == "sentence"
     assert config.to_query_params() == {"splitter": "sentence"}
+
+
+def test_without_the_default_splitter_a_run_falls_back_to_the_first_registered(monkeypatch):
+    assert default_splitter_name() == ("sentence" if "sentence" in SPLITTERS else SPLITTERS.names()[0])
+    monkeypatch.setattr(config_parts, "DEFAULT_SPLITTER", "not-installed")
+    assert default_splitter_name() == SPLITTERS.names()[0] == "character"
+    assert PipelineConfig().splitter.name == "character"
 
 
 # ---------------------------------------------------------------- templates

@@ -7,10 +7,11 @@ from cpu_budget import cpu_budget
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.metrics import SizeStats, chunk_metrics, chunk_report, node_flags, node_table, splitter_warnings
+from core.lint import splitter_warnings
+from core.metrics import SizeStats, chunk_metrics, chunk_report
 from core.schema import Document, Page
 from core.splitters import get_splitter
-from core.splitters.base import build_nodes
+from core.splitters.nodes import build_nodes
 
 # "Cats sleep all day." is 0-19, "Dogs bark at night." 20-39, "Birds sing in the morning." 41-67.
 TEXT = "Cats sleep all day. Dogs bark at night.\n\nBirds sing in the morning."
@@ -52,7 +53,7 @@ def test_full_disjoint_cover_has_no_overlap_and_full_coverage():
 def test_duplicates_count_repeats_of_an_earlier_text():
     nodes = pets_nodes([(0, 19), (0, 19), (0, 19), (20, 39)])
     assert chunk_metrics([PETS], nodes, tokenizer="words").duplicates == 2
-    rows = node_table([PETS], nodes, tokenizer="words")
+    _, rows = chunk_report([PETS], nodes, tokenizer="words")
     assert ["duplicate" in row["flags"] for row in rows] == [False, True, True, False]
 
 
@@ -61,18 +62,15 @@ def test_one_report_gives_the_metrics_and_the_table(options):
     nodes = pets_nodes([(0, 19), (0, 19), (11, 39), (41, 51)])
     metrics, rows = chunk_report([PETS], nodes, **options)
     assert metrics == chunk_metrics([PETS], nodes, **options)
-    assert rows == node_table([PETS], nodes, **options)
+    assert [row["id"] for row in rows] == [node.id for node in nodes]
     assert metrics.tokenizer == options["tokenizer"]
 
 
-def test_node_flags_name_what_is_wrong_with_one_node():
-    a, b, c = pets_nodes()
-    assert node_flags(a, PETS, tokenizer="words", size_limit=5) == []
-    assert node_flags(b, PETS, tokenizer="words", size_limit=5, max_seq_length=8) == ["over-window", "over-limit"]
-    assert node_flags(c, PETS, tokenizer="words") == ["mid-sentence", "tiny"]
-    assert node_flags(a, PETS, nodes=[a, a], tokenizer="words") == []
-    copy = pets_nodes([(0, 19), (0, 19)])
-    assert node_flags(copy[1], PETS, nodes=copy, tokenizer="words") == ["duplicate"]
+def test_node_flags_name_what_is_wrong_with_each_node():
+    _, rows = chunk_report([PETS], pets_nodes(), tokenizer="words", size_limit=5, max_seq_length=8)
+    assert [row["flags"] for row in rows] == [[], ["over-window", "over-limit"], ["mid-sentence", "tiny"]]
+    _, rows = chunk_report([PETS], pets_nodes([(0, 19), (0, 19)]), tokenizer="words")
+    assert [row["flags"] for row in rows] == [[], ["duplicate"]]
 
 
 def test_node_table_rows():
@@ -84,7 +82,7 @@ def test_node_table_rows():
     )
     nodes = build_nodes(paged, [(11, 39), (41, 67)])
     nodes[0].metadata["header_path"] = "/Pets/"
-    rows = node_table([paged], nodes, tokenizer="words")
+    _, rows = chunk_report([paged], nodes, tokenizer="words")
     assert rows[0] == {
         "id": "paged#0",
         "doc_id": "paged",
@@ -104,7 +102,7 @@ def test_node_table_rows():
 
 def test_first_words_are_shortened():
     document = Document(text="one two three four five six seven eight nine ten", id="d")
-    (row,) = node_table([document], build_nodes(document, [(0, len(document.text))]), tokenizer="words")
+    _, (row,) = chunk_report([document], build_nodes(document, [(0, len(document.text))]), tokenizer="words")
     assert row["first_words"] == "one two three four five six seven eight …"
 
 
@@ -135,8 +133,7 @@ def test_metrics_are_fast_on_thousands_of_nodes():
     assert len(nodes) > 2000
     # Bounded, not timed: a quadratic pass over 2,000 nodes would use far more; the speed is benchmarked.
     with cpu_budget(10):
-        metrics = chunk_metrics([document], nodes)
-        rows = node_table([document], nodes)
+        metrics, rows = chunk_report([document], nodes)
     assert metrics.count == len(rows) == len(nodes)
     assert metrics.coverage == 1.0
 

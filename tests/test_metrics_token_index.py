@@ -10,9 +10,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.metrics import chunk_metrics, node_table
+from core.metrics import chunk_metrics, chunk_report
 from core.schema import Document, MetadataMode
-from core.splitters.base import build_nodes
+from core.splitters.nodes import build_nodes
 from core.tokenizers import get_tokenizer
 
 MODEL = get_tokenizer("model")
@@ -31,7 +31,7 @@ def test_a_span_cut_inside_a_word_is_counted_on_its_own():
     # pieces of the whole word that fall inside it, so it must be counted by itself.
     document = Document(text="It is unbelievably good.", id="d", metadata={"file_name": "d.txt"})
     nodes = build_nodes(document, [(0, 8), (8, 24)])
-    rows = node_table([document], nodes, tokenizer="model")
+    _, rows = chunk_report([document], nodes, tokenizer="model")
     assert [row["tokens"] for row in rows] == MODEL.count_many(["It is un", "believably good."])
 
 
@@ -59,7 +59,7 @@ def test_counts_match_the_tokenizer_wherever_the_nodes_are_cut(words, cuts, titl
     nodes = build_nodes(document, [(a, b) for a, b in zip(points, points[1:], strict=False) if b > a])
     if not nodes:
         return
-    rows = node_table([document], nodes, tokenizer="model", max_seq_length=8)
+    _, rows = chunk_report([document], nodes, tokenizer="model", max_seq_length=8)
     texts, embed = model_counts(document, nodes)
     assert [row["tokens"] for row in rows] == texts
     assert ["over-window" in row["flags"] for row in rows] == [count > 6 for count in embed]

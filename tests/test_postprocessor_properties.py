@@ -82,7 +82,7 @@ def test_rerank_with_room_for_all_is_a_permutation_sorted_by_the_new_scores(node
 )
 def test_prev_next_keeps_every_input_adds_unscored_neighbours_and_never_duplicates(length, picks, num_nodes, mode):
     from core.postprocessors import PostprocessContext
-    from core.splitters.base import link_chain
+    from core.splitters.nodes import link_chain
 
     store = [Node(text=f"part {i}", id=f"c{i}") for i in range(length)]
     link_chain(store)

@@ -13,7 +13,7 @@ from core.errors import ConfigError, ModelUnavailableError
 from core.postprocessors import POSTPROCESSORS, PostprocessContext, describe_postprocessors
 from core.postprocessors.rerank import RerankPostprocessor
 from core.schema import Node, NodeRelationship, NodeWithScore
-from core.splitters.base import link_chain
+from core.splitters.nodes import link_chain
 
 REGISTERED = [
     "similarity_cutoff",

@@ -9,10 +9,11 @@ import pytest
 
 from core import cli_query
 from core.errors import ConfigError
+from core.postprocessors import POSTPROCESSORS
 from core.postprocessors.rerank import RerankPostprocessor
-from core.query import context_token_count, final_context, run_query
+from core.query import build_chain, chain_needs_embedder, final_context, run_query
 from core.schema import MetadataMode, Node
-from core.splitters.base import link_chain
+from core.splitters.nodes import link_chain
 
 
 class KeywordEmbedder:
@@ -72,6 +73,22 @@ def test_position_changes_are_ranks_before_and_after():
     assert [n.id for n in stage.nodes_out] == ["n2", "n0", "n1"]
     assert [(p.id, p.before, p.after) for p in stage.position_changes] == [("n0", 3, 2), ("n1", 2, 3)]
     assert stage.fate("n1") == "moved 2 → 3"
+
+
+def test_a_reordering_stage_says_so_from_its_class():
+    result = run([("top_n", {"top_n": 2}), ("long_context_reorder", {})])
+    assert [stage.reorders for stage in result.stages] == [False, True]
+
+
+def test_the_embedding_model_is_needed_for_dense_retrieval_or_a_step_that_embeds():
+    reorder, optimizer = build_chain([("long_context_reorder", {}), ("sentence_embedding_optimizer", {})])
+    assert [name for name in POSTPROCESSORS.names() if POSTPROCESSORS.get_class(name).needs_embedder] == [
+        "sentence_embedding_optimizer"
+    ]
+    assert [name for name in POSTPROCESSORS.names() if POSTPROCESSORS.get_class(name).reorders] == ["long_context_reorder"]
+    assert not chain_needs_embedder("bm25", [reorder])
+    assert chain_needs_embedder("bm25", [reorder, optimizer])
+    assert chain_needs_embedder("dense", []) and chain_needs_embedder("hybrid", [])
 
 
 def test_score_changes_from_rerank():
@@ -138,7 +155,6 @@ def test_final_context_is_the_llm_view_joined_by_blank_lines():
         "file_name: doc.md\n\nLimit one. Limit two. Unrelated line.\n\nfile_name: doc.md\n\nThe limit is 500. Weather was fine."
     )
     assert final_context(result.final, MetadataMode.NONE) == "Limit one. Limit two. Unrelated line.\n\nThe limit is 500. Weather was fine."
-    assert context_token_count(result.final, tokenizer="words") == 2 * 2 + 6 + 7
 
 
 def test_to_dict_is_json_with_every_stage():

@@ -48,7 +48,8 @@ from core.params import ParamSpec
 from core.schema import Document, Node, NodeRelationship
 from core.span_recovery import SPAN_STATUS_KEY
 from core.splitters import SPLITTERS
-from core.splitters.base import Splitter, protected_cuts
+from core.splitters.base import Splitter
+from core.splitters.pieces import protected_cuts
 from core.tokenizers import get_tokenizer
 
 SPLITTER_CLASSES = list(SPLITTERS)

@@ -11,7 +11,7 @@ from core.errors import ConfigError
 from core.schema import Document, Element, MetadataMode
 from core.segmentation import sentence_spans
 from core.splitters import get_splitter
-from core.splitters.base import CutGuard
+from core.splitters.pieces import CutGuard
 
 
 def chunks(name: str, text: str, **params: object) -> list[str]:

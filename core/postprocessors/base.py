@@ -61,6 +61,11 @@ class Postprocessor(Configurable):
 
     # Whether the result depends on the query (the UI greys the query-free ones less).
     uses_query: ClassVar[bool] = False
+    # Whether this step embeds text itself, so a chain holding it needs the embedding model
+    # even when retrieval does not (BM25); see :func:`core.query.chain_needs_embedder`.
+    needs_embedder: ClassVar[bool] = False
+    # Whether all this step does is put the nodes in another order (the Query page draws that order).
+    reorders: ClassVar[bool] = False
 
     def process(
         self, nodes: list[NodeWithScore], query: str = "", context: PostprocessContext | None = None

@@ -23,6 +23,7 @@ class LongContextReorderPostprocessor(Postprocessor):
 
     name = "long_context_reorder"
     summary = "Put the best nodes at the start and end of the context, the weakest in the middle."
+    reorders = True
 
     def llamaindex(self, code: CodeSnippet) -> str | None:
         code.use(LLAMAINDEX_POSTPROCESSOR + "LongContextReorder")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.splitters.base import SizedSplitter, Span, Splitter, build_nodes
+from core.splitters.base import SizedSplitter, Span, Splitter
 from core.splitters.fast.packing import merge_pieces
+from core.splitters.nodes import build_nodes
 from core.splitters.registry import SPLITTERS
 
 # Importing a module registers its splitters.

@@ -1,26 +1,26 @@
-"""What every splitter shares: the Splitter base, spans-to-nodes, and greedy merging.
+"""What every splitter shares: the Splitter base, its sizing parameters, and the Span it cuts.
 
-A splitter computes spans ``(start, end)`` into the document's text; one shared
-function, :func:`build_nodes`, turns spans into nodes with SOURCE/PREVIOUS/NEXT
-relationships, inherited metadata, the pages a span touches and, for a span
-inside a table that does not hold the table's header row, ``table_header``.
-The splitters' speed code lives in :mod:`core.splitters.fast`, each piece beside
-the plain rule it must equal.
+A splitter computes spans ``(start, end)`` into the document's text;
+:func:`core.splitters.nodes.build_nodes` turns spans into nodes with
+SOURCE/PREVIOUS/NEXT relationships, inherited metadata, pages and table headers.
+The pieces a splitter cuts and the plain packing rule are in
+:mod:`core.splitters.pieces`; the speed code lives in :mod:`core.splitters.fast`,
+each piece beside the plain rule it must equal.
 """
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple
 
 from core.codegen import CodeSnippet, call, langchain_recursive, split_with
 from core.params import Configurable, param
-from core.schema import Document, Element, Node, NodeRelationship
+from core.schema import Document, Node
 from core.splitters.fast.gc_pause import gc_paused
+
+# link_chain is re-exported for core.engines.base until it imports from core.splitters.nodes.
+from core.splitters.nodes import build_nodes, link_chain  # noqa: F401
 from core.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer, get_tokenizer
 
 
@@ -195,215 +195,3 @@ class SizedSplitter(Splitter):
 
     def get_tokenizer(self) -> Tokenizer:
         return get_tokenizer(self.tokenizer)
-
-
-def build_nodes(
-    document: Document,
-    spans: Sequence[Span | tuple[int, int]],
-    *,
-    include_metadata: bool = True,
-    include_prev_next_rel: bool = True,
-    id_prefix: str = "",
-) -> list[Node]:
-    """Turn spans into nodes: exact text, inherited metadata, pages, table headers, links."""
-    text = document.text
-    doc_id = document.id
-    tables = _TableIndex(document.elements)
-    paged = bool(document.pages)
-    inherited = document.metadata if include_metadata else {}
-    # The view settings are read once; each node gets its own key lists so that
-    # hiding a key on one node (as a user may) never hides it on its siblings.
-    view = document.view_settings()
-    llm_keys, embed_keys = view["excluded_llm_metadata_keys"], view["excluded_embed_metadata_keys"]
-    template, separator, text_template = view["metadata_template"], view["metadata_separator"], view["text_template"]
-    id_stem = f"{doc_id}#{id_prefix}"
-    ids = [f"{id_stem}{index}" for index in range(len(spans))]
-    source, previous, following = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
-    # The same keys in the same order link_chain would leave: SOURCE, PREVIOUS, NEXT; each
-    # dict made whole by a literal, in a comprehension (cheaper than growing it per node).
-    if include_prev_next_rel and len(ids) > 1:
-        links = [{source: doc_id, following: ids[1]}]
-        links += [
-            {source: doc_id, previous: before, following: after} for before, after in zip(ids, ids[2:], strict=False)
-        ]
-        links.append({source: doc_id, previous: ids[-2]})
-    else:
-        links = [{source: doc_id} for _ in ids]
-    # Bound copy methods of plain dict/list: the cheapest fresh copy per node.
-    copy_inherited, copy_llm_keys, copy_embed_keys = dict(inherited).copy, llm_keys.copy, embed_keys.copy
-    nodes: list[Node] = []
-    append = nodes.append
-    # One pass, no keyword arguments: this loop is most of a character-sized split's node cost.
-    for span, node_id, relationships in zip(spans, ids, links, strict=True):
-        start, end = span[0], span[1]
-        metadata: dict[str, Any] = copy_inherited()
-        if paged:
-            pages = document.pages_for_span(start, end)
-            if pages:
-                first, final = pages[0].label, pages[-1].label
-                metadata["page_label"] = first if first == final else f"{first}-{final}"
-        if tables.tables:
-            header = tables.header_for(start, end)
-            if header is not None:
-                metadata["table_header"] = header
-        if len(span) > 2 and span[2]:
-            metadata.update(span[2])
-        append(
-            Node(
-                text[start:end],
-                node_id,
-                metadata,
-                copy_llm_keys(),
-                copy_embed_keys(),
-                template,
-                separator,
-                text_template,
-                relationships,
-                doc_id,
-                start,
-                end,
-            )
-        )
-    return nodes
-
-
-def link_chain(nodes: Sequence[Node]) -> None:
-    """Set PREVIOUS/NEXT between consecutive nodes."""
-    for before, after in zip(nodes, nodes[1:], strict=False):
-        before.relationships[NodeRelationship.NEXT] = after.id
-        after.relationships[NodeRelationship.PREVIOUS] = before.id
-
-
-class _TableIndex:
-    """Finds the table whose body a span lies in without holding its header row."""
-
-    def __init__(self, elements: Sequence[Element]) -> None:
-        self.tables = sorted(
-            (e for e in elements if e.kind == "table" and e.attrs.get("header")), key=lambda e: e.start_char
-        )
-        self.starts = [t.start_char for t in self.tables]
-
-    def header_for(self, start: int, end: int) -> str | None:
-        if not self.tables:
-            return None
-        i = bisect_right(self.starts, start) - 1
-        candidates = [self.tables[i]] if i >= 0 else []
-        j = bisect_left(self.starts, end)
-        candidates += self.tables[max(i + 1, 0) : j]
-        for table in candidates:
-            header_end = table.attrs.get("header_end", table.start_char)
-            overlaps_body = start < table.end_char and end > header_end
-            holds_header = start <= table.start_char and end >= header_end
-            if overlaps_body and not holds_header:
-                return str(table.attrs["header"])
-        return None
-
-
-def merge_pieces_plainly(
-    pieces: Sequence[tuple[int, int]], sizes: Sequence[int], chunk_size: int, chunk_overlap: int, text: str
-) -> list[Span]:
-    """Greedily pack consecutive pieces into chunks of at most ``chunk_size``: the rule, step by step.
-
-    ``pieces`` are consecutive spans; ``sizes`` their sizes in tokens. A chunk's
-    size is the sum of its pieces' sizes. A new chunk starts with the longest run
-    of the previous one's trailing pieces that holds at most ``chunk_overlap`` and
-    leaves room for the next piece. A piece larger than ``chunk_size`` becomes a
-    chunk on its own (an indivisible unit). Chunks are trimmed of surrounding
-    whitespace; whitespace-only chunks, and chunks ending where the last one did,
-    vanish. The splitters call :func:`core.splitters.fast.packing.merge_pieces`,
-    the same chunks found by bisection.
-    """
-    spans: list[Span] = []
-    first, previous_end = 0, -1
-    while first < len(pieces):
-        last = first
-        while last + 1 < len(pieces) and sum(sizes[first : last + 2]) <= chunk_size:
-            last += 1
-        trimmed = trim_span(text, pieces[first][0], pieces[last][1])
-        if trimmed is not None and trimmed[1] > previous_end:
-            spans.append(Span(*trimmed))
-            previous_end = trimmed[1]
-        if last + 1 == len(pieces):
-            break
-        # Always forward: the next chunk starts after this one's first piece.
-        first += 1
-        while first <= last and (
-            sum(sizes[first : last + 1]) > chunk_overlap or sum(sizes[first : last + 2]) > chunk_size
-        ):
-            first += 1
-    return spans
-
-
-class CutGuard:
-    """Where a cut may not fall: strictly inside a protected span (a table row).
-
-    A splitter that keeps rows whole asks :meth:`allows` about each cut it
-    considers, or lets :meth:`pieces` drop the forbidden ones, so a row is an
-    indivisible unit and a table larger than a chunk is split between rows.
-    """
-
-    def __init__(self, spans: Sequence[tuple[int, int]] = ()) -> None:
-        merged: list[list[int]] = []
-        for start, end in sorted((s, e) for s, e in spans if e - s > 1):
-            if merged and start < merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], end)
-            else:
-                merged.append([start, end])
-        self.spans = [(start, end) for start, end in merged]
-        self._starts = [start for start, _ in self.spans]
-
-    def __bool__(self) -> bool:
-        return bool(self.spans)
-
-    def allows(self, position: int) -> bool:
-        """True unless ``position`` lies strictly inside a protected span."""
-        i = bisect_left(self._starts, position) - 1
-        return i < 0 or position >= self.spans[i][1]
-
-    def pieces(self, start: int, end: int, cuts: Sequence[int]) -> list[tuple[int, int]]:
-        """Consecutive spans covering ``[start, end)``, cut at the allowed ``cuts`` (sorted)."""
-        out: list[tuple[int, int]] = []
-        previous = start
-        check = bool(self.spans)
-        for cut in cuts:
-            if previous < cut < end and (not check or self.allows(cut)):
-                out.append((previous, cut))
-                previous = cut
-        if previous < end:
-            out.append((previous, end))
-        return out
-
-
-def protected_cuts(document: Document) -> CutGuard:
-    """The guard that keeps table rows whole: every ``table_row`` element and each table's header row."""
-    spans = []
-    for element in document.elements:
-        if element.kind == "table_row":
-            spans.append((element.start_char, element.end_char))
-        elif element.kind == "table" and "header_end" in element.attrs:
-            spans.append((element.start_char, int(element.attrs["header_end"])))
-    return CutGuard(spans)
-
-
-def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """Shrink ``[start, end)`` to exclude surrounding whitespace; None if nothing is left."""
-    # A character at a time: the runs at a chunk's ends are short (a separator), and
-    # stripping a copy of the chunk measured slower.
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if start < end else None
-
-
-@lru_cache(maxsize=64)
-def literal_pattern(literal: str) -> re.Pattern[str]:
-    """The compiled pattern that finds ``literal`` (a separator, not a regex)."""
-    return re.compile(re.escape(literal))
-
-
-def piece_sizes(tokenizer: Tokenizer, text: str, pieces: Sequence[tuple[int, int]]) -> list[int]:
-    """Sizes of pieces; characters are counted by span length without slicing."""
-    if tokenizer.name == "characters":
-        return [end - start for start, end in pieces]
-    return tokenizer.count_many([text[start:end] for start, end in pieces])

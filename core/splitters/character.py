@@ -13,9 +13,11 @@ from core.codegen import CodeSnippet, langchain_character, llamaindex_token_spli
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Node
-from core.splitters.base import SizedSplitter, Span, build_nodes, literal_pattern, piece_sizes
+from core.splitters.base import SizedSplitter, Span
 from core.splitters.fast.packing import merge_pieces, spans_from_bounds
 from core.splitters.fast.separator_search import DenseRun, bounds_by_search
+from core.splitters.nodes import build_nodes
+from core.splitters.pieces import literal_pattern, piece_sizes
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import Tokenizer, get_tokenizer
 

@@ -20,15 +20,8 @@ from core.codegen import Code, CodeSnippet, call, indent, langchain_recursive, l
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
-from core.splitters.base import (
-    MAX_CHUNK_SIZE,
-    Span,
-    Splitter,
-    build_nodes,
-    chunk_overlap_param,
-    link_chain,
-    tokenizer_param,
-)
+from core.splitters.base import MAX_CHUNK_SIZE, Span, Splitter, chunk_overlap_param, tokenizer_param
+from core.splitters.nodes import build_nodes, link_chain
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn
 

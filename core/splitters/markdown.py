@@ -24,18 +24,11 @@ from core.codegen import CodeSnippet, call, langchain_recursive
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Element
-from core.splitters.base import (
-    CutGuard,
-    Span,
-    Splitter,
-    chunk_size_param,
-    piece_sizes,
-    protected_cuts,
-    tokenizer_param,
-    trim_span,
-)
+from core.segmentation import trim_span
+from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param
 from core.splitters.fast.markdown_scan import markdown_headings
 from core.splitters.fast.packing import merge_pieces
+from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn, Tokenizer, get_tokenizer
 

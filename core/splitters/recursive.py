@@ -30,9 +30,11 @@ from core.codegen import CodeSnippet, call, langchain_recursive, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
-from core.splitters.base import CutGuard, SizedSplitter, Span, piece_sizes, protected_cuts, trim_span
+from core.segmentation import trim_span
+from core.splitters.base import SizedSplitter, Span
 from core.splitters.fast.literal_cuts import literal_of, literal_pieces
 from core.splitters.fast.packing import merge_pieces
+from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import Tokenizer
 

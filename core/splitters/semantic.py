@@ -42,7 +42,8 @@ from core.codegen import Code, CodeSnippet, call, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
-from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param, trim_span
+from core.segmentation import trim_span
+from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param
 from core.splitters.markdown import WORD_CUTS, fit_pieces
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn, get_tokenizer

@@ -28,18 +28,10 @@ from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, MetadataMode
 from core.segmentation import sentence_spans_within
-from core.splitters.base import (
-    CutGuard,
-    SizedSplitter,
-    Span,
-    chunk_overlap_param,
-    chunk_size_param,
-    piece_sizes,
-    protected_cuts,
-    tokenizer_param,
-)
+from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
 from core.splitters.fast.packing import merge_pieces
 from core.splitters.fast.token_index import TokenIndex
+from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import FunctionTokenizer, SizeFn, Tokenizer
 

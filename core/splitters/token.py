@@ -13,14 +13,8 @@ from dataclasses import dataclass
 from core.codegen import Code, CodeSnippet, call, langchain_character, llamaindex_token_splitter, split_with
 from core.errors import ConfigError
 from core.schema import Document
-from core.splitters.base import (
-    SizedSplitter,
-    Span,
-    chunk_overlap_param,
-    chunk_size_param,
-    tokenizer_param,
-    trim_span,
-)
+from core.segmentation import trim_span
+from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import TOKENIZER_NAMES, SizeFn
 

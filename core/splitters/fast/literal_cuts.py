@@ -2,7 +2,7 @@
 
 The plain rule it must equal: cut where each of the separator's regex matches
 starts (or ends, with ``keep_separator="end"``), through :meth:`CutGuard.pieces
-<core.splitters.base.CutGuard.pieces>`, as the recursive splitter does for any
+<core.splitters.pieces.CutGuard.pieces>`, as the recursive splitter does for any
 separator (tests/test_fast_paths.py). Taken only where no table row needs
 guarding and the pattern is a plain string, as the defaults ``\\n\\n``, ``\\n``
 and `` `` and every non-regex separator a user types are.
@@ -24,7 +24,7 @@ from functools import lru_cache
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 
-from core.splitters.base import literal_pattern
+from core.splitters.pieces import literal_pattern
 
 
 @lru_cache(maxsize=256)

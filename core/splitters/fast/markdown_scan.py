@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from core.schema import Element
-from core.splitters.base import trim_span
+from core.segmentation import trim_span
 
 if TYPE_CHECKING:
     from markdown_it.token import Token

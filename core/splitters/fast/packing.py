@@ -1,4 +1,4 @@
-"""Greedy packing by bisection over running sums: :func:`core.splitters.base.merge_pieces_plainly`, faster.
+"""Greedy packing by bisection over running sums: :func:`core.splitters.pieces.merge_pieces_plainly`, faster.
 
 Measured (benchmarks/NOTES.md, first and second rounds, 4 MB): finding each
 chunk's last piece by bisection over running sums, instead of a Python step per
@@ -8,7 +8,7 @@ Python-level ``__new__`` (the ``trim_span`` call and ``__new__`` were a third of
 the loop) and finding the overlap's first piece by bisection instead of walking
 back took this function from 8.7 to 7.0 ms.
 
-Must equal :func:`~core.splitters.base.merge_pieces_plainly` for any pieces and
+Must equal :func:`~core.splitters.pieces.merge_pieces_plainly` for any pieces and
 sizes (tests/test_fast_paths.py).
 """
 
@@ -27,7 +27,7 @@ _new_span = tuple.__new__
 def merge_pieces(
     pieces: Sequence[tuple[int, int]], sizes: Sequence[int], chunk_size: int, chunk_overlap: int, text: str
 ) -> list[Span]:
-    """The chunks of :func:`~core.splitters.base.merge_pieces_plainly`, found by bisection."""
+    """The chunks of :func:`~core.splitters.pieces.merge_pieces_plainly`, found by bisection."""
     spans: list[Span] = []
     append = spans.append
     n = len(pieces)

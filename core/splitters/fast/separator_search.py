@@ -2,7 +2,7 @@
 
 The plain rule it must equal: :func:`core.splitters.character.pack_pieces` with
 sizes in characters, i.e. cut after every separator, then
-:func:`~core.splitters.base.merge_pieces_plainly` (same budget, same overlap
+:func:`~core.splitters.pieces.merge_pieces_plainly` (same budget, same overlap
 rule, same room for the next piece, same trimming). With characters as the
 unit a piece's size is its length, so a run of pieces fits when its boundaries
 are at most chunk_size apart: no piece tuples, sizes or running sums are
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.splitters.base import literal_pattern
+from core.splitters.pieces import literal_pattern
 
 
 class DenseRun(Exception):

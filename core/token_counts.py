@@ -1,0 +1,162 @@
+"""Token counts of chunk texts and their views, read from a per-document token index where that is exact.
+
+The metrics count every node's text and its LLM and EMBED views after each
+parameter change. Tokenizing each new chunk again is the slow way; for the
+model tokenizer (a BERT normalizer and pre-tokenizer, which always split at
+ASCII whitespace and punctuation) a span cut at such word breaks has exactly
+the tokens of the whole document that lie inside it. So the document is
+tokenized once (:class:`core.splitters.fast.token_index.TokenIndex`, kept per
+document) and such a span's count is two binary searches. Everything else is
+tokenized as before, and memoized.
+
+The numbers equal plain ``count(text)`` either way: the measurement that
+justifies this path is in ``benchmarks/RESULTS.md`` (new value: model tokens of
+every new chunk), and ``tests/test_metrics_token_index.py`` keeps the two equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from core.memo import Memo
+from core.schema import Document, Node
+from core.tokenizers import Tokenizer, get_tokenizer
+
+# Counts keyed by (tokenizer, string): about 8 million characters of chunk texts and views.
+_COUNTS = Memo(8_000_000)
+
+
+def _count_once(counter: Tokenizer, texts: Sequence[str]) -> dict[str, int]:
+    unique = list(dict.fromkeys(texts))
+    if counter.name == "characters":  # cheaper to count than to look up
+        return dict(zip(unique, counter.count_many(unique), strict=True))
+    known = _COUNTS.get_many([(counter, text) for text in unique])
+    missing = [text for text, count in zip(unique, known, strict=True) if count is None]
+    fresh = dict(zip(missing, counter.count_many(missing), strict=True)) if missing else {}
+    for text, count in fresh.items():
+        _COUNTS.put((counter, text), count, max(len(text), 1))
+    return {text: count if count is not None else fresh[text] for text, count in zip(unique, known, strict=True)}
+
+
+def count_node_strings(
+    counter: Tokenizer,
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    texts: Sequence[str],
+    views: Sequence[Sequence[str]],
+) -> dict[str, int]:
+    """Counts of every node's text and of its views (``views[k][i]`` is node i's k-th view), keyed by string.
+
+    A node cut between words of its document is counted from the document's
+    token index (one tokenization per document, kept), and a view that is some
+    metadata followed by the node's text, meeting at a word break, as that
+    metadata's count plus the text's. Everything else is tokenized (and memoized).
+    The numbers are the same either way; the index only saves re-tokenizing
+    each new chunk after a parameter change.
+    """
+    from_index = _span_counts(counter, documents, nodes, texts)
+    counts: dict[str, int] = {}
+    to_count: list[str] = []
+    sums: list[tuple[str, str, int]] = []  # (view, metadata prefix, the text's count)
+    for i, text in enumerate(texts):
+        own = from_index.get(i)
+        if own is None:
+            to_count.append(text)
+            to_count.extend(each[i] for each in views)
+            continue
+        counts[text] = own
+        for view in (each[i] for each in views):
+            prefix = view[: len(view) - len(text)] if view.endswith(text) else None
+            if view == text:
+                continue
+            if prefix is not None and text and (prefix[-1] in _WORD_BREAKS or text[0] in _WORD_BREAKS):
+                sums.append((view, prefix, own))
+                to_count.append(prefix)
+            else:
+                to_count.append(view)
+    counted = _count_once(counter, to_count)
+    counts.update(counted)
+    for view, prefix, own in sums:
+        counts[view] = counted[prefix] + own
+    return counts
+
+
+# Characters where the model tokenizer always ends a word: ASCII whitespace and ASCII punctuation
+# (BERT's normalizer and pre-tokenizer split there whatever surrounds them).
+_WORD_BREAKS = frozenset(" \t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def _splits_at_word_breaks(counter: Tokenizer) -> bool:
+    """Does ``counter`` tokenize each word on its own (a BERT normalizer and pre-tokenizer)?
+
+    Then a span starting and ending at word breaks has exactly the tokens of
+    the whole text that lie inside it.
+    """
+    inner = getattr(counter, "_tokenizer", None)  # ModelTokenizer's tokenizers.Tokenizer
+    if counter.name != "model" or inner is None:
+        return False
+    return (
+        type(inner.pre_tokenizer).__name__ == "BertPreTokenizer" and type(inner.normalizer).__name__ == "BertNormalizer"
+    )
+
+
+def _span_counts(
+    counter: Tokenizer, documents: Sequence[Document], nodes: Sequence[Node], texts: Sequence[str]
+) -> dict[int, int]:
+    """Node position -> token count, for the nodes whose text is their span of the document, cut at word breaks."""
+    if not _splits_at_word_breaks(counter):
+        return {}
+    by_id = {document.id: document for document in documents}
+    found: dict[int, int] = {}
+    for doc_id in {node.doc_id for node in nodes}:
+        document = by_id.get(doc_id)
+        if document is None:
+            continue
+        full = document.text
+        length = len(full)
+
+        def at_break(position: int, full: str = full, length: int = length) -> bool:
+            return position in (0, length) or full[position - 1] in _WORD_BREAKS or full[position] in _WORD_BREAKS
+
+        positions = [
+            i
+            for i, (node, text) in enumerate(zip(nodes, texts, strict=True))
+            if node.doc_id == doc_id
+            and 0 <= node.start_char <= node.end_char <= length
+            and len(text) == node.end_char - node.start_char
+            and full.startswith(text, node.start_char)
+            and at_break(node.start_char)
+            and at_break(node.end_char)
+        ]
+        if not positions:
+            continue
+        starts, ends = _token_index(counter, full)
+        span_starts = np.fromiter((nodes[i].start_char for i in positions), dtype=np.int64, count=len(positions))
+        span_ends = np.fromiter((nodes[i].end_char for i in positions), dtype=np.int64, count=len(positions))
+        # Tokens are in order: those ending by a span's start are a prefix of those starting before its end.
+        inside = np.searchsorted(starts, span_ends, "left") - np.searchsorted(ends, span_starts, "right")
+        found.update(zip(positions, np.maximum(inside, 0).tolist(), strict=True))
+    return found
+
+
+def document_token_count(text: str, tokenizer: str = "model") -> int:
+    """How many ``tokenizer`` tokens a whole document's text has.
+
+    For the model tokenizer this is read from the token index the metrics keep
+    per document, so showing a document's size costs no extra tokenization
+    when its nodes are measured too (the numbers equal ``count(text)``).
+    """
+    counter = get_tokenizer(tokenizer)
+    if not _splits_at_word_breaks(counter):
+        return counter.count(text)
+    starts, _ = _token_index(counter, text)
+    return len(starts)
+
+
+def _token_index(counter: Tokenizer, text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of every token of ``text``: the splitters' shared index, as numpy views."""
+    from core.splitters.fast.token_index import TokenIndex
+
+    return TokenIndex.shared(counter, text).columns()
