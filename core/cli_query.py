@@ -110,12 +110,12 @@ def cmd_postprocessors(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from core.query import build_chain, run_query
+    from core.query import build_chain, chain_needs_embedder, run_query
 
     steps = [parse_post(text) for text in args.post]
-    build_chain(steps)  # a bad step fails before loading anything
+    chain = build_chain(steps)  # a bad step fails before loading anything
     nodes = _split(args)
-    embedder = _embedder(args, needs=args.mode != "bm25" or any(n == "sentence_embedding_optimizer" for n, _ in steps))
+    embedder = _embedder(args, needs=chain_needs_embedder(args.mode, chain))
     result = run_query(
         nodes, args.query, embedder=embedder, top_k=args.top_k, mode=args.mode, alpha=args.alpha, postprocessors=steps
     )
@@ -243,9 +243,9 @@ def parse_post(text: str) -> tuple[str, dict[str, str]]:
 
 
 def _splitter_choice(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
-    from core.splitters import SPLITTERS
+    from core.config_parts import default_splitter_name
 
-    name = args.splitter or ("sentence" if "sentence" in SPLITTERS else "character")
+    name = args.splitter or default_splitter_name()
     return name, parse_assignments(args.set, "--set")
 
 

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from core.lint import node_flags, splitter_warnings  # noqa: F401  splitter_warnings: re-exported for ui.widgets
+from core.lint import node_flags
 from core.memo import Memo
 from core.schema import Document, MetadataMode, Node, page_range_label
-from core.token_counts import count_node_strings, document_token_count  # noqa: F401  re-exported for ui.cache
+from core.token_counts import count_node_strings
 from core.tokenizers import SizeFn, get_tokenizer
 
 DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2

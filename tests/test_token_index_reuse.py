@@ -12,6 +12,7 @@ from core.schema import Document
 from core.splitters import get_splitter
 from core.splitters.fast.token_index import TOKEN_INDEXES, TokenIndex, reuse_token_indexes
 from core.splitters.sentence import SentenceSplitter
+from core.token_counts import document_token_count
 from core.tokenizers import get_tokenizer
 
 TEXT = (
@@ -116,7 +117,7 @@ def test_metrics_read_the_index_the_split_built(monkeypatch):
     document = Document(text=TEXT * 3)
     nodes = get_splitter("sentence", chunk_size=40, chunk_overlap=5).split([document])
     metrics.chunk_metrics([document], nodes)
-    assert metrics.document_token_count(document.text) == get_tokenizer("model").count(document.text)
+    assert document_token_count(document.text) == get_tokenizer("model").count(document.text)
     assert built == [document.text]
 
 

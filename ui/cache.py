@@ -208,7 +208,7 @@ def semantic_analysis_cached(document: Document, splitter_name: str, params_json
 
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _document_tokens(doc_key: str, tokenizer: str, _text: str) -> int:
-    from core.metrics import document_token_count
+    from core.token_counts import document_token_count
 
     return document_token_count(_text, tokenizer)
 

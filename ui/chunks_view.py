@@ -33,7 +33,7 @@ class Split:
 
     nodes: list[Node]
     metrics: ChunkMetrics
-    # The node table's rows (core.metrics.node_table), shared with the cache: read only.
+    # The node table's rows (core.metrics.chunk_report), shared with the cache: read only.
     rows: tuple[dict[str, Any], ...]
     # Names the split and the measure: the key of everything derived from the nodes alone.
     view_key: str

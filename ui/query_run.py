@@ -16,7 +16,7 @@ import streamlit as st
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
 from core.postprocessors import Postprocessor
-from core.query import QueryResult, final_context, run_query
+from core.query import QueryResult, chain_needs_embedder, final_context, run_query
 from core.schema import Document, MetadataMode, Node
 from core.splitters.hierarchical import leaf_nodes
 from ui import cache, state, widgets
@@ -124,7 +124,7 @@ def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: st
         if not nodes:
             st.warning("The current splitter made no nodes from the loaded documents.", icon=":material/warning:")
             st.stop()
-        needs_model = retrieval.mode != "bm25" or any(post.name == "sentence_embedding_optimizer" for post in chain)
+        needs_model = chain_needs_embedder(retrieval.mode, chain)
         # While the model loads and embeds, the page says what it already knows instead of staying blank.
         pending = st.empty()
         with pending.container():

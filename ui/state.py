@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from core.errors import ConfigError
-
 if TYPE_CHECKING:
     from core.config import PipelineConfig
     from core.postprocessors import Postprocessor
@@ -116,15 +114,10 @@ def set_config(value: PipelineConfig) -> None:
 
 
 def default_config() -> PipelineConfig:
-    """The defaults; if the default splitter is unavailable, the first registered one."""
+    """The defaults (core picks the first registered splitter if the default one is not installed)."""
     from core.config import PipelineConfig
-    from core.splitters import SPLITTERS
 
-    try:
-        return PipelineConfig()
-    except ConfigError:
-        first = next(iter(SPLITTERS))
-        return PipelineConfig(splitter=first())
+    return PipelineConfig()
 
 
 # -- selection ---------------------------------------------------------------

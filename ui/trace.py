@@ -222,7 +222,7 @@ def stage_panel(stage: StageTrace, index: int, labels: Mapping[str, str], docume
         placeholder=trace_view.MISSING,
     )
 
-    if stage.name == "long_context_reorder" and stage.nodes_out:
+    if stage.reorders and stage.nodes_out:
         st.plotly_chart(reorder_figure(stage, labels), width="stretch", key=f"{key}.reorder.{index}")
         st.caption(
             "Models read the middle of a long context worst, so the best nodes go to both ends: "

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from core import metrics
+from core import lint
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.params import Configurable, ParamSpec, format_list
@@ -163,8 +163,8 @@ def retrieval_form(current: RetrievalSettings, key: str, *, columns: int = 1) ->
 
 
 def splitter_warnings(splitter: Any) -> None:
-    """One warning per problem with the splitter's settings themselves (core.metrics lints them)."""
-    for message in metrics.splitter_warnings(splitter):
+    """One warning per problem with the splitter's settings themselves (core.lint lints them)."""
+    for message in lint.splitter_warnings(splitter):
         st.warning(md_escape(message), icon=":material/warning:")
 
 
