@@ -91,8 +91,8 @@ class Splitter(Configurable):
 
     @property
     def size_unit(self) -> str | SizeFn:
-        """What sizes count: a tokenizer's name, or the caller's size function."""
-        return "characters"
+        """What sizes count: a tokenizer's name, or the caller's size function (a splitter's ``tokenizer``, if it has one)."""
+        return getattr(self, "tokenizer", "characters")
 
     @property
     def overlap_limit(self) -> int | None:
@@ -176,10 +176,6 @@ class SizedSplitter(Splitter):
     @property
     def size_limit(self) -> int | None:
         return self.chunk_size
-
-    @property
-    def size_unit(self) -> str | SizeFn:
-        return self.tokenizer
 
     @property
     def overlap_limit(self) -> int | None:

@@ -67,10 +67,6 @@ class HierarchicalSplitter(Splitter):
         return self.chunk_sizes[0]
 
     @property
-    def size_unit(self) -> str | SizeFn:
-        return self.tokenizer
-
-    @property
     def overlap_limit(self) -> int | None:
         return self.chunk_overlap
 

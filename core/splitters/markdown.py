@@ -170,10 +170,6 @@ class SectionSplitter(Splitter):
         return self.chunk_size or None
 
     @property
-    def size_unit(self) -> str | SizeFn:
-        return self.tokenizer
-
-    @property
     def overlap_limit(self) -> int | None:
         return 0
 

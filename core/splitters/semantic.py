@@ -127,10 +127,6 @@ class SemanticSplitter(Splitter):
         return self.max_chunk_size or None
 
     @property
-    def size_unit(self) -> str | SizeFn:
-        return self.tokenizer
-
-    @property
     def overlap_limit(self) -> int | None:
         return 0
 
