@@ -195,3 +195,14 @@ def _align_greedy(a: list[int], b: list[int], max_shift: int | None) -> list[tup
         i, j = (left[2], right[2]) if left[1] == 0 else (right[2], left[2])
         pairs.append((i, j))
     return sorted(pairs)
+
+
+def identical_chunks(nodes_a: Sequence[Node], nodes_b: Sequence[Node]) -> int:
+    """How many of B's chunks A has too: the same document, the same span and the same text.
+
+    The text counts as well as the span because a framework engine may rewrite a chunk
+    (its span then covers source it does not hold verbatim); such a chunk equals a native
+    one only if the words are the same.
+    """
+    seen = {(node.doc_id, node.start_char, node.end_char, node.text) for node in nodes_a}
+    return sum((node.doc_id, node.start_char, node.end_char, node.text) in seen for node in nodes_b)

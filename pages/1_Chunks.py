@@ -40,6 +40,7 @@ name = view.label_of(document, all_docs, labels)
 view.document_caption(name, document, splitter)
 view.scope_and_fit(splitter, document, all_docs)
 view.stop_if_empty(split)
+view.span_status_caption(split)
 view.metric_cards(split.metrics, splitter)
 
 # -- which node, and the tabs -------------------------------------------------------

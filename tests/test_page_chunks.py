@@ -220,3 +220,16 @@ def test_a_size_splitter_suits_every_document() -> None:
     assert not [w for w in at.warning if "cuts at headings" in shown(w.value)]
     (scope,) = [shown(c.value) for c in at.caption if "the session's" in shown(c.value)]
     assert "does not suit" not in scope
+
+
+def test_a_framework_split_counts_its_rewritten_chunks_and_shows_what_changed() -> None:
+    at = open_chunks(splitter="langchain.markdown_header")
+    nodes = expected_nodes("langchain.markdown_header")
+    rewritten = [node for node in nodes if node.metadata["span_status"] == "rewritten"]
+    assert rewritten  # LangChain moves each header line into metadata
+    assert f"{len(rewritten)} rewritten" in " ".join(shown(c.value) for c in at.caption)
+    at.selectbox(key="chunks.node").set_value(rewritten[0].id).run()
+    assert not at.exception
+    titles = [e.label for e in at.expander]
+    assert any(t.startswith("Rewritten by the framework") for t in titles)
+    assert "<del>" in " ".join(h.proto.body for h in at.get("html"))

@@ -9,7 +9,7 @@ import pytest
 from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
-from core.compare import boundary_diff
+from core.compare import boundary_diff, identical_chunks
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.loaders import load
@@ -57,8 +57,11 @@ def test_two_configurations_by_default_each_with_its_spans_and_a_metrics_row(pag
 def test_the_boundary_diff_counts_match_core():
     at = open_page()
     expected = boundary_diff(nodes_for("sentence"), nodes_for("sentence", chunk_size=125, chunk_overlap=31)).counts()
-    shown = {metric.label: int(metric.value.replace(",", "")) for metric in at.metric}
-    assert shown == {
+    shown = {metric.label: metric.value for metric in at.metric}
+    identical = identical_chunks(nodes_for("sentence"), nodes_for("sentence", chunk_size=125, chunk_overlap=31))
+    b_count = len(nodes_for("sentence", chunk_size=125, chunk_overlap=31))
+    assert shown.pop("Identical chunks") == f"{identical / b_count:.0%}"
+    assert {label: int(value.replace(",", "")) for label, value in shown.items()} == {
         "Same": expected["unchanged"],
         "Moved": expected["moved"],
         "New": expected["added"],
@@ -75,8 +78,8 @@ def test_more_configurations_add_columns_and_rows(count):
     assert table["config"].tolist() == ["A", "B", "C", "D"][:count]
     assert len(span_views(at)) == count
     assert len([box for box in at.selectbox if str(box.key).endswith(".splitter")]) == count
-    # One diff row of metrics per configuration after A.
-    assert len(at.metric) == 4 * (count - 1)
+    # One diff row of metrics per configuration after A: identical chunks, same, moved, new, gone.
+    assert len(at.metric) == 5 * (count - 1)
 
 
 def test_changing_a_configuration_changes_its_row():
@@ -110,3 +113,18 @@ def test_a_configuration_over_the_node_limit_is_refused_and_named():
         error.startswith("Configuration B: big.txt: character with chunk_size 1") and "limit of 100,000" in error
         for error in errors
     ), errors
+
+
+def test_a_native_splitter_beside_its_framework_engine_shows_the_share_of_identical_chunks():
+    at = open_page()
+    at.selectbox(key="cmp.0.splitter").set_value("recursive").run()
+    at.number_input(key="cmp.0.recursive.chunk_overlap").set_value(0).run()
+    at.number_input(key="cmp.0.recursive.chunk_size").set_value(400).run()
+    at.selectbox(key="cmp.1.splitter").set_value("langchain.recursive").run()
+    at.number_input(key="cmp.1.langchain.recursive.chunk_overlap").set_value(0).run()
+    at.number_input(key="cmp.1.langchain.recursive.chunk_size").set_value(400).run()
+    assert not at.exception
+    engine = nodes_for("langchain.recursive", chunk_size=400, chunk_overlap=0)
+    card = next(m for m in at.metric if m.label == "Identical chunks")
+    assert card.value == "100%"
+    assert f"{len(engine)} of {len(engine)}" in str(card.proto.delta)

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core import split_summary
+from core import rewrites, split_summary
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
 from core.loaders import loader_for
@@ -206,6 +206,16 @@ def document_caption(name: str, document: Document, splitter: Any) -> None:
     )
 
 
+def span_status_caption(split: Split) -> None:
+    """A framework engine's split says how many chunks are cuts of the source and how many it rewrote."""
+    if rewrites.has_span_status(split.nodes):
+        st.caption(
+            ":material/fact_check: Span recovery · "
+            + rewrites.status_summary(split.nodes)
+            + " (rewritten: the framework changed the text; the node detail shows how)"
+        )
+
+
 def stop_if_empty(split: Split) -> None:
     if not split.nodes:
         st.warning("This splitter made no nodes from this document.", icon=":material/warning:")
@@ -259,6 +269,7 @@ def node_detail(document: Document, split: Split, selected: Node) -> None:
         on_change=_picker_changed,
     )
     st.caption(span_caption(document, selected))
+    node_ui.rewrite_detail(document.text, selected)
     node_ui.relationship_buttons(selected, split.index_of, split.nodes_by_id, pick_node, key=f"{PAGE_KEY}.rel")
     node_ui.reader_views(selected, embed_window=split.metrics.window_tokens)
     with st.expander(f"Metadata · {len(selected.metadata)} keys", expanded=True, icon=":material/sell:"):

@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.compare import BoundaryDiff, boundary_diff
+from core.compare import BoundaryDiff, boundary_diff, identical_chunks
 from core.compare_view import (
     LABELS,
     MAX_CONFIGS,
@@ -267,10 +267,20 @@ def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
         "A cut point is where a chunk starts or ends. Against configuration A, each other configuration's cut points "
         "are the same, moved (paired with the nearest of A's, in order), new, or gone."
     )
-    for label, diff in diffs:
+    for run, (label, diff) in zip(runs[1:], diffs, strict=True):
         counts = diff.counts()
-        head, same, moved, added, removed = st.columns([2, 1, 1, 1, 1], vertical_alignment="center")
+        head, identical, same, moved, added, removed = st.columns([2, 1.3, 1, 1, 1, 1], vertical_alignment="center")
         head.html(badge_html(LABELS.index(label), f"{label} against A", "identical cuts" if diff.is_identical else ""))
+        shared = identical_chunks(base.nodes, run.nodes)
+        identical.metric(
+            "Identical chunks",
+            f"{shared / len(run.nodes):.0%}" if run.nodes else "—",
+            f"{shared:,} of {len(run.nodes):,}",
+            delta_color="off",
+            delta_arrow="off",
+            border=True,
+            help="Chunks A has too: the same span and the same text (a framework engine may rewrite text)",
+        )
         same.metric("Same", f"{counts['unchanged']:,}", border=True)
         moved.metric("Moved", f"{counts['moved']:,}", border=True)
         added.metric("New", f"{counts['added']:,}", border=True)

@@ -6,13 +6,16 @@ Node text is shown with ``st.code`` (never as HTML), so it appears literally.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import html
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from core.rewrites import Segment, changed_characters, rewrite_segments, status_of
 from core.schema import MetadataMode, Node
+from core.span_recovery import SpanStatus
 from ui import cache
 
 VIEW_HEIGHT_PX = 320
@@ -139,3 +142,48 @@ def _rel_label(word: str, target: str | None, index_of: Mapping[str, int]) -> st
     if target is None or target not in index_of:
         return word
     return f"{word} #{index_of[target]}"
+
+
+REWRITE_CSS = """<style>
+.cs-rewrite{white-space:pre-wrap;font-family:var(--font-mono, monospace);font-size:.82rem;line-height:1.5;
+  max-height:320px;overflow:auto;padding:.5rem .75rem;border:1px solid rgba(128,128,128,.3);border-radius:.5rem}
+.cs-rewrite del{background:rgba(230,80,80,.22);text-decoration:line-through}
+.cs-rewrite ins{background:rgba(60,170,90,.25);text-decoration:none}
+.cs-rewrite .ws{opacity:.6}
+</style>"""
+
+
+def rewrite_html(segments: Sequence[Segment]) -> str:
+    """The chunk against its source slice: dropped source struck through in red, added text in green.
+
+    Whitespace the framework dropped or added is made visible (``↵`` for a newline,
+    ``·`` for a space), since that is most of what frameworks rewrite.
+    """
+    out = []
+    for segment in segments:
+        text = html.escape(segment.text)
+        if segment.kind == "same":
+            out.append(text)
+            continue
+        shown = text.replace(" ", '<span class="ws">·</span>').replace("\n", '<span class="ws">↵</span>\n')
+        tag = "del" if segment.kind == "source_only" else "ins"
+        out.append(f"<{tag}>{shown}</{tag}>")
+    return REWRITE_CSS + '<div class="cs-rewrite">' + "".join(out) + "</div>"
+
+
+def rewrite_detail(source: str, node: Node) -> None:
+    """For a framework chunk whose text is not its source slice: which characters the framework changed."""
+    if status_of(node) is not SpanStatus.REWRITTEN:
+        return
+    segments = rewrite_segments(source[node.start_char : node.end_char], node.text)
+    dropped, added = changed_characters(segments)
+    with st.expander(
+        f"Rewritten by the framework · {dropped:,} source characters dropped, {added:,} added",
+        expanded=True,
+        icon=":material/difference:",
+    ):
+        st.caption(
+            "This chunk's text is not a cut of the source: the span covers the source it was aligned with. "
+            "Struck through: in the source, not in the chunk. Highlighted: in the chunk, not in the source."
+        )
+        st.html(rewrite_html(segments))

@@ -1,0 +1,85 @@
+"""What a framework did to the text: span-status counts and the characters a rewritten chunk changed.
+
+A framework engine's node keeps the framework's text. Where that text is not the
+source slice its span covers (``rewritten``: stripped lines, collapsed blank
+lines, headers moved into metadata), the app shows which characters differ, so
+nobody mistakes a rewritten chunk for a cut of the source. Streamlit-free: the
+Chunks page draws these, tests read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from typing import Literal, NamedTuple
+
+from core.schema import Node
+from core.span_recovery import SPAN_STATUS_KEY, SpanStatus, span_counts
+
+SegmentKind = Literal["same", "source_only", "chunk_only"]
+
+# difflib is quadratic in the worst case; a longer pair is compared by its first characters
+# and the rest is reported as one segment per side, which says "and more differs" honestly.
+MAX_DIFF_CHARS = 20_000
+
+
+class Segment(NamedTuple):
+    """A run of text: in both, only in the source slice (the framework dropped it), or only in the chunk (added)."""
+
+    kind: SegmentKind
+    text: str
+
+
+def has_span_status(nodes: Sequence[Node]) -> bool:
+    """Whether the nodes came from a framework engine (they carry how each span was found)."""
+    return bool(nodes) and SPAN_STATUS_KEY in nodes[0].metadata
+
+
+def status_of(node: Node) -> SpanStatus:
+    """How the node's span was found; a native splitter's node is exact by construction."""
+    return SpanStatus(node.metadata.get(SPAN_STATUS_KEY, SpanStatus.EXACT))
+
+
+def status_summary(nodes: Sequence[Node]) -> str:
+    """One line for the page: ``26 chunks: 12 exact · 14 rewritten · 0 unplaced``."""
+    counts = span_counts(nodes)
+    parts = " · ".join(f"{counts[status.value]:,} {status.value}" for status in SpanStatus)
+    return f"{len(nodes):,} chunks: {parts}"
+
+
+def rewrite_segments(source_slice: str, chunk_text: str) -> list[Segment]:
+    """The chunk against the source slice its span covers, as same / source-only / chunk-only runs.
+
+    Joining the ``same`` and ``source_only`` runs gives the source slice back, joining
+    ``same`` and ``chunk_only`` gives the chunk back (both only up to :data:`MAX_DIFF_CHARS`
+    characters compared; the rest follows as one run per side).
+    """
+    head_a, tail_a = source_slice[:MAX_DIFF_CHARS], source_slice[MAX_DIFF_CHARS:]
+    head_b, tail_b = chunk_text[:MAX_DIFF_CHARS], chunk_text[MAX_DIFF_CHARS:]
+    segments: list[Segment] = []
+    matcher = SequenceMatcher(None, head_a, head_b, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            _append(segments, "same", head_a[a0:a1])
+            continue
+        _append(segments, "source_only", head_a[a0:a1])
+        _append(segments, "chunk_only", head_b[b0:b1])
+    _append(segments, "source_only", tail_a)
+    _append(segments, "chunk_only", tail_b)
+    return segments
+
+
+def changed_characters(segments: Sequence[Segment]) -> tuple[int, int]:
+    """(characters the framework dropped from the source slice, characters it added)."""
+    dropped = sum(len(s.text) for s in segments if s.kind == "source_only")
+    added = sum(len(s.text) for s in segments if s.kind == "chunk_only")
+    return dropped, added
+
+
+def _append(segments: list[Segment], kind: SegmentKind, text: str) -> None:
+    if not text:
+        return
+    if segments and segments[-1].kind == kind:
+        segments[-1] = Segment(kind, segments[-1].text + text)
+    else:
+        segments.append(Segment(kind, text))
