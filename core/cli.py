@@ -116,6 +116,9 @@ def _register_plugins(commands: argparse._SubParsersAction) -> None:
     except ImportError:
         return
     cli_query.register(commands)
+    from core import cli_batch  # batch: a corpus on a process pool or Ray (issue 17)
+
+    cli_batch.register(commands)
 
 
 

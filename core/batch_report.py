@@ -1,0 +1,350 @@
+"""The corpus report of a batch: ``report.json`` and ``report.html``, rebuilt from what is on disk.
+
+Everything comes from the output folder, not from the run: the manifest gives
+each input's status, timing and :class:`core.metrics.ChunkMetrics` (the numbers
+``chunkscope metrics FILE`` prints), the part files give every node's size and
+flags. So a resumed run reports the whole corpus, and memory holds one part's
+size columns and a count per size value, never the nodes.
+
+Corpus numbers: node shares (mid-sentence, over-window, over-limit) count flags
+over all nodes, exactly; coverage is weighted by each file's non-whitespace
+characters, exactly; overlap is each file's overlap weighted by its node
+characters (an approximation: a file's own denominator is the characters inside
+any of its nodes); duplicates are counted within each file. Size statistics are
+exact (percentiles as ``numpy.percentile`` computes them, from counts per value).
+
+The HTML page opens offline: plotly.js is inlined once; every file name and
+reason is escaped.
+"""
+
+from __future__ import annotations
+
+import heapq
+import html
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.split_summary import unit_name
+
+TOP = 10  # slowest and largest documents listed
+HTML_DOCUMENT_ROWS = 1_000  # rows of the per-document table in the page (report.json holds all)
+
+
+class _Sizes:
+    """An exact distribution of non-negative integers, held as a count per value."""
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(0, dtype=np.int64)
+
+    def add(self, values: np.ndarray) -> None:
+        if not len(values):
+            return
+        counts = np.bincount(np.asarray(values, dtype=np.int64))
+        if len(counts) > len(self.counts):
+            counts[: len(self.counts)] += self.counts
+            self.counts = counts
+        else:
+            self.counts[: len(counts)] += counts
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    def stats(self) -> dict[str, float]:
+        """min, mean, p50, p95, max, sd: the same as :meth:`core.metrics.SizeStats.of` on the values."""
+        n = self.n
+        if n == 0:
+            return {"min": 0.0, "mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0.0, "sd": 0.0}
+        values = np.arange(len(self.counts), dtype=float)
+        mean = float((values * self.counts).sum() / n)
+        present = np.nonzero(self.counts)[0]
+        return {
+            "min": float(present[0]),
+            "mean": mean,
+            "p50": self.percentile(50),
+            "p95": self.percentile(95),
+            "max": float(present[-1]),
+            "sd": float(math.sqrt(((values - mean) ** 2 * self.counts).sum() / n)),
+        }
+
+    def percentile(self, q: float) -> float:
+        # numpy's default ("linear"): between the sorted values at floor and ceil of q/100 * (n - 1).
+        cumulative = np.cumsum(self.counts)
+        position = q / 100 * (self.n - 1)
+        low, high = math.floor(position), math.ceil(position)
+
+        def at(k: int) -> float:
+            return float(np.searchsorted(cumulative, k, side="right"))
+
+        return at(low) + (at(high) - at(low)) * (position - low)
+
+    def histogram(self, bins: int = 40) -> tuple[list[float], list[int]]:
+        """Bin starts and counts over [0, max], at most ``bins`` bins of whole units."""
+        if self.n == 0:
+            return [], []
+        top = len(self.counts)
+        width = max(1, math.ceil(top / bins))
+        padded = np.zeros(width * math.ceil(top / width), dtype=np.int64)
+        padded[:top] = self.counts
+        return [float(i * width) for i in range(len(padded) // width)], padded.reshape(-1, width).sum(axis=1).tolist()
+
+
+def build_report(out: Path, config: Any, run: dict[str, Any]) -> dict[str, Any]:
+    """The report's data (what report.json holds), from the manifest and the parts in ``out``."""
+    import pyarrow.parquet as pq
+
+    from core.batch import MANIFEST, NODES, read_manifest
+    from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+
+    splitter = config.splitter
+    lines = read_manifest(out / MANIFEST)
+    # The last line per input counts (a failed input retried by --resume has two).
+    entries: dict[str, dict[str, Any]] = {}
+    parts: list[dict[str, Any]] = []
+    for line in lines:
+        if line.get("kind") == "input":
+            entries.pop(line["path"], None)
+            entries[line["path"]] = line
+        elif line.get("kind") == "part":
+            parts.append({"part": line["part"], "rows": line["rows"], "sha256": line["sha256"]})
+
+    characters, tokens, embed_tokens = _Sizes(), _Sizes(), _Sizes()
+    flags: Counter[str] = Counter()
+    for part in parts:
+        table = pq.read_table(out / NODES / part["part"], columns=["characters", "tokens", "embed_tokens", "flags"])
+        characters.add(table.column("characters").to_numpy())
+        tokens.add(table.column("tokens").to_numpy())
+        embed_tokens.add(table.column("embed_tokens").to_numpy())
+        flags.update(flag for row in table.column("flags").to_pylist() for flag in row)
+
+    ok = [entry for entry in entries.values() if entry["status"] == "ok"]
+    failed = [entry for entry in entries.values() if entry["status"] != "ok"]
+    nodes = sum(entry["nodes"] for entry in ok)
+    nonspace = sum(entry["nonspace"] for entry in ok)
+    node_characters = sum(entry["metrics"]["characters"]["mean"] * entry["nodes"] for entry in ok)
+
+    def share(flag: str) -> float:
+        return flags[flag] / nodes if nodes else 0.0
+
+    corpus = {
+        "files": len(entries),
+        "files_ok": len(ok),
+        "files_failed": len(failed),
+        "documents": sum(entry["documents"] for entry in ok),
+        "nodes": nodes,
+        "bytes": sum(entry["size"] for entry in ok),
+        "characters_in_documents": sum(entry["characters"] for entry in ok),
+        "characters": characters.stats(),
+        "tokens": tokens.stats(),
+        "embed_tokens": embed_tokens.stats(),
+        "coverage": sum(e["metrics"]["coverage"] * e["nonspace"] for e in ok) / nonspace if nonspace else 0.0,
+        "overlap": (
+            sum(e["metrics"]["overlap"] * e["metrics"]["characters"]["mean"] * e["nodes"] for e in ok) / node_characters
+            if node_characters
+            else 0.0
+        ),
+        "mid_sentence": share("mid-sentence"),
+        "over_window": share("over-window"),
+        "over_limit": share("over-limit"),
+        "duplicates_within_files": sum(entry["metrics"]["duplicates"] for entry in ok),
+        "flags": dict(sorted(flags.items())),
+        "processing_seconds": round(sum(entry["seconds"] for entry in entries.values()), 3),
+    }
+    run = dict(run)
+    seconds = run.get("seconds") or 0
+    run["mb_per_s"] = round(run.get("bytes", 0) / 1e6 / seconds, 3) if seconds else 0.0
+    run["files_per_s"] = round(run.get("processed", 0) / seconds, 3) if seconds else 0.0
+
+    def brief(entry: dict[str, Any]) -> dict[str, Any]:
+        return {"source": entry["source"], "seconds": entry["seconds"], "bytes": entry["size"], "nodes": entry["nodes"]}
+
+    return {
+        "chunkscope_batch_report": 1,
+        "complete": bool(run.get("complete", True)),
+        "run": run,
+        "config_key": config.key(),
+        "config": config.to_dict(),
+        "splitter": splitter.name,
+        "size_unit": splitter.size_unit if isinstance(splitter.size_unit, str) else "custom",
+        "size_limit": splitter.size_limit,
+        "window_tokens": DEFAULT_MAX_SEQ_LENGTH - SPECIAL_TOKENS,
+        "corpus": corpus,
+        "histograms": {
+            "tokens": tokens.histogram(),
+            "embed_tokens": embed_tokens.histogram(),
+            "coverage": _coverage_histogram(ok),
+        },
+        "slowest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["seconds"], e["source"]))],
+        "largest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["size"], e["source"]))],
+        "failed": [{"source": e["source"], "reason": e["reason"]} for e in failed],
+        "parts": parts,
+        "documents": [
+            {
+                "source": e["source"],
+                "path": e["path"],
+                "bytes": e["size"],
+                "sha256": e["sha256"],
+                "seconds": e["seconds"],
+                "documents": e["documents"],
+                "nodes": e["nodes"],
+                "metrics": e["metrics"],
+            }
+            for e in ok
+        ],
+    }
+
+
+def _coverage_histogram(ok: list[dict[str, Any]]) -> tuple[list[float], list[int]]:
+    counts = np.histogram([entry["metrics"]["coverage"] for entry in ok], bins=20, range=(0, 1))[0]
+    return [i / 20 for i in range(20)], counts.tolist()
+
+
+def write_report(out: Path, config: Any, run: dict[str, Any]) -> dict[str, Any]:
+    """Write report.json and report.html in ``out``; returns the report's data."""
+    report = build_report(out, config, run)
+    (out / "report.json").write_text(
+        json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
+    (out / "report.html").write_text(report_html(report), encoding="utf-8")
+    return report
+
+
+# ------------------------------------------------------------------------- HTML
+
+_CSS = """<style>
+body{margin:0;background:#f8fafc;color:#0f172a;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+main{max-width:1240px;margin:0 auto;padding:24px 28px 48px}
+h1{font-size:1.6rem;margin:0 0 4px}
+h2{font-size:1.15rem;margin:30px 0 8px;padding-top:6px;border-top:1px solid #e2e8f0}
+.muted{color:#475569;font-size:.86rem}
+.warn{color:#b45309;font-weight:600}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px}
+.card{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:10px 14px}
+.card .label{font-size:.8rem;color:#475569}
+.card .value{font-size:1.5rem;font-weight:600}
+table{border-collapse:collapse;width:100%;font-size:.84rem;background:#fff}
+th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #eef2f7}
+th{background:#f1f5f9}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.path{word-break:break-all}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(380px,1fr));gap:12px}
+</style>"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def report_html(report: dict[str, Any]) -> str:
+    """One self-contained page: cards, size and coverage histograms (plotly, inlined), the tables."""
+    from plotly.offline import get_plotlyjs
+
+    corpus = report["corpus"]
+    unit = unit_name(report["size_unit"])
+    limit = report["size_limit"]
+    cards = [
+        ("Files", f"{corpus['files_ok']:,} ok · {corpus['files_failed']:,} failed"),
+        ("Nodes", f"{corpus['nodes']:,}"),
+        ("Corpus", f"{corpus['bytes'] / 1e6:,.1f} MB"),
+        (f"Mean size ({unit})", f"{corpus['tokens']['mean']:,.0f} · p95 {corpus['tokens']['p95']:,.0f}"),
+        ("Coverage", f"{corpus['coverage']:.1%}"),
+        ("Overlap", f"{corpus['overlap']:.1%}"),
+        ("Mid-sentence", f"{corpus['mid_sentence']:.0%}"),
+        ("Over window", f"{corpus['over_window']:.0%}"),
+        ("Over limit", f"{corpus['over_limit']:.0%}"),
+        ("Throughput", f"{report['run']['mb_per_s']:,.2f} MB/s · {report['run']['files_per_s']:,.1f} files/s"),
+    ]
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>ChunkScope corpus report</title>",
+        _CSS,
+        f"<script>{get_plotlyjs()}</script>",
+        "</head><body><main>",
+        "<h1>Corpus report</h1>",
+        f"<p class='muted'>splitter <code>{_e(report['splitter'])}</code> · config <code>{_e(report['config_key'])}</code>"
+        f" · engine {_e(report['run'].get('engine', ''))} on {_e(report['run'].get('workers', ''))} workers"
+        f" · limit {_e(limit if limit is not None else '—')} {_e(unit)} · embedding window {report['window_tokens']} model tokens</p>",
+    ]
+    if not report["complete"]:
+        parts.append(
+            "<p class='warn'>This run was interrupted: the report covers what was written (rerun with --resume).</p>"
+        )
+    parts.append(
+        "<div class='cards'>"
+        + "".join(
+            f"<div class='card'><div class='label'>{_e(k)}</div><div class='value'>{_e(v)}</div></div>"
+            for k, v in cards
+        )
+        + "</div>"
+    )
+    parts.append("<h2>Sizes</h2><div class='charts'>")
+    hist = report["histograms"]
+    parts.append(_bar_chart(hist["tokens"], f"Node size ({unit})", limit, "limit", "t"))
+    parts.append(_bar_chart(hist["embed_tokens"], "EMBED view (model tokens)", report["window_tokens"], "window", "w"))
+    parts.append(_bar_chart(hist["coverage"], "Coverage per file", None, "", "c"))
+    parts.append("</div>")
+    parts.append(
+        "<h2>Lint flags</h2>" + _table(["flag", "nodes"], [[k, v] for k, v in corpus["flags"].items()], numeric={1})
+    )
+    for title, key in (("Slowest documents", "slowest"), ("Largest documents", "largest")):
+        rows = [[r["source"], f"{r['seconds']:.3f}", f"{r['bytes']:,}", f"{r['nodes']:,}"] for r in report[key]]
+        parts.append(f"<h2>{title}</h2>" + _table(["file", "seconds", "bytes", "nodes"], rows, numeric={1, 2, 3}))
+    failed = report["failed"]
+    parts.append(f"<h2>Failed files ({len(failed):,})</h2>")
+    parts.append(
+        _table(["file", "reason"], [[f["source"], f["reason"]] for f in failed])
+        if failed
+        else "<p class='muted'>None.</p>"
+    )
+    documents = report["documents"]
+    parts.append(f"<h2>Documents ({len(documents):,})</h2>")
+    if len(documents) > HTML_DOCUMENT_ROWS:
+        parts.append(f"<p class='muted'>The first {HTML_DOCUMENT_ROWS:,}; report.json lists every one.</p>")
+    rows = [
+        [
+            d["source"],
+            f"{d['nodes']:,}",
+            f"{d['metrics']['tokens']['mean']:,.0f}",
+            f"{d['metrics']['tokens']['p95']:,.0f}",
+            f"{d['metrics']['coverage']:.1%}",
+            f"{d['metrics']['overlap']:.1%}",
+            f"{d['metrics']['mid_sentence']:.0%}",
+            f"{d['metrics']['over_window']:.0%}",
+            f"{d['seconds']:.3f}",
+        ]
+        for d in documents[:HTML_DOCUMENT_ROWS]
+    ]
+    headers = ["file", "nodes", "mean size", "p95", "coverage", "overlap", "mid-sentence", "over window", "seconds"]
+    parts.append(_table(headers, rows, numeric=set(range(1, 9))))
+    parts.append("</main></body></html>")
+    return "\n".join(parts)
+
+
+def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td class='{'num' if i in numeric else 'path'}'>{_e(v)}</td>" for i, v in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _bar_chart(histogram: Any, title: str, marker: float | None, marker_name: str, key: str) -> str:
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    starts, counts = histogram
+    figure = go.Figure(go.Bar(x=starts, y=counts, marker_color="#2563eb", name="nodes"))
+    if marker:
+        figure.add_vline(x=marker, line_dash="dash", line_color="#dc2626", annotation_text=marker_name)
+    figure.update_layout(title=title, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05)
+    return pio.to_html(
+        figure, include_plotlyjs=False, full_html=False, div_id=f"chart-{key}", config={"displaylogo": False}
+    )

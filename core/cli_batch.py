@@ -1,0 +1,138 @@
+"""``chunkscope batch``: one configuration over a corpus, on a process pool or on Ray.
+
+``core.cli`` calls :func:`register` with its subparsers (as it does ``core.cli_query``).
+The pipeline options (``--config``, ``--splitter``, ``--set``, ...) are the ones
+``chunkscope split`` takes, read by the same code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from core.batch import ENGINES, PART_BYTES, PART_ROWS, BatchInterrupted, Progress, run_batch
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``batch`` to the chunkscope CLI."""
+    from core import cli
+
+    batch = subparsers.add_parser(
+        "batch",
+        help="Split a corpus with one configuration: nodes to Parquet, statistics to a report.",
+        description=(
+            "Apply a configuration to every input and write OUT/nodes/part-*.parquet (one row per node), "
+            "OUT/manifest.jsonl and OUT/report.json + report.html. A file that fails is listed in the "
+            "report and skipped."
+        ),
+    )
+    batch.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="Files, directories (recursive), globs ('docs/**/*.md'), or lists of paths: @paths.txt or paths.parquet.",
+    )
+    cli._pipeline_options(batch)
+    batch.add_argument("--out", "-o", required=True, metavar="DIR", help="Output folder.")
+    batch.add_argument("--engine", choices=ENGINES, default="local", help="local: a process pool; ray: Ray Data.")
+    batch.add_argument("--workers", type=int, default=None, help="Worker processes / Ray CPUs (default: the cores).")
+    batch.add_argument(
+        "--ray-address", default=None, metavar="ADDR", help="Join this Ray cluster instead of a local one."
+    )
+    batch.add_argument(
+        "--embed",
+        nargs="?",
+        const="default",
+        default=None,
+        metavar="MODEL_PATH",
+        help="Add an embedding column (the packaged model, or a local model folder).",
+    )
+    batch.add_argument(
+        "--resume", action="store_true", help="Keep inputs already written (unchanged files) and do the rest."
+    )
+    batch.add_argument("--overwrite", action="store_true", help="Replace an earlier output in DIR.")
+    batch.add_argument("--part-rows", type=int, default=PART_ROWS, help="Rows per part file at most.")
+    batch.add_argument("--part-mb", type=float, default=PART_BYTES / 2**20, help="Text MiB per part file at most.")
+    batch.add_argument("--quiet", "-q", action="store_true", help="No progress line.")
+    batch.set_defaults(func=cmd_batch)
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from core.cli_config import config_from_args
+
+    config = config_from_args(args)
+    show = None if args.quiet else _ProgressLine()
+    try:
+        result = run_batch(
+            args.inputs,
+            config,
+            args.out,
+            engine=args.engine,
+            workers=args.workers,
+            ray_address=args.ray_address,
+            embed=args.embed,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            part_rows=args.part_rows,
+            part_bytes=int(args.part_mb * 2**20),
+            progress=show,
+        )
+    except BatchInterrupted as stop:
+        if show:
+            show.end()
+        print(
+            f"chunkscope: interrupted after {stop.result.processed:,} files; the output is consistent, "
+            f"rerun with --resume to finish",
+            file=sys.stderr,
+        )
+        return 130
+    if show:
+        show.end()
+    corpus = result.report["corpus"]
+    print(
+        f"{corpus['files_ok']:,} files ({result.skipped:,} kept from before), {corpus['nodes']:,} nodes, "
+        f"{corpus['files_failed']:,} failed; {len(result.report['parts'])} parts in {result.out}",
+        file=sys.stderr,
+    )
+    for failure in result.report["failed"][:10]:
+        print(f"  failed: {failure['source']}: {failure['reason']}", file=sys.stderr)
+    if len(result.report["failed"]) > 10:
+        print(f"  ... and {len(result.report['failed']) - 10:,} more in report.json", file=sys.stderr)
+    return 0
+
+
+class _ProgressLine:
+    """One line on stderr, redrawn in place on a terminal, else printed every few seconds."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, state: Progress) -> None:
+        import time
+
+        now = time.monotonic()
+        if not self.tty and now - self.last < 5 and state.files_done + state.files_skipped < state.files_total:
+            return
+        self.last = now
+        done = state.files_done + state.files_skipped
+        bar = _bar(done / state.files_total if state.files_total else 1.0)
+        text = f"{bar} files {done:,}/{state.files_total:,} · nodes {state.nodes:,} · {state.mb_per_s:,.2f} MB/s" + (
+            f" · {state.failed:,} failed" if state.failed else ""
+        )
+        print(("\r\x1b[2K" if self.tty else "") + text, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+        self.shown = True
+
+    def end(self) -> None:
+        if self.tty and self.shown:
+            print(file=sys.stderr)
+
+
+def _bar(fraction: float, width: int = 24) -> str:
+    filled = int(round(fraction * width))
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
+__all__: list[Any] = ["register", "cmd_batch"]

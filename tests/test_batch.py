@@ -1,0 +1,362 @@
+"""`chunkscope batch` on the local engine: the dataset, the report, resume, Ctrl-C, bad files.
+
+The Ray engine's tests (same output, byte for byte) are in test_batch_ray.py, on one xdist worker.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from core.batch import MANIFEST, BatchInterrupted, expand_inputs, read_manifest, run_batch
+from core.cli import main
+from core.config import PipelineConfig
+from core.schema import MetadataMode, Node
+from core.splitters import get_splitter
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_docs"
+GOOD = [
+    "chunking_guide.md",
+    "rag_handbook.pdf",
+    "release_notes.txt",
+    "vector_search_faq.html",
+    "splitter_benchmarks.csv",
+]
+BAD = {"broken.pdf": "is not a PDF", "empty.txt": "is empty"}
+
+
+def make_corpus(root: Path) -> Path:
+    """Sample documents in two folders, a corrupt PDF and an empty file."""
+    corpus = root / "corpus"
+    (corpus / "more").mkdir(parents=True)
+    for name in GOOD[:3]:
+        shutil.copy(SAMPLES / name, corpus / name)
+    for name in GOOD[3:]:
+        shutil.copy(SAMPLES / name, corpus / "more" / name)
+    shutil.copy(SAMPLES / "source" / "rag_handbook.md", corpus / "more" / "handbook_source.md")
+    (corpus / "broken.pdf").write_bytes(b"this is not a pdf at all\n" * 40)
+    (corpus / "empty.txt").write_bytes(b"")
+    return corpus
+
+
+def small_config() -> PipelineConfig:
+    # Small chunks: a few hundred nodes over the corpus, so parts of a few dozen rows make several parts.
+    return PipelineConfig(splitter=get_splitter("recursive", chunk_size=400, chunk_overlap=40))
+
+
+def dataset(out: Path) -> pa.Table:
+    parts = sorted((out / "nodes").glob("part-*.parquet"))
+    return pa.concat_tables([pq.read_table(part) for part in parts])
+
+
+def part_hashes(out: Path) -> dict[str, str]:
+    import hashlib
+
+    return {
+        part.name: hashlib.sha256(part.read_bytes()).hexdigest()
+        for part in sorted((out / "nodes").glob("part-*.parquet"))
+    }
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    return make_corpus(tmp_path_factory.mktemp("batch"))
+
+
+@pytest.fixture(scope="module")
+def config_file(corpus: Path) -> Path:
+    path = corpus.parent / "config.json"
+    path.write_text(small_config().to_json())
+    return path
+
+
+@pytest.fixture(scope="module")
+def cli_run(corpus: Path, config_file: Path) -> Path:
+    """One `chunkscope batch DIR --config FILE` run, shared by the tests that only read its output."""
+    out = corpus.parent / "out"
+    code = main(
+        [
+            "batch",
+            str(corpus),
+            "--config",
+            str(config_file),
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "-q",
+            "--part-rows",
+            "50",
+        ]
+    )
+    assert code == 0
+    return out
+
+
+def test_bad_files_are_listed_with_their_reason_and_the_rest_is_written(cli_run: Path, corpus: Path):
+    report = json.loads((cli_run / "report.json").read_text())
+    failed = {Path(entry["source"]).name: entry["reason"] for entry in report["failed"]}
+    assert set(failed) == set(BAD)
+    for name, words in BAD.items():
+        assert words in failed[name] and "\n" not in failed[name]
+    written = {Path(source).name for source in dataset(cli_run).column("source_path").to_pylist()}
+    assert written == set(GOOD) | {"handbook_source.md"}
+    assert report["corpus"]["files_ok"] == 6 and report["corpus"]["files_failed"] == 2
+    html = (cli_run / "report.html").read_text()
+    assert "broken.pdf" in html and "Failed files (2)" in html
+    # plotly.js is inside the page: it opens offline.
+    assert "<script src=" not in html and "Plotly" in html
+
+
+def test_parts_are_bounded_and_the_dataset_holds_every_column(cli_run: Path):
+    rows = [pq.read_metadata(part).num_rows for part in sorted((cli_run / "nodes").glob("part-*.parquet"))]
+    assert len(rows) > 2 and max(rows) <= 50 and all(n == 50 for n in rows[:-1])
+    table = dataset(cli_run)
+    assert table.column_names == [
+        "id",
+        "doc_id",
+        "source_path",
+        "node_index",
+        "start_char",
+        "end_char",
+        "text",
+        "characters",
+        "tokens",
+        "embed_tokens",
+        "flags",
+        "metadata",
+        "relationships",
+        "llm_view",
+        "embed_view",
+    ]
+    assert len(set(table.column("id").to_pylist())) == table.num_rows
+    assert pq.read_table(cli_run / "nodes").equals(table)  # the folder reads as one dataset
+    report = json.loads((cli_run / "report.json").read_text())
+    assert report["corpus"]["nodes"] == table.num_rows == sum(p["rows"] for p in report["parts"])
+
+
+def test_nodes_and_report_numbers_equal_chunkscope_split_and_metrics_per_file(
+    cli_run: Path, corpus: Path, config_file: Path, capsys
+):
+    table = dataset(cli_run).to_pylist()
+    report = json.loads((cli_run / "report.json").read_text())
+    by_source = {entry["source"]: entry for entry in report["documents"]}
+    assert len(by_source) == 6
+    capsys.readouterr()
+    for source, entry in by_source.items():
+        assert main(["split", source, "--config", str(config_file)]) == 0
+        expected = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        rows = [row for row in table if row["source_path"] == source]
+        assert entry["nodes"] == len(expected) == len(rows)
+        for row, node_data in zip(rows, expected, strict=True):
+            node = Node.from_dict(node_data)
+            assert (row["id"], row["doc_id"], row["text"]) == (node.id, node.doc_id, node.text)
+            assert (row["start_char"], row["end_char"]) == (node.start_char, node.end_char)
+            assert json.loads(row["metadata"]) == node_data["metadata"]
+            assert json.loads(row["relationships"]) == node_data["relationships"]
+            assert row["llm_view"] == node.get_content(MetadataMode.LLM)
+            assert row["embed_view"] == node.get_content(MetadataMode.EMBED)
+        assert main(["metrics", source, "--config", str(config_file), "--format", "json"]) == 0
+        assert entry["metrics"] == json.loads(capsys.readouterr().out)
+    # The corpus's node shares count the nodes' flags: the per-file shares, weighted by node count.
+    corpus = report["corpus"]
+    for key in ("mid_sentence", "over_window", "over_limit"):
+        weighted = sum(e["metrics"][key] * e["nodes"] for e in by_source.values()) / corpus["nodes"]
+        assert corpus[key] == pytest.approx(weighted)
+
+
+def test_parts_are_cut_by_bytes_too(corpus: Path, cli_run: Path, tmp_path: Path):
+    budget = 20_000
+    run_batch([str(corpus)], small_config(), tmp_path / "out", workers=1, part_bytes=budget)
+    for part in sorted((tmp_path / "out" / "nodes").glob("part-*.parquet")):
+        table = pq.read_table(part)
+        text = sum(len(v.encode()) for c in ("text", "llm_view", "embed_view") for v in table.column(c).to_pylist())
+        assert table.num_rows == 1 or text < budget
+    assert dataset(tmp_path / "out").equals(dataset(cli_run))
+
+
+def test_one_worker_and_two_write_the_same_bytes(cli_run: Path, corpus: Path, tmp_path: Path):
+    run_batch([str(corpus)], small_config(), tmp_path / "one", workers=1, part_rows=50)
+    assert part_hashes(tmp_path / "one") == part_hashes(cli_run)
+
+
+def test_resume_skips_finished_files_and_redoes_a_changed_one(corpus: Path, tmp_path: Path):
+    local = make_corpus(tmp_path / "copy")
+    out = tmp_path / "out"
+    first = run_batch([str(local)], small_config(), out, workers=2, part_rows=50)
+    before = part_hashes(out)
+
+    again = run_batch([str(local)], small_config(), out, workers=2, part_rows=50, resume=True)
+    assert again.skipped == 6 and again.processed == 2  # only the two bad files are tried again
+    assert part_hashes(out) == before
+    assert len(json.loads((out / "report.json").read_text())["documents"]) == 6
+
+    # A changed file is done again (with every input that shared a part with it); the rest is kept.
+    changed = local / "more" / "handbook_source.md"
+    changed.write_text(changed.read_text() + "\n\nAn appended paragraph about chunk overlap.\n")
+    third = run_batch([str(local)], small_config(), out, workers=2, part_rows=50, resume=True)
+    assert 0 < third.skipped < 6
+    fresh = tmp_path / "fresh"
+    run_batch([str(local)], small_config(), fresh, workers=2, part_rows=50)
+    # The same rows; the redone inputs' parts come after the kept ones.
+    order = [("source_path", "ascending"), ("node_index", "ascending")]
+    assert dataset(out).sort_by(order).equals(dataset(fresh).sort_by(order))
+    assert any("An appended paragraph" in text for text in dataset(out).column("text").to_pylist())
+    assert first.nodes > 0
+
+
+def test_ctrl_c_leaves_a_consistent_manifest_and_resume_finishes_the_same_dataset(
+    corpus: Path, cli_run: Path, tmp_path: Path
+):
+    out = tmp_path / "out"
+    seen = []
+
+    def interrupt(state):
+        seen.append(state.files_done)
+        raise KeyboardInterrupt
+
+    with pytest.raises(BatchInterrupted) as stopped:
+        run_batch([str(corpus)], small_config(), out, workers=2, part_rows=50, progress=interrupt)
+    assert stopped.value.result.processed < 8
+    lines = read_manifest(out / MANIFEST)
+    parts = {line["part"] for line in lines if line["kind"] == "part"}
+    assert parts == {path.name for path in (out / "nodes").glob("part-*.parquet")}
+    assert not list((out / "nodes").glob(".*"))
+    assert json.loads((out / "report.json").read_text())["complete"] is False
+
+    run_batch([str(corpus)], small_config(), out, workers=2, part_rows=50, resume=True)
+    assert dataset(out).equals(dataset(cli_run))
+    report = json.loads((out / "report.json").read_text())
+    assert report["complete"] and report["corpus"]["files_ok"] == 6 and len(report["failed"]) == 2
+
+
+def test_an_existing_output_needs_resume_or_overwrite_and_resume_needs_the_same_config(
+    cli_run: Path, corpus: Path, config_file: Path, tmp_path: Path, capsys
+):
+    out = tmp_path / "out"
+    shutil.copytree(cli_run, out)
+    assert main(["batch", str(corpus), "--config", str(config_file), "--out", str(out), "-q"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert main(["batch", str(corpus), "--splitter", "character", "--out", str(out), "-q", "--resume"]) == 2
+    assert "another configuration" in capsys.readouterr().err
+
+
+def test_inputs_from_globs_lists_and_parquet_lists(corpus: Path, tmp_path: Path):
+    listing = tmp_path / "paths.txt"
+    listing.write_text(f"# the corpus\n{corpus / 'chunking_guide.md'}\n\nmissing.md\n")
+    table = pa.table({"path": [str(corpus / "more" / "vector_search_faq.html"), str(corpus / "chunking_guide.md")]})
+    pq.write_table(table, tmp_path / "paths.parquet")
+    found = expand_inputs(
+        [str(corpus / "**" / "*.md"), f"@{listing}", str(tmp_path / "paths.parquet"), str(tmp_path / "*.nothing")]
+    )
+    names = [Path(entry.source).name for entry in found]
+    # Globs sorted, lists in their order; the guide is named three times and kept once.
+    assert names == ["chunking_guide.md", "handbook_source.md", "missing.md", "vector_search_faq.html", "*.nothing"]
+    assert found[2].path == str(tmp_path / "missing.md")  # relative to the list's folder
+    assert found[-1].problem == "no file matches this pattern"
+
+    result = run_batch([f"@{listing}", str(tmp_path / "*.nothing")], small_config(), tmp_path / "out", workers=1)
+    failed = {Path(entry["source"]).name: entry["reason"] for entry in result.report["failed"]}
+    assert failed == {"missing.md": "missing.md: file not found", "*.nothing": "no file matches this pattern"}
+    assert result.report["corpus"]["files_ok"] == 1
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_embed_adds_a_fixed_size_float32_column_of_the_embed_views(corpus: Path, tmp_path: Path):
+    import numpy as np
+
+    from core.embeddings import get_embedder
+
+    result = run_batch(
+        [str(corpus / "release_notes.txt")], small_config(), tmp_path / "out", workers=1, embed="default"
+    )
+    table = dataset(tmp_path / "out")
+    assert result.nodes == table.num_rows > 0
+    assert table.schema.field("embedding").type == pa.list_(pa.float32(), 384)
+    vectors = np.asarray(table.column("embedding").to_pylist(), dtype=np.float32)
+    expected = get_embedder().embed(table.column("embed_view").to_pylist())
+    np.testing.assert_allclose(vectors, expected, atol=1e-5)
+
+
+def test_sigint_terminates_the_workers_and_exits_130_with_a_consistent_manifest(tmp_path: Path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    corpus = tmp_path / "many"
+    corpus.mkdir()
+    for i in range(80):
+        shutil.copy(SAMPLES / "chunking_guide.md", corpus / f"guide_{i:02d}.md")
+    out = tmp_path / "out"
+    # Python leaves SIGINT ignored when its parent started it ignored (a background job): restore it as a terminal has it.
+    script = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from core.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    argv = [
+        sys.executable,
+        "-c",
+        script,
+        "batch",
+        str(corpus),
+        "--splitter",
+        "sentence",
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--part-rows",
+        "40",
+    ]
+    process = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+
+    def started() -> bool:  # some input is written: the workers are busy with the next ones
+        return (out / MANIFEST).exists() and '"kind": "input"' in (out / MANIFEST).read_text()
+
+    while not started() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, (process.returncode, err)
+    assert "interrupted after" in err and "Traceback" not in err
+    with pytest.raises(ProcessLookupError):  # no worker outlives the run
+        os.killpg(process.pid, 0)
+    lines = read_manifest(out / MANIFEST)
+    parts = {line["part"]: line["rows"] for line in lines if line["kind"] == "part"}
+    assert {path.name for path in (out / "nodes").glob("*")} == set(parts)
+    assert sum(parts.values()) == sum(line["nodes"] for line in lines if line["kind"] == "input")
+
+
+def test_a_file_that_kills_its_worker_fails_alone_and_the_run_goes_on(
+    corpus: Path, cli_run: Path, tmp_path: Path, monkeypatch
+):
+    import os
+
+    from core import batch
+
+    process = batch._process
+
+    def crash_on_poison(task, *args):  # a parser that segfaults or is killed for memory, on one file
+        if task["source"].endswith("release_notes.txt"):
+            os._exit(1)
+        return process(task, *args)
+
+    monkeypatch.setattr(batch, "_process", crash_on_poison)  # forked workers inherit it
+    result = run_batch([str(corpus)], small_config(), tmp_path / "out", workers=2, part_rows=50)
+    failed = {Path(entry["source"]).name: entry["reason"] for entry in result.report["failed"]}
+    assert set(failed) == set(BAD) | {"release_notes.txt"}
+    assert "worker process died" in failed["release_notes.txt"]
+    expected = dataset(cli_run)
+    kept = expected.filter(pc.invert(pc.match_substring(expected.column("source_path"), "release_notes")))
+    assert dataset(tmp_path / "out").equals(kept)
