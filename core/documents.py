@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 
 def load_documents(paths: Sequence[str | os.PathLike[str]], config: PipelineConfig) -> list[Document]:
     """Load files (or every supported file under a directory), each with its own loader's options."""
-    from core.loaders import LOADERS, load, loader_for
+    from core.loaders import folder_extensions, load, loader_for
 
     documents: list[Document] = []
     for path in map(Path, paths):
         if path.is_dir():
-            supported = {ext for cls in LOADERS for ext in cls.extensions}
+            supported = folder_extensions()
             files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported)
         else:
             files = [path]

@@ -68,7 +68,7 @@ def load_fixture(name: str, **options) -> Document:
 
 
 def test_every_loader_is_registered_in_order() -> None:
-    assert LOADERS.names() == ["text", "markdown", "html", "pdf", "code", "csv"]
+    assert LOADERS.names() == ["text", "markdown", "html", "pdf", "code", "csv", "docx", "pptx", "xlsx", "epub", "json"]
 
 
 @pytest.mark.parametrize("cls", list(LOADERS), ids=lambda cls: cls.name)
@@ -621,7 +621,7 @@ def test_every_loader_refuses_empty_input(cls, data: bytes) -> None:
         cls().load_bytes(data, f"nothing{cls.extensions[0]}")
 
 
-@pytest.mark.parametrize("cls", [cls for cls in LOADERS if cls.name != "pdf"], ids=lambda cls: cls.name)
+@pytest.mark.parametrize("cls", [cls for cls in LOADERS if cls.name not in ("pdf", "docx", "pptx", "xlsx", "epub")], ids=lambda cls: cls.name)
 def test_every_text_loader_refuses_binary_data(cls) -> None:
     data = (FIXTURES / "binary.txt").read_bytes()
     with pytest.raises(CorruptDocumentError, match="looks like binary data, not text"):

@@ -211,7 +211,7 @@ def test_a_heading_splitter_on_a_document_without_headings_says_so_and_the_scope
     (warning,) = [shown(w.value) for w in at.warning if "cuts at headings" in shown(w.value)]
     assert "release_notes.txt (text) has none" in warning and "one node" in warning
     (scope,) = [shown(c.value) for c in at.caption if "the session's" in shown(c.value)]
-    assert "all 6 loaded documents" in scope and "rag_handbook.pdf" in scope
+    assert "all 8 loaded documents" in scope and "rag_handbook.pdf" in scope
     assert "chunking_guide.md" not in scope  # it has headings: the html splitter suits it
 
 

@@ -147,7 +147,7 @@ def uploader() -> None:
     st.subheader("Upload documents", anchor=False)
     generation = state.uploader_generation()
     uploads = st.file_uploader(
-        "Text, Markdown, HTML, PDF, source code or CSV — several at once",
+        "Text, Markdown, HTML, PDF, Word, PowerPoint, Excel, EPUB, JSON, source code or CSV — several at once",
         type=upload_types(),
         # Core's limit, in the uploader's unit: the browser refuses exactly what the loaders would.
         max_upload_size=DEFAULT_LIMITS.max_upload_bytes // MB,

@@ -14,7 +14,7 @@ from core.loaders.registry import LOADERS
 from core.schema import Document
 
 # Importing a module registers its loaders (order = the order the app lists them).
-from core.loaders import text, markdown, html, pdf, code, csv  # noqa: F401, E402  isort: skip
+from core.loaders import text, markdown, html, pdf, code, csv, docx, pptx, xlsx, epub, json  # noqa: F401, E402  isort: skip
 
 FileMetadata = Callable[[str], dict[str, Any]]
 
@@ -27,6 +27,14 @@ def loader_for(file_name: str) -> type[Loader]:
             return cls
     known = ", ".join(sorted({ext for cls in LOADERS for ext in cls.extensions}))
     raise UnsupportedFileError(file_name, f"files ending in {suffix or '(no extension)'!r} are not supported (supported: {known})")
+
+
+def folder_extensions() -> set[str]:
+    """The extensions a folder walk loads: every loader's, less those only loaded by name (``.json``)."""
+    found: set[str] = set()
+    for cls in LOADERS:
+        found.update(cls.extensions if cls.folder_extensions is None else cls.folder_extensions)
+    return found
 
 
 def load_bytes(
@@ -61,11 +69,14 @@ def load_bytes(
 
 
 def load(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS, **options: Any) -> list[Document]:
-    """Load a file, or every supported file in a directory (sorted by path); a file over the upload limit is not read."""
+    """Load a file, or every supported file in a directory (sorted by path; ``.json`` only by name).
+
+    A file over the upload limit is not read.
+    """
     path = Path(path)
     if path.is_dir():
         documents: list[Document] = []
-        supported = {ext for cls in LOADERS for ext in cls.extensions}
+        supported = folder_extensions()
         for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported):
             documents.extend(load(child, limits=limits, **options))
         return documents
@@ -79,4 +90,4 @@ def load(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS, **opt
     return load_bytes(data, path.name, limits=limits, **options)
 
 
-__all__ = ["LOADERS", "Loader", "load", "load_bytes", "loader_for"]
+__all__ = ["LOADERS", "Loader", "folder_extensions", "load", "load_bytes", "loader_for"]

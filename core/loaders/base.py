@@ -21,6 +21,9 @@ class Loader(Configurable):
     """
 
     extensions: ClassVar[tuple[str, ...]] = ()
+    # The extensions a folder walk loads (None: all of ``extensions``). A loader leaves out those
+    # whose files in a folder are more often settings or data than documents (``.json``).
+    folder_extensions: ClassVar[tuple[str, ...] | None] = None
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         raise NotImplementedError

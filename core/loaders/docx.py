@@ -1,0 +1,270 @@
+"""Word (.docx): the body's paragraphs, headings, list items and tables, read straight from the XML.
+
+The main part (``word/document.xml``, or wherever ``_rels/.rels`` points) is
+walked in order. A paragraph is a heading when its own outline level, or its
+style's (through ``basedOn``), says so, or when its style is named "Heading N"
+or "Title"; a list item when it or its style is numbered. Tables become
+Markdown-like rows (see :mod:`core.loaders.blocks`); the row marked as a header
+(``w:tblHeader``), else the first, is the header. Deleted text of tracked
+changes, field codes, text boxes, comments, footnotes and headers/footers are
+left out; a paragraph's line breaks are kept. Word stores no page breaks it can
+vouch for, so a DOCX has no pages.
+
+Why a direct read rather than python-docx: the structure needed here is a dozen
+tags, read in document order with text boxes and ``mc:Fallback`` copies skipped;
+the archive's size is bounded before anything is unpacked, XML goes through
+defusedxml, and the app gains no lxml dependency.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from xml.etree.ElementTree import Element as XmlElement
+
+from core.errors import CorruptDocumentError, EmptyDocumentError
+from core.loaders.archive import Archive, ZipLoader, attr, child, children, core_properties, local
+from core.loaders.blocks import BlockText
+from core.loaders.registry import LOADERS
+from core.loaders.text import add_warning, make_document
+from core.schema import Document
+
+_HEADING_NAME = re.compile(r"heading\s*([1-9])$", re.IGNORECASE)
+# Run content that is text; everything else in a run (drawings, objects, field codes, deleted text) is not.
+_RUN_TEXT = {"t": None, "tab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-", "softHyphen": ""}
+# Containers whose content is never read: text boxes (their own story), the fallback copy of
+# alternate content, deleted text, embedded objects and pictures.
+_SKIPPED = frozenset({"txbxContent", "Fallback", "del", "object", "drawing", "pict", "instrText", "delText"})
+# Wrappers around paragraphs and tables in the body: content controls, custom XML, tracked insertions.
+_TRANSPARENT = frozenset({"sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag"})
+_STYLE_CHAIN_LIMIT = 20
+
+
+@dataclass
+class _Style:
+    name: str
+    based_on: str | None
+    outline_level: int | None  # 0-based, as stored
+    numbered: bool
+
+
+@LOADERS.register
+@dataclass(frozen=True)
+class DocxLoader(ZipLoader):
+    """Word documents: headings with levels, paragraphs, list items and tables with a header row."""
+
+    name = "docx"
+    summary = "Word (.docx): headings, paragraphs, list items and tables (Markdown-like rows); macros never run."
+    extensions = (".docx",)
+    format_label = "a .docx file"
+
+    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
+        archive = self.open_archive(data, file_name)
+        main = _main_part(archive)
+        root = archive.xml(main)
+        if root is None:
+            raise CorruptDocumentError(file_name, f"is not a .docx file (it has no {main})")
+        body = child(root, "body")
+        if body is None:
+            raise CorruptDocumentError(file_name, f"is not a .docx file ({main} has no body)")
+        styles = _styles(archive)
+        out = BlockText()
+        _walk(body, out, styles)
+        text, elements, _ = out.result()
+        if not text.strip():
+            raise EmptyDocumentError(file_name, "has no text")
+        metadata: dict[str, Any] = {"file_name": file_name, "file_type": "docx"}
+        metadata.update(core_properties(archive))
+        if "title" not in metadata:
+            heading = next((e for e in elements if e.kind == "heading" and e.level == 1), None)
+            if heading is not None:
+                metadata["title"] = heading.attrs["title"]
+        note = archive.active_content_note()
+        if note:
+            add_warning(metadata, note)
+        return [make_document(text, metadata, elements)]
+
+
+def _main_part(archive: Archive) -> str:
+    for kind, target in archive.relationships("").values():
+        if kind == "officeDocument":
+            return target
+    return "word/document.xml"
+
+
+def _styles(archive: Archive) -> dict[str, _Style]:
+    root = archive.xml("word/styles.xml")
+    found: dict[str, _Style] = {}
+    if root is None:
+        return found
+    for style in children(root, "style"):
+        style_id = attr(style, "styleId")
+        if not style_id:
+            continue
+        name_node, based_node = child(style, "name"), child(style, "basedOn")
+        ppr = child(style, "pPr")
+        found[style_id] = _Style(
+            name=(attr(name_node, "val") or "") if name_node is not None else "",
+            based_on=attr(based_node, "val") if based_node is not None else None,
+            outline_level=_outline_level(ppr),
+            numbered=_numbered(ppr),
+        )
+    return found
+
+
+def _walk(container: XmlElement, out: BlockText, styles: dict[str, _Style]) -> None:
+    """The block content of the body (or of a content control) in document order."""
+    for node in container:
+        tag = local(node.tag)
+        if tag == "p":
+            _paragraph(node, out, styles)
+        elif tag == "tbl":
+            out.add_table(_table_rows(node))
+        elif tag in _TRANSPARENT:
+            _walk(node, out, styles)
+
+
+def _paragraph(paragraph: XmlElement, out: BlockText, styles: dict[str, _Style]) -> None:
+    text = paragraph_text(paragraph)
+    ppr = child(paragraph, "pPr")
+    style_node = child(ppr, "pStyle")
+    style_id = attr(style_node, "val") if style_node is not None else None
+    level = _heading_level(ppr, style_id, styles)
+    if level is not None:
+        out.add(" ".join(text.split()), "heading", level=level)
+    elif _numbered(ppr) or _style_numbered(style_id, styles):
+        out.add(text, "list_item")
+    else:
+        out.add(text, "paragraph")
+
+
+def paragraph_text(paragraph: XmlElement) -> str:
+    """A paragraph's visible text: runs (also inside links, fields and insertions), line breaks as "\\n"."""
+    pieces: list[str] = []
+    stack = [iter(paragraph)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        tag = local(node.tag)
+        if tag in _SKIPPED or tag == "pPr" or tag == "rPr":
+            continue
+        if tag in _RUN_TEXT:
+            value = _RUN_TEXT[tag]
+            if value is None:
+                pieces.append(node.text or "")
+            elif tag == "br" and attr(node, "type") == "page":
+                pieces.append("\n")
+            else:
+                pieces.append(value)
+            continue
+        stack.append(iter(node))
+    lines = ("".join(pieces)).split("\n")
+    return "\n".join(" ".join(line.split()) for line in lines if line.strip())
+
+
+def _table_rows(table: XmlElement) -> list[list[str]]:
+    """Every row's cell texts; the header row (``w:tblHeader``) first."""
+    rows: list[list[str]] = []
+    header_index: int | None = None
+    for row in _rows(table):
+        cells = [_cell_text(cell) for cell in _cells(row)]
+        marker = child(child(row, "trPr"), "tblHeader")
+        if header_index is None and marker is not None and attr(marker, "val") not in ("0", "false", "off"):
+            header_index = len(rows)
+        rows.append(cells)
+    if header_index:
+        rows.insert(0, rows.pop(header_index))
+    return rows
+
+
+def _rows(table: XmlElement) -> list[XmlElement]:
+    rows = []
+    for node in table:
+        tag = local(node.tag)
+        if tag == "tr":
+            rows.append(node)
+        elif tag in _TRANSPARENT:
+            rows.extend(_rows(node))
+    return rows
+
+
+def _cells(row: XmlElement) -> list[XmlElement]:
+    cells = []
+    for node in row:
+        tag = local(node.tag)
+        if tag == "tc":
+            cells.append(node)
+        elif tag in _TRANSPARENT:
+            cells.extend(_cells(node))
+    return cells
+
+
+def _cell_text(cell: XmlElement) -> str:
+    """A cell's paragraphs (and any table nested in it) as one line."""
+    parts = []
+    for node in cell:
+        tag = local(node.tag)
+        if tag == "p":
+            parts.append(paragraph_text(node))
+        elif tag == "tbl":
+            parts.extend(" ".join(row) for row in _table_rows(node))
+        elif tag in _TRANSPARENT:
+            parts.append(_cell_text(node))
+    return " ".join(" ".join(parts).split())
+
+
+def _heading_level(ppr: XmlElement | None, style_id: str | None, styles: dict[str, _Style]) -> int | None:
+    own = _outline_level(ppr)
+    if own is not None:
+        return own + 1 if own < 9 else None
+    seen = 0
+    while style_id and style_id in styles and seen < _STYLE_CHAIN_LIMIT:
+        style = styles[style_id]
+        if style.outline_level is not None:
+            return style.outline_level + 1 if style.outline_level < 9 else None
+        match = _HEADING_NAME.match(style.name.strip())
+        if match:
+            return int(match.group(1))
+        if style.name.strip().lower() == "title":
+            return 1
+        style_id, seen = style.based_on, seen + 1
+    if style_id and style_id not in styles:  # a style id without styles.xml: Word's own ids
+        match = _HEADING_NAME.match(style_id)
+        if match:
+            return int(match.group(1))
+        if style_id.lower() == "title":
+            return 1
+    return None
+
+
+def _outline_level(ppr: XmlElement | None) -> int | None:
+    node = child(ppr, "outlineLvl")
+    if node is None:
+        return None
+    try:
+        return int(attr(node, "val") or "")
+    except ValueError:
+        return None
+
+
+def _numbered(ppr: XmlElement | None) -> bool:
+    numpr = child(ppr, "numPr")
+    if numpr is None:
+        return False
+    num_id = child(numpr, "numId")
+    return num_id is None or attr(num_id, "val") != "0"
+
+
+def _style_numbered(style_id: str | None, styles: dict[str, _Style]) -> bool:
+    seen = 0
+    while style_id and style_id in styles and seen < _STYLE_CHAIN_LIMIT:
+        style = styles[style_id]
+        if style.numbered:
+            return True
+        if style.name.lower().startswith("list bullet") or style.name.lower().startswith("list number"):
+            return True
+        style_id, seen = style.based_on, seen + 1
+    return False

@@ -1,0 +1,194 @@
+"""PowerPoint (.pptx): one page per slide, with the slide's title, text and tables.
+
+Slides are read in the order ``ppt/presentation.xml`` lists them; each is a
+page labelled with its slide number. On a slide, shapes are read in their
+stored order (groups opened): a title placeholder is a heading (level 1 for a
+title slide's centred title, level 2 for a slide title), the paragraphs of a
+content placeholder or of a bulleted text are list items, other text is
+paragraphs, and a table becomes Markdown-like rows with its first row as the
+header. Speaker notes are left out unless ``include_notes`` is on; pictures,
+charts, embedded objects and media are never read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from xml.etree.ElementTree import Element as XmlElement
+
+from core.errors import CorruptDocumentError, EmptyDocumentError
+from core.loaders.archive import Archive, ZipLoader, child, children, core_properties, descendants, local
+from core.loaders.blocks import BlockText
+from core.loaders.registry import LOADERS
+from core.loaders.text import add_warning, make_document
+from core.params import param
+from core.schema import Document
+
+_TITLES = {"ctrTitle": 1, "title": 2}
+# Placeholders whose paragraphs are bullets unless a paragraph says otherwise (no type means "obj").
+_BULLETED_PLACEHOLDERS = frozenset({"body", "obj"})
+_NOT_TEXT_PLACEHOLDERS = frozenset({"sldNum", "dt", "ftr", "hdr"})
+
+
+@LOADERS.register
+@dataclass(frozen=True)
+class PptxLoader(ZipLoader):
+    """PowerPoint decks: one page per slide, titles as headings, bullets as list items, tables as rows."""
+
+    name = "pptx"
+    summary = "PowerPoint (.pptx): one page per slide; titles, bullets, text and tables; macros never run."
+    extensions = (".pptx",)
+    format_label = "a .pptx file"
+
+    include_notes: bool = param(False, "Add each slide's speaker notes after its content.")
+
+    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
+        archive = self.open_archive(data, file_name)
+        presentation = _main_part(archive)
+        root = archive.xml(presentation)
+        if root is None:
+            raise CorruptDocumentError(file_name, f"is not a .pptx file (it has no {presentation})")
+        rels = archive.relationships(presentation)
+        slide_ids = child(root, "sldIdLst")
+        slides = []
+        for slide_id in children(slide_ids, "sldId") if slide_ids is not None else ():
+            # r:id names the relationship (the plain id attribute is the slide's number in the deck).
+            rel_id = next((value for key, value in slide_id.attrib.items() if key.endswith("}id")), "")
+            rel = rels.get(rel_id)
+            if rel is not None:
+                slides.append(rel[1])
+        if not slides:
+            raise EmptyDocumentError(file_name, "has no slides")
+
+        out = BlockText()
+        hidden = []
+        for number, part in enumerate(slides, start=1):
+            out.start_page(str(number))
+            slide = archive.xml(part)
+            if slide is None:
+                continue  # listed but missing: an empty page keeps the numbering
+            if slide.get("show") in ("0", "false"):
+                hidden.append(number)
+            tree = child(child(slide, "cSld"), "spTree")
+            if tree is not None:
+                _shapes(tree, out)
+            if self.include_notes:
+                _notes(archive, part, out)
+        text, elements, pages = out.result()
+        if not text.strip():
+            raise EmptyDocumentError(file_name, "has no text on any slide")
+        metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pptx", "page_count": len(pages)}
+        metadata["page_unit"] = "slide"
+        metadata.update(core_properties(archive))
+        if "title" not in metadata:
+            heading = next((e for e in elements if e.kind == "heading"), None)
+            if heading is not None:
+                metadata["title"] = heading.attrs["title"]
+        if hidden:
+            numbers = ", ".join(str(n) for n in hidden)
+            add_warning(metadata, f"slide{'s' if len(hidden) > 1 else ''} {numbers} hidden in the show, read anyway")
+        note = archive.active_content_note()
+        if note:
+            add_warning(metadata, note)
+        return [make_document(text, metadata, elements, pages)]
+
+
+def _main_part(archive: Archive) -> str:
+    for kind, target in archive.relationships("").values():
+        if kind == "officeDocument":
+            return target
+    return "ppt/presentation.xml"
+
+
+def _shapes(tree: XmlElement, out: BlockText) -> None:
+    for shape in tree:
+        tag = local(shape.tag)
+        if tag == "sp":
+            _text_shape(shape, out)
+        elif tag == "graphicFrame":
+            table = next(descendants(shape, "tbl"), None)
+            if table is not None:
+                out.add_table(_table_rows(table))
+        elif tag == "grpSp":
+            _shapes(shape, out)
+        elif tag == "AlternateContent":
+            choice = child(shape, "Choice")  # the Fallback is a copy of the same content
+            if choice is not None:
+                _shapes(choice, out)
+
+
+def _text_shape(shape: XmlElement, out: BlockText) -> None:
+    body = child(shape, "txBody")
+    if body is None:
+        return
+    properties = child(shape, "nvSpPr")
+    placeholder = next(descendants(properties, "ph"), None) if properties is not None else None
+    kind = (placeholder.get("type") or "obj") if placeholder is not None else None
+    if kind in _NOT_TEXT_PLACEHOLDERS:
+        return
+    paragraphs = [(p, paragraph_text(p)) for p in children(body, "p")]
+    if kind in _TITLES:
+        out.add(" ".join(text for _, text in paragraphs), "heading", level=_TITLES[kind])
+        return
+    bulleted_by_default = kind in _BULLETED_PLACEHOLDERS
+    for paragraph, text in paragraphs:
+        out.add(text, "list_item" if _bulleted(paragraph, bulleted_by_default) else "paragraph")
+
+
+def _bulleted(paragraph: XmlElement, default: bool) -> bool:
+    ppr = child(paragraph, "pPr")
+    if ppr is not None:
+        if child(ppr, "buNone") is not None:
+            return False
+        if child(ppr, "buChar") is not None or child(ppr, "buAutoNum") is not None:
+            return True
+    return default
+
+
+def paragraph_text(paragraph: XmlElement) -> str:
+    """A DrawingML paragraph's text: runs and fields, line breaks (``a:br``) as "\\n"."""
+    pieces = []
+    for node in paragraph:
+        tag = local(node.tag)
+        if tag in ("r", "fld"):
+            text_node = child(node, "t")
+            pieces.append((text_node.text or "") if text_node is not None else "")
+        elif tag == "br":
+            pieces.append("\n")
+    lines = "".join(pieces).split("\n")
+    return "\n".join(" ".join(line.split()) for line in lines if line.strip())
+
+
+def _table_rows(table: XmlElement) -> list[list[str]]:
+    rows = []
+    for row in children(table, "tr"):
+        cells = []
+        for cell in children(row, "tc"):
+            if cell.get("hMerge") in ("1", "true") or cell.get("vMerge") in ("1", "true"):
+                cells.append("")  # covered by a merged neighbour
+                continue
+            body = child(cell, "txBody")
+            texts = [paragraph_text(p) for p in children(body, "p")] if body is not None else []
+            cells.append(" ".join(" ".join(texts).split()))
+        rows.append(cells)
+    return rows
+
+
+def _notes(archive: Archive, slide_part: str, out: BlockText) -> None:
+    for kind, target in archive.relationships(slide_part).values():
+        if kind != "notesSlide":
+            continue
+        notes = archive.xml(target)
+        tree = child(child(notes, "cSld"), "spTree") if notes is not None else None
+        if tree is None:
+            return
+        for shape in tree:
+            placeholder = next(descendants(shape, "ph"), None)
+            if placeholder is None or placeholder.get("type") != "body":
+                continue  # the notes page's slide image, number and header are not notes
+            body = child(shape, "txBody")
+            lines = [paragraph_text(p) for p in children(body, "p")] if body is not None else []
+            note = "\n".join(line for line in lines if line)
+            if note:
+                out.add(note, "paragraph", attrs={"notes": True})
+        return

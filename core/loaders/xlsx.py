@@ -1,0 +1,126 @@
+"""Excel (.xlsx): one page per worksheet, each sheet's used cells as one table.
+
+Read with openpyxl in read-only mode with ``data_only``: a formula cell gives
+the value Excel last saved for it (empty if it was never calculated), and no
+formula is evaluated, no macro run, no external link loaded. Each worksheet is
+a page labelled with the sheet's name, holding a heading with that name and
+the sheet as Markdown-like rows whose first non-empty row is the header (see
+:mod:`core.loaders.blocks`). Empty rows, and empty columns at the edges, are
+left out. Charts, pictures and chart sheets are not read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+from dataclasses import dataclass
+from io import BytesIO
+from typing import Any
+
+from core.errors import CorruptDocumentError, EmptyDocumentError, LoadError, TooLargeError
+from core.loaders.archive import ZipLoader, core_properties
+from core.loaders.blocks import BlockText
+from core.loaders.registry import LOADERS
+from core.loaders.text import add_warning, make_document
+from core.params import param
+from core.schema import Document
+
+
+@LOADERS.register
+@dataclass(frozen=True)
+class XlsxLoader(ZipLoader):
+    """Excel workbooks: one page per sheet, the sheet's cells as a table with its first row as header."""
+
+    name = "xlsx"
+    summary = "Excel (.xlsx): one page per sheet, cells as table rows (saved values; no formula or macro runs)."
+    extensions = (".xlsx",)
+    format_label = "a .xlsx file"
+
+    # Sheets can declare far more cells than they store, and openpyxl fills gaps with empty cells.
+    max_cells: int = param(
+        2_000_000, "Refuse workbooks with more cells than this (empty cells within the used rows count).", ge=1,
+        le=100_000_000, advanced=True,
+    )  # fmt: skip
+
+    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
+        archive = self.open_archive(data, file_name)
+        if archive.find("xl/workbook.xml") is None and archive.find("[Content_Types].xml") is None:
+            raise CorruptDocumentError(file_name, "is not a .xlsx file (it has no workbook)")
+        archive.refuse_entity_declarations()
+        try:
+            sheets = self._sheets(data, file_name)
+        except LoadError:
+            raise
+        except Exception as exc:  # openpyxl raises many kinds of errors on damaged files
+            text = " ".join(str(exc).split())[:100]
+            raise CorruptDocumentError(
+                file_name, f"is not a readable .xlsx file ({type(exc).__name__}: {text})"
+            ) from None
+        out = BlockText()
+        hidden = []
+        for title, state, rows in sheets:
+            out.start_page(title)
+            out.add(title, "heading", level=1)
+            out.add_table(rows, attrs={"sheet": title})
+            if state != "visible":
+                hidden.append(title)
+        text, elements, pages = out.result()
+        if not any(e.kind == "table" for e in elements):
+            raise EmptyDocumentError(file_name, "has no cells with values")
+        metadata: dict[str, Any] = {"file_name": file_name, "file_type": "xlsx", "page_count": len(pages)}
+        metadata["page_unit"] = "sheet"
+        metadata.update(core_properties(archive))
+        if hidden:
+            add_warning(metadata, f"hidden sheet{'s' if len(hidden) > 1 else ''} {', '.join(hidden)} read anyway")
+        note = archive.active_content_note()
+        if note:
+            add_warning(metadata, note)
+        return [make_document(text, metadata, elements, pages)]
+
+    def _sheets(self, data: bytes, file_name: str) -> list[tuple[str, str, list[list[str]]]]:
+        from openpyxl import load_workbook  # imported on first use: most sessions never open a workbook
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # openpyxl warns about every extension it does not read
+            book = load_workbook(BytesIO(data), read_only=True, data_only=True, keep_vba=False, keep_links=False)
+            try:
+                sheets = []
+                budget = self.max_cells
+                for sheet in book.worksheets:
+                    # The declared dimensions may be absurd: read only the cells the sheet stores.
+                    sheet.reset_dimensions()
+                    rows: list[list[str]] = []
+                    for values in sheet.iter_rows(values_only=True):
+                        budget -= max(len(values), 1)
+                        if budget < 0:
+                            raise TooLargeError(file_name, f"has more than max_cells={self.max_cells:,} cells")
+                        rows.append([cell_text(value) for value in values])
+                    sheets.append((sheet.title, sheet.sheet_state, _trimmed(rows)))
+                return sheets
+            finally:
+                book.close()
+
+
+def cell_text(value: object) -> str:
+    """A saved cell value as a spreadsheet shows it plainly: 3, 0.25, 2024-05-01, TRUE."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if value.time() == dt.time() else value.isoformat(sep=" ")
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    return str(value)
+
+
+def _trimmed(rows: list[list[str]]) -> list[list[str]]:
+    """Rows without empty ones, and without the empty columns at the left and right edges."""
+    kept = [row for row in rows if any(cell.strip() for cell in row)]
+    if not kept:
+        return []
+    first = min(next(i for i, cell in enumerate(row) if cell.strip()) for row in kept)
+    last = max(max(i for i, cell in enumerate(row) if cell.strip()) for row in kept)
+    return [row[first : last + 1] for row in kept]
