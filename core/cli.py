@@ -119,7 +119,9 @@ def _register_plugins(commands: argparse._SubParsersAction) -> None:
     from core import cli_batch  # batch: a corpus on a process pool or Ray (issue 17)
 
     cli_batch.register(commands)
+    from core import cli_tune  # tune: the Pareto front of quality against cost (issue 15)
 
+    cli_tune.register(commands)
 
 
 # --------------------------------------------------------------------- commands

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import evaluate as evaluate_ui
-from ui import state
+from ui import evaluate_tune, state
 from ui.page import documents_or_stop, setup_page
 
 setup_page()
@@ -21,7 +21,8 @@ st.markdown(
     "Score splitter configurations against queries whose answers are known: for each query, does the "
     "top-k hold the reference text (hit rate, MRR), and how much of what is retrieved is that text "
     "(recall, precision, IoU over characters)? Run several configurations side by side, or sweep "
-    "any of a splitter's parameters."
+    "any of a splitter's parameters, or tune: search splitters and retrieval settings for the best "
+    "quality at the least cost."
 )
 
 config = state.config()
@@ -30,6 +31,10 @@ loaded_names = {str(doc.metadata.get("file_name")) for doc in documents}
 queries = evaluate_ui.queries_or_stop(loaded_names)
 
 chosen = evaluate_ui.selection(config)
+if chosen.kind == "Tune":
+    # The tuner searches splitters and retrieval settings itself: its own form, its own results.
+    evaluate_tune.tune_section(config, documents, queries, evaluate_ui.scope_choice())
+    st.stop()
 retrieval = evaluate_ui.retrieval_settings(config)
 scope = evaluate_ui.scope_choice()
 # What the results on screen were computed from: a change makes them stale.
@@ -39,7 +44,7 @@ if evaluate_ui.run_button(ready=chosen.ready and retrieval is not None):
     evaluate_ui.run_and_store(documents, queries, chosen, retrieval, config, signature, scope)
 
 result = state.evaluation()
-if not result:
+if not result or result["kind"] == "Tune":  # a tuning run's front is shown in the Tune section
     st.info("Choose what to compare, then press **Run the evaluation**.", icon=":material/play_arrow:")
     st.stop()
 evaluate_ui.show_results(result, signature)

@@ -33,7 +33,7 @@ from ui.evaluate_sweep import sweep_form
 from ui.query import sample_queries
 
 PAGE_KEY = "eval"
-MODES = ("Configurations", "Sweep")
+MODES = ("Configurations", "Sweep", "Tune")  # Tune: ui.evaluate_tune draws its own form and results
 SCOPE_LABELS = {"corpus": "Whole corpus", "document": "The query's document"}
 __all__ = ["queries_or_stop", "retrieval_settings", "run_and_store", "run_button", "scope_choice", "selection",
            "show_results", "signature"]  # fmt: skip
@@ -112,6 +112,8 @@ def selection(config: PipelineConfig) -> Selection:
     mode_key = f"{PAGE_KEY}.mode"
     state.keep_valid(mode_key, MODES)
     kind = st.segmented_control("What to evaluate", MODES, key=mode_key) or MODES[0]
+    if kind == "Tune":
+        return Selection("Tune")
     return configurations(config) if kind == "Configurations" else sweep_form(config, Selection)
 
 

@@ -1,0 +1,156 @@
+"""``chunkscope tune``: search splitters and retrieval settings for the Pareto front of quality against cost.
+
+``core.cli`` calls :func:`register` with its subparsers, as it does
+:mod:`core.cli_query`'s. The space is given as ``evaluate``'s sweep is
+(``--splitter A,B``, ``--set``, ``--sweep [SPLITTER.]PARAM=V,V``, read by
+:mod:`core.sweep`) plus lists of retrieval modes, alphas and top_k values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from core.cli_args import parse_assignments
+from core.cli_query import USER_ERROR, StderrProgress, _embedder, _load, _print_json, _splitter_names, format_table
+from core.errors import ChunkScopeError
+from core.retrieval import SCOPES
+from core.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``tune`` to the chunkscope CLI."""
+    tune = subparsers.add_parser(
+        "tune", help="Search splitter and retrieval settings for the Pareto front of quality against cost."
+    )
+    tune.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories to load.")
+    tune.add_argument("--queries", required=True, help="JSON file of {query, doc, excerpts} entries.")
+    tune.add_argument("--splitter", default=None, help="Splitter names to try, as NAME,NAME (default: sentence).")
+    tune.add_argument(
+        "--set", action="append", default=[], metavar="[SPLITTER.]K=V", help="A fixed splitter parameter."
+    )
+    tune.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="[SPLITTER.]PARAM=V,V,...",
+        help="Values of a declared number, choice or switch to try (repeatable), as for evaluate --sweep. "
+        "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them.",
+    )
+    tune.add_argument("--modes", default="dense", metavar="M,M", help="Retrieval modes to try: dense, bm25, hybrid.")
+    tune.add_argument("--alphas", default="0.5", metavar="A,A", help="Hybrid weights of the dense score to try.")
+    tune.add_argument("--top-ks", default="5", metavar="K,K", help="top_k values to try.")
+    tune.add_argument(
+        "--scope", choices=SCOPES, default="corpus", help="Retrieve from the corpus or the query's document."
+    )
+    tune.add_argument("--metric", choices=list(QUALITIES), default="mrr", help="The quality to maximise.")
+    tune.add_argument("--cost", choices=list(COSTS), default="context_tokens", help="The cost to minimise.")
+    tune.add_argument(
+        "--search",
+        choices=SEARCHES,
+        default="auto",
+        help="exhaustive: every configuration on every query; halving: successive halving on a growing query "
+        "sample; auto: exhaustive up to 20,000 (configuration, query) pairs.",
+    )
+    tune.add_argument("--eta", type=int, default=2, help="Halving: keep 1/eta of the configurations each round.")
+    tune.add_argument("--keep", type=int, default=8, help="Halving: configurations measured on every query.")
+    tune.add_argument("--seed", type=int, default=0, help="Halving: the order in which queries are sampled.")
+    tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
+    tune.add_argument("--backend", choices=("auto", "onnx", "torch"), default=None, help="What runs the model.")
+    tune.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
+    tune.add_argument("--format", choices=("json", "table"), default="table")
+    tune.set_defaults(func=cmd_tune)
+
+
+DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
+
+
+def build_space(args: argparse.Namespace) -> TuneSpace:
+    """The space the arguments describe, every value checked (nothing is loaded yet)."""
+    from core.splitters import SPLITTERS
+    from core.sweep import plan_sweeps, sweepable_params
+
+    names = _splitter_names(args)
+    grid: dict[str, Any] = parse_assignments(args.sweep, "--sweep")
+    if not args.sweep:
+        # The classic sizes and overlaps, for each chosen splitter that declares them.
+        for name in names:
+            declared = {spec.name for spec in sweepable_params(SPLITTERS.get_class(name))}
+            for param, values in DEFAULT_GRID.items():
+                if param in declared:
+                    grid[f"{name}.{param}"] = values
+    specs = plan_sweeps(names, parse_assignments(args.set, "--set"), grid)
+    return TuneSpace(
+        tuple(specs),
+        tuple(retrieval_values("mode", args.modes)),
+        tuple(retrieval_values("alpha", args.alphas)),
+        tuple(retrieval_values("top_k", args.top_ks)),
+    )
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Check the space, then load, then embed: a bad argument fails before the model loads."""
+    from core.evaluation import load_queries, references
+    from core.tune import tune
+
+    space = build_space(args)
+    space.check()
+    setups = space.setups()
+    queries = load_queries(args.queries)
+    documents = _load(args.paths)
+    references(documents, queries)  # a missing excerpt fails before anything is embedded
+    progress = None if args.quiet else StderrProgress()
+    needs = any(mode != "bm25" for mode in space.modes)
+    if progress is not None:
+        progress(
+            0.0, f"{len(space.arms(len(setups)))} configurations" + (", loading the embedding model" if needs else "")
+        )
+    result = tune(
+        documents,
+        queries,
+        space,
+        embedder=_embedder(args, needs=needs),
+        scope=args.scope,
+        quality=args.metric,
+        cost=args.cost,
+        search=args.search,
+        eta=args.eta,
+        keep=args.keep,
+        seed=args.seed,
+        report=progress,
+    )
+    if progress is not None:
+        progress.close()
+    if args.format == "json":
+        _print_json(result.to_dict())
+        return 0
+    print(
+        f"Pareto front: {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "
+        f"({result.search}, {len(result.rows)} configurations, {result.queries} queries)"
+    )
+    print(format_table(table_rows(result.front_rows())))
+    return 0
+
+
+def table_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    columns = ("config", "hit_rate", "mrr", "recall", "context_tokens", "nodes", "embed_tokens", "embed_seconds")
+    return [{column: row[column] for column in columns} for row in rows]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``tune`` on its own (``python -m core.cli_tune``); ``core.cli`` is the real entry."""
+    parser = argparse.ArgumentParser(prog="chunkscope")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    register(subparsers)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ChunkScopeError as exc:
+        print(f"chunkscope: {exc}", file=sys.stderr)
+        return USER_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""The tuner (core.tune, chunkscope tune): scores equal to evaluate's, embeddings reused, a checked front."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from eval_support import WordsEmbedder
+
+from core import cli_tune
+from core.errors import ConfigError
+from core.evaluation import evaluate, load_queries
+from core.loaders import load
+from core.pareto import dominates
+from core.splitters import get_splitter
+from core.sweep import SweepSpec, plan_sweeps
+from core.tune import TuneSpace, retrieval_values, tune
+
+METRICS = ("hit_rate", "mrr", "recall", "precision", "iou")
+
+
+@pytest.fixture(scope="module")
+def corpus(sample_docs):
+    documents = [*load(sample_docs / "release_notes.txt"), *load(sample_docs / "chunking_guide.md")]
+    names = {"release_notes.txt", "chunking_guide.md"}
+    queries = [q for q in load_queries(sample_docs / "queries.json") if q.doc in names]
+    assert len(queries) >= 4
+    return documents, queries
+
+
+def sizes(*values: int, splitter: str = "sentence") -> tuple[SweepSpec, ...]:
+    return (SweepSpec(splitter, {"chunk_size": list(values), "chunk_overlap": [0]}),)
+
+
+def test_every_row_scores_as_evaluate_scores_that_configuration(corpus):
+    documents, queries = corpus
+    embedder = WordsEmbedder(disk_cache=False)
+    space = TuneSpace(sizes(128, 256), modes=("dense", "bm25", "hybrid"), alphas=(0.3,), top_ks=(2, 4))
+    result = tune(documents, queries, space, embedder=embedder, search="exhaustive")
+    assert len(result.rows) == 2 * 3 * 2
+    for row in result.rows:
+        expected = evaluate(
+            documents,
+            queries,
+            get_splitter("sentence", chunk_size=row["params"]["chunk_size"], chunk_overlap=0),
+            embedder=embedder,
+            top_k=row["top_k"],
+            mode=row["mode"],
+            alpha=row["alpha"] if row["mode"] == "hybrid" else 0.5,
+        )
+        assert row["nodes"] == expected.node_count
+        assert row["queries"] == len(queries)
+        for metric in METRICS:
+            assert row[metric] == pytest.approx(expected.to_row()[metric]), (row["config"], metric)
+
+
+def test_context_tokens_are_the_retrieved_chunks_llm_views_in_model_tokens(corpus):
+    from core.schema import MetadataMode
+    from core.tokenizers import get_tokenizer
+
+    documents, queries = corpus
+    result = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1,)))
+    (row,) = result.rows
+    splitter = get_splitter("sentence", chunk_size=200, chunk_overlap=0)
+    counter = get_tokenizer("model")
+    evaluation = evaluate(documents, queries, splitter, mode="bm25", top_k=1)
+    nodes = {node.id: node for node in splitter.split(documents)}
+    tokens = [counter.count(nodes[score.retrieved[0]].get_content(MetadataMode.LLM)) for score in evaluation.per_query]
+    assert row["context_tokens"] == pytest.approx(sum(tokens) / len(tokens))
+    # A larger top_k sends more text.
+    wider = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1, 3)))
+    assert wider.rows[1]["context_tokens"] > wider.rows[0]["context_tokens"] == row["context_tokens"]
+
+
+def test_a_second_configuration_with_the_same_chunks_embeds_nothing(corpus, tmp_path, monkeypatch):
+    documents, queries = corpus
+    notes = [doc for doc in documents if doc.metadata["file_name"] == "release_notes.txt"]
+    asked = [q for q in queries if q.doc == "release_notes.txt"]
+    # Both sizes hold the whole file in one chunk: the same chunk texts.
+    first, second = TuneSpace(sizes(3000)), TuneSpace(sizes(6000))
+    embedder = WordsEmbedder(disk_cache=False)
+    done = tune(notes, asked, first, embedder=embedder)
+    assert done.embedded_texts == len(embedder.encoded) > 0
+    before = len(embedder.encoded)
+    again = tune(notes, asked, second, embedder=embedder)
+    assert again.embedded_texts == 0 and len(embedder.encoded) == before
+    assert again.rows[0]["mrr"] == done.rows[0]["mrr"]
+    # Within one run, both configurations together encode each text once.
+    together = WordsEmbedder(disk_cache=False)
+    both = tune(notes, asked, TuneSpace(sizes(3000, 6000)), embedder=together)
+    assert len(together.encoded) == len(set(together.encoded)) == before == both.embedded_texts
+    # And across processes: a new embedder on the same disk cache encodes nothing.
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path))
+    tune(notes, asked, first, embedder=WordsEmbedder())
+    fresh = WordsEmbedder()
+    assert tune(notes, asked, second, embedder=fresh).embedded_texts == 0
+    assert fresh.encoded == []
+
+
+def test_halving_measures_survivors_on_every_query_and_the_front_is_undominated(corpus):
+    documents, queries = corpus
+    space = TuneSpace(sizes(64, 128, 256, 512), modes=("bm25",), top_ks=(1, 2, 3, 5, 8))
+    result = tune(documents, queries, space, search="halving", keep=4, eta=2, min_queries=2)
+    assert result.search == "halving"
+    assert [rung["measured"] for rung in result.rungs] == [20, 10, 5, 4]
+    assert result.rungs[-1]["queries"] == len(queries) > result.rungs[0]["queries"]
+    full = [row for row in result.rows if row["queries"] == len(queries)]
+    assert len(full) == 4 and result.front
+    for row in result.front_rows():
+        assert row["on_front"] and row["queries"] == len(queries)
+        assert not any(
+            dominates((other["mrr"], other["context_tokens"]), (row["mrr"], row["context_tokens"]), ("max", "min"))
+            for other in full
+        )
+    costs = [row["context_tokens"] for row in result.front_rows()]
+    assert costs == sorted(costs)
+
+
+def test_bad_settings_fail_before_anything_is_split(corpus):
+    documents, queries = corpus
+    with pytest.raises(ConfigError, match="quality must be one of"):
+        tune(documents, queries, TuneSpace(sizes(128)), quality="speed")
+    with pytest.raises(ConfigError, match="cost must be one of"):
+        tune(documents, queries, TuneSpace(sizes(128)), cost="money")
+    with pytest.raises(ConfigError, match="top_k"):
+        retrieval_values("top_k", "3, 0")
+    with pytest.raises(ConfigError, match="alpha"):
+        retrieval_values("alpha", "1.5")
+    with pytest.raises(ConfigError, match="mode"):
+        retrieval_values("mode", "dense, sparse")
+    assert retrieval_values("top_k", "5, 3,5") == [3, 5]
+
+
+def test_cli_tune_prints_the_front_as_json(sample_docs, capsys):
+    code = cli_tune.main(
+        [
+            "tune",
+            str(sample_docs / "release_notes.txt"),
+            str(sample_docs / "chunking_guide.md"),
+            "--queries",
+            str(sample_docs / "queries.json"),
+            "--sweep",
+            "chunk_size=128,256",
+            "--modes",
+            "bm25",
+            "--top-ks",
+            "1,3",
+            "--metric",
+            "hit_rate",
+            "--format",
+            "json",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["quality"] == "hit_rate" and report["cost"] == "context_tokens"
+    assert report["search"] == "exhaustive" and len(report["rows"]) == 4
+    assert report["front"] and all(row["on_front"] for row in report["front"])
+    best = max(row["hit_rate"] for row in report["rows"])
+    assert max(row["hit_rate"] for row in report["front"]) == best
+    first = report["front"][0]["settings"]
+    assert first["splitter"]["name"] == "sentence" and first["retrieval"]["mode"] == "bm25"
+
+
+def test_cli_tune_refuses_a_bad_list_before_loading(sample_docs, capsys):
+    code = cli_tune.main(
+        ["tune", str(sample_docs / "missing.txt"), "--queries", "nowhere.json", "--top-ks", "3,zero", "--quiet"]
+    )
+    assert code == 2
+    assert "top_k" in capsys.readouterr().err
+
+
+def test_the_default_space_sweeps_sizes_and_overlaps_of_each_splitter():
+    args = cli_tune_args("--splitter", "sentence,markdown", "--modes", "dense,hybrid", "--alphas", "0.2,0.8")
+    space = cli_tune.build_space(args)
+    assert [spec.splitter for spec in space.specs] == ["sentence", "markdown"]
+    assert space.specs[0].grid == {"chunk_size": [128, 256, 512, 1024], "chunk_overlap": [0, 64]}
+    # dense once, hybrid at each alpha; one top_k.
+    assert len(space.arms()) == len(space.setups()) * 3
+    assert plan_sweeps(["sentence"], {}, {"chunk_size": "1,2"})[0].grid == {"chunk_size": [1, 2]}
+
+
+def cli_tune_args(*argv: str):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    cli_tune.register(parser.add_subparsers())
+    return parser.parse_args(["tune", "x", "--queries", "q.json", *argv])

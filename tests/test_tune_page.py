@@ -1,0 +1,90 @@
+"""AppTest: the Evaluate page's Tune section finds core's Pareto front, draws it, and loads a point into the session.
+
+BM25 only, so nothing is embedded; the front must be :func:`core.tune.tune`'s
+for the same documents, queries and space.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apptest_support
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.config import PipelineConfig
+from core.documents import prepare_documents
+from core.evaluation import load_queries
+from core.loaders import load
+from core.sweep import SweepSpec
+from core.tune import TuneSpace, tune
+from ui.documents import sample_files
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/5_Evaluate.py"
+
+
+def tune_page() -> AppTest:
+    at = apptest_support.open_page(PAGE, timeout=600)
+    at.segmented_control(key="eval.mode").set_value("Tune").run()
+    at.text_input(key="eval.tune.sentence.values.chunk_size").set_value("128, 256").run()
+    at.text_input(key="eval.tune.sentence.values.chunk_overlap").set_value("0").run()
+    at.multiselect(key="eval.tune.modes").set_value(["bm25"]).run()
+    at.text_input(key="eval.tune.top_ks").set_value("1, 3").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def expected_front():
+    documents = prepare_documents([doc for path in sample_files() for doc in load(path)], PipelineConfig())
+    queries = load_queries(ROOT / "sample_docs" / "queries.json")
+    space = TuneSpace(
+        (
+            SweepSpec(
+                "sentence", {"chunk_size": [128, 256], "chunk_overlap": [0]}, PipelineConfig().splitter.to_params()
+            ),
+        ),
+        modes=("bm25",),
+        top_ks=(1, 3),
+    )
+    return tune(documents, queries, space, quality="mrr", cost="context_tokens")
+
+
+def test_the_tune_section_says_what_it_will_search_and_runs_nothing_until_asked():
+    at = tune_page()
+    assert any("4 configurations to search: every one on every query" in c.value for c in at.caption)
+    assert any("press **Search**" in info.value for info in at.info)
+    assert not list(at.get("plotly_chart"))
+
+
+def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_configuration():
+    at = tune_page()
+    at.button(key="eval.tune.run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    expected = expected_front()
+    (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    names = [trace["name"] for trace in chart["data"]]
+    assert names == ["Other configurations", "Pareto front"]
+    front_trace = chart["data"][1]
+    assert front_trace["customdata"] == expected.front
+    assert front_trace["y"] == pytest.approx([row["mrr"] for row in expected.front_rows()])
+    assert front_trace["x"] == pytest.approx([row["context_tokens"] for row in expected.front_rows()])
+    assert chart["layout"]["xaxis"]["title"]["text"] == "Context tokens per query"
+    (table,) = [frame.value for frame in at.dataframe if "context_tokens" in frame.value.columns]
+    assert table["config"].tolist() == [row["config"] for row in expected.front_rows()]
+
+    # Pick the front's costliest point (as a click on it does) and load it.
+    target = expected.front[-1]
+    at.selectbox(key="eval.tune.pick").set_value(target).run()
+    at.button(key="eval.tune.load").click().run()
+    assert not at.exception, at.exception
+    config = at.session_state["cs_config"]
+    settings = expected.rows[target]["settings"]
+    assert config.splitter.name == "sentence"
+    assert config.splitter.to_params()["chunk_size"] == settings["splitter"]["params"]["chunk_size"]
+    assert (config.retrieval.mode, config.retrieval.top_k) == ("bm25", settings["retrieval"]["top_k"])
+    assert any("This is the session's configuration" in s.value for s in at.success)
+    # The front stays on screen, not stale: loading a point is not a change of the search.
+    assert not any("settings changed" in info.value for info in at.info)
