@@ -179,3 +179,26 @@ def test_chunks_over_the_embedding_window_are_warned_about():
         w.startswith("**1024/0**: ") and "longer than the embedding model's window (254 tokens)" in w for w in warnings
     )
     assert results(at)["over_window"].iloc[0] > 0
+
+
+def test_queries_written_on_the_page_are_checked_listed_and_evaluated():
+    at = open_page()
+    at.text_input(key="evaluate.builder.question").set_value("What does overlap repeat?")
+    at.selectbox(key="evaluate.builder.doc").set_value("chunking_guide.md")
+    at.text_area(key="evaluate.builder.passage").set_value("a passage that is in no document at all")
+    at.button(key="evaluate.builder.add").click().run()
+    assert not at.exception
+    assert any("not in chunking_guide.md" in shown(e.value) for e in at.error)
+
+    guide = load(ROOT / "sample_docs" / "chunking_guide.md")[0].text
+    passage = guide[400:520]
+    at.text_input(key="evaluate.builder.question").set_value("What does overlap repeat?")
+    at.selectbox(key="evaluate.builder.doc").set_value("chunking_guide.md")
+    at.text_area(key="evaluate.builder.passage").set_value(passage)
+    at.button(key="evaluate.builder.add").click().run()
+    assert not at.exception and not at.error
+    assert at.dataframe[0].value["passage"].tolist() == [passage.strip()]
+    assert at.text_input(key="evaluate.builder.question").value == ""  # emptied for the next query
+
+    at.toggle(key="evaluate.use_written").set_value(True).run()
+    assert any("1 of 1 queries written here" in shown(c.value) for c in at.caption)

@@ -28,6 +28,7 @@ from core.schema import Document
 from core.splitters import SPLITTERS
 from core.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
 from ui import cache, state, widgets
+from ui.evaluate_builder import chosen_written_queries
 from ui.evaluate_results import show_results
 from ui.evaluate_sweep import sweep_form
 from ui.query import sample_queries
@@ -90,6 +91,9 @@ def queries_or_stop(loaded_names: set[str]) -> list[EvalQuery]:
 def _chosen_queries() -> tuple[list[EvalQuery], str]:
     """The uploaded queries file if one is given and valid (else the samples, with the reason shown), and its name."""
     upload = st.file_uploader("Use your own queries file", type=["json"], key=f"{PAGE_KEY}.queries_file")
+    written = chosen_written_queries()
+    if written:
+        return written, "queries written here"
     if upload is None:
         return list(sample_queries()), "sample queries"
     try:

@@ -22,6 +22,7 @@ import streamlit as st
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
+    from core.evaluation import EvalQuery
     from core.postprocessors import Postprocessor
     from core.query import QueryResult
 
@@ -242,6 +243,19 @@ def evaluation() -> dict[str, Any] | None:
 
 def set_evaluation(result: dict[str, Any]) -> None:
     st.session_state[_EVALUATION] = result
+
+
+def written_queries() -> list[EvalQuery]:
+    """The queries the person wrote on the Evaluate page, in the order written."""
+    return list(st.session_state.get("evaluate.written_queries", []))
+
+
+def add_written_query(query: EvalQuery) -> None:
+    st.session_state["evaluate.written_queries"] = [*written_queries(), query]
+
+
+def clear_written_queries() -> None:
+    st.session_state.pop("evaluate.written_queries", None)
 
 
 # -- widget values ------------------------------------------------------------------
