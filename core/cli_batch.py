@@ -8,6 +8,7 @@ The pipeline options (``--config``, ``--splitter``, ``--set``, ...) are the ones
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
@@ -56,6 +57,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     batch.add_argument("--part-mb", type=float, default=PART_BYTES / 2**20, help="Text MiB per part file at most.")
     batch.add_argument("--quiet", "-q", action="store_true", help="No progress line.")
     batch.set_defaults(func=cmd_batch)
+
+
+def batch_commands(config_file: str, inputs: str = "DOCS/", out: str = "corpus_nodes/") -> dict[str, str]:
+    """The ``chunkscope batch`` command line that applies a saved configuration to a corpus, per engine.
+
+    ``config_file`` is the JSON that ``--config`` reads (the app's configuration download).
+    """
+    local = ["chunkscope", "batch", inputs, "--config", config_file, "--out", out]
+    return {"local": shlex.join(local), "ray": shlex.join([*local, "--engine", "ray"])}
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -135,4 +145,4 @@ def _bar(fraction: float, width: int = 24) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
-__all__: list[Any] = ["register", "cmd_batch"]
+__all__: list[Any] = ["register", "cmd_batch", "batch_commands"]

@@ -268,6 +268,17 @@ def test_inputs_from_globs_lists_and_parquet_lists(corpus: Path, tmp_path: Path)
     assert result.report["corpus"]["files_ok"] == 1
 
 
+def test_a_file_over_the_upload_limit_fails_before_it_is_read(tmp_path: Path):
+    big = tmp_path / "huge.txt"
+    with open(big, "wb") as handle:  # sparse: 51 MB on paper, no disk
+        handle.truncate(51_000_000)
+    result = run_batch([str(big)], small_config(), tmp_path / "out", workers=1)
+    (failed,) = result.report["failed"]
+    assert "more than the upload limit" in failed["reason"]
+    (line,) = [line for line in read_manifest(tmp_path / "out" / MANIFEST) if line["kind"] == "input"]
+    assert line["size"] == 51_000_000 and line["sha256"] == ""  # refused from its size: never read, never hashed
+
+
 @pytest.mark.model
 @pytest.mark.xdist_group("model")
 def test_embed_adds_a_fixed_size_float32_column_of_the_embed_views(corpus: Path, tmp_path: Path):
@@ -286,6 +297,26 @@ def test_embed_adds_a_fixed_size_float32_column_of_the_embed_views(corpus: Path,
     np.testing.assert_allclose(vectors, expected, atol=1e-5)
 
 
+def _open_once_a_reader_waits(fifo: Path, process, deadline: float) -> int:
+    """Open the FIFO's write end as soon as a batch worker waits to read it (the run then cannot finish)."""
+    import errno
+    import os
+    import time
+
+    while True:
+        try:
+            # Without a reader a non-blocking open for writing fails with ENXIO; a worker blocked in open() counts.
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+        if process.poll() is not None:
+            pytest.fail(f"the batch ended before it reached the FIFO: {process.communicate()}")
+        if time.monotonic() > deadline:
+            pytest.fail("no worker opened the FIFO in time")
+        time.sleep(0.02)
+
+
 def test_sigint_terminates_the_workers_and_exits_130_with_a_consistent_manifest(tmp_path: Path):
     import os
     import signal
@@ -295,47 +326,42 @@ def test_sigint_terminates_the_workers_and_exits_130_with_a_consistent_manifest(
 
     corpus = tmp_path / "many"
     corpus.mkdir()
-    for i in range(80):
+    for i in range(6):
         shutil.copy(SAMPLES / "chunking_guide.md", corpus / f"guide_{i:02d}.md")
+    # The last input is a FIFO: the worker that reads it waits until the test writes (it never does), so the
+    # Ctrl-C always comes mid-run, whatever the machine's load, instead of racing the run's end.
+    stall = tmp_path / "stall.md"
+    os.mkfifo(stall)
     out = tmp_path / "out"
     # Python leaves SIGINT ignored when its parent started it ignored (a background job): restore it as a terminal has it.
     script = (
         "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
         "from core.cli import main; sys.exit(main(sys.argv[1:]))"
     )
-    argv = [
-        sys.executable,
-        "-c",
-        script,
-        "batch",
-        str(corpus),
-        "--splitter",
-        "sentence",
-        "--out",
-        str(out),
-        "--workers",
-        "2",
-        "--part-rows",
-        "40",
-    ]
+    argv = [sys.executable, "-c", script, "batch", str(corpus), str(stall), "--splitter", "sentence"]
+    argv += ["--out", str(out), "--workers", "2", "--part-rows", "40"]
     process = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-
-    def started() -> bool:  # some input is written: the workers are busy with the next ones
-        return (out / MANIFEST).exists() and '"kind": "input"' in (out / MANIFEST).read_text()
-
-    while not started() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
-    _, err = process.communicate(timeout=30)
+    writer = None
+    try:
+        writer = _open_once_a_reader_waits(stall, process, deadline=time.monotonic() + 120)
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        if writer is not None:
+            os.close(writer)
     assert process.returncode == 130, (process.returncode, err)
     assert "interrupted after" in err and "Traceback" not in err
-    with pytest.raises(ProcessLookupError):  # no worker outlives the run
+    # No worker outlives the run: the driver terminated and reaped its workers before it exited.
+    with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)
     lines = read_manifest(out / MANIFEST)
     parts = {line["part"]: line["rows"] for line in lines if line["kind"] == "part"}
+    inputs = [line for line in lines if line["kind"] == "input"]
     assert {path.name for path in (out / "nodes").glob("*")} == set(parts)
-    assert sum(parts.values()) == sum(line["nodes"] for line in lines if line["kind"] == "input")
+    assert sum(parts.values()) == sum(line["nodes"] for line in inputs)
+    assert str(stall) not in {line["path"] for line in inputs}
 
 
 def test_a_file_that_kills_its_worker_fails_alone_and_the_run_goes_on(
@@ -343,16 +369,16 @@ def test_a_file_that_kills_its_worker_fails_alone_and_the_run_goes_on(
 ):
     import os
 
-    from core import batch
+    from core.batch import work
 
-    process = batch._process
+    process = work._process
 
     def crash_on_poison(task, *args):  # a parser that segfaults or is killed for memory, on one file
         if task["source"].endswith("release_notes.txt"):
             os._exit(1)
         return process(task, *args)
 
-    monkeypatch.setattr(batch, "_process", crash_on_poison)  # forked workers inherit it
+    monkeypatch.setattr(work, "_process", crash_on_poison)  # forked workers inherit it
     result = run_batch([str(corpus)], small_config(), tmp_path / "out", workers=2, part_rows=50)
     failed = {Path(entry["source"]).name: entry["reason"] for entry in result.report["failed"]}
     assert set(failed) == set(BAD) | {"release_notes.txt"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import io
 import json
+import shlex
+import shutil
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -81,6 +83,44 @@ def test_config_download_reads_back_as_the_same_config(downloads):
     open_page(LINK)
     config = PipelineConfig.from_json(downloads["chunkscope-config.json"].decode("utf-8"))
     assert config == PipelineConfig.from_query_params(LINK)
+
+
+def test_the_batch_command_reads_the_downloaded_config_and_writes_the_apps_nodes(downloads, tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from core.cli import build_parser, main
+    from core.cli_config import config_from_args
+
+    at = open_page(LINK)
+    local, ray = (shlex.split(code.value) for code in at.code if code.value.startswith("chunkscope batch"))
+    assert local[:2] == ["chunkscope", "batch"] and ray == [*local, "--engine", "ray"]
+    config_name = local[local.index("--config") + 1]
+    assert config_name in downloads  # the very file the configuration's download button hands over
+    # The command as a person runs it: the download saved in the working folder, DOCS/ holding a sample document.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / config_name).write_bytes(downloads[config_name])
+    (tmp_path / "DOCS").mkdir()
+    shutil.copy(ROOT / "sample_docs" / "chunking_guide.md", tmp_path / "DOCS")
+    parser = build_parser()
+    assert parser.parse_args(ray[1:]).engine == "ray"
+    args = parser.parse_args(local[1:])
+    assert config_from_args(args) == at.session_state["cs_config"]  # the session's configuration, read back
+
+    assert main([*local[1:], "--workers", "1", "--quiet"]) == 0
+    rows = pq.read_table(tmp_path / args.out / "nodes").to_pylist()
+    app_nodes = [
+        json.loads(line) for line in next(d for n, d in downloads.items() if n.endswith(".jsonl")).splitlines()
+    ]
+    expected = [node for node in app_nodes if node["metadata"]["file_name"] == "chunking_guide.md"]
+    assert len(rows) == len(expected) > 1
+    for row, node in zip(rows, expected, strict=True):
+        assert (row["id"], row["text"], row["start_char"], row["end_char"]) == (
+            node["id"],
+            node["text"],
+            node["start_char"],
+            node["end_char"],
+        )
+        assert json.loads(row["metadata"]) == node["metadata"] and node["metadata"]["team"] == "search"
 
 
 def test_snippets_name_the_splitter_classes_and_say_where_langchain_differs():

@@ -35,6 +35,8 @@ DOCS_KEY = "export.docs"
 # The snapshot's document and the nodes it shows up close.
 SNAPSHOT_DOC_KEY = "export.snapshot.doc"
 SNAPSHOT_NODES_KEY = "export.snapshot.nodes"
+# The configuration download's file name: the `chunkscope batch` command shown under it reads this file.
+CONFIG_FILE_NAME = "chunkscope-config.json"
 SNAPSHOT_ABOUT = (
     "One HTML file that opens offline in any browser, with no server and no JavaScript: the document's coloured "
     "spans, the metric cards, the node table and the LLM and EMBED views of the nodes chosen here."
@@ -267,7 +269,8 @@ def snapshot_download(picked: Sequence[Document], nodes: Sequence[Node], config:
 
 
 def config_download(config_json: str) -> None:
-    """The configuration as JSON beside a note on how to use it and its download button."""
+    """The configuration as JSON beside a note on how to use it and its download button, then the
+    ``chunkscope batch`` commands that apply the downloaded file to a whole corpus."""
     left, right = st.columns([3, 1], vertical_alignment="top")
     with left:
         st.code(config_json, language="json", height=260)
@@ -279,13 +282,30 @@ def config_download(config_json: str) -> None:
         st.download_button(
             "Download config.json",
             config_json.encode("utf-8"),
-            file_name="chunkscope-config.json",
+            file_name=CONFIG_FILE_NAME,
             mime="application/json",
             icon=":material/settings:",
             key="export.download.config",
             width="stretch",
             on_click="ignore",
         )
+    batch_commands_block()
+
+
+def batch_commands_block() -> None:
+    """The exact ``chunkscope batch`` command for the downloaded configuration, on this machine and on Ray."""
+    from core.cli_batch import batch_commands
+
+    commands = batch_commands(CONFIG_FILE_NAME)
+    st.markdown("**:material/terminal: Apply it to a whole corpus**")
+    st.caption(
+        f"Save `{CONFIG_FILE_NAME}` where you run this command: it splits every file under `DOCS/` (or give "
+        "files, globs and `@paths.txt` lists) with this configuration, writes the nodes to `corpus_nodes/nodes/` "
+        "as Parquet and the corpus report to `corpus_nodes/report.html`. `--resume` continues a run that stopped."
+    )
+    st.code(commands["local"], language="bash", wrap_lines=True)
+    st.caption("The same on Ray Data, on a local Ray or, with `--ray-address`, a cluster (it writes the same nodes):")
+    st.code(commands["ray"], language="bash", wrap_lines=True)
 
 
 def snippet_tabs(snippets: Mapping[str, str]) -> None:

@@ -98,7 +98,7 @@ def build_report(out: Path, config: Any, run: dict[str, Any]) -> dict[str, Any]:
     """The report's data (what report.json holds), from the manifest and the parts in ``out``."""
     import pyarrow.parquet as pq
 
-    from core.batch import MANIFEST, NODES, read_manifest
+    from core.batch.dataset import MANIFEST, NODES, read_manifest
     from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     splitter = config.splitter

@@ -1,0 +1,50 @@
+"""Corpus batch: one PipelineConfig over many files; nodes to a Parquet dataset, statistics to a report.
+
+The work for one file (read, hash, load, split, measure, optionally embed) is one
+function, :func:`core.batch.work.process_file`, that takes and returns plain values.
+An engine only decides where it runs: ``local`` (a process pool over this machine's
+cores, :mod:`core.batch.local_engine`) or ``ray`` (a Ray Data pipeline on a local Ray
+or a cluster, :mod:`core.batch.ray_engine`). Results come back in input order and
+this process alone writes the dataset (:mod:`core.batch.dataset`), so both engines
+write the same bytes.
+
+Output: ``OUT/nodes/part-NNNNN.parquet`` (the dataset: read the folder with
+pyarrow, pandas or Ray), ``OUT/manifest.jsonl``, ``OUT/report.json`` and
+``OUT/report.html`` (:mod:`core.batch.report`).
+
+The manifest is the record of what is written: a header (the configuration),
+then a ``part`` line after each part file is in place (written aside, then
+renamed), and an ``input`` line (path, size, mtime, sha256, status, metrics)
+once every row of that input is in written parts. An interruption at any point
+leaves it consistent: ``--resume`` (:mod:`core.batch.resume`) keeps the inputs
+whose line is there and whose file is unchanged, takes the rows of anything else
+(a changed, removed or half-written input) out of the parts, and does the rest.
+
+Modules, in the order the data flows: ``inputs`` (paths, globs, lists) → ``work``
+(one file) → ``local_engine`` / ``ray_engine`` → ``dataset`` (parts and manifest),
+``resume`` → ``run`` (``run_batch``, Ctrl-C) → ``report``.
+"""
+
+from __future__ import annotations
+
+from core.batch.dataset import MANIFEST, NODES, PART_BYTES, PART_ROWS, read_manifest
+from core.batch.inputs import Input, expand_inputs
+from core.batch.run import ENGINES, BatchInterrupted, BatchResult, Progress, run_batch
+from core.batch.work import node_schema, process_file
+
+__all__ = [
+    "ENGINES",
+    "MANIFEST",
+    "NODES",
+    "PART_BYTES",
+    "PART_ROWS",
+    "BatchInterrupted",
+    "BatchResult",
+    "Input",
+    "Progress",
+    "expand_inputs",
+    "node_schema",
+    "process_file",
+    "read_manifest",
+    "run_batch",
+]

@@ -1,0 +1,101 @@
+"""The inputs of a batch: files, directories, globs and lists of paths, expanded in a stable order."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.batch.work import one_line
+
+
+@dataclass(frozen=True)
+class Input:
+    """One file to process: ``source`` as the user named it (it goes into the dataset), ``path`` absolute."""
+
+    source: str
+    path: str
+    problem: str = ""  # set when the input cannot even be listed (a glob with no match, a missing list)
+
+
+def expand_inputs(items: Sequence[str], list_files: Sequence[str] = ()) -> list[Input]:
+    """Files from paths, directories (recursive, supported files only), globs and lists of paths.
+
+    A list is ``@FILE`` (or an item in ``list_files``, or any ``.parquet`` item):
+    a text file with one path per line (blank lines and ``#`` comments skipped)
+    or a Parquet file with a ``path`` column (else its only string column).
+    Relative paths in a list are relative to the list's folder. Order: as given,
+    a directory's or glob's files sorted; a file named twice is processed once.
+    """
+    found: list[Input] = []
+    for item in items:
+        if item.startswith("@"):
+            found.extend(_from_list(item[1:]))
+        elif item.lower().endswith(".parquet"):
+            found.extend(_from_list(item))
+        else:
+            found.extend(_expand(item))
+    for item in list_files:
+        found.extend(_from_list(item))
+    seen: set[str] = set()
+    unique = []
+    for entry in found:
+        key = entry.path if not entry.problem else f"{entry.source}\0{entry.problem}"
+        if key not in seen:
+            seen.add(key)
+            unique.append(entry)
+    return unique
+
+
+def _supported() -> set[str]:
+    """What a folder walk picks up: every loader's extensions but those loaded only by name (a queries .json)."""
+    from core.loaders import folder_extensions
+
+    return folder_extensions()
+
+
+def _expand(item: str, base: Path | None = None) -> list[Input]:
+    path = Path(item) if base is None or Path(item).is_absolute() else base / item
+    source = str(path) if base is not None else item
+    if path.is_dir():
+        supported = _supported()
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported)
+        return [Input(str(p), os.path.abspath(p)) for p in files]
+    if glob.has_magic(str(path)):
+        matches = sorted(p for p in glob.glob(str(path), recursive=True) if os.path.isfile(p))
+        if not matches:
+            return [Input(source, os.path.abspath(path), "no file matches this pattern")]
+        return [Input(p, os.path.abspath(p)) for p in matches]
+    return [Input(source, os.path.abspath(path))]
+
+
+def _from_list(list_path: str) -> list[Input]:
+    path = Path(list_path)
+    if not path.is_file():
+        return [Input(list_path, os.path.abspath(path), "list of paths not found")]
+    try:
+        if path.suffix.lower() == ".parquet":
+            names = _parquet_paths(path)
+        else:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            names = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return [Input(list_path, os.path.abspath(path), f"list of paths cannot be read ({one_line(exc)})")]
+    entries: list[Input] = []
+    for name in names:
+        entries.extend(_expand(name, base=path.parent))
+    return entries
+
+
+def _parquet_paths(path: Path) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    columns = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    column = "path" if "path" in schema.names else (columns[0] if len(columns) == 1 else None)
+    if column is None:
+        raise ValueError("it needs a 'path' column (or exactly one text column)")
+    return [str(value) for value in pq.read_table(path, columns=[column]).column(0).to_pylist() if value]

@@ -1,0 +1,231 @@
+"""``run_batch``: inputs in, one engine's results written in input order, the report at the end.
+
+At most a window of files is in flight and a part is written as soon as it is full,
+so memory holds a few files' nodes, never the corpus. A Ctrl-C waits while a part and
+its manifest lines are written, then stops the workers and leaves the output consistent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.batch.dataset import MANIFEST, MANIFEST_VERSION, NODES, PART_BYTES, PART_ROWS, DatasetWriter, Manifest
+from core.batch.inputs import expand_inputs
+from core.batch.local_engine import run_local
+from core.batch.ray_engine import run_ray
+from core.batch.resume import prepare_output
+from core.errors import ConfigError
+from core.forking import CORES
+
+ENGINES = ("local", "ray")
+
+
+@dataclass
+class Progress:
+    """What the progress line shows."""
+
+    files_total: int
+    files_done: int = 0
+    files_skipped: int = 0
+    failed: int = 0
+    nodes: int = 0
+    bytes: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def seconds(self) -> float:
+        return max(time.monotonic() - self.started, 1e-9)
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.bytes / 1e6 / self.seconds
+
+
+@dataclass
+class BatchResult:
+    out: Path
+    inputs: int
+    processed: int
+    skipped: int
+    failed: int
+    nodes: int
+    bytes: int
+    seconds: float
+    parts: list[str]
+    interrupted: bool
+    report: dict[str, Any]
+
+
+def run_batch(
+    inputs: Sequence[str],
+    config: Any,
+    out: str | os.PathLike[str],
+    *,
+    list_files: Sequence[str] = (),
+    engine: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    embed: str | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    part_rows: int = PART_ROWS,
+    part_bytes: int = PART_BYTES,
+    progress: Callable[[Progress], None] | None = None,
+) -> BatchResult:
+    """Apply ``config`` to every input; write the node dataset, the manifest and the report under ``out``.
+
+    ``embed``: ``"default"`` (the packaged model) or a model path adds an ``embedding`` column.
+    A KeyboardInterrupt stops the workers, writes what has arrived, records it,
+    writes the report (``complete: false``) and is raised again.
+    """
+    from core.batch import report as batch_report
+
+    if engine not in ENGINES:
+        raise ConfigError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    workers = workers or CORES
+    if workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    out_dir = Path(out)
+    files = expand_inputs(inputs, list_files)
+    if not files:
+        raise ConfigError("no input files (give files, directories, globs or @LIST)")
+    config_json = config.to_json(indent=None)
+    header = {
+        "kind": "header",
+        "chunkscope_batch": MANIFEST_VERSION,
+        "config_key": config.key(),
+        "config": json.loads(config_json),
+        "embed": embed or "",
+    }
+    done, next_part = prepare_output(out_dir, header, files, resume=resume, overwrite=overwrite)
+    todo = [entry for entry in files if entry.path not in done or entry.problem]
+    tasks = [{"index": i, "source": f.source, "path": f.path, "problem": f.problem} for i, f in enumerate(todo)]
+
+    state = Progress(files_total=len(files), files_skipped=len(files) - len(todo))
+    manifest = Manifest(out_dir / MANIFEST)
+    if not (out_dir / MANIFEST).stat().st_size:
+        manifest.write(header)
+    writer = DatasetWriter(out_dir / NODES, manifest, next_part, part_rows, part_bytes)
+    window = max(2, 4 * workers)
+    if engine == "local":
+        results = run_local(tasks, config_json, embed or "", workers, window)
+    else:
+        results = run_ray(tasks, config_json, embed or "", workers, ray_address)
+    interrupted = False
+    last_shown = 0.0
+    with _DeferredInterrupt() as guard:
+        try:
+            for result in results:
+                with guard.shielded():
+                    writer.add(result)
+                state.files_done += 1
+                state.failed += result["status"] != "ok"
+                state.nodes += result["nodes"]
+                state.bytes += result["size"]
+                if progress is not None and time.monotonic() - last_shown >= 0.2:
+                    last_shown = time.monotonic()
+                    progress(state)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            # From here on a Ctrl-C is held back (and then dropped): the workers stop, what arrived is written.
+            guard.critical = True
+            closer = getattr(results, "close", None)
+            if closer is not None:
+                closer()
+            writer.finish()
+            manifest.close()
+        if progress is not None and not interrupted:
+            progress(state)
+        report = batch_report.write_report(
+            out_dir,
+            config,
+            run={
+                "engine": engine,
+                "workers": workers,
+                "seconds": round(state.seconds, 3),
+                "processed": state.files_done,
+                "skipped": state.files_skipped,
+                "bytes": state.bytes,
+                "complete": not interrupted and state.files_done == len(todo),
+            },
+        )
+    result = BatchResult(
+        out=out_dir,
+        inputs=len(files),
+        processed=state.files_done,
+        skipped=state.files_skipped,
+        failed=state.failed,
+        nodes=state.nodes,
+        bytes=state.bytes,
+        seconds=state.seconds,
+        parts=writer.parts_written,
+        interrupted=interrupted,
+        report=report,
+    )
+    if interrupted:
+        raise BatchInterrupted(result)
+    return result
+
+
+class _DeferredInterrupt:
+    """Ctrl-C as a KeyboardInterrupt, except inside :meth:`shielded` (writing a part and its manifest
+    lines), where it waits for the end of the block. Only the main thread receives signals: elsewhere
+    (a server's worker thread) this changes nothing."""
+
+    def __init__(self) -> None:
+        self.critical = False
+        self.pending = False
+        self._previous: Any = None
+        self._installed = False
+
+    def __enter__(self) -> _DeferredInterrupt:
+        import signal
+
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if previous is not signal.SIG_IGN:  # a background job ignores Ctrl-C: so do we
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._handle)
+                self._installed = True
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        import signal
+
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+            self._installed = False
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.critical:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextmanager
+    def shielded(self) -> Iterator[None]:
+        self.critical = True
+        try:
+            yield
+        finally:
+            self.critical = False
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch, after the output was left consistent; ``result`` says how far it got."""
+
+    def __init__(self, result: BatchResult) -> None:
+        super().__init__("interrupted")
+        self.result = result
