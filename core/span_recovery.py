@@ -11,16 +11,19 @@ each chunk, taken in order, a span of the source and says how sure it is:
 - ``unplaced``: no alignment was found; the span is empty, where the previous
   chunk ended.
 
-Placement is monotonic. A chunk is looked for from the previous chunk's start
-(so overlap is allowed) and must reach past the previous chunk's end; among the
-places that qualify, the one nearest where the previous chunk ended (after its
-trailing whitespace) wins, as long as it leaves room for every later chunk that
-is found verbatim (a backward pass works out how late each chunk may start).
-So a repeated passage is matched to the copy that follows the previous chunk,
-never to its first occurrence in the text. A chunk
-that is not a substring there is matched with all whitespace removed (mapped
-back to source offsets), and failing that aligned with difflib on a bounded
-window after the previous chunk.
+Placement is monotonic and leaves no gap it can avoid. A chunk is looked for
+from the previous chunk's start (so overlap is allowed) and must reach past the
+previous chunk's end. Of the places that qualify, the last one that starts by
+the previous chunk's end (after its trailing whitespace) wins: it continues the
+previous chunk with the least overlap, and nothing between them is left out.
+Only when no place does is the first one after that taken (the framework dropped
+the text between, e.g. a separator it does not keep). Either way the place must
+leave room for every later chunk that is found verbatim (a backward pass works
+out how late each chunk may start). So a repeated passage is matched to the copy
+that continues the previous chunk, never to its first occurrence in the text,
+and never to a nearer copy past a gap. A chunk that is not a substring there is
+matched with all whitespace removed (mapped back to source offsets), and failing
+that aligned with difflib on a bounded window after the previous chunk.
 """
 
 from __future__ import annotations
@@ -134,9 +137,18 @@ class SpanRecovery:
             else:
                 bound = min(next_start, next_end - size - 1)
                 latest[index] = (next_start, bound)
-            if not chunk or bound < low:
+            if not chunk:
                 continue
-            position = source.rfind(chunk, low, bound + size)
+            position = source.rfind(chunk, low, bound + size) if bound >= low else -1
+            if next_start is not None and (position < 0 or _gap(source, position + size, next_start)):
+                # The next chunk does not reach past this one (a framework's overlap can repeat a chunk's tail:
+                # "he", "e"): an end equal to the next one's is allowed rather than a copy that leaves a gap.
+                tied = min(next_start, next_end - size)
+                position = source.rfind(chunk, low, tied + size) if tied >= low else -1
+                if position >= 0 and not _gap(source, position + size, next_start):
+                    latest[index] = (next_start, tied)
+                else:
+                    position = source.rfind(chunk, low, bound + size) if bound >= low else -1
             if position >= 0:
                 next_start, next_end = position, position + size
         return latest
@@ -165,7 +177,8 @@ class SpanRecovery:
             and source[squeezed[0] - lead : squeezed[1]] == chunk
         ):
             squeezed = None  # verbatim after all, but too late to leave room for the chunks after it
-        if exact is not None and (squeezed is None or abs(exact + lead - expected) <= abs(squeezed[0] - expected)):
+        # The verbatim copy lies after a gap: a copy equal but for whitespace that leaves none is nearer.
+        if exact is not None and (squeezed is None or squeezed[0] > expected):
             return RecoveredSpan(exact, exact + len(chunk), SpanStatus.EXACT)
         if squeezed is None and _REPLACEMENT in chunk:
             squeezed = _decoded_span(source, chunk, lo, high, after, expected, last_start)
@@ -312,7 +325,7 @@ def _decoded_span(
 
     A token window that cuts a character's bytes decodes the part it holds to
     U+FFFD (tiktoken's ``errors="replace"``): the character is there in the source,
-    not in the chunk. The occurrence taken is chosen as for a verbatim chunk.
+    not in the chunk. The occurrence taken is chosen as for a verbatim chunk (see :func:`_nearest`).
     """
     pattern = re.compile(
         "".join(
@@ -327,8 +340,8 @@ def _decoded_span(
     while (match := pattern.search(source, position, high)) is not None and match.start() <= last_start:
         first = first or match
         if prev_end is None or match.end() > prev_end:
-            if match.start() >= expected:
-                if before is None or match.start() - expected < expected - before.start():
+            if match.start() > expected:
+                if before is None:
                     return match.span()
                 break
             before = match
@@ -339,6 +352,11 @@ def _decoded_span(
 
 def _squeeze(text: str) -> str:
     return "".join(text.split())
+
+
+def _gap(text: str, end: int, start: int) -> bool:
+    """True when ``text[end:start]`` holds a non-whitespace character (a chunk ending at ``end`` leaves it out)."""
+    return end < start and not text[end:start].isspace()
 
 
 def _skip_whitespace(text: str, position: int, high: int) -> int:
@@ -359,26 +377,26 @@ def _nearest(
 ) -> int | None:
     """The occurrence of ``needle`` in ``haystack[lo:hi]``, starting by ``last_start``, to take, or None.
 
-    Occurrences must end after ``prev_end`` (when there is a previous chunk); of
-    those, the one whose character ``lead`` (the first after the needle's leading
-    whitespace) is nearest ``expected`` wins, the earlier on a tie. When every
-    occurrence lies inside the previous chunk, the first is taken.
+    Occurrences must end after ``prev_end`` (when there is a previous chunk). Of
+    those, the last whose character ``lead`` (the first after the needle's
+    leading whitespace) is at or before ``expected`` wins: it continues the
+    previous chunk with no gap and the least overlap. Only when none does is the
+    first one after ``expected`` taken (the framework dropped the text between).
+    When every occurrence lies inside the previous chunk, the first is taken.
     """
     size = len(needle)
     expected -= lead
     if last_start is not None:
         hi = min(hi, last_start + size)
     first_any: int | None = None
-    before: int | None = None  # the last qualifying occurrence starting before ``expected``
+    before: int | None = None  # the last qualifying occurrence starting at or before ``expected``
     position = haystack.find(needle, lo, hi)
     while position >= 0:
         if first_any is None:
             first_any = position
         if prev_end is None or position + size > prev_end:
-            if position >= expected:
-                if before is None or position - expected < expected - before:
-                    return position
-                return before
+            if position > expected:
+                return before if before is not None else position
             before = position
         position = haystack.find(needle, position + 1, hi)
     return before if before is not None else first_any

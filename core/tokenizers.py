@@ -1,7 +1,9 @@
-"""Tokenizers that count chunk sizes: characters, words, or the embedding model's own.
+"""Tokenizers that count chunk sizes: characters, words, the embedding model's own, or tiktoken's.
 
 Each gives token *spans* (character offsets into the text), so a token-sized
-splitter can still cut exact slices of the source.
+splitter can still cut exact slices of the source. ``cl100k`` (gpt-4 and
+gpt-3.5-turbo's encoding, LlamaIndex's default tokenizer) and ``o200k`` (gpt-4o's)
+are tiktoken's, loaded from the files llama-index-core ships (:mod:`core.bundled_data`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-TOKENIZER_NAMES = ("characters", "words", "model")
+TOKENIZER_NAMES = ("characters", "words", "model", "cl100k", "o200k")
+# ChunkScope's tiktoken tokenizers and the encodings they count with.
+TIKTOKEN_TOKENIZERS = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
 # A caller's own size function, as semchunk's token_counter and LangChain's length_function take one.
 SizeFn = Callable[[str], int]
 _WORD = re.compile(r"\S+")
@@ -182,6 +186,79 @@ class ModelTokenizer:
         return in_parts(texts, encoded)
 
 
+class TiktokenTokenizer:
+    """A tiktoken encoding (``cl100k``: cl100k_base, ``o200k``: o200k_base), counted as LlamaIndex counts it.
+
+    Special tokens written in the text (``<|endoftext|>``) count as one token, as
+    LlamaIndex's ``encode(text, allowed_special="all")`` counts them. ``count`` is
+    the length of tiktoken's encoding. A token's span runs from the character its
+    first byte belongs to up to the next token's; where tokens split one
+    character's bytes (an emoji, some CJK) the character goes to the token that
+    holds its first byte, and a token holding only the middle of a character has
+    no span (so ``spans`` can list fewer tokens than ``count``; never more).
+    The spans tile the text: the first starts at 0, each ends where the next
+    starts, the last ends at ``len(text)``.
+    """
+
+    def __init__(self, name: str) -> None:
+        from core.bundled_data import tiktoken_encoding
+
+        self.name = name
+        self.encoding = tiktoken_encoding(TIKTOKEN_TOKENIZERS[name])
+        self._byte_lengths: Any = None  # each token id's length in bytes, built on the first ``spans``
+
+    def _encode(self, text: str) -> list[int]:
+        return self.encoding.encode(text, allowed_special="all")
+
+    def count(self, text: str) -> int:
+        return len(self._encode(text))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return [len(tokens) for tokens in self.encoding.encode_batch(list(texts), allowed_special="all")]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        starts, ends = self._columns(text, self._encode(text))
+        return list(zip(starts, ends, strict=True))
+
+    def spans_many(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        return [list(zip(starts, ends, strict=True)) for starts, ends in self.span_columns(texts)]
+
+    def span_columns(self, texts: Sequence[str]) -> list[tuple[Sequence[int], Sequence[int]]]:
+        batch = self.encoding.encode_batch(list(texts), allowed_special="all")
+        return [self._columns(text, tokens) for text, tokens in zip(texts, batch, strict=True)]
+
+    def _columns(self, text: str, tokens: list[int]) -> tuple[Sequence[int], Sequence[int]]:
+        """The tokens' starts and ends (zero-width ones left out), from their byte lengths (numpy, no Python loop)."""
+        import numpy as np
+
+        if not tokens:
+            return (), ()
+        # A lone surrogate is encoded as U+FFFD (tiktoken's own repair): three bytes, one character, as here.
+        data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        lengths = self._lengths()[np.asarray(tokens, dtype=np.int64)]
+        first_bytes = np.concatenate(([0], np.cumsum(lengths[:-1])))
+        # The character each byte belongs to: count the bytes that begin a character, up to and including it.
+        char_of_byte = np.cumsum((data & 0xC0) != 0x80) - 1
+        starts = char_of_byte[first_bytes]
+        ends = np.append(starts[1:], len(text))
+        kept = ends > starts
+        return starts[kept].tolist(), ends[kept].tolist()
+
+    def _lengths(self) -> Any:
+        if self._byte_lengths is None:
+            import numpy as np
+
+            encoding = self.encoding
+            lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
+            for token in range(encoding.max_token_value + 1):
+                try:
+                    lengths[token] = len(encoding.decode_single_token_bytes(token))
+                except KeyError:  # an id no token has (gaps below the special tokens)
+                    continue
+            self._byte_lengths = lengths
+        return self._byte_lengths
+
+
 def _offset_columns(encodings: list[Any]) -> list[tuple[Sequence[int], Sequence[int]]]:
     """Each encoding's token starts and ends, without zero-width tokens."""
     columns: list[tuple[Sequence[int], Sequence[int]]] = []
@@ -224,6 +301,6 @@ def get_tokenizer(name: str | SizeFn = "characters", model_path: str | None = No
         return WordTokenizer()
     if name == "model":
         return ModelTokenizer(model_path or default_model_path())
-    from core.errors import ConfigError
-
+    if name in TIKTOKEN_TOKENIZERS:
+        return TiktokenTokenizer(name)
     raise ConfigError(f"unknown tokenizer {name!r} (known: {', '.join(TOKENIZER_NAMES)})")

@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from core import MetadataMode, load
+from core.bundled_data import bundled_encodings, tiktoken_encoding
 from core.engines import FrameworkSplitter
 from core.engines.langchain import LANGUAGES
-from core.engines.offline import bundled_encodings, tiktoken_encoding
 from core.schema import Document, NodeRelationship
 from core.span_recovery import SPAN_STATUS_KEY, span_counts
 from core.splitters import SPLITTERS
@@ -397,6 +397,42 @@ def test_a_repeated_passage_gets_its_own_span() -> None:
     nodes = SPLITTERS.create("langchain.character", chunk_size=70, chunk_overlap=0).split([document])
     assert [node.text for node in nodes] == [paragraph, "Something in between.", paragraph]
     assert nodes[2].start_char == text.rindex(paragraph)
+
+
+def test_a_table_of_identical_rows_is_covered_in_order() -> None:
+    # LlamaIndex's third chunk here is found three times; the nearest copy after the second chunk left a gap.
+    rows = "".join("| the | 0 |\n" for _ in range(4))
+    text = f"The.\n\n| name | value |\n| --- | --- |\n{rows}\nThe."
+    document = Document(text=text, metadata={"file_name": "table.md"})
+    engine = SPLITTERS.create("llamaindex.sentence", chunk_size=17, chunk_overlap=3, include_metadata=False)
+    nodes = engine.split([document])
+    assert [(node.start_char, node.end_char) for node in nodes] == [(0, 34), (25, 54), (47, 70), (67, 90)]
+    assert all(node.text == text[node.start_char : node.end_char] for node in nodes)
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("llamaindex.sentence", {"chunk_size": 2, "chunk_overlap": 0}),
+        ("llamaindex.hierarchical", {"chunk_sizes": (8, 2), "chunk_overlap": 0}),
+        ("langchain.recursive", {"chunk_size": 10, "chunk_overlap": 0}),
+        ("chonkie.token", {"chunk_size": 1}),
+        ("semchunk", {"chunk_size": 2}),
+    ],
+)
+def test_a_tiny_chunk_size_on_a_large_document_is_refused_before_the_framework_runs(
+    name: str, params: dict[str, Any]
+) -> None:
+    from core.config import PipelineConfig
+    from core.documents import run_split
+    from core.errors import TooLargeError
+
+    document = Document(text="word " * 300_000, metadata={"file_name": "big.txt"})
+    engine = SPLITTERS.create(name, **params)
+    with pytest.raises(TooLargeError) as refused:
+        run_split([document], PipelineConfig(splitter=engine))
+    message = str(refused.value)
+    assert "\n" not in message and f"big.txt: {name} with chunk_size" in message and "limit of 100,000" in message
 
 
 def test_a_framework_refusal_is_a_config_error() -> None:

@@ -96,6 +96,36 @@ def test_an_overlap_may_start_where_the_previous_chunk_starts() -> None:
     assert spans_of("0\r00", ["0", "0", "00"]) == [(0, 1, "exact"), (2, 3, "exact"), (2, 4, "exact")]
 
 
+def test_a_chunk_after_an_overlap_continues_the_previous_one_not_the_nearest_copy() -> None:
+    # LlamaIndex's SentenceSplitter (chunk_size=17, chunk_overlap=3) on a table of identical rows. The third chunk's
+    # text is found at 35, 47 and 59; the copy at 59 is nearest where the second ended (54) but leaves " | 0 " out.
+    text = "The.\n\n| name | value |\n| --- | --- |\n| the | 0 |\n| the | 0 |\n| the | 0 |\n| the | 0 |\n\nThe."
+    chunks = [
+        "The.\n\n| name | value |\n| --- | ---",
+        "--- | --- |\n| the | 0 |\n| the",
+        "|\n| the | 0 |\n| the | 0",
+        "| 0 |\n| the | 0 |\n\nThe.",
+    ]
+    assert spans_of(text, chunks) == [(0, 34, "exact"), (25, 54, "exact"), (47, 70, "exact"), (67, 90, "exact")]
+    assert text.find(chunks[2]) == 35  # where text.find would put it
+
+
+def test_a_chunk_that_does_not_reach_past_the_one_before_does_not_push_the_others_back() -> None:
+    # LlamaIndex's TokenTextSplitter with a two-character budget (chunk_overlap=1) repeats a chunk's tail at the end
+    # ("he", then "e"). Requiring each chunk to end before the next one ends pushed "he" back onto "the" and every
+    # chunk before it with it: the second "|" fell on the first and left the "|" at 23 out.
+    text = "The.\n\n| name | value |\n| --- | --- |\n| the | 0 |\n\nThe the."
+    chunks = (
+        "Th he e. . | n na am me | v va al lu ue | | - -- -- | - -- -- | | t th he | 0 | T Th he e t th he e.".split()
+    )
+    found = recover_spans(text, chunks)
+    assert [span.start for span in found] == [
+        0, 1, 2, 3, 6, 8, 8, 9, 10, 13, 15, 15, 16, 17, 18, 21, 23, 25, 25, 26,
+        29, 31, 31, 32, 35, 37, 39, 39, 40, 43, 45, 47, 50, 50, 51, 52, 54, 54, 55, 56,
+    ]  # fmt: skip
+    assert all(text[span.start : span.end] == chunk for span, chunk in zip(found, chunks, strict=True))
+
+
 def test_a_periodic_text_leaves_room_for_every_chunk() -> None:
     # LangChain cuts "xxxx" into three overlapping "xx": the nearest copy of the second would leave none for the third.
     assert spans_of("xxxx", ["xx", "xx", "xx"]) == [(0, 2, "exact"), (1, 3, "exact"), (2, 4, "exact")]
@@ -254,3 +284,37 @@ def test_any_chunks_get_valid_spans(text: str, chunks: list[str]) -> None:
             assert span.start == span.end
     starts = [span.start for span in found]
     assert starts == sorted(starts), "no chunk starts before the one before it"
+
+
+@st.composite
+def overlapping_cuts(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]]]:
+    """A text of a few repeated lines, cut anywhere into chunks that overlap or touch: no character is left out."""
+    lines = draw(st.lists(st.sampled_from(["| the | 0 |\n", "| a |\n", "x y\n", "\n"]), min_size=1, max_size=12))
+    text = "".join(lines)
+    cuts: list[tuple[int, int]] = []
+    start = end = 0
+    while end < len(text):
+        start = draw(st.integers(start, end)) if cuts else 0
+        end = draw(st.integers(end + 1, min(len(text), end + 30)))
+        cuts.append((start, end))
+    return text, cuts
+
+
+@given(overlapping_cuts())
+def test_overlapping_slices_of_a_repetitive_text_come_back_exact_and_leave_no_gap(
+    case: tuple[str, list[tuple[int, int]]],
+) -> None:
+    text, truth = case
+    found = recover_spans(text, [text[a:b] for a, b in truth])
+    assert all(text[s.start : s.end] == text[a:b] for s, (a, b) in zip(found, truth, strict=True))
+    assert {s.status for s in found} == {EXACT}
+    starts = [s.start for s in found]
+    assert starts == sorted(starts)
+    depth = [0] * (len(text) + 1)
+    for span in found:
+        depth[span.start] += 1
+        depth[span.end] -= 1
+    running = 0
+    for index, char in enumerate(text):
+        running += depth[index]
+        assert running > 0 or char.isspace(), f"character {index} ({char!r}) is in no chunk"

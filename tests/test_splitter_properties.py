@@ -50,7 +50,10 @@ from core.span_recovery import SPAN_STATUS_KEY
 from core.splitters import SPLITTERS
 from core.splitters.base import Splitter
 from core.splitters.pieces import protected_cuts
-from core.tokenizers import get_tokenizer
+from core.tokenizers import TIKTOKEN_TOKENIZERS, get_tokenizer
+
+# Tokenizers whose tokens depend on their neighbours (a slice re-tokenizes differently): sized from the document's.
+IN_CONTEXT = ("model", *TIKTOKEN_TOKENIZERS)
 
 SPLITTER_CLASSES = list(SPLITTERS)
 METADATA = {"file_name": "p"}
@@ -118,23 +121,23 @@ def split(splitter: Splitter, document: Document) -> list[Node]:
 class Sizes:
     """Sizes of spans in a splitter's units.
 
-    Characters and words are counted on the node's text. Model tokens are
-    counted as the document's tokens that lie wholly inside the span: a slice
-    that starts inside a word re-tokenizes differently, and the document's own
-    tokens are what a window of tokens is made of.
+    Characters and words are counted on the node's text. Model and tiktoken
+    tokens are counted as the document's tokens that lie wholly inside the span:
+    a slice that starts inside a word re-tokenizes differently, and the
+    document's own tokens are what a window of tokens is made of.
     """
 
     def __init__(self, unit: str, document: Document) -> None:
         self.unit = unit
         self.text = document.text
         self.tokenizer = get_tokenizer(unit)
-        if unit == "model":
+        if unit in IN_CONTEXT:
             tokens = self.tokenizer.spans(self.text)
             self.starts = [start for start, _ in tokens]
             self.ends = [end for _, end in tokens]
 
     def __call__(self, start: int, end: int) -> int:
-        if self.unit != "model":
+        if self.unit not in IN_CONTEXT:
             return self.tokenizer.count(self.text[start:end])
         return max(bisect_right(self.ends, end) - bisect_left(self.starts, start), 0)
 
@@ -148,7 +151,7 @@ def indivisible(splitter: Splitter, document: Document, start: int, end: int, si
     # A piece keeps the separator that ends it ("1 0" is one piece for separator "0").
     if isinstance(separator, str) and separator and separator not in text.removesuffix(separator):
         return True
-    if sizes.unit == "model" and sizes(start, end) <= 1:
+    if sizes.unit in IN_CONTEXT and sizes(start, end) <= 1:
         return True
     guard = protected_cuts(document)
     return any(row_start <= start and end <= row_end for row_start, row_end in guard.spans)
@@ -199,10 +202,9 @@ def check_invariants(splitter: Splitter, document: Document, nodes: list[Node]) 
         depth[node.start_char] += 1
         depth[node.end_char] -= 1
     running = 0
-    # Coverage is held for ChunkScope's own splitters. An engine's spans are recovered from the framework's text,
-    # and on highly repetitive text recovery can place a chunk on another copy of its passage and leave a gap
-    # (a known defect, issue 14); test_engines.py holds engines to the framework's own chunks instead.
-    covers = getattr(splitter, "covers_text", True) and SPAN_STATUS_KEY not in (nodes[0].metadata if nodes else {})
+    # Held for the engines too: span recovery places each chunk where it continues the one before, never on a
+    # nearer copy of a repeated passage past a gap.
+    covers = getattr(splitter, "covers_text", True)
     for i, char in enumerate(text):
         running += depth[i]
         assert running > 0 or char.isspace() or not covers, f"character {i} ({char!r}) is in no node"

@@ -4,7 +4,7 @@ One module per framework; importing a module registers its engines in the
 splitter registry (names such as ``llamaindex.sentence``, ``langchain.recursive``).
 The frameworks themselves are imported only when an engine splits, so importing
 ``core`` stays fast. Every chunk goes through :mod:`core.span_recovery`; nothing
-is downloaded (see :mod:`core.engines.offline`).
+is downloaded (see :mod:`core.bundled_data`).
 """
 
 from core.engines.base import FrameworkChunk, FrameworkSplitter, framework_nodes, framework_version

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar
 
@@ -29,6 +30,9 @@ from core.errors import ConfigError
 from core.schema import Document, Node, NodeRelationship
 from core.span_recovery import SPAN_STATUS_KEY, RecoveredSpan, SpanRecovery, SpanStatus
 from core.splitters.base import Span, Splitter, build_nodes, link_chain
+
+# The frameworks' names for units -> ChunkScope's tokenizer names (core.tokenizers).
+_UNITS = {"cl100k_base": "cl100k", "o200k_base": "o200k", "character": "characters", "word": "words"}
 
 
 @cache
@@ -63,6 +67,20 @@ class FrameworkChunk:
     own_keys: Sequence[str] = ()
 
 
+class FrameworkArg:
+    """An argument whose value at run time is not its own Python text: a loaded tokenizer, an enum member, parsers.
+
+    :meth:`value` is what the framework is called with; :meth:`code` writes the
+    same argument as Python (its imports and setup go to ``code``).
+    """
+
+    def value(self) -> Any:
+        raise NotImplementedError
+
+    def code(self, code: CodeSnippet) -> Code:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class FrameworkSplitter(Splitter):
     """Base of the framework engines: a real framework splitter behind ChunkScope's Splitter API.
@@ -86,6 +104,28 @@ class FrameworkSplitter(Splitter):
         """The framework's chunks of ``document``, in its order (one call to the framework)."""
         raise NotImplementedError
 
+    # -- the framework's object, built and written from one set of arguments ---------------------
+
+    def framework_target(self) -> str:
+        """``"module:qualname"`` of what :meth:`build_framework` calls: by default the class ``defaults_from`` reads."""
+        return self.defaults_from.removesuffix(".__init__")
+
+    def framework_kwargs(self) -> dict[str, Any]:
+        """The framework's arguments, declared once: :meth:`build_framework` runs them, :meth:`framework_call` writes them.
+
+        Values are plain Python (written with ``repr``) or :class:`FrameworkArg`.
+        """
+        raise NotImplementedError
+
+    def build_framework(self) -> Any:
+        """The framework's splitter: ``framework_target()(**framework_kwargs())``."""
+        module, _, qualname = self.framework_target().partition(":")
+        target: Any = import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+        kwargs = self.framework_kwargs()
+        return target(**{key: arg.value() if isinstance(arg, FrameworkArg) else arg for key, arg in kwargs.items()})
+
     def split_document(self, document: Document) -> list[Node]:
         return framework_nodes(
             document,
@@ -104,7 +144,21 @@ class FrameworkSplitter(Splitter):
 
     @property
     def size_unit(self) -> str:
+        """What the framework's sizes count, as ChunkScope's tokenizer name (``cl100k``, ``words``, ...)."""
+        for name in ("tokenizer", "encoding_name", "token_counter"):
+            if isinstance(unit := getattr(self, name, None), str):
+                return _UNITS.get(unit, unit)
         return "characters"
+
+    @property
+    def level_sizes(self) -> tuple[int, ...]:
+        """The framework's chunk size(s) in :attr:`size_unit`: the node-count guard (core.limits) estimates from them.
+
+        Its overlap is left out (the framework bounds it its own way), so the
+        estimate is low, never high: a fair request is not refused.
+        """
+        sizes = getattr(self, "chunk_sizes", None) or [getattr(self, "chunk_size", 0)]
+        return tuple(size for size in sizes if size)
 
     @property
     def size_limit(self) -> int | None:
@@ -119,8 +173,13 @@ class FrameworkSplitter(Splitter):
     # -- the code the Export page writes --------------------------------------------------
 
     def framework_call(self, code: CodeSnippet) -> str:
-        """The framework's own constructor call this engine runs, as Python (its imports and setup go to ``code``)."""
-        raise NotImplementedError
+        """The call :meth:`build_framework` makes, as Python (its imports and setup go to ``code``)."""
+        module, _, qualname = self.framework_target().partition(":")
+        code.use(f"from {module} import {qualname.split('.')[0]}")
+        kwargs = self.framework_kwargs()
+        return call(
+            qualname, **{key: arg.code(code) if isinstance(arg, FrameworkArg) else arg for key, arg in kwargs.items()}
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         """LlamaIndex's engines: the call that ran. LangChain's: the same splitter in LlamaIndex's LangchainNodeParser."""

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from core.engines.base import FrameworkChunk, FrameworkSplitter, check_overlap, engine_summary
-from core.engines.offline import TIKTOKEN_ENCODINGS, tiktoken_encoding
+from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
+from core.codegen import Code, CodeSnippet
+from core.engines.base import FrameworkArg, FrameworkChunk, FrameworkSplitter, check_overlap, engine_summary
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
@@ -39,6 +40,22 @@ def chonkie_tokenizer(name: str) -> Any:
 
 
 @dataclass(frozen=True)
+class TokenizerArg(FrameworkArg):
+    """chonkie's ``tokenizer=``: its own name, or (for tiktoken) the encoding loaded from the bundled file."""
+
+    name: str
+
+    def value(self) -> Any:
+        return chonkie_tokenizer(self.name)
+
+    def code(self, code: CodeSnippet) -> Code:
+        if self.name not in TIKTOKEN_ENCODINGS:
+            return Code(repr(self.name))
+        code.use("import tiktoken")
+        return Code(f'tiktoken.get_encoding("{self.name}")')
+
+
+@dataclass(frozen=True)
 class ChonkieEngine(FrameworkSplitter):
     """A chonkie chunker: ``chunk(text)`` once per document."""
 
@@ -48,9 +65,6 @@ class ChonkieEngine(FrameworkSplitter):
     def chunker(self) -> Any:
         """The configured chonkie chunker (built once per configuration)."""
         return _chunker(self)
-
-    def build_chunker(self) -> Any:
-        raise NotImplementedError
 
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         chunker = self.chunker()
@@ -67,7 +81,7 @@ class ChonkieEngine(FrameworkSplitter):
 
 @lru_cache(maxsize=32)
 def _chunker(engine: ChonkieEngine) -> Any:
-    return engine.build_chunker()
+    return engine.build_framework()
 
 
 @SPLITTERS.register
@@ -92,14 +106,12 @@ class ChonkieRecursiveSplitter(ChonkieEngine):
         24, "Shortest piece, in characters; shorter ones join their neighbour.", ge=1, le=1_000_000, advanced=True
     )
 
-    def build_chunker(self) -> Any:
-        from chonkie import RecursiveChunker
-
-        return RecursiveChunker(
-            tokenizer=chonkie_tokenizer(self.tokenizer),
-            chunk_size=self.chunk_size,
-            min_characters_per_chunk=self.min_characters_per_chunk,
-        )
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "tokenizer": TokenizerArg(self.tokenizer),
+            "chunk_size": self.chunk_size,
+            "min_characters_per_chunk": self.min_characters_per_chunk,
+        }
 
 
 @SPLITTERS.register
@@ -121,12 +133,12 @@ class ChonkieTokenSplitter(ChonkieEngine):
     def validate(self) -> None:
         check_overlap(self)
 
-    def build_chunker(self) -> Any:
-        from chonkie import TokenChunker
-
-        return TokenChunker(
-            tokenizer=chonkie_tokenizer(self.tokenizer), chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap
-        )
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "tokenizer": TokenizerArg(self.tokenizer),
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+        }
 
 
 @SPLITTERS.register
@@ -169,15 +181,13 @@ class ChonkieSentenceSplitter(ChonkieEngine):
         if not self.delim or not all(self.delim):
             raise ConfigError(f"{self.name}: delim needs at least one delimiter, none of them empty")
 
-    def build_chunker(self) -> Any:
-        from chonkie import SentenceChunker
-
-        return SentenceChunker(
-            tokenizer=chonkie_tokenizer(self.tokenizer),
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            min_sentences_per_chunk=self.min_sentences_per_chunk,
-            min_characters_per_sentence=self.min_characters_per_sentence,
-            delim=list(self.delim),
-            include_delim=self.include_delim,  # type: ignore[arg-type]
-        )
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "tokenizer": TokenizerArg(self.tokenizer),
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "min_sentences_per_chunk": self.min_sentences_per_chunk,
+            "min_characters_per_sentence": self.min_characters_per_sentence,
+            "delim": list(self.delim),
+            "include_delim": self.include_delim,
+        }

@@ -16,9 +16,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from core.codegen import Code, CodeSnippet, call
-from core.engines.base import FrameworkChunk, FrameworkSplitter, check_overlap, engine_summary, no_headings_reason
-from core.engines.offline import TIKTOKEN_ENCODINGS, tiktoken_encoding
+from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
+from core.codegen import Code, CodeSnippet
+from core.engines.base import (
+    FrameworkArg,
+    FrameworkChunk,
+    FrameworkSplitter,
+    check_overlap,
+    engine_summary,
+    no_headings_reason,
+)
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
@@ -35,10 +42,20 @@ LANGUAGES = (
 )  # fmt: skip
 
 
-def _language_enum() -> Any:
-    from langchain_text_splitters import Language
+@dataclass(frozen=True)
+class LanguageArg(FrameworkArg):
+    """``from_language``'s ``language``: the ``Language`` member whose value is ``name``."""
 
-    return Language
+    name: str
+
+    def value(self) -> Any:
+        from langchain_text_splitters import Language
+
+        return Language(self.name)
+
+    def code(self, code: CodeSnippet) -> Code:
+        code.use("from langchain_text_splitters import Language")
+        return Code(f"Language.{self.value().name}")
 
 
 @dataclass(frozen=True)
@@ -52,9 +69,6 @@ class LangChainEngine(FrameworkSplitter):
         """The configured LangChain splitter (built once per configuration)."""
         return _text_splitter(self)
 
-    def build_splitter(self) -> Any:
-        raise NotImplementedError
-
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         splitter = self.text_splitter()
         try:
@@ -66,7 +80,7 @@ class LangChainEngine(FrameworkSplitter):
 
 @lru_cache(maxsize=32)
 def _text_splitter(engine: LangChainEngine) -> Any:
-    return engine.build_splitter()
+    return engine.build_framework()
 
 
 _CHUNK_SIZE_HELP = "Largest chunk, in characters (separators between pieces count, those at its ends do not)."
@@ -136,8 +150,11 @@ class LangChainRecursiveSplitter(LangChainEngine):
             return True
         return self.language is None and all(not sep.strip() for sep in self.separators or ("\n\n", "\n", " ", ""))
 
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from langchain_text_splitters import RecursiveCharacterTextSplitter")
+    def framework_target(self) -> str:
+        target = super().framework_target()
+        return target if self.language is None else f"{target}.from_language"
+
+    def framework_kwargs(self) -> dict[str, Any]:
         common = {
             "chunk_size": self.chunk_size,
             "chunk_overlap": self.chunk_overlap,
@@ -145,27 +162,9 @@ class LangChainRecursiveSplitter(LangChainEngine):
             "strip_whitespace": self.strip_whitespace,
         }
         if self.language is not None:
-            code.use("from langchain_text_splitters import Language")
-            member = next(m.name for m in _language_enum() if m.value == self.language)
-            return call("RecursiveCharacterTextSplitter.from_language", Code(f"Language.{member}"), **common)
+            return {"language": LanguageArg(self.language), **common}
         extra = {} if self.separators is None else {"separators": list(self.separators)}
-        return call("RecursiveCharacterTextSplitter", **extra, is_separator_regex=self.is_separator_regex, **common)
-
-    def build_splitter(self) -> Any:
-        from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
-
-        common = {
-            "chunk_size": self.chunk_size,
-            "chunk_overlap": self.chunk_overlap,
-            "keep_separator": self.keep_separator,
-            "strip_whitespace": self.strip_whitespace,
-        }
-        if self.language is not None:
-            return RecursiveCharacterTextSplitter.from_language(Language(self.language), **common)
-        separators = list(self.separators) if self.separators is not None else None
-        return RecursiveCharacterTextSplitter(
-            separators=separators, is_separator_regex=self.is_separator_regex, **common
-        )
+        return {**extra, "is_separator_regex": self.is_separator_regex, **common}
 
 
 @SPLITTERS.register
@@ -201,29 +200,15 @@ class LangChainCharacterSplitter(LangChainEngine):
         # Without keep_separator LangChain drops the separator: text, unless it is whitespace.
         return self.keep_separator or (not self.is_separator_regex and not self.separator.strip())
 
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from langchain_text_splitters import CharacterTextSplitter")
-        return call(
-            "CharacterTextSplitter",
-            separator=self.separator,
-            is_separator_regex=self.is_separator_regex,
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            keep_separator=self.keep_separator,
-            strip_whitespace=self.strip_whitespace,
-        )
-
-    def build_splitter(self) -> Any:
-        from langchain_text_splitters import CharacterTextSplitter
-
-        return CharacterTextSplitter(
-            separator=self.separator,
-            is_separator_regex=self.is_separator_regex,
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            keep_separator=self.keep_separator,
-            strip_whitespace=self.strip_whitespace,
-        )
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "separator": self.separator,
+            "is_separator_regex": self.is_separator_regex,
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "keep_separator": self.keep_separator,
+            "strip_whitespace": self.strip_whitespace,
+        }
 
 
 @SPLITTERS.register
@@ -252,26 +237,17 @@ class LangChainTokenSplitter(LangChainEngine):
     def validate(self) -> None:
         check_overlap(self)
 
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from langchain_text_splitters import TokenTextSplitter")
-        return call(
-            "TokenTextSplitter",
-            encoding_name=self.encoding_name,
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            strip_whitespace=self.strip_whitespace,
-        )
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "encoding_name": self.encoding_name,
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "strip_whitespace": self.strip_whitespace,
+        }
 
-    def build_splitter(self) -> Any:
-        from langchain_text_splitters import TokenTextSplitter
-
+    def build_framework(self) -> Any:
         tiktoken_encoding(self.encoding_name)  # loaded from the bundled file; LangChain then finds it by name
-        return TokenTextSplitter(
-            encoding_name=self.encoding_name,
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            strip_whitespace=self.strip_whitespace,
-        )
+        return super().build_framework()
 
 
 @SPLITTERS.register
@@ -327,14 +303,12 @@ class LangChainMarkdownHeaderSplitter(LangChainEngine):
                 return None
         return no_headings_reason(self, document)
 
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from langchain_text_splitters import MarkdownHeaderTextSplitter")
-        return call(
-            "MarkdownHeaderTextSplitter",
-            headers_to_split_on=[tuple(pair) for pair in self._pairs()],
-            return_each_line=self.return_each_line,
-            strip_headers=self.strip_headers,
-        )
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "headers_to_split_on": self._pairs(),
+            "return_each_line": self.return_each_line,
+            "strip_headers": self.strip_headers,
+        }
 
     def langchain(self, code: CodeSnippet) -> str:
         # Not a TextSplitter: it has no split_documents, and its chunks carry only the headers.
@@ -349,13 +323,6 @@ class LangChainMarkdownHeaderSplitter(LangChainEngine):
 
     def _pairs(self) -> list[tuple[str, str]]:
         return [(marker, key.strip()) for marker, _, key in (item.partition(" ") for item in self.headers_to_split_on)]
-
-    def build_splitter(self) -> Any:
-        from langchain_text_splitters import MarkdownHeaderTextSplitter
-
-        return MarkdownHeaderTextSplitter(
-            headers_to_split_on=self._pairs(), return_each_line=self.return_each_line, strip_headers=self.strip_headers
-        )
 
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         splitter = self.text_splitter()

@@ -20,9 +20,16 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, ClassVar
 
+from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
 from core.codegen import Code, CodeSnippet, call
-from core.engines.base import FrameworkChunk, FrameworkSplitter, check_overlap, engine_summary, no_headings_reason
-from core.engines.offline import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
+from core.engines.base import (
+    FrameworkArg,
+    FrameworkChunk,
+    FrameworkSplitter,
+    check_overlap,
+    engine_summary,
+    no_headings_reason,
+)
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
@@ -47,14 +54,22 @@ def llamaindex_tokenizer(name: str) -> Callable[[str], list[Any]]:
     return partial(tiktoken_encoding(name).encode, allowed_special="all")
 
 
-def tokenizer_code(code: CodeSnippet, name: str) -> Code:
-    """The ``tokenizer=`` argument as Python: ``list`` for characters, else the encoding's ``encode`` as LlamaIndex builds it."""
-    if name == "characters":
-        return Code("list")
-    variable = f"{name.upper()}_TOKENS"
-    code.use("import tiktoken", "from functools import partial")
-    code.set_up(f'{variable} = partial(tiktoken.get_encoding("{name}").encode, allowed_special="all")')
-    return Code(variable)
+@dataclass(frozen=True)
+class TokenizerArg(FrameworkArg):
+    """The ``tokenizer=`` LlamaIndex counts with: ``list`` for characters, else a tiktoken encoding's ``encode``."""
+
+    name: str
+
+    def value(self) -> Callable[[str], list[Any]]:
+        return llamaindex_tokenizer(self.name)
+
+    def code(self, code: CodeSnippet) -> Code:
+        if self.name == "characters":
+            return Code("list")
+        variable = f"{self.name.upper()}_TOKENS"
+        code.use("import tiktoken", "from functools import partial")
+        code.set_up(f'{variable} = partial(tiktoken.get_encoding("{self.name}").encode, allowed_special="all")')
+        return Code(variable)
 
 
 def llama_document(document: Document) -> Any:
@@ -84,9 +99,6 @@ class LlamaIndexEngine(FrameworkSplitter):
         """The configured LlamaIndex node parser (built once per configuration)."""
         return _node_parser(self)
 
-    def build_parser(self) -> Any:
-        raise NotImplementedError
-
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         parser = self.node_parser()
         try:
@@ -112,7 +124,9 @@ def _links(engine: FrameworkSplitter) -> dict[str, bool]:
 @lru_cache(maxsize=32)
 def _node_parser(engine: LlamaIndexEngine) -> Any:
     use_bundled_nltk_data()
-    return engine.build_parser()
+    # LlamaIndex's global tokenizer (what a parser given none counts with) is then found loaded, not fetched.
+    tiktoken_encoding("cl100k_base")
+    return engine.build_framework()
 
 
 def chunks_from_nodes(nodes: list[Any], document: Document) -> list[FrameworkChunk]:
@@ -179,32 +193,16 @@ class LlamaIndexSentenceSplitter(LlamaIndexEngine):
         # character, a regex of the user's may drop some, and the engine shows that as LlamaIndex does.
         return self.secondary_chunking_regex == _DEFAULT_SECONDARY_REGEX
 
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from llama_index.core.node_parser import SentenceSplitter")
-        return call(
-            "SentenceSplitter",
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            tokenizer=tokenizer_code(code, self.tokenizer),
-            separator=self.separator,
-            paragraph_separator=self.paragraph_separator,
-            secondary_chunking_regex=self.secondary_chunking_regex,
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "tokenizer": TokenizerArg(self.tokenizer),
+            "separator": self.separator,
+            "paragraph_separator": self.paragraph_separator,
+            "secondary_chunking_regex": self.secondary_chunking_regex,
             **_links(self),
-        )
-
-    def build_parser(self) -> Any:
-        from llama_index.core.node_parser import SentenceSplitter
-
-        return SentenceSplitter(
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            tokenizer=llamaindex_tokenizer(self.tokenizer),
-            separator=self.separator,
-            paragraph_separator=self.paragraph_separator,
-            secondary_chunking_regex=self.secondary_chunking_regex,
-            include_metadata=self.include_metadata,
-            include_prev_next_rel=self.include_prev_next_rel,
-        )
+        }
 
 
 @SPLITTERS.register
@@ -237,32 +235,16 @@ class LlamaIndexTokenSplitter(LlamaIndexEngine):
     def validate(self) -> None:
         check_overlap(self)
 
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from llama_index.core.node_parser import TokenTextSplitter")
-        return call(
-            "TokenTextSplitter",
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            tokenizer=tokenizer_code(code, self.tokenizer),
-            separator=self.separator,
-            backup_separators=list(self.backup_separators),
-            keep_whitespaces=self.keep_whitespaces,
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "tokenizer": TokenizerArg(self.tokenizer),
+            "separator": self.separator,
+            "backup_separators": list(self.backup_separators),
+            "keep_whitespaces": self.keep_whitespaces,
             **_links(self),
-        )
-
-    def build_parser(self) -> Any:
-        from llama_index.core.node_parser import TokenTextSplitter
-
-        return TokenTextSplitter(
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            tokenizer=llamaindex_tokenizer(self.tokenizer),
-            separator=self.separator,
-            backup_separators=list(self.backup_separators),
-            keep_whitespaces=self.keep_whitespaces,
-            include_metadata=self.include_metadata,
-            include_prev_next_rel=self.include_prev_next_rel,
-        )
+        }
 
 
 @SPLITTERS.register
@@ -294,26 +276,13 @@ class LlamaIndexSentenceWindowSplitter(LlamaIndexEngine):
             if not getattr(self, key).strip():
                 raise ConfigError(f"{self.name}: {key} must not be empty")
 
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from llama_index.core.node_parser import SentenceWindowNodeParser")
-        return call(
-            "SentenceWindowNodeParser.from_defaults",
-            window_size=self.window_size,
-            window_metadata_key=self.window_metadata_key,
-            original_text_metadata_key=self.original_text_metadata_key,
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {
+            "window_size": self.window_size,
+            "window_metadata_key": self.window_metadata_key,
+            "original_text_metadata_key": self.original_text_metadata_key,
             **_links(self),
-        )
-
-    def build_parser(self) -> Any:
-        from llama_index.core.node_parser import SentenceWindowNodeParser
-
-        return SentenceWindowNodeParser.from_defaults(
-            window_size=self.window_size,
-            window_metadata_key=self.window_metadata_key,
-            original_text_metadata_key=self.original_text_metadata_key,
-            include_metadata=self.include_metadata,
-            include_prev_next_rel=self.include_prev_next_rel,
-        )
+        }
 
 
 @SPLITTERS.register
@@ -341,20 +310,8 @@ class LlamaIndexMarkdownSplitter(LlamaIndexEngine):
         # MarkdownNodeParser's own test for a heading line (outside code fences, which this ignores).
         return None if re.search(r"(?m)^#+\s", document.text) else no_headings_reason(self, document)
 
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from llama_index.core.node_parser import MarkdownNodeParser")
-        return call(
-            "MarkdownNodeParser.from_defaults", header_path_separator=self.header_path_separator, **_links(self)
-        )
-
-    def build_parser(self) -> Any:
-        from llama_index.core.node_parser import MarkdownNodeParser
-
-        return MarkdownNodeParser.from_defaults(
-            header_path_separator=self.header_path_separator,
-            include_metadata=self.include_metadata,
-            include_prev_next_rel=self.include_prev_next_rel,
-        )
+    def framework_kwargs(self) -> dict[str, Any]:
+        return {"header_path_separator": self.header_path_separator, **_links(self)}
 
 
 @SPLITTERS.register
@@ -404,56 +361,16 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
     def size_limit(self) -> int | None:
         return max(self.chunk_sizes) if self.counts_characters else None
 
-    @property
-    def level_sizes(self) -> tuple[int, ...]:
-        return self.chunk_sizes if self.counts_characters else ()
-
-    def framework_call(self, code: CodeSnippet) -> str:
-        code.use("from llama_index.core.node_parser import HierarchicalNodeParser")
+    def framework_kwargs(self) -> dict[str, Any]:
         if self.tokenizer == "cl100k_base":  # LlamaIndex's own tokenizer: from_defaults says it all
-            return call(
-                "HierarchicalNodeParser.from_defaults",
-                chunk_sizes=list(self.chunk_sizes),
-                chunk_overlap=self.chunk_overlap,
-                **_links(self),
-            )
-        code.use("from llama_index.core.node_parser import SentenceSplitter")
-        splitter = call(
-            "SentenceSplitter",
-            chunk_size=Code("size"),
-            chunk_overlap=self.chunk_overlap,
-            tokenizer=tokenizer_code(code, self.tokenizer),
-            **_links(self),
-        )
-        sizes = list(self.chunk_sizes)
-        return call(
-            "HierarchicalNodeParser.from_defaults",
-            node_parser_ids=Code(f'[f"chunk_size_{{size}}" for size in {sizes!r}]'),
-            node_parser_map=Code(f'{{f"chunk_size_{{size}}": {splitter} for size in {sizes!r}}}'),
-            **_links(self),
-        )
-
-    def build_parser(self) -> Any:
-        from llama_index.core.node_parser import HierarchicalNodeParser, SentenceSplitter
-
+            return {"chunk_sizes": list(self.chunk_sizes), "chunk_overlap": self.chunk_overlap, **_links(self)}
         # What from_defaults(chunk_sizes=...) builds, with the tokenizer named (from_defaults takes none).
-        ids = [f"chunk_size_{size}" for size in self.chunk_sizes]
-        parsers = {
-            parser_id: SentenceSplitter(
-                chunk_size=size,
-                chunk_overlap=self.chunk_overlap,
-                tokenizer=llamaindex_tokenizer(self.tokenizer),
-                include_metadata=self.include_metadata,
-                include_prev_next_rel=self.include_prev_next_rel,
-            )
-            for parser_id, size in zip(ids, self.chunk_sizes, strict=True)
+        sizes = list(self.chunk_sizes)
+        return {
+            "node_parser_ids": [f"chunk_size_{size}" for size in sizes],
+            "node_parser_map": _LevelParsers(tuple(sizes), self.chunk_overlap, self.tokenizer, _links(self)),
+            **_links(self),
         }
-        return HierarchicalNodeParser.from_defaults(
-            node_parser_ids=ids,
-            node_parser_map=parsers,
-            include_metadata=self.include_metadata,
-            include_prev_next_rel=self.include_prev_next_rel,
-        )
 
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         chunks = super().chunks(document)
@@ -462,3 +379,28 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
             chunk.metadata["level"] = level
             chunk.own_keys = ("level",)
         return chunks
+
+
+@dataclass(frozen=True)
+class _LevelParsers(FrameworkArg):
+    """A hierarchy's ``node_parser_map``: one SentenceSplitter per chunk size, counting with ``tokenizer``."""
+
+    sizes: tuple[int, ...]
+    chunk_overlap: int
+    tokenizer: str
+    links: dict[str, bool]
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {"chunk_overlap": self.chunk_overlap, "tokenizer": TokenizerArg(self.tokenizer), **self.links}
+
+    def value(self) -> dict[str, Any]:
+        from llama_index.core.node_parser import SentenceSplitter
+
+        kwargs = {key: arg.value() if isinstance(arg, FrameworkArg) else arg for key, arg in self._kwargs().items()}
+        return {f"chunk_size_{size}": SentenceSplitter(chunk_size=size, **kwargs) for size in self.sizes}
+
+    def code(self, code: CodeSnippet) -> Code:
+        code.use("from llama_index.core.node_parser import SentenceSplitter")
+        kwargs = {key: arg.code(code) if isinstance(arg, FrameworkArg) else arg for key, arg in self._kwargs().items()}
+        splitter = call("SentenceSplitter", chunk_size=Code("size"), **kwargs)
+        return Code(f'{{f"chunk_size_{{size}}": {splitter} for size in {list(self.sizes)!r}}}')

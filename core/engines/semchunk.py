@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
+from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
 from core.engines.base import FrameworkChunk, FrameworkSplitter, engine_summary
-from core.engines.offline import TIKTOKEN_ENCODINGS, tiktoken_encoding
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document

@@ -159,7 +159,7 @@ def tokenizer_param(default: str, *, advanced: bool = False) -> Any:
     """The ``tokenizer`` parameter: a name in configs; from Python, any ``Callable[[str], int]`` as well."""
     return param(
         default,
-        "What sizes count: characters, whitespace words, or the embedding model's tokens.",
+        "What sizes count: characters, whitespace words, the embedding model's tokens, or tiktoken's (cl100k, o200k).",
         choices=TOKENIZER_NAMES,
         advanced=advanced,
     )

@@ -1,13 +1,17 @@
-"""The data the frameworks would download, taken from what llama-index-core ships: nothing is fetched.
+"""The data tiktoken and NLTK would download, taken from what llama-index-core ships: nothing is fetched.
 
-llama-index-core bundles tiktoken's BPE files (``_static/tiktoken_cache``: cl100k_base
-and o200k_base) and NLTK data (``_static/nltk_cache``: punkt_tab, stopwords), and
-points tiktoken and NLTK at them itself. The engines do the same before any
-framework asks: an encoding is loaded once with ``TIKTOKEN_CACHE_DIR`` set to the
-bundled folder (tiktoken then keeps it in memory, so LangChain, chonkie and
-semchunk find it there by name), and the bundled NLTK folder joins NLTK's search
-path. An encoding that is not bundled is refused with a clear error instead of
-a download attempt.
+llama-index-core bundles tiktoken's BPE files (``llama_index/core/_static/tiktoken_cache``,
+each named by the SHA-1 of its download URL: cl100k_base and o200k_base) and NLTK
+data (``_static/nltk_cache``: punkt_tab, stopwords). LlamaIndex itself sets
+``TIKTOKEN_CACHE_DIR`` to that folder only when it is unset, while it loads its
+global tokenizer. Here an encoding is loaded once with ``TIKTOKEN_CACHE_DIR``
+pointing at the bundled folder for the duration of the load, whatever it was
+(a user's own cache without the file would make tiktoken download it), and put
+back after. tiktoken then keeps the encoding in memory, so ChunkScope's
+``cl100k``/``o200k`` tokenizers, LangChain, chonkie, semchunk and LlamaIndex's
+global tokenizer find it there by name. The bundled NLTK folder joins NLTK's
+search path. An encoding that is not bundled is refused with a clear error
+instead of a download attempt.
 """
 
 from __future__ import annotations
