@@ -180,6 +180,12 @@ class Configurable:
         """Cross-field rules (e.g. overlap below size); raise ConfigError."""
 
     @classmethod
+    def title(cls) -> str:
+        """How a person names it in a picker or a caption: ``sentence_window`` -> ``Sentence window``."""
+        words = cls.name.replace("_", " ").strip()
+        return words[:1].upper() + words[1:]
+
+    @classmethod
     def params(cls) -> list[ParamSpec]:
         return _specs(cls)
 

@@ -538,11 +538,11 @@ def test_the_chunks_page_offers_the_engines_and_shows_their_nodes() -> None:
 
     from core.config import PipelineConfig
     from core.documents import run_split
-    from ui.widgets import label_for
-
     at = apptest_support.open_page("pages/1_Chunks.py", timeout=240)
     picker = at.sidebar.selectbox(key="chunks.splitter")
-    assert {label_for(name) for name in ENGINE_NAMES} <= set(picker.options)
+    # Named as their users know them: the framework and its class.
+    assert {SPLITTERS.get_class(name).title() for name in ENGINE_NAMES} <= set(picker.options)
+    assert "LlamaIndex SentenceSplitter" in picker.options and "LangChain RecursiveCharacterTextSplitter" in picker.options
     picker.set_value("langchain.recursive").run()
     at.sidebar.number_input(key="splitter.langchain.recursive.chunk_size").set_value(500).run()
     assert not at.exception, at.exception

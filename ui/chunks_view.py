@@ -110,7 +110,7 @@ def loader_settings(document: Document, config: PipelineConfig) -> tuple[tuple[A
     loaders = tuple(config.loaders)
     if not loader_cls.params():
         return loaders, None
-    with st.expander(f"Loader options · {widgets.label_for(loader_cls.name)}", icon=":material/tune:"):
+    with st.expander(f"Loader options · {loader_cls.title()}", icon=":material/tune:"):
         raw = widgets.param_widgets(loader_cls, f"loader.{loader_cls.name}", config.loader_options(loader_cls.name))
         loader, error = widgets.try_build(loader_cls, raw)
     if loader is not None:
@@ -202,7 +202,7 @@ def document_caption(name: str, document: Document, splitter: Any) -> None:
     st.caption(
         f"**{widgets.md_escape(name)}** · {len(document.text):,} characters"
         + (f" · {len(document.pages)} pages" if document.pages else "")
-        + f" · split by **{widgets.label_for(splitter.name)}**"
+        + f" · split by **{splitter.title()}**"
     )
 
 

@@ -157,7 +157,7 @@ def configuration_card(config: PipelineConfig, link: str) -> None:
     with st.container(border=True):
         summary, extras = st.columns([3, 2], vertical_alignment="center")
         summary.markdown(
-            f"**:material/tune: Current configuration** · {widgets.label_for(splitter.name)} splitter · "
+            f"**:material/tune: Current configuration** · {splitter.title()} splitter · "
             f"{widgets.md_escape(settings_summary(splitter))}"
         )
         extras.caption(

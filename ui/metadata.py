@@ -217,7 +217,7 @@ def extractor_section(config: PipelineConfig) -> tuple[list[Any], list[str]]:
             toggle_key = f"meta.extractor.{cls.name}.on"
             state.seed_widget(toggle_key, cls.name in current)
             keys = ", ".join(f"`{key}`" for key in cls.keys)
-            on = st.toggle(f"**{widgets.label_for(cls.name)}** → {keys}", key=toggle_key, help=cls.summary)
+            on = st.toggle(f"**{cls.title()}** → {keys}", key=toggle_key, help=cls.summary)
             if not on:
                 continue
             with st.container(border=True):
@@ -307,7 +307,7 @@ def preview_header(nodes: Sequence[Node], config: PipelineConfig, *, stale: bool
     """The preview's title and how many nodes it covers; with ``stale``, say it shows the last valid settings."""
     st.markdown("#### :material/preview: Live preview")
     st.caption(
-        f"{len(nodes):,} nodes from this document with the {widgets.label_for(config.splitter.name).lower()} "
+        f"{len(nodes):,} nodes from this document with the {config.splitter.title()} "
         "splitter of the current configuration (change it on the Chunks page)."
     )
     if stale:

@@ -147,7 +147,7 @@ def pending_caption(config: PipelineConfig, node_count: int, document_count: int
     """What is known before retrieval: the nodes to search, from how many documents, split how."""
     st.caption(
         f"Searching **{node_count:,} nodes** from {document_count} documents, "
-        f"split by **{widgets.label_for(config.splitter.name)}** · retrieval **{config.retrieval.mode}**"
+        f"split by **{config.splitter.title()}** · retrieval **{config.retrieval.mode}**"
         + (" · embedding the nodes first" if config.retrieval.mode != "bm25" else "")
     )
 

@@ -21,7 +21,7 @@ from core.trace_view import stage_labels, stage_params, stage_summary
 from ui import cache
 from ui.charts import SERIES_COLOURS
 from ui.query_run import embedder_label
-from ui.widgets import label_for, md_escape
+from ui.widgets import md_escape
 
 STAGE_COLUMNS = {
     "status": st.column_config.TextColumn("Status", width="small"),
@@ -141,7 +141,7 @@ def run_caption(config: PipelineConfig, node_count: int, documents: Sequence[Doc
     document_count = len(documents)
     changed = ", ".join(f"{k}={v}" for k, v in splitter.to_params(only_changed=True).items())
     st.caption(
-        f"Searched **{node_count:,} nodes** from {document_count} documents, split by **{label_for(splitter.name)}**"
+        f"Searched **{node_count:,} nodes** from {document_count} documents, split by **{splitter.title()}**"
         + (f" ({md_escape(changed)})" if changed else " (defaults)")
         + f" · retrieval **{retrieval.mode}**, top {retrieval.top_k}"
         + (f", alpha {retrieval.alpha:g}" if retrieval.mode == "hybrid" else "")

@@ -180,7 +180,7 @@ def component_picker(
     classes = {cls.name: cls for cls in registry}
     names = list(classes)
     state.keep_valid(key, names, default)
-    name = st.selectbox(label, names, key=key, help=help, format_func=label_for)
+    name = st.selectbox(label, names, key=key, help=help, format_func=lambda n: classes[n].title())
     chosen = classes[name]
     if chosen.summary:
         st.caption(chosen.summary)

@@ -100,6 +100,11 @@ class FrameworkSplitter(Splitter):
     # Our parameters with no framework default to copy, and why (a test checks every parameter is in one of the two).
     own_params: ClassVar[Mapping[str, str]] = {}
 
+    @classmethod
+    def title(cls) -> str:
+        """The framework and its class, as its users know them: ``LlamaIndex SentenceSplitter``."""
+        return f"{cls.framework} {cls.framework_class}"
+
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         """The framework's chunks of ``document``, in its order (one call to the framework)."""
         raise NotImplementedError
