@@ -27,11 +27,15 @@ setup: $(VENV)/.installed-run
 
 setup-dev: system-deps $(VENV)/.installed-dev
 
-# Debian's chromium for the browser tests (Playwright cannot download a browser here).
+# Debian's chromium for the browser tests (Playwright cannot download a browser here), and
+# Tesseract with its English model for OCR of scanned PDF pages (nothing is downloaded at run time).
+SYSTEM_PACKAGES := chromium tesseract-ocr tesseract-ocr-eng
+
 system-deps:
-	@if [ ! -x /usr/bin/chromium ]; then \
+	@MISSING=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$MISSING" ]; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$MISSING; \
 	fi
 
 run: setup

@@ -1,7 +1,10 @@
-"""Compare: two to four splitter configurations on one document, side by side.
+"""Compare: two to four splitter configurations on one document, or two parsers on one file, side by side.
 
-Each configuration keeps the session's loader options and metadata settings and
-changes only the splitter, so the differences shown are the splitter's.
+Splitters: each configuration keeps the session's loader options and metadata
+settings and changes only the splitter, so the differences shown are the
+splitter's. Parsers: the same file read with two sets of loader options (pypdf
+against pdfplumber, OCR on or off), its texts compared word by word, and each
+cut by the session's splitter.
 """
 
 from __future__ import annotations
@@ -14,6 +17,14 @@ from ui.compare import (
     configuration_columns,
     count_picker,
     metrics_table,
+    mode_picker,
+    parse_each,
+    parser_chunks,
+    parser_columns,
+    parser_file_picker,
+    parser_files,
+    parser_table,
+    parser_text_diff,
     size_histograms,
     spans_side_by_side,
     split_each,
@@ -26,12 +37,33 @@ setup_page()
 heading(
     "Compare",
     "Cut the same document with up to four splitter configurations and see where their chunks differ: "
-    "the spans, which cut points moved, appeared or vanished, the metrics, and the size distributions.",
+    "the spans, which cut points moved, appeared or vanished, the metrics, and the size distributions. "
+    "Or read one PDF with two parsers and see what each finds and how the chunks change.",
 )
 
 documents = documents_or_stop()
 
 config = state.config()
+if mode_picker() == "Parsers":
+    sources = parser_files()
+    if not sources:
+        st.info("Load a PDF to compare its parsers: pypdf's text layer against pdfplumber's headings and tables.")
+        st.stop()
+    source = parser_file_picker(sources)
+    parsers = parser_columns(source, config)
+    parser_runs = parse_each(source, config, parsers) if len(parsers) == 2 else []
+    if len(parser_runs) < 2:
+        st.warning("Both parsers must read the file to compare them.", icon=":material/info:")
+        st.stop()
+    st.subheader(":material/table_chart: What each parser found", anchor=False)
+    parser_table(parser_runs)
+    diff_tab, chunks_tab = st.tabs([":material/difference: Text difference", ":material/view_column: Chunks side by side"])
+    with diff_tab:
+        parser_text_diff(parser_runs)
+    with chunks_tab:
+        parser_chunks(parser_runs)
+    st.stop()
+
 doc_col, count_col = st.columns([3, 2], vertical_alignment="bottom")
 with doc_col:
     document = select_document(documents, "cmp.doc")

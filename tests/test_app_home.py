@@ -153,3 +153,24 @@ def test_a_repaired_upload_says_what_was_replaced_in_its_row(home: AppTest) -> N
     table = home.dataframe[0].value
     (row,) = table[table["Document"] == "notes.md"].to_dict("records")
     assert "replaced 1 invalid UTF-8 byte" in row["Notes"]
+
+
+def test_each_row_says_which_parser_read_the_file_and_what_it_found(home: AppTest) -> None:
+    from pathlib import Path
+
+    from core.loaders.pdf_ocr import ocr_unavailable_reason
+
+    table = home.dataframe[0].value
+    pdf = table[table["Document"] == "rag_handbook.pdf"].iloc[0]
+    assert (pdf["Parser"], pdf["Found"]) == ("pypdf", "7 pages")
+    guide = table[table["Document"] == "chunking_guide.md"].iloc[0]
+    assert guide["Parser"] == "markdown" and "headings" in guide["Found"]
+    if ocr_unavailable_reason():
+        pytest.skip(f"{ocr_unavailable_reason()}: `make system-deps` installs it")
+    scanned = Path(__file__).parent / "fixtures" / "scanned_page.pdf"
+    home.file_uploader[0].set_value([("scanned_page.pdf", scanned.read_bytes(), "application/pdf")]).run()
+    assert not home.exception
+    table = home.dataframe[0].value
+    row = table[table["Document"] == "scanned_page.pdf"].iloc[0]
+    assert row["Parser"] == "pypdf + OCR"
+    assert row["Found"].startswith("1 page · 1 OCR page (") and row["Notes"].startswith("read by OCR")

@@ -116,7 +116,10 @@ def test_splitters_and_loaders_tables_name_each_component(capsys):
 def test_loader_options_reach_the_loader(capsys):
     code, out, _ = run(capsys, "config", "--splitter", "character", "--loader-set", "pdf.extraction_mode=layout")
     assert code == 0 and json.loads(out)["loaders"] == {
-        "pdf": {"extraction_mode": "layout", "max_pages": 2000, "max_content_mb": 32}
+        "pdf": {
+            **{"parser": "pypdf", "extraction_mode": "layout", "ocr": "auto", "find_tables": True},
+            **{"heading_ratio": 1.15, "ocr_dpi": 200, "max_ocr_pages": 50, "max_pages": 2000, "max_content_mb": 32},
+        }
     }
 
 

@@ -74,13 +74,13 @@ REFUSED: dict[str, tuple[type[LoadError], str]] = {
     "encrypted.pdf": (EncryptedDocumentError, "is encrypted and cannot be read without its password"),
     "truncated.pdf": (CorruptDocumentError, "is not a readable PDF (PdfStreamError: Stream has ended unexpectedly)"),
     "corrupt.pdf": (CorruptDocumentError, "is not a readable PDF (PdfReadError: startxref not found)"),
-    "no_text_layer.pdf": (EmptyDocumentError, "has no text layer (scanned?); OCR is not supported"),
+    "no_text_layer.pdf": (EmptyDocumentError, "has no text layer, and no page image for OCR to read (blank pages?)"),
     "looped_page_tree.pdf": (
         CorruptDocumentError,
         "is not a readable PDF (PdfReadError: Detected cyclic page references.)",
     ),
     # pypdf counts the kids it finds, not the /Count the file claims: one blank page.
-    "billion_pages.pdf": (EmptyDocumentError, "has no text layer (scanned?); OCR is not supported"),
+    "billion_pages.pdf": (EmptyDocumentError, "has no text layer, and no page image for OCR to read (blank pages?)"),
     "one_line_20mb.txt": (TooLargeError, "holds 20,971,520 characters of text, more than the limit of 5,000,000"),
     "deep_page_tree.pdf": (
         CorruptDocumentError,

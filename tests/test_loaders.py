@@ -602,7 +602,7 @@ def test_every_text_loader_decodes_through_the_same_fallback(loader: str) -> Non
         ("nul_bytes.txt", CorruptDocumentError, "nul_bytes.txt: looks like binary data, not text"),
         ("encrypted.pdf", EncryptedDocumentError, "encrypted.pdf: is encrypted and cannot be read without its"),
         ("encrypted_aes.pdf", EncryptedDocumentError, "encrypted_aes.pdf: is encrypted and cannot be read without"),
-        ("blank.pdf", EmptyDocumentError, "blank.pdf: has no text layer (scanned?); OCR is not supported"),
+        ("blank.pdf", EmptyDocumentError, "blank.pdf: has no text layer, and no page image for OCR to read"),
         ("truncated.pdf", CorruptDocumentError, "truncated.pdf: is not a readable PDF"),
         ("looped_pages.pdf", CorruptDocumentError, "looped_pages.pdf: is not a readable PDF"),
     ],

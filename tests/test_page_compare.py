@@ -128,3 +128,46 @@ def test_a_native_splitter_beside_its_framework_engine_shows_the_share_of_identi
     card = next(m for m in at.metric if m.label == "Identical chunks")
     assert card.value == "100%"
     assert f"{len(engine)} of {len(engine)}" in str(card.proto.delta)
+
+
+# -- parsers side by side ---------------------------------------------------------------
+
+TABLE_PDF = ROOT / "tests" / "fixtures" / "table_report.pdf"
+
+
+def test_parser_mode_reads_the_handbook_two_ways_and_diffs_the_words():
+    at = open_page()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    assert not at.exception
+    assert at.selectbox(key="cmp.parser_file").value == "rag_handbook.pdf"
+    table = at.dataframe[0].value
+    assert table["parser"].tolist() == ["pypdf", "pdfplumber"]
+    assert table["headings"].tolist() == [0, 33]
+    assert table["pages"].tolist() == [7, 7]
+    metrics = {metric.label: metric.value for metric in at.metric}
+    assert metrics["Same words"] == "99%"
+    diff = at.code[0].value
+    assert diff.splitlines()[0] == "+ #"  # the handbook's title, a level-1 heading only pdfplumber marks
+    assert len(span_views(at)) == 2
+
+
+def test_parser_mode_shows_the_table_only_pdfplumber_finds():
+    at = apptest_support.open_page(PAGE, uploads=[("table_report.pdf", TABLE_PDF.read_bytes(), "application/pdf")])
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    at.selectbox(key="cmp.parser_file").set_value("table_report.pdf").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert table["tables"].tolist() == [0, 1]
+    # B's chunks show the Markdown rows; A's the loose words.
+    a_view, b_view = span_views(at)
+    assert "| character | 128 | 0 | 1822 | 0.528 | 0.391 |" in b_view
+    assert "| character |" not in a_view and "character 128 0 1822" in a_view
+
+
+def test_parser_mode_with_both_parsers_alike_reports_no_difference():
+    at = open_page()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    at.selectbox(key="cmp.parser.1.parser").set_value("pypdf").run()
+    assert not at.exception
+    assert {metric.label: metric.value for metric in at.metric}["Same words"] == "100%"
+    assert at.code[0].value == "The two parsers read the same words."

@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from core.limits import DEFAULT_LIMITS, MB
+from core.loaders.parsers import found_phrase, parse_summary
 from core.schema import Document
 from ui import cache, documents, state
 from ui.widgets import md_escape
@@ -76,6 +77,8 @@ DOCUMENT_COLUMNS = {
         format="localized", help="Tokens of the embedding model's tokenizer (all-MiniLM-L6-v2)"
     ),
     "Elements": st.column_config.NumberColumn(help="Headings, paragraphs, tables, code blocks… the loader found"),
+    "Parser": st.column_config.TextColumn(help="What read the file: a PDF's parser (pypdf or pdfplumber, + OCR), else its format"),
+    "Found": st.column_config.TextColumn(help="Pages, tables, headings and OCR-read pages (with mean word confidence)"),
 }
 _REMOVE_PICK = "remove_pick"
 
@@ -217,18 +220,22 @@ def failures() -> None:
 
 def document_rows(docs: Sequence[Document]) -> list[dict[str, Any]]:
     """One row per document for the table; tokens are the embedding model's."""
-    return [
-        {
-            "Document": d.metadata.get("file_name", d.id),
-            "Type": str(d.metadata.get("file_type", "")),
-            "Pages": str(len(d.pages)) if d.pages else "—",
-            "Characters": len(d.text),
-            "Tokens": cache.document_tokens(d, "model"),
-            "Elements": len(d.elements),
-            "Notes": str(d.metadata.get("load_warning", "")),
-        }
-        for d in docs
-    ]
+    return [_document_row(d) for d in docs]
+
+
+def _document_row(d: Document) -> dict[str, Any]:
+    found = parse_summary(d)
+    return {
+        "Document": d.metadata.get("file_name", d.id),
+        "Type": str(d.metadata.get("file_type", "")),
+        "Pages": str(len(d.pages)) if d.pages else "—",
+        "Characters": len(d.text),
+        "Tokens": cache.document_tokens(d, "model"),
+        "Elements": len(d.elements),
+        "Parser": found["parser"],
+        "Found": found_phrase(found),
+        "Notes": str(d.metadata.get("load_warning", "")),
+    }
 
 
 def document_table(docs: Sequence[Document]) -> None:

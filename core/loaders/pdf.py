@@ -1,9 +1,22 @@
-"""PDF through pypdf: one document per file, one Page span per page.
+"""PDF: one document per file, one Page span per page, read by the parser the user picks.
 
-The text is every page's extracted text joined by a blank line, so page ``n``'s
-span holds exactly what pypdf extracts for that page, and the pages follow each
-other with the two-character separator between them. pypdf is pure Python and
-runs nothing embedded in the file (no JavaScript, no external fetches).
+Two parsers, one declared option (``parser``):
+
+* ``pypdf`` (the default): the text layer as pypdf extracts it. The text is every
+  page's extracted text joined by a blank line, so page ``n``'s span holds exactly
+  what pypdf extracts for that page.
+* ``pdfplumber``: the structure rebuilt from characters, fonts and ruled lines
+  (:mod:`core.loaders.pdf_structure`): headings as Markdown ``#`` lines with their
+  level, paragraphs, list items, and tables as Markdown rows (table and
+  ``table_row`` elements, so the splitters that keep rows whole never cut one).
+
+Either way the pages follow each other with one blank line between them, and a
+page without a text layer but with an image (a scan) is read by Tesseract when
+``ocr`` allows (:mod:`core.loaders.pdf_ocr`): its words' mean confidence goes in
+``ocr_confidence`` (by page number), its number in ``ocr_pages``, and a note in
+``load_warning``. pypdf checks the file first (encryption, page count, content
+size), for both parsers. Neither parser runs anything embedded in the file (no
+JavaScript, no external fetches).
 """
 
 from __future__ import annotations
@@ -21,6 +34,8 @@ from pypdf.errors import DependencyError, FileNotDecryptedError
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.forking import start_forked
 from core.loaders.base import Loader
+from core.loaders.blocks import BlockText
+from core.loaders.pdf_ocr import OcrPage, OcrUnavailable, ocr_page, ocr_unavailable_reason
 from core.loaders.registry import LOADERS
 from core.loaders.text import make_document, paragraph_spans
 from core.params import param
@@ -32,6 +47,8 @@ MB = 1024 * 1024
 CHILD_GRACE_SECONDS = 10.0
 # From this many pages on, a second process extracts half of them (below it, a fork costs more than it saves).
 PARALLEL_FROM_PAGES = 24
+# How a document was read rather than what it says: kept out of the LLM and EMBED views.
+PARSE_DETAIL_KEYS = ("parser", "ocr_pages", "ocr_confidence")
 
 # pypdf logs the damage it works around; what matters reaches the user as our own
 # error or load_warning, so its notes must not print to a terminal (the CLI's one line).
@@ -41,15 +58,50 @@ logging.getLogger("pypdf").addHandler(logging.NullHandler())
 @LOADERS.register
 @dataclass(frozen=True)
 class PdfLoader(Loader):
-    """A PDF's text layer, page by page; scanned pages (no text) cannot be read."""
+    """A PDF page by page, through pypdf's text layer or pdfplumber's structure; scanned pages through OCR."""
 
     name = "pdf"
-    summary = "PDF (.pdf) through pypdf: the text layer, one span per page, page labels kept."
+    summary = (
+        "PDF (.pdf) through pypdf (the text layer) or pdfplumber (headings and tables as Markdown), "
+        "one span per page, page labels kept; scanned pages read by OCR."
+    )
     extensions = (".pdf",)
 
+    parser: Literal["pypdf", "pdfplumber"] = param(
+        "pypdf",
+        "'pypdf' reads the text layer as it is; 'pdfplumber' rebuilds headings, paragraphs, list items and "
+        "ruled tables (written as Markdown).",
+    )
     extraction_mode: Literal["plain", "layout"] = param(
         "plain",
-        "pypdf's text extraction: 'plain' reads text in content order, 'layout' keeps the page's columns and spacing.",
+        "pypdf's text extraction: 'plain' reads text in content order, 'layout' keeps the page's columns and spacing "
+        "(pypdf parser only).",
+    )
+    ocr: Literal["auto", "off", "all"] = param(
+        "auto",
+        "OCR with Tesseract: 'auto' reads the pages that have no text layer but an image (scans), 'all' reads every "
+        "page from its image, 'off' never.",
+    )
+    find_tables: bool = param(
+        True, "Find ruled tables and write them as Markdown rows (pdfplumber parser only).", advanced=True
+    )
+    heading_ratio: float = param(
+        1.15,
+        "A line whose font is this many times the body text's size is a heading (pdfplumber parser only).",
+        ge=1.0,
+        le=3.0,
+        advanced=True,
+    )
+    ocr_dpi: int = param(
+        200, "Resolution a page is rendered at for OCR (higher reads small print better, slower).", ge=72, le=400,
+        advanced=True,
+    )
+    max_ocr_pages: int = param(
+        50,
+        "Read at most this many pages by OCR (about a second each); the rest are left out with a note.",
+        ge=1,
+        le=2000,
+        advanced=True,
     )
     # Not covered by the character limit: that is checked after extraction, and blank or nearly blank
     # pages cost reading time without adding characters (50 MiB holds some 400,000 blank pages).
@@ -93,39 +145,81 @@ class PdfLoader(Loader):
         _check_content_size(reader, file_name, self.max_content_mb)
         labels = _page_labels(reader, page_count)
 
-        texts, unreadable = self._extract(reader, file_name)
-        if not any(texts):
+        if self.parser == "pdfplumber":
+            from core.loaders.pdf_structure import read_pages
+
+            blocks = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
+            if len(blocks) != page_count:
+                raise CorruptDocumentError(file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)")
+            unreadable: list[int] = []
+            blank = [number for number, page in enumerate(blocks, start=1) if not page]
+        else:
+            texts, unreadable = self._extract(reader, file_name)
+            blank = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
+        ocr_read, ocr_notes = self._ocr(data, reader, blank)
+        if len(blank) + len(unreadable) == page_count and not ocr_read:
             if unreadable:
                 raise CorruptDocumentError(file_name, "has pages whose content could not be read")
-            raise EmptyDocumentError(file_name, "has no text layer (scanned?); OCR is not supported")
+            raise EmptyDocumentError(file_name, _no_text_reason(self.ocr, ocr_notes))
 
-        pieces: list[str] = []
-        pages: list[Page] = []
-        elements: list[Element] = []
-        offset = 0
-        for number, (label, text) in enumerate(zip(labels, texts, strict=True), start=1):
-            if number > 1:
-                pieces.append(PAGE_SEPARATOR)
-                offset += len(PAGE_SEPARATOR)
-            pieces.append(text)
-            pages.append(Page(number=number, label=label, start_char=offset, end_char=offset + len(text)))
-            offset += len(text)
-        full_text = "".join(pieces)
-        for page in pages:
-            for start, end in paragraph_spans(full_text, page.start_char, page.end_char):
-                elements.append(Element("paragraph", start, end, page=page.number))
+        if self.parser == "pdfplumber":
+            full_text, elements, pages = _assemble_blocks(blocks, labels, ocr_read)
+        else:
+            full_text, elements, pages = _assemble_texts(texts, labels, ocr_read)
 
         metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pdf", "page_count": page_count}
         metadata.update(_info(reader))
+        metadata["parser"] = self.parser
+        if ocr_read:
+            metadata["ocr_pages"] = sorted(ocr_read)
+            metadata["ocr_confidence"] = {str(number): ocr_read[number].confidence for number in sorted(ocr_read)}
         notes = []
-        empty = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
+        read = {number for number, page in enumerate(pages, start=1) if page.end_char > page.start_char}
+        empty = [number for number in range(1, page_count + 1) if number not in read and number not in unreadable]
         if empty:
             notes.append(f"no text on {_pages_phrase(empty)}")
         if unreadable:
             notes.append(f"could not read {_pages_phrase(unreadable)}")
+        if ocr_read:
+            notes.append(_ocr_phrase(ocr_read))
+        notes.extend(ocr_notes)
         if notes:
             metadata["load_warning"] = "; ".join(notes)
-        return [make_document(full_text, metadata, elements, pages)]
+        document = make_document(full_text, metadata, elements, pages)
+        for excluded in (document.excluded_llm_metadata_keys, document.excluded_embed_metadata_keys):
+            excluded.extend(key for key in PARSE_DETAIL_KEYS if key in metadata)
+        return [document]
+
+    def _ocr(self, data: bytes, reader: PdfReader, blank: list[int]) -> tuple[dict[int, OcrPage], list[str]]:
+        """The pages OCR read (by number) and one-line notes about what it could not do.
+
+        ``blank`` are the pages the parser found no text on; 'auto' reads those that draw an image.
+        """
+        if self.ocr == "off":
+            return {}, []
+        if self.ocr == "all":
+            wanted = list(range(1, len(reader.pages) + 1))
+        else:
+            wanted = [number for number in blank if _has_image(reader.pages[number - 1])]
+        if not wanted:
+            return {}, []
+        reason = ocr_unavailable_reason()
+        if reason:
+            return {}, [f"{_pages_phrase(wanted)} not read: {reason}"]
+        notes = []
+        if len(wanted) > self.max_ocr_pages:
+            notes.append(f"{_pages_phrase(wanted[self.max_ocr_pages :])} not read by OCR (max_ocr_pages={self.max_ocr_pages})")
+            wanted = wanted[: self.max_ocr_pages]
+        read: dict[int, OcrPage] = {}
+        for number in wanted:
+            try:
+                page = ocr_page(data, number - 1, self.ocr_dpi, reflow=self.parser == "pdfplumber")
+            except OcrUnavailable as exc:
+                notes.append(f"page {number} not read by OCR: {exc}")
+                continue
+            if page.text.strip():
+                read[number] = page
+        return read, notes
 
     def _extract(self, reader: PdfReader, file_name: str) -> tuple[list[str], list[int]]:
         """Every page's text ("" for a blank or unreadable page), and the numbers of the unreadable pages.
@@ -166,6 +260,100 @@ class PdfLoader(Loader):
                 unreadable.append(number)
             texts.append(text if text.strip() else "")
         return texts, unreadable
+
+
+def _assemble_texts(
+    texts: list[str], labels: list[str], ocr_read: dict[int, OcrPage]
+) -> tuple[str, list[Element], list[Page]]:
+    """pypdf's page texts (or OCR's, where it read a page) joined by a blank line; paragraphs found per page."""
+    pieces: list[str] = []
+    pages: list[Page] = []
+    offset = 0
+    for number, (label, text) in enumerate(zip(labels, texts, strict=True), start=1):
+        if number in ocr_read:
+            text = ocr_read[number].text
+        if number > 1:
+            pieces.append(PAGE_SEPARATOR)
+            offset += len(PAGE_SEPARATOR)
+        pieces.append(text)
+        pages.append(Page(number=number, label=label, start_char=offset, end_char=offset + len(text)))
+        offset += len(text)
+    full_text = "".join(pieces)
+    elements: list[Element] = []
+    for page in pages:
+        attrs = _ocr_attrs(ocr_read, page.number)
+        for start, end in paragraph_spans(full_text, page.start_char, page.end_char):
+            elements.append(Element("paragraph", start, end, page=page.number, attrs=dict(attrs)))
+    return full_text, elements, pages
+
+
+def _assemble_blocks(
+    pages_blocks: list[list[Any]], labels: list[str], ocr_read: dict[int, OcrPage]
+) -> tuple[str, list[Element], list[Page]]:
+    """pdfplumber's blocks page by page: headings as ``#`` lines, tables as Markdown rows (or OCR's paragraphs)."""
+    out = BlockText()
+    for number, (label, blocks) in enumerate(zip(labels, pages_blocks, strict=True), start=1):
+        out.start_page(label)
+        if number in ocr_read:
+            attrs = _ocr_attrs(ocr_read, number)
+            for paragraph in ocr_read[number].text.split("\n\n"):
+                out.add(paragraph, "paragraph", attrs=dict(attrs))
+            continue
+        for block in blocks:
+            if block.kind == "table":
+                out.add_table(block.rows)
+            elif block.kind == "heading":
+                title = " ".join(block.text.split())
+                out.add(f"{'#' * (block.level or 1)} {title}", "heading", level=block.level, attrs={"title": title})
+            else:
+                out.add(block.text, block.kind)
+    return out.result()
+
+
+def _ocr_attrs(ocr_read: dict[int, OcrPage], number: int) -> dict[str, Any]:
+    return {"ocr_confidence": ocr_read[number].confidence} if number in ocr_read else {}
+
+
+def _ocr_phrase(ocr_read: dict[int, OcrPage]) -> str:
+    """``read by OCR: page 1 (96% word confidence)`` (at most 20 pages named)."""
+    numbers = sorted(ocr_read)
+    shown = ", ".join(f"page {n} ({ocr_read[n].confidence:.0f}%)" for n in numbers[:20])
+    more = f" and {len(numbers) - 20} more" if len(numbers) > 20 else ""
+    return f"read by OCR (mean word confidence): {shown}{more}"
+
+
+def _no_text_reason(ocr: str, ocr_notes: list[str]) -> str:
+    """Why a PDF gave no text at all, in one sentence."""
+    if ocr == "off":
+        return "has no text layer (scanned?) and OCR is off (ocr='auto' reads scanned pages)"
+    unavailable = ocr_unavailable_reason()
+    if ocr_notes and unavailable:
+        return f"has no text layer (scanned?); {unavailable}"
+    if ocr_notes:
+        return f"has no text layer, and OCR read nothing ({ocr_notes[-1]})"
+    return "has no text layer, and no page image for OCR to read (blank pages?)"
+
+
+def _has_image(page: Any) -> bool:
+    """Whether a page draws an image (directly or in a form one level down): what a scanned page is made of."""
+    try:
+        return _xobjects_hold_image(page.get("/Resources"), depth=2)
+    except Exception:  # a damaged resource dictionary: no image we could read
+        return False
+
+
+def _xobjects_hold_image(resources: Any, depth: int) -> bool:
+    resources = resources.get_object() if resources is not None else None
+    if not resources or "/XObject" not in resources:
+        return False
+    for ref in resources["/XObject"].get_object().values():
+        xobject = ref.get_object()
+        subtype = xobject.get("/Subtype")
+        if subtype == "/Image":
+            return True
+        if subtype == "/Form" and depth > 1 and _xobjects_hold_image(xobject.get("/Resources"), depth - 1):
+            return True
+    return False
 
 
 def _decrypt_with_empty_password(reader: PdfReader, file_name: str) -> None:

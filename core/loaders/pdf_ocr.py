@@ -1,0 +1,141 @@
+"""OCR for PDF pages without a text layer: pypdfium2 renders the page, Debian's Tesseract reads it.
+
+Tesseract is a program (``apt-get install tesseract-ocr tesseract-ocr-eng``; the
+Makefile's ``system-deps`` installs it), run once per page as
+``tesseract stdin stdout tsv`` with the page image on its standard input. We
+call it directly rather than through pytesseract so that each run gets
+``OMP_THREAD_LIMIT=1`` in its own environment: on a busy two-core machine
+Tesseract's OpenMP threads made one page three times slower (3.0 s against
+0.95 s for tests/fixtures/scanned_page.pdf), and pytesseract can only set that
+for the whole process. Nothing is downloaded: the English model comes with the
+Debian package.
+
+A page's text is its words as Tesseract groups them: words of a line joined by
+a space, lines of a paragraph by a line break (or a space with ``reflow``), and
+paragraphs by a blank line. Its confidence is the mean of the words' confidences
+(0-100), the number Tesseract gives each word it recognised.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+TESSERACT = "tesseract"
+LANGUAGE = "eng"
+# A page rendered at the chosen dpi is shrunk to at most this many pixels (a poster-sized
+# page at 300 dpi would take gigabytes and minutes); an A4 page at 300 dpi is 8.7 million.
+MAX_PIXELS = 40_000_000
+PAGE_TIMEOUT_SECONDS = 60
+INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-eng"
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    """What OCR read on one page: its text and the mean word confidence (0-100; 0 when no word was read)."""
+
+    text: str
+    confidence: float
+    words: int
+
+
+class OcrUnavailable(Exception):
+    """Tesseract is not installed, or cannot read English here; the message is one line for the user."""
+
+
+@cache
+def ocr_unavailable_reason() -> str | None:
+    """Why OCR cannot run on this machine (one line), or None when Tesseract and its English data are there."""
+    if shutil.which(TESSERACT) is None:
+        return f"OCR needs Tesseract, which is not installed ({INSTALL_HINT})"
+    try:
+        listed = subprocess.run(
+            [TESSERACT, "--list-langs"], capture_output=True, text=True, timeout=30, env=_environment()
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"OCR needs Tesseract, which could not be started ({type(exc).__name__})"
+    languages = {line.strip() for line in (listed.stdout + listed.stderr).splitlines()}
+    if LANGUAGE not in languages:
+        return f"OCR needs Tesseract's English data, which is not installed ({INSTALL_HINT})"
+    return None
+
+
+def render_page(data: bytes, page_index: int, dpi: int) -> Any:
+    """Page ``page_index`` (0-based) of the PDF in ``data`` as a greyscale PIL image at ``dpi`` (fewer pixels for huge pages)."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(data)
+    try:
+        page = document[page_index]
+        width, height = page.get_size()  # points (1/72 inch)
+        scale = dpi / 72
+        pixels = width * scale * height * scale
+        if pixels > MAX_PIXELS:
+            scale *= (MAX_PIXELS / pixels) ** 0.5
+        return page.render(scale=scale, grayscale=True).to_pil()
+    finally:
+        document.close()
+
+
+def ocr_image(image: Any, dpi: int, *, reflow: bool = False) -> OcrPage:
+    """Tesseract's reading of one page image; raises :class:`OcrUnavailable` when it cannot run."""
+    reason = ocr_unavailable_reason()
+    if reason:
+        raise OcrUnavailable(reason)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    try:
+        done = subprocess.run(
+            [TESSERACT, "stdin", "stdout", "-l", LANGUAGE, "--dpi", str(dpi), "tsv"],
+            input=buffer.getvalue(),
+            capture_output=True,
+            timeout=PAGE_TIMEOUT_SECONDS,
+            env=_environment(),
+        )
+    except subprocess.TimeoutExpired:
+        raise OcrUnavailable(f"Tesseract took longer than {PAGE_TIMEOUT_SECONDS} s on a page") from None
+    if done.returncode != 0:
+        message = " ".join(done.stderr.decode("utf-8", "replace").split())[:120]
+        raise OcrUnavailable(f"Tesseract failed on a page ({message or f'exit code {done.returncode}'})")
+    return parse_tsv(done.stdout.decode("utf-8", "replace"), reflow=reflow)
+
+
+def parse_tsv(tsv: str, *, reflow: bool = False) -> OcrPage:
+    """Tesseract's TSV (one row per word, with block, paragraph and line numbers) as text and mean confidence."""
+    paragraphs: dict[tuple[int, int], dict[int, list[str]]] = {}
+    confidences: list[float] = []
+    for row in csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
+        word = (row.get("text") or "").strip()
+        if row.get("level") != "5" or not word:
+            continue
+        paragraph = (int(row["block_num"]), int(row["par_num"]))
+        paragraphs.setdefault(paragraph, {}).setdefault(int(row["line_num"]), []).append(word)
+        confidence = float(row["conf"])
+        if confidence >= 0:
+            confidences.append(confidence)
+    line_break = " " if reflow else "\n"
+    text = "\n\n".join(
+        line_break.join(" ".join(words) for _, words in sorted(lines.items()))
+        for _, lines in sorted(paragraphs.items())
+    )
+    mean = round(sum(confidences) / len(confidences), 1) if confidences else 0.0
+    return OcrPage(text=text, confidence=mean, words=len(confidences))
+
+
+def ocr_page(data: bytes, page_index: int, dpi: int, *, reflow: bool = False) -> OcrPage:
+    """Render page ``page_index`` of the PDF and read it with Tesseract."""
+    reason = ocr_unavailable_reason()
+    if reason:
+        raise OcrUnavailable(reason)
+    return ocr_image(render_page(data, page_index, dpi), dpi, reflow=reflow)
+
+
+def _environment() -> dict[str, str]:
+    # One OpenMP thread per Tesseract run: several threads on a small machine were 3x slower per page.
+    return {**os.environ, "OMP_THREAD_LIMIT": "1"}

@@ -1,0 +1,166 @@
+"""The structure-aware PDF parser: pdfplumber's characters and ruled tables turned into blocks.
+
+A PDF has no paragraphs or headings, only characters with a position, a font and
+a size. This module rebuilds them the way a reader does:
+
+* **tables** are pdfplumber's ``find_tables`` (ruled cells by default); their
+  characters are left out of the running text, and each becomes one table block
+  placed where its top edge is;
+* **lines** are pdfplumber's text lines of the remaining characters;
+* the **body size** is the font size most characters of the whole document have;
+  a line at least ``heading_ratio`` times larger is a heading, and so is a line in
+  bold at body size or above that is short and does not end like a sentence. The
+  distinct heading sizes, largest first, are levels 1, 2, 3 (bold body-size
+  headings come last); consecutive heading lines of one size are one heading;
+* other lines join into a **paragraph** until the gap above a line is more than
+  half a line high, the size changes, or the line starts with a list marker
+  (``-``, ``•``, ``1.``), which opens a **list item**. Lines are joined by a space;
+  a line ending in a hyphen joins the next without one.
+
+Multi-column pages read across the columns (pdfplumber's lines run the page's
+width); the pypdf parser keeps them apart with ``extraction_mode="layout"``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from io import BytesIO
+from typing import Any
+
+LIST_MARKER = re.compile(r"^(?:[-\u2022\u2023\u25aa\u25e6\u2013*]|\d{1,3}[.)])\s+")
+BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+# A bold line longer than this, or ending like a sentence, is emphasis in the text, not a heading.
+MAX_BOLD_HEADING_CHARS = 90
+MAX_HEADING_LEVEL = 6
+
+
+@dataclass
+class Block:
+    """One piece of a page in reading order: a heading (with level), paragraph, list item or table (rows)."""
+
+    kind: str
+    text: str = ""
+    level: int | None = None
+    rows: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class _Line:
+    text: str
+    top: float
+    bottom: float
+    size: float
+    bold: bool
+
+
+@dataclass
+class _Table:
+    top: float
+    rows: list[list[str]]
+
+
+def read_pages(data: bytes, *, find_tables: bool = True, heading_ratio: float = 1.15) -> list[list[Block]]:
+    """Every page's blocks in reading order (an empty list for a page with no text)."""
+    import pdfplumber
+
+    pages: list[list[_Line | _Table]] = []
+    with pdfplumber.open(BytesIO(data), password="") as pdf:
+        for page in pdf.pages:
+            pages.append(_page_items(page, find_tables))
+            page.close()  # pdfplumber keeps every page's objects otherwise
+    sizes: Counter[float] = Counter()
+    for items in pages:
+        for item in items:
+            if isinstance(item, _Line):
+                sizes[item.size] += len(item.text)
+    body = sizes.most_common(1)[0][0] if sizes else 0.0
+    levels = _heading_levels(pages, body, heading_ratio)
+    return [_blocks(items, body, heading_ratio, levels) for items in pages]
+
+
+def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
+    tables = page.find_tables() if find_tables else []
+    boxes = [table.bbox for table in tables]
+
+    def outside_tables(obj: dict[str, Any]) -> bool:
+        if obj.get("object_type") != "char":
+            return True
+        x = (obj["x0"] + obj["x1"]) / 2
+        y = (obj["top"] + obj["bottom"]) / 2
+        return not any(x0 <= x <= x1 and top <= y <= bottom for x0, top, x1, bottom in boxes)
+
+    text_page = page.filter(outside_tables) if boxes else page
+    items: list[_Line | _Table] = []
+    for line in text_page.extract_text_lines(return_chars=True, strip=True):
+        chars = [c for c in line["chars"] if c["text"].strip()]
+        if not chars or not line["text"].strip():
+            continue
+        size = round(Counter(round(float(c["size"]), 1) for c in chars).most_common(1)[0][0], 1)
+        bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in chars)
+        items.append(_Line(line["text"].strip(), float(line["top"]), float(line["bottom"]), size, bold))
+    for table in tables:
+        rows = [[cell or "" for cell in row] for row in table.extract()]
+        if any(any(cell.strip() for cell in row) for row in rows):
+            items.append(_Table(float(table.bbox[1]), rows))
+    items.sort(key=lambda item: item.top)
+    return items
+
+
+def _is_heading(line: _Line, body: float, ratio: float) -> bool:
+    if not re.search(r"[^\W\d_]", line.text):
+        return False
+    if line.size >= body * ratio:
+        return True
+    return (
+        line.bold
+        and line.size >= body
+        and len(line.text) <= MAX_BOLD_HEADING_CHARS
+        and not line.text.endswith((".", ",", ";", ":"))
+    )
+
+
+def _heading_levels(pages: list[list[_Line | _Table]], body: float, ratio: float) -> dict[float, int]:
+    """Heading size -> level: the larger sizes first; bold headings at body size share the last level."""
+    lines = [item for items in pages for item in items if isinstance(item, _Line)]
+    large = sorted({line.size for line in lines if line.size >= body * ratio and _is_heading(line, body, ratio)}, reverse=True)
+    levels = {size: min(index + 1, MAX_HEADING_LEVEL) for index, size in enumerate(large)}
+    bold_level = min(len(large) + 1, MAX_HEADING_LEVEL)
+    for line in lines:
+        if line.size not in levels and _is_heading(line, body, ratio):
+            levels[line.size] = bold_level
+    return levels
+
+
+def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict[float, int]) -> list[Block]:
+    blocks: list[Block] = []
+    previous: _Line | None = None
+    for item in items:
+        if isinstance(item, _Table):
+            blocks.append(Block("table", rows=item.rows))
+            previous = None
+            continue
+        heading = _is_heading(item, body, ratio)
+        kind = "heading" if heading else ("list_item" if LIST_MARKER.match(item.text) else "paragraph")
+        current = blocks[-1] if blocks else None
+        joins = (
+            current is not None
+            and previous is not None
+            and kind != "list_item"
+            and (current.kind == "heading") == heading
+            and (not heading or current.level == levels.get(item.size))
+            and abs(previous.size - item.size) < 0.5
+            and item.top - previous.bottom <= 0.5 * max(previous.bottom - previous.top, 1.0)
+        )
+        if joins and current is not None:
+            current.text = _join(current.text, item.text)
+        else:
+            blocks.append(Block(kind, item.text, level=levels.get(item.size) if heading else None))
+        previous = item
+    return blocks
+
+
+def _join(text: str, line: str) -> str:
+    # A hyphen at a line's end usually joins a compound ("Retrieval-" + "Augmented"); keep it, add no space.
+    return f"{text}{line}" if text.endswith("-") else f"{text} {line}"

@@ -1,0 +1,260 @@
+"""The PDF parsers: pypdf's text layer, pdfplumber's structure (headings, Markdown tables) and Tesseract's OCR.
+
+The fixtures come from scripts/make_pdf_fixtures.py: table_report.pdf (two pages,
+headings, a ruled table of the splitter benchmarks) and scanned_page.pdf (a
+handbook section drawn as an image: no text layer).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pypdf
+import pytest
+
+from core.config import PipelineConfig
+from core.documents import run_split
+from core.errors import EmptyDocumentError
+from core.loaders import load, load_bytes
+from core.loaders import pdf as pdf_module
+from core.loaders.parsers import diff_lines, found_phrase, parse_summary, text_diff
+from core.loaders.pdf_ocr import ocr_unavailable_reason, parse_tsv
+from core.splitters import get_splitter
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+TABLE_PDF = FIXTURES / "table_report.pdf"
+SCANNED_PDF = FIXTURES / "scanned_page.pdf"
+HANDBOOK_PDF = ROOT / "sample_docs" / "rag_handbook.pdf"
+HANDBOOK_MD = ROOT / "sample_docs" / "source" / "rag_handbook.md"
+
+needs_tesseract = pytest.mark.skipif(
+    ocr_unavailable_reason() is not None,
+    reason=f"{ocr_unavailable_reason()}: `make system-deps` installs it",
+)
+
+TABLE_TEXT = """## Results by configuration
+
+| splitter | chunk_size | chunk_overlap | num_chunks | hit_rate_at_5 | mrr |
+| --- | --- | --- | --- | --- | --- |
+| character | 128 | 0 | 1822 | 0.528 | 0.391 |
+| character | 256 | 0 | 920 | 0.646 | 0.454 |
+| character | 512 | 0 | 458 | 0.773 | 0.588 |
+| character | 512 | 50 | 505 | 0.771 | 0.594 |
+| character | 1024 | 100 | 252 | 0.841 | 0.605 |
+| recursive | 128 | 0 | 1916 | 0.571 | 0.426 |
+| recursive | 256 | 0 | 968 | 0.691 | 0.530 |
+| recursive | 256 | 25 | 1042 | 0.708 | 0.522 |
+
+Larger chunks find"""
+
+
+def structured(path: Path, **options):
+    (document,) = load(path, parser="pdfplumber", **options)
+    return document
+
+
+def check_spans(document) -> None:
+    for page in document.pages:
+        assert 0 <= page.start_char <= page.end_char <= len(document.text)
+    for before, after in zip(document.pages, document.pages[1:], strict=False):
+        assert document.text[before.end_char : after.start_char] == "\n\n"
+    for element in document.elements:
+        piece = document.text[element.start_char : element.end_char]
+        assert piece and piece == piece.strip(), element
+
+
+# -- the structure-aware parser --------------------------------------------------------
+
+
+def test_a_ruled_table_becomes_a_markdown_table_with_a_row_element_per_body_row() -> None:
+    document = structured(TABLE_PDF)
+    check_spans(document)
+    assert TABLE_TEXT in document.text
+    (table,) = [e for e in document.elements if e.kind == "table"]
+    rows = [e for e in document.elements if e.kind == "table_row"]
+    assert table.attrs["header"] == "| splitter | chunk_size | chunk_overlap | num_chunks | hit_rate_at_5 | mrr |"
+    assert document.text[table.start_char : table.attrs["header_end"]].endswith("| --- |")
+    assert [document.text[r.start_char : r.end_char] for r in rows] == TABLE_TEXT.splitlines()[4:12]
+    assert all(r.page == 1 and table.start_char < r.start_char < r.end_char <= table.end_char for r in rows)
+
+
+def test_headings_come_out_as_markdown_lines_with_their_level_and_title() -> None:
+    document = structured(TABLE_PDF)
+    headings = [(e.level, e.attrs["title"], document.text[e.start_char : e.end_char]) for e in document.elements if e.kind == "heading"]
+    assert headings == [
+        (1, "Splitter settings compared", "# Splitter settings compared"),
+        (2, "Results by configuration", "## Results by configuration"),
+        (2, "What the numbers do not say", "## What the numbers do not say"),
+    ]
+    assert [e.page for e in document.elements if e.kind == "heading"] == [1, 1, 2]
+    assert document.text.startswith("# Splitter settings compared\n\nThis report lists how each splitter setting")
+    assert document.metadata["parser"] == "pdfplumber"
+    assert "parser" not in document.get_metadata_str("embed") and "parser" not in document.get_metadata_str("llm")
+
+
+def test_the_handbook_headings_are_the_markdown_source_headings_at_their_levels() -> None:
+    """The quality bar: every heading the PDF was typeset from, found at its level, and nothing else."""
+    source = [line for line in HANDBOOK_MD.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+    expected = [(len(line.split()[0]), line.split(" ", 1)[1].strip()) for line in source]
+    document = structured(HANDBOOK_PDF)
+    check_spans(document)
+    assert [(e.level, e.attrs["title"]) for e in document.elements if e.kind == "heading"] == expected
+    assert len(document.pages) == 7 and document.metadata["page_count"] == 7
+
+
+@pytest.mark.parametrize(
+    "splitter,params",
+    [
+        ("recursive", {"chunk_size": 60, "chunk_overlap": 0}),
+        ("recursive", {"chunk_size": 140, "chunk_overlap": 20}),
+        ("sentence", {"chunk_size": 60, "chunk_overlap": 0, "tokenizer": "characters", "metadata_aware": False}),
+        ("sentence", {"chunk_size": 25, "chunk_overlap": 5, "tokenizer": "words", "metadata_aware": False}),
+    ],
+)
+def test_no_splitter_cuts_a_table_row(splitter: str, params: dict) -> None:
+    document = structured(TABLE_PDF)
+    nodes = run_split([document], PipelineConfig(splitter=get_splitter(splitter, **params)))
+    rows = [e for e in document.elements if e.kind == "table_row"]
+    assert len(rows) == 8
+    for node in nodes:
+        assert node.text == document.text[node.start_char : node.end_char]
+        for row in rows:
+            inside = node.start_char <= row.start_char and row.end_char <= node.end_char
+            apart = node.end_char <= row.start_char or row.end_char <= node.start_char
+            assert inside or apart, (node.text, document.text[row.start_char : row.end_char])
+    assert any(document.text[r.start_char : r.end_char] in node.text for node in nodes for r in rows)
+
+
+def test_pypdf_stays_the_default_and_reads_the_table_as_loose_words() -> None:
+    (document,) = load(TABLE_PDF)
+    assert document.metadata["parser"] == "pypdf"
+    assert "character 128 0 1822 0.528 0.391" in document.text
+    assert not [e for e in document.elements if e.kind in ("table", "heading")]
+
+
+def test_without_table_finding_the_cells_read_as_text() -> None:
+    document = structured(TABLE_PDF, find_tables=False)
+    assert not [e for e in document.elements if e.kind == "table"]
+    assert "character 128 0 1822 0.528 0.391" in document.text
+
+
+# -- OCR ----------------------------------------------------------------------------
+
+
+@needs_tesseract
+@pytest.mark.parametrize("parser", ["pypdf", "pdfplumber"])
+def test_a_scanned_page_is_read_by_ocr_with_its_confidence(parser: str) -> None:
+    (document,) = load(SCANNED_PDF, parser=parser)
+    check_spans(document)
+    words = " ".join(document.text.split())
+    assert words.startswith("What an embedding captures Embedding models are trained on pairs of texts")
+    assert "weak at exact identifiers, such as part numbers, error codes and version strings" in words
+    assert document.metadata["ocr_pages"] == [1]
+    confidence = document.metadata["ocr_confidence"]["1"]
+    assert 80 <= confidence <= 100
+    assert document.metadata["load_warning"] == f"read by OCR (mean word confidence): page 1 ({confidence:.0f}%)"
+    assert all(e.attrs["ocr_confidence"] == confidence for e in document.elements)
+    assert "ocr_confidence" not in document.get_metadata_str("embed")
+    summary = parse_summary(document)
+    assert summary["parser"] == f"{parser} + OCR" and summary["ocr_pages"] == 1
+    assert found_phrase(summary) == f"1 page · 1 OCR page ({confidence:.0f}%)"
+
+
+@needs_tesseract
+def test_auto_reads_only_the_page_without_a_text_layer() -> None:
+    writer = pypdf.PdfWriter()
+    writer.append(str(TABLE_PDF), pages=[0])
+    writer.append(str(SCANNED_PDF))
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    (document,) = load_bytes(buffer.getvalue(), "mixed.pdf")
+    assert document.metadata["ocr_pages"] == [2]
+    first, second = (document.text[p.start_char : p.end_char] for p in document.pages)
+    assert first.startswith("Splitter settings compared")
+    assert "Embedding models are trained" in second
+    assert {e.page for e in document.elements if "ocr_confidence" in e.attrs} == {2}
+
+
+def test_ocr_off_says_so_in_one_sentence() -> None:
+    with pytest.raises(EmptyDocumentError) as caught:
+        load(SCANNED_PDF, ocr="off")
+    assert str(caught.value) == "scanned_page.pdf: has no text layer (scanned?) and OCR is off (ocr='auto' reads scanned pages)"
+
+
+def test_without_tesseract_a_scan_is_refused_in_one_line(monkeypatch) -> None:
+    missing = "OCR needs Tesseract, which is not installed (apt-get install tesseract-ocr tesseract-ocr-eng)"
+    monkeypatch.setattr(pdf_module, "ocr_unavailable_reason", lambda: missing)
+    with pytest.raises(EmptyDocumentError) as caught:
+        load(SCANNED_PDF)
+    assert str(caught.value) == f"scanned_page.pdf: has no text layer (scanned?); {missing}"
+    assert "\n" not in str(caught.value)
+
+
+def test_without_tesseract_a_scanned_page_among_text_pages_is_a_note(monkeypatch) -> None:
+    missing = "OCR needs Tesseract, which is not installed (apt-get install tesseract-ocr tesseract-ocr-eng)"
+    monkeypatch.setattr(pdf_module, "ocr_unavailable_reason", lambda: missing)
+    writer = pypdf.PdfWriter()
+    writer.append(str(TABLE_PDF), pages=[0])
+    writer.append(str(SCANNED_PDF))
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    (document,) = load_bytes(buffer.getvalue(), "mixed.pdf")
+    assert document.metadata["load_warning"] == f"no text on page 2; page 2 not read: {missing}"
+    assert "ocr_pages" not in document.metadata
+
+
+def test_a_blank_page_is_not_sent_to_ocr(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("OCR ran on a page with no image")
+
+    monkeypatch.setattr(pdf_module, "ocr_page", refuse)
+    (document,) = load(FIXTURES / "partly_blank.pdf")
+    assert document.metadata["load_warning"] == "no text on page 2"
+
+
+def test_tesseract_tsv_becomes_paragraphs_and_a_mean_confidence() -> None:
+    header = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"
+    rows = [
+        "1\t1\t0\t0\t0\t0\t0\t0\t100\t100\t-1\t",
+        "5\t1\t1\t1\t1\t1\t0\t0\t9\t9\t90\tChunks",
+        "5\t1\t1\t1\t1\t2\t0\t0\t9\t9\t80\toverlap",
+        "5\t1\t1\t1\t2\t1\t0\t0\t9\t9\t70\ta little.",
+        "5\t1\t2\t1\t1\t1\t0\t0\t9\t9\t100\tNext",
+    ]
+    page = parse_tsv("\n".join([header, *rows]))
+    assert page.text == "Chunks overlap\na little.\n\nNext"
+    assert parse_tsv("\n".join([header, *rows]), reflow=True).text == "Chunks overlap a little.\n\nNext"
+    assert page.confidence == 85.0 and page.words == 4
+
+
+# -- two parsers compared -------------------------------------------------------------
+
+
+def test_the_text_diff_compares_words_and_keeps_exact_spans() -> None:
+    a = "Results by\nconfiguration\nsplitter size"
+    b = "## Results by configuration\n\n| splitter | size |"
+    diff = text_diff(a, b)
+    assert [(run.kind, a[run.a_start : run.a_end], b[run.b_start : run.b_end]) for run in diff.runs] == [
+        ("b_only", "", "##"),
+        ("same", "Results by\nconfiguration", "Results by configuration"),
+        ("b_only", "", "|"),
+        ("same", "splitter", "splitter"),
+        ("b_only", "", "|"),
+        ("same", "size", "size"),
+        ("b_only", "", "|"),
+    ]
+    assert (diff.a_words, diff.b_words, diff.same_words) == (5, 9, 5)
+    assert diff.similarity == pytest.approx(10 / 14)
+    assert diff_lines(diff, a, b)[:3] == ["+ ##", "  Results by configuration", "+ |"]
+
+
+def test_the_two_parsers_of_the_handbook_read_the_same_words_but_the_markup() -> None:
+    (plain,) = load(HANDBOOK_PDF)
+    rich = structured(HANDBOOK_PDF)
+    diff = text_diff(plain.text, rich.text)
+    added = [rich.text[r.b_start : r.b_end] for r in diff.runs if r.kind == "b_only"]
+    assert diff.similarity > 0.98
+    assert sum(1 for words in added if re.fullmatch(r"#{1,3}", words)) == 33
