@@ -18,6 +18,11 @@ from ui.compare import (
     count_picker,
     metrics_table,
     mode_picker,
+    size_histograms,
+    spans_side_by_side,
+    split_each,
+)
+from ui.compare_parsers import (
     parse_each,
     parser_chunks,
     parser_columns,
@@ -25,9 +30,6 @@ from ui.compare import (
     parser_files,
     parser_table,
     parser_text_diff,
-    size_histograms,
-    spans_side_by_side,
-    split_each,
 )
 from ui.documents import select_document
 from ui.page import documents_or_stop, heading, setup_page
@@ -57,7 +59,9 @@ if mode_picker() == "Parsers":
         st.stop()
     st.subheader(":material/table_chart: What each parser found", anchor=False)
     parser_table(parser_runs)
-    diff_tab, chunks_tab = st.tabs([":material/difference: Text difference", ":material/view_column: Chunks side by side"])
+    diff_tab, chunks_tab = st.tabs(
+        [":material/difference: Text difference", ":material/view_column: Chunks side by side"]
+    )
     with diff_tab:
         parser_text_diff(parser_runs)
     with chunks_tab:
@@ -72,7 +76,9 @@ with count_col:
 
 configured = configuration_columns(count, config)
 if len(configured) < 2:
-    st.warning("Fix the settings above: at least two valid configurations are needed to compare.", icon=":material/info:")
+    st.warning(
+        "Fix the settings above: at least two valid configurations are needed to compare.", icon=":material/info:"
+    )
     st.stop()
 
 runs = split_each(document, config, configured)
@@ -84,7 +90,11 @@ st.subheader(":material/table_chart: Metrics", anchor=False)
 metrics_table(document, runs)
 
 spans_tab, diff_tab, sizes_tab = st.tabs(
-    [":material/view_column: Spans side by side", ":material/difference: Boundary diff", ":material/bar_chart: Chunk sizes"]
+    [
+        ":material/view_column: Spans side by side",
+        ":material/difference: Boundary diff",
+        ":material/bar_chart: Chunk sizes",
+    ]
 )
 with spans_tab:
     spans_side_by_side(document, runs)

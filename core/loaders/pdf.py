@@ -35,7 +35,7 @@ from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocum
 from core.forking import start_forked
 from core.loaders.base import Loader
 from core.loaders.blocks import BlockText
-from core.loaders.pdf_ocr import OcrPage, OcrUnavailable, ocr_page, ocr_unavailable_reason
+from core.loaders.pdf_ocr import OcrPage, OcrUnavailable, has_image, ocr_page, ocr_unavailable_reason
 from core.loaders.registry import LOADERS
 from core.loaders.text import make_document, paragraph_spans
 from core.params import param
@@ -200,7 +200,7 @@ class PdfLoader(Loader):
         if self.ocr == "all":
             wanted = list(range(1, len(reader.pages) + 1))
         else:
-            wanted = [number for number in blank if _has_image(reader.pages[number - 1])]
+            wanted = [number for number in blank if has_image(reader.pages[number - 1])]
         if not wanted:
             return {}, []
         reason = ocr_unavailable_reason()
@@ -332,28 +332,6 @@ def _no_text_reason(ocr: str, ocr_notes: list[str]) -> str:
     if ocr_notes:
         return f"has no text layer, and OCR read nothing ({ocr_notes[-1]})"
     return "has no text layer, and no page image for OCR to read (blank pages?)"
-
-
-def _has_image(page: Any) -> bool:
-    """Whether a page draws an image (directly or in a form one level down): what a scanned page is made of."""
-    try:
-        return _xobjects_hold_image(page.get("/Resources"), depth=2)
-    except Exception:  # a damaged resource dictionary: no image we could read
-        return False
-
-
-def _xobjects_hold_image(resources: Any, depth: int) -> bool:
-    resources = resources.get_object() if resources is not None else None
-    if not resources or "/XObject" not in resources:
-        return False
-    for ref in resources["/XObject"].get_object().values():
-        xobject = ref.get_object()
-        subtype = xobject.get("/Subtype")
-        if subtype == "/Image":
-            return True
-        if subtype == "/Form" and depth > 1 and _xobjects_hold_image(xobject.get("/Resources"), depth - 1):
-            return True
-    return False
 
 
 def _decrypt_with_empty_password(reader: PdfReader, file_name: str) -> None:

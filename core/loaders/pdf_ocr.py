@@ -139,3 +139,25 @@ def ocr_page(data: bytes, page_index: int, dpi: int, *, reflow: bool = False) ->
 def _environment() -> dict[str, str]:
     # One OpenMP thread per Tesseract run: several threads on a small machine were 3x slower per page.
     return {**os.environ, "OMP_THREAD_LIMIT": "1"}
+
+
+def has_image(page: Any) -> bool:
+    """Whether a page draws an image (directly or in a form one level down): what a scanned page is made of."""
+    try:
+        return _xobjects_hold_image(page.get("/Resources"), depth=2)
+    except Exception:  # a damaged resource dictionary: no image we could read
+        return False
+
+
+def _xobjects_hold_image(resources: Any, depth: int) -> bool:
+    resources = resources.get_object() if resources is not None else None
+    if not resources or "/XObject" not in resources:
+        return False
+    for ref in resources["/XObject"].get_object().values():
+        xobject = ref.get_object()
+        subtype = xobject.get("/Subtype")
+        if subtype == "/Image":
+            return True
+        if subtype == "/Form" and depth > 1 and _xobjects_hold_image(xobject.get("/Resources"), depth - 1):
+            return True
+    return False
