@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -73,8 +76,18 @@ def test_identical_chunks_need_the_same_span_and_text():
     assert identical_chunks(a, []) == 0
 
 
-def test_the_langchain_engine_matches_the_native_recursive_splitter_on_the_guide():
-    documents = load("sample_docs/chunking_guide.md")
-    native = get_splitter("recursive", chunk_size=400, chunk_overlap=0).split(documents)
-    engine = get_splitter("langchain.recursive", chunk_size=400, chunk_overlap=0).split(documents)
-    assert identical_chunks(native, engine) == len(engine)
+SAMPLES = sorted(
+    path
+    for path in Path("sample_docs").iterdir()
+    if path.is_file() and path.suffix not in (".json",) and path.name != "README.md"
+)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda path: path.name)
+@pytest.mark.parametrize(("size", "overlap"), [(1000, 200), (400, 0), (256, 32)])
+def test_the_langchain_engine_matches_the_native_recursive_splitter_on_every_sample(path, size, overlap):
+    # The README says so; this keeps it true.
+    documents = load(path)
+    native = get_splitter("recursive", chunk_size=size, chunk_overlap=overlap).split(documents)
+    engine = get_splitter("langchain.recursive", chunk_size=size, chunk_overlap=overlap).split(documents)
+    assert identical_chunks(native, engine) == len(engine) == len(native)
