@@ -178,3 +178,27 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     while end > start and text[end - 1].isspace():
         end -= 1
     return (start, end) if start < end else None
+
+
+def punkt_sentence_starts(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """Where sentences of ``text[start:end]`` start, as an untrained NLTK Punkt tokenizer finds them (offsets into ``text``).
+
+    This is LlamaIndex's segmenter (``split_by_sentence_tokenizer``: an untrained
+    ``PunktSentenceTokenizer()``, which needs no downloaded data); ChunkScope's own
+    sentences come from blingfire (:func:`sentence_spans`). LlamaIndex's sentence
+    runs from one start to the next, so the text before the first start (leading
+    whitespace) belongs to no sentence.
+    """
+    end = len(text) if end is None else end
+    return [start + a for a, _ in _punkt().span_tokenize(text[start:end])]
+
+
+def _punkt() -> object:
+    if not _PUNKT:
+        from nltk.tokenize import PunktSentenceTokenizer
+
+        _PUNKT.append(PunktSentenceTokenizer())
+    return _PUNKT[0]
+
+
+_PUNKT: list[object] = []

@@ -13,7 +13,9 @@ from core.codegen import CodeSnippet, langchain_character, llamaindex_token_spli
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Node
+from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
+from core.splitters.compat import LANGCHAIN, CompatChunk, compat_nodes, compat_param, compat_spans
 from core.splitters.fast.packing import merge_pieces, spans_from_bounds
 from core.splitters.fast.separator_search import DenseRun, bounds_by_search
 from core.splitters.nodes import build_nodes
@@ -29,6 +31,12 @@ class CharacterSplitter(SizedSplitter):
 
     The text is cut after every occurrence of ``separator`` (the separator stays
     with the piece before it); pieces are packed greedily into chunks.
+
+    ``compat="langchain"`` cuts as LangChain's CharacterTextSplitter does (its
+    default ``keep_separator=False``): the pieces are the text between separators,
+    empty ones dropped; a chunk's size counts the separators between its pieces,
+    not one after its last; its text is its pieces joined by the separator (where
+    empty pieces were dropped, that is not the source slice: the node is marked ``rewritten``).
     """
 
     name = "character"
@@ -36,6 +44,7 @@ class CharacterSplitter(SizedSplitter):
     framework_defaults = {"LangChain CharacterTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200}}
 
     separator: str = param("\n\n", "The string to cut on (a literal, not a regex); empty cuts anywhere.")
+    compat: str = compat_param(LANGCHAIN, sets="langchain: only separators between pieces count against chunk_size")
 
     def validate(self) -> None:
         super().validate()
@@ -43,11 +52,15 @@ class CharacterSplitter(SizedSplitter):
             raise ConfigError(f"{self.name}: separator is longer than 100 characters")
 
     def spans(self, document: Document) -> list[Span]:
+        if self.compat == LANGCHAIN:
+            return compat_spans(self.compat_chunks(document))
         if self._packs_on_separator_ends:
             return spans_from_bounds(*chunk_bounds(document.text, self.separator, self.chunk_size, self.chunk_overlap))
         return pack_pieces(document.text, self.separator, self.get_tokenizer(), self.chunk_size, self.chunk_overlap)
 
     def split_document(self, document: Document) -> list[Node]:
+        if self.compat == LANGCHAIN:
+            return compat_nodes(self, document, self.compat_chunks(document))
         # A subclass that overrides spans() is split through them.
         if not self._packs_on_separator_ends or type(self).spans is not CharacterSplitter.spans:
             return super().split_document(document)
@@ -60,6 +73,34 @@ class CharacterSplitter(SizedSplitter):
             include_metadata=self.include_metadata,
             include_prev_next_rel=self.include_prev_next_rel,
         )
+
+    def compat_chunks(self, document: Document) -> list[CompatChunk]:
+        """LangChain's CharacterTextSplitter chunks of ``document`` (``compat="langchain"``)."""
+        text, separator = document.text, self.separator
+        if separator:
+            bounds = [
+                0,
+                *(end for m in literal_pattern(separator).finditer(text) for end in (m.start(), m.end())),
+                len(text),
+            ]
+            pieces = [(a, b) for a, b in zip(bounds[::2], bounds[1::2], strict=True) if b > a]
+        else:
+            pieces = [(i, i + 1) for i in range(len(text))]
+        tokenizer = self.get_tokenizer()
+        sizes = piece_sizes(tokenizer, text, pieces)
+        separator_size = tokenizer.count(separator) if separator else 0
+        chunks = []
+        for first, last in langchain_merge(sizes, self.chunk_size, self.chunk_overlap, separator_size):
+            joined = separator.join(text[a:b] for a, b in pieces[first : last + 1]).strip()
+            span = trim_span(text, pieces[first][0], pieces[last][1])
+            if joined and span is not None:
+                chunks.append(CompatChunk(span[0], span[1], None if text[span[0] : span[1]] == joined else joined))
+        return chunks
+
+    @property
+    def covers_text(self) -> bool:
+        """False when LangChain's mode drops a separator that is text (between chunks that do not overlap)."""
+        return self.compat != LANGCHAIN or not self.separator.strip()
 
     @property
     def _packs_on_separator_ends(self) -> bool:
@@ -81,6 +122,32 @@ class CharacterSplitter(SizedSplitter):
             code, self.separator, self.chunk_size, self.chunk_overlap, self.tokenizer, keep_separator="end"
         )
         return split_with(splitter)
+
+
+def langchain_merge(
+    sizes: list[int], chunk_size: int, chunk_overlap: int, separator_size: int
+) -> list[tuple[int, int]]:
+    """LangChain's ``TextSplitter._merge_splits``: the ``(first, last)`` pieces of each chunk, packed greedily.
+
+    A chunk's size is its pieces' sizes plus ``separator_size`` between each two. When
+    the next piece does not fit, the chunk closes, and pieces leave its front while it
+    holds more than ``chunk_overlap`` or still leaves no room for the next piece.
+    """
+    groups: list[tuple[int, int]] = []
+    first, total = 0, 0
+    for index, size in enumerate(sizes):
+        joint = separator_size if index > first else 0
+        if total + size + joint > chunk_size and index > first:
+            groups.append((first, index - 1))
+            while total > chunk_overlap or (
+                total + size + (separator_size if index > first else 0) > chunk_size and total > 0
+            ):
+                total -= sizes[first] + (separator_size if index - first > 1 else 0)
+                first += 1
+        total += size + (separator_size if index > first else 0)
+    if first < len(sizes):
+        groups.append((first, len(sizes) - 1))
+    return groups
 
 
 def pack_pieces(text: str, separator: str, tokenizer: Tokenizer, chunk_size: int, chunk_overlap: int) -> list[Span]:

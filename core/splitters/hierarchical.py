@@ -20,7 +20,9 @@ from core.codegen import Code, CodeSnippet, call, indent, langchain_recursive, l
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
+from core.span_recovery import SpanStatus, recover_spans
 from core.splitters.base import MAX_CHUNK_SIZE, Span, Splitter, chunk_overlap_param, tokenizer_param
+from core.splitters.compat import LLAMAINDEX, NONE, CompatChunk, compat_param, mark_rewritten
 from core.splitters.nodes import build_nodes, link_chain
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn
@@ -29,7 +31,13 @@ from core.tokenizers import SizeFn
 @SPLITTERS.register
 @dataclass(frozen=True)
 class HierarchicalSplitter(Splitter):
-    """Parent/child nodes at several chunk sizes (for auto-merging retrieval)."""
+    """Parent/child nodes at several chunk sizes (for auto-merging retrieval).
+
+    ``compat="llamaindex"`` cuts as LlamaIndex's HierarchicalNodeParser does: every
+    level is the sentence splitter's ``compat="llamaindex"`` mode, each child level
+    splits its parent node's text (LlamaIndex's, where it is not the source slice),
+    each level's nodes in order of their start, as always (LlamaIndex lists them parent by parent).
+    """
 
     name = "hierarchical"
     summary = "The same text at several chunk sizes (e.g. 2048, 512, 128 tokens), children linked to parents."
@@ -44,6 +52,7 @@ class HierarchicalSplitter(Splitter):
     metadata_aware: bool = param(
         True, "Leave room in every chunk for the document's metadata as readers see it (as LlamaIndex does)."
     )
+    compat: str = compat_param(LLAMAINDEX, sets="llamaindex: every level is the sentence splitter's llamaindex mode")
 
     def validate(self) -> None:
         if not self.chunk_sizes:
@@ -126,6 +135,7 @@ class HierarchicalSplitter(Splitter):
             tokenizer=self.tokenizer,
             include_metadata=self.include_metadata,
             metadata_aware=self.metadata_aware,
+            **({"compat": self.compat} if self.compat != NONE else {}),
         )
 
     def spans(self, document: Document) -> list[Span]:
@@ -147,24 +157,30 @@ class HierarchicalSplitter(Splitter):
         for level in range(len(self.chunk_sizes)):
             splitter = self.level_splitter(level)
             extra = {"level": level}
-            # (span, parent) pairs; the root level's parent is the document itself.
-            cut: list[tuple[Span, Node | None]] = []
-            if level == 0:
-                cut = [(Span(s[0], s[1], extra), None) for s in splitter.spans(document)]
+            # (span, parent, text) triples; the root level's parent is the document itself; the text, where it is
+            # not the span's slice (a compatible mode's rewritten chunk).
+            cut: list[tuple[Span, Node | None, str | None]] = []
+            if self.compat != NONE:
+                for parent in parents if level else [None]:
+                    for chunk in compat_chunks_within(splitter, document, parent):
+                        cut.append((Span(chunk.start, chunk.end, extra), parent, chunk.text))
+            elif level == 0:
+                cut = [(Span(s[0], s[1], extra), None, None) for s in splitter.spans(document)]
             else:
                 for parent in parents:
                     for s in spans_within(splitter, document, parent.start_char, parent.end_char):
-                        cut.append((Span(s[0], s[1], extra), parent))
+                        cut.append((Span(s[0], s[1], extra), parent, None))
             # Children of neighbouring parents can interleave where the parents overlap.
-            cut.sort(key=lambda pair: (pair[0].start, pair[0].end))
+            cut.sort(key=lambda triple: (triple[0].start, triple[0].end))
             nodes = build_nodes(
                 document,
-                [span for span, _ in cut],
+                [span for span, _, _ in cut],
                 include_metadata=self.include_metadata,
                 include_prev_next_rel=False,
                 id_prefix=f"L{level}-",
             )
-            for node, (_, parent) in zip(nodes, cut, strict=True):
+            mark_rewritten(nodes, [text for _, _, text in cut])
+            for node, (_, parent, _) in zip(nodes, cut, strict=True):
                 if parent is not None:
                     node.relationships[NodeRelationship.PARENT] = parent.id
                     children = parent.relationships.setdefault(NodeRelationship.CHILD, [])
@@ -191,6 +207,28 @@ def spans_within(splitter: Splitter, document: Document, start: int, end: int) -
         **document.view_settings(),
     )
     return [Span(s[0] + start, s[1] + start, s[2] if len(s) > 2 else None) for s in splitter.spans(inner)]
+
+
+def compat_chunks_within(splitter: Splitter, document: Document, parent: Node | None) -> list[CompatChunk]:
+    """A compatible mode's chunks of ``parent``'s text (of the document when None), placed in the document.
+
+    As a framework splits a node: the splitter sees the node's text (the source
+    slice, or the framework's text where the node was rewritten) and the document's
+    metadata. Chunks of a rewritten parent are placed in its span by span recovery.
+    """
+    if parent is None:
+        return splitter.compat_chunks(document)  # type: ignore[attr-defined,no-any-return]
+    inner = Document(text=parent.text, id=document.id, metadata=dict(document.metadata), **document.view_settings())
+    chunks: list[CompatChunk] = splitter.compat_chunks(inner)  # type: ignore[attr-defined]
+    start, end = parent.start_char, parent.end_char
+    if parent.text == document.text[start:end]:
+        return [CompatChunk(c.start + start, c.end + start, c.text, c.metadata) for c in chunks]
+    texts = [c.text if c.text is not None else inner.text[c.start : c.end] for c in chunks]
+    placed = recover_spans(document.text, texts, start, end)
+    return [
+        CompatChunk(span.start, span.end, None if span.status is SpanStatus.EXACT else text, c.metadata)
+        for c, text, span in zip(chunks, texts, placed, strict=True)
+    ]
 
 
 def _shifted(element: Element, by: int) -> Element:

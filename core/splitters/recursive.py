@@ -32,6 +32,7 @@ from core.params import param
 from core.schema import Document
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
+from core.splitters.compat import LANGCHAIN, compat_param
 from core.splitters.fast.literal_cuts import literal_of, literal_pieces
 from core.splitters.fast.packing import merge_pieces
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
@@ -157,6 +158,12 @@ class RecursiveSplitter(SizedSplitter):
     resort (custom separators get it appended), so only a table row can exceed
     ``chunk_size``; chunks are exact source spans trimmed of surrounding
     whitespace.
+
+    ``compat="langchain"`` cuts as LangChain's RecursiveCharacterTextSplitter does:
+    a language's separators are LangChain's own (``get_separators_for_language``, as
+    ``from_language`` uses them); a piece of exactly ``chunk_size`` is split further;
+    your separators fall back to single characters only if they include ``""``
+    (written as an empty entry); table rows are not protected.
     """
 
     name = "recursive"
@@ -184,9 +191,14 @@ class RecursiveSplitter(SizedSplitter):
         "Which piece a separator stays with: the one after it (start, LangChain's default) or before it (end).",
         advanced=True,
     )
+    compat: str = compat_param(
+        LANGCHAIN, sets="langchain: LangChain's language separators, a piece of exactly chunk_size split further"
+    )
 
     def validate(self) -> None:
         super().validate()
+        if self.compat == LANGCHAIN and self.language != "none":
+            langchain_separators(self.language)
         if not self.separators:
             return
         if self.language != "none":
@@ -203,7 +215,14 @@ class RecursiveSplitter(SizedSplitter):
 
     def separator_patterns(self) -> list[regex.Pattern[str]]:
         """The hierarchy in force, compiled; single characters come after it."""
+        if self.compat == LANGCHAIN and not self.separators and self.language != "none":
+            return _compile("", tuple(langchain_separators(self.language)), True)
         return _compile(self.language, self.separators or (), self.is_separator_regex)
+
+    @property
+    def _characters_last(self) -> bool:
+        """Whether single characters come after the separators (LangChain: only when ``""`` is one of them)."""
+        return self.compat != LANGCHAIN or not self.separators or "" in self.separators
 
     def spans(self, document: Document) -> list[Span]:
         text = document.text
@@ -212,10 +231,12 @@ class RecursiveSplitter(SizedSplitter):
         splitter = _Recursion(
             text=text,
             tokenizer=self.get_tokenizer(),
-            guard=protected_cuts(document),
+            guard=CutGuard() if self.compat == LANGCHAIN else protected_cuts(document),
             chunk_size=self.chunk_size,
             chunk_overlap=self.chunk_overlap,
             keep_at_start=self.keep_separator == "start",
+            split_full=self.compat == LANGCHAIN,
+            characters_last=self._characters_last,
         )
         return splitter.chunks(0, len(text), self.separator_patterns())
 
@@ -251,6 +272,10 @@ class _Recursion:
     chunk_size: int
     chunk_overlap: int
     keep_at_start: bool
+    # LangChain splits a piece of exactly chunk_size further (it keeps only pieces below it).
+    split_full: bool = False
+    # Single characters come after the separators.
+    characters_last: bool = True
 
     def chunks(self, start: int, end: int, separators: Sequence[regex.Pattern[str]]) -> list[Span]:
         """Chunks of ``text[start:end]``, cut by the first of ``separators`` that can cut it.
@@ -271,7 +296,7 @@ class _Recursion:
                 rest = separators[i + 1 :]
                 break
         else:
-            pieces = self.guard.pieces(start, end, range(start + 1, end))
+            pieces = self.guard.pieces(start, end, range(start + 1, end)) if self.characters_last else []
         if len(pieces) <= 1:
             trimmed = trim_span(self.text, start, end)
             return [Span(*trimmed)] if trimmed else []
@@ -282,7 +307,8 @@ class _Recursion:
         # common case, a few oversized pieces among thousands, at C speed.
         run_start = 0
         limit = self.chunk_size
-        for index in [i for i, size in enumerate(sizes) if size > limit]:
+        oversized = [i for i, size in enumerate(sizes) if size >= limit] if self.split_full else None
+        for index in oversized if oversized is not None else [i for i, size in enumerate(sizes) if size > limit]:
             out.extend(self.merge(pieces[run_start:index], sizes[run_start:index]))
             run_start = index + 1
             piece = pieces[index]
@@ -308,6 +334,24 @@ class _Recursion:
         if not pieces:
             return []
         return merge_pieces(pieces, sizes, self.chunk_size, self.chunk_overlap, self.text)
+
+
+# ChunkScope's language names that LangChain's Language calls otherwise.
+_LANGCHAIN_LANGUAGE = {"javascript": "js", "typescript": "ts"}
+
+
+@lru_cache(maxsize=16)
+def langchain_separators(language: str) -> tuple[str, ...]:
+    """LangChain's separators for ``language`` (regexes, most structural first, ending with ``""``)."""
+    try:
+        from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise ConfigError("recursive: compat=langchain needs langchain-text-splitters installed") from None
+    return tuple(
+        RecursiveCharacterTextSplitter.get_separators_for_language(
+            Language(_LANGCHAIN_LANGUAGE.get(language, language))
+        )
+    )
 
 
 @lru_cache(maxsize=64)

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from core.codegen import CodeSnippet, call, langchain_recursive, llamaindex_tokenizer, split_with
 from core.errors import ConfigError
 from core.params import param
-from core.schema import Document, MetadataMode
-from core.segmentation import sentence_spans_within
+from core.schema import Document, MetadataMode, Node
+from core.segmentation import punkt_sentence_starts, sentence_spans_within
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
+from core.splitters.compat import LLAMAINDEX, CompatChunk, compat_nodes, compat_param, compat_spans, joined_chunk
 from core.splitters.fast.packing import merge_pieces
 from core.splitters.fast.token_index import TokenIndex
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
@@ -45,10 +46,16 @@ _CLAUSE_END = re.compile(r"[,.;。？！]")
 class SentenceSplitter(SizedSplitter):
     """Chunks of whole sentences where they fit, whole clauses or words where they do not.
 
-    Differences from LlamaIndex, on purpose: when the overlap carried into a new
-    chunk would push it over ``chunk_size``, the overlap shrinks (LlamaIndex lets
-    the chunk grow); sentences come from blingfire rather than NLTK's Punkt; a
-    table row is never cut.
+    Differences from LlamaIndex, on purpose: sentences come from blingfire
+    rather than NLTK's Punkt and always break at a blank line; a piece's tokens
+    are counted inside one tokenization of the whole text; a table row is never cut.
+
+    ``compat="llamaindex"`` cuts as LlamaIndex's SentenceSplitter does: sentences
+    from an untrained Punkt tokenizer, each running from one sentence start to the
+    next (the whitespace before a split's first sentence is dropped); every piece
+    tokenized on its own and the counts added; an oversized piece split again from
+    the paragraph level down; table rows not protected. Where LlamaIndex joins pieces
+    with a gap between them, the node keeps LlamaIndex's text, marked ``rewritten``.
     """
 
     name = "sentence"
@@ -71,6 +78,9 @@ class SentenceSplitter(SizedSplitter):
         True,
         "Shrink the chunk budget by the tokens of the document's metadata as the LLM or embedding model sees it "
         "(the longer of the two), as LlamaIndex does.",
+    )
+    compat: str = compat_param(
+        LLAMAINDEX, sets="llamaindex: Punkt sentences, each piece tokenized on its own, no table-row guard"
     )
 
     def validate(self) -> None:
@@ -101,12 +111,28 @@ class SentenceSplitter(SizedSplitter):
         return budget
 
     def spans(self, document: Document) -> list[Span]:
+        if self.compat == LLAMAINDEX:
+            return compat_spans(self.compat_chunks(document))
         text = document.text
         if not text.strip():
             return []
         budget = self.chunk_budget(document)
         pieces, sizes = _Pieces(self, text, self.get_tokenizer(), protected_cuts(document)).fitting(budget)
         return merge_pieces(pieces, sizes, budget, self.chunk_overlap, text)
+
+    def split_document(self, document: Document) -> list[Node]:
+        if self.compat == LLAMAINDEX:
+            return compat_nodes(self, document, self.compat_chunks(document))
+        return super().split_document(document)
+
+    def compat_chunks(self, document: Document) -> list[CompatChunk]:
+        """LlamaIndex's chunks of ``document``: its splits, packed by its rule (``compat="llamaindex"``)."""
+        text = document.text
+        if not text.strip():
+            return []
+        budget = self.chunk_budget(document)
+        pieces = _LlamaIndexPieces(self, text, self.get_tokenizer()).fitting(budget)
+        return llamaindex_merge(text, pieces, budget, self.chunk_overlap)
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use("from llama_index.core.node_parser import SentenceSplitter")
@@ -218,3 +244,101 @@ def _occurrences(text: str, needle: str, start: int, end: int) -> list[int]:
 
 def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
     return [s for s, _ in sentence_spans_within(text, start, end)[1:]]
+
+
+class _LlamaIndexPieces:
+    """LlamaIndex's ``SentenceSplitter._split`` over spans: pieces of the text that each fit the budget.
+
+    A piece too big is split by the first of: the paragraph separator, Punkt
+    sentences, clause punctuation, the word separator, characters; each part still
+    too big is split again from the paragraph level. A piece's size is its own text's
+    token count. A Punkt split drops the whitespace before its first sentence.
+    """
+
+    def __init__(self, splitter: SentenceSplitter, text: str, tokenizer: Tokenizer) -> None:
+        self.text = text
+        self.tokenizer = tokenizer
+        self.paragraph, self.word = splitter.paragraph_separator, splitter.separator
+        self.none = CutGuard()
+
+    def sizes(self, pieces: Sequence[tuple[int, int]]) -> list[int]:
+        return piece_sizes(self.tokenizer, self.text, pieces)
+
+    def parts(self, start: int, end: int) -> list[tuple[int, int]]:
+        """LlamaIndex's ``_get_splits_by_fns``: the first split into more than one part (else the last one tried)."""
+        text = self.text
+        pieces = self.none.pieces(start, end, _occurrences(text, self.paragraph, start, end))
+        if len(pieces) > 1:
+            return pieces
+        starts = punkt_sentence_starts(text, start, end)
+        if len(starts) > 1:
+            return list(zip(starts, [*starts[1:], end], strict=True))
+        for cuts in (
+            [m.end() for m in _CLAUSE_END.finditer(text, start, end)],
+            _occurrences(text, self.word, start, end),
+            range(start + 1, end),
+        ):
+            pieces = self.none.pieces(start, end, cuts)
+            if len(pieces) > 1:
+                return pieces
+        return pieces
+
+    def fitting(self, budget: int) -> list[tuple[int, int, int]]:
+        """``(start, end, size)`` of consecutive splits, each within ``budget`` unless nothing may cut it."""
+        text = self.text
+        done: list[tuple[int, int, int]] = []
+        pending = [(0, len(text), self.sizes([(0, len(text))])[0])]
+        while pending:
+            start, end, size = pending.pop()
+            if size <= budget:
+                done.append((start, end, size))
+                continue
+            parts = self.parts(start, end)
+            if len(parts) <= 1:
+                done.append((start, end, size))
+                continue
+            sizes = self.sizes(parts)
+            pending.extend((a, b, n) for (a, b), n in zip(reversed(parts), reversed(sizes), strict=True))
+        return done
+
+
+def llamaindex_merge(
+    text: str, splits: Sequence[tuple[int, int, int]], chunk_size: int, chunk_overlap: int
+) -> list[CompatChunk]:
+    """LlamaIndex's ``SentenceSplitter._merge`` over spans: pack splits greedily, carry trailing splits as overlap.
+
+    A new chunk starts with the previous chunk's trailing splits that together hold
+    at most ``chunk_overlap``, dropped from the front while the next split does not
+    fit beside them. A chunk's text is its splits joined and stripped; blank chunks vanish.
+    """
+    chunks: list[CompatChunk] = []
+    current: list[tuple[int, int, int]] = []
+    length, new_chunk = 0, True
+
+    def close() -> None:
+        nonlocal current, length, new_chunk
+        chunk = joined_chunk(text, [(a, b) for a, b, _ in current])
+        if chunk is not None:
+            chunks.append(chunk)
+        last, current, length, new_chunk = current, [], 0, True
+        for split in reversed(last):
+            if length + split[2] > chunk_overlap:
+                break
+            length += split[2]
+            current.insert(0, split)
+
+    index = 0
+    while index < len(splits):
+        split = splits[index]
+        if length + split[2] > chunk_size and not new_chunk:
+            close()
+            continue
+        while new_chunk and current and length + split[2] > chunk_size:
+            length -= current.pop(0)[2]
+        current.append(split)
+        length += split[2]
+        new_chunk = False
+        index += 1
+    if not new_chunk:
+        close()
+    return chunks

@@ -14,8 +14,9 @@ from core.codegen import CodeSnippet, call
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Node
-from core.segmentation import sentence_spans
+from core.segmentation import punkt_sentence_starts, sentence_spans
 from core.splitters.base import Span, Splitter
+from core.splitters.compat import LLAMAINDEX, compat_param
 from core.splitters.registry import SPLITTERS
 
 
@@ -27,6 +28,11 @@ class SentenceWindowSplitter(Splitter):
     The window is the source slice from the first window sentence's start to
     the last one's end (LlamaIndex joins the sentences with spaces instead), so
     it reads exactly as the document does.
+
+    ``compat="llamaindex"`` cuts as LlamaIndex's SentenceWindowNodeParser does:
+    sentences from an untrained Punkt tokenizer, each running from one sentence
+    start to the next (so a node keeps its trailing whitespace), and the window is
+    the window's sentences joined with spaces. A node's text is still its source slice.
     """
 
     name = "sentence_window"
@@ -42,6 +48,7 @@ class SentenceWindowSplitter(Splitter):
     )
     window_metadata_key: str = param("window", "Metadata key for the window text.", advanced=True)
     original_text_metadata_key: str = param("original_text", "Metadata key for the node's own sentence.", advanced=True)
+    compat: str = compat_param(LLAMAINDEX, sets="llamaindex: Punkt sentences with trailing whitespace, windows joined")
 
     def validate(self) -> None:
         for key in ("window_metadata_key", "original_text_metadata_key"):
@@ -55,6 +62,8 @@ class SentenceWindowSplitter(Splitter):
 
     def spans(self, document: Document) -> list[Span]:
         text = document.text
+        if self.compat == LLAMAINDEX:
+            return self._llamaindex_spans(text)
         sentences = sentence_spans(text)
         last = len(sentences) - 1
         spans = []
@@ -65,6 +74,17 @@ class SentenceWindowSplitter(Splitter):
                 self.window_metadata_key: text[window_start:window_end],
                 self.original_text_metadata_key: text[start:end],
             }
+            spans.append(Span(start, end, metadata))
+        return spans
+
+    def _llamaindex_spans(self, text: str) -> list[Span]:
+        starts = punkt_sentence_starts(text)
+        bounds = list(zip(starts, [*starts[1:], len(text)], strict=True))
+        sentences = [text[start:end] for start, end in bounds]
+        spans = []
+        for i, (start, end) in enumerate(bounds):
+            window = " ".join(sentences[max(i - self.window_size, 0) : i + self.window_size + 1])
+            metadata = {self.window_metadata_key: window, self.original_text_metadata_key: sentences[i]}
             spans.append(Span(start, end, metadata))
         return spans
 

@@ -1,0 +1,101 @@
+"""Compatible native modes: one ``compat`` switch per splitter that makes it cut as a framework does.
+
+``compat="none"`` (every splitter's default) is ChunkScope's own behaviour:
+exact spans, ``text == document.text[start:end]``. ``compat="llamaindex"`` or
+``"langchain"`` sets, together, every option that makes the splitter produce
+that framework's chunks where the algorithm is the same (its segmenter, how it
+counts a piece's tokens, which separators count against the size, how it joins
+text). Each splitter's docstring says what its switch sets.
+
+Where a framework's chunk is not a slice of the source (it joined sentences with
+spaces, or dropped the whitespace between two pieces), the node keeps the
+framework's text, its span still covers the source it came from, and it is
+marked as the engines mark such chunks: ``span_status = "rewritten"``
+(:data:`core.span_recovery.SPAN_STATUS_KEY`), hidden from both readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from core.params import param
+from core.schema import Node
+from core.span_recovery import SPAN_STATUS_KEY, SpanStatus
+
+NONE = "none"
+LLAMAINDEX = "llamaindex"
+LANGCHAIN = "langchain"
+
+
+def compat_param(*frameworks: str, sets: str) -> Any:
+    """The ``compat`` parameter: ``none`` (ChunkScope's exact spans) or a framework whose chunks to reproduce."""
+    return param(
+        NONE,
+        f"Cut as a framework does where the algorithm is the same ({sets}); "
+        "'none' is ChunkScope's own exact-span behaviour.",
+        choices=(NONE, *frameworks),
+    )
+
+
+class CompatChunk(NamedTuple):
+    """A chunk as a compatible mode makes it: its span in the source, and its text when that is not the slice."""
+
+    start: int
+    end: int
+    # None: the text is ``document.text[start:end]``.
+    text: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+def joined_chunk(source: str, pieces: Sequence[tuple[int, int]]) -> CompatChunk | None:
+    """The chunk a framework makes by joining ``pieces`` (spans of ``source``) and stripping the result.
+
+    Its span runs from the first non-whitespace character of the pieces to the
+    last; it carries a text of its own only where the pieces leave a gap (the
+    joined text then differs from the slice). None when nothing but whitespace is left.
+    """
+    joined = "".join(source[a:b] for a, b in pieces).strip()
+    if not joined:
+        return None
+    kept = [(a, b) for a, b in pieces if source[a:b].strip()]
+    head, tail = source[kept[0][0] : kept[0][1]], source[kept[-1][0] : kept[-1][1]]
+    start = kept[0][0] + len(head) - len(head.lstrip())
+    end = kept[-1][0] + len(tail.rstrip())
+    return CompatChunk(start, end, None if source[start:end] == joined else joined)
+
+
+def compat_nodes(splitter: Any, document: Any, chunks: Sequence[CompatChunk]) -> list[Node]:
+    """Nodes of ``chunks``: built from their spans as every splitter's are, then :func:`mark_rewritten`."""
+    from core.splitters.nodes import build_nodes
+
+    nodes = build_nodes(
+        document,
+        [(c.start, c.end, c.metadata) for c in chunks],
+        include_metadata=splitter.include_metadata,
+        include_prev_next_rel=splitter.include_prev_next_rel,
+    )
+    mark_rewritten(nodes, [c.text for c in chunks])
+    return nodes
+
+
+def compat_spans(chunks: Sequence[CompatChunk]) -> list[Any]:
+    """The spans of ``chunks``; a chunk with a text of its own says so in its metadata (``span_status``)."""
+    from core.splitters.base import Span
+
+    return [
+        Span(c.start, c.end, c.metadata if c.text is None else {**(c.metadata or {}), SPAN_STATUS_KEY: "rewritten"})
+        for c in chunks
+    ]
+
+
+def mark_rewritten(nodes: Sequence[Node], texts: Sequence[str | None]) -> None:
+    """Give each node whose chunk has a text of its own that text, marked ``rewritten`` and hidden from readers."""
+    for node, text in zip(nodes, texts, strict=True):
+        if text is None or text == node.text:
+            continue
+        node.text = text
+        node.metadata[SPAN_STATUS_KEY] = SpanStatus.REWRITTEN.value
+        for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
+            if SPAN_STATUS_KEY not in excluded:
+                excluded.append(SPAN_STATUS_KEY)

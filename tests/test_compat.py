@@ -1,0 +1,214 @@
+"""Compatible native modes reproduce the frameworks: the real LlamaIndex / LangChain splitter on the sample documents.
+
+Each case runs the framework directly and ChunkScope's own splitter with its
+``compat`` switch on the project's documents (Markdown, text, the HTML page's
+loaded text, Python, the PDF's text) and asserts that at least 99% of the
+framework's chunk texts are reproduced exactly, with as many chunks (the share is
+printed: ``pytest -s``). Where a chunk is not a slice of the source, the node's
+span still covers its source and it is marked ``rewritten``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import load
+from core.bundled_data import tiktoken_encoding, use_bundled_nltk_data
+from core.engines.llamaindex import llama_document, llamaindex_tokenizer
+from core.schema import Document, Node
+from core.span_recovery import SPAN_STATUS_KEY
+from core.splitters import get_splitter
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_docs"
+FILES = ("chunking_guide.md", "release_notes.txt", "vector_search_faq.html", "chunk_stats.py", "rag_handbook.pdf")
+REQUIRED_SHARE = 0.99
+
+
+@cache
+def sample_documents(with_metadata: bool = True) -> tuple[Document, ...]:
+    documents = []
+    for name in FILES:
+        loaded = load(SAMPLES / name)
+        document = loaded[0] if len(loaded) == 1 else replace(loaded[0], text="\n\n".join(d.text for d in loaded))
+        documents.append(document if with_metadata else replace(document, metadata={}))
+    return tuple(documents)
+
+
+def llama_texts(parser: Any, document: Document) -> list[str]:
+    use_bundled_nltk_data()
+    tiktoken_encoding("cl100k_base")
+    return [node.get_content() for node in parser.get_nodes_from_documents([llama_document(document)])]
+
+
+def agreement(
+    framework: Callable[[Document], list[str]], native: dict[str, Any], name: str, *, with_metadata: bool = True
+) -> float:
+    """The share of the framework's chunks the native mode reproduces exactly over the samples (asserts counts)."""
+    same = total = 0
+    for document in sample_documents(with_metadata):
+        theirs = framework(document)
+        nodes = get_splitter(name, **native).split([document])
+        ours = [node.text for node in nodes]
+        assert len(ours) == len(theirs), f"{document.metadata.get('file_name')}: {len(ours)} chunks, not {len(theirs)}"
+        same += sum((Counter(ours) & Counter(theirs)).values())
+        total += len(theirs)
+        check_spans(document, nodes)
+    share = same / total if total else 1.0
+    print(f"{name} {native}: {same}/{total} = {share:.2%}")
+    return share
+
+
+def check_spans(document: Document, nodes: list[Node]) -> None:
+    """A node is its source slice, or is marked rewritten and its span still holds all of its non-space text."""
+    for node in nodes:
+        source = document.text[node.start_char : node.end_char]
+        if node.metadata.get(SPAN_STATUS_KEY) == "rewritten":
+            assert node.text != source and "".join(node.text.split()) in "".join(source.split())
+            assert SPAN_STATUS_KEY in node.excluded_llm_metadata_keys
+        else:
+            assert node.text == source
+
+
+# --------------------------------------------------------------------------- LlamaIndex SentenceSplitter
+
+SENTENCE_SETTINGS = [
+    ("cl100k", 1024, 200),
+    ("cl100k", 256, 20),
+    ("cl100k", 128, 30),
+    ("characters", 2048, 400),
+    ("characters", 512, 40),
+]
+
+
+@pytest.mark.parametrize("with_metadata", [True, False], ids=["metadata", "no-metadata"])
+@pytest.mark.parametrize(("tokenizer", "size", "overlap"), SENTENCE_SETTINGS)
+def test_sentence_reproduces_llamaindex(tokenizer: str, size: int, overlap: int, with_metadata: bool) -> None:
+    from llama_index.core.node_parser import SentenceSplitter
+
+    parser = SentenceSplitter(
+        chunk_size=size,
+        chunk_overlap=overlap,
+        tokenizer=llamaindex_tokenizer("cl100k_base" if tokenizer == "cl100k" else "characters"),
+    )
+    native = {"chunk_size": size, "chunk_overlap": overlap, "tokenizer": tokenizer, "compat": "llamaindex"}
+    share = agreement(lambda d: llama_texts(parser, d), native, "sentence", with_metadata=with_metadata)
+    assert share >= REQUIRED_SHARE
+
+
+def test_sentence_compat_keeps_llamaindex_text_where_it_joins_with_a_gap() -> None:
+    # A paragraph too big for a chunk is split into Punkt sentences, which drop the paragraph separator
+    # before the first one; the sentence is then packed behind the previous paragraph without it.
+    from llama_index.core.node_parser import SentenceSplitter
+
+    text = "Intro line.\n\n\nFirst sentence here. Second sentence follows it. Third one ends it."
+    parser = SentenceSplitter(chunk_size=40, chunk_overlap=0, tokenizer=list)
+    document = Document(text=text)
+    nodes = get_splitter("sentence", chunk_size=40, chunk_overlap=0, tokenizer="characters", compat="llamaindex").split(
+        [document]
+    )
+    assert [node.text for node in nodes] == llama_texts(parser, document)
+    check_spans(document, nodes)
+
+
+# --------------------------------------------------------------------------- LangChain RecursiveCharacterTextSplitter
+
+
+@pytest.mark.parametrize("language", ["python", "markdown", "none"])
+@pytest.mark.parametrize(("size", "overlap"), [(4000, 200), (1000, 200), (100, 20)])
+def test_recursive_reproduces_langchain(language: str, size: int, overlap: int) -> None:
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+    if language == "none":
+        splitter = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap)
+    else:
+        splitter = RecursiveCharacterTextSplitter.from_language(
+            Language(language), chunk_size=size, chunk_overlap=overlap
+        )
+    native = {"chunk_size": size, "chunk_overlap": overlap, "language": language, "compat": "langchain"}
+    assert agreement(lambda d: splitter.split_text(d.text), native, "recursive") >= REQUIRED_SHARE
+
+
+def test_recursive_compat_uses_langchains_language_separators() -> None:
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+    splitter = get_splitter("recursive", language="python", compat="langchain")
+    expected = [s for s in RecursiveCharacterTextSplitter.get_separators_for_language(Language.PYTHON) if s]
+    assert [pattern.pattern for pattern in splitter.separator_patterns()] == expected
+
+
+# --------------------------------------------------------------------------- LangChain CharacterTextSplitter
+
+
+@pytest.mark.parametrize("separator", ["\n\n", "\n", " "], ids=["blank-line", "line", "space"])
+@pytest.mark.parametrize(("size", "overlap"), [(4000, 200), (400, 50), (100, 20)])
+def test_character_reproduces_langchain(separator: str, size: int, overlap: int) -> None:
+    from langchain_text_splitters import CharacterTextSplitter
+
+    splitter = CharacterTextSplitter(separator=separator, chunk_size=size, chunk_overlap=overlap)
+    native = {"chunk_size": size, "chunk_overlap": overlap, "separator": separator, "compat": "langchain"}
+    logging.getLogger("langchain_text_splitters.base").setLevel(logging.ERROR)  # "Created a chunk of size ..."
+    assert agreement(lambda d: splitter.split_text(d.text), native, "character") >= REQUIRED_SHARE
+
+
+def test_character_compat_counts_only_separators_between_pieces() -> None:
+    # "aaaa\n\nbbbb": two pieces of 4 and one separator of 2 between them fit 10 characters exactly; the
+    # native rule also counts the first piece's trailing separator, so it needs 10 for the pieces alone.
+    document = Document(text="aaaa\n\nbbbb\n\ncc")
+    texts = [
+        n.text for n in get_splitter("character", chunk_size=10, chunk_overlap=0, compat="langchain").split([document])
+    ]
+    assert texts == ["aaaa\n\nbbbb", "cc"]
+
+
+# --------------------------------------------------------------------------- LlamaIndex SentenceWindowNodeParser
+
+
+@pytest.mark.parametrize("window_size", [1, 3])
+def test_sentence_window_reproduces_llamaindex(window_size: int) -> None:
+    from llama_index.core.node_parser import SentenceWindowNodeParser
+
+    parser = SentenceWindowNodeParser.from_defaults(window_size=window_size)
+    native = {"window_size": window_size, "compat": "llamaindex"}
+    assert agreement(lambda d: llama_texts(parser, d), native, "sentence_window") >= REQUIRED_SHARE
+    for document in sample_documents():
+        theirs = parser.get_nodes_from_documents([llama_document(document)])
+        ours = get_splitter("sentence_window", **native).split([document])
+        assert [n.metadata["window"] for n in ours] == [n.metadata["window"] for n in theirs]
+
+
+# --------------------------------------------------------------------------- LlamaIndex HierarchicalNodeParser
+
+
+@pytest.mark.parametrize("with_metadata", [True, False], ids=["metadata", "no-metadata"])
+@pytest.mark.parametrize(
+    ("tokenizer", "sizes"), [("cl100k", (2048, 512, 128)), ("cl100k", (512, 128, 64)), ("characters", (1536, 384, 192))]
+)
+def test_hierarchical_reproduces_llamaindex(tokenizer: str, sizes: tuple[int, ...], with_metadata: bool) -> None:
+    from llama_index.core.node_parser import HierarchicalNodeParser, SentenceSplitter
+
+    count = llamaindex_tokenizer("cl100k_base" if tokenizer == "cl100k" else "characters")
+    parser = HierarchicalNodeParser.from_defaults(
+        node_parser_ids=[f"chunk_size_{size}" for size in sizes],
+        node_parser_map={
+            f"chunk_size_{size}": SentenceSplitter(chunk_size=size, chunk_overlap=20, tokenizer=count) for size in sizes
+        },
+    )
+    native = {"chunk_sizes": sizes, "chunk_overlap": 20, "tokenizer": tokenizer, "compat": "llamaindex"}
+    share = agreement(lambda d: llama_texts(parser, d), native, "hierarchical", with_metadata=with_metadata)
+    assert share >= REQUIRED_SHARE
+
+
+# --------------------------------------------------------------------------- the defaults stay ChunkScope's
+
+
+@pytest.mark.parametrize("name", ["sentence", "recursive", "character", "sentence_window", "hierarchical"])
+def test_compat_defaults_to_none(name: str) -> None:
+    assert get_splitter(name).compat == "none"
