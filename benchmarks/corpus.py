@@ -21,6 +21,8 @@ Outputs in ``benchmarks/data/`` (git-ignored: third-party text is never committe
 - ``corpus.txt``   every kept document, separated by blank lines, up to ``--mb`` MB (default 20);
 - ``corpus.md``    the kept Markdown documents only (the Markdown pairs run on it);
 - ``corpus.pdf``   a 300-page PDF (fpdf2, Helvetica) typeset from the start of ``corpus.txt``;
+- ``files.json``   the same documents one by one (``text``: all, ``markdown``: the Markdown ones), up to the
+  same size: the per-file corpus, what users load;
 - ``manifest.json`` sizes, SHA-256 of each output, and how many documents each source gave.
 
 Run: ``.venv/bin/python benchmarks/corpus.py`` (about a minute; skips outputs that exist unless ``--force``).
@@ -132,8 +134,8 @@ def debian_documents() -> Iterator[tuple[str, str, bool]]:
         yield str(path), raw.decode("utf-8", "replace"), stem.endswith(".md")
 
 
-def build_text(limit_bytes: int, wheel_dirs: list[Path]) -> tuple[str, str, dict[str, int]]:
-    """The corpus and its Markdown part, and how many documents each source gave."""
+def build_text(limit_bytes: int, wheel_dirs: list[Path]) -> tuple[str, str, dict[str, int], dict[str, list[str]]]:
+    """The corpus and its Markdown part, how many documents each source gave, and the documents one by one."""
     seen: set[str] = set()
     parts: list[str] = []
     markdown_parts: list[str] = []
@@ -154,7 +156,8 @@ def build_text(limit_bytes: int, wheel_dirs: list[Path]) -> tuple[str, str, dict
                 markdown_parts.append(text)
             size += len(text.encode()) + 2
             counts[label] += 1
-    return "\n\n".join(parts) + "\n", "\n\n".join(markdown_parts) + "\n", counts
+    documents = {"text": parts, "markdown": markdown_parts}
+    return "\n\n".join(parts) + "\n", "\n\n".join(markdown_parts) + "\n", counts, documents
 
 
 def build_pdf(text: str, path: Path, pages: int = PDF_PAGES) -> None:
@@ -196,11 +199,19 @@ def main(argv: list[str] | None = None) -> int:
     DATA.mkdir(parents=True, exist_ok=True)
     wheel_dirs = [d for d in (args.wheels or [WHEELS]) if d.is_dir()]
     corpus, markdown = DATA / "corpus.txt", DATA / "corpus.md"
+    files = DATA / "files.json"
     counts: dict[str, int] = {}
-    if args.force or not corpus.exists() or not markdown.exists():
-        text, markdown_text, counts = build_text(int(args.mb * MB), wheel_dirs)
-        corpus.write_text(text, encoding="utf-8")
-        markdown.write_text(markdown_text, encoding="utf-8")
+    if args.force or not corpus.exists() or not markdown.exists() or not files.exists():
+        text, markdown_text, found, documents = build_text(int(args.mb * MB), wheel_dirs)
+        if args.force or not corpus.exists() or not markdown.exists():
+            counts = found
+            corpus.write_text(text, encoding="utf-8")
+            markdown.write_text(markdown_text, encoding="utf-8")
+        elif corpus.read_text(encoding="utf-8") != text:
+            # The machine's files changed since corpus.txt was built: the per-file corpus is still
+            # whole documents, but no longer the same bytes as corpus.txt (the manifest says so).
+            print("files.json: the documents found now differ from corpus.txt's (--force rebuilds both)", file=sys.stderr)
+        files.write_text(json.dumps(documents, ensure_ascii=False), encoding="utf-8")
     pdf = DATA / "corpus.pdf"
     if args.force or not pdf.exists():
         build_pdf(corpus.read_text(encoding="utf-8")[: 3 * MB], pdf)
@@ -208,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = {
         "sources": [str(d) for d in wheel_dirs] + ["venv site-packages", str(DEBIAN_DOCS)],
         "documents_per_source": counts or previous.get("documents_per_source", {}),
-        "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256(p)} for p in (corpus, markdown, pdf)},
+        "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256(p)} for p in (corpus, markdown, pdf, files)},
     }
     (DATA / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     json.dump(manifest, sys.stdout, indent=2)

@@ -6,9 +6,9 @@ Each round starts a fresh ``streamlit run app.py`` (a restart: no process memory
 no Streamlit caches), opens ``/Query`` in headless Debian chromium and times from
 the navigation to the "Final nodes" metric card, which is drawn once retrieval
 and the postprocessor chain have run. All rounds share one cache folder
-(``$CHUNKSCOPE_CACHE_DIR``): the first round starts from an empty one (the ONNX
-graph is exported and every node embedded), the later ones find the graph and
-the node vectors on disk, as a restarted app does. Prints one JSON line.
+(``$CHUNKSCOPE_CACHE_DIR``): the first round starts from an empty one (every
+node is embedded), the later ones find the node vectors on disk, as a restarted
+app does. Prints one JSON line.
 """
 
 from __future__ import annotations

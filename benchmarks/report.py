@@ -21,6 +21,10 @@ NOTES = HERE / "NOTES.md"  # hand-written analysis (profiles, fixes), appended v
 # Browser (chromium) app latency: benchmarks/browser_latency.py's latest run is its "current" entry.
 APP_RESULTS = HERE / "app_results.json"
 
+# Sections other scripts append to RESULTS.md (benchmarks/sweep_cache.py --append, the corpus batch run):
+# a re-render keeps them as they are, after the generated part.
+APPENDED_SECTIONS = ("## Corpus batch", "## Sweep cache", "## Sweeps with a warm embedding cache")
+
 MEMORY_SLACK = 1.20
 # Below about 1 MB the rise of the peak is allocator noise (arenas, page granularity), not the algorithm.
 MEMORY_FLOOR_MB = 1.0
@@ -34,28 +38,56 @@ def verdict(ok: bool) -> str:
     return "**MET**" if ok else "**NOT MET**"
 
 
-def splitter_targets(group: dict) -> list[tuple[str, bool, str]]:
-    rows = group["rows"]
-    ours, peers = rows[0], rows[1:]
-    fastest = min(peers, key=lambda r: r["median_s"])
-    ratio = fastest["median_s"] / ours["median_s"]
+INPUT_NAMES = {"files": "per-file corpus", "large": "one large document"}
+
+
+def fastest_peer(rows: list[dict], field: str = "cpu_s") -> dict:
+    return min((r for r in rows[1:] if not r.get("floor")), key=lambda r: r[field])
+
+
+def ratio_text(row: dict, field: str) -> str:
+    """A ratio of medians with its spread over the interleaved rounds, e.g. ``1.31× (1.22–1.40)``."""
+    low, high = row[f"{field}_range"]
+    return f"{row[field]:.2f}× ({low:.2f}–{high:.2f})"
+
+
+def splitter_targets(group: dict) -> list[tuple[str, bool | None, str]]:
+    """The group's verdicts: CPU time against the fastest peer (by CPU) on the inputs the target names, then memory."""
+    out: list[tuple[str, bool | None, str]] = []
     want = group["target_ratio"]
-    speed = (
-        f"{group['title']}: speed ≥ {want:g}× the fastest peer",
-        ratio >= want,
-        f"{ratio:.2f}× {fastest['label']} ({ours['mb_per_s']:.2f} vs {fastest['mb_per_s']:.2f} MB/s)",
-    )
-    out = [speed]
-    if all("work_mb" in r for r in rows):
-        lightest = min(peers, key=lambda r: r["work_mb"])
+    for which in group["target_inputs"]:
+        measured = group["inputs"].get(which)
+        if not measured:
+            continue
+        rows = measured["rows"]
+        ours, fastest = rows[0], fastest_peer(rows)
+        threads = f" (ChunkScope on {ours['threads']} threads)" if ours["threads"] > 1 else ""
+        out.append((
+            f"{group['title']}, {INPUT_NAMES[which]}: CPU time ≥ {want:g}× the fastest peer's",
+            fastest["cpu_speedup"] >= want,
+            f"CPU {ratio_text(fastest, 'cpu_speedup')}, wall {ratio_text(fastest, 'speedup')} "
+            f"{fastest['label']}{threads}",
+        ))
+        floor = next((r for r in rows if r.get("floor")), None)
+        if floor and group.get("floor_ratio"):
+            over_floor = ours["cpu_s"] / floor["cpu_s"]
+            out.append((
+                f"{group['title']}, {INPUT_NAMES[which]}: CPU time ≤ {group['floor_ratio']:g}× the floor "
+                "(the text tokenized once)",
+                over_floor <= group["floor_ratio"],
+                f"{over_floor:.2f}× the floor ({ours['cpu_s'] * 1000:.0f} vs {floor['cpu_s'] * 1000:.0f} ms CPU)",
+            ))
+    large = group["inputs"].get("large")
+    if large and all("work_mb" in r for r in large["rows"] if not r.get("floor")):
+        rows = large["rows"]
+        ours = rows[0]
+        lightest = min((r for r in rows[1:] if not r.get("floor")), key=lambda r: r["work_mb"])
         limit = max(lightest["work_mb"] * MEMORY_SLACK, lightest["work_mb"] + MEMORY_FLOOR_MB)
-        out.append(
-            (
-                f"{group['title']}: peak memory ≤ 1.2× the lightest peer (or +1 MB)",
-                ours["work_mb"] <= limit,
-                f"+{ours['work_mb']:.1f} MB vs +{lightest['work_mb']:.1f} MB ({lightest['label']})",
-            )
-        )
+        out.append((
+            f"{group['title']}, one large document: peak memory ≤ 1.2× the lightest peer (or +1 MB)",
+            ours["work_mb"] <= limit,
+            f"+{ours['work_mb']:.1f} MB vs +{lightest['work_mb']:.1f} MB ({lightest['label']})",
+        ))
     return out
 
 
@@ -83,14 +115,6 @@ def targets(results: dict) -> list[tuple[str, bool | None, str]]:
                     f"{change['change']}: {change['misses']} encoded, {change['hits']} from cache "
                     f"(hit ratio {change['hit_ratio']:.0%}; {change['texts_unchanged']} of {change['nodes_after']} "
                     f"texts unchanged); {change['re_embed_s']:.2f}s vs {change['first_embed_s']:.2f}s"))
-        o = emb.get("onnx")
-        if o:
-            kept = o["same_top1"] == 1 and o["top5_overlap"] == 1
-            out.append(("Faster offline backend offered where it keeps retrieval order (ONNX Runtime, the default)",
-                        kept and o["speedup"] > 1,
-                        f"×{o['speedup']:.2f} raw encode ({o['onnx_chunks_per_s']:.1f} vs {o['raw_chunks_per_s']:.1f} "
-                        f"chunks/s); top-1 kept for {o['same_top1']:.0%} and top-5 overlap {o['top5_overlap']:.0%} over "
-                        f"{o['queries']} sample queries; vectors within {o['max_abs_diff']:.1e} of torch's"))
         q = emb.get("quantized")
         if q:
             out.append(("Faster offline backend measured (int8 dynamic quantization)", None,
@@ -135,6 +159,18 @@ def targets(results: dict) -> list[tuple[str, bool | None, str]]:
     return out
 
 
+def appended_sections(text: str) -> list[str]:
+    """The lines of the sections other scripts appended (``APPENDED_SECTIONS``), each to the next ``## `` heading."""
+    kept: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            inside = line.startswith(APPENDED_SECTIONS)
+        if inside:
+            kept.append(line)
+    return kept + [""] if kept else []
+
+
 def browser_results() -> dict | None:
     """The latest chromium run (``current.browser`` in app_results.json), if there is one."""
     if not APP_RESULTS.exists():
@@ -161,24 +197,34 @@ def runs_lines(results: dict) -> list[str]:
 
 def splitter_table(group: dict) -> list[str]:
     unit = "chars" if group["unit"] == "characters" else "tokens"
-    lines = [
-        f"### {group['title']}",
-        "",
-        f"Input: first {group['mb']:.2f} MB of `{group['source']}`, {group['reps']} interleaved repetitions.",
-        "",
-        f"| contestant | MB/s (median) | peer time / ours | chunks | size mean ± sd ({unit}) | max | peak RSS of the work | RSS total |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in group["rows"]:
-        ratio = "—" if row is group["rows"][0] else f"{row['speedup']:.2f}×"
-        lines.append(
-            f"| {row['label']} | {row['mb_per_s']:.2f} | {ratio} | {row['chunks']:,} | "
-            f"{row['mean_size']:.0f} ± {row['sd_size']:.0f} | {row['max_size']:,} | "
-            f"{row.get('work_mb', float('nan')):.1f} MB | {row.get('peak_mb', float('nan')):.0f} MB |"
-        )
+    lines = [f"### {group['title']}", ""]
+    for which, measured in group["inputs"].items():
+        kind = "Markdown" if group["source"].endswith(".md") else "all"
+        shape = (f"the first {measured['documents']} documents of `files.json` ({kind}), one per file, "
+                 f"{measured['mb']:.2f} MB" if which == "files"
+                 else f"the first {measured['mb']:.2f} MB of `{group['source']}` as one document")
+        lines += [
+            f"**{INPUT_NAMES[which].capitalize()}** ({shape}), {measured['reps']} "
+            f"interleaved rounds, load average {measured['loadavg']:.1f}. Ratios are the peer's median over ChunkScope's"
+            " (above 1: ChunkScope is faster), min–max of the same ratio round by round in brackets.",
+            "",
+            f"| contestant | threads | MB/s wall | MB/s CPU | peer / ours, wall | peer / ours, CPU | chunks | "
+            f"size mean ± sd ({unit}) | max | peak RSS of the work | RSS total |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row in measured["rows"]:
+            first = row is measured["rows"][0]
+            wall = "—" if first else ratio_text(row, "speedup")
+            cpu = "—" if first else ratio_text(row, "cpu_speedup")
+            sizes = ("— | — | — " if row.get("floor") else
+                     f"{row['chunks']:,} | {row['mean_size']:.0f} ± {row['sd_size']:.0f} | {row['max_size']:,} ")
+            memory = (f"{row['work_mb']:.1f} MB | {row['peak_mb']:.0f} MB" if "work_mb" in row else " | ")
+            lines.append(f"| {row['label']} | {row['threads']} | {row['mb_per_s']:.2f} | {row['cpu_mb_per_s']:.2f} | "
+                         f"{wall} | {cpu} | {sizes}| {memory} |")
+        lines.append("")
     for note in group.get("notes", []):
-        lines += ["", f"Note: {note}"]
-    return lines + [""]
+        lines += [f"Note: {note}", ""]
+    return lines
 
 
 def write(results: dict) -> None:
@@ -204,7 +250,7 @@ def write(results: dict) -> None:
     ]
     for name, ok, numbers in targets(results):
         lines.append(f"| {name} | {'measured' if ok is None else verdict(ok)} | {numbers} |")
-    lines += ["", "![peer time over ChunkScope time](ratios.png)", ""]
+    lines += ["", "![peer CPU time over ChunkScope CPU time, per-file corpus](ratios.png)", ""]
     lines += ["## Method", "", *METHOD.strip().splitlines(), ""]
     corpus = results.get("corpus", {})
     if corpus:
@@ -231,16 +277,13 @@ def write(results: dict) -> None:
     if emb:
         lines += ["## Embedding", "", f"{emb['texts']} sentence-splitter chunks (256 tokens) of the corpus, batch 32, "
                   "normalized, cache off for ChunkScope; same model files for both.", "",
-                  "| | chunks/s (median) |", "|---|---:|"]
+                  "| | chunks/s (median, wall) | CPU s per call (median) |", "|---|---:|---:|"]
         for row in emb["rows"]:
-            lines.append(f"| {row['label']} | {row['chunks_per_s']:.1f} |")
-        o = emb.get("onnx")
-        if o:
-            lines.append(f"| ChunkScope Embedder.embed (ONNX Runtime, the app's default; run beside encode) | "
-                         f"{o['onnx_chunks_per_s']:.1f} |")
+            cpu = f"{row['cpu_s']:.2f}" if "cpu_s" in row else ""
+            lines.append(f"| {row['label']} | {row['chunks_per_s']:.1f} | {cpu} |")
         q = emb.get("quantized")
         if q:
-            lines.append(f"| same model, int8 dynamic quantization (torch) | {q['int8_chunks_per_s']:.1f} |")
+            lines.append(f"| same model, int8 dynamic quantization (torch) | {q['int8_chunks_per_s']:.1f} | |")
             lines += ["", f"int8 vectors have mean cosine {q['mean_cosine_to_fp32']:.3f} to the fp32 ones."]
         lines.append("")
     if results.get("growth"):
@@ -282,24 +325,42 @@ def write(results: dict) -> None:
                   f"(upload to its Documents row {p['upload_to_home_row_s']:.2f} s).", ""]
     if NOTES.exists():
         lines += [NOTES.read_text().strip(), ""]
+    if MARKDOWN.exists():
+        lines += appended_sections(MARKDOWN.read_text())
     MARKDOWN.write_text("\n".join(lines))
     draw_chart(results)
 
 
 METHOD = """
-- Each group is one algorithm at one setting, with the same size unit for every contestant. In a fresh interpreter per group, every
-  contestant runs once (warm-up, and the chunks whose sizes are reported), then all in turn, A B C A B C …, for the
-  chosen number of repetitions; the table shows the median. "peer time / ours" above 1 means ChunkScope is faster.
-- ChunkScope is timed through `Splitter.split([document])`, which builds full `Node`s (exact spans, inherited
-  metadata, PREVIOUS/NEXT/SOURCE links). Each peer is timed through its lightest call that returns chunks
-  (`split_text`, `chunk`, `chunks`; LlamaIndex's MarkdownNodeParser only has `get_nodes_from_documents`), so the
-  comparison favours the peers.
+- Every contestant is timed from the same input (the file's text as a `str`) to its chunks, ChunkScope's `Document`
+  construction included: ChunkScope's timed call builds `Document(text=...)` (its id hashes the whole text) and then
+  `Splitter.split([document])`, which builds full `Node`s (exact spans, inherited metadata, PREVIOUS/NEXT/SOURCE
+  links); each peer is timed through its lightest call that returns chunks (`split_text`, `chunk`, `chunks`;
+  LlamaIndex's MarkdownNodeParser only has `get_nodes_from_documents`, so its `Document` is built inside the timer too).
+  `tests/test_benchmarks.py` pins that ChunkScope's timed callable takes the `str` and builds the `Document`.
+- Every group reports wall time and CPU time: `time.perf_counter` and `time.process_time` (the process's CPU, every
+  thread included) around each call. A contestant using more than one thread (ChunkScope's model tokenizer encodes
+  large batches on two threads, `core/tokenizer_threads.py`; every peer runs with `TOKENIZERS_PARALLELISM=false`) is
+  labelled in the `threads` column and compared per CPU too.
+- Each group includes every peer that does the same job at the same unit: chonkie SentenceChunker and
+  RecursiveChunker, LangChain MarkdownTextSplitter and token splitters, semchunk in its fastest mode, semantic-text-
+  splitter, as well as the peers of earlier rounds. Token-sized splitting also shows its physical floor: the text
+  tokenized once with the same tokenizer.
+- Inputs are both one document per file (the per-file corpus: whole documents from `files.json`, in corpus order, up to
+  the group's size; what users load) and one large document (the same size cut from `corpus.txt` or `corpus.md`); the
+  verdict uses the per-file corpus (the markdown target also the large document), by CPU time against the fastest peer
+  by CPU time.
+- Each group and input runs in a fresh interpreter: every contestant runs once (warm-up, and the chunks whose sizes are
+  reported), then all in turn, A B C A B C …, for the chosen number of rounds; the tables show medians and, for each
+  ratio (the peer's median time over ChunkScope's: above 1 means ChunkScope is faster), the min–max of the same ratio
+  taken round by round.
 - Token-sized contestants all count with the packaged all-MiniLM-L6-v2 `tokenizer.json` loaded with
   `tokenizers.Tokenizer.from_file`, truncation and padding off, no special tokens: LlamaIndex via
-  `tokenizer=callable`, chonkie with the `tokenizers` object. `TOKENIZERS_PARALLELISM=false` for everyone.
-- Peak memory: each contestant in a fresh interpreter; after imports, input and one warm-up run, the kernel's
-  peak-RSS mark is reset (`/proc/self/clear_refs`), the work runs once, and "peak RSS of the work" is the rise of
-  `VmHWM` over the RSS at the reset (the chunks it returns included). "RSS total" adds what imports and input hold.
+  `tokenizer=callable`, chonkie, semchunk and semantic-text-splitter with the `tokenizers` object, LangChain's
+  `split_text_on_tokens` with its `encode`/`decode`.
+- Peak memory, on the large document (on the per-file corpus the peak is one file's): each contestant in a fresh interpreter; after imports, input and one warm-up run,
+  the kernel's peak-RSS mark is reset (`/proc/self/clear_refs`), the work runs once, and "peak RSS of the work" is the
+  rise of `VmHWM` over the RSS at the reset (the chunks it returns included). "RSS total" adds what imports and input hold.
 - Embedding: `Embedder(cache_entries=0).embed(texts)` against a separately loaded `SentenceTransformer` from the same
   directory, `encode(texts, batch_size=32, normalize_embeddings=True)`, interleaved.
 """
@@ -336,8 +397,10 @@ def draw_chart(results: dict) -> None:
 
     bars: list[tuple[str, str, float]] = []
     for group in results.get("splitters", []):
-        for row in group["rows"][1:]:
-            bars.append((group["title"], row["label"], row["speedup"]))
+        files = group["inputs"].get("files")
+        for row in (files["rows"][1:] if files else []):
+            if not row.get("floor"):
+                bars.append((group["title"], row["label"], row["cpu_speedup"]))
     emb = results.get("embedding")
     if emb:
         bars.append(("Embedding", "SentenceTransformer.encode", emb["rows"][1]["median_s"] / emb["rows"][0]["median_s"]))
@@ -357,7 +420,7 @@ def draw_chart(results: dict) -> None:
         v = min(max(math.log10(max(value, 1e-3)), low), high)
         return left + (v - low) / (high - low) * (width - left - right)
 
-    draw.text((20, 15), "Peer median time / ChunkScope median time (log scale; right of 1 = ChunkScope faster)",
+    draw.text((20, 15), "Per-file corpus: peer median CPU time / ChunkScope's (log scale; right of 1 = ChunkScope faster)",
               fill="black", font=font)
     for tick in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50):
         x = x_of(tick)

@@ -6,14 +6,22 @@ is missing, runs every section, writes ``benchmarks/results.json`` and renders
 
 How each number is taken (the machine is shared, so only ratios are trusted):
 
-- Speed: in one process, every contestant of a group runs once to warm up, then
-  all of them in turn (A B C A B C …) ``--reps`` times; the median wall time
-  gives MB/s, and a ratio is the peer's median over ChunkScope's (above 1: we
-  are faster).
-- Memory: each contestant again in a fresh subprocess: after imports, input and
-  set-up, the kernel's peak-RSS mark is reset (``/proc/self/clear_refs``), the
-  work runs once, and the rise of the peak over the RSS at the reset is the
-  work's own memory.
+- Speed: every contestant is timed from the same input, a file's text as a
+  ``str``, to its chunks (ChunkScope builds its ``Document`` inside the timer).
+  Two inputs per group, each in a fresh interpreter: the per-file corpus (one
+  document per file, what users load; the verdict uses it) and one large
+  document. Every contestant runs once to warm up, then all of them in turn
+  (A B C A B C …) ``--reps`` times; each call's wall time
+  (``time.perf_counter``) and CPU time of the process, every thread included
+  (``time.process_time``), are kept. A ratio is the peer's median over
+  ChunkScope's (above 1: we are faster), with its spread: the same ratio taken
+  round by round, min to max. A contestant on more than one thread is compared
+  per CPU second as well as per wall second.
+- Memory: each contestant again in a fresh subprocess, on the large document
+  (on the per-file corpus the peak is one file's and the allocator's reuse):
+  after imports, input and set-up, the kernel's peak-RSS mark is reset
+  (``/proc/self/clear_refs``), the work runs once, and the rise of the peak over
+  the RSS at the reset is the work's own memory.
 - Chunk sizes are counted in the group's unit (characters, or the model's tokens).
 
 Sections: ``splitters`` ``pdf`` ``embedding`` ``growth`` ``app`` (``--only`` picks some).
@@ -39,10 +47,12 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from contestants import DATA, GROUPS, MB, group, read_input, token_counts  # noqa: E402
+from contestants import DATA, FILES, GROUPS, MB, group, read_files, read_input, token_counts  # noqa: E402
 
 RESULTS = HERE / "results.json"
 SECTIONS = ("splitters", "pdf", "embedding", "growth", "app")
+# The two inputs of every group: the per-file corpus (the verdict's) and one large document.
+INPUTS = ("files", "large")
 GROWTH_MB = (1, 10, 100)
 
 
@@ -98,19 +108,29 @@ def in_subprocess(*args: str, timeout: float = 3600) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def interleaved(contenders: dict[str, Callable[[], object]], reps: int, *, warm_up: bool = True) -> dict[str, list[float]]:
-    """Seconds per call of each contender, taking turns A B C A B C … ``reps`` times (after one warm-up call each)."""
+def interleaved(contenders: dict[str, Callable[[], object]], reps: int, *, warm_up: bool = True) -> dict[str, dict[str, list[float]]]:
+    """Wall and CPU seconds per call of each contender, taking turns A B C A B C … ``reps`` times (after one warm-up call each).
+
+    CPU time is the whole process's (``time.process_time``), so it counts every thread a contender runs on.
+    """
     if warm_up:
         for fn in contenders.values():
             fn()
-    times: dict[str, list[float]] = {label: [] for label in contenders}
+    times: dict[str, dict[str, list[float]]] = {label: {"wall": [], "cpu": []} for label in contenders}
     for _ in range(reps):
         for label, fn in contenders.items():
             gc.collect()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
-            times[label].append(time.perf_counter() - start)
+            times[label]["cpu"].append(time.process_time() - start_cpu)
+            times[label]["wall"].append(time.perf_counter() - start)
     return times
+
+
+def ratio_spread(peer: list[float], ours: list[float]) -> list[float]:
+    """The peer's time over ours, round by round (the rounds are interleaved): min and max."""
+    ratios = [p / o for p, o in zip(peer, ours, strict=True) if o > 0]
+    return [min(ratios), max(ratios)] if ratios else [float("nan"), float("nan")]
 
 
 # -- splitter pairs ----------------------------------------------------------------
@@ -126,37 +146,55 @@ def chunk_stats(chunks: list[str], unit: str) -> dict:
     }
 
 
-def time_group(key: str, mb: float, reps: int) -> dict:
+def group_input(key: str, which: str, mb: float) -> list[str]:
+    """The texts of one input: the per-file corpus (``files``) or one large document (``large``)."""
     g = group(key)
-    text = read_input(g.source, mb)
-    runs = {c.label: c.prepare(text) for c in g.contestants}
+    return read_files(g.source, mb) if which == "files" else [read_input(g.source, mb)]
+
+
+def over(split: Callable[[str], list[str]], texts: list[str]) -> Callable[[], list[str]]:
+    """One call per text, every text's chunks: a timed round over an input."""
+    return lambda: [chunk for text in texts for chunk in split(text)]
+
+
+def time_group(key: str, which: str, mb: float, reps: int) -> dict:
+    g = group(key)
+    texts = group_input(key, which, mb)
+    runs = {c.label: over(c.prepare(), texts) for c in g.contestants}
     stats = {label: chunk_stats(run(), g.unit) for label, run in runs.items()}  # also the warm-up
     times = interleaved(runs, reps, warm_up=False)
-    megabytes = len(text.encode("utf-8")) / MB
+    megabytes = sum(len(t.encode("utf-8")) for t in texts) / MB
+    ours = times[g.ours.label]
     rows = []
-    ours = statistics.median(times[g.ours.label])
     for c in g.contestants:
-        median = statistics.median(times[c.label])
+        wall, cpu = times[c.label]["wall"], times[c.label]["cpu"]
         rows.append(
             {
                 "label": c.label,
                 "library": c.library,
-                "median_s": median,
-                "times_s": times[c.label],
-                "mb_per_s": megabytes / median,
-                # Above 1: ChunkScope is faster than this contestant.
-                "speedup": median / ours,
+                "threads": c.threads,
+                "floor": c.floor,
+                "median_s": statistics.median(wall),
+                "cpu_s": statistics.median(cpu),
+                "times_s": wall,
+                "cpu_times_s": cpu,
+                "mb_per_s": megabytes / statistics.median(wall),
+                "cpu_mb_per_s": megabytes / statistics.median(cpu),
+                # Above 1: ChunkScope is faster than this contestant (medians; the spread is round by round).
+                "speedup": statistics.median(wall) / statistics.median(ours["wall"]),
+                "cpu_speedup": statistics.median(cpu) / statistics.median(ours["cpu"]),
+                "speedup_range": ratio_spread(wall, ours["wall"]),
+                "cpu_speedup_range": ratio_spread(cpu, ours["cpu"]),
                 **stats[c.label],
             }
         )
-    return {"key": key, "title": g.title, "unit": g.unit, "source": g.source, "mb": megabytes, "reps": reps,
-            "characters": len(text), "target_ratio": g.target_ratio, "notes": list(g.notes), "rows": rows}
+    return {"input": which, "documents": len(texts), "mb": megabytes, "characters": sum(map(len, texts)),
+            "reps": reps, "loadavg": os.getloadavg()[0], "rows": rows}
 
 
 def rss_probe(key: str, label: str, mb: float) -> dict:
     g = group(key)
-    run = g.contestant(label).prepare(read_input(g.source, mb))
-    return probe(run)
+    return probe(over(g.contestant(label).prepare(), group_input(key, "large", mb)))
 
 
 def splitters(args: argparse.Namespace) -> list[dict]:
@@ -165,16 +203,22 @@ def splitters(args: argparse.Namespace) -> list[dict]:
         if args.groups and g.key not in args.groups:
             continue
         mb = g.mb * args.scale
-        print(f"[splitters] {g.title}: {mb:g} MB x {args.reps} reps", flush=True)
-        # Each group in a fresh interpreter, as the memory probes are: run after the recursive group's
-        # peers in one process, the character pair read 1.03-1.08x instead of 1.22-1.35x (ours slowed
-        # by a quarter, LangChain's by a tenth), so a group's result depended on the groups before it.
-        result = in_subprocess("--time-group", g.key, "--mb", str(mb), "--reps", str(args.reps))
-        for row in result["rows"]:
-            memory = in_subprocess("--rss", g.key, row["label"], "--mb", str(mb))
-            row.update(peak_mb=memory["peak_mb"], work_mb=memory["work_mb"], base_mb=memory["base_mb"])
-            print(f"    {row['label']:45s} {row['mb_per_s']:8.2f} MB/s  x{row['speedup']:6.2f}  "
-                  f"{row['chunks']:6d} chunks  +{row['work_mb']:.0f} MB", flush=True)
+        result = {"key": g.key, "title": g.title, "unit": g.unit, "source": g.source, "target_ratio": g.target_ratio,
+                  "target_inputs": list(g.target_inputs), "floor_ratio": g.floor_ratio, "notes": list(g.notes),
+                  "inputs": {}}
+        for which in INPUTS:
+            print(f"[splitters] {g.title}, {which}: {mb:g} MB x {args.reps} reps", flush=True)
+            # Each group and input in a fresh interpreter, as the memory probes are: run after the recursive
+            # group's peers in one process, the character pair read 1.03-1.08x instead of 1.22-1.35x (ours
+            # slowed by a quarter, LangChain's by a tenth), so a result depended on what ran before it.
+            timed = in_subprocess("--time-group", g.key, "--input", which, "--mb", str(mb), "--reps", str(args.reps))
+            for row in timed["rows"]:
+                if which == "large" and not row["floor"]:
+                    memory = in_subprocess("--rss", g.key, row["label"], "--mb", str(mb))
+                    row.update(peak_mb=memory["peak_mb"], work_mb=memory["work_mb"], base_mb=memory["base_mb"])
+                print(f"    {row['label']:55s} wall x{row['speedup']:6.2f}  CPU x{row['cpu_speedup']:6.2f}  "
+                      f"{row['cpu_mb_per_s']:8.2f} MB/s CPU  {row['chunks']:6d} chunks", flush=True)
+            result["inputs"][which] = timed
         results.append(result)
     return results
 
@@ -200,8 +244,9 @@ def pdf(args: argparse.Namespace) -> dict:
     times = interleaved(contenders, args.reps)
     rows = []
     for label in contenders:
-        median = statistics.median(times[label])
-        rows.append({"label": label, "median_s": median, "pages_per_s": pages / median, "times_s": times[label]})
+        median = statistics.median(times[label]["wall"])
+        rows.append({"label": label, "median_s": median, "pages_per_s": pages / median, "times_s": times[label]["wall"],
+                     "cpu_s": statistics.median(times[label]["cpu"])})
     memory = in_subprocess("--pdf-rss")
     rows[0].update(peak_mb=memory["peak_mb"], work_mb=memory["work_mb"])
     print(f"[pdf] {pages} pages: {rows[0]['pages_per_s']:.0f} pages/s (pypdf alone {rows[1]['pages_per_s']:.0f})", flush=True)
@@ -228,8 +273,8 @@ def embedding(args: argparse.Namespace) -> dict:
     text = read_input("corpus.txt", 0.25)
     nodes = get_splitter("sentence", chunk_size=256, chunk_overlap=20).split([Document(text=text)])
     texts = [n.text for n in nodes][: args.embed_texts]
-    # Nothing cached (in memory or on disk), so every call encodes; torch, as raw encode runs (ONNX is measured below).
-    embedder = Embedder(cache_entries=0, backend="torch", disk_cache=False)
+    # Nothing cached (in memory or on disk), so every call encodes.
+    embedder = Embedder(cache_entries=0, disk_cache=False)
     raw = SentenceTransformer(default_model_path(), device="cpu", local_files_only=True)
 
     def ours() -> object:
@@ -242,8 +287,9 @@ def embedding(args: argparse.Namespace) -> dict:
     times = interleaved(contenders, args.reps)
     rows = []
     for label in contenders:
-        median = statistics.median(times[label])
-        rows.append({"label": label, "median_s": median, "chunks_per_s": len(texts) / median, "times_s": times[label]})
+        median = statistics.median(times[label]["wall"])
+        rows.append({"label": label, "median_s": median, "chunks_per_s": len(texts) / median, "times_s": times[label]["wall"],
+                     "cpu_s": statistics.median(times[label]["cpu"])})
     overhead = rows[0]["median_s"] / rows[1]["median_s"] - 1
     print(f"[embedding] {len(texts)} chunks: {rows[0]['chunks_per_s']:.1f}/s vs raw {rows[1]['chunks_per_s']:.1f}/s "
           f"({overhead:+.1%})", flush=True)
@@ -278,32 +324,7 @@ def embedding(args: argparse.Namespace) -> dict:
     print(f"[embedding] re-embed after {change['change']}: hit ratio {change['hit_ratio']:.0%}, "
           f"{second_s:.2f}s vs {first_s:.2f}s", flush=True)
     quantized = quantized_backend(raw, texts, min(args.reps, 3)) if args.quantized else None
-    onnx = onnx_backend(raw, texts, args.reps)
-    return {"texts": len(texts), "rows": rows, "overhead": overhead, "param_change": change, "quantized": quantized,
-            "onnx": onnx}
-
-
-def onnx_backend(model, texts: list[str], reps: int) -> dict:  # noqa: ANN001 - a SentenceTransformer
-    """The app's default backend, ONNX Runtime (core.onnx_backend), against raw encode: speed and ranking agreement."""
-    import numpy as np
-
-    from core.embeddings import Embedder
-
-    onnx = Embedder(cache_entries=0, backend="onnx", disk_cache=False)
-
-    def raw(batch: list[str]) -> np.ndarray:
-        return model.encode(batch, batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
-
-    times = interleaved({"raw": lambda: raw(texts), "onnx": lambda: onnx.embed(texts)}, reps)
-    full, fast = raw(texts), onnx.embed(texts)
-    result = ranking_agreement(raw, onnx.embed, full, fast)
-    raw_s, onnx_s = statistics.median(times["raw"]), statistics.median(times["onnx"])
-    result.update({"speedup": raw_s / onnx_s, "onnx_chunks_per_s": len(texts) / onnx_s,
-                   "raw_chunks_per_s": len(texts) / raw_s, "max_abs_diff": float(np.abs(full - fast).max())})
-    print(f"[embedding] ONNX Runtime: x{result['speedup']:.2f}, top-1 kept for {result['same_top1']:.0%} of "
-          f"{result['queries']} queries, top-5 overlap {result['top5_overlap']:.0%}, "
-          f"max |difference| {result['max_abs_diff']:.1e}", flush=True)
-    return result
+    return {"texts": len(texts), "rows": rows, "overhead": overhead, "param_change": change, "quantized": quantized}
 
 
 def ranking_agreement(encode_a, encode_b, chunks_a, chunks_b) -> dict:  # noqa: ANN001 - encoders and arrays
@@ -337,7 +358,7 @@ def quantized_backend(model, texts: list[str], reps: int) -> dict:  # noqa: ANN0
     full, small = encode(model), encode(quantized)
     result = ranking_agreement(lambda q: model.encode(q, normalize_embeddings=True),
                                lambda q: quantized.encode(q, normalize_embeddings=True), full, small)
-    fp32, int8 = statistics.median(times["fp32"]), statistics.median(times["int8"])
+    fp32, int8 = statistics.median(times["fp32"]["wall"]), statistics.median(times["int8"]["wall"])
     result.update({"speedup": fp32 / int8, "fp32_chunks_per_s": len(texts) / fp32, "int8_chunks_per_s": len(texts) / int8})
     print(f"[embedding] int8 dynamic quantization: x{result['speedup']:.2f}, top-1 kept for "
           f"{result['same_top1']:.0%} of {result['queries']} queries, top-5 overlap {result['top5_overlap']:.0%}", flush=True)
@@ -356,8 +377,9 @@ def _sample_queries() -> list:
 def growth_probe(key: str, mb: float) -> dict:
     g = group(key)
     text = read_input(g.source, mb)
-    run = g.ours.prepare(text)
-    g.ours.prepare(text[:20_000])()  # loads what the splitter loads lazily, on a small input
+    split = g.ours.prepare()
+    split(text[:20_000])  # loads what the splitter loads lazily, on a small input
+    run = over(split, [text])
     # Memory first, on the first full-size run: a run before it would leave freed memory the
     # allocator hands back, and the smaller inputs would look cheaper than they are.
     result = probe(run, warm_up=False)
@@ -449,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--growth-probe", metavar="GROUP", help=argparse.SUPPRESS)
     parser.add_argument("--time-group", metavar="GROUP", help=argparse.SUPPRESS)
     parser.add_argument("--pdf-rss", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--input", choices=INPUTS, default="files", help=argparse.SUPPRESS)
     parser.add_argument("--mb", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -459,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(growth_probe(args.growth_probe, args.mb)))
         return 0
     if args.time_group:
-        print(json.dumps(time_group(args.time_group, args.mb, args.reps)))
+        print(json.dumps(time_group(args.time_group, args.input, args.mb, args.reps)))
         return 0
     if args.pdf_rss:
         print(json.dumps(pdf_rss()))
@@ -469,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     args.growth_groups = [g for g in args.growth_groups.split(",") if g]
     args.growth_mb = [float(m) for m in args.growth_mb.split(",") if m]
     sections = [s for s in args.only.split(",") if s]
-    if not (DATA / "corpus.txt").exists() or not (DATA / "corpus.pdf").exists():
+    if not all(p.exists() for p in (DATA / "corpus.txt", DATA / "corpus.pdf", FILES)):
         subprocess.run([sys.executable, str(HERE / "corpus.py")], check=True)
 
     results = json.loads(RESULTS.read_text()) if args.merge and RESULTS.exists() else {}

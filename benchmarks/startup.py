@@ -4,8 +4,9 @@ Each query runs in a fresh interpreter (what a person typing the command gets), 
 three states of the cache folder (``$CHUNKSCOPE_CACHE_DIR``):
 
 - vectors cached: the folder a previous run of the same command filled;
-- no vectors cached: a fresh folder holding only the exported ONNX graph (a link to it);
-- nothing cached: a fresh, empty folder (the graph is exported first, with torch; once per model).
+- no vectors cached: a fresh folder (holding a link to the exported ONNX graph when ``--root``
+  is an older checkout that still has that backend);
+- nothing cached: a fresh, empty folder.
 
 It also lists which of sentence-transformers, transformers, scikit-learn and torch the run
 imported. ``--root`` times another checkout's code with this venv (e.g. ``git archive HEAD``
@@ -50,11 +51,10 @@ def query_once(root: Path, cache_dir: Path, backend: str) -> tuple[float, list[s
     return elapsed, json.loads(done.stderr.strip().splitlines()[-1])
 
 
-def graph_of(cache_dir: Path) -> Path:
+def graph_of(cache_dir: Path) -> Path | None:
+    """The ONNX graph an older checkout exported (the backend was removed: benchmarks/NOTES.md), if any."""
     graphs = sorted((cache_dir / "onnx").glob("*.onnx"))
-    if not graphs:
-        raise SystemExit(f"no exported graph in {cache_dir / 'onnx'}")
-    return graphs[0]
+    return graphs[0] if graphs else None
 
 
 def queries(root: Path, reps: int, backend: str) -> dict[str, dict]:
@@ -62,7 +62,7 @@ def queries(root: Path, reps: int, backend: str) -> dict[str, dict]:
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         filled = scratch / "filled"
-        seconds, heavy = query_once(root, filled, backend)  # exports the graph and fills the cache
+        seconds, heavy = query_once(root, filled, backend)  # fills the cache
         results["nothing cached"] = {"seconds": [round(seconds, 2)], "heavy_imports": heavy}
         graph = graph_of(filled) if backend != "torch" else None
         rows: dict[str, list[float]] = {"vectors cached": [], "no vectors cached": []}
@@ -122,6 +122,7 @@ def answers(port: int) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
+    # "onnx" only for a --root checkout from before the ONNX backend was removed.
     parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "torch"))
     parser.add_argument("--root", type=Path, default=ROOT, help="The checkout whose code runs (default: this one).")
     parser.add_argument("--make-run", action="store_true", help="Also time a first and a second `make run`.")

@@ -50,7 +50,7 @@ def child_sweep() -> None:
     documents, queries = sample_corpus()
     start = time.perf_counter()
     embedder = get_embedder()
-    embedder.embed(["warm-up"])  # the model loaded (and its ONNX graph exported) before the clock starts
+    embedder.embed(["warm-up"])  # the model loaded before the clock starts
     load_seconds = time.perf_counter() - start
     wall, cpu = time.perf_counter(), time.process_time()
     rows = sweep(documents, queries, "sentence", SIZES, OVERLAPS, embedder=embedder, top_k=5)

@@ -2,8 +2,7 @@
 
 Vectors are kept by (model key, sha1 of the text) in one SQLite file under
 :func:`cache_root`, so a restarted app or a second CLI run embeds only text it
-has never seen. Shared by :mod:`core.embeddings` and :mod:`core.onnx_backend`
-(which keeps its exported graphs beside it), so neither imports the other.
+has never seen (:mod:`core.embeddings` reads and writes it).
 """
 
 from __future__ import annotations

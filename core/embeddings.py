@@ -28,9 +28,10 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 32
 # About 30 MB of 384-dimension float32 vectors: enough for several sweeps over the samples.
 DEFAULT_CACHE_ENTRIES = 20_000
-# torch: sentence-transformers as is; onnx: the transformer in ONNX Runtime (core.onnx_backend);
-# auto: onnx where it runs, else torch.
-BACKENDS = ("torch", "onnx", "auto")
+# What may run the model. Only torch (sentence-transformers as is): an ONNX Runtime backend was no
+# faster on two cores (0.98x wall, 0.78x per CPU on 256-token chunks, benchmarks/NOTES.md) and was
+# removed; "auto" is still accepted and means torch.
+BACKENDS = ("torch", "auto")
 
 
 class Embedder:
@@ -52,7 +53,8 @@ class Embedder:
         disk_cache: bool = True,
     ) -> None:
         if backend not in BACKENDS:
-            raise ConfigError(f"embedding backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+            raise ConfigError(f"embedding backend must be one of {', '.join(BACKENDS)}, not {backend!r}"
+                              + (" (the ONNX backend was removed: it was no faster)" if backend == "onnx" else ""))
         self.model_path = os.path.abspath(model_path) if model_path else default_model_path()
         self.batch_size = batch_size
         self._cache_entries = cache_entries
@@ -62,15 +64,10 @@ class Embedder:
         self._hits = 0
         self._misses = 0
         self._disk_hits = 0
-        # What runs the transformer: "onnx" (ONNX Runtime) or "torch"; why not ONNX, when "auto" fell back.
+        # What runs the model (always torch now; kept for the callers that show it) and why not something else.
         self.backend = "torch"
         self.backend_note = ""
-        self._onnx = None
-        self._model = None  # the SentenceTransformer, loaded only when torch runs the model
-        if backend != "torch":
-            self._load_onnx(required=backend == "onnx")
-        if self._onnx is None:
-            self._model = self._load_model(self.model_path)
+        self._model = self._load_model(self.model_path)
         self._disk = DiskCache(cache_root() / "embeddings.sqlite3") if disk_cache else None
         self._disk_model = _model_key(self.model_path, self.backend)
 
@@ -99,23 +96,8 @@ class Embedder:
         except (OSError, ValueError) as exc:
             raise ModelUnavailableError(f"the embedding model at {path} could not be loaded ({exc})") from exc
 
-    def _load_onnx(self, required: bool) -> None:
-        try:
-            from core.onnx_backend import OnnxEncoder
-
-            # The sentence-transformers model is loaded only to export the graph on first use.
-            self._onnx = OnnxEncoder(self.model_path, lambda: self._load_model(self.model_path))
-            self.backend = "onnx"
-        except Exception as exc:  # no onnxruntime, an export the model does not allow, an unwritable cache
-            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-            if required:
-                raise ModelUnavailableError(f"the ONNX backend cannot run {self.model_path} ({reason})") from exc
-            self.backend_note = f"ONNX Runtime unavailable, using torch ({reason})"
-
     def _encode(self, texts: list[str]) -> np.ndarray:
         with self._encode_lock:
-            if self._onnx is not None:
-                return np.asarray(self._onnx.encode(texts), dtype=np.float32)
             vectors = self._model.encode(
                 texts,
                 batch_size=len(texts),
@@ -135,16 +117,12 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        if self._onnx is not None:
-            return self._onnx.dimension
         # sentence-transformers 5 renamed the method; older releases only have the long name.
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         return int(getter())
 
     @property
     def max_seq_length(self) -> int:
-        if self._onnx is not None:
-            return self._onnx.max_seq_length
         return int(self._model.max_seq_length)
 
     # -- embedding --------------------------------------------------------------
@@ -237,15 +215,11 @@ _SHARED: dict[tuple[str, str], Embedder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def default_backend() -> str:
-    """``$CHUNKSCOPE_EMBED_BACKEND`` (torch, onnx or auto), else auto: ONNX Runtime where it runs, torch otherwise."""
-    return os.environ.get("CHUNKSCOPE_EMBED_BACKEND", "auto").strip().lower() or "auto"
-
-
 def get_embedder(model_path: str | None = None, backend: str | None = None) -> Embedder:
-    """The process-wide embedder for a model and backend (loaded once, then shared)."""
+    """The process-wide embedder for a model (loaded once, then shared); ``backend`` as :class:`Embedder` takes it."""
     path = os.path.abspath(model_path) if model_path else default_model_path()
-    backend = backend or default_backend()
+    # "auto" is torch: one shared model, not one per spelling.
+    backend = "torch" if backend in (None, "auto") else backend
     with _SHARED_LOCK:
         embedder = _SHARED.get((path, backend))
         if embedder is None:
@@ -256,7 +230,7 @@ def get_embedder(model_path: str | None = None, backend: str | None = None) -> E
 
 def _model_key(model_path: str, backend: str) -> str:
     """Names a model's vectors on disk: its folder and files (new weights, new key) and what runs it
-    (ONNX Runtime's and torch's vectors differ in the 7th decimal; a cached vector is exactly the one a run computes)."""
+    (another runtime's vectors may differ in the 7th decimal; a cached vector is exactly the one a run computes)."""
     digest = hashlib.sha1(f"{backend}:{model_path}".encode())
     hash_model_files(digest, model_path)
     return digest.hexdigest()

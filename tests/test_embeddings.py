@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -35,10 +31,6 @@ class FakeEmbedder(Embedder):
     def _encode(self, texts):
         self.batches.append(list(texts))
         return np.array([[len(t), sum(c in "aeiou" for c in t), 1.0] for t in texts], dtype=np.float64)
-
-
-# The test run's cache folder (tests/conftest.py), before each test here gets its own.
-RUN_CACHE_DIR = os.environ["CHUNKSCOPE_CACHE_DIR"]
 
 
 @pytest.fixture(autouse=True)
@@ -238,143 +230,19 @@ def test_an_unusable_cache_dir_only_costs_the_cache(tmp_path, monkeypatch):
 
 
 def test_an_unknown_backend_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="embedding backend must be one of torch, onnx, auto"):
+    with pytest.raises(ConfigError, match="embedding backend must be one of torch, auto"):
         FakeEmbedder(str(tmp_path), backend="tensorrt")
 
 
-@pytest.fixture
-def no_onnxruntime(monkeypatch):
-    import core.onnx_backend as onnx_backend
-
-    def unavailable(model_path, load_model):
-        raise ImportError("No module named 'onnxruntime'")
-
-    monkeypatch.setattr(onnx_backend, "OnnxEncoder", unavailable)
-
-
-def test_auto_falls_back_to_torch_and_says_why(tmp_path, no_onnxruntime):
-    embedder = FakeEmbedder(str(tmp_path), backend="auto")
-    assert embedder.backend == "torch"
-    assert embedder.backend_note == "ONNX Runtime unavailable, using torch (ImportError: No module named 'onnxruntime')"
-    assert embedder.embed(["still works"]).shape == (1, 3)
-
-
-def test_onnx_asked_for_by_name_must_run(tmp_path, no_onnxruntime):
-    with pytest.raises(ModelUnavailableError, match="the ONNX backend cannot run .*ImportError"):
+def test_the_removed_onnx_backend_says_why(tmp_path):
+    with pytest.raises(ConfigError, match="the ONNX backend was removed"):
         FakeEmbedder(str(tmp_path), backend="onnx")
 
 
-def test_the_backend_comes_from_the_environment_and_keys_the_shared_instance(tmp_path, monkeypatch):
+def test_auto_is_torch_and_keys_the_shared_instance(tmp_path, monkeypatch):
     monkeypatch.setattr(embeddings, "Embedder", FakeEmbedder)
     monkeypatch.setattr(embeddings, "_SHARED", {})
-    monkeypatch.setenv("CHUNKSCOPE_EMBED_BACKEND", "torch")
-    assert embeddings.default_backend() == "torch"
     first = get_embedder(str(tmp_path))
-    assert first.backend == "torch"
+    assert (first.backend, first.backend_note) == ("torch", "")
     assert get_embedder(str(tmp_path), backend="torch") is first
-    monkeypatch.delenv("CHUNKSCOPE_EMBED_BACKEND")
-    assert embeddings.default_backend() == "auto"
-
-
-def test_the_graph_file_changes_with_the_models_files(tmp_path, monkeypatch):
-    from core.onnx_backend import graph_path
-
-    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    model = tmp_path / "model"
-    model.mkdir()
-    (model / "config.json").write_text("{}")
-    first = graph_path(str(model))
-    assert first.parent == tmp_path / "cache" / "onnx"
-    assert graph_path(str(model)) == first
-    (model / "model.safetensors").write_bytes(b"new weights")
-    assert graph_path(str(model)) != first
-
-
-@pytest.mark.model
-@pytest.mark.xdist_group("model")
-def test_onnx_gives_torchs_vectors_and_ranking(tmp_path, monkeypatch):
-    """The real packaged model: ONNX Runtime's vectors equal torch's, so every ranking is the same."""
-    from core.onnx_backend import graph_path
-
-    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path))
-    onnx = Embedder(backend="onnx")
-    assert onnx.backend == "onnx" and graph_path(onnx.model_path).exists()
-    torch_ = Embedder(backend="torch")
-    texts = [
-        "Chunk overlap repeats the end of one chunk at the start of the next.",
-        "Reciprocal rank is one over the position of the first relevant result.",
-        "The embedding model reads at most 256 tokens; the rest is cut off. " * 20,  # truncated the same way
-        "",
-        "ünïcödé, emoji 😀 and\ttabs",
-    ]
-    a, b = onnx.embed(texts), torch_.embed(texts)
-    np.testing.assert_allclose(a, b, atol=1e-5)
-    query = onnx.embed_query("how is mean reciprocal rank computed")
-    assert list(np.argsort(-(a @ query))) == list(np.argsort(-(b @ query)))
-    # A second embedder opens the graph written by the first instead of exporting again.
-    written = graph_path(onnx.model_path).stat().st_mtime_ns
-    assert Embedder(backend="onnx").backend == "onnx"
-    assert graph_path(onnx.model_path).stat().st_mtime_ns == written
-
-
-# The "before" route: sentence-transformers tokenizes and pools around the same ONNX graph.
-def _through_sentence_transformers(texts: list[str]) -> np.ndarray:
-    import onnxruntime
-    import torch
-    from sentence_transformers import SentenceTransformer
-
-    from core.onnx_backend import graph_path
-    from core.tokenizers import default_model_path
-
-    path = default_model_path()
-    model = SentenceTransformer(path, device="cpu", local_files_only=True)
-    features = model.preprocess(texts)
-    session = onnxruntime.InferenceSession(str(graph_path(path)), providers=["CPUExecutionProvider"])
-    names = [graph_input.name for graph_input in session.get_inputs()]
-    (hidden,) = session.run(["token_embeddings"], {name: features[name].numpy() for name in names})
-    features["token_embeddings"] = torch.from_numpy(hidden)
-    with torch.inference_mode():
-        for module in list(model)[1:]:
-            features = module(features)
-    vectors = features["sentence_embedding"].numpy()
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-
-HEAVY = ("sentence_transformers", "transformers", "sklearn", "torch")
-
-_EMBED_ALONE = """
-import json, sys
-from core.embeddings import Embedder
-embedder = Embedder(backend="onnx", disk_cache=False)
-vectors = embedder.embed(json.loads(sys.argv[1]))
-heavy = sorted(name for name in sys.modules if name.split(".")[0] in {heavy!r})
-print(json.dumps({{"vectors": vectors.tolist(), "heavy": heavy, "dimension": embedder.dimension,
-                   "max_seq_length": embedder.max_seq_length}}))
-"""
-
-
-@pytest.mark.model
-@pytest.mark.xdist_group("model")
-def test_the_onnx_backend_gives_the_same_vectors_without_importing_sentence_transformers(monkeypatch):
-    """Tokenizer and pooling read from the model folder: the vectors of the sentence-transformers route, to 1e-6."""
-    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", RUN_CACHE_DIR)  # where this run keeps the exported graph
-    Embedder(backend="onnx", disk_cache=False)  # exports the graph if this run has not yet
-    texts = [
-        "Chunk overlap repeats the end of one chunk at the start of the next.",
-        "  leading and trailing whitespace\n",
-        "The embedding model reads at most 256 tokens; the rest is cut off. " * 20,
-        "",
-        "ünïcödé, emoji 😀 and\ttabs",
-    ]
-    child = subprocess.run(
-        [sys.executable, "-c", _EMBED_ALONE.format(heavy=set(HEAVY)), json.dumps(texts)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=os.environ.copy(),
-    )
-    assert child.returncode == 0, child.stderr
-    report = json.loads(child.stdout)
-    assert report["heavy"] == []
-    assert (report["dimension"], report["max_seq_length"]) == (384, 256)
-    np.testing.assert_allclose(np.array(report["vectors"]), _through_sentence_transformers(texts), atol=1e-6, rtol=0)
+    assert get_embedder(str(tmp_path), backend="auto") is first

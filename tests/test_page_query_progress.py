@@ -23,7 +23,7 @@ from ui.query_run import TimeLeft, progress_text
 class HaltingEmbedder:
     """Reports two batches, a quarter of the texts each, then ends the script run midway, as a person sees it."""
 
-    backend = "onnx"
+    backend = "torch"
     backend_note = ""
     model_name = "fake-model"
     dimension = 3
@@ -48,7 +48,7 @@ def test_while_embedding_the_page_shows_the_corpus_and_a_progress_bar(monkeypatc
         "retrieval **dense** · embedding the nodes first" in captions
     (bar,) = at.get("progress")
     assert bar.proto.value == int(half / node_count * 100)
-    assert bar.proto.text.startswith(f"Embedding the nodes with fake-model on ONNX Runtime… {half:,} of {node_count:,}")
+    assert bar.proto.text.startswith(f"Embedding the nodes with fake-model… {half:,} of {node_count:,}")
 
 
 def test_the_time_left_comes_from_the_pace_of_encoded_batches():
@@ -71,5 +71,5 @@ def test_the_time_left_comes_from_the_pace_of_encoded_batches():
     ],
 )
 def test_the_progress_line_says_how_far_and_how_long(done, seconds_left, tail):
-    text = progress_text("all-MiniLM-L6-v2 on ONNX Runtime", done, 1000, seconds_left)
-    assert text == f"Embedding the nodes with all-MiniLM-L6-v2 on ONNX Runtime… {done:,} of 1,000{tail}"
+    text = progress_text("all-MiniLM-L6-v2", done, 1000, seconds_left)
+    assert text == f"Embedding the nodes with all-MiniLM-L6-v2… {done:,} of 1,000{tail}"

@@ -231,22 +231,3 @@ def test_the_chunkscope_cli_runs_the_query_commands(sample_docs, capsys):
     assert cli.main(["query", str(sample_docs / "chunking_guide.md"), "--query", "q", "--mode", "bm25", "--post", "rerank"]) == 2
     err = capsys.readouterr().err
     assert err == "chunkscope: no cross-encoder model is installed locally; set model_path to a local cross-encoder directory\n"
-
-
-@pytest.mark.model
-@pytest.mark.xdist_group("model")
-def test_cli_query_retrieves_the_same_nodes_on_either_backend(sample_docs, capsys):
-    from core.embeddings import _SHARED
-
-    def top_ids(backend: str) -> list[str]:
-        argv = ["query", str(sample_docs / "chunking_guide.md"), "--query", "How much chunk overlap should I start with?",
-                "--splitter", "character", "--set", "chunk_size=400", "--top-k", "5", "--backend", backend,
-                "--format", "json"]
-        assert cli_query.main(argv) == 0
-        return [n["id"] for n in json.loads(capsys.readouterr().out)["retrieved"]]
-
-    assert top_ids("torch") == top_ids("onnx")
-    assert {embedder.backend for (_, backend), embedder in _SHARED.items() if backend in ("torch", "onnx")} == {
-        "torch",
-        "onnx",
-    }

@@ -261,7 +261,7 @@ def model_tokenizer(name: str = "model") -> Any:
 
 
 @st.cache_resource(
-    show_spinner="Loading the embedding model (all-MiniLM-L6-v2; on first use its ONNX graph is prepared, a few seconds)…"
+    show_spinner="Loading the embedding model (all-MiniLM-L6-v2, a few seconds)…"
 )
 def embedder() -> Any:
     """The embedding model, loaded once per process and shared by every session."""

@@ -56,10 +56,9 @@ def progress_text(label: str, done: int, total: int, seconds_left: float | None)
 
 
 def embedder_label(embedder: Any) -> str:
-    """``all-MiniLM-L6-v2 on ONNX Runtime``, with the reason when ONNX Runtime could not be used."""
-    runtime = "ONNX Runtime" if embedder.backend == "onnx" else "torch"
+    """``all-MiniLM-L6-v2``, with a note when the model runs with a caveat."""
     note = embedder.backend_note
-    return f"{embedder.model_name} on {runtime}" + (f" ({note})" if note else "")
+    return embedder.model_name + (f" ({note})" if note else "")
 
 
 def node_embeddings(nodes: Sequence[Node], embedder: Any) -> np.ndarray:
