@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from core.cli_args import parse_assignments, parse_named
 from core.errors import ChunkScopeError, ConfigError
+from core.parallel import ENGINES
 from core.retrieval import RETRIEVAL_MODES, SCOPES
 
 USER_ERROR = 2
@@ -63,9 +65,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="corpus",
         help="Retrieve for each query from the whole corpus, or only from its own document.",
     )
+    add_engine_arguments(evaluate)
     evaluate.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
     evaluate.add_argument("--format", choices=("json", "table"), default="table")
     evaluate.set_defaults(func=cmd_evaluate)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--workers`` and ``--ray-address``: where the configurations are evaluated."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="Where configurations are evaluated: local (this process, one after another), processes (a process "
+        "pool) or ray (Ray tasks). Every engine gives the same results.",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=None, help="Processes / Ray CPUs for processes or ray (default: the cores)."
+    )
+    parser.add_argument(
+        "--ray-address", default=None, metavar="ADDR", help="Join this Ray cluster (e.g. auto) instead of a local Ray."
+    )
+
+
+def engine_from_args(args: argparse.Namespace):  # noqa: ANN201 - a core.parallel.Engine
+    """The checked Engine of ``--engine/--workers/--ray-address`` (a bad combination is a ConfigError)."""
+    from core.parallel import Engine
+
+    return Engine(args.engine, args.workers, args.ray_address)
 
 
 def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,13 +108,6 @@ def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=float, default=0.5, help="Hybrid weight of the dense score (0-1).")
     parser.add_argument(
         "--model", default=None, help="Path of a local sentence-transformers model (default: packaged)."
-    )
-    parser.add_argument(
-        "--backend",
-        choices=("auto", "onnx", "torch"),
-        default=None,
-        help="What runs the embedding model: ONNX Runtime, torch, or auto (ONNX where it runs; "
-        "default: $CHUNKSCOPE_EMBED_BACKEND, else auto).",
     )
 
 
@@ -138,15 +158,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from core.sweep import configurations, plan_sweeps, sweep_evaluations
 
     check_evaluation(args.top_k, args.mode, args.alpha, args.scope)
+    engine = engine_from_args(args)
     queries = load_queries(args.queries)
     specs = plan_sweeps(_splitter_names(args), parse_assignments(args.set, "--set"), _sweep_grid(args))
     configurations(specs)  # every combination built (and checked) once before any document is read
     documents = _load(args.paths)
     references(documents, queries)  # a missing excerpt fails before anything is embedded
     progress = None if args.quiet else StderrProgress()
-    if progress is not None and args.mode != "bm25":
+    if progress is not None and args.mode != "bm25" and engine.kind == "local":
         progress(0.0, "Loading the embedding model")
-    embedder = _embedder(args, needs=args.mode != "bm25")
+    embedder = _embedder(args, needs=args.mode != "bm25", engine=engine)
     results = sweep_evaluations(
         documents,
         queries,
@@ -157,6 +178,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         scope=args.scope,
         report=progress,
+        engine=engine,
     )
     if progress is not None:
         progress.close()
@@ -288,12 +310,22 @@ def _split(args: argparse.Namespace):  # noqa: ANN202
     return splitter.split(_load(args.paths))
 
 
-def _embedder(args: argparse.Namespace, *, needs: bool):  # noqa: ANN202
+def _embedder(args: argparse.Namespace, *, needs: bool, engine: Any = None):  # noqa: ANN202
+    """The model, loaded here; for workers (an engine other than local) a ref each loads it by (its folder is checked)."""
     if not needs:
         return None
+    if engine is not None and engine.kind != "local":
+        from core.eval_jobs import EmbedderRef
+        from core.tokenizers import default_model_path
+
+        if args.model is None:
+            default_model_path()  # no packaged model fails here, not in every worker
+        elif not os.path.isdir(args.model):
+            raise ConfigError(f"--model: no model folder at {args.model}")
+        return EmbedderRef(os.path.abspath(args.model) if args.model else None)
     from core.embeddings import get_embedder
 
-    return get_embedder(args.model, backend=args.backend)
+    return get_embedder(args.model)
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:

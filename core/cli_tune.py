@@ -14,7 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.cli_args import parse_assignments
-from core.cli_query import USER_ERROR, StderrProgress, _embedder, _load, _print_json, _splitter_names, format_table
+from core.cli_query import (
+    USER_ERROR,
+    StderrProgress,
+    _embedder,
+    _load,
+    _print_json,
+    _splitter_names,
+    add_engine_arguments,
+    engine_from_args,
+    format_table,
+)
 from core.errors import ChunkScopeError
 from core.retrieval import SCOPES
 from core.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
@@ -58,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument("--keep", type=int, default=8, help="Halving: configurations measured on every query.")
     tune.add_argument("--seed", type=int, default=0, help="Halving: the order in which queries are sampled.")
     tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
-    tune.add_argument("--backend", choices=("auto", "onnx", "torch"), default=None, help="What runs the model.")
+    add_engine_arguments(tune)
     tune.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
     tune.add_argument("--format", choices=("json", "table"), default="table")
     tune.set_defaults(func=cmd_tune)
@@ -97,6 +107,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     space = build_space(args)
     space.check()
+    engine = engine_from_args(args)
     setups = space.setups()
     queries = load_queries(args.queries)
     documents = _load(args.paths)
@@ -105,13 +116,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
     needs = any(mode != "bm25" for mode in space.modes)
     if progress is not None:
         progress(
-            0.0, f"{len(space.arms(len(setups)))} configurations" + (", loading the embedding model" if needs else "")
+            0.0,
+            f"{len(space.arms(len(setups)))} configurations"
+            + (", loading the embedding model" if needs and engine.kind == "local" else ""),
         )
     result = tune(
         documents,
         queries,
         space,
-        embedder=_embedder(args, needs=needs),
+        embedder=_embedder(args, needs=needs, engine=engine),
         scope=args.scope,
         quality=args.metric,
         cost=args.cost,
@@ -120,6 +133,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         keep=args.keep,
         seed=args.seed,
         report=progress,
+        engine=engine,
     )
     if progress is not None:
         progress.close()

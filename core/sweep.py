@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 from core.compare_view import LABELS, settings_summary
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
+from core.eval_jobs import EvalInputs, EvalJob, evaluate_job, shippable_embedder
 from core.eval_runner import Report, Scope
 from core.evaluation import EvalQuery, Evaluation, check_evaluation, evaluate
+from core.parallel import Engine, ordered_map
 from core.params import Configurable, ParamSpec, _check_bounds, parse_list
 from core.retrieval import RetrievalMode
 from core.schema import Document
@@ -32,7 +34,15 @@ if TYPE_CHECKING:
 
 SWEPT = ("chunk_size", "chunk_overlap")  # what the classic sweep varies (its rows are labelled "size/overlap")
 SWEEPABLE_KINDS = ("int", "float", "choice", "bool")
-__all__ = ["SWEPT", "Report", "SweepSpec", "sweep", "sweep_evaluations", "sweepable", "sweepable_params"]
+__all__ = [
+    "SWEPT",
+    "Report",
+    "SweepSpec",
+    "sweep",
+    "sweep_evaluations",
+    "sweepable",
+    "sweepable_params",
+]
 
 
 @dataclass(frozen=True)
@@ -190,32 +200,36 @@ def sweep_evaluations(
     scope: Scope = "corpus",
     report: Report | None = None,
     progress: Callable[[int, int], None] | None = None,
+    engine: Engine | None = None,
 ) -> list[tuple[str, Evaluation]]:
     """(label, Evaluation) for every valid configuration of ``specs``, settings all checked before any work.
 
     ``report(fraction, text)`` follows the whole run, ``progress(done, total)``
-    counts configurations; identical chunk texts are embedded once.
+    counts configurations; identical chunk texts are embedded once (across
+    workers, through the disk cache). ``engine`` spreads the configurations
+    (:mod:`core.parallel`); results are the same, in the same order, on every engine.
     """
     check_evaluation(top_k, mode, alpha, scope)
+    engine = engine or Engine()
     built = configurations(specs)
+    jobs = [EvalJob(label, splitter.name, splitter.to_params(), combination) for label, splitter, combination in built]
+    local = engine.kind == "local"
+    inputs = EvalInputs(
+        tuple(documents), tuple(queries), top_k, mode, alpha, scope, embedder if local else shippable_embedder(embedder)
+    )
+    if local:
+        done = (evaluate_job(job, inputs, _part(report, i, len(jobs), job.label)) for i, job in enumerate(jobs))
+    else:
+        if report is not None:
+            report(0.0, f"{len(jobs)} configurations on {engine.describe()}")
+        done = ordered_map(evaluate_job, jobs, inputs, engine)
     results = []
-    for index, (label, splitter, combination) in enumerate(built):
-        result = evaluate(
-            documents,
-            queries,
-            splitter,
-            embedder=embedder,
-            top_k=top_k,
-            mode=mode,
-            alpha=alpha,
-            scope=scope,
-            report=_part(report, index, len(built), label),
-        )
-        # A swept value is shown even where it is the default (rows list only changed parameters otherwise).
-        result.params = {**result.params, **combination}
-        results.append((label, result))
+    for index, result in enumerate(done):
+        results.append((jobs[index].label, result))
+        if report is not None and not local:
+            report((index + 1) / len(jobs), f"Configuration {index + 1} of {len(jobs)} done ({jobs[index].label})")
         if progress is not None:
-            progress(index + 1, len(built))
+            progress(index + 1, len(jobs))
     return results
 
 
@@ -247,6 +261,7 @@ def sweep(
     scope: Scope = "corpus",
     progress: Callable[[int, int], None] | None = None,
     report: Report | None = None,
+    engine: Engine | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``splitter`` at every combination of ``grid`` (or of ``chunk_sizes`` × ``chunk_overlaps``).
 
@@ -273,6 +288,7 @@ def sweep(
         scope=scope,
         report=report,
         progress=progress,
+        engine=engine,
     )
     return [result.to_row() for _, result in done]
 

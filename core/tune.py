@@ -28,22 +28,21 @@ several configurations once.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
-from core.eval_runner import Report, RunPhases, ScopedRetriever
-from core.evaluation import METRICS, EvalQuery, _shown_params, check_evaluation, references, score_query
-from core.halving import schedule, successive_halving
-from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+from core.eval_jobs import shippable_embedder
+from core.eval_runner import Report
+from core.evaluation import METRICS, EvalQuery, check_evaluation, references
+from core.halving import _best, schedule, successive_halving
+from core.parallel import Engine, ordered_map
 from core.pareto import front
-from core.schema import Document, MetadataMode, Node
+from core.schema import Document
 from core.sweep import SweepSpec, configurations, sweep_values
+from core.tune_bench import SetupTask, TuneInputs, measure_setup
 
 if TYPE_CHECKING:
     from core.embeddings import Embedder
@@ -147,104 +146,6 @@ class TuneResult:
         }
 
 
-@dataclass
-class _Prepared:
-    """One splitter configuration, split and embedded: its chunks, their token counts, its retrievers."""
-
-    label: str
-    splitter: Any
-    combination: dict[str, Any]
-    nodes: list[Node]
-    llm_tokens: np.ndarray
-    embed_tokens: int
-    embed_seconds: float
-    over_window: int | None
-    retrievers: dict[str, ScopedRetriever] = field(default_factory=dict)
-    ranked: dict[tuple[str, float, int], list[int]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.position = {id(node): i for i, node in enumerate(self.nodes)}
-
-
-class _Bench:
-    """Splits, embeds and ranks on demand, each once; scores an arm on the first n queries of a fixed order."""
-
-    def __init__(self, documents, usable, embedder, scope, max_k, order, counter) -> None:  # noqa: ANN001
-        self.documents = documents
-        self.usable = usable
-        self.embedder = embedder
-        self.scope = scope
-        self.max_k = max_k
-        self.order = order
-        self.counter = counter
-        self.prepared: dict[int, _Prepared] = {}
-        # The window as the chunk metrics and the evaluation count it: the model reads this much of each chunk.
-        self.window = int(getattr(embedder, "max_seq_length", 0) or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS
-
-    def prepare(self, index: int, setup: tuple[str, Any, dict[str, Any]], needs_vectors: bool) -> _Prepared:
-        if index in self.prepared:
-            return self.prepared[index]
-        label, splitter, combination = setup
-        nodes = splitter.split(self.documents)
-        seconds = 0.0
-        if needs_vectors and nodes:
-            from core.embeddings import embed_nodes
-
-            start = time.perf_counter()
-            embed_nodes(nodes, self.embedder)
-            seconds = time.perf_counter() - start
-        llm = _counts(self.counter, [node.get_content(MetadataMode.LLM) for node in nodes])
-        embed = _counts(self.counter, [node.get_content(MetadataMode.EMBED) for node in nodes])
-        over = int((embed > self.window).sum()) if needs_vectors else None
-        # The model reads at most its window of each chunk, plus its special tokens.
-        embed_tokens = int(np.minimum(embed, self.window).sum()) + SPECIAL_TOKENS * len(nodes)
-        done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over)
-        self.prepared[index] = done
-        return done
-
-    def ranking(self, prepared: _Prepared, mode: str, alpha: float, query: int) -> list[int]:
-        key = (mode, alpha if mode == "hybrid" else 0.0, query)
-        if key not in prepared.ranked:
-            retriever = prepared.retrievers.get(mode)
-            if retriever is None:
-                phases = RunPhases(None, splitting=0.0, embedding=mode != "bm25")
-                embedder = self.embedder if mode != "bm25" else None
-                retriever = prepared.retrievers[mode] = ScopedRetriever(
-                    prepared.nodes, self.documents, embedder, mode, phases
-                )
-            eval_query = self.usable[query][0]
-            doc = eval_query.doc if self.scope == "document" else None
-            found = retriever.retrieve(eval_query.query, doc, self.max_k, alpha)
-            prepared.ranked[key] = [prepared.position[id(item.node)] for item in found]
-        return prepared.ranked[key]
-
-    def measure(self, arm: Arm, prepared: _Prepared, count: int) -> dict[str, Any]:
-        scores, tokens = [], []
-        for query in self.order[:count]:
-            positions = self.ranking(prepared, arm.mode, arm.alpha, query)[: arm.top_k]
-            eval_query, reference = self.usable[query]
-            scores.append(score_query(eval_query, [prepared.nodes[p] for p in positions], reference))
-            tokens.append(int(sum(prepared.llm_tokens[p] for p in positions)))
-        row: dict[str, Any] = {"queries": count}
-        for metric, name in (
-            ("hit_rate", "hit"),
-            ("mrr", "reciprocal_rank"),
-            ("recall", "recall"),
-            ("precision", "precision"),
-            ("iou", "iou"),
-        ):
-            row[metric] = sum(getattr(score, name) for score in scores) / len(scores)
-        row["context_tokens"] = sum(tokens) / len(tokens)
-        return row
-
-
-def _counts(counter: Any, texts: list[str]) -> np.ndarray:
-    """Token counts of ``texts``, each distinct text counted once."""
-    unique = list(dict.fromkeys(texts))
-    counted = dict(zip(unique, counter.count_many(unique), strict=True)) if unique else {}
-    return np.array([counted[text] for text in texts], dtype=np.int64)
-
-
 def tune(
     documents: Sequence[Document],
     queries: Sequence[EvalQuery],
@@ -260,11 +161,14 @@ def tune(
     min_queries: int = 4,
     seed: int = 0,
     report: Report | None = None,
+    engine: Engine | None = None,
 ) -> TuneResult:
     """Search ``space``; every setting and excerpt is checked before anything is split or embedded.
 
     ``report(fraction, text)`` follows the run. With ``search="auto"`` a space of
     at most :data:`EXHAUSTIVE_BUDGET` (arm, query) pairs is searched exhaustively.
+    ``engine`` spreads the splitter configurations (every one, or each round's of
+    successive halving) over workers (:mod:`core.parallel`); the rows are the same on every engine.
     """
     if quality not in QUALITIES:
         raise ConfigError(f"quality must be one of {', '.join(QUALITIES)}, got {quality!r}")
@@ -274,17 +178,15 @@ def tune(
         raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
     space.check()
     check_evaluation(1, "dense", 0.5, scope)
+    engine = engine or Engine()
     setups = space.setups()
     arms = space.arms(len(setups))
     usable, skipped = references(documents, queries)
     needs_vectors = any(mode != "bm25" for mode in space.modes)
-    if needs_vectors and embedder is None:
+    if needs_vectors and embedder is None and engine.kind == "local":
         from core.embeddings import get_embedder
 
         embedder = get_embedder()
-    from core.tokenizers import get_tokenizer
-
-    counter = get_tokenizer("model")
     used = (
         "halving"
         if search == "halving" or (search == "auto" and not exhaustive(len(arms), len(usable)))
@@ -293,53 +195,79 @@ def tune(
     order = list(range(len(usable)))
     if used == "halving":
         random.Random(seed).shuffle(order)
-    bench = _Bench(documents, usable, embedder, scope, max(space.top_ks), order, counter)
-    before = _encoded(embedder)
+    shared = embedder if engine.kind == "local" else shippable_embedder(embedder)
+    inputs = TuneInputs(tuple(documents), tuple(usable), tuple(order), scope, max(space.top_ks), needs_vectors, shared)
     say = report or (lambda fraction, text: None)
-    for index, setup in enumerate(setups):
-        say(
-            0.7 * index / len(setups),
-            f"Splitting and embedding configuration {index + 1} of {len(setups)} ({setup[0]})",
-        )
-        bench.prepare(index, setup, needs_vectors)
-    if needs_vectors:
-        embedder.embed([query.query for query, _ in usable])  # once, in batches; retrieval finds them cached
-    say(0.7, f"Scoring {len(arms)} configurations")
-    measured: dict[int, dict[str, Any]] = {}
+    measured: dict[int, dict[str, Any]] = {}  # each arm's last row
+    setup_of: dict[int, dict[str, Any]] = {}  # what each splitter configuration is, as a task reported it
+    encoded = 0
 
-    def measure(arm_index: int, count: int) -> tuple[float, float]:
-        arm = arms[arm_index]
-        prepared = bench.prepared[arm.setup]
-        row = bench.measure(arm, prepared, count)
-        row.update(nodes=len(prepared.nodes), embed_tokens=prepared.embed_tokens, embed_seconds=prepared.embed_seconds)
-        measured[arm_index] = row
-        return row[quality], row[cost]
+    def run(arm_indices: Sequence[int], count: int, start: float, width: float, text: str | None) -> None:
+        """Measure these arms on the first ``count`` queries: a task per splitter configuration, on the engine."""
+        nonlocal encoded
+        groups: dict[int, list[int]] = {}
+        for arm_index in arm_indices:
+            groups.setdefault(arms[arm_index].setup, []).append(arm_index)
+        tasks = [_task(setup, setups[setup], [(i, arms[i]) for i in group], count) for setup, group in groups.items()]
+        for done, (task, result) in enumerate(
+            zip(tasks, ordered_map(measure_setup, tasks, inputs, engine), strict=True), 1
+        ):
+            encoded += result["encoded"]
+            setup_of[task.setup] = result
+            measured.update(result["rows"])
+            if text is not None:
+                say(start + width * done / len(tasks), f"{text}: configuration {done} of {len(tasks)} ({task.label})")
 
     rungs: list[dict[str, Any]] = []
+    chosen = measured  # the row of each arm as the search used it
     if used == "exhaustive":
-        for arm_index in range(len(arms)):
-            measure(arm_index, len(usable))
+        say(0.0, f"Measuring {len(arms)} configurations in {engine.describe()}")
+        run(
+            range(len(arms)),
+            len(usable),
+            0.0,
+            1.0,
+            "Splitting, embedding and scoring" if needs_vectors else "Splitting and scoring",
+        )
     else:
         rounds = len(schedule(len(arms), len(usable), eta=eta, keep=keep, min_items=min_queries))
+        scores: dict[int, dict[int, tuple[float, float]]] = {}  # by sample size: each arm measured on it
+        chosen = {}
 
         def on_rung(number: int, count: int, items: int) -> None:
-            say(
-                0.7 + 0.3 * number / rounds,
-                f"Round {number + 1} of {rounds}: {count} configurations on {items} queries",
-            )
+            # Measure the round's arms together, spread over the engine: the first round is every arm, a later
+            # one the best of the previous, as successive_halving itself picks them (a wrong guess costs
+            # time only: measure() measures an arm it is asked for that was not, and the rows are what it returned).
+            previous = scores[max(scores)] if scores else None
+            alive = _best(sorted(previous), previous, count) if previous else range(len(arms))
+            text = f"Round {number + 1} of {rounds}: {count} configurations on {items} queries"
+            run(alive, items, number / rounds, 1 / rounds, text)
+
+        def measure(arm_index: int, count: int) -> tuple[float, float]:
+            if measured.get(arm_index, {}).get("queries") != count:
+                run([arm_index], count, 0.0, 0.0, None)
+            row = chosen[arm_index] = measured[arm_index]
+            scores.setdefault(count, {})[arm_index] = (row[quality], row[cost])
+            return row[quality], row[cost]
 
         halving = successive_halving(
             len(arms), measure, len(usable), eta=eta, keep=keep, min_items=min_queries, on_rung=on_rung
         )
         rungs = [{"queries": r.items, "measured": len(r.arms), "kept": len(r.kept)} for r in halving.rungs]
-    rows = [_row(index, arm, bench.prepared[arm.setup], measured[index]) for index, arm in enumerate(arms)]
+    rows = [_row(index, arm, setup_of[arm.setup], chosen[index]) for index, arm in enumerate(arms)]
     full = [row["id"] for row in rows if row["queries"] == len(usable)]
     on_front = [full[i] for i in front([(rows[i][quality], rows[i][cost]) for i in full])]
     on_front.sort(key=lambda i: (rows[i][cost], -rows[i][quality]))
     for row in rows:
         row["on_front"] = row["id"] in on_front
     say(1.0, "Done")
-    return TuneResult(quality, cost, used, rows, on_front, len(usable), rungs, _encoded(embedder) - before, skipped)
+    return TuneResult(quality, cost, used, rows, on_front, len(usable), rungs, encoded, skipped)
+
+
+def _task(setup: int, built: tuple[str, Any, dict[str, Any]], arms: list[tuple[int, Arm]], count: int) -> SetupTask:
+    label, splitter, combination = built
+    measured = tuple((index, arm.mode, arm.alpha, arm.top_k) for index, arm in arms)
+    return SetupTask(setup, label, splitter.name, splitter.to_params(), combination, measured, count)
 
 
 def exhaustive(arms: int, queries: int) -> bool:
@@ -347,30 +275,20 @@ def exhaustive(arms: int, queries: int) -> bool:
     return arms * queries <= EXHAUSTIVE_BUDGET
 
 
-def _encoded(embedder: Any) -> int:
-    """Texts the embedder has encoded so far (not served from memory or disk)."""
-    if embedder is None or not hasattr(embedder, "cache_stats"):
-        return 0
-    stats = embedder.cache_stats()
-    return stats["misses"] - stats["disk_hits"]
-
-
-def _row(index: int, arm: Arm, prepared: _Prepared, measured: dict[str, Any]) -> dict[str, Any]:
+def _row(index: int, arm: Arm, setup: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
     """A JSON-ready row: labels, the splitter's shown parameters, retrieval, scores, costs, the config to load."""
-    splitter = prepared.splitter
-    row: dict[str, Any] = {
+    return {
         "id": index,
-        "config": f"{prepared.label} · {arm.retrieval_label()}",
-        "splitter": splitter.name,
-        "params": {**_shown_params(splitter), **prepared.combination},
+        "config": f"{setup['label']} · {arm.retrieval_label()}",
+        "splitter": setup["splitter"],
+        "params": dict(setup["params"]),
         "mode": arm.mode,
         "alpha": arm.alpha if arm.mode == "hybrid" else None,
         "top_k": arm.top_k,
         **measured,
-        "over_window": prepared.over_window,
+        "over_window": setup["over_window"],
         "settings": {
-            "splitter": {"name": splitter.name, "params": splitter.to_params()},
+            "splitter": {"name": setup["splitter"], "params": setup["splitter_params"]},
             "retrieval": {"top_k": arm.top_k, "mode": arm.mode, "alpha": arm.alpha},
         },
     }
-    return row

@@ -364,23 +364,40 @@ def test_sigint_terminates_the_workers_and_exits_130_with_a_consistent_manifest(
     assert str(stall) not in {line["path"] for line in inputs}
 
 
-def test_a_file_that_kills_its_worker_fails_alone_and_the_run_goes_on(
-    corpus: Path, cli_run: Path, tmp_path: Path, monkeypatch
-):
-    import os
+_KILL_ONE_WORKER = """
+import json, os, sys
+from core.batch import run_batch, work
+from core.config import PipelineConfig
+from core.splitters import get_splitter
 
-    from core.batch import work
+process = work._process
 
-    process = work._process
 
-    def crash_on_poison(task, *args):  # a parser that segfaults or is killed for memory, on one file
-        if task["source"].endswith("release_notes.txt"):
-            os._exit(1)
-        return process(task, *args)
+def crash_on_poison(task, *args):  # a parser that segfaults or is killed for memory, on one file
+    if task["source"].endswith("release_notes.txt"):
+        os._exit(1)
+    return process(task, *args)
 
-    monkeypatch.setattr(work, "_process", crash_on_poison)  # forked workers inherit it
-    result = run_batch([str(corpus)], small_config(), tmp_path / "out", workers=2, part_rows=50)
-    failed = {Path(entry["source"]).name: entry["reason"] for entry in result.report["failed"]}
+
+work._process = crash_on_poison  # the forked workers inherit it
+config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=400, chunk_overlap=40))
+result = run_batch([sys.argv[1]], config, sys.argv[2], workers=2, part_rows=50)
+print(json.dumps(result.report["failed"]))
+"""
+
+
+def test_a_file_that_kills_its_worker_fails_alone_and_the_run_goes_on(corpus: Path, cli_run: Path, tmp_path: Path):
+    import subprocess
+    import sys
+
+    # A fresh interpreter has one thread, so its pool forks and the workers inherit the poisoned function
+    # (a test process that has started threads would spawn them instead).
+    done = subprocess.run(
+        [sys.executable, "-c", _KILL_ONE_WORKER, str(corpus), str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    failed = {Path(entry["source"]).name: entry["reason"] for entry in json.loads(done.stdout.strip().splitlines()[-1])}
     assert set(failed) == set(BAD) | {"release_notes.txt"}
     assert "worker process died" in failed["release_notes.txt"]
     expected = dataset(cli_run)

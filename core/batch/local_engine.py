@@ -5,40 +5,12 @@ Ctrl-C belongs to the driver: workers ignore SIGINT and are terminated when it s
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from core.batch.work import process_file
-
-
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group; the driver alone decides what stops (and terminates workers).
-    # A worker starts with SIGINT blocked (see _submit), so a Ctrl-C before this line cannot reach it either.
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-def _submit(pool: Any, *args: Any) -> Any:
-    """``pool.submit`` with SIGINT blocked meanwhile: a worker process it starts inherits the block.
-
-    A Ctrl-C that comes then is delivered to the driver as soon as the block ends.
-    """
-    import signal
-
-    if not hasattr(signal, "pthread_sigmask"):
-        return pool.submit(*args)
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        return pool.submit(*args)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+from core.parallel import ignore_sigint, pool_context, stop_pool, submit_blocked
 
 
 def run_local(
@@ -54,22 +26,20 @@ def run_local(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    # fork starts a worker in milliseconds; with other threads running (a server), spawn is the safe start.
-    method = "fork" if hasattr(os, "fork") and threading.active_count() == 1 else "spawn"
-    context = multiprocessing.get_context(method)
+    context = pool_context()
 
     def new_pool(size: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_ignore_sigint)
+        return ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=ignore_sigint)
 
     def alone(task: dict[str, Any]) -> dict[str, Any]:
         single = new_pool(1)
         try:
-            return _submit(single, process_file, task, config, embed).result()
+            return submit_blocked(single, process_file, task, config, embed).result()
         except BrokenProcessPool:
             died = "the worker process died while reading this file (a crash, or out of memory)"
             return process_file({**task, "problem": died}, config)
         finally:
-            _stop(single)
+            stop_pool(single)
 
     pool = new_pool(workers)
     pending: deque[list[Any]] = deque()  # [task, future, result once known]
@@ -80,7 +50,7 @@ def run_local(
                 task = next(iterator, None)
                 if task is None:
                     break
-                pending.append([task, _submit(pool, process_file, task, config, embed), None])
+                pending.append([task, submit_blocked(pool, process_file, task, config, embed), None])
             if not pending:
                 return
             head = pending[0]
@@ -88,7 +58,7 @@ def run_local(
                 try:
                     head[2] = head[1].result()
                 except BrokenProcessPool:
-                    _stop(pool)
+                    stop_pool(pool)
                     for entry in pending:
                         if entry[2] is None:
                             entry[2] = _finished(entry[1]) or alone(entry[0])
@@ -96,7 +66,7 @@ def run_local(
             yield pending.popleft()[2]
     finally:
         # Not future.cancel(): the executor's own thread then fails setting the error of a cancelled future.
-        _stop(pool)
+        stop_pool(pool)
 
 
 def _finished(future: Any) -> dict[str, Any] | None:
@@ -104,22 +74,3 @@ def _finished(future: Any) -> dict[str, Any] | None:
     if future.done() and not future.cancelled() and future.exception() is None:
         return future.result()
     return None
-
-
-def _stop(pool: Any) -> None:
-    """Shut a pool down without waiting for work in progress: its processes are terminated first.
-
-    The executor keeps its processes and its task queue private; reaching them is the only way to
-    stop a running task (``shutdown`` waits for it), and a queue whose reader is gone must not be
-    joined at exit, or the interpreter waits forever.
-    """
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    for process in processes:
-        process.join(timeout=5)
-    call_queue = getattr(pool, "_call_queue", None)
-    if call_queue is not None:
-        call_queue.cancel_join_thread()
-    pool.shutdown(wait=False)

@@ -7,6 +7,7 @@ from typing import Any
 
 from core.batch.work import process_file
 from core.errors import ConfigError
+from core.parallel import ray_session
 
 
 def run_ray(
@@ -15,21 +16,13 @@ def run_ray(
     """The same ``process_file`` as a Ray Data pipeline (read the task list, map, stream back in order).
 
     Uses the Ray already initialized in this process, else starts one for the run
-    (``num_cpus=workers``, or joins ``address``) and shuts it down after.
+    (``num_cpus=workers``, or joins ``address``) and shuts it down after (:func:`core.parallel.ray_session`).
     """
     try:
-        import ray
         import ray.data
     except ImportError as exc:
         raise ConfigError(f"--engine ray: Ray is not installed ({exc}); pip install 'ray[data]'") from None
-    started = False
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, logging_level="WARNING", log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-        started = True
-    try:
+    with ray_session(workers, address):
         if not tasks:
             return
         import logging
@@ -47,6 +40,3 @@ def run_ray(
         )
         for row in dataset.iter_rows():
             yield dict(row)
-    finally:
-        if started:
-            ray.shutdown()
