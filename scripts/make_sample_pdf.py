@@ -77,7 +77,8 @@ class HandbookPDF(FPDF):
 def parse_blocks(markdown: str) -> list[tuple[str, str]]:
     """Split the Markdown source into (kind, text) blocks.
 
-    kind is one of ``h1``, ``h2``, ``h3``, ``bullet``, ``number`` or ``para``.
+    kind is one of ``h1``, ``h2``, ``h3``, ``bullet``, ``number``, ``row`` (a table row, cells
+    joined by tabs, the first row of a table its header) or ``para``.
     Consecutive non-blank lines of a paragraph are joined with spaces.
     """
     blocks: list[tuple[str, str]] = []
@@ -90,6 +91,12 @@ def parse_blocks(markdown: str) -> list[tuple[str, str]]:
 
     for raw in markdown.splitlines():
         line = raw.rstrip()
+        if line.startswith("|"):
+            flush()
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            if not all(re.fullmatch(r":?-{3,}:?", cell) for cell in cells):  # the header's --- line is not a row
+                blocks.append(("row", "\t".join(cells)))
+            continue
         heading = re.match(r"^(#{1,3})\s+(.*)$", line)
         number = re.match(r"^(\d+)\.\s+(.*)$", line)
         if not line.strip():
@@ -124,8 +131,22 @@ def render(source: Path, output: Path) -> int:
     width = pdf.w - pdf.l_margin - pdf.r_margin
     indent = 6
 
-    for kind, text in blocks:
-        if kind == "h1":
+    rows: list[list[str]] = []
+    for index, (kind, text) in enumerate(blocks):
+        if kind == "row":
+            rows.append(text.split("\t"))
+            if index + 1 < len(blocks) and blocks[index + 1][0] == "row":
+                continue
+            # A ruled table, header row in bold, as a report would print it (PDF parsers find tables by their rules).
+            pdf.set_font("Helvetica", "", 10)
+            with pdf.table(width=width, line_height=6, first_row_as_headings=True, text_align="LEFT") as table:
+                for cells in rows:
+                    row = table.row()
+                    for cell in cells:
+                        row.cell(cell)
+            rows = []
+            pdf.ln(3)
+        elif kind == "h1":
             pdf.set_font("Helvetica", "B", 20)
             pdf.multi_cell(width, 9, text, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
             pdf.set_draw_color(60, 90, 150)

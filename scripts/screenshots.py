@@ -38,6 +38,7 @@ class Shot:
     height: int
     press: str | None = None  # a button's label, for pages that compute on demand
     then: str | None = None  # text that shows the pressed button's work is done
+    first: tuple[str, ...] = ()  # buttons (or segmented-control options) to click before ``press``, in order
 
 
 PAGES = [
@@ -55,6 +56,12 @@ PAGES = [
         2000,
     ),
     Shot("evaluate", "Evaluate", None, 2100, press="Run the evaluation", then="queries each"),
+    # The tuner's Pareto front on the shipped samples and queries (BM25 and dense, every default choice).
+    Shot("tune", "Evaluate", None, 2000, press="Search", then="Pareto front", first=("Tune",)),
+    # One PDF through two parsers: pypdf's text layer against pdfplumber's headings and Markdown tables.
+    Shot("compare_parsers", "Compare", None, 1900, first=("Parsers",), then="What each parser found"),
+    # A framework engine that rewrites text: the span-recovery counts and a rewritten node's changes.
+    Shot("engine", "Chunks?splitter=langchain.markdown_header", "Span recovery", 1700),
     Shot("export", "Export", None, 1400),
 ]
 
@@ -143,8 +150,13 @@ def take(url: str, pages: list[Shot] = PAGES) -> list[Path]:
             page.goto(f"{url}/{shot.path}", wait_until="domcontentloaded")
             try:
                 wait_until_drawn(page, shot.marker)
+                for label in shot.first:
+                    page.get_by_text(label, exact=True).first.click()  # a button or a segmented option
+                    wait_until_drawn(page, None)
+                if shot.first and not shot.press and shot.then:
+                    wait_until_drawn(page, shot.then, timeout_ms=600_000)
                 if shot.press:
-                    page.get_by_role("button", name=shot.press).first.click()
+                    page.get_by_role("button", name=shot.press).filter(has_text=shot.press).first.click()  # not a help icon
                     page.mouse.move(0, 0)  # no tooltip over the picture
                     wait_until_drawn(page, shot.then, timeout_ms=600_000)
             except Exception as exc:  # noqa: BLE001 - a page that is not there yet is skipped, not fatal

@@ -58,7 +58,7 @@ def parser_files() -> list[Any]:
 def parser_file_picker(sources: Sequence[Any]) -> Any:
     names = [source.file_name for source in sources]
     state.keep_valid("cmp.parser_file", names)
-    name = st.selectbox("File", names, key="cmp.parser_file", format_func=widgets.md_escape)
+    name = st.selectbox("File", names, key="cmp.parser_file")  # options are plain text, not Markdown
     return next(source for source in sources if source.file_name == name)
 
 

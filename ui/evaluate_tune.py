@@ -37,6 +37,18 @@ MAX_VARIED = 3  # parameters per splitter: the combinations multiply
 __all__ = ["pareto_figure", "tune_section"]
 
 
+_NUMBER = st.column_config.NumberColumn
+FRONT_COLUMNS = {
+    "config": st.column_config.TextColumn("Configuration"),
+    "hit_rate": _NUMBER("Hit rate", format="%.3f"),
+    "mrr": _NUMBER("MRR", format="%.3f"),
+    "recall": _NUMBER("Recall", format="%.3f"),
+    "context_tokens": _NUMBER("Context tokens / query", format="%.0f"),
+    "nodes": _NUMBER("Nodes"),
+    "embed_tokens": _NUMBER("Embedding tokens", format="%d"),
+    "embed_seconds": _NUMBER("Embedding s", format="%.2f", help="This run's; near 0 for chunks already embedded"),
+}
+
 def tune_section(
     config: PipelineConfig, documents: Sequence[Document], queries: Sequence[EvalQuery], scope: str
 ) -> None:
@@ -277,6 +289,7 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
         hide_index=True,
         width="stretch",
         key=f"{KEY}.front",
+        column_config=FRONT_COLUMNS,
     )
     full = [row for row in result["rows"] if row["queries"] == result["queries"]]
     ids = [row["id"] for row in result["front"]] + [row["id"] for row in full if not row["on_front"]]
