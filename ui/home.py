@@ -185,7 +185,10 @@ def _load_uploads(uploads: Sequence[Any]) -> list[str]:
 
 def samples_card() -> None:
     st.subheader("Sample documents", anchor=False)
-    st.caption("A Markdown guide, a PDF handbook, an HTML FAQ, release notes, a CSV table and a Python module.")
+    st.caption(
+        "A Markdown guide, a PDF handbook, an HTML FAQ, release notes, a CSV table, a Python module, "
+        "a Word document and a slide deck."
+    )
     missing = [p.name for p in documents.sample_files() if not state.has_source(p.name)]
     if not missing:
         st.success("Every sample is loaded.", icon=":material/check_circle:")

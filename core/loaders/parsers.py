@@ -118,6 +118,7 @@ def parse_summary(document: Document) -> dict[str, Any]:
     return {
         "parser": parser_name(document),
         "pages": len(document.pages),
+        "page_unit": str(document.metadata.get("page_unit") or "page"),  # slide, sheet, chapter
         "tables": kinds.get("table", 0),
         "headings": kinds.get("heading", 0),
         "ocr_pages": len(ocr_pages),
@@ -126,12 +127,12 @@ def parse_summary(document: Document) -> dict[str, Any]:
 
 
 def found_phrase(summary: dict[str, Any]) -> str:
-    """``7 pages · 2 tables · 33 headings · 1 OCR page (96%)``; parts that are zero are left out (pages stay)."""
+    """``7 pages · 2 tables · 33 headings · 1 OCR page (96%)`` (``10 slides`` for a deck); parts that are zero are left out."""
 
     def count(n: int, word: str) -> str:
         return f"{n:,} {word}{'' if n == 1 else 's'}"
 
-    parts = [count(summary["pages"], "page")] if summary["pages"] else []
+    parts = [count(summary["pages"], summary.get("page_unit", "page"))] if summary["pages"] else []
     for key, word in (("tables", "table"), ("headings", "heading")):
         if summary[key]:
             parts.append(count(summary[key], word))
