@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlencode
 
+from core.cli_args import USER_ERROR
 from core.cli_config import config_from_args
 from core.cli_output import listing, number, write
 from core.errors import ChunkScopeError, ConfigError
 
-USER_ERROR = 2
 PROG = "chunkscope"
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import argparse
+import sys
+from collections.abc import Callable, Sequence
 
-from core.errors import ConfigError
+from core.errors import ChunkScopeError, ConfigError
+
+# A user error (bad file, bad parameter) exits with this after one line on stderr.
+USER_ERROR = 2
 
 
 def parse_assignments(items: Sequence[str], option: str) -> dict[str, str]:
@@ -40,3 +45,15 @@ def parse_named(text: str, option: str) -> tuple[str, dict[str, str]]:
         else:
             raise ConfigError(f"{option} {text!r}: {piece!r} is not KEY=VALUE")
     return name, params
+
+
+def run_standalone(register: Callable[[argparse._SubParsersAction], None], argv: Sequence[str] | None) -> int:
+    """Run one module's subcommands on their own (``python -m core.cli_query``); ``core.cli`` is the real entry."""
+    parser = argparse.ArgumentParser(prog="chunkscope")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ChunkScopeError as exc:
+        print(f"chunkscope: {exc}", file=sys.stderr)
+        return USER_ERROR

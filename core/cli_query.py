@@ -15,12 +15,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from core.cli_args import parse_assignments, parse_named
-from core.errors import ChunkScopeError, ConfigError
+from core.cli_args import parse_assignments, parse_named, run_standalone
+from core.errors import ConfigError
 from core.parallel import ENGINES
 from core.retrieval import RETRIEVAL_MODES, SCOPES
-
-USER_ERROR = 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -360,16 +358,7 @@ def _print_json(data: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run these subcommands on their own (``python -m core.cli_query``); ``core.cli`` is the real entry."""
-    parser = argparse.ArgumentParser(prog="chunkscope")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    register(subparsers)
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except ChunkScopeError as exc:
-        print(f"chunkscope: {exc}", file=sys.stderr)
-        return USER_ERROR
+    return run_standalone(register, argv)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from core.cli_args import parse_assignments
+from core.cli_args import parse_assignments, run_standalone
 from core.cli_query import (
-    USER_ERROR,
     StderrProgress,
     _embedder,
     _load,
@@ -25,7 +24,6 @@ from core.cli_query import (
     engine_from_args,
     format_table,
 )
-from core.errors import ChunkScopeError
 from core.retrieval import SCOPES
 from core.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
 
@@ -154,16 +152,7 @@ def table_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``tune`` on its own (``python -m core.cli_tune``); ``core.cli`` is the real entry."""
-    parser = argparse.ArgumentParser(prog="chunkscope")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    register(subparsers)
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except ChunkScopeError as exc:
-        print(f"chunkscope: {exc}", file=sys.stderr)
-        return USER_ERROR
+    return run_standalone(register, argv)
 
 
 if __name__ == "__main__":
