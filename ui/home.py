@@ -70,13 +70,12 @@ TOUR = [
 ]
 TOUR_PER_ROW = 3
 DOCUMENT_COLUMNS = {
-    "Document": st.column_config.TextColumn(width="large"),
+    "Document": st.column_config.TextColumn(width="medium"),
     "Pages": st.column_config.TextColumn(help="Pages, for paged sources such as PDF"),
     "Characters": st.column_config.NumberColumn(format="localized"),
     "Tokens": st.column_config.NumberColumn(
         format="localized", help="Tokens of the embedding model's tokenizer (all-MiniLM-L6-v2)"
     ),
-    "Elements": st.column_config.NumberColumn(help="Headings, paragraphs, tables, code blocks… the loader found"),
     "Parser": st.column_config.TextColumn(help="What read the file: a PDF's parser (pypdf or pdfplumber, + OCR), else its format"),
     "Found": st.column_config.TextColumn(help="Pages, tables, headings and OCR-read pages (with mean word confidence)"),
 }
@@ -234,7 +233,6 @@ def _document_row(d: Document) -> dict[str, Any]:
         "Pages": str(len(d.pages)) if d.pages else "—",
         "Characters": len(d.text),
         "Tokens": cache.document_tokens(d, "model"),
-        "Elements": len(d.elements),
         "Parser": found["parser"],
         "Found": found_phrase(found),
         "Notes": str(d.metadata.get("load_warning", "")),
