@@ -18,10 +18,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-
-# The parser behind ``re`` (Python 3.11+), used only to check a user's pattern for shapes that backtrack.
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Literal
 
 import regex
@@ -36,6 +32,7 @@ from core.splitters.compat import LANGCHAIN, compat_param
 from core.splitters.fast.literal_cuts import literal_of, literal_pieces
 from core.splitters.fast.packing import merge_pieces
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
+from core.splitters.regex_check import MAX_PATTERN_LENGTH, check_bounded_regex
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import Tokenizer
 
@@ -143,7 +140,6 @@ PRESETS: dict[str, list[str]] = {
 }
 
 MAX_SEPARATORS = 20
-MAX_PATTERN_LENGTH = 200
 # Matching one separator over one document may take at most this long.
 REGEX_TIMEOUT_SECONDS = 5.0
 
@@ -366,60 +362,3 @@ def _compile(language: str, separators: tuple[str, ...], is_regex: bool) -> list
 def _unescape(separator: str) -> str:
     """``\\n``, ``\\t``, ``\\r`` and ``\\\\`` typed into a text box mean the characters."""
     return re.sub(r"\\([ntr\\])", lambda m: {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}[m.group(1)], separator)
-
-
-_REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT}
-if hasattr(sre_constants, "POSSESSIVE_REPEAT"):
-    _REPEATS.add(sre_constants.POSSESSIVE_REPEAT)
-
-
-def check_bounded_regex(pattern: str, where: str) -> None:
-    """Raise ConfigError unless ``pattern`` is short and free of the shapes that backtrack exponentially.
-
-    Rejected: nested repetition (``(a+)+``), repeated alternation (``(a|ab)*``)
-    and back-references. Matching also runs under a timeout.
-    """
-    if len(pattern) > MAX_PATTERN_LENGTH:
-        raise ConfigError(f"{where} {pattern[:20]!r}… is longer than {MAX_PATTERN_LENGTH} characters")
-    try:
-        regex.compile(pattern, regex.VERSION0)
-        parsed = sre_parse.parse(pattern)
-    except (regex.error, re.error, RecursionError, OverflowError) as exc:
-        raise ConfigError(f"{where} {pattern!r} is not a valid regular expression ({exc})") from None
-    problem = _risky(parsed, inside_repeat=False)
-    if problem:
-        raise ConfigError(f"{where} {pattern!r} is rejected: {problem} can take exponential time")
-
-
-def _risky(items: object, inside_repeat: bool) -> str | None:
-    for op, arg in items:  # type: ignore[attr-defined]
-        if op in _REPEATS:
-            low, high, sub = arg
-            repeats = high > 1
-            if repeats and inside_repeat:
-                return "a quantifier inside a quantifier"
-            found = _risky(sub, inside_repeat or repeats)
-            if found:
-                return found
-        elif op is sre_constants.BRANCH:
-            if inside_repeat:
-                return "an alternation inside a quantifier"
-            for branch in arg[1]:
-                found = _risky(branch, inside_repeat)
-                if found:
-                    return found
-        elif op is sre_constants.SUBPATTERN:
-            found = _risky(arg[-1], inside_repeat)
-            if found:
-                return found
-        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            found = _risky(arg[1], inside_repeat)
-            if found:
-                return found
-        elif op is sre_constants.GROUPREF or op is sre_constants.GROUPREF_EXISTS:
-            return "a back-reference"
-        elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
-            found = _risky(arg, inside_repeat)
-            if found:
-                return found
-    return None
