@@ -1,15 +1,16 @@
 """Start-up costs: a cold ``chunkscope query`` on sample_docs, and a second ``make run`` to HTTP 200.
 
 Each query runs in a fresh interpreter (what a person typing the command gets), in
-three states of the cache folder (``$CHUNKSCOPE_CACHE_DIR``):
+four states of the cache folder (``$CHUNKSCOPE_CACHE_DIR``):
 
-- vectors cached: the folder a previous run of the same command filled;
+- vectors cached: the folder a previous run of the same command filled (the query's vector too);
+- vectors cached, new query: that folder, and a query it has never seen (only the query is embedded);
 - no vectors cached: a fresh folder (holding a link to the exported ONNX graph when ``--root``
   is an older checkout that still has that backend);
 - nothing cached: a fresh, empty folder.
 
-It also lists which of sentence-transformers, transformers, scikit-learn and torch the run
-imported. ``--root`` times another checkout's code with this venv (e.g. ``git archive HEAD``
+Each state reports wall seconds and CPU seconds (user + sys of the child process), and lists
+which of sentence-transformers, transformers, scikit-learn and torch the run imported. ``--root`` times another checkout's code with this venv (e.g. ``git archive HEAD``
 unpacked in /tmp/head) for a before/after comparison. ``--make-run`` also starts ``make run``
 twice and times the second start until the server answers HTTP 200. Prints one JSON object.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -40,15 +42,21 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def query_once(root: Path, cache_dir: Path, backend: str) -> tuple[float, list[str]]:
+def query_once(root: Path, cache_dir: Path, backend: str | None, query: str = QUERY) -> tuple[float, float, list[str]]:
+    """Wall seconds, CPU seconds (user + sys) and the heavy packages imported, for one ``chunkscope query``."""
     env = {**os.environ, "CHUNKSCOPE_CACHE_DIR": str(cache_dir), "HF_HUB_OFFLINE": "1"}
-    argv = [sys.executable, "-c", CLI, "query", "sample_docs", "--query", QUERY, "--backend", backend]
+    argv = [sys.executable, "-c", CLI, "query", "sample_docs", "--query", query]
+    # Only an older checkout has the option (the CLI dropped it with the ONNX backend).
+    argv += ["--backend", backend] if backend else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"chunkscope query failed:\n{done.stderr}")
-    return elapsed, json.loads(done.stderr.strip().splitlines()[-1])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu, json.loads(done.stderr.strip().splitlines()[-1])
 
 
 def graph_of(cache_dir: Path) -> Path | None:
@@ -57,29 +65,35 @@ def graph_of(cache_dir: Path) -> Path | None:
     return graphs[0] if graphs else None
 
 
-def queries(root: Path, reps: int, backend: str) -> dict[str, dict]:
+def queries(root: Path, reps: int, backend: str | None) -> dict[str, dict]:
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         filled = scratch / "filled"
-        seconds, heavy = query_once(root, filled, backend)  # fills the cache
-        results["nothing cached"] = {"seconds": [round(seconds, 2)], "heavy_imports": heavy}
-        graph = graph_of(filled) if backend != "torch" else None
-        rows: dict[str, list[float]] = {"vectors cached": [], "no vectors cached": []}
+        seconds, cpu, heavy = query_once(root, filled, backend)  # fills the cache
+        results["nothing cached"] = {"seconds": [round(seconds, 2)], "cpu_s": [round(cpu, 2)], "heavy_imports": heavy}
+        graph = graph_of(filled) if backend in ("auto", "onnx") else None
+        states = ("vectors cached", "vectors cached, new query", "no vectors cached")
+        rows: dict[str, list[tuple[float, float]]] = {state: [] for state in states}
         imports: dict[str, list[str]] = {}
-        for rep in range(reps):  # interleaved, so a busy moment on the shared machine hits both states
-            seconds, imports["vectors cached"] = query_once(root, filled, backend)
-            rows["vectors cached"].append(seconds)
+        for rep in range(reps):  # interleaved, so a busy moment on the shared machine hits every state
+            *row, imports["vectors cached"] = query_once(root, filled, backend)
+            rows["vectors cached"].append(row)
+            # A query no run has asked: its vector is not on disk, every node's is.
+            *row, imports["vectors cached, new query"] = query_once(root, filled, backend, f"{QUERY} (run {rep})")
+            rows["vectors cached, new query"].append(row)
             bare = scratch / f"bare{rep}"
             if graph is not None:
                 (bare / "onnx").mkdir(parents=True)
                 (bare / "onnx" / graph.name).symlink_to(graph)
-            seconds, imports["no vectors cached"] = query_once(root, bare, backend)
-            rows["no vectors cached"].append(seconds)
-        for state, times in rows.items():
+            *row, imports["no vectors cached"] = query_once(root, bare, backend)
+            rows["no vectors cached"].append(row)
+        for state, runs in rows.items():
             results[state] = {
-                "median_s": round(statistics.median(times), 2),
-                "seconds": [round(t, 2) for t in times],
+                "median_s": round(statistics.median(wall for wall, _ in runs), 2),
+                "median_cpu_s": round(statistics.median(cpu for _, cpu in runs), 2),
+                "seconds": [round(wall, 2) for wall, _ in runs],
+                "cpu_s": [round(cpu, 2) for _, cpu in runs],
                 "heavy_imports": imports[state],
             }
     return results
@@ -122,8 +136,8 @@ def answers(port: int) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
-    # "onnx" only for a --root checkout from before the ONNX backend was removed.
-    parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "torch"))
+    # Only for a --root checkout from before the ONNX backend was removed (its CLI took --backend).
+    parser.add_argument("--backend", default=None, choices=("auto", "onnx", "torch"))
     parser.add_argument("--root", type=Path, default=ROOT, help="The checkout whose code runs (default: this one).")
     parser.add_argument("--make-run", action="store_true", help="Also time a first and a second `make run`.")
     parser.add_argument("--port", type=int, default=8765)

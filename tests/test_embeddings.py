@@ -1,8 +1,15 @@
-"""The embedder's contract, on a fake encoder (no torch): normalization, cache, batches, progress, EMBED view."""
+"""The embedder's contract, on a fake encoder (no torch): normalization, cache, batches, progress, EMBED view;
+then what runs the real model (transformers for the mean-pooling layout, else sentence-transformers)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
+import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +19,9 @@ from core.embedding_cache import DiskCache
 from core.embeddings import Embedder, embed_nodes, get_embedder
 from core.errors import ConfigError, ModelUnavailableError
 from core.schema import MetadataMode, Node
+from core.tokenizers import default_model_path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class FakeModel:
@@ -246,3 +256,230 @@ def test_auto_is_torch_and_keys_the_shared_instance(tmp_path, monkeypatch):
     assert (first.backend, first.backend_note) == ("torch", "")
     assert get_embedder(str(tmp_path), backend="torch") is first
     assert get_embedder(str(tmp_path), backend="auto") is first
+
+
+# -- what runs the model: transformers for Transformer -> mean pooling -> Normalize, else sentence-transformers --
+
+HEAVY = ("sentence_transformers", "transformers", "sklearn", "torch")
+
+STANDARD_MODULES = [
+    {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+    {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+]
+DENSE = {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
+
+
+def write_model(folder, modules=None, pooling=None, transformer=None, settings=None):
+    """A model folder's sentence-transformers files (no weights): all-MiniLM-L6-v2's, with any part replaced."""
+    folder.mkdir(parents=True, exist_ok=True)
+    modules = modules or STANDARD_MODULES
+    pooling = pooling or {
+        "word_embedding_dimension": 384,
+        "pooling_mode_cls_token": False,
+        "pooling_mode_mean_tokens": True,
+        "pooling_mode_max_tokens": False,
+        "pooling_mode_mean_sqrt_len_tokens": False,
+    }
+    (folder / "modules.json").write_text(json.dumps(modules))
+    (folder / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 384}))
+    (folder / "1_Pooling").mkdir(exist_ok=True)
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    (folder / "sentence_bert_config.json").write_text(
+        json.dumps(transformer or {"max_seq_length": 128, "do_lower_case": False})
+    )
+    if settings is not None:
+        (folder / "config_sentence_transformers.json").write_text(json.dumps(settings))
+    return folder
+
+
+def test_the_packaged_model_is_the_mean_pooling_layout():
+    assert embeddings.mean_pooling_layout(default_model_path()) == embeddings.MeanPoolingLayout(256, 384)
+
+
+def test_a_mean_pooling_folder_reads_its_own_sequence_length_and_dimension(tmp_path):
+    folder = write_model(tmp_path / "m", transformer={"max_seq_length": 128})
+    assert embeddings.mean_pooling_layout(str(folder)) == embeddings.MeanPoolingLayout(128, 384)
+    # sentence-transformers 6 writes the module's full path and the new pooling_mode key.
+    modern = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.base.modules.transformer.Transformer"},
+        {
+            "idx": 1,
+            "name": "1",
+            "path": "1_Pooling",
+            "type": "sentence_transformers.sentence_transformer.modules.Pooling",
+        },
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.base.modules.Normalize"},
+    ]
+    folder = write_model(
+        tmp_path / "v6", modules=modern, pooling={"word_embedding_dimension": 768, "pooling_mode": "mean"}
+    )
+    assert embeddings.mean_pooling_layout(str(folder)) == embeddings.MeanPoolingLayout(128, 768)
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        pytest.param({"modules": [*STANDARD_MODULES[:2], DENSE, STANDARD_MODULES[2]]}, id="a Dense module"),
+        pytest.param({"modules": STANDARD_MODULES[:2]}, id="no Normalize"),
+        pytest.param({"pooling": {"word_embedding_dimension": 384, "pooling_mode_cls_token": True}}, id="CLS pooling"),
+        pytest.param(
+            {
+                "pooling": {
+                    "word_embedding_dimension": 384,
+                    "pooling_mode_mean_tokens": True,
+                    "pooling_mode_max_tokens": True,
+                }
+            },
+            id="mean and max pooling",
+        ),
+        pytest.param(
+            {"pooling": {"word_embedding_dimension": 384, "pooling_mode": "lasttoken"}}, id="last-token pooling"
+        ),
+        pytest.param({"transformer": {"max_seq_length": 128, "do_lower_case": True}}, id="lower-cased input"),
+        pytest.param(
+            {"transformer": {"max_seq_length": 128, "model_args": {"trust_remote_code": True}}}, id="model args"
+        ),
+        pytest.param(
+            {"settings": {"prompts": {"query": "query: "}, "default_prompt_name": "query"}}, id="a default prompt"
+        ),
+    ],
+)
+def test_any_other_layout_is_left_to_sentence_transformers(tmp_path, parts):
+    folder = write_model(tmp_path / "m", **parts)
+    assert embeddings.mean_pooling_layout(str(folder)) is None
+    assert isinstance(Embedder(str(folder))._model, embeddings.SentenceTransformersModel)
+
+
+class FakeSentenceTransformer:
+    """Stands in for sentence_transformers.SentenceTransformer: records how it was made and asked."""
+
+    made: list[tuple[str, dict]] = []
+
+    def __init__(self, path, **options):
+        FakeSentenceTransformer.made.append((path, options))
+        self.max_seq_length = 77
+
+    def get_embedding_dimension(self):
+        return 2
+
+    def encode(self, texts, **options):
+        assert options["normalize_embeddings"] is True and options["batch_size"] == len(texts)
+        return np.array([[1.0, float(len(text))] for text in texts], dtype=np.float32)
+
+
+def test_a_non_standard_layout_runs_through_sentence_transformers_from_its_folder(tmp_path, monkeypatch):
+    folder = write_model(tmp_path / "m", modules=[*STANDARD_MODULES[:2], DENSE, STANDARD_MODULES[2]])
+    fake = types.ModuleType("sentence_transformers")
+    fake.SentenceTransformer = FakeSentenceTransformer
+    monkeypatch.setitem(sys.modules, "sentence_transformers", fake)
+    monkeypatch.setattr(embeddings, "_use_all_cores", lambda: None)
+    monkeypatch.setattr(embeddings, "_quiet_transformers", lambda: None)
+    monkeypatch.setattr(FakeSentenceTransformer, "made", [])
+    embedder = Embedder(str(folder))
+    assert FakeSentenceTransformer.made == []  # nothing loads before it is needed
+    vectors = embedder.embed(["ab", "abcd"])
+    # Loaded from the folder, never from the Hub.
+    assert FakeSentenceTransformer.made == [(str(folder), {"device": "cpu", "local_files_only": True})]
+    np.testing.assert_allclose(
+        vectors, [[1 / np.sqrt(5), 2 / np.sqrt(5)], [1 / np.sqrt(17), 4 / np.sqrt(17)]], rtol=1e-6
+    )
+    assert (embedder.dimension, embedder.max_seq_length) == (2, 77)
+
+
+def test_nothing_heavy_is_imported_while_every_text_is_cached(tmp_path):
+    """A new process whose texts (chunks and query alike) are on disk imports no model package and loads no model."""
+    script = f"""
+import json, sys
+import numpy as np
+from core.embeddings import Embedder
+first = Embedder()
+first._disk.put(first._disk_model, [(first._key(t), np.array([1.0, 0.0], dtype=np.float32)) for t in ("chunk", "query?")])
+embedder = Embedder()
+vectors = embedder.embed(["chunk", "query?"])
+assert embedder.embed_query("query?").tolist() == [1.0, 0.0] and vectors.shape == (2, 2)
+assert not embedder._model.loaded and embedder.cache_stats()["disk_hits"] == 2
+print(json.dumps(sorted({{name.split('.')[0] for name in sys.modules}} & set({HEAVY!r}))))
+"""
+    env = {**os.environ, "CHUNKSCOPE_CACHE_DIR": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+# -- the packaged model: the transformers route equals SentenceTransformer.encode -----------------
+
+
+@pytest.fixture(scope="module")
+def sample_texts():
+    """Every EMBED view of the sample documents' nodes (default pipeline), and the sample queries."""
+    from core.config import PipelineConfig
+    from core.documents import run_split
+    from core.loaders import load
+    from core.splitters.hierarchical import leaf_nodes
+
+    nodes = leaf_nodes(run_split(load(ROOT / "sample_docs"), PipelineConfig()))
+    queries = [entry["query"] for entry in json.loads((ROOT / "sample_docs" / "queries.json").read_text())]
+    return [node.get_content(MetadataMode.EMBED) for node in nodes], queries
+
+
+def mixed_batches(texts):
+    """The texts shuffled (queries among long chunks) and cut into batches of 1, 3, 8, 32, 5 and 17."""
+    order = np.random.default_rng(7).permutation(len(texts))
+    sizes, batches, start = [1, 3, 8, 32, 5, 17], [], 0
+    while start < len(order):
+        size = sizes[len(batches) % len(sizes)]
+        batches.append([texts[i] for i in order[start : start + size]])
+        start += size
+    return batches
+
+
+@pytest.fixture(scope="module")
+def both_routes(sample_texts):
+    """Every sample text's vector by the transformers route as the Embedder runs it now, and by
+    SentenceTransformer.encode as the Embedder ran it before, batch by batch: {text: (new, old)}."""
+    from sentence_transformers import SentenceTransformer
+
+    path = default_model_path()
+    ours = Embedder(path, disk_cache=False, cache_entries=0)
+    assert isinstance(ours._model, embeddings.MeanPoolingModel)
+    reference = SentenceTransformer(path, device="cpu", local_files_only=True)
+    chunks, queries = sample_texts
+    texts = [*chunks, *queries, "", "  padded with spaces  ", "word " * 400]  # empty, spaces, truncated
+    vectors = {}
+    for batch in mixed_batches(texts):
+        new = ours._encode(batch)
+        old = reference.encode(
+            batch, batch_size=len(batch), convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+        )
+        vectors.update(zip(batch, zip(new, old.astype(np.float32), strict=True), strict=True))
+    return vectors
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_the_transformers_route_computes_what_sentence_transformers_did(both_routes):
+    new = np.stack([pair[0] for pair in both_routes.values()])
+    old = np.stack([pair[1] for pair in both_routes.values()])
+    assert np.abs(new - old).max() <= 1e-6
+    cosine = np.sum(new * old, axis=1) / (np.linalg.norm(new, axis=1) * np.linalg.norm(old, axis=1))
+    assert cosine.min() >= 0.999999
+    # Bit for bit, in fact: that is why the disk cache's key did not change (core.embeddings._model_key).
+    # If this fails after an upgrade, the two routes must be told apart in that key.
+    np.testing.assert_array_equal(new, old)
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_every_sample_query_retrieves_the_same_top_five(sample_texts, both_routes):
+    chunks, queries = sample_texts
+
+    def top_five(route: int) -> dict[str, list[int]]:
+        nodes = np.stack([both_routes[chunk][route] for chunk in chunks])
+        return {
+            query: np.argsort(-(nodes @ both_routes[query][route]), kind="stable")[:5].tolist() for query in queries
+        }
+
+    assert top_five(0) == top_five(1)
