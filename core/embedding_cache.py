@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
@@ -37,6 +38,10 @@ def hash_model_files(digest: Any, model_path: str) -> None:
             digest.update(
                 f"{os.path.relpath(os.path.join(root, name), model_path)}:{stat.st_size}:{stat.st_mtime_ns}".encode()
             )
+
+
+# How often a call that found the database locked is tried again (pauses of 20, 40, ... 2,560 ms).
+_LOCK_RETRIES = 8
 
 
 class DiskCache:
@@ -79,21 +84,42 @@ class DiskCache:
             self._run("INSERT OR IGNORE INTO vectors (model, digest, vector) VALUES (?, ?, ?)", values, many=True)
 
     def _run(self, sql: str, params: Sequence, many: bool = False) -> list[tuple]:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with closing(sqlite3.connect(self.path, timeout=60)) as connection, connection:
-                connection.execute("PRAGMA journal_mode = WAL")  # readers never wait for a writer
-                connection.execute(
-                    "CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest TEXT, vector BLOB, PRIMARY KEY (model, digest))"
-                )
-                if not many:
-                    return connection.execute(sql, params).fetchall()
+        # SQLite answers "database is locked" without waiting in a few cases the busy timeout does not cover
+        # (switching a new file to WAL while another process does, a read transaction that must become a
+        # write); those are retried with a growing pause before the cache is given up for this process.
+        for attempt in range(_LOCK_RETRIES):
+            try:
+                return self._run_once(sql, params, many)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == _LOCK_RETRIES - 1:
+                    self.problem = f"{type(exc).__name__}: {exc}"
+                    return []
+                time.sleep(0.02 * 2**attempt)
+            except (sqlite3.Error, OSError) as exc:
+                self.problem = f"{type(exc).__name__}: {exc}"
+                return []
+        return []
+
+    def _run_once(self, sql: str, params: Sequence, many: bool) -> list[tuple]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit mode, so a write takes the write lock at BEGIN IMMEDIATE (waiting under the timeout)
+        # instead of upgrading a read transaction, which SQLite refuses at once when another writer is busy.
+        with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as connection:
+            connection.execute("PRAGMA journal_mode = WAL")  # readers never wait for a writer
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest TEXT, vector BLOB, PRIMARY KEY (model, digest))"
+            )
+            if not many:
+                return connection.execute(sql, params).fetchall()
+            connection.execute("BEGIN IMMEDIATE")
+            try:
                 connection.executemany(sql, params)
                 # Rows are numbered in the order written, so the oldest are the lowest.
                 connection.execute(
                     "DELETE FROM vectors WHERE rowid <= (SELECT max(rowid) FROM vectors) - ?", (self.max_entries,)
                 )
-                return []
-        except (sqlite3.Error, OSError) as exc:
-            self.problem = f"{type(exc).__name__}: {exc}"
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
             return []
