@@ -19,16 +19,21 @@ sentence-transformers (:class:`SentenceTransformersModel`).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from core.embedding_cache import DiskCache, cache_root, hash_model_files
+from core.embedding_models import (
+    MeanPoolingModel,
+    SentenceTransformersModel,
+    default_path_or_none,
+    mean_pooling_layout,
+    normalize,
+)
 from core.errors import ConfigError, ModelUnavailableError
 from core.schema import MetadataMode, Node
 from core.tokenizers import default_model_path
@@ -109,7 +114,7 @@ class Embedder:
 
     @property
     def model_name(self) -> str:
-        if self.model_path == _default_path_or_none():
+        if self.model_path == default_path_or_none():
             return DEFAULT_MODEL_NAME
         return os.path.basename(self.model_path.rstrip(os.sep)) or self.model_path
 
@@ -159,7 +164,7 @@ class Embedder:
         pending = list(missing.items())
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start : start + self.batch_size]
-            vectors = _normalize(self._encode([text for _, text in batch]))
+            vectors = normalize(self._encode([text for _, text in batch]))
             with self._cache_lock:
                 for (key, _), vector in zip(batch, vectors, strict=True):
                     found[key] = vector
@@ -234,203 +239,3 @@ def _model_key(model_path: str, backend: str) -> str:
     digest = hashlib.sha1(f"{backend}:{model_path}".encode())
     hash_model_files(digest, model_path)
     return digest.hexdigest()
-
-
-# -- what runs a model ----------------------------------------------------------------------
-
-# The modules.json "type" of each step of the one layout run without sentence-transformers: older
-# releases name the short alias, sentence-transformers 6 may write the module's full path.
-_MEAN_POOLING_STEPS = ("Transformer", "Pooling", "Normalize")
-# Pooling settings that still mean "the mean of the token vectors" (include_prompt only matters with a prompt).
-_POOLING_KEYS = {"word_embedding_dimension", "pooling_mode", "include_prompt"}
-
-
-@dataclass(frozen=True)
-class MeanPoolingLayout:
-    """A model folder that is exactly Transformer (at its root) -> Pooling(mean tokens) -> Normalize."""
-
-    max_seq_length: int  # tokens, [CLS] and [SEP] included: sentence_bert_config.json's max_seq_length
-    dimension: int  # 1_Pooling/config.json's word_embedding_dimension
-
-
-def mean_pooling_layout(path: str) -> MeanPoolingLayout | None:
-    """The folder's layout if :class:`MeanPoolingModel` computes what sentence-transformers does for it, else None.
-
-    Read from modules.json, the Pooling module's config.json, sentence_bert_config.json and
-    config_sentence_transformers.json; anything unexpected (another module, another pooling mode,
-    lower-casing, extra tokenizer or model arguments, a default prompt) means None.
-    """
-    try:
-        modules = _read_json(os.path.join(path, "modules.json"))
-        types = [str(module["type"]) for module in modules]
-        if len(types) != 3 or not all(
-            kind.startswith("sentence_transformers.") and kind.rsplit(".", 1)[-1] == step
-            for kind, step in zip(types, _MEAN_POOLING_STEPS, strict=True)
-        ):
-            return None
-        if modules[0].get("path", "") != "":
-            return None
-        pooling = _read_json(os.path.join(path, str(modules[1]["path"]), "config.json"))
-        modes = {key for key, on in pooling.items() if key.startswith("pooling_mode_") and on}
-        if pooling.get("pooling_mode", "mean") != "mean" or modes - {"pooling_mode_mean_tokens"}:
-            return None
-        if set(pooling) - _POOLING_KEYS - {key for key in pooling if key.startswith("pooling_mode_")}:
-            return None
-        if "pooling_mode" not in pooling and not modes:
-            return None
-        transformer = _read_json(os.path.join(path, "sentence_bert_config.json"))
-        if set(transformer) != {"max_seq_length", "do_lower_case"} and set(transformer) != {"max_seq_length"}:
-            return None
-        if transformer.get("do_lower_case"):
-            return None
-        settings_file = os.path.join(path, "config_sentence_transformers.json")
-        if os.path.exists(settings_file) and _read_json(settings_file).get("default_prompt_name"):
-            return None
-        return MeanPoolingLayout(int(transformer["max_seq_length"]), int(pooling["word_embedding_dimension"]))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-class MeanPoolingModel:
-    """Transformer -> mean pooling -> L2 normalization with transformers' AutoTokenizer and AutoModel.
-
-    The computation of ``SentenceTransformer.encode(texts, normalize_embeddings=True)`` for a
-    :class:`MeanPoolingLayout` folder: the batch tokenized with padding to its longest text and
-    truncated to ``max_seq_length`` tokens, the last hidden states averaged over the attention
-    mask, then scaled to unit length. Tokenizer and weights load on the first :meth:`encode`.
-    """
-
-    def __init__(self, path: str, layout: MeanPoolingLayout) -> None:
-        self.path = path
-        self.max_seq_length = layout.max_seq_length
-        self._dimension = layout.dimension
-        self._loaded = None  # (tokenizer, model) once loaded
-        self._lock = threading.Lock()
-
-    def get_embedding_dimension(self) -> int:
-        return self._dimension
-
-    @property
-    def loaded(self) -> bool:
-        return self._loaded is not None
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        import torch
-
-        tokenizer, model = self._load()
-        batch = tokenizer(
-            texts, padding=True, truncation="longest_first", max_length=self.max_seq_length, return_tensors="pt"
-        )
-        with torch.inference_mode():
-            tokens = model(**batch, return_dict=True).last_hidden_state
-            mask = batch["attention_mask"].unsqueeze(-1).to(tokens.dtype)
-            summed = (tokens * mask).sum(dim=1)
-            counts = torch.clamp(mask.sum(dim=1), min=1e-9)
-            vectors = torch.nn.functional.normalize(summed / counts, p=2, dim=-1)
-            # Twice, as sentence-transformers does (its Normalize module, then encode's normalize_embeddings):
-            # the second pass moves the last bit of some components, and repeating it keeps these vectors
-            # bit-identical to the ones that route computed and the disk cache already holds.
-            vectors = torch.nn.functional.normalize(vectors, p=2, dim=-1)
-        return vectors.numpy()
-
-    def _load(self):  # noqa: ANN202 - (tokenizer, model)
-        with self._lock:
-            if self._loaded is None:
-                _use_all_cores()
-                _quiet_transformers()
-                from transformers import AutoModel, AutoTokenizer
-
-                try:
-                    tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-                    model = AutoModel.from_pretrained(self.path, local_files_only=True).to("cpu").eval()
-                except (OSError, ValueError) as exc:
-                    raise ModelUnavailableError(
-                        f"the embedding model at {self.path} could not be loaded ({exc})"
-                    ) from exc
-                self._loaded = (tokenizer, model)
-            return self._loaded
-
-
-class SentenceTransformersModel:
-    """Any other model layout, run by sentence-transformers, loaded on the first use."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._loaded = None  # the SentenceTransformer once loaded
-        self._lock = threading.Lock()
-
-    @property
-    def loaded(self) -> bool:
-        return self._loaded is not None
-
-    @property
-    def max_seq_length(self) -> int:
-        return int(self._load().max_seq_length)
-
-    def get_embedding_dimension(self) -> int:
-        model = self._load()
-        # sentence-transformers 5 renamed the method; older releases only have the long name.
-        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        return int(getter())
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        return self._load().encode(
-            texts, batch_size=len(texts), convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
-        )
-
-    def _load(self):  # noqa: ANN202 - a SentenceTransformer
-        with self._lock:
-            if self._loaded is None:
-                _use_all_cores()
-                _quiet_transformers()
-                from sentence_transformers import SentenceTransformer
-
-                try:
-                    self._loaded = SentenceTransformer(self.path, device="cpu", local_files_only=True)
-                except (OSError, ValueError) as exc:
-                    raise ModelUnavailableError(
-                        f"the embedding model at {self.path} could not be loaded ({exc})"
-                    ) from exc
-            return self._loaded
-
-
-def _read_json(path: str):  # noqa: ANN202 - whatever the file holds
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-def _quiet_transformers() -> None:
-    """Turn off transformers' weight-loading progress bar, which would land in CLI output and server logs."""
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()
-
-
-def _normalize(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim == 1:
-        vectors = vectors[None, :]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    # An all-zero vector stays zero rather than becoming NaN.
-    return vectors / np.where(norms == 0, 1, norms)
-
-
-def _default_path_or_none() -> str | None:
-    try:
-        return default_model_path()
-    except ModelUnavailableError:
-        return None
-
-
-_THREADS_SET = False
-
-
-def _use_all_cores() -> None:
-    """Let torch use every core once; its default can be far below or above what the machine has."""
-    global _THREADS_SET
-    if _THREADS_SET:
-        return
-    _THREADS_SET = True
-    import torch
-
-    torch.set_num_threads(max(1, os.cpu_count() or 1))

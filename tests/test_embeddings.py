@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import core.embedding_models as embedding_models
 import core.embeddings as embeddings
 from core.embedding_cache import DiskCache
 from core.embeddings import Embedder, embed_nodes, get_embedder
@@ -294,12 +295,12 @@ def write_model(folder, modules=None, pooling=None, transformer=None, settings=N
 
 
 def test_the_packaged_model_is_the_mean_pooling_layout():
-    assert embeddings.mean_pooling_layout(default_model_path()) == embeddings.MeanPoolingLayout(256, 384)
+    assert embedding_models.mean_pooling_layout(default_model_path()) == embedding_models.MeanPoolingLayout(256, 384)
 
 
 def test_a_mean_pooling_folder_reads_its_own_sequence_length_and_dimension(tmp_path):
     folder = write_model(tmp_path / "m", transformer={"max_seq_length": 128})
-    assert embeddings.mean_pooling_layout(str(folder)) == embeddings.MeanPoolingLayout(128, 384)
+    assert embedding_models.mean_pooling_layout(str(folder)) == embedding_models.MeanPoolingLayout(128, 384)
     # sentence-transformers 6 writes the module's full path and the new pooling_mode key.
     modern = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.base.modules.transformer.Transformer"},
@@ -314,7 +315,7 @@ def test_a_mean_pooling_folder_reads_its_own_sequence_length_and_dimension(tmp_p
     folder = write_model(
         tmp_path / "v6", modules=modern, pooling={"word_embedding_dimension": 768, "pooling_mode": "mean"}
     )
-    assert embeddings.mean_pooling_layout(str(folder)) == embeddings.MeanPoolingLayout(128, 768)
+    assert embedding_models.mean_pooling_layout(str(folder)) == embedding_models.MeanPoolingLayout(128, 768)
 
 
 @pytest.mark.parametrize(
@@ -347,8 +348,8 @@ def test_a_mean_pooling_folder_reads_its_own_sequence_length_and_dimension(tmp_p
 )
 def test_any_other_layout_is_left_to_sentence_transformers(tmp_path, parts):
     folder = write_model(tmp_path / "m", **parts)
-    assert embeddings.mean_pooling_layout(str(folder)) is None
-    assert isinstance(Embedder(str(folder))._model, embeddings.SentenceTransformersModel)
+    assert embedding_models.mean_pooling_layout(str(folder)) is None
+    assert isinstance(Embedder(str(folder))._model, embedding_models.SentenceTransformersModel)
 
 
 class FakeSentenceTransformer:
@@ -373,8 +374,8 @@ def test_a_non_standard_layout_runs_through_sentence_transformers_from_its_folde
     fake = types.ModuleType("sentence_transformers")
     fake.SentenceTransformer = FakeSentenceTransformer
     monkeypatch.setitem(sys.modules, "sentence_transformers", fake)
-    monkeypatch.setattr(embeddings, "_use_all_cores", lambda: None)
-    monkeypatch.setattr(embeddings, "_quiet_transformers", lambda: None)
+    monkeypatch.setattr(embedding_models, "_use_all_cores", lambda: None)
+    monkeypatch.setattr(embedding_models, "_quiet_transformers", lambda: None)
     monkeypatch.setattr(FakeSentenceTransformer, "made", [])
     embedder = Embedder(str(folder))
     assert FakeSentenceTransformer.made == []  # nothing loads before it is needed
@@ -444,7 +445,7 @@ def both_routes(sample_texts):
 
     path = default_model_path()
     ours = Embedder(path, disk_cache=False, cache_entries=0)
-    assert isinstance(ours._model, embeddings.MeanPoolingModel)
+    assert isinstance(ours._model, embedding_models.MeanPoolingModel)
     reference = SentenceTransformer(path, device="cpu", local_files_only=True)
     chunks, queries = sample_texts
     texts = [*chunks, *queries, "", "  padded with spaces  ", "word " * 400]  # empty, spaces, truncated
