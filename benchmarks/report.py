@@ -23,7 +23,7 @@ APP_RESULTS = HERE / "app_results.json"
 
 # Sections other scripts append to RESULTS.md (benchmarks/sweep_cache.py --append, the corpus batch run):
 # a re-render keeps them as they are, after the generated part.
-APPENDED_SECTIONS = ("## Corpus batch", "## Sweep cache", "## Sweeps with a warm embedding cache", "## PDF parsers")
+APPENDED_SECTIONS = ("## Corpus batch", "## Sweep cache", "## Sweeps with a warm embedding cache", "## PDF parsers", "## Engine overhead")
 
 MEMORY_SLACK = 1.20
 # Below about 1 MB the rise of the peak is allocator noise (arenas, page granularity), not the algorithm.
