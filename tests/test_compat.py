@@ -209,6 +209,108 @@ def test_hierarchical_reproduces_llamaindex(tokenizer: str, sizes: tuple[int, ..
 # --------------------------------------------------------------------------- the defaults stay ChunkScope's
 
 
-@pytest.mark.parametrize("name", ["sentence", "recursive", "character", "sentence_window", "hierarchical"])
+@pytest.mark.parametrize(
+    "name", ["sentence", "recursive", "character", "sentence_window", "hierarchical", "token", "markdown"]
+)
 def test_compat_defaults_to_none(name: str) -> None:
     assert get_splitter(name).compat == "none"
+
+
+# --------------------------------------------------------------------------- LlamaIndex TokenTextSplitter
+
+
+@pytest.mark.parametrize("with_metadata", [True, False], ids=["metadata", "no-metadata"])
+@pytest.mark.parametrize(("size", "overlap"), [(1024, 20), (256, 20), (128, 30)])
+def test_token_reproduces_llamaindex(size: int, overlap: int, with_metadata: bool) -> None:
+    from llama_index.core.node_parser import TokenTextSplitter
+
+    parser = TokenTextSplitter(chunk_size=size, chunk_overlap=overlap, tokenizer=llamaindex_tokenizer("cl100k_base"))
+    native = {"chunk_size": size, "chunk_overlap": overlap, "tokenizer": "cl100k", "compat": "llamaindex"}
+    logging.getLogger("llama_index.core.node_parser.text.token").setLevel(logging.ERROR)  # "Got a split of size ..."
+    share = agreement(lambda d: llama_texts(parser, d), native, "token", with_metadata=with_metadata)
+    assert share >= REQUIRED_SHARE
+
+
+def test_token_compat_packs_whole_words_and_reserves_two_tokens() -> None:
+    # Words are packed by their own token counts, a backup cut at newlines, then characters for a word
+    # longer than the budget; 2 tokens of every chunk are reserved even without metadata.
+    from llama_index.core.node_parser import TokenTextSplitter
+
+    text = "alpha beta  gamma\ndelta\nepsilon " + "x" * 40 + " zeta eta theta iota kappa"
+    document = Document(text=text)
+    parser = TokenTextSplitter(chunk_size=8, chunk_overlap=2, tokenizer=llamaindex_tokenizer("cl100k_base"))
+    logging.getLogger("llama_index.core.node_parser.text.token").setLevel(logging.ERROR)
+    nodes = get_splitter("token", chunk_size=8, chunk_overlap=2, tokenizer="cl100k", compat="llamaindex").split(
+        [document]
+    )
+    assert [node.text for node in nodes] == llama_texts(parser, document)
+    check_spans(document, nodes)
+
+
+# --------------------------------------------------------------------------- LlamaIndex MarkdownNodeParser
+
+README_LIKE = """Preamble with `code`.
+
+# The `chunkscope` CLI
+
+Intro text.
+
+## Installing with `pip` and *extras*
+
+Run `pip install chunkscope`.
+
+```bash
+# a comment, not a heading
+pip install chunkscope
+```
+
+### The `--output` flag ###
+Text under it.
+#\tTabbed `heading`
+body
+####### Seven `deep`
+deep body
+## Back to `two`
+Setext
+------
+end
+"""
+
+
+def llama_markdown(document: Document) -> list[tuple[str, str]]:
+    from llama_index.core.node_parser import MarkdownNodeParser
+
+    nodes = MarkdownNodeParser().get_nodes_from_documents([llama_document(document)])
+    return [(node.get_content(), node.metadata["header_path"]) for node in nodes]
+
+
+def test_markdown_reproduces_llamaindex_on_the_samples() -> None:
+    from llama_index.core.node_parser import MarkdownNodeParser
+
+    parser = MarkdownNodeParser()
+    guide = next(d for d in sample_documents() if d.metadata.get("file_name") == "chunking_guide.md")
+    share = agreement(lambda d: llama_texts(parser, d), {"compat": "llamaindex"}, "markdown")
+    assert share >= REQUIRED_SHARE
+    ours = get_splitter("markdown", compat="llamaindex").split([guide])
+    assert [(n.text, n.metadata["header_path"]) for n in ours] == llama_markdown(guide)
+
+
+def test_markdown_compat_keeps_raw_titles_as_llamaindex() -> None:
+    # Inline code keeps its backticks and emphasis its markers; a fenced "#" line is no heading; "#\t" is a
+    # heading LlamaIndex rewrites to "# "; seven # still make one; a setext heading is none.
+    document = Document(text=README_LIKE, metadata={"file_name": "README.md"})
+    nodes = get_splitter("markdown", compat="llamaindex").split([document])
+    theirs = llama_markdown(document)
+    ours = [(n.text, n.metadata["header_path"]) for n in nodes]
+    assert sum((Counter(ours) & Counter(theirs)).values()) / len(theirs) >= REQUIRED_SHARE
+    assert ours == theirs
+    assert "header_1" not in nodes[2].metadata
+    assert nodes[3].metadata["header_path"] == "/The `chunkscope` CLI/Installing with `pip` and *extras*/"
+    check_spans(document, nodes)
+    assert [n.metadata.get(SPAN_STATUS_KEY) for n in nodes].count("rewritten") == 1
+
+
+def test_markdown_default_still_renders_titles() -> None:
+    document = Document(text=README_LIKE)
+    nodes = get_splitter("markdown").split([document])
+    assert nodes[2].metadata["header_path"] == "/The chunkscope CLI/"

@@ -11,6 +11,9 @@ Metadata follows both libraries users know: ``header_path`` is the path of the
 (``"/Title/Section/"`` for a subsection under them, ``"/"`` at the top), and
 ``header_1`` … ``header_6`` hold the titles in force at each level *including*
 the section's own heading, as LangChain's MarkdownHeaderTextSplitter does.
+
+The Markdown splitter's ``compat="llamaindex"`` finds headings and titles as
+LlamaIndex's MarkdownNodeParser does (:mod:`core.splitters.markdown_llamaindex`).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from typing import NamedTuple
 from core.codegen import CodeSnippet, call, langchain_recursive
 from core.errors import ConfigError
 from core.params import param
-from core.schema import Document, Element
+from core.schema import Document, Element, Node
 from core.segmentation import trim_span
 from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param
+from core.splitters.compat import LLAMAINDEX, CompatChunk, compat_nodes, compat_param, compat_spans
 from core.splitters.fast.markdown_scan import markdown_headings
 from core.splitters.fast.packing import merge_pieces
+from core.splitters.markdown_llamaindex import llamaindex_headings, llamaindex_sections
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn, Tokenizer, get_tokenizer
@@ -184,6 +189,10 @@ class SectionSplitter(Splitter):
         levels = self.split_levels()
         if self.chunk_size or any(h.level in levels for h in headings_from_elements(self.structure(document))):
             return None
+        return self.no_headings_reason(document)
+
+    def no_headings_reason(self, document: Document) -> str:
+        """Why a document without headings to split on is one node."""
         name = document.metadata.get("file_name", "this document")
         kind = document.metadata.get("file_type")
         return (
@@ -216,6 +225,16 @@ class MarkdownSplitter(SectionSplitter):
     Headings come from the loader's elements; a document without heading
     elements is parsed with markdown-it, so ``#`` lines inside code fences are
     never headings.
+
+    ``compat="llamaindex"`` cuts as LlamaIndex's MarkdownNodeParser does
+    (:func:`llamaindex_sections`): a heading is any line ``#…`` followed by one
+    whitespace character outside a ````` fence (no setext headings, no indented
+    ones, any number of ``#``), its title the raw rest of the line (inline code
+    keeps its backticks, emphasis its markers); ``header_path`` joins the raw titles
+    of the enclosing headings and is the only metadata added (no ``header_N``). Where
+    LlamaIndex rewrites a heading line (``#<tab>Title`` becomes ``# Title``) the node
+    keeps its text, marked ``rewritten``. With ``chunk_size``, sections are cut further
+    into exact slices as in the default mode.
     """
 
     name = "markdown"
@@ -227,6 +246,45 @@ class MarkdownSplitter(SectionSplitter):
         ge=1,
         le=6,
     )
+    compat: str = compat_param(LLAMAINDEX, sets="llamaindex: MarkdownNodeParser's headings, raw titles in header_path")
+
+    def unsuited_reason(self, document: Document) -> str | None:
+        if self.compat != LLAMAINDEX:
+            return super().unsuited_reason(document)
+        if self.chunk_size or any(h.level <= self.deepest for h in llamaindex_headings(document.text)):
+            return None
+        return self.no_headings_reason(document)
+
+    @property
+    def deepest(self) -> float:
+        """The deepest heading level that starts a section (LlamaIndex's any number of # when 6)."""
+        return float("inf") if self.compat == LLAMAINDEX and self.heading_level == 6 else self.heading_level
+
+    def spans(self, document: Document) -> list[Span]:
+        if self.compat == LLAMAINDEX:
+            return compat_spans(self.compat_chunks(document))
+        return super().spans(document)
+
+    def split_document(self, document: Document) -> list[Node]:
+        if self.compat == LLAMAINDEX:
+            return compat_nodes(self, document, self.compat_chunks(document))
+        return super().split_document(document)
+
+    def compat_chunks(self, document: Document) -> list[CompatChunk]:
+        """MarkdownNodeParser's sections of ``document`` (``compat="llamaindex"``), cut further to chunk_size."""
+        text = document.text
+        sections = llamaindex_sections(text, self.deepest)
+        if not self.chunk_size:
+            return sections
+        tokenizer = get_tokenizer(self.tokenizer)
+        guard = protected_cuts(document)
+        return [
+            CompatChunk(start, end, None, dict(section.metadata or {}))
+            for section in sections
+            for start, end, _ in fit_pieces(
+                text, [(section.start, section.end)], self.chunk_size, tokenizer, guard=guard
+            )
+        ]
 
     def structure(self, document: Document) -> Sequence[Element]:
         if any(e.kind == "heading" for e in document.elements):

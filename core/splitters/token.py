@@ -4,6 +4,9 @@ Tokens come from the tokenizer's ``spans()`` (character offsets), so every
 window is an exact slice of the source: from its first token's start to just
 before the next window's first new token (characters no token covers, such as
 zero-width spaces, stay with the window before them), trimmed of whitespace.
+
+``compat="llamaindex"`` packs words as LlamaIndex's TokenTextSplitter does
+(:func:`llamaindex_token_chunks`); its chunks are slices of the source too.
 """
 
 from __future__ import annotations
@@ -12,11 +15,16 @@ from dataclasses import dataclass
 
 from core.codegen import Code, CodeSnippet, call, langchain_character, llamaindex_token_splitter, split_with
 from core.errors import ConfigError
-from core.schema import Document
+from core.schema import Document, MetadataMode, Node
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
+from core.splitters.compat import LLAMAINDEX, CompatChunk, compat_nodes, compat_param, compat_spans
+from core.splitters.pieces import piece_sizes
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import TOKENIZER_NAMES, SizeFn
+from core.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer
+
+# LlamaIndex's TokenTextSplitter reserves this many tokens of every chunk for metadata formatting.
+LLAMAINDEX_METADATA_FORMAT_LEN = 2
 
 
 @SPLITTERS.register
@@ -28,6 +36,16 @@ class TokenSplitter(SizedSplitter):
     at the last token. A window may start or end inside a word when the
     tokenizer splits words into pieces (LlamaIndex's TokenTextSplitter instead
     packs whole words; here the windows are exact token counts).
+
+    ``compat="llamaindex"`` cuts as LlamaIndex's TokenTextSplitter does (its
+    defaults: separator ``" "``, backup separator ``"\\n"``): text over the budget
+    is cut before every space, a piece still too big before every newline, then
+    between characters (a separator starts the piece after it); every piece is
+    tokenized on its own; pieces are packed greedily and a new chunk keeps trailing
+    pieces of at most ``chunk_overlap`` tokens; the budget is ``chunk_size`` less the
+    tokens of the document's metadata (the longer of its LLM and embedding views)
+    and 2 more, always, as LlamaIndex reserves them. A chunk is its pieces stripped:
+    a slice of the source. A size function may then size the pieces.
     """
 
     name = "token"
@@ -40,16 +58,21 @@ class TokenSplitter(SizedSplitter):
     chunk_size: int = chunk_size_param(1024)
     chunk_overlap: int = chunk_overlap_param(20)
     tokenizer: str | SizeFn = tokenizer_param("model")
+    compat: str = compat_param(
+        LLAMAINDEX, sets="llamaindex: whole words packed by each piece's own token count, metadata budget reserved"
+    )
 
     def validate(self) -> None:
         super().validate()
-        if callable(self.tokenizer):
+        if callable(self.tokenizer) and self.compat != LLAMAINDEX:
             raise ConfigError(
                 f"{self.name}: windows are cut between tokens, and a size function gives no token positions; "
                 f"name a tokenizer ({', '.join(TOKENIZER_NAMES)})"
             )
 
     def spans(self, document: Document) -> list[Span]:
+        if self.compat == LLAMAINDEX:
+            return compat_spans(self.compat_chunks(document))
         text = document.text
         tokens = self.get_tokenizer().spans(text)
         if not tokens:
@@ -69,7 +92,37 @@ class TokenSplitter(SizedSplitter):
                 return spans
             first += step
 
+    def split_document(self, document: Document) -> list[Node]:
+        if self.compat == LLAMAINDEX:
+            return compat_nodes(self, document, self.compat_chunks(document))
+        return super().split_document(document)
+
+    def chunk_budget(self, document: Document) -> int:
+        """LlamaIndex's ``effective_chunk_size``: chunk_size less the metadata's tokens and 2 for its format."""
+        llm = document.get_metadata_str(MetadataMode.LLM)
+        embed = document.get_metadata_str(MetadataMode.EMBED)
+        longest = embed if len(embed) > len(llm) else llm
+        used = (self.get_tokenizer().count(longest) if longest else 0) + LLAMAINDEX_METADATA_FORMAT_LEN
+        budget = self.chunk_size - used
+        if budget <= 0:
+            where = document.metadata.get("file_name") or document.id
+            raise ConfigError(
+                f"{self.name}: the metadata of {where} takes {used} of chunk_size {self.chunk_size} "
+                "(LlamaIndex reserves it, with 2 more for its format); raise chunk_size or exclude metadata keys"
+            )
+        return budget
+
+    def compat_chunks(self, document: Document) -> list[CompatChunk]:
+        """LlamaIndex's TokenTextSplitter chunks of ``document`` (``compat="llamaindex"``)."""
+        text = document.text
+        if not text.strip():
+            return []
+        budget = self.chunk_budget(document)
+        return llamaindex_token_chunks(text, self.get_tokenizer(), budget, self.chunk_overlap)
+
     def llamaindex(self, code: CodeSnippet) -> str:
+        if self.compat == LLAMAINDEX:
+            return llamaindex_token_splitter(code, self.chunk_size, self.chunk_overlap, self.tokenizer)
         code.note(
             "token: LlamaIndex's TokenTextSplitter first cuts on spaces and newlines, then packs words up to "
             "chunk_size tokens; ChunkScope cuts the token sequence itself."
@@ -97,3 +150,69 @@ class TokenSplitter(SizedSplitter):
         )
         separator = "" if self.tokenizer == "characters" else " "
         return split_with(langchain_character(code, separator, self.chunk_size, self.chunk_overlap, self.tokenizer))
+
+
+def llamaindex_token_chunks(
+    text: str,
+    tokenizer: Tokenizer,
+    chunk_size: int,
+    chunk_overlap: int,
+    separators: tuple[str, ...] = (" ", "\n"),
+) -> list[CompatChunk]:
+    """LlamaIndex's ``TokenTextSplitter._split`` and ``_merge`` over spans of ``text``.
+
+    ``_split``: a span over ``chunk_size`` is cut before every occurrence of the
+    first separator that cuts it into more than one piece (then between
+    characters); each piece still over the size is cut again from the first
+    separator. ``_merge``: pieces are added while they fit; when one does not, the
+    chunk closes and pieces leave its front while it holds more than
+    ``chunk_overlap`` or the next piece still does not fit. A chunk is its pieces
+    stripped; blank ones vanish.
+    """
+
+    def sizes(pieces: list[tuple[int, int]]) -> list[int]:
+        return piece_sizes(tokenizer, text, pieces)
+
+    def parts(start: int, end: int) -> list[tuple[int, int]]:
+        for separator in separators:
+            cuts = [start]
+            at = text.find(separator, start, end)
+            while at != -1:
+                if at > cuts[-1]:
+                    cuts.append(at)
+                at = text.find(separator, at + len(separator), end)
+            if len(cuts) > 1:
+                return list(zip(cuts, [*cuts[1:], end], strict=True))
+        return [(i, i + 1) for i in range(start, end)]
+
+    splits: list[tuple[int, int, int]] = []
+    pending = [(0, len(text), sizes([(0, len(text))])[0], True)]
+    while pending:
+        start, end, size, whole = pending.pop()
+        if size <= chunk_size or not whole:
+            splits.append((start, end, size))
+            continue
+        pieces = parts(start, end)
+        # A piece that nothing cuts further stays whole, oversized (LlamaIndex's `len(splits) == 1`).
+        pending.extend(
+            (a, b, n, len(pieces) > 1) for (a, b), n in zip(reversed(pieces), reversed(sizes(pieces)), strict=True)
+        )
+
+    chunks: list[CompatChunk] = []
+    current: list[tuple[int, int, int]] = []
+    length = 0
+
+    def close() -> None:
+        span = trim_span(text, current[0][0], current[-1][1]) if current else None
+        if span is not None:
+            chunks.append(CompatChunk(span[0], span[1]))
+
+    for split in splits:
+        if length + split[2] > chunk_size:
+            close()
+            while current and (length > chunk_overlap or length + split[2] > chunk_size):
+                length -= current.pop(0)[2]
+        current.append(split)
+        length += split[2]
+    close()
+    return chunks
