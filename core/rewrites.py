@@ -9,12 +9,13 @@ Chunks page draws these, tests read them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from core.schema import Node
-from core.span_recovery import SPAN_STATUS_KEY, SpanStatus, span_counts
+from core.span_recovery import SPAN_STATUS_KEY, RecoveredSpan, SpanStatus
 
 SegmentKind = Literal["same", "source_only", "chunk_only"]
 
@@ -38,6 +39,25 @@ def has_span_status(nodes: Sequence[Node]) -> bool:
 def status_of(node: Node) -> SpanStatus:
     """How the node's span was found; a native splitter's node is exact by construction."""
     return SpanStatus(node.metadata.get(SPAN_STATUS_KEY, SpanStatus.EXACT))
+
+
+def span_counts(items: Iterable[Any]) -> dict[str, int]:
+    """How many chunks are exact, rewritten and unplaced.
+
+    ``items`` are nodes (read from their ``span_status`` metadata; nodes without
+    it, such as a native splitter's, count as exact), RecoveredSpans or statuses.
+    """
+    counts: Counter[str] = Counter({status.value: 0 for status in SpanStatus})
+    for item in items:
+        if isinstance(item, RecoveredSpan):
+            status: Any = item.status
+        elif isinstance(item, str):
+            status = item
+        else:
+            metadata: Mapping[str, Any] = getattr(item, "metadata", {})
+            status = metadata.get(SPAN_STATUS_KEY, SpanStatus.EXACT)
+        counts[SpanStatus(status).value] += 1
+    return dict(counts)
 
 
 def status_summary(nodes: Sequence[Node]) -> str:

@@ -30,11 +30,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 
 class SpanStatus(str, Enum):
@@ -299,25 +298,6 @@ def recover_spans(source: str, chunks: Iterable[str], start: int = 0, end: int |
     return SpanRecovery(source).recover(chunks, start, end)
 
 
-def span_counts(items: Iterable[Any]) -> dict[str, int]:
-    """How many chunks are exact, rewritten and unplaced.
-
-    ``items`` are nodes (read from their ``span_status`` metadata; nodes without
-    it, such as a native splitter's, count as exact), RecoveredSpans or statuses.
-    """
-    counts: Counter[str] = Counter({status.value: 0 for status in SpanStatus})
-    for item in items:
-        if isinstance(item, RecoveredSpan):
-            status: Any = item.status
-        elif isinstance(item, str):
-            status = item
-        else:
-            metadata: Mapping[str, Any] = getattr(item, "metadata", {})
-            status = metadata.get(SPAN_STATUS_KEY, SpanStatus.EXACT)
-        counts[SpanStatus(status).value] += 1
-    return dict(counts)
-
-
 def _decoded_span(
     source: str, chunk: str, lo: int, high: int, prev_end: int | None, expected: int, last_start: int
 ) -> tuple[int, int] | None:
@@ -402,4 +382,4 @@ def _nearest(
     return before if before is not None else first_any
 
 
-__all__ = ["SPAN_STATUS_KEY", "RecoveredSpan", "SpanRecovery", "SpanStatus", "recover_spans", "span_counts"]
+__all__ = ["SPAN_STATUS_KEY", "RecoveredSpan", "SpanRecovery", "SpanStatus", "recover_spans"]

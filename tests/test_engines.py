@@ -27,8 +27,9 @@ from core import MetadataMode, load
 from core.bundled_data import bundled_encodings, tiktoken_encoding
 from core.engines import FrameworkSplitter
 from core.engines.langchain import LANGUAGES
+from core.rewrites import span_counts
 from core.schema import Document, NodeRelationship
-from core.span_recovery import SPAN_STATUS_KEY, span_counts
+from core.span_recovery import SPAN_STATUS_KEY
 from core.splitters import SPLITTERS
 
 ROOT = Path(__file__).resolve().parents[1]

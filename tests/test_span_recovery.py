@@ -11,7 +11,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.span_recovery import RecoveredSpan, SpanRecovery, SpanStatus, recover_spans, span_counts
+from core.rewrites import span_counts
+from core.span_recovery import RecoveredSpan, SpanRecovery, SpanStatus, recover_spans
 
 EXACT, REWRITTEN, UNPLACED = SpanStatus.EXACT, SpanStatus.REWRITTEN, SpanStatus.UNPLACED
 

@@ -10,6 +10,6 @@ is downloaded (see :mod:`core.bundled_data`).
 from core.engines.base import FrameworkChunk, FrameworkSplitter, framework_nodes, framework_version
 
 # Importing a module registers its engines (order = the order the app lists them).
-from core.engines import llamaindex, langchain, chonkie, semchunk  # noqa: F401, E402  isort: skip
+from core.engines import llamaindex, llamaindex_hierarchical, langchain, chonkie, semchunk  # noqa: F401, E402  isort: skip
 
 __all__ = ["FrameworkChunk", "FrameworkSplitter", "framework_nodes", "framework_version"]

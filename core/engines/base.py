@@ -81,6 +81,16 @@ class FrameworkArg:
         raise NotImplementedError
 
 
+def run_values(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The framework's arguments as it is called with them: each :class:`FrameworkArg` by its value."""
+    return {key: arg.value() if isinstance(arg, FrameworkArg) else arg for key, arg in kwargs.items()}
+
+
+def code_values(kwargs: Mapping[str, Any], code: CodeSnippet) -> dict[str, Any]:
+    """The same arguments as Python: each :class:`FrameworkArg` by its code (its imports go to ``code``)."""
+    return {key: arg.code(code) if isinstance(arg, FrameworkArg) else arg for key, arg in kwargs.items()}
+
+
 @dataclass(frozen=True)
 class FrameworkSplitter(Splitter):
     """Base of the framework engines: a real framework splitter behind ChunkScope's Splitter API.
@@ -129,7 +139,7 @@ class FrameworkSplitter(Splitter):
         for part in qualname.split("."):
             target = getattr(target, part)
         kwargs = self.framework_kwargs()
-        return target(**{key: arg.value() if isinstance(arg, FrameworkArg) else arg for key, arg in kwargs.items()})
+        return target(**run_values(kwargs))
 
     def split_document(self, document: Document) -> list[Node]:
         return framework_nodes(
@@ -182,9 +192,7 @@ class FrameworkSplitter(Splitter):
         module, _, qualname = self.framework_target().partition(":")
         code.use(f"from {module} import {qualname.split('.')[0]}")
         kwargs = self.framework_kwargs()
-        return call(
-            qualname, **{key: arg.code(code) if isinstance(arg, FrameworkArg) else arg for key, arg in kwargs.items()}
-        )
+        return call(qualname, **code_values(kwargs, code))
 
     def llamaindex(self, code: CodeSnippet) -> str:
         """LlamaIndex's engines: the call that ran. LangChain's: the same splitter in LlamaIndex's LangchainNodeParser."""

@@ -27,6 +27,24 @@ from core.splitters.nodes import build_nodes, link_chain
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn
 
+MAX_LEVELS = 6
+
+
+def check_levels(owner: str, sizes: tuple[int, ...], overlap: int, *, descending: bool) -> None:
+    """Raise ConfigError unless a hierarchy's chunk sizes are 1 to 6 levels (largest first, if ``descending``),
+    each bigger than the overlap. Shared with LlamaIndex's hierarchical engine, which does not need the order."""
+    if not sizes:
+        raise ConfigError(f"{owner}: chunk_sizes needs at least one size")
+    if len(sizes) > MAX_LEVELS:
+        raise ConfigError(f"{owner}: chunk_sizes has {len(sizes)} levels; at most {MAX_LEVELS} are allowed")
+    for bigger, smaller in pairwise(sizes) if descending else ():
+        if smaller >= bigger:
+            raise ConfigError(f"{owner}: chunk_sizes must get smaller level by level, got {smaller} after {bigger}")
+    if overlap >= min(sizes):
+        raise ConfigError(
+            f"{owner}: chunk_overlap ({overlap}) must be smaller than every chunk size (smallest: {min(sizes)})"
+        )
+
 
 @SPLITTERS.register
 @dataclass(frozen=True)
@@ -55,20 +73,7 @@ class HierarchicalSplitter(Splitter):
     compat: str = compat_param(LLAMAINDEX, sets="llamaindex: every level is the sentence splitter's llamaindex mode")
 
     def validate(self) -> None:
-        if not self.chunk_sizes:
-            raise ConfigError(f"{self.name}: chunk_sizes needs at least one size")
-        if len(self.chunk_sizes) > 6:
-            raise ConfigError(f"{self.name}: chunk_sizes has {len(self.chunk_sizes)} levels; at most 6 are allowed")
-        for bigger, smaller in pairwise(self.chunk_sizes):
-            if smaller >= bigger:
-                raise ConfigError(
-                    f"{self.name}: chunk_sizes must get smaller level by level, got {smaller} after {bigger}"
-                )
-        if self.chunk_overlap >= min(self.chunk_sizes):
-            raise ConfigError(
-                f"{self.name}: chunk_overlap ({self.chunk_overlap}) must be smaller than every chunk size "
-                f"(smallest: {min(self.chunk_sizes)})"
-            )
+        check_levels(self.name, self.chunk_sizes, self.chunk_overlap, descending=True)
 
     @property
     def size_limit(self) -> int | None:
