@@ -53,3 +53,16 @@ def browser():
         chromium = launch(playwright)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local Ray on two CPUs for one test module (mark it xdist_group("ray") so two never run at once).
+
+    Ray is a dependency of the project, so a missing Ray is an install failure, not a reason to skip.
+    """
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield ray
+    ray.shutdown()

@@ -18,14 +18,6 @@ pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
     return make_corpus(tmp_path_factory.mktemp("ray"))
 

@@ -20,7 +20,7 @@ from core.errors import EmptyDocumentError
 from core.loaders import load, load_bytes
 from core.loaders import pdf as pdf_module
 from core.loaders.parsers import diff_lines, found_phrase, parse_summary, text_diff
-from core.loaders.pdf_ocr import ocr_unavailable_reason, parse_tsv
+from core.loaders.pdf_ocr import parse_tsv
 from core.splitters import get_splitter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,10 +30,6 @@ SCANNED_PDF = FIXTURES / "scanned_page.pdf"
 HANDBOOK_PDF = ROOT / "sample_docs" / "rag_handbook.pdf"
 HANDBOOK_MD = ROOT / "sample_docs" / "source" / "rag_handbook.md"
 
-needs_tesseract = pytest.mark.skipif(
-    ocr_unavailable_reason() is not None,
-    reason=f"{ocr_unavailable_reason()}: `make system-deps` installs it",
-)
 
 TABLE_TEXT = """## Results by configuration
 
@@ -144,7 +140,6 @@ def test_without_table_finding_the_cells_read_as_text() -> None:
 # -- OCR ----------------------------------------------------------------------------
 
 
-@needs_tesseract
 @pytest.mark.parametrize("parser", ["pypdf", "pdfplumber"])
 def test_a_scanned_page_is_read_by_ocr_with_its_confidence(parser: str) -> None:
     (document,) = load(SCANNED_PDF, parser=parser)
@@ -163,7 +158,6 @@ def test_a_scanned_page_is_read_by_ocr_with_its_confidence(parser: str) -> None:
     assert found_phrase(summary) == f"1 page · 1 OCR page ({confidence:.0f}%)"
 
 
-@needs_tesseract
 def test_auto_reads_only_the_page_without_a_text_layer() -> None:
     writer = pypdf.PdfWriter()
     writer.append(str(TABLE_PDF), pages=[0])

@@ -35,14 +35,6 @@ def corpus(sample_docs):
     return load(sample_docs), load_queries(sample_docs / "queries.json")
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 def sweep_rows(corpus, engine: Engine | None) -> list[tuple[str, dict, list]]:
     documents, queries = corpus
     done = sweep_evaluations(documents, queries, FOUR, mode="bm25", top_k=3, engine=engine)
