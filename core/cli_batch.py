@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from core.batch import ENGINES, PART_BYTES, PART_ROWS, BatchInterrupted, Progress, run_batch
+from core.cli_output import StderrProgress
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,7 +73,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from core.cli_config import config_from_args
 
     config = config_from_args(args)
-    show = None if args.quiet else _ProgressLine()
+    line = None if args.quiet else StderrProgress()
     try:
         result = run_batch(
             args.inputs,
@@ -86,19 +87,19 @@ def cmd_batch(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             part_rows=args.part_rows,
             part_bytes=int(args.part_mb * 2**20),
-            progress=show,
+            progress=_progress_line(line) if line else None,
         )
     except BatchInterrupted as stop:
-        if show:
-            show.end()
+        if line:
+            line.close()
         print(
             f"chunkscope: interrupted after {stop.result.processed:,} files; the output is consistent, "
             f"rerun with --resume to finish",
             file=sys.stderr,
         )
         return 130
-    if show:
-        show.end()
+    if line:
+        line.close()
     corpus = result.report["corpus"]
     print(
         f"{corpus['files_ok']:,} files ({result.skipped:,} kept from before), {corpus['nodes']:,} nodes, "
@@ -112,37 +113,17 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return 0
 
 
-class _ProgressLine:
-    """One line on stderr, redrawn in place on a terminal, else printed every few seconds."""
+def _progress_line(progress: StderrProgress):  # noqa: ANN202 - run_batch's progress callback
+    """run_batch's counts as one progress line: files, nodes, MB/s and failures."""
 
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.last = 0.0
-        self.shown = False
-
-    def __call__(self, state: Progress) -> None:
-        import time
-
-        now = time.monotonic()
-        if not self.tty and now - self.last < 5 and state.files_done + state.files_skipped < state.files_total:
-            return
-        self.last = now
+    def show(state: Progress) -> None:
         done = state.files_done + state.files_skipped
-        bar = _bar(done / state.files_total if state.files_total else 1.0)
-        text = f"{bar} files {done:,}/{state.files_total:,} · nodes {state.nodes:,} · {state.mb_per_s:,.2f} MB/s" + (
+        text = f"files {done:,}/{state.files_total:,} · nodes {state.nodes:,} · {state.mb_per_s:,.2f} MB/s" + (
             f" · {state.failed:,} failed" if state.failed else ""
         )
-        print(("\r\x1b[2K" if self.tty else "") + text, end="" if self.tty else "\n", file=sys.stderr, flush=True)
-        self.shown = True
+        progress(done / state.files_total if state.files_total else 1.0, text)
 
-    def end(self) -> None:
-        if self.tty and self.shown:
-            print(file=sys.stderr)
-
-
-def _bar(fraction: float, width: int = 24) -> str:
-    filled = int(round(fraction * width))
-    return "[" + "#" * filled + "." * (width - filled) + "]"
+    return show
 
 
 __all__: list[Any] = ["register", "cmd_batch", "batch_commands"]

@@ -1,4 +1,5 @@
-"""What ``chunkscope`` prints: component listings as a table or JSON, numbers as a reader says them, and output files.
+"""What ``chunkscope`` prints: component listings as a table or JSON, numbers as a reader says them, output files,
+and progress on stderr.
 
 A listing is the registry's ``describe()``: one line per component, then one per
 declared parameter with its kind, default, bounds and help.
@@ -69,3 +70,32 @@ def write(text: str, output: str | None) -> None:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{output}: cannot be written ({exc.strerror or exc})") from None
+
+
+class StderrProgress:
+    """Progress on stderr: one rewritten line on a terminal, else a line at each 10% and at each new phase."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last: tuple[int, str] | None = None
+        self._width = 0
+
+    def __call__(self, fraction: float, text: str) -> None:
+        percent = int(round(100 * fraction))
+        line = f"chunkscope: {percent:3d}% {text}"
+        if self.live:
+            self.stream.write("\r" + line.ljust(self._width))
+            self._width = max(self._width, len(line))
+            self.stream.flush()
+            return
+        # A phase is the text without its counts ("Embedding: 32 of 900 chunks" -> "Embedding:  of  chunks").
+        key = (percent // 10, "".join(c for c in text if not c.isdigit()))
+        if key != self._last:
+            self._last = key
+            print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.live and self._width:
+            self.stream.write("\n")
+            self.stream.flush()

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.cli_args import parse_assignments, parse_named, run_standalone
+from core.cli_output import StderrProgress
 from core.errors import ConfigError
 from core.parallel import ENGINES
 from core.retrieval import RETRIEVAL_MODES, SCOPES
@@ -220,35 +221,6 @@ def _table_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         out.update({f"hit@{k}": value for k, value in enumerate(row["hit_curve"], start=1)})
         flat.append(out)
     return flat
-
-
-class StderrProgress:
-    """Progress on stderr: one rewritten line on a terminal, else a line at each 10% and at each new phase."""
-
-    def __init__(self, stream: Any = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._last: tuple[int, str] | None = None
-        self._width = 0
-
-    def __call__(self, fraction: float, text: str) -> None:
-        percent = int(round(100 * fraction))
-        line = f"chunkscope: {percent:3d}% {text}"
-        if self.live:
-            self.stream.write("\r" + line.ljust(self._width))
-            self._width = max(self._width, len(line))
-            self.stream.flush()
-            return
-        # A phase is the text without its counts ("Embedding: 32 of 900 chunks" -> "Embedding:  of  chunks").
-        key = (percent // 10, "".join(c for c in text if not c.isdigit()))
-        if key != self._last:
-            self._last = key
-            print(line, file=self.stream, flush=True)
-
-    def close(self) -> None:
-        if self.live and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 # -- parsing ----------------------------------------------------------------------------

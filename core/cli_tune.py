@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.cli_args import parse_assignments, run_standalone
+from core.cli_output import StderrProgress
 from core.cli_query import (
-    StderrProgress,
     _embedder,
     _load,
     _print_json,
