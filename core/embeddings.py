@@ -34,7 +34,7 @@ from core.embedding_models import (
     mean_pooling_layout,
     normalize,
 )
-from core.errors import ConfigError, ModelUnavailableError
+from core.errors import ModelUnavailableError
 from core.schema import MetadataMode, Node
 from core.tokenizers import default_model_path
 
@@ -44,11 +44,11 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 32
 # About 30 MB of 384-dimension float32 vectors: enough for several sweeps over the samples.
 DEFAULT_CACHE_ENTRIES = 20_000
-# What may run the model. Only torch (through transformers, or sentence-transformers for an unusual
-# layout: both are torch and give the same vectors): an ONNX Runtime backend was no
-# faster on two cores (0.98x wall, 0.78x per CPU on 256-token chunks, benchmarks/NOTES.md) and was
-# removed; "auto" is still accepted and means torch.
-BACKENDS = ("torch", "auto")
+# Torch runs the model (through transformers, or sentence-transformers for an unusual layout: the same
+# vectors). An ONNX Runtime backend was no faster on two cores (0.98x wall, 0.78x per CPU on 256-token
+# chunks, benchmarks/NOTES.md) and was removed with its switch. The disk cache's key still names the
+# runtime, so vectors cached before stay valid and a future runtime gets keys of its own.
+RUNTIME = "torch"
 
 
 class Embedder:
@@ -66,12 +66,8 @@ class Embedder:
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache_entries: int = DEFAULT_CACHE_ENTRIES,
-        backend: str = "torch",
         disk_cache: bool = True,
     ) -> None:
-        if backend not in BACKENDS:
-            raise ConfigError(f"embedding backend must be one of {', '.join(BACKENDS)}, not {backend!r}"
-                              + (" (the ONNX backend was removed: it was no faster)" if backend == "onnx" else ""))
         self.model_path = os.path.abspath(model_path) if model_path else default_model_path()
         self.batch_size = batch_size
         self._cache_entries = cache_entries
@@ -81,12 +77,9 @@ class Embedder:
         self._hits = 0
         self._misses = 0
         self._disk_hits = 0
-        # What runs the model (always torch now; kept for the callers that show it) and why not something else.
-        self.backend = "torch"
-        self.backend_note = ""
         self._model = self._load_model(self.model_path)
         self._disk = DiskCache(cache_root() / "embeddings.sqlite3") if disk_cache else None
-        self._disk_model = _model_key(self.model_path, self.backend)
+        self._disk_model = _model_key(self.model_path)
 
     # -- the model (tests replace these two to run without torch) -------------
 
@@ -212,30 +205,28 @@ def embed_nodes(nodes: Sequence[Node], embedder: Embedder, progress: Progress | 
     return embedder.embed([node.get_content(MetadataMode.EMBED) for node in nodes], progress)
 
 
-_SHARED: dict[tuple[str, str], Embedder] = {}
+_SHARED: dict[str, Embedder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def get_embedder(model_path: str | None = None, backend: str | None = None) -> Embedder:
-    """The process-wide embedder for a model (loaded once, then shared); ``backend`` as :class:`Embedder` takes it."""
+def get_embedder(model_path: str | None = None) -> Embedder:
+    """The process-wide embedder for a model folder (the packaged one by default): loaded once, then shared."""
     path = os.path.abspath(model_path) if model_path else default_model_path()
-    # "auto" is torch: one shared model, not one per spelling.
-    backend = "torch" if backend in (None, "auto") else backend
     with _SHARED_LOCK:
-        embedder = _SHARED.get((path, backend))
+        embedder = _SHARED.get(path)
         if embedder is None:
-            embedder = Embedder(path, backend=backend)
-            _SHARED[(path, backend)] = embedder
+            embedder = Embedder(path)
+            _SHARED[path] = embedder
         return embedder
 
 
-def _model_key(model_path: str, backend: str) -> str:
+def _model_key(model_path: str) -> str:
     """Names a model's vectors on disk: its folder and files (new weights, new key) and what runs it
     (another runtime's vectors may differ in the 7th decimal; a cached vector is exactly the one a run computes).
 
     Both routes (:class:`MeanPoolingModel`, :class:`SentenceTransformersModel`) are "torch": the same torch
     modules on the same token ids, giving the same vectors (tests/test_embeddings.py checks it on the samples),
     so the vectors cached by the sentence-transformers route before stay valid."""
-    digest = hashlib.sha1(f"{backend}:{model_path}".encode())
+    digest = hashlib.sha1(f"{RUNTIME}:{model_path}".encode())
     hash_model_files(digest, model_path)
     return digest.hexdigest()

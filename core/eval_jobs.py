@@ -32,12 +32,11 @@ class EmbedderRef:
     """An embedding model named by plain values and loaded where the work runs (once per process)."""
 
     model: str | None = None  # a local model folder; None: the packaged one
-    backend: str | None = None
 
     def get(self) -> Embedder:
         from core.embeddings import get_embedder
 
-        return get_embedder(self.model, backend=self.backend)
+        return get_embedder(self.model)
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,7 @@ def shippable_embedder(embedder: Any) -> Any:
 
     if type(embedder) is not Loaded:
         raise ConfigError("an embedder sent to workers must be a core.sweep.EmbedderRef (or have get())")
-    return EmbedderRef(embedder.model_path, embedder.backend)
+    return EmbedderRef(embedder.model_path)
 
 
 def evaluate_job(job: EvalJob, inputs: EvalInputs, report: Report | None = None) -> Evaluation:

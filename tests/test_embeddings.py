@@ -18,7 +18,7 @@ import core.embedding_models as embedding_models
 import core.embeddings as embeddings
 from core.embedding_cache import DiskCache
 from core.embeddings import Embedder, embed_nodes, get_embedder
-from core.errors import ConfigError, ModelUnavailableError
+from core.errors import ModelUnavailableError
 from core.schema import MetadataMode, Node
 from core.tokenizers import default_model_path
 
@@ -237,26 +237,12 @@ def test_an_unusable_cache_dir_only_costs_the_cache(tmp_path, monkeypatch):
     assert FakeEmbedder(str(model)).embed(["still works"]).shape == (1, 3)
 
 
-# -- backends ---------------------------------------------------------------------------
-
-
-def test_an_unknown_backend_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="embedding backend must be one of torch, auto"):
-        FakeEmbedder(str(tmp_path), backend="tensorrt")
-
-
-def test_the_removed_onnx_backend_says_why(tmp_path):
-    with pytest.raises(ConfigError, match="the ONNX backend was removed"):
-        FakeEmbedder(str(tmp_path), backend="onnx")
-
-
-def test_auto_is_torch_and_keys_the_shared_instance(tmp_path, monkeypatch):
+def test_one_shared_embedder_per_model_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(embeddings, "Embedder", FakeEmbedder)
     monkeypatch.setattr(embeddings, "_SHARED", {})
     first = get_embedder(str(tmp_path))
-    assert (first.backend, first.backend_note) == ("torch", "")
-    assert get_embedder(str(tmp_path), backend="torch") is first
-    assert get_embedder(str(tmp_path), backend="auto") is first
+    assert get_embedder(str(tmp_path)) is first
+    assert get_embedder(str(tmp_path / ".")) is first  # the same folder, spelled otherwise
 
 
 # -- what runs the model: transformers for Transformer -> mean pooling -> Normalize, else sentence-transformers --

@@ -23,8 +23,6 @@ from ui.query_run import TimeLeft, progress_text
 class HaltingEmbedder:
     """Reports two batches, a quarter of the texts each, then ends the script run midway, as a person sees it."""
 
-    backend = "torch"
-    backend_note = ""
     model_name = "fake-model"
     dimension = 3
 

@@ -56,9 +56,8 @@ def progress_text(label: str, done: int, total: int, seconds_left: float | None)
 
 
 def embedder_label(embedder: Any) -> str:
-    """``all-MiniLM-L6-v2``, with a note when the model runs with a caveat."""
-    note = embedder.backend_note
-    return embedder.model_name + (f" ({note})" if note else "")
+    """``all-MiniLM-L6-v2``: the model the vectors come from."""
+    return embedder.model_name
 
 
 def node_embeddings(nodes: Sequence[Node], embedder: Any) -> np.ndarray:
