@@ -32,8 +32,9 @@ class Segment(NamedTuple):
 
 
 def has_span_status(nodes: Sequence[Node]) -> bool:
-    """Whether the nodes came from a framework engine (they carry how each span was found)."""
-    return bool(nodes) and SPAN_STATUS_KEY in nodes[0].metadata
+    """Whether any node says how its span was found: every node of a framework engine, and the rewritten
+    nodes of a native splitter's compat mode (its other nodes are exact slices and carry nothing)."""
+    return any(SPAN_STATUS_KEY in node.metadata for node in nodes)
 
 
 def status_of(node: Node) -> SpanStatus:

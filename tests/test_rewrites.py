@@ -91,3 +91,14 @@ def test_the_langchain_engine_matches_the_native_recursive_splitter_on_every_sam
     native = get_splitter("recursive", chunk_size=size, chunk_overlap=overlap).split(documents)
     engine = get_splitter("langchain.recursive", chunk_size=size, chunk_overlap=overlap).split(documents)
     assert identical_chunks(native, engine) == len(engine) == len(native)
+
+
+def test_a_compat_split_whose_first_chunk_is_exact_still_reports_its_rewritten_ones():
+    # LangChain's CharacterTextSplitter drops the empty pieces between repeated separators, so the chunk that
+    # spans them is rewritten; the first chunk is an exact slice and carries no status.
+    text = "alpha beta gamma delta.\n\none.\n\n\n\ntwo."
+    nodes = get_splitter("character", chunk_size=25, chunk_overlap=0, compat="langchain").split([Document(text=text)])
+    assert [node.text for node in nodes] == ["alpha beta gamma delta.", "one.\n\ntwo."]
+    assert status_of(nodes[0]) is SpanStatus.EXACT and "span_status" not in nodes[0].metadata
+    assert status_of(nodes[1]) is SpanStatus.REWRITTEN
+    assert has_span_status(nodes)

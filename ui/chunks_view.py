@@ -207,7 +207,8 @@ def document_caption(name: str, document: Document, splitter: Any) -> None:
 
 
 def span_status_caption(split: Split) -> None:
-    """A framework engine's split says how many chunks are cuts of the source and how many it rewrote."""
+    """A framework engine's (or a compat mode's) split says how many chunks are cuts of the source and how many
+    were rewritten to match the framework."""
     if rewrites.has_span_status(split.nodes):
         st.caption(
             ":material/fact_check: Span recovery · "
