@@ -2,7 +2,7 @@
 
 Measured on benchmarks/data/corpus.pdf (300 text pages; build it with
 ``HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/corpus.py``) and on
-tests/fixtures/scanned_page.pdf (one page with no text layer, so 'auto' OCR
+sample_docs/scanned_handbook_page.pdf (one page with no text layer, so 'auto' OCR
 reads it). Each timing is the whole ``core.loaders.load_bytes`` call, the best
 of ``--repeat`` runs, on one process (pypdf forks a second one for 24 pages and
 more, as the app does).
@@ -27,7 +27,7 @@ from core.loaders import load_bytes  # noqa: E402
 from core.loaders.pdf_ocr import ocr_unavailable_reason  # noqa: E402
 
 CORPUS_PDF = ROOT / "benchmarks" / "data" / "corpus.pdf"
-SCANNED_PDF = ROOT / "tests" / "fixtures" / "scanned_page.pdf"
+SCANNED_PDF = ROOT / "sample_docs" / "scanned_handbook_page.pdf"
 # (label, loader options): each parser beside pypdf, the default.
 CONTESTANTS = {
     "corpus.pdf": [
@@ -36,7 +36,7 @@ CONTESTANTS = {
         ("pdfplumber", {"parser": "pdfplumber"}),
         ("pdfplumber, no tables", {"parser": "pdfplumber", "find_tables": False}),
     ],
-    "scanned_page.pdf": [
+    "scanned_handbook_page.pdf": [
         ("pypdf + OCR", {}),
         ("pdfplumber + OCR", {"parser": "pdfplumber"}),
     ],

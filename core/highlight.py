@@ -45,6 +45,8 @@ CSS = """
 .cs-source .page{display:block;border-top:2px dashed #94a3b8;color:#64748b;font-size:0.7rem;
   font-family:system-ui,sans-serif;margin:10px 0 4px 0;padding-top:2px;user-select:none}
 .cs-source .page:first-child{margin-top:0;border-top:none}
+.cs-source .page.ocr{color:#92400e;border-top-color:#f59e0b}
+.cs-source .page.ocr b{font-weight:600;background:#fef3c7;border-radius:3px;padding:0 4px;margin-left:6px}
 .cs-source .more{display:block;color:#64748b;font-style:italic;font-family:system-ui,sans-serif;margin-top:8px}
 </style>
 """
@@ -139,11 +141,14 @@ def source_html(
     height_px: int = 560,
     include_css: bool = True,
     index_of: Mapping[str, int] | None = None,
+    ocr_confidence: Mapping[int, float] | None = None,
 ) -> str:
     """HTML for ``text[start:end]`` with each node's span coloured (see the module docstring).
 
     A node is numbered (and coloured) by its position in ``nodes``, or by
     ``index_of[node.id]`` when given (e.g. leaves numbered as in the full node list).
+    ``ocr_confidence`` maps the numbers of pages read by OCR to their mean word
+    confidence: their page marker says so, since their text is a reading, not the file's.
     """
     end = len(text) if end is None else min(end, len(text))
     start = max(0, min(start, end))
@@ -177,8 +182,7 @@ def source_html(
         for index in [i for i, n in active.items() if n.end_char <= a]:
             del active[index]
         if a in page_starts:
-            page = page_starts[a]
-            parts.append(f'<span class="page">page {html.escape(str(page.label))}</span>')
+            parts.append(_page_marker(page_starts[a], ocr_confidence or {}))
         for index, node in starting.get(a, []):
             active[index] = node
             is_sel = node.id == selected_id
@@ -225,7 +229,20 @@ def source_html(
     return "".join(parts)
 
 
-def legend_html() -> str:
+def _page_marker(page: Any, ocr_confidence: Mapping[int, float]) -> str:
+    label = f"page {html.escape(str(page.label))}"
+    confidence = ocr_confidence.get(page.number)
+    if confidence is None:
+        return f'<span class="page">{label}</span>'
+    return f'<span class="page ocr">{label}<b>read by OCR · {confidence:.0f}% mean word confidence</b></span>'
+
+
+def ocr_confidence_by_page(metadata: Mapping[str, Any]) -> dict[int, float]:
+    """The PDF loader's ``ocr_confidence`` metadata (page numbers as strings, as JSON keeps them) by page number."""
+    return {int(number): float(value) for number, value in (metadata.get("ocr_confidence") or {}).items()}
+
+
+def legend_html(*, ocr: bool = False) -> str:
     overlap = f"background-color:{PALETTE[0]};background-image:repeating-linear-gradient(135deg,rgba(15,23,42,.28) 0 2px,transparent 2px 6px)"
     return (
         '<div class="cs-legend">'
@@ -235,5 +252,10 @@ def legend_html() -> str:
         '<span><span class="sw" style="outline:2px solid #2563eb;background:#fff"></span>selected node</span>'
         '<span><span style="text-decoration:underline wavy #dc2626">text</span> in no chunk</span>'
         '<span><span class="sw" style="border-top:2px dashed #94a3b8;background:#fff"></span>page boundary</span>'
-        "</div>"
+        + (
+            '<span><span class="sw" style="border-top:2px dashed #f59e0b;background:#fef3c7"></span>page read by OCR</span>'
+            if ocr
+            else ""
+        )
+        + "</div>"
     )

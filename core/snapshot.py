@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.highlight import CSS as SOURCE_CSS
-from core.highlight import colour_for, legend_html, source_html, source_windows
+from core.highlight import colour_for, legend_html, ocr_confidence_by_page, source_html, source_windows
 from core.metrics import ChunkMetrics, chunk_report
 from core.query import QueryResult
 from core.schema import Document, MetadataMode, Node
@@ -125,6 +125,7 @@ def _source_section(
     """The whole document, window after window, with the chunks' spans (a hierarchy's leaves, as on the Chunks page)."""
     drawn = leaf_nodes(nodes)
     windows = source_windows(document)
+    ocr_confidence = ocr_confidence_by_page(document.metadata)
     parts = []
     for window in windows:
         if len(windows) > 1:
@@ -139,11 +140,12 @@ def _source_section(
                 selected_id=selected_id,
                 include_css=False,
                 index_of=index_of,
+                ocr_confidence=ocr_confidence,
             )
         )
     note = "" if len(drawn) == len(nodes) else f'<p class="muted">Showing the {len(drawn):,} leaf nodes.</p>'
     return (
-        f'<section id="source"><h2>Source</h2>{note}{legend_html()}'
+        f'<section id="source"><h2>Source</h2>{note}{legend_html(ocr=bool(ocr_confidence))}'
         f'<div class="panel scroll parts">{"".join(parts)}</div></section>'
     )
 

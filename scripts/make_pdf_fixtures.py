@@ -1,12 +1,13 @@
-"""Write the two PDFs the parser tests and benchmarks read, from our own sample prose.
+"""Write the two PDFs the parser tests, benchmarks and samples read, from our own sample prose.
 
 * ``tests/fixtures/table_report.pdf``: two pages typeset with fpdf2 — headings in a
   larger bold font, paragraphs, and a ruled table made from the first rows of
   ``sample_docs/splitter_benchmarks.csv`` (a header row and eight body rows).
-* ``tests/fixtures/scanned_page.pdf``: one page with no text layer, as a scanner
-  makes it: Pillow draws a passage of ``sample_docs/source/rag_handbook.md`` onto a
-  white 200 dpi image (Pillow's bundled Aileron font, so every machine draws the
-  same pixels) and wraps the image as a PDF.
+* ``sample_docs/scanned_handbook_page.pdf``: one page with no text layer, as a
+  scanner makes it: Pillow draws a passage of ``sample_docs/source/rag_handbook.md``
+  onto a white 200 dpi image (Pillow's bundled Aileron font, so every machine draws
+  the same pixels) and wraps the image as a PDF. It is a sample, so a first visit
+  shows a page read by OCR.
 
 Usage (from the repository root)::
 
@@ -27,6 +28,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
+SAMPLES = ROOT / "sample_docs"
 HANDBOOK = ROOT / "sample_docs" / "source" / "rag_handbook.md"
 BENCHMARKS = ROOT / "sample_docs" / "splitter_benchmarks.csv"
 # A fixed date so that regenerating gives the same bytes.
@@ -136,9 +138,12 @@ def scanned_pdf() -> bytes:
 
 
 def main() -> None:
-    for name, data in (("table_report.pdf", table_pdf()), ("scanned_page.pdf", scanned_pdf())):
-        (FIXTURES / name).write_bytes(data)
-        print(f"wrote {FIXTURES / name} ({len(data):,} bytes)")
+    for path, data in (
+        (FIXTURES / "table_report.pdf", table_pdf()),
+        (SAMPLES / "scanned_handbook_page.pdf", scanned_pdf()),
+    ):
+        path.write_bytes(data)
+        print(f"wrote {path} ({len(data):,} bytes)")
 
 
 if __name__ == "__main__":

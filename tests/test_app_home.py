@@ -156,8 +156,6 @@ def test_a_repaired_upload_says_what_was_replaced_in_its_row(home: AppTest) -> N
 
 
 def test_each_row_says_which_parser_read_the_file_and_what_it_found(home: AppTest) -> None:
-    from pathlib import Path
-
     from core.loaders.pdf_ocr import ocr_unavailable_reason
 
     table = home.dataframe[0].value
@@ -167,10 +165,7 @@ def test_each_row_says_which_parser_read_the_file_and_what_it_found(home: AppTes
     assert guide["Parser"] == "markdown" and "headings" in guide["Found"]
     # Tesseract is installed by `make system-deps` (make test): without it this fails, it does not skip.
     assert ocr_unavailable_reason() is None, ocr_unavailable_reason()
-    scanned = Path(__file__).parent / "fixtures" / "scanned_page.pdf"
-    home.file_uploader[0].set_value([("scanned_page.pdf", scanned.read_bytes(), "application/pdf")]).run()
-    assert not home.exception
-    table = home.dataframe[0].value
-    row = table[table["Document"] == "scanned_page.pdf"].iloc[0]
+    # The scanned sample has no text layer: the first visit already shows a page read by OCR.
+    row = table[table["Document"] == "scanned_handbook_page.pdf"].iloc[0]
     assert row["Parser"] == "pypdf + OCR"
     assert row["Found"].startswith("1 page · 1 OCR page (") and row["Notes"].startswith("read by OCR")

@@ -1,7 +1,7 @@
 """The PDF parsers: pypdf's text layer, pdfplumber's structure (headings, Markdown tables) and Tesseract's OCR.
 
 The fixtures come from scripts/make_pdf_fixtures.py: table_report.pdf (two pages,
-headings, a ruled table of the splitter benchmarks) and scanned_page.pdf (a
+headings, a ruled table of the splitter benchmarks) and sample_docs/scanned_handbook_page.pdf (a
 handbook section drawn as an image: no text layer).
 """
 
@@ -26,7 +26,7 @@ from core.splitters import get_splitter
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 TABLE_PDF = FIXTURES / "table_report.pdf"
-SCANNED_PDF = FIXTURES / "scanned_page.pdf"
+SCANNED_PDF = ROOT / "sample_docs" / "scanned_handbook_page.pdf"
 HANDBOOK_PDF = ROOT / "sample_docs" / "rag_handbook.pdf"
 HANDBOOK_MD = ROOT / "sample_docs" / "source" / "rag_handbook.md"
 
@@ -175,7 +175,7 @@ def test_auto_reads_only_the_page_without_a_text_layer() -> None:
 def test_ocr_off_says_so_in_one_sentence() -> None:
     with pytest.raises(EmptyDocumentError) as caught:
         load(SCANNED_PDF, ocr="off")
-    assert str(caught.value) == "scanned_page.pdf: has no text layer (scanned?) and OCR is off (ocr='auto' reads scanned pages)"
+    assert str(caught.value) == "scanned_handbook_page.pdf: has no text layer (scanned?) and OCR is off (ocr='auto' reads scanned pages)"
 
 
 def test_without_tesseract_a_scan_is_refused_in_one_line(monkeypatch) -> None:
@@ -183,7 +183,7 @@ def test_without_tesseract_a_scan_is_refused_in_one_line(monkeypatch) -> None:
     monkeypatch.setattr(pdf_module, "ocr_unavailable_reason", lambda: missing)
     with pytest.raises(EmptyDocumentError) as caught:
         load(SCANNED_PDF)
-    assert str(caught.value) == f"scanned_page.pdf: has no text layer (scanned?); {missing}"
+    assert str(caught.value) == f"scanned_handbook_page.pdf: has no text layer (scanned?); {missing}"
     assert "\n" not in str(caught.value)
 
 

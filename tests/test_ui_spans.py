@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import Document, Node, Page
-from core.highlight import MAX_SEGMENTS, Mark, source_html, source_windows
+from core.highlight import MAX_SEGMENTS, Mark, legend_html, ocr_confidence_by_page, source_html, source_windows
 
 
 @dataclass
@@ -22,7 +22,7 @@ class FakeNode:
 
 def visible_text(markup: str) -> str:
     """What a browser shows: tags (and their labels) removed, entities decoded."""
-    body = re.sub(r'<span class="(tag[^"]*|page|more)"[^>]*>.*?</span>', "", markup)
+    body = re.sub(r'<span class="(tag[^"]*|page[^"]*|more)"[^>]*>.*?</span>', "", markup)
     body = re.sub(r"<style>.*?</style>", "", body, flags=re.S)
     return html.unescape(re.sub(r"<[^>]+>", "", body))
 
@@ -66,6 +66,19 @@ def test_page_boundaries_are_labelled() -> None:
     pages = [Page(1, "i", 0, 16), Page(2, "ii", 16, len(text))]
     markup = source_html(text, [FakeNode("a", 0, len(text))], pages=pages, include_css=False)
     assert re.findall(r'<span class="page">([^<]*)</span>', markup) == ["page i", "page ii"]
+
+
+def test_a_page_read_by_ocr_says_so_with_its_confidence() -> None:
+    text = "typed page text scanned page text"
+    pages = [Page(1, "1", 0, 16), Page(2, "2", 16, len(text))]
+    confidence = ocr_confidence_by_page({"ocr_pages": [2], "ocr_confidence": {"2": 91.6}})
+    assert confidence == {2: 91.6}
+    markup = source_html(text, [FakeNode("a", 0, len(text))], pages=pages, include_css=False, ocr_confidence=confidence)
+    assert re.findall(r'<span class="page">([^<]*)</span>', markup) == ["page 1"]
+    assert re.findall(r'<span class="page ocr">(.*?)</span>', markup) == [
+        "page 2<b>read by OCR · 92% mean word confidence</b>"
+    ]
+    assert "page read by OCR" in legend_html(ocr=True) and "OCR" not in legend_html()
 
 
 def test_marks_highlight_a_sentence_window() -> None:

@@ -12,7 +12,16 @@ from typing import Any
 
 import streamlit as st
 
-from core.highlight import WINDOW_CHARS, HasSpan, Mark, legend_html, source_html, source_windows, window_index_for
+from core.highlight import (
+    WINDOW_CHARS,
+    HasSpan,
+    Mark,
+    legend_html,
+    ocr_confidence_by_page,
+    source_html,
+    source_windows,
+    window_index_for,
+)
 from ui import state
 
 
@@ -48,6 +57,7 @@ def show_source(
             format_func=lambda i: f"Part {i + 1}: {windows[i].label}",
         )
     window = windows[index]
+    ocr_confidence = ocr_confidence_by_page(getattr(document, "metadata", {}) or {})
     body = source_html(
         document.text,
         nodes,
@@ -58,8 +68,9 @@ def show_source(
         marks=marks,
         height_px=height_px,
         index_of=index_of,
+        ocr_confidence=ocr_confidence,
     )
-    st.html(legend_html() + body)
+    st.html(legend_html(ocr=bool(ocr_confidence)) + body)
     if selected_id is not None:
         # Our own script, with no document text in it: it scrolls the pane to the selected node.
         st.html(follow_selection_script(selected_id), unsafe_allow_javascript=True)

@@ -6,7 +6,7 @@ Makefile's ``system-deps`` installs it), run once per page as
 call it directly rather than through pytesseract so that each run gets
 ``OMP_THREAD_LIMIT=1`` in its own environment: on a busy two-core machine
 Tesseract's OpenMP threads made one page three times slower (3.0 s against
-0.95 s for tests/fixtures/scanned_page.pdf), and pytesseract can only set that
+0.95 s for sample_docs/scanned_handbook_page.pdf), and pytesseract can only set that
 for the whole process. Nothing is downloaded: the English model comes with the
 Debian package.
 
