@@ -39,6 +39,16 @@ class Shot:
     press: str | None = None  # a button's label, for pages that compute on demand
     then: str | None = None  # text that shows the pressed button's work is done
     first: tuple[str, ...] = ()  # buttons (or segmented-control options) to click before ``press``, in order
+    scroll_to: str | None = None  # text each source pane scrolls to (as a reader would), e.g. a table's header
+
+
+# Scrolls every source pane so that the first line holding the text sits near its top.
+_SCROLL_PANES = """(text) => {
+  for (const pane of document.querySelectorAll('.cs-source')) {
+    const hit = [...pane.querySelectorAll('span')].find((s) => s.textContent.includes(text));
+    if (hit) pane.scrollTop += hit.getBoundingClientRect().top - pane.getBoundingClientRect().top - 40;
+  }
+}"""
 
 
 PAGES = [
@@ -58,8 +68,9 @@ PAGES = [
     Shot("evaluate", "Evaluate", None, 2100, press="Run the evaluation", then="queries each"),
     # The tuner's Pareto front on the shipped samples and queries (BM25 and dense, every default choice).
     Shot("tune", "Evaluate", None, 2000, press="Search", then="Pareto front", first=("Tune",)),
-    # One PDF through two parsers: pypdf's text layer against pdfplumber's headings and Markdown tables.
-    Shot("compare_parsers", "Compare", None, 1900, first=("Parsers",), then="What each parser found"),
+    # One PDF through two parsers, side by side on the page with the table: loose words against a Markdown table.
+    Shot("compare_parsers", "Compare", None, 1900, first=("Parsers", "Chunks side by side"),
+         then="What each parser found", scroll_to="Document type"),
     # A framework engine that rewrites text: the span-recovery counts and a rewritten node's changes.
     Shot("engine", "Chunks?splitter=langchain.markdown_header", "Span recovery", 1700),
     Shot("export", "Export", None, 1400),
@@ -151,7 +162,9 @@ def take(url: str, pages: list[Shot] = PAGES) -> list[Path]:
             try:
                 wait_until_drawn(page, shot.marker)
                 for label in shot.first:
-                    page.get_by_text(label, exact=True).first.click()  # a button or a segmented option
+                    # A tab (its name carries its icon's ligature), else a button or a segmented option.
+                    tab = page.get_by_role("tab", name=label)
+                    (tab if tab.count() else page.get_by_text(label, exact=True)).first.click()
                     wait_until_drawn(page, None)
                 if shot.first and not shot.press and shot.then:
                     wait_until_drawn(page, shot.then, timeout_ms=600_000)
@@ -159,6 +172,9 @@ def take(url: str, pages: list[Shot] = PAGES) -> list[Path]:
                     page.get_by_role("button", name=shot.press).filter(has_text=shot.press).first.click()  # not a help icon
                     page.mouse.move(0, 0)  # no tooltip over the picture
                     wait_until_drawn(page, shot.then, timeout_ms=600_000)
+                if shot.scroll_to:
+                    page.evaluate(_SCROLL_PANES, shot.scroll_to)
+                    page.wait_for_timeout(300)
             except Exception as exc:  # noqa: BLE001 - a page that is not there yet is skipped, not fatal
                 page.screenshot(path=str(OUT / f"{name}.failed.png"))
                 print(f"skipped {name} (see {name}.failed.png): {exc}", file=sys.stderr)

@@ -164,6 +164,20 @@ def test_parser_mode_shows_the_table_only_pdfplumber_finds():
     assert "| character |" not in a_view and "character 128 0 1822" in a_view
 
 
+def test_parser_chunks_open_on_the_handbook_page_whose_table_pdfplumber_finds():
+    at = open_page()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    page = at.selectbox(key="cmp.parser_page")
+    assert page.value == 7 and page.format_func(7) == "page 7 · a table (B)"
+    a_view, b_view = span_views(at)
+    assert "| Document type | Splitter | Chunk size | Overlap |" in b_view and "| Document type |" not in a_view
+    assert '<span class="page">page 7</span>' in a_view and '<span class="page">page 6</span>' not in a_view
+    page.set_value(2).run()
+    a_view, b_view = span_views(at)
+    assert '<span class="page">page 2</span>' in a_view and '<span class="page">page 2</span>' in b_view
+    assert "| Document type |" not in b_view
+
+
 def test_parser_mode_with_both_parsers_alike_reports_no_difference():
     at = open_page()
     at.segmented_control(key="cmp.mode").set_value("Parsers").run()

@@ -16,7 +16,7 @@ import streamlit as st
 from core.compare_view import LABELS, settings_summary
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
-from core.highlight import CSS, legend_html, source_html, source_windows
+from core.highlight import CSS, legend_html, ocr_confidence_by_page, source_html, source_windows
 from core.schema import Document, Node
 from core.splitters.hierarchical import leaf_nodes
 from ui import cache, state, widgets
@@ -147,21 +147,46 @@ def cache_text_diff(a: str, b: str) -> Any:
 
 
 def parser_chunks(runs: Sequence[ParserRun]) -> None:
-    """Each parser's text with the session's splitter's chunks over it, one column each (a long text's first part)."""
-    st.html(CSS + legend_html())
-    for run, column in zip(runs, st.columns(len(runs), gap="small"), strict=True):
+    """Each parser's text of one page (the first with a table or OCR), the session's splitter's chunks over it."""
+    from core.loaders.parsers import comparable_pages, first_page_with_finds
+
+    documents = [run.document for run in runs]
+    pages = comparable_pages(documents)
+    windows: list[tuple[int, int, str]]
+    if pages:
+        numbers = [number for number, _ in pages]
+        label_of = dict(pages)
+        state.keep_valid("cmp.parser_page", numbers, preferred=first_page_with_finds(pages))
+        number = st.selectbox(
+            "Page",
+            numbers,
+            key="cmp.parser_page",
+            format_func=label_of.__getitem__,
+            help="The same page as each parser read it; it opens on the first page where a parser found a table or "
+            "read by OCR.",
+        )  # options are plain text, not Markdown
+        windows = []
+        for document in documents:
+            page = next(page for page in document.pages if page.number == number)
+            windows.append((page.start_char, page.end_char, f"page {page.label}"))
+    else:
+        windows = [(w.start, w.end, w.label) for w in (source_windows(document)[0] for document in documents)]
+    read_by_ocr = [ocr_confidence_by_page(document.metadata) for document in documents]
+    st.html(CSS + legend_html(ocr=any(read_by_ocr)))
+    columns = st.columns(len(runs), gap="small")
+    for run, (start, end, label), ocr_confidence, column in zip(runs, windows, read_by_ocr, columns, strict=True):
         with column:
-            window = source_windows(run.document)[0]
             st.html(badge_html(run.slot, str(run.loader.to_params()[PARSER_PARAM]), f"{len(run.nodes):,} chunks"))
-            st.caption(f"{widgets.md_escape(settings_summary(run.loader))} · {widgets.md_escape(window.label)}")
+            st.caption(f"{widgets.md_escape(settings_summary(run.loader))} · {widgets.md_escape(label)}")
             st.html(
                 source_html(
                     run.document.text,
                     run.nodes,
-                    start=window.start,
-                    end=window.end,
+                    start=start,
+                    end=end,
                     pages=run.document.pages,
                     height_px=SPAN_HEIGHT_PX,
                     include_css=False,
+                    ocr_confidence=ocr_confidence,
                 )
             )

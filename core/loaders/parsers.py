@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any, Literal
@@ -126,6 +127,33 @@ def parse_summary(document: Document) -> dict[str, Any]:
     }
 
 
+def comparable_pages(documents: Sequence[Document]) -> list[tuple[int, str]]:
+    """The page numbers every reading has, each labelled with what a parser found there.
+
+    Returns ``(number, label)`` pairs such as ``(7, "page 7 · a table (B)")``, so two
+    parsers can be looked at on the same page; empty when a reading has no pages.
+    """
+    if not documents or not all(document.pages for document in documents):
+        return []
+    numbers = sorted(set.intersection(*({page.number for page in document.pages} for document in documents)))
+    label_of = {page.number: page.label for page in documents[0].pages}
+    labels = {number: [f"page {label_of[number]}"] for number in numbers}
+    for slot, document in enumerate(documents):
+        letter = chr(ord("A") + slot)
+        tables = {element.page for element in document.elements if element.kind == "table"}
+        ocr = {int(number) for number in document.metadata.get("ocr_pages") or []}
+        for number in numbers:
+            labels[number] += [
+                f"{find} ({letter})" for find, pages in (("a table", tables), ("OCR", ocr)) if number in pages
+            ]
+    return [(number, " · ".join(labels[number])) for number in numbers]
+
+
+def first_page_with_finds(pages: Sequence[tuple[int, str]]) -> int | None:
+    """The first page whose label names a find (a table, OCR): where two parsers differ most visibly."""
+    return next((number for number, label in pages if " · " in label), pages[0][0] if pages else None)
+
+
 def found_phrase(summary: dict[str, Any]) -> str:
     """``7 pages · 2 tables · 33 headings · 1 OCR page (96%)`` (``10 slides`` for a deck); parts that are zero are left out."""
 
@@ -138,5 +166,7 @@ def found_phrase(summary: dict[str, Any]) -> str:
             parts.append(count(summary[key], word))
     if summary["ocr_pages"]:
         confidence = summary["ocr_confidence"]
-        parts.append(count(summary["ocr_pages"], "OCR page") + (f" ({confidence:.0f}%)" if confidence is not None else ""))
+        parts.append(
+            count(summary["ocr_pages"], "OCR page") + (f" ({confidence:.0f}%)" if confidence is not None else "")
+        )
     return " · ".join(parts) or "—"
