@@ -19,7 +19,7 @@ from test_loaders import check_spans
 
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders import LOADERS, load, load_bytes
-from core.schema import Document, Page
+from core.schema import Document, MetadataMode, Page
 
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 P_NS = (
@@ -370,6 +370,12 @@ def test_pptx_one_page_per_slide_with_titles_bullets_text_and_tables() -> None:
         "title": "Chunking in brief",
         "load_warning": "slide 3 hidden in the show, read anyway",
     }
+    # How the deck was read stays out of what the LLM and the embedding model read; what it says stays in.
+    assert document.excluded_llm_metadata_keys == ["load_warning", "page_unit"]
+    assert document.get_content(MetadataMode.LLM).startswith(
+        "file_name: deck.pptx\nfile_type: pptx\npage_count: 3\ntitle:"
+    )
+    assert "page_unit" not in document.get_content(MetadataMode.EMBED)
     with_notes = load_one(pptx(slides, notes={2: "Say why."}), "deck.pptx", include_notes=True)
     note = next(e for e in with_notes.elements if e.attrs.get("notes"))
     assert (with_notes.text[note.start_char : note.end_char], note.page) == ("Say why.", 2)

@@ -47,8 +47,6 @@ MB = 1024 * 1024
 CHILD_GRACE_SECONDS = 10.0
 # From this many pages on, a second process extracts half of them (below it, a fork costs more than it saves).
 PARALLEL_FROM_PAGES = 24
-# How a document was read rather than what it says: kept out of the LLM and EMBED views.
-PARSE_DETAIL_KEYS = ("parser", "ocr_pages", "ocr_confidence")
 
 # pypdf logs the damage it works around; what matters reaches the user as our own
 # error or load_warning, so its notes must not print to a terminal (the CLI's one line).
@@ -93,7 +91,10 @@ class PdfLoader(Loader):
         advanced=True,
     )
     ocr_dpi: int = param(
-        200, "Resolution a page is rendered at for OCR (higher reads small print better, slower).", ge=72, le=400,
+        200,
+        "Resolution a page is rendered at for OCR (higher reads small print better, slower).",
+        ge=72,
+        le=400,
         advanced=True,
     )
     max_ocr_pages: int = param(
@@ -150,7 +151,9 @@ class PdfLoader(Loader):
 
             blocks = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
             if len(blocks) != page_count:
-                raise CorruptDocumentError(file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)")
+                raise CorruptDocumentError(
+                    file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
+                )
             unreadable: list[int] = []
             blank = [number for number, page in enumerate(blocks, start=1) if not page]
         else:
@@ -185,10 +188,7 @@ class PdfLoader(Loader):
         notes.extend(ocr_notes)
         if notes:
             metadata["load_warning"] = "; ".join(notes)
-        document = make_document(full_text, metadata, elements, pages)
-        for excluded in (document.excluded_llm_metadata_keys, document.excluded_embed_metadata_keys):
-            excluded.extend(key for key in PARSE_DETAIL_KEYS if key in metadata)
-        return [document]
+        return [make_document(full_text, metadata, elements, pages)]
 
     def _ocr(self, data: bytes, reader: PdfReader, blank: list[int]) -> tuple[dict[int, OcrPage], list[str]]:
         """The pages OCR read (by number) and one-line notes about what it could not do.
@@ -208,7 +208,9 @@ class PdfLoader(Loader):
             return {}, [f"{_pages_phrase(wanted)} not read: {reason}"]
         notes = []
         if len(wanted) > self.max_ocr_pages:
-            notes.append(f"{_pages_phrase(wanted[self.max_ocr_pages :])} not read by OCR (max_ocr_pages={self.max_ocr_pages})")
+            notes.append(
+                f"{_pages_phrase(wanted[self.max_ocr_pages :])} not read by OCR (max_ocr_pages={self.max_ocr_pages})"
+            )
             wanted = wanted[: self.max_ocr_pages]
         read: dict[int, OcrPage] = {}
         for number in wanted:

@@ -47,8 +47,9 @@ _IGNORED_DECLARATIONS = frozenset(
 )
 
 # Metadata keys about how a file was read rather than what it says: kept out of
-# what the embedding model and the LLM see unless the user asks for them.
-LOAD_DETAIL_KEYS = ("encoding", "load_warning", "replaced_bytes")
+# what the embedding model and the LLM see unless the user asks for them. The last
+# four: what a page is called (slide, sheet, chapter), which PDF parser ran, OCR.
+LOAD_DETAIL_KEYS = ("encoding", "load_warning", "replaced_bytes", "page_unit", "parser", "ocr_pages", "ocr_confidence")
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # "\r(?!\n)" keeps a CRLF from being read as two line breaks when the regex backtracks.
