@@ -130,6 +130,9 @@ class Document(BaseNode):
 
     elements: list[Element] = field(default_factory=list)
     pages: list[Page] = field(default_factory=list)
+    # The markup ``text`` was extracted from (an HTML page's source), for the engines that read markup
+    # (core.engines); None for other sources. Not metadata, so no reader's view shows it; not in repr.
+    markup: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.id:

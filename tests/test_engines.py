@@ -48,10 +48,12 @@ ENGINE_NAMES = {
     "llamaindex.sentence_window",
     "llamaindex.markdown",
     "llamaindex.hierarchical",
+    "llamaindex.html",
     "langchain.recursive",
     "langchain.character",
     "langchain.token",
     "langchain.markdown_header",
+    "langchain.html_header",
     "chonkie.recursive",
     "chonkie.token",
     "chonkie.sentence",
@@ -73,6 +75,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("llamaindex.hierarchical", {}),
     ("llamaindex.hierarchical", {"chunk_sizes": (512, 128), "chunk_overlap": 10}),
     ("llamaindex.hierarchical", {"chunk_sizes": (1200, 400), "chunk_overlap": 40, "tokenizer": "characters"}),
+    ("llamaindex.html", {}),
+    ("llamaindex.html", {"tags": ("p", "li", "h2", "h3", "pre"), "include_metadata": False}),
     ("langchain.recursive", {}),
     ("langchain.recursive", {"chunk_size": 500, "chunk_overlap": 50}),
     ("langchain.recursive", {"chunk_size": 400, "chunk_overlap": 40, "language": "markdown"}),
@@ -86,6 +90,9 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("langchain.markdown_header", {}),
     ("langchain.markdown_header", {"strip_headers": False}),
     ("langchain.markdown_header", {"return_each_line": True}),
+    ("langchain.html_header", {}),
+    ("langchain.html_header", {"headers_to_split_on": ("h2 Section",)}),
+    ("langchain.html_header", {"return_each_element": True}),
     ("chonkie.recursive", {}),
     ("chonkie.recursive", {"chunk_size": 512}),
     ("chonkie.recursive", {"chunk_size": 128, "tokenizer": "cl100k_base"}),
@@ -106,6 +113,11 @@ def sample_documents() -> tuple[Document, ...]:
     return tuple(document for name in SAMPLE_FILES for document in load(SAMPLES / name))
 
 
+def own_sample(engine: FrameworkSplitter) -> Document:
+    """The sample an engine is made for: the HTML page for an engine that reads markup, else the Markdown guide."""
+    return load(SAMPLES / ("vector_search_faq.html" if engine.reads_markup else "chunking_guide.md"))[0]
+
+
 def case_id(case: tuple[str, dict[str, Any]]) -> str:
     name, params = case
     return name + ("" if not params else "-" + "-".join(f"{k}={v}" for k, v in params.items()))
@@ -114,12 +126,18 @@ def case_id(case: tuple[str, dict[str, Any]]) -> str:
 # -- the frameworks called directly (no engine code) ----------------------------------------------
 
 
-def llama_document(document: Document) -> Any:
+def markup(document: Document) -> str:
+    """What an HTML engine's framework reads: the page's source read from disk, or any other document's text."""
+    name = document.metadata["file_name"]
+    return (SAMPLES / name).read_text(encoding="utf-8") if name.endswith(".html") else document.text
+
+
+def llama_document(document: Document, text: str | None = None) -> Any:
     """The document as a LlamaIndex Document, with the keys its loader hides from readers (they change the budget)."""
     from llama_index.core import Document as LlamaDocument
 
     return LlamaDocument(
-        text=document.text,
+        text=document.text if text is None else text,
         metadata=dict(document.metadata),
         excluded_llm_metadata_keys=list(document.excluded_llm_metadata_keys),
         excluded_embed_metadata_keys=list(document.excluded_embed_metadata_keys),
@@ -147,6 +165,9 @@ def llamaindex_nodes(name: str, p: dict[str, Any], document: Document) -> list[A
         parser = li.SentenceWindowNodeParser.from_defaults(window_size=p["window_size"])
     elif name == "llamaindex.markdown":
         parser = li.MarkdownNodeParser.from_defaults(header_path_separator=p["header_path_separator"])
+    elif name == "llamaindex.html":
+        parser = li.HTMLNodeParser.from_defaults(tags=list(p["tags"]), include_metadata=p["include_metadata"])
+        return parser.get_nodes_from_documents([llama_document(document, markup(document))])
     elif p["tokenizer"] == "cl100k_base":  # hierarchical at LlamaIndex's own tokenizer: from_defaults as documented
         parser = li.HierarchicalNodeParser.from_defaults(
             chunk_sizes=list(p["chunk_sizes"]), chunk_overlap=p["chunk_overlap"]
@@ -180,6 +201,10 @@ def framework_texts(name: str, p: dict[str, Any], document: Document) -> list[st
             splitter = lc.CharacterTextSplitter(separator=p["separator"], **common)
         elif name == "langchain.token":
             splitter = lc.TokenTextSplitter(encoding_name=p["encoding_name"], **common)
+        elif name == "langchain.html_header":
+            headers = [tuple(item.split(" ", 1)) for item in p["headers_to_split_on"]]
+            splitter = lc.HTMLHeaderTextSplitter(headers, return_each_element=p["return_each_element"])
+            return [piece.page_content for piece in splitter.split_text(markup(document))]
         else:
             headers = [tuple(item.split(" ", 1)) for item in p["headers_to_split_on"]]
             splitter = lc.MarkdownHeaderTextSplitter(
@@ -327,7 +352,7 @@ def test_readers_see_what_llamaindex_nodes_give_them(case: tuple[str, dict[str, 
 
     name, params = case
     engine = SPLITTERS.create(name, **params)
-    document = load(SAMPLES / "chunking_guide.md")[0]
+    document = own_sample(engine)
     theirs = llamaindex_nodes(name, engine.to_params(), document)
     ours = engine.split([document])
     for mode, their_mode in ((MetadataMode.LLM, LlamaMode.LLM), (MetadataMode.EMBED, LlamaMode.EMBED)):
@@ -450,7 +475,10 @@ CODE_CASES = [case for case in CASES if case[0].startswith(("llamaindex.", "lang
 
 
 def run_snippet(engine: FrameworkSplitter, library: str, document: Document) -> list[str]:
-    """Execute the imports, setup and splitter code ``engine`` writes for ``library``; the chunk texts it makes."""
+    """Execute the imports, setup and splitter code ``engine`` writes for ``library``; the chunk texts it makes.
+
+    The exported code reads files as they are, so an HTML engine's snippet is given the page's source.
+    """
     from core.codegen import CodeSnippet
 
     code = CodeSnippet(library, "")
@@ -459,10 +487,12 @@ def run_snippet(engine: FrameworkSplitter, library: str, document: Document) -> 
     exec("\n".join([*code.imports, *code.setup]), namespace)
     if library == "llamaindex":
         parser = eval(body, namespace)
-        return [node.get_content() for node in parser.get_nodes_from_documents([llama_document(document)])]
+        source = markup(document) if engine.reads_markup else document.text
+        return [node.get_content() for node in parser.get_nodes_from_documents([llama_document(document, source)])]
     from langchain_core.documents import Document as LangChainDocument
 
-    namespace["documents"] = [LangChainDocument(page_content=document.text, metadata=dict(document.metadata))]
+    source = markup(document) if engine.reads_markup else document.text
+    namespace["documents"] = [LangChainDocument(page_content=source, metadata=dict(document.metadata))]
     exec(body, namespace)
     return [chunk.page_content for chunk in namespace["chunks"]]
 
@@ -471,10 +501,10 @@ def run_snippet(engine: FrameworkSplitter, library: str, document: Document) -> 
 def test_the_exported_code_is_the_call_that_ran(case: tuple[str, dict[str, Any]]) -> None:
     name, params = case
     engine = SPLITTERS.create(name, **params)
-    document = load(SAMPLES / "chunking_guide.md")[0]
+    document = own_sample(engine)
     texts = [node.text for node in engine.split([document])]
     libraries = ["llamaindex"] if name.startswith("llamaindex.") else ["langchain"]
-    if name not in ("langchain.markdown_header",) and name.startswith("langchain."):
+    if not engine.splits_to_documents and name.startswith("langchain."):
         libraries.append("llamaindex")  # through LlamaIndex's LangchainNodeParser
     for library in libraries:
         assert run_snippet(engine, library, document) == texts, library
@@ -494,19 +524,24 @@ socket.create_connection = refuse
 from core import load
 from core.splitters import SPLITTERS
 
-document = load(sys.argv[1])[0]
-settings = json.loads(sys.argv[2])
+settings = json.loads(sys.argv[1])
 counts = {}
-for name, params in settings:
-    counts[f"{name}{params}"] = len(SPLITTERS.create(name, **params).split([document]))
+for name, params, path in settings:
+    counts[f"{name}{params}"] = len(SPLITTERS.create(name, **params).split(load(path)))
 print(json.dumps(counts))
 """
 
 
 def test_every_engine_runs_with_no_network_and_empty_caches(tmp_path: Path) -> None:
     """A fresh process, sockets refusing, tiktoken's cache dir empty and no NLTK data of the user's: all engines split."""
-    settings = [(name, {}) for name in sorted(ENGINE_NAMES)]
-    settings += [("langchain.token", {"encoding_name": "o200k_base"}), ("chonkie.token", {"tokenizer": "o200k_base"})]
+    guide, page = str(SAMPLES / "chunking_guide.md"), str(SAMPLES / "vector_search_faq.html")
+    settings = [
+        (name, {}, page if name.endswith((".html", ".html_header")) else guide) for name in sorted(ENGINE_NAMES)
+    ]
+    settings += [
+        ("langchain.token", {"encoding_name": "o200k_base"}, guide),
+        ("chonkie.token", {"tokenizer": "o200k_base"}, guide),
+    ]
     (tmp_path / "tiktoken").mkdir()
     env = {
         **os.environ,
@@ -518,7 +553,7 @@ def test_every_engine_runs_with_no_network_and_empty_caches(tmp_path: Path) -> N
     }
     env.pop("NLTK_DATA", None)
     result = subprocess.run(
-        [sys.executable, "-c", _OFFLINE_SCRIPT, str(SAMPLES / "chunking_guide.md"), json.dumps(settings)],
+        [sys.executable, "-c", _OFFLINE_SCRIPT, json.dumps(settings)],
         capture_output=True,
         text=True,
         env=env,

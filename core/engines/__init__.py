@@ -1,7 +1,8 @@
 """Framework engines: real LlamaIndex, LangChain, chonkie and semchunk splitters as ChunkScope splitters.
 
-One module per framework; importing a module registers its engines in the
-splitter registry (names such as ``llamaindex.sentence``, ``langchain.recursive``).
+One module per framework (and one beside it where an engine needs more than the
+framework's shared plumbing: a hierarchy, a parser that reads HTML markup);
+importing a module registers its engines in the splitter registry (names such as ``llamaindex.sentence``, ``langchain.recursive``).
 The frameworks themselves are imported only when an engine splits, so importing
 ``core`` stays fast. Every chunk goes through :mod:`core.span_recovery`; nothing
 is downloaded (see :mod:`core.bundled_data`).
@@ -10,6 +11,14 @@ is downloaded (see :mod:`core.bundled_data`).
 from core.engines.base import FrameworkChunk, FrameworkSplitter, framework_nodes, framework_version
 
 # Importing a module registers its engines (order = the order the app lists them).
-from core.engines import llamaindex, llamaindex_hierarchical, langchain, chonkie, semchunk  # noqa: F401, E402  isort: skip
+from core.engines import (  # noqa: F401, E402  isort: skip
+    llamaindex,
+    llamaindex_hierarchical,
+    llamaindex_html,
+    langchain,
+    langchain_html,
+    chonkie,
+    semchunk,
+)
 
 __all__ = ["FrameworkChunk", "FrameworkSplitter", "framework_nodes", "framework_version"]

@@ -109,6 +109,10 @@ class FrameworkSplitter(Splitter):
     mirrored: ClassVar[Mapping[str, str]] = {}
     # Our parameters with no framework default to copy, and why (a test checks every parameter is in one of the two).
     own_params: ClassVar[Mapping[str, str]] = {}
+    # The framework reads HTML markup (HTMLNodeParser, HTMLHeaderTextSplitter): it is given the page's source.
+    reads_markup: ClassVar[bool] = False
+    # LangChain's header splitters: split_text gives Documents, so LangchainNodeParser cannot wrap them.
+    splits_to_documents: ClassVar[bool] = False
 
     @classmethod
     def title(cls) -> str:
@@ -118,6 +122,27 @@ class FrameworkSplitter(Splitter):
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         """The framework's chunks of ``document``, in its order (one call to the framework)."""
         raise NotImplementedError
+
+    def source_text(self, document: Document) -> str:
+        """What the framework is given: the document's text, or for an engine that reads markup, its markup.
+
+        A document not loaded from HTML has no markup of its own: its text is read
+        as markup, as the framework reads whatever text it is handed (and
+        :meth:`unsuited_reason` says so). Spans are always found in the text.
+        """
+        if self.reads_markup and document.markup is not None:
+            return document.markup
+        return document.text
+
+    def unsuited_reason(self, document: Document) -> str | None:
+        if not self.reads_markup or document.markup is not None:
+            return None
+        name = document.metadata.get("file_name", "this document")
+        kind = document.metadata.get("file_type")
+        return (
+            f"{self.framework}'s {self.framework_class} reads HTML markup, and {name}{f' ({kind})' if kind else ''} "
+            "is not an HTML page, so its text is read as markup; pick a splitter that cuts text"
+        )
 
     # -- the framework's object, built and written from one set of arguments ---------------------
 
@@ -198,7 +223,7 @@ class FrameworkSplitter(Splitter):
         """LlamaIndex's engines: the call that ran. LangChain's: the same splitter in LlamaIndex's LangchainNodeParser."""
         if self.framework == "LlamaIndex":
             return self.framework_call(code)
-        if self.framework == "LangChain" and self.name != "langchain.markdown_header":
+        if self.framework == "LangChain" and not self.splits_to_documents:
             code.use("from llama_index.core.node_parser import LangchainNodeParser")
             return call("LangchainNodeParser", Code(self.framework_call(code)))
         code.note(

@@ -6,8 +6,8 @@ once per document. LangChain adds no metadata of its own except the
 MarkdownHeaderTextSplitter's headers; nodes inherit the document's metadata as
 ``split_documents`` copies it.
 
-HTMLHeaderTextSplitter is not offered: it needs beautifulsoup4 (and lxml), which
-ChunkScope does not install.
+HTMLHeaderTextSplitter reads a page's markup rather than its text: it is in
+:mod:`core.engines.langchain_html`.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class LangChainEngine(FrameworkSplitter):
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         splitter = self.text_splitter()
         try:
-            texts = splitter.split_text(document.text)
+            texts = splitter.split_text(self.source_text(document))
         except Exception as exc:  # e.g. tiktoken refusing a special token in the text
             raise self.failed(exc) from exc
         return [FrameworkChunk(text) for text in texts]
@@ -250,9 +250,38 @@ class LangChainTokenSplitter(LangChainEngine):
         return super().build_framework()
 
 
+@dataclass(frozen=True)
+class LangChainHeaderEngine(LangChainEngine):
+    """A LangChain header splitter: ``split_text`` gives Documents, each a section's text and its headers.
+
+    Not a TextSplitter: it has no ``split_documents``, so the exported code runs
+    it per document and merges the document's metadata into each chunk's.
+    """
+
+    splits_to_documents: ClassVar[bool] = True
+
+    def langchain(self, code: CodeSnippet) -> str:
+        return (
+            f"text_splitter = {self.framework_call(code)}\n\n"
+            "chunks = []\n"
+            "for document in documents:\n"
+            "    for chunk in text_splitter.split_text(document.page_content):\n"
+            "        chunk.metadata = {**document.metadata, **chunk.metadata}\n"
+            "        chunks.append(chunk)"
+        )
+
+    def chunks(self, document: Document) -> list[FrameworkChunk]:
+        splitter = self.text_splitter()
+        try:
+            documents = splitter.split_text(self.source_text(document))
+        except Exception as exc:  # the framework's own failure, said as a sentence
+            raise self.failed(exc) from exc
+        return [FrameworkChunk(piece.page_content, dict(piece.metadata)) for piece in documents]
+
+
 @SPLITTERS.register
 @dataclass(frozen=True)
-class LangChainMarkdownHeaderSplitter(LangChainEngine):
+class LangChainMarkdownHeaderSplitter(LangChainHeaderEngine):
     """LangChain's MarkdownHeaderTextSplitter: one chunk per section, its headers in metadata.
 
     LangChain rewrites the text (strips each line, joins lines with two spaces and
@@ -310,24 +339,5 @@ class LangChainMarkdownHeaderSplitter(LangChainEngine):
             "strip_headers": self.strip_headers,
         }
 
-    def langchain(self, code: CodeSnippet) -> str:
-        # Not a TextSplitter: it has no split_documents, and its chunks carry only the headers.
-        return (
-            f"text_splitter = {self.framework_call(code)}\n\n"
-            "chunks = []\n"
-            "for document in documents:\n"
-            "    for chunk in text_splitter.split_text(document.page_content):\n"
-            "        chunk.metadata = {**document.metadata, **chunk.metadata}\n"
-            "        chunks.append(chunk)"
-        )
-
     def _pairs(self) -> list[tuple[str, str]]:
         return [(marker, key.strip()) for marker, _, key in (item.partition(" ") for item in self.headers_to_split_on)]
-
-    def chunks(self, document: Document) -> list[FrameworkChunk]:
-        splitter = self.text_splitter()
-        try:
-            documents = splitter.split_text(document.text)
-        except Exception as exc:  # the framework's own failure, said as a sentence
-            raise self.failed(exc) from exc
-        return [FrameworkChunk(piece.page_content, dict(piece.metadata)) for piece in documents]

@@ -7,9 +7,8 @@ so the sentence and token splitters leave room for the metadata exactly as
 LlamaIndex does. Sizes count tokens of tiktoken's cl100k_base by default (what
 LlamaIndex's global tokenizer, gpt-3.5-turbo's, is), o200k_base, or characters.
 
-HTMLNodeParser is not offered: it needs beautifulsoup4, which ChunkScope does not
-install, and it reads HTML markup, while a loaded document's text is already the
-page's text.
+HTMLNodeParser reads a page's markup rather than its text: it is in
+:mod:`core.engines.llamaindex_html`.
 """
 
 from __future__ import annotations
@@ -72,12 +71,15 @@ class TokenizerArg(FrameworkArg):
         return Code(variable)
 
 
-def llama_document(document: Document) -> Any:
-    """The LlamaIndex Document a pipeline would hold for ``document`` (same text, metadata, views and id)."""
+def llama_document(document: Document, text: str | None = None) -> Any:
+    """The LlamaIndex Document a pipeline would hold for ``document`` (same text, metadata, views and id).
+
+    ``text`` replaces the document's text where the parser reads something else (an HTML page's markup).
+    """
     from llama_index.core.schema import Document as LlamaDocument
 
     return LlamaDocument(
-        text=document.text,
+        text=document.text if text is None else text,
         id_=document.id,
         metadata=dict(document.metadata),
         excluded_llm_metadata_keys=list(document.excluded_llm_metadata_keys),
@@ -102,7 +104,7 @@ class LlamaIndexEngine(FrameworkSplitter):
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         parser = self.node_parser()
         try:
-            nodes = parser.get_nodes_from_documents([llama_document(document)])
+            nodes = parser.get_nodes_from_documents([llama_document(document, self.source_text(document))])
         except Exception as exc:  # e.g. "Metadata length (...) is longer than chunk size (...)"
             raise self.failed(exc) from exc
         return chunks_from_nodes(nodes, document)

@@ -348,4 +348,7 @@ class HtmlLoader(Loader):
         metadata = text_metadata(file_name, "html", encoding, warning, replaced)
         if title:
             metadata["title"] = title
-        return [make_document(text, metadata, elements)]
+        document = make_document(text, metadata, elements)
+        # LlamaIndex's HTMLNodeParser and LangChain's HTMLHeaderTextSplitter read the page's markup, not its text.
+        document.markup = source
+        return [document]
