@@ -104,13 +104,34 @@ def llamaindex_snippet(config: PipelineConfig, documents_dir: str = "sample_docs
     snippet.add(f"documents = SimpleDirectoryReader(input_dir={documents_dir!r}).load_data()")
     _metadata_llamaindex(snippet, config)
     _extractor_notes(snippet, config, llamaindex=True)
-    snippet.add(f"node_parser = {config.splitter.llamaindex(snippet)}")
+    snippet.add(f"node_parser = {splitter_code(config.splitter, snippet)}")
     snippet.add("nodes = node_parser.get_nodes_from_documents(documents)")
     if config.splitter.has_levels:
         snippet.use("from llama_index.core.node_parser import get_leaf_nodes")
         snippet.add("leaf_nodes = get_leaf_nodes(nodes)  # ChunkScope retrieves over the smallest level")
     _retrieval_llamaindex(snippet, config)
     return snippet.render()
+
+
+def splitter_code(splitter: Any, snippet: CodeSnippet) -> str:
+    """The splitter's part of ``snippet``: LlamaIndex's node parser expression, or LangChain's lines making ``chunks``.
+
+    A native splitter in a compatible mode (``compat="llamaindex"``, ``"langchain"``)
+    is written as the framework call it reproduces, the very call its engine makes
+    (:func:`core.engines.mirrors.mirrored_engine`); a LangChain call also runs in
+    LlamaIndex, inside its LangchainNodeParser. Otherwise the splitter translates itself.
+    """
+    from core.engines.mirrors import mirrored_engine
+
+    engine = mirrored_engine(splitter)
+    llamaindex = snippet.library == "LlamaIndex"
+    if engine is not None and (engine.framework == snippet.library or (llamaindex and engine.framework == "LangChain")):
+        snippet.note(
+            f"{splitter.name}: ChunkScope ran compat={splitter.compat}, which cuts as {engine.title()} does; "
+            "this is that call."
+        )
+        return engine.llamaindex(snippet) if llamaindex else engine.langchain(snippet)
+    return splitter.llamaindex(snippet) if llamaindex else splitter.langchain(snippet)
 
 
 def _metadata_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
@@ -225,7 +246,7 @@ def langchain_snippet(config: PipelineConfig, documents_dir: str = "sample_docs"
     if settings.extra:
         snippet.add(f"for document in documents:\n    document.metadata.update({settings.extra_metadata!r})")
     _extractor_notes(snippet, config, llamaindex=False)
-    snippet.add(config.splitter.langchain(snippet))
+    snippet.add(splitter_code(config.splitter, snippet))
     _views_langchain(snippet, config)
     _retrieval_langchain(snippet, config)
     return snippet.render()

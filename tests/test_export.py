@@ -187,3 +187,76 @@ def test_lists_typed_with_spaces_reach_the_code_and_config_unpadded():
     data = json.loads(config_to_json(config))
     assert data["splitter"]["params"]["headings_to_split_on"] == ["h1", "h2", "h3"]
     assert data["postprocessors"][0]["params"]["required_keywords"] == ["dotenv_values", "environment"]
+
+
+# -- a compatible mode exports the framework call it mirrors, and that code runs to the same chunks ------------------
+
+# (native splitter, its settings in a compatible mode, the sample it is run on)
+COMPAT_CASES = [
+    ("sentence", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_size": 256, "chunk_overlap": 20}, "md"),
+    ("sentence", {"compat": "llamaindex", "tokenizer": "characters", "chunk_size": 512, "chunk_overlap": 40}, "txt"),
+    ("token", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_size": 128, "chunk_overlap": 30}, "md"),
+    ("sentence_window", {"compat": "llamaindex", "window_size": 1}, "txt"),
+    ("markdown", {"compat": "llamaindex"}, "md"),
+    ("hierarchical", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_sizes": "512,128,64"}, "md"),
+    ("recursive", {"compat": "langchain", "tokenizer": "characters", "chunk_size": 400, "chunk_overlap": 40}, "md"),
+    ("recursive", {"compat": "langchain", "tokenizer": "characters", "chunk_size": 300, "language": "python"}, "py"),
+    ("recursive", {"compat": "langchain", "tokenizer": "characters", "separators": ("\\n\\n", "\\n", " ", "")}, "txt"),
+    ("character", {"compat": "langchain", "tokenizer": "characters", "chunk_size": 400, "chunk_overlap": 50}, "md"),
+]
+_SAMPLE = {"md": "chunking_guide.md", "txt": "release_notes.txt", "py": "chunk_stats.py"}
+
+
+def _run_exported(splitter, library: str, document) -> list[str]:
+    """Execute the splitter part Export writes for ``library`` on ``document``; the chunk texts it makes."""
+    from langchain_core.documents import Document as LangChainDocument
+
+    from core.codegen import CodeSnippet
+    from core.engines.llamaindex import llama_document
+    from core.export import splitter_code
+
+    code = CodeSnippet(library, "")
+    body = splitter_code(splitter, code)
+    namespace: dict = {}
+    exec("\n".join([*code.imports, *code.setup]), namespace)
+    if library == "LlamaIndex":
+        parser = eval(body, namespace)
+        return [node.get_content() for node in parser.get_nodes_from_documents([llama_document(document)])]
+    namespace["documents"] = [LangChainDocument(page_content=document.text, metadata=dict(document.metadata))]
+    exec(body, namespace)
+    return [chunk.page_content for chunk in namespace["chunks"]]
+
+
+@pytest.mark.parametrize(
+    "name, params, sample",
+    COMPAT_CASES,
+    ids=[f"{c[0]}-{'-'.join(f'{k}={v}' for k, v in c[1].items())}" for c in COMPAT_CASES],
+)
+def test_a_compatible_mode_exports_the_call_it_mirrors_and_it_runs_to_the_chunks_shown(
+    name, params, sample, sample_docs
+):
+    from core.bundled_data import use_bundled_nltk_data
+
+    use_bundled_nltk_data()
+    splitter = get_splitter(name, **params)
+    config = PipelineConfig(splitter=splitter)
+    document = load(sample_docs / _SAMPLE[sample])[0]
+    shown = [node.text for node in run_split([document], config)]
+    libraries = ["LlamaIndex"] if splitter.compat == "llamaindex" else ["LangChain", "LlamaIndex"]
+    for library in libraries:
+        exported = _run_exported(splitter, library, document)
+        # LlamaIndex lists a hierarchy parent by parent; ChunkScope each level in order of its start.
+        if name == "hierarchical":
+            exported, shown = sorted(exported), sorted(shown)
+        assert exported == shown, library
+        script = (llamaindex_snippet if library == "LlamaIndex" else langchain_snippet)(config)
+        assert f"compat={splitter.compat}, which cuts as" in ast.get_docstring(ast.parse(script))
+
+
+def test_a_setting_the_framework_call_cannot_express_keeps_the_native_translation():
+    # Words are no unit LlamaIndex's tokenizer= counts in the compat mode's way: the native code, no claim.
+    config = PipelineConfig(splitter=get_splitter("sentence", compat="llamaindex", tokenizer="words"))
+    assert "which cuts as" not in llamaindex_snippet(config)
+    config = PipelineConfig(splitter=get_splitter("character", compat="langchain", tokenizer="cl100k"))
+    assert "which cuts as" not in langchain_snippet(config)
+    assert "keep_separator='end'" in langchain_snippet(config)
