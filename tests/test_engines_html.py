@@ -162,3 +162,13 @@ def test_every_chunk_of_a_page_is_placed_in_order_with_a_valid_span(blocks: list
                 # Pages of headings, paragraphs and list items hold every chunk's words: nothing is unplaced.
                 assert status == "rewritten", (name, node.text)
                 assert document.text[node.start_char : node.end_char].split() == node.text.split()
+
+
+def test_a_document_made_in_code_is_keyed_by_its_markup_too() -> None:
+    # The app caches splits by document key: two pages with the same text but other tags split differently.
+    from ui.cache import document_key
+
+    text = "Title\n\nBody"
+    one = Document(text=text, markup="<h1>Title</h1><p>Body</p>")
+    other = Document(text=text, markup="<p>Title</p><p>Body</p>")
+    assert document_key(one) != document_key(other) and document_key(Document(text=text)) != document_key(one)

@@ -33,6 +33,7 @@ from typing import Any
 import streamlit as st
 
 from core.schema import Document, Node
+from core.splitters.fast.deferred_nodes import DeferredNode
 
 # -- keys ------------------------------------------------------------------------
 
@@ -45,6 +46,8 @@ def _content_key(document: Document) -> str:
     digest.update(json.dumps(document.view_settings(), sort_keys=True, default=str).encode())
     digest.update(repr(document.elements).encode())
     digest.update(repr(document.pages).encode())
+    if document.markup is not None:  # the engines that read markup split the page's source, not its text
+        digest.update(hashlib.sha1(document.markup.encode("utf-8", "surrogatepass")).digest())
     return digest.hexdigest()
 
 
@@ -120,6 +123,8 @@ def _node_key(node: Node) -> str:
 HASH_FUNCS: dict[Any, Any] = {
     Document: document_key,
     Node: _node_key,
+    # A node not yet read past its text (Streamlit looks hash functions up by type(obj)); reading its id fills it.
+    DeferredNode: _node_key,
     "core.config.PipelineConfig": lambda config: config.key(),
 }
 
@@ -260,9 +265,7 @@ def model_tokenizer(name: str = "model") -> Any:
     return get_tokenizer(name)
 
 
-@st.cache_resource(
-    show_spinner="Loading the embedding model (all-MiniLM-L6-v2, a few seconds)…"
-)
+@st.cache_resource(show_spinner="Loading the embedding model (all-MiniLM-L6-v2, a few seconds)…")
 def embedder() -> Any:
     """The embedding model, loaded once per process and shared by every session."""
     from core.embeddings import get_embedder

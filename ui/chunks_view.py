@@ -194,7 +194,7 @@ def scope_and_fit(splitter: Any, document: Document, all_docs: Sequence[Document
     )
     if unsuited:
         shown = ", ".join(unsuited[:4]) + (f" and {len(unsuited) - 4} more" if len(unsuited) > 4 else "")
-        note += f" It does not suit {len(unsuited)} of the others ({shown}): each would be one node."
+        note += f" It does not suit {len(unsuited)} of the others ({shown}): pick one to see why."
     st.caption(":material/info: " + widgets.md_escape(note))
 
 

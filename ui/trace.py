@@ -27,7 +27,9 @@ STAGE_COLUMNS = {
     "status": st.column_config.TextColumn("Status", width="small"),
     "node": st.column_config.TextColumn("Node", help="File and the node's number within it (as on the Chunks page)"),
     "rank_in": st.column_config.NumberColumn(
-        "Rank in", format="%d", help=f"1-based position in the stage's input; {trace_view.MISSING} if the stage added it"
+        "Rank in",
+        format="%d",
+        help=f"1-based position in the stage's input; {trace_view.MISSING} if the stage added it",
     ),
     "rank_out": st.column_config.NumberColumn(
         "Rank out", format="%d", help=f"1-based position in the stage's output; {trace_view.MISSING} if dropped"
@@ -151,8 +153,8 @@ def run_caption(config: PipelineConfig, node_count: int, documents: Sequence[Doc
     if unsuited:
         st.warning(
             f"The {splitter.name} splitter does not suit {len(unsuited)} of the {document_count} documents "
-            f"({md_escape(', '.join(unsuited))}): each is one node here. Pick a splitter that cuts by size "
-            "on the Chunks page to search them in pieces.",
+            f"({md_escape(', '.join(unsuited))}): they are searched as it cut them (whole, or not at all where it "
+            "made no nodes; the Chunks page says why). Pick a splitter that cuts by size to search them in pieces.",
             icon=":material/warning:",
         )
 
@@ -209,7 +211,9 @@ def retrieval_table(result: QueryResult, labels: Mapping[str, str], node_count: 
     )
 
 
-def stage_panel(stage: StageTrace, index: int, labels: Mapping[str, str], documents: Sequence[Document], key: str) -> None:
+def stage_panel(
+    stage: StageTrace, index: int, labels: Mapping[str, str], documents: Sequence[Document], key: str
+) -> None:
     """One stage: its table of fates, the reorder picture, and the sentences kept or the windows put in."""
     st.caption(stage_caption(stage))
     frame = pd.DataFrame(trace_view.stage_rows(stage, labels), columns=list(trace_view.STAGE_TABLE_COLUMNS))
@@ -230,7 +234,9 @@ def stage_panel(stage: StageTrace, index: int, labels: Mapping[str, str], docume
         )
 
     if stage.sentences:
-        st.markdown("**Sentences kept** (green) **and removed** (struck through), with each one's similarity to the query")
+        st.markdown(
+            "**Sentences kept** (green) **and removed** (struck through), with each one's similarity to the query"
+        )
         for view in trace_view.sentence_views(stage, labels):
             st.html(view)
     elif stage.text_changes:
