@@ -574,11 +574,14 @@ def test_the_chunks_page_offers_the_engines_and_shows_their_nodes() -> None:
 
     from core.config import PipelineConfig
     from core.documents import run_split
+
     at = apptest_support.open_page("pages/1_Chunks.py", timeout=240)
     picker = at.sidebar.selectbox(key="chunks.splitter")
     # Named as their users know them: the framework and its class.
     assert {SPLITTERS.get_class(name).title() for name in ENGINE_NAMES} <= set(picker.options)
-    assert "LlamaIndex SentenceSplitter" in picker.options and "LangChain RecursiveCharacterTextSplitter" in picker.options
+    assert (
+        "LlamaIndex SentenceSplitter" in picker.options and "LangChain RecursiveCharacterTextSplitter" in picker.options
+    )
     picker.set_value("langchain.recursive").run()
     at.sidebar.number_input(key="splitter.langchain.recursive.chunk_size").set_value(500).run()
     assert not at.exception, at.exception
@@ -618,3 +621,20 @@ def test_a_heading_engine_says_when_a_document_has_no_headings(name: str) -> Non
     assert engine.unsuited_reason(load(SAMPLES / "chunking_guide.md")[0]) is None
     reason = engine.unsuited_reason(load(SAMPLES / "release_notes.txt")[0])
     assert reason is not None and "release_notes.txt (text) has none" in reason
+
+
+def test_offsets_a_framework_states_are_taken_only_where_they_hold_the_chunk() -> None:
+    # chonkie and semchunk say where each chunk starts; a wrong offset sends the split through span recovery.
+    from core.engines.base import FrameworkChunk, framework_nodes
+
+    document = Document(text="one two. one two. three")
+    stated = [
+        FrameworkChunk("one two.", start=0),
+        FrameworkChunk("one two.", start=9),
+        FrameworkChunk("three", start=18),
+    ]
+    assert [(n.start_char, n.end_char) for n in framework_nodes(document, stated)] == [(0, 8), (9, 17), (18, 23)]
+    wrong = [FrameworkChunk("one two.", start=0), FrameworkChunk("one two.", start=0), FrameworkChunk("three", start=3)]
+    nodes = framework_nodes(document, wrong)
+    assert [(n.start_char, n.end_char) for n in nodes] == [(0, 8), (9, 17), (18, 23)]
+    assert {n.metadata["span_status"] for n in nodes} == {"exact"}

@@ -319,3 +319,24 @@ def test_overlapping_slices_of_a_repetitive_text_come_back_exact_and_leave_no_ga
     for index, char in enumerate(text):
         running += depth[index]
         assert running > 0 or char.isspace(), f"character {index} ({char!r}) is in no chunk"
+
+
+# -- the whitespace-free index -------------------------------------------------------------
+
+
+def test_the_whitespace_table_is_every_character_str_isspace_counts() -> None:
+    from core.span_recovery import _WHITESPACE_CODES
+
+    assert _WHITESPACE_CODES.tolist() == [code for code in range(0x110000) if chr(code).isspace()]
+
+
+@given(st.text(alphabet=st.sampled_from("ab é\t\n\u00a0\u2003\u3000\U0001f600\ud800"), max_size=60))
+def test_the_squeezed_index_maps_offsets_as_removing_whitespace_does(text: str) -> None:
+    from core.span_recovery import _Squeezed
+
+    index = _Squeezed(text)
+    assert index.text == "".join(text.split())
+    for position in range(len(text) + 2):
+        assert index.to_squeezed(position) == len("".join(text[:position].split()))
+    for kept, char in enumerate(index.text):
+        assert text[index.to_source(kept)] == char and index.to_squeezed(index.to_source(kept)) == kept

@@ -65,6 +65,9 @@ class FrameworkChunk:
     parent: int | None = None
     # Keys of ``metadata`` ChunkScope adds for its own views (e.g. a hierarchy's ``level``): hidden from both readers.
     own_keys: Sequence[str] = ()
+    # Where the framework says the chunk starts in the text (chonkie's start_index, semchunk's offsets): taken
+    # only when the text there is the chunk, else the chunk is placed by span recovery like any other.
+    start: int | None = None
 
 
 class FrameworkArg:
@@ -253,6 +256,47 @@ class FrameworkSplitter(Splitter):
         return ConfigError(f"{self.name}: {self.framework} {self.framework_class} refused: {type(exc).__name__}: {exc}")
 
 
+def _stated_spans(text: str, chunks: Sequence[FrameworkChunk]) -> list[RecoveredSpan] | None:
+    """The spans the framework stated, when every chunk has one, holds the chunk there, and starts in order.
+
+    chonkie and semchunk track where each chunk starts, so searching the text again
+    would only cost time (the overhead issue 14 bounds); one wrong offset and the
+    whole split goes through span recovery instead.
+    """
+    spans = []
+    previous = 0
+    for chunk in chunks:
+        start = chunk.start
+        if start is None or start < previous or chunk.parent is not None:
+            return None
+        end = start + len(chunk.text)
+        if text[start:end] != chunk.text:
+            return None
+        spans.append(RecoveredSpan(start, end, SpanStatus.EXACT))
+        previous = start
+    return spans
+
+
+def _recovered_spans(
+    text: str, chunks: Sequence[FrameworkChunk], groups: dict[int | None, list[int]]
+) -> list[RecoveredSpan | None]:
+    """Each chunk placed by span recovery: the top level in the text, a parent's children inside its span."""
+    recovery = SpanRecovery(text)
+    found: list[RecoveredSpan | None] = [None] * len(chunks)
+    # A parent's index is below its children's, and its own group's key below its index: in key order,
+    # every parent is placed before the group of its children.
+    for parent in sorted(groups, key=lambda key: -1 if key is None else key):
+        members = groups[parent]
+        start, end = 0, len(text)
+        if parent is not None:
+            outer = found[parent]
+            if outer is not None and outer.status is not SpanStatus.UNPLACED:
+                start, end = outer.start, outer.end
+        for index, span in zip(members, recovery.recover([chunks[i].text for i in members], start, end), strict=True):
+            found[index] = span
+    return found
+
+
 def no_headings_reason(engine: FrameworkSplitter, document: Document) -> str:
     """What the pages say beside a heading splitter's result on a document without the headings it cuts at."""
     name = document.metadata.get("file_name", "this document")
@@ -290,24 +334,12 @@ def framework_nodes(
     the chunks of one group (all of them, for a flat split), as the frameworks do.
     """
     text = document.text
-    recovery = SpanRecovery(text)
     groups: dict[int | None, list[int]] = {}
     for index, chunk in enumerate(chunks):
         if chunk.parent is not None and not 0 <= chunk.parent < index:
             raise ValueError(f"chunk {index}'s parent {chunk.parent} does not come before it")
         groups.setdefault(chunk.parent, []).append(index)
-    found: list[RecoveredSpan | None] = [None] * len(chunks)
-    # A parent's index is below its children's, and its own group's key below its index: in key order,
-    # every parent is placed before the group of its children.
-    for parent in sorted(groups, key=lambda key: -1 if key is None else key):
-        members = groups[parent]
-        start, end = 0, len(text)
-        if parent is not None:
-            outer = found[parent]
-            if outer is not None and outer.status is not SpanStatus.UNPLACED:
-                start, end = outer.start, outer.end
-        for index, span in zip(members, recovery.recover([chunks[i].text for i in members], start, end), strict=True):
-            found[index] = span
+    found = _stated_spans(text, chunks) or _recovered_spans(text, chunks, groups)
     spans = []
     for chunk, span in zip(chunks, found, strict=True):
         assert span is not None

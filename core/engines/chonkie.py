@@ -72,7 +72,7 @@ class ChonkieEngine(FrameworkSplitter):
             found = chunker.chunk(document.text)
         except Exception as exc:  # the framework's own failure, said as a sentence
             raise self.failed(exc) from exc
-        return [FrameworkChunk(chunk.text) for chunk in found]
+        return [FrameworkChunk(chunk.text, start=chunk.start_index) for chunk in found]
 
     @property
     def size_limit(self) -> int | None:

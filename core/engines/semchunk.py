@@ -88,10 +88,10 @@ class SemchunkSplitter(FrameworkSplitter):
         if overlap is not None and overlap >= 1 and float(overlap).is_integer():
             overlap = int(overlap)
         try:
-            texts = self.chunker()(document.text, overlap=overlap)
+            texts, offsets = self.chunker()(document.text, overlap=overlap, offsets=True)
         except Exception as exc:  # e.g. semchunk recursing too deep on a pathological text
             raise self.failed(exc) from exc
-        return [FrameworkChunk(text) for text in texts]
+        return [FrameworkChunk(text, start=start) for text, (start, _) in zip(texts, offsets, strict=True)]
 
 
 @lru_cache(maxsize=32)
