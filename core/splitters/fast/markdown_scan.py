@@ -10,7 +10,12 @@ of a split of a document without heading elements; the scan takes the whole
 4.9 MB corpus.md from 3.2 to 0.28 s (markdown 0.17x -> 1.04-1.06x LangChain's
 MarkdownHeaderTextSplitter, peak RSS +49 -> +5 MB), and its line table in two
 ``array('q')`` columns rather than a tuple per line took a split's peak memory
-on 2 MB (every heading level) from +4.9 to +1.2-1.3 MB.
+on 2 MB (every heading level) from +4.9 to +1.2-1.3 MB. Sixth round (issue 18, 2 MB
+of per-file Markdown, CPU): 96-104 -> 62-66 ms, by skipping runs of blank and plain
+lines with one regex match (:data:`_QUIET_LINES`) and a fenced block with one search
+for its closing line, reading a line's indent and syntax with regexes at its offsets
+instead of slices, building the line table in C, and leaving more stretches unparsed
+(:mod:`core.splitters.fast.markdown_stretches`).
 
 The sections need only the headings. The scanner reads the plain block
 structure itself (paragraphs, ATX and setext headings, fenced and indented code,
@@ -27,138 +32,140 @@ definitions the stretches found) unless they hold no inline markup.
 from __future__ import annotations
 
 import re
-from array import array
-from collections.abc import Callable
+from bisect import bisect_left
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from core.schema import Element
 from core.segmentation import trim_span
-
-if TYPE_CHECKING:
-    from markdown_it.token import Token
+from core.splitters.fast.markdown_stretches import (
+    LIST_MARKER,
+    LineTable,
+    collect_references,
+    fresh_line_after,
+    parse_stretch,
+    title_parser,
+)
 
 _FENCE_OPEN = re.compile(r"(`{3,})[^`]*$|(~{3,})")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BREAK = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_LIST_MARKER = re.compile(r"(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]|$)")
 _INLINE_MARKUP = re.compile(r"[\\`*_\[\]<&!]")
+# A line's content after at most three spaces (the scanner's lines that reach it are not blank).
+_CONTENT = re.compile(r"[ ]{0,3}(?![ \t])")
 
 
 def markdown_headings(text: str) -> list[Element]:
     """The heading elements :func:`core.loaders.markdown.markdown_elements` finds in ``text``, found faster."""
-    lines = _LineTable(text)
+    lines = LineTable(text)
     starts, ends = lines.starts, lines.ends
     count = len(lines)
     found: list[tuple[int, int, int, str]] = []  # (start, end, level, title source)
-    env: dict = {}  # markdown-it's environment: the reference definitions the stretches hold
-    fence: tuple[str, int] | None = None
+    # The stretches that hold reference definitions, which titles may need: (start, end, their
+    # markdown-it environment, or None while a stretch with nothing else in it is left unparsed).
+    references: list[tuple[int, int, dict | None]] = []
     paragraph: int | None = None  # the open paragraph's first line
-    piped = False  # the open paragraph has a "|": it may be a table
+    quiet = _QUIET_LINES.match
     index = 0
     while index < count:
-        start, end = starts[index], ends[index]
-        line = text[start:end]
-        if fence is not None:
-            columns, at = _indent(line)
-            rest = line[at:]
-            if columns < 4 and rest.startswith(fence[0] * fence[1]) and not rest.strip(" \t").strip(fence[0]):
-                fence = None
+        start = starts[index]
+        # Plain paragraph lines and blank lines, many at a time: they only open and close paragraphs.
+        run = quiet(text, start)
+        if run is not None:
+            last_blank_end = run.end("blank")
+            if last_blank_end == run.end():
+                paragraph = None
+            elif last_blank_end != -1:
+                paragraph = bisect_left(starts, last_blank_end, index)
+            elif paragraph is None:
+                paragraph = index
+            index = bisect_left(starts, run.end(), index + 1)
+            continue
+        end = ends[index]
+        if start == end:  # the last line, empty (any other blank line is in a quiet run)
+            paragraph = None
             index += 1
             continue
-        if not line.strip():
-            paragraph, piped = None, False
+        # Up to three spaces of indent, then content; more (a tab counts four columns) is
+        # indented code or the open paragraph's continuation.
+        head = _CONTENT.match(text, start, end)
+        if head is None:
             index += 1
             continue
-        columns, at = _indent(line)
-        if columns >= 4:  # indented code, or the open paragraph's continuation
-            piped = piped or (paragraph is not None and "|" in line)
-            index += 1
-            continue
-        content = line[at:]
-        first = content[0]
+        at = head.end()
+        first = text[at]
         # A "[" opening a paragraph may be a reference definition, which titles need.
         hard = (
             first in "<>"
             or (first == "[" and paragraph is None)
-            or (first in "-+*0123456789" and _LIST_MARKER.match(content) is not None)
+            or (first in "-+*0123456789" and LIST_MARKER.match(text, at, end) is not None)
         )
-        if paragraph is not None and first in "=-" and _SETEXT.match(content):
-            if piped:
+        if paragraph is not None and first in "=-" and _SETEXT.match(text, at, end):
+            # A "|" in the paragraph: it may be a table's header, which the underline does not make a heading.
+            if text.find("|", starts[paragraph], start) != -1:
                 hard = True
             else:
                 source = "\n".join(
                     text[a:b] for a, b in zip(starts[paragraph:index], ends[paragraph:index], strict=True)
                 )
                 found.append((starts[paragraph], end, 1 if first == "=" else 2, source))
-                paragraph, piped = None, False
+                paragraph = None
                 index += 1
                 continue
         if hard:
             block = paragraph if paragraph is not None else index
-            parsed, index = _parse_stretch(text, lines, block, _fresh_line_after(text, lines, index), env)
+            parsed, index = parse_stretch(text, lines, block, fresh_line_after(text, lines, index), references)
             found.extend(parsed)
-            paragraph, piped = None, False
+            paragraph = None
             continue
         if first in "`~":
-            opening = _FENCE_OPEN.match(content)
+            opening = _FENCE_OPEN.match(text, at, end)
             if opening is not None:
                 marker = opening.group(1) or opening.group(2)
-                fence = (marker[0], len(marker))
-                paragraph, piped = None, False
-                index += 1
+                index = _after_fence(text, lines, index, marker[0], len(marker))
+                paragraph = None
                 continue
         if first == "#":
-            atx = _atx(content)
+            atx = _atx(text[at:end])
             if atx is not None:
                 found.append((start, end, atx[0], atx[1]))
-                paragraph, piped = None, False
+                paragraph = None
                 index += 1
                 continue
-        if first in "-*_" and _BREAK.match(content):
-            paragraph, piped = None, False
+        if first in "-*_" and _BREAK.match(text, at, end):
+            paragraph = None
             index += 1
             continue
         if paragraph is None:
             paragraph = index
-        piped = piped or "|" in content
         index += 1
-    return _heading_elements(text, found, env)
+    return _heading_elements(text, found, references)
 
 
-class _LineTable:
-    """Where each line starts and ends (its line break excluded: CRLF, CR or LF), in machine integers.
+# A run of lines that are blank (whitespace only) or plain paragraph text: up to three spaces, then a
+# character that starts no block syntax the scanner handles (see markdown_headings' branches). The
+# last blank line is the ``blank`` group: the paragraph open after the run starts below it.
+_QUIET_LINES = re.compile(
+    r"(?:(?P<blank>[^\S\r\n]*(?:\r\n|\r|\n)|[^\S\r\n]+\Z)|[ ]{0,3}[^\s<>\[\-+*0-9=`~#_][^\r\n]*(?:\r\n|\r|\n|\Z))+"
+)
 
-    A list of ``(start, end)`` tuples cost ~130 bytes a line: 7 MB for 2 MB of Markdown,
-    the peak of a whole split; two arrays hold the same in 16.
+
+def _after_fence(text: str, lines: LineTable, opening: int, marker: str, length: int) -> int:
+    """The line after the one that closes the fence opened at line ``opening`` (the line count if none does).
+
+    A closing line has at most three spaces of indent (a tab makes four columns), at least
+    ``length`` of the opening ``marker`` and nothing after them but spaces and tabs.
     """
-
-    __slots__ = ("starts", "ends")
-
-    def __init__(self, text: str) -> None:
-        self.starts = array("q", [0])
-        self.ends = array("q")
-        add_start, add_end = self.starts.append, self.ends.append
-        for match in _LINE_BREAKS.finditer(text):
-            add_end(match.start())
-            add_start(match.end())
-        add_end(len(text))
-
-    def __len__(self) -> int:
-        return len(self.starts)
+    # From the opening line's break: the pattern starts with a line break, which the regex
+    # engine finds fast (a lookbehind for line starts made the search ~15x slower).
+    closing = _fence_closer(marker, length).search(text, lines.ends[opening])
+    if closing is None:
+        return len(lines)
+    return bisect_left(lines.starts, closing.start(1), opening + 1) + 1
 
 
-def _indent(line: str) -> tuple[int, int]:
-    """Columns of leading whitespace (tab stops of 4) and where the content starts."""
-    columns = 0
-    for index, char in enumerate(line):
-        if char == " ":
-            columns += 1
-        elif char == "\t":
-            columns += 4 - columns % 4
-        else:
-            return columns, index
-    return columns, len(line)
+@lru_cache(maxsize=16)
+def _fence_closer(marker: str, length: int) -> re.Pattern[str]:
+    return re.compile(rf"(?:\r\n|\r|\n)([ ]{{0,3}}{re.escape(marker)}{{{length},}}[ \t]*)(?=[\r\n]|\Z)")
 
 
 def _atx(content: str) -> tuple[int, str] | None:
@@ -175,138 +182,23 @@ def _atx(content: str) -> tuple[int, str] | None:
     return hashes, title
 
 
-def _fresh_line_after(text: str, lines: _LineTable, index: int) -> int:
-    """The first line after ``index`` that surely starts at the top level (else the line count)."""
-    after_blank = False
-    starts, ends = lines.starts, lines.ends
-    for at in range(index + 1, len(lines)):
-        start, end = starts[at], ends[at]
-        if start == end or text[start:end].isspace():
-            after_blank = True
-            continue
-        if after_blank and text[start] not in " \t<>" and _LIST_MARKER.match(text, start) is None:
-            return at
-        after_blank = False
-    return len(lines)
-
-
-def _parse_stretch(
-    text: str, lines: _LineTable, first: int, stop: int, env: dict
-) -> tuple[list[tuple[int, int, int, str]], int]:
-    """Headings of lines ``[first, stop)`` by markdown-it, and the line to go on from.
-
-    While a fence or HTML block (say, a comment around a blank line) is still open at
-    the stretch's end, the stretch grows to the next fresh line, four times at most,
-    then to the end of the document.
-    """
-    offset = lines.starts[first]
-    if not _may_hold_headings(text, offset, lines.starts[stop] if stop < len(lines) else len(text)):
-        return [], stop
-    for attempt in range(8):
-        end = lines.starts[stop] if stop < len(lines) else len(text)
-        stretch = text[offset:end]
-        tokens = _block_parser().parse(stretch, env)
-        if stop >= len(lines):
-            break
-        breaks = len(_LINE_BREAKS.findall(stretch))
-        still_open = [t for t in tokens if t.type in ("fence", "html_block") and t.map and t.map[1] >= breaks]
-        if not still_open:
-            break
-        if attempt == 6:
-            stop = len(lines)
-        else:
-            closing = _closing_line(text, lines, first + still_open[0].map[0], still_open[0], stop)  # type: ignore[index]
-            stop = _fresh_line_after(text, lines, closing)
-    found = []
-    for index, token in enumerate(tokens):
-        if token.type == "heading_open" and token.map:
-            head, tail = token.map
-            source = tokens[index + 1].content if index + 1 < len(tokens) else ""
-            found.append((lines.starts[first + head], lines.ends[first + tail - 1], int(token.tag[1]), source))
-    return found, stop
-
-
-def _closing_line(text: str, lines: _LineTable, opening: int, token: Token, after: int) -> int:
-    """The first line from ``after`` that may close the fence or HTML block opened at line ``opening``."""
-    from markdown_it.rules_block.html_block import HTML_SEQUENCES
-
-    if token.type == "fence":
-        marker = token.markup
-        closes: Callable[[str], bool] = lambda line: line.lstrip(" \t").startswith(marker)  # noqa: E731
-    else:
-        head = text[lines.starts[opening] : lines.ends[opening]].lstrip(" \t")
-        ends = [close for open_, close, _ in HTML_SEQUENCES if open_.search(head)]
-        if not ends or ends[0].pattern == "^$":  # ends at a blank line: cannot be open at a fresh line
-            return after
-        closes = lambda line: ends[0].search(line) is not None  # noqa: E731
-    for at in range(after, len(lines)):
-        if closes(text[lines.starts[at] : lines.ends[at]]):
-            return at
-    return len(lines)
-
-
-# Where a line's content starts after any quote and list markers, something that could
-# make a heading, a setext underline, a fence, an HTML block or a reference definition.
-# (Lines may end with CR alone, which ``^`` and ``$`` do not see.)
-_BLOCK_SYNTAX = re.compile(
-    r"(?:^|(?<=\r))[ \t]*(?:(?:>|[-+*]|[0-9]{1,9}[.)])[ \t]*)*(#|```|~~~|<|\[|[=-]+[ \t]*(?:$|(?=\r)))", re.MULTILINE
-)
-
-
-def _may_hold_headings(text: str, start: int, end: int) -> bool:
-    """False when ``text[start:end]`` surely has no heading and leaves nothing open (most lists).
-
-    Then it needs no parse: no line could be a heading, an underline, a fence or the
-    start of an HTML block, and no reference definition could be among its lines.
-    """
-    from markdown_it.rules_block.html_block import HTML_SEQUENCES
-
-    for match in _BLOCK_SYNTAX.finditer(text, start, end):
-        mark = match.group(1)[0]
-        if mark == "[":
-            if "]:" in text[start:end]:
-                return True
-        elif mark == "<":
-            line_end = _LINE_BREAKS.search(text, match.start(1), end)
-            line = text[match.start(1) : line_end.start() if line_end else end]
-            if any(opening.search(line) for opening, _, _ in HTML_SEQUENCES):
-                return True
-        else:
-            return True
-    return False
-
-
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
-
-
-def _heading_elements(text: str, found: list[tuple[int, int, int, str]], env: dict) -> list[Element]:
-    """Heading elements with the titles markdown-it's inline rules give (the references in ``env``)."""
+def _heading_elements(
+    text: str, found: list[tuple[int, int, int, str]], references: list[tuple[int, int, dict | None]]
+) -> list[Element]:
+    """Heading elements with the titles markdown-it's inline rules give (with the document's references)."""
     from core.loaders.markdown import _inline_after
 
     elements: list[Element] = []
+    env: dict | None = None
     for start, end, level, source in found:
         if _INLINE_MARKUP.search(source):
+            # Only a link or an image ("[") reads references: they are collected for the first such title.
+            if env is None and "[" in source:
+                env = collect_references(text, references)
             # _inline_after reads the inline token after index -1: the first one.
-            title = _inline_after(_parser().parseInline(source.strip(), env), -1)
+            title = _inline_after(title_parser().parseInline(source.strip(), env if env is not None else {}), -1)
         else:
             title = " ".join(source.split())
         trimmed = trim_span(text, start, end) or (start, start)
         elements.append(Element("heading", trimmed[0], trimmed[1], level=level, attrs={"title": title}))
     return elements
-
-
-@lru_cache(maxsize=1)
-def _block_parser():  # noqa: ANN202 - a MarkdownIt
-    """The loader's parser without the inline pass: stretches need only headings, titles come later."""
-    return _parser_factory().disable("inline")
-
-
-@lru_cache(maxsize=1)
-def _parser():  # noqa: ANN202 - a MarkdownIt, configured as the Markdown loader's
-    return _parser_factory()
-
-
-def _parser_factory():  # noqa: ANN202
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark").enable("table")
