@@ -33,7 +33,6 @@ from typing import Any
 import streamlit as st
 
 from core.schema import Document, Node
-from core.splitters.fast.deferred_nodes import DeferredNode
 
 # -- keys ------------------------------------------------------------------------
 
@@ -123,8 +122,6 @@ def _node_key(node: Node) -> str:
 HASH_FUNCS: dict[Any, Any] = {
     Document: document_key,
     Node: _node_key,
-    # A node not yet read past its text (Streamlit looks hash functions up by type(obj)); reading its id fills it.
-    DeferredNode: _node_key,
     "core.config.PipelineConfig": lambda config: config.key(),
 }
 
