@@ -22,7 +22,7 @@ from core.schema import Document
 from core.splitters import get_splitter
 from core.splitters.fast.gc_pause import gc_paused
 from core.splitters.fast.literal_cuts import literal_of, literal_pieces
-from core.splitters.fast.packing import merge_pieces
+from core.splitters.fast.packing import merge_bounds, merge_pieces
 from core.splitters.pieces import CutGuard, merge_pieces_plainly
 
 
@@ -44,6 +44,22 @@ def test_merge_pieces_equals_the_plain_greedy_rule(case, chunk_size, data):
     fast = merge_pieces(pieces, sizes, chunk_size, chunk_overlap, text)
     assert fast == merge_pieces_plainly(pieces, sizes, chunk_size, chunk_overlap, text)
     assert all(type(span).__name__ == "Span" for span in fast)
+
+
+@settings(max_examples=300)
+@given(pieces_and_sizes(), st.integers(1, 40), st.integers(-5, 5), st.data())
+def test_merge_bounds_equals_the_plain_greedy_rule(case, chunk_size, offset, data):
+    # The same consecutive pieces as boundaries, their sizes as running sums from any start.
+    text, pieces, sizes = case
+    if not pieces:
+        return
+    chunk_overlap = data.draw(st.integers(0, chunk_size - 1))
+    bounds = [start for start, _ in pieces] + [pieces[-1][1]]
+    prefix = [offset]
+    for size in sizes:
+        prefix.append(prefix[-1] + size)
+    fast = merge_bounds(bounds, prefix, chunk_size, chunk_overlap, text)
+    assert fast == merge_pieces_plainly(pieces, sizes, chunk_size, chunk_overlap, text)
 
 
 @pytest.mark.parametrize(
@@ -123,3 +139,14 @@ def test_the_gc_pause_restores_the_collectors_state_and_changes_no_node():
         assert [node.to_dict() for node in splitter.split_document(document)] == [node.to_dict() for node in paused]
     finally:
         (gc.enable if was_enabled else gc.disable)()
+
+
+def test_recursive_sizes_from_a_size_function_may_be_floats():
+    # Oversized pieces are found with operator.lt, not int.__lt__ (NotImplemented, truthy, for a float).
+    text = "One two three.\n\nFour five six seven eight.\n\n" * 10
+    document = Document(text=text)
+    as_ints = get_splitter("recursive", chunk_size=8, chunk_overlap=2, tokenizer=lambda s: len(s.split()))
+    as_floats = get_splitter("recursive", chunk_size=8, chunk_overlap=2, tokenizer=lambda s: float(len(s.split())))
+    assert as_floats.spans(document) == as_ints.spans(document)
+    # Each pair of paragraphs is 3 + 5 = 8 words: one chunk each, none cut further.
+    assert len(as_ints.spans(document)) == 10

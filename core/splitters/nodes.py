@@ -39,17 +39,7 @@ def build_nodes(
     template, separator, text_template = view["metadata_template"], view["metadata_separator"], view["text_template"]
     id_stem = f"{doc_id}#{id_prefix}"
     ids = [f"{id_stem}{index}" for index in range(len(spans))]
-    source, previous, following = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
-    # The same keys in the same order link_chain would leave: SOURCE, PREVIOUS, NEXT; each
-    # dict made whole by a literal, in a comprehension (cheaper than growing it per node).
-    if include_prev_next_rel and len(ids) > 1:
-        links = [{source: doc_id, following: ids[1]}]
-        links += [
-            {source: doc_id, previous: before, following: after} for before, after in zip(ids, ids[2:], strict=False)
-        ]
-        links.append({source: doc_id, previous: ids[-2]})
-    else:
-        links = [{source: doc_id} for _ in ids]
+    links = link_dicts(doc_id, ids, include_prev_next_rel)
     # Bound copy methods of plain dict/list: the cheapest fresh copy per node.
     copy_inherited, copy_llm_keys, copy_embed_keys = dict(inherited).copy, llm_keys.copy, embed_keys.copy
     nodes: list[Node] = []
@@ -87,6 +77,21 @@ def build_nodes(
     return nodes
 
 
+def link_dicts(doc_id: str, ids: Sequence[str], linked: bool) -> list[dict[NodeRelationship, str]]:
+    """Each node's relationships: SOURCE, and (when ``linked``) PREVIOUS/NEXT to its neighbours' ``ids``.
+
+    The same keys in the same order link_chain would leave: SOURCE, PREVIOUS, NEXT; each
+    dict made whole by a literal, in a comprehension (cheaper than growing it per node).
+    """
+    source, previous, following = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
+    if not linked or len(ids) < 2:
+        return [{source: doc_id} for _ in ids]
+    links = [{source: doc_id, following: ids[1]}]
+    links += [{source: doc_id, previous: before, following: after} for before, after in zip(ids, ids[2:], strict=False)]
+    links.append({source: doc_id, previous: ids[-2]})
+    return links
+
+
 def link_chain(nodes: Sequence[Node]) -> None:
     """Set PREVIOUS/NEXT between consecutive nodes."""
     for before, after in zip(nodes, nodes[1:], strict=False):
@@ -98,6 +103,10 @@ class _TableIndex:
     """Finds the table whose body a span lies in without holding its header row."""
 
     def __init__(self, elements: Sequence[Element]) -> None:
+        if not elements:  # most documents: nothing to sort
+            self.tables: list[Element] = []
+            self.starts: list[int] = []
+            return
         self.tables = sorted(
             (e for e in elements if e.kind == "table" and e.attrs.get("header")), key=lambda e: e.start_char
         )

@@ -96,6 +96,8 @@ class CutGuard:
 
 def protected_cuts(document: Document) -> CutGuard:
     """The guard that keeps table rows whole: every ``table_row`` element and each table's header row."""
+    if not document.elements:
+        return _NO_GUARD
     spans = []
     for element in document.elements:
         if element.kind == "table_row":
@@ -103,6 +105,10 @@ def protected_cuts(document: Document) -> CutGuard:
         elif element.kind == "table" and "header_end" in element.attrs:
             spans.append((element.start_char, int(element.attrs["header_end"])))
     return CutGuard(spans)
+
+
+# What a document without elements gets (most do): nothing to guard, nothing to sort.
+_NO_GUARD = CutGuard()
 
 
 @lru_cache(maxsize=64)

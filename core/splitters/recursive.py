@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
+from itertools import accumulate, compress, count, islice
+from operator import le, lt, sub
 from typing import Literal
 
 import regex
@@ -29,8 +31,8 @@ from core.schema import Document
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
 from core.splitters.compat import LANGCHAIN, compat_param
-from core.splitters.fast.literal_cuts import literal_of, literal_pieces
-from core.splitters.fast.packing import merge_pieces
+from core.splitters.fast.literal_cuts import literal_bounds, literal_of
+from core.splitters.fast.packing import merge_bounds
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.regex_check import MAX_PATTERN_LENGTH, check_bounded_regex
 from core.splitters.registry import SPLITTERS
@@ -260,7 +262,7 @@ class RecursiveSplitter(SizedSplitter):
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Recursion:
     text: str
     tokenizer: Tokenizer
@@ -278,42 +280,53 @@ class _Recursion:
 
         Single characters come after ``separators``; a piece nothing may cut
         (a table row, or one character over the budget) is a chunk on its own.
+        Pieces are held as their boundaries (piece i is ``bounds[i]:bounds[i + 1]``).
         """
-        pieces: list[tuple[int, int]] = []
+        bounds: list[int] = []
         rest: Sequence[regex.Pattern[str]] | None = None  # None: nothing finer is left
         for i, separator in enumerate(separators):
             # A plain string with no row to guard is cut in C (fast.literal_cuts), with the same pieces.
             literal = literal_of(separator.pattern) if not self.guard else None
             if literal:
-                pieces = literal_pieces(self.text, start, end, literal, self.keep_at_start)
+                bounds = literal_bounds(self.text, start, end, literal, self.keep_at_start)
             else:
-                pieces = self.guard.pieces(start, end, self.cuts(separator, start, end))
-            if len(pieces) > 1:
+                bounds = _bounds(self.guard.pieces(start, end, self.cuts(separator, start, end)))
+            if len(bounds) > 2:
                 rest = separators[i + 1 :]
                 break
         else:
-            pieces = self.guard.pieces(start, end, range(start + 1, end)) if self.characters_last else []
-        if len(pieces) <= 1:
+            bounds = _bounds(self.guard.pieces(start, end, range(start + 1, end))) if self.characters_last else []
+        if len(bounds) <= 2:
             trimmed = trim_span(self.text, start, end)
             return [Span(*trimmed)] if trimmed else []
-        sizes = piece_sizes(self.tokenizer, self.text, pieces)
+        # Running sums of the pieces' sizes: sized in characters, the boundaries are already that.
+        if self.tokenizer.name == "characters":
+            prefix = bounds
+        else:
+            pieces = list(zip(bounds, bounds[1:], strict=False))
+            prefix = [0, *accumulate(piece_sizes(self.tokenizer, self.text, pieces))]
         out: list[Span] = []
         # Runs of pieces that fit are merged; each oversized piece between them is cut
         # finer. Slicing the runs out (rather than a Python step per piece) keeps the
         # common case, a few oversized pieces among thousands, at C speed.
-        run_start = 0
         limit = self.chunk_size
-        oversized = [i for i, size in enumerate(sizes) if size >= limit] if self.split_full else None
-        for index in oversized if oversized is not None else [i for i, size in enumerate(sizes) if size > limit]:
-            out.extend(self.merge(pieces[run_start:index], sizes[run_start:index]))
+        # operator.le/lt rather than int.__lt__, which answers NotImplemented (truthy) for a float size.
+        too_big = partial(le if self.split_full else lt, limit)
+        sizes = map(sub, islice(prefix, 1, None), prefix)
+        oversized = list(compress(count(), map(too_big, sizes)))
+        if not oversized:
+            return self.merge(bounds, prefix)
+        run_start = 0
+        for index in oversized:
+            out.extend(self.merge(bounds[run_start : index + 1], prefix[run_start : index + 1]))
             run_start = index + 1
-            piece = pieces[index]
+            piece_start, piece_end = bounds[index], bounds[index + 1]
             if rest is None:
-                trimmed = trim_span(self.text, *piece)
+                trimmed = trim_span(self.text, piece_start, piece_end)
                 out.extend([Span(*trimmed)] if trimmed else [])
             else:
-                out.extend(self.chunks(piece[0], piece[1], rest))
-        out.extend(self.merge(pieces[run_start:], sizes[run_start:]))
+                out.extend(self.chunks(piece_start, piece_end, rest))
+        out.extend(self.merge(bounds[run_start:], prefix[run_start:]))
         return out
 
     def cuts(self, separator: regex.Pattern[str], start: int, end: int) -> list[int]:
@@ -326,10 +339,15 @@ class _Recursion:
                 f"{REGEX_TIMEOUT_SECONDS:g} seconds on this document"
             ) from None
 
-    def merge(self, pieces: list[tuple[int, int]], sizes: list[int]) -> list[Span]:
-        if not pieces:
+    def merge(self, bounds: list[int], prefix: list[int]) -> list[Span]:
+        if len(bounds) < 2:
             return []
-        return merge_pieces(pieces, sizes, self.chunk_size, self.chunk_overlap, self.text)
+        return merge_bounds(bounds, prefix, self.chunk_size, self.chunk_overlap, self.text)
+
+
+def _bounds(pieces: list[tuple[int, int]]) -> list[int]:
+    """The boundaries of consecutive pieces: each one's start, then the last one's end."""
+    return [piece[0] for piece in pieces] + [pieces[-1][1]] if pieces else []
 
 
 # ChunkScope's language names that LangChain's Language calls otherwise.

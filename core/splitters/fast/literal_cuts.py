@@ -41,15 +41,24 @@ def literal_of(pattern: str) -> str | None:
 
 def literal_pieces(text: str, start: int, end: int, literal: str, keep_at_start: bool) -> list[tuple[int, int]]:
     """The pieces the cuts at each occurrence of ``literal`` in ``text[start:end]`` make (no guard)."""
+    bounds = literal_bounds(text, start, end, literal, keep_at_start)
+    return list(zip(bounds, bounds[1:], strict=False))
+
+
+def literal_bounds(text: str, start: int, end: int, literal: str, keep_at_start: bool) -> list[int]:
+    """:func:`literal_pieces` as their boundaries: ``start``, every cut, ``end`` (piece i is ``bounds[i:i + 2]``).
+
+    No piece tuples: on 4 MB of files, the tuples were a third of the cutting (sixth round).
+    """
     matches = literal_pattern(literal).finditer(text, start, end)
     if keep_at_start:  # a cut where each occurrence starts; no empty first piece
-        cuts = [match.start() for match in matches]
-        if cuts and cuts[0] == start:
-            del cuts[0]
+        bounds = [match.start() for match in matches]
+        if not bounds or bounds[0] != start:
+            bounds.insert(0, start)
+        bounds.append(end)
     else:  # a cut just after each occurrence; no empty last piece
-        cuts = [match.end() for match in matches]
-        if cuts and cuts[-1] == end:
-            del cuts[-1]
-    if not cuts:
-        return [(start, end)]
-    return list(zip([start, *cuts], [*cuts, end], strict=True))
+        bounds = [match.end() for match in matches]
+        if not bounds or bounds[-1] != end:
+            bounds.append(end)
+        bounds.insert(0, start)
+    return bounds

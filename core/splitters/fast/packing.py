@@ -58,6 +58,40 @@ def merge_pieces(
     return spans
 
 
+def merge_bounds(
+    bounds: Sequence[int], prefix: Sequence[int], chunk_size: int, chunk_overlap: int, text: str
+) -> list[Span]:
+    """:func:`merge_pieces` for consecutive pieces given by their boundaries, without piece tuples.
+
+    Piece ``i`` is ``bounds[i]:bounds[i + 1]``; its size is ``prefix[i + 1] - prefix[i]``
+    (running sums from any start: for sizes in characters, ``bounds`` itself). The
+    loop is merge_pieces' with ``pieces[i][0]`` read as ``bounds[i]`` and
+    ``pieces[i][1]`` as ``bounds[i + 1]``.
+    """
+    spans: list[Span] = []
+    append = spans.append
+    n = len(bounds) - 1
+    first = 0
+    previous_end = -1
+    while first < n:
+        last = bisect_right(prefix, prefix[first] + chunk_size, first + 1, n + 1) - 2
+        if last < first:
+            last = first
+        start, end = bounds[first], bounds[last + 1]
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start < end and end > previous_end:
+            append(_new_span(Span, (start, end, None)))
+            previous_end = end
+        if last + 1 >= n:
+            break
+        floor = max(prefix[last + 1] - chunk_overlap, prefix[last + 2] - chunk_size)
+        first = bisect_left(prefix, floor, first + 1, last + 1)
+    return spans
+
+
 def spans_from_bounds(starts: Sequence[int], ends: Sequence[int]) -> list[Span]:
     """Spans without metadata from their starts and ends, made as :func:`merge_pieces` makes them."""
     return list(map(_new_span, repeat(Span), zip(starts, ends, repeat(None))))
