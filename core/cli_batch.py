@@ -36,9 +36,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Files, directories (recursive), globs ('docs/**/*.md'), or lists of paths: @paths.txt or paths.parquet.",
     )
     cli._pipeline_options(batch)
-    batch.add_argument("--out", "-o", required=True, metavar="DIR", help="Output folder.")
+    batch.add_argument(
+        "--out",
+        "-o",
+        required=True,
+        metavar="DIR_OR_URI",
+        help="Output folder: a local path or a URI pyarrow opens (s3://bucket/prefix, gs://..., file://...).",
+    )
     batch.add_argument("--engine", choices=ENGINES, default="local", help="local: a process pool; ray: Ray Data.")
-    batch.add_argument("--workers", type=int, default=None, help="Worker processes / Ray CPUs (default: the cores).")
+    batch.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="Worker processes / Ray workers, one CPU each (default: the cores; Ray: its CPUs).",
+    )
     batch.add_argument(
         "--ray-address", default=None, metavar="ADDR", help="Join this Ray cluster instead of a local one."
     )

@@ -33,11 +33,24 @@ WORKERS = max(1, min(2, CORES))
 # (one thread -> two): 1 KB 0.48 -> 0.54 ms, 2 KB 0.85 -> 0.76 ms, 4 KB 1.7 -> 1.3 ms, 8 KB 3.3 -> 2.1 ms.
 PARALLEL_MIN_CHARS = 2048
 _INSIDE = threading.local()
+# Set by use_one_thread(): this process is one of a pool's workers, which already fill every core.
+_ONE_THREAD = False
+
+
+def use_one_thread() -> None:
+    """From now on, this process (and its forks) encodes on the calling thread only; the tokens are the same.
+
+    For a batch worker (``core.batch``): the pool runs one worker per core, so a second
+    encoding thread would only take time from a sibling worker (one worker used ~1.3
+    cores). The app keeps its two threads.
+    """
+    global _ONE_THREAD
+    _ONE_THREAD = True
 
 
 def parallel_workers(chars: int) -> int:
     """How many threads a batch of ``chars`` characters is worth (1 inside :func:`in_parallel`'s tasks)."""
-    if getattr(_INSIDE, "task", False):
+    if _ONE_THREAD or getattr(_INSIDE, "task", False):
         return 1
     return max(1, min(WORKERS, chars // PARALLEL_MIN_CHARS))
 
@@ -63,7 +76,7 @@ def in_parallel(tasks: Sequence[Callable[[], _T]]) -> list[_T]:
     raised here. Tasks run within a task run one after another: work already
     spread over the cores is not spread again.
     """
-    if len(tasks) <= 1 or getattr(_INSIDE, "task", False):
+    if len(tasks) <= 1 or _ONE_THREAD or getattr(_INSIDE, "task", False):
         return [task() for task in tasks]
     results: list[Any] = [None] * len(tasks)
     errors: list[BaseException] = []

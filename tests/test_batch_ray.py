@@ -42,3 +42,34 @@ def test_ray_resume_keeps_what_the_local_engine_wrote(ray_cluster, corpus: Path,
     before = part_hashes(out)
     again = run_batch([str(corpus)], small_config(), out, engine="ray", workers=2, part_rows=50, resume=True)
     assert again.skipped == 6 and part_hashes(out) == before
+
+
+def test_ray_writes_through_a_pyarrow_filesystem_what_it_writes_locally(ray_cluster, corpus: Path, tmp_path: Path):
+    import hashlib
+
+    from fsspec.implementations.memory import MemoryFileSystem
+    from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+    from core.batch.storage import OutputStore
+
+    backing = MemoryFileSystem()
+    filesystem = PyFileSystem(FSSpecHandler(backing))
+    try:
+        run_batch(
+            [str(corpus)],
+            small_config(),
+            "/ray-bucket/out",
+            filesystem=filesystem,
+            engine="ray",
+            workers=2,
+            part_rows=50,
+        )
+        run_batch([str(corpus)], small_config(), tmp_path / "local", engine="local", workers=2, part_rows=50)
+        store = OutputStore(filesystem, "/ray-bucket/out")
+        stored = {
+            name: hashlib.sha256(store.read_bytes("nodes", name)).hexdigest()
+            for name in store.files("nodes", "part-", ".parquet")
+        }
+        assert stored == part_hashes(tmp_path / "local") and len(stored) > 2
+    finally:
+        backing.rm("/ray-bucket", recursive=True)

@@ -10,7 +10,8 @@ write the same bytes.
 
 Output: ``OUT/nodes/part-NNNNN.parquet`` (the dataset: read the folder with
 pyarrow, pandas or Ray), ``OUT/manifest.jsonl``, ``OUT/report.json`` and
-``OUT/report.html`` (:mod:`core.batch.report`).
+``OUT/report.html`` (:mod:`core.batch.report`). ``OUT`` is a local folder or any
+pyarrow filesystem URI (``s3://``, ``gs://``, ``file://``; :mod:`core.batch.storage`).
 
 The manifest is the record of what is written: a header (the configuration),
 then a ``part`` line after each part file is in place (written aside, then
@@ -22,7 +23,7 @@ whose line is there and whose file is unchanged, takes the rows of anything else
 
 Modules, in the order the data flows: ``inputs`` (paths, globs, lists) → ``work``
 (one file) → ``local_engine`` / ``ray_engine`` → ``dataset`` (parts and manifest),
-``resume`` → ``run`` (``run_batch``, Ctrl-C) → ``report``.
+``resume`` → ``run`` (``run_batch``, Ctrl-C) → ``report``; ``storage`` is where the output lives.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 ``OUT/nodes/part-NNNNN.parquet`` holds consecutive rows of consecutive inputs; a part
 is cut at ``part_rows`` rows or ``part_bytes`` bytes of text, whichever comes first,
 which depends on the inputs and the configuration only (so both engines write the
-same bytes). A part is written aside and renamed, then recorded by a ``part`` line
-in ``OUT/manifest.jsonl``; an ``input`` line follows once all of that input's rows
-are in recorded parts.
+same bytes). A part is written aside and moved in place, then recorded by a
+``part`` line in ``OUT/manifest.jsonl``; an ``input`` line follows once all of that
+input's rows are in recorded parts. ``OUT`` is an :class:`core.batch.storage.OutputStore`
+(a local folder or object storage).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.batch.storage import OutputStore
 from core.batch.work import table_from
 
 MANIFEST = "manifest.jsonl"
@@ -41,7 +43,7 @@ class _Waiting:
 class DatasetWriter:
     """Results in input order -> part files of bounded size, and the manifest lines that record them."""
 
-    def __init__(self, out: Path, manifest: Any, next_part: int, part_rows: int, part_bytes: int) -> None:
+    def __init__(self, out: OutputStore, manifest: Manifest, next_part: int, part_rows: int, part_bytes: int) -> None:
         self.out = out
         self.manifest = manifest
         self.next_part = next_part
@@ -69,9 +71,13 @@ class DatasetWriter:
             self._rows += rows
             self._bytes += int(sizes.sum())
         self._waiting.append(_Waiting(entry, rows))
+        flushed = False
         while self._rows >= self.part_rows or self._bytes >= self.part_bytes:
             self._flush(self._cut())
+            flushed = True
         self._record_done()
+        if flushed:
+            self.manifest.checkpoint()
         return entry
 
     def finish(self) -> None:
@@ -79,6 +85,7 @@ class DatasetWriter:
         while self._rows:
             self._flush(min(self._rows, self._cut()))
         self._record_done()
+        self.manifest.checkpoint()
 
     def _cut(self) -> int:
         import numpy as np
@@ -90,7 +97,6 @@ class DatasetWriter:
     def _flush(self, count: int) -> None:
         import numpy as np
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         table = pa.concat_tables(self._tables) if len(self._tables) > 1 else self._tables[0]
         sizes = np.concatenate(self._sizes)
@@ -102,10 +108,11 @@ class DatasetWriter:
 
         name = f"{PART_PREFIX}{self.next_part:05d}.parquet"
         self.next_part += 1
-        temporary = self.out / f".{name}.tmp"
-        pq.write_table(part, temporary, compression="zstd")
-        digest = file_sha256(temporary)
-        os.replace(temporary, self.out / name)
+        # In memory first (the part is compressed, a fraction of the rows already held): hashed without
+        # reading it back from object storage, then written in one piece.
+        data = parquet_bytes(part)
+        digest = hashlib.sha256(data).hexdigest()
+        self.out.write_bytes(data, NODES, name)
 
         inputs = []
         left = count
@@ -140,6 +147,16 @@ def _row_sizes(table: Any) -> Any:
     return sizes
 
 
+def parquet_bytes(table: Any) -> bytes:
+    """The table as the bytes of one zstd Parquet file (what every part file is)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue().to_pybytes()
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -149,29 +166,62 @@ def file_sha256(path: Path) -> str:
 
 
 class Manifest:
-    """``manifest.jsonl``: one JSON object a line, each flushed and synced before the next step."""
+    """``manifest.jsonl``: one JSON object a line, appended as the run goes.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+    On a local disk each line is flushed and synced before the next step. Object
+    storage cannot append: there the lines wait for :meth:`checkpoint` (after each
+    part and at the end), which rewrites the whole manifest, so a part and the input
+    lines it completes appear together; a run killed in between loses only lines
+    whose inputs ``--resume`` then does again.
+    """
+
+    def __init__(self, out: OutputStore) -> None:
+        self.out = out
+        self._handle = open(out.local_path(MANIFEST), "a", encoding="utf-8") if out.local else None  # noqa: SIM115
+        self._text: list[str] = [] if out.local else [read_text(out, MANIFEST)]
+        self._waiting = False
 
     def write(self, line: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+        text = json.dumps(line, ensure_ascii=False, default=str) + "\n"
+        if self._handle is None:
+            self._text.append(text)
+            self._waiting = True
+            return
+        self._handle.write(text)
         self._handle.flush()
         os.fsync(self._handle.fileno())
 
+    def checkpoint(self) -> None:
+        """Make every line written so far durable (a no-op on a local disk, where each already is)."""
+        if self._handle is None and self._waiting:
+            self._text = ["".join(self._text)]
+            self.out.write_bytes(self._text[0].encode("utf-8"), MANIFEST)
+            self._waiting = False
+
     def close(self) -> None:
-        self._handle.close()
+        self.checkpoint()
+        if self._handle is not None:
+            self._handle.close()
 
 
-def read_manifest(path: Path) -> list[dict[str, Any]]:
-    """The manifest's lines; a torn last line (the process was killed mid-write) is ignored."""
+def read_text(out: OutputStore, *names: str) -> str:
+    """A text file of the output ("" when it is missing)."""
+    return out.read_bytes(*names).decode("utf-8") if out.exists(*names) else ""
+
+
+def read_manifest(out: Path | OutputStore) -> list[dict[str, Any]]:
+    """The manifest's lines (``out``: the manifest's local path, or the output); a torn last line is ignored.
+
+    A torn line is what a process killed mid-write leaves.
+    """
+    if isinstance(out, OutputStore):
+        text = read_text(out, MANIFEST)
+    else:
+        text = out.read_text(encoding="utf-8") if out.is_file() else ""
     lines = []
-    if not path.is_file():
-        return lines
-    for text in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         try:
-            lines.append(json.loads(text))
+            lines.append(json.loads(line))
         except json.JSONDecodeError:
             continue
     return lines

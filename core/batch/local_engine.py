@@ -9,8 +9,13 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from core.batch.work import process_file
+from core.batch.work import process_file, use_one_core
 from core.parallel import ignore_sigint, pool_context, stop_pool, submit_blocked
+
+
+def _start_worker() -> None:
+    ignore_sigint()
+    use_one_core()
 
 
 def run_local(
@@ -29,7 +34,7 @@ def run_local(
     context = pool_context()
 
     def new_pool(size: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=ignore_sigint)
+        return ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_start_worker)
 
     def alone(task: dict[str, Any]) -> dict[str, Any]:
         single = new_pool(1)

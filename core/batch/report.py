@@ -24,11 +24,11 @@ import html
 import json
 import math
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from core.batch.storage import OutputStore
 from core.split_summary import unit_name
 
 TOP = 10  # slowest and largest documents listed
@@ -94,15 +94,15 @@ class _Sizes:
         return [float(i * width) for i in range(len(padded) // width)], padded.reshape(-1, width).sum(axis=1).tolist()
 
 
-def build_report(out: Path, config: Any, run: dict[str, Any]) -> dict[str, Any]:
+def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str, Any]:
     """The report's data (what report.json holds), from the manifest and the parts in ``out``."""
     import pyarrow.parquet as pq
 
-    from core.batch.dataset import MANIFEST, NODES, read_manifest
+    from core.batch.dataset import NODES, read_manifest
     from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     splitter = config.splitter
-    lines = read_manifest(out / MANIFEST)
+    lines = read_manifest(out)
     # The last line per input counts (a failed input retried by --resume has two).
     entries: dict[str, dict[str, Any]] = {}
     parts: list[dict[str, Any]] = []
@@ -116,7 +116,9 @@ def build_report(out: Path, config: Any, run: dict[str, Any]) -> dict[str, Any]:
     characters, tokens, embed_tokens = _Sizes(), _Sizes(), _Sizes()
     flags: Counter[str] = Counter()
     for part in parts:
-        table = pq.read_table(out / NODES / part["part"], columns=["characters", "tokens", "embed_tokens", "flags"])
+        table = pq.read_table(
+            out.path(NODES, part["part"]), columns=["characters", "tokens", "embed_tokens", "flags"], filesystem=out.fs
+        )
         characters.add(table.column("characters").to_numpy())
         tokens.add(table.column("tokens").to_numpy())
         embed_tokens.add(table.column("embed_tokens").to_numpy())
@@ -204,13 +206,13 @@ def _coverage_histogram(ok: list[dict[str, Any]]) -> tuple[list[float], list[int
     return [i / 20 for i in range(20)], counts.tolist()
 
 
-def write_report(out: Path, config: Any, run: dict[str, Any]) -> dict[str, Any]:
+def write_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str, Any]:
     """Write report.json and report.html in ``out``; returns the report's data."""
     report = build_report(out, config, run)
-    (out / "report.json").write_text(
-        json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    out.write_bytes(
+        (json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n").encode("utf-8"), "report.json"
     )
-    (out / "report.html").write_text(report_html(report), encoding="utf-8")
+    out.write_bytes(report_html(report).encode("utf-8"), "report.html")
     return report
 
 

@@ -13,40 +13,41 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.batch.dataset import MANIFEST, NODES, PART_PREFIX, file_sha256, read_manifest
+from core.batch.dataset import MANIFEST, NODES, PART_PREFIX, file_sha256, parquet_bytes, read_manifest
 from core.batch.inputs import Input
+from core.batch.storage import OutputStore
 from core.errors import ConfigError
 
 OUTPUT_FILES = ("report.json", "report.html")
 
 
 def prepare_output(
-    out: Path, header: dict[str, Any], files: Sequence[Input], *, resume: bool, overwrite: bool
+    out: OutputStore, header: dict[str, Any], files: Sequence[Input], *, resume: bool, overwrite: bool
 ) -> tuple[set[str], int]:
     """Make ``out`` ready; returns the input paths already written (with ``resume``) and the next part number."""
-    nodes = out / NODES
-    nodes.mkdir(parents=True, exist_ok=True)
-    manifest_path = out / MANIFEST
-    existing = sorted(nodes.glob(f"{PART_PREFIX}*.parquet"))
-    for stale in nodes.glob(f".{PART_PREFIX}*.tmp"):  # a part being written when a run was killed
-        stale.unlink()
+    out.make_dirs(NODES)
+    existing = out.files(NODES, PART_PREFIX, ".parquet")
+    for stale in out.files(NODES, f".{PART_PREFIX}", ".tmp"):  # a part being written when a run was killed
+        out.delete(NODES, stale)
     if not resume:
-        if (manifest_path.exists() or existing) and not overwrite:
+        if (out.exists(MANIFEST) or existing) and not overwrite:
             raise ConfigError(
                 f"{out}: already holds a batch output; pass --resume to continue it or --overwrite to replace it"
             )
-        for path in [*existing, manifest_path, *(out / name for name in OUTPUT_FILES)]:
-            if path.exists():
-                path.unlink()
-        manifest_path.touch()
+        for name in existing:
+            out.delete(NODES, name)
+        for name in (MANIFEST, *OUTPUT_FILES):
+            if out.exists(name):
+                out.delete(name)
+        out.write_bytes(b"", MANIFEST)
         return set(), 0
 
-    lines = read_manifest(manifest_path)
+    lines = read_manifest(out)
     previous = next((line for line in lines if line.get("kind") == "header"), None)
     if previous is None:
-        for path in existing:
-            path.unlink()
-        manifest_path.write_text("")
+        for name in existing:
+            out.delete(NODES, name)
+        out.write_bytes(b"", MANIFEST)
         return set(), 0
     if previous.get("config_key") != header["config_key"] or previous.get("embed", "") != header["embed"]:
         raise ConfigError(
@@ -58,7 +59,7 @@ def prepare_output(
         if line.get("kind") == "input" and line.get("status") == "ok":
             inputs[line["path"]] = line
     parts = {line["part"]: line for line in lines if line.get("kind") == "part"}
-    present = {path.name for path in existing} & set(parts)
+    present = set(existing) & set(parts)
     valid = {
         path
         for path, line in inputs.items()
@@ -73,34 +74,33 @@ def prepare_output(
         if len(keep) == len(line["inputs"]):
             kept_parts.append(line)
         elif keep:
-            kept_parts.append(_filter_part(nodes / name, line, keep, {inputs[path]["source"] for path in keep}))
+            kept_parts.append(_filter_part(out, line, keep, {inputs[path]["source"] for path in keep}))
         else:
-            (nodes / name).unlink()
-    for path in existing:
-        if path.name not in present:
-            path.unlink()
+            out.delete(NODES, name)
+    for name in existing:
+        if name not in present:
+            out.delete(NODES, name)
     kept = [header, *kept_parts, *(inputs[path] for path in inputs if path in valid)]
-    temporary = out / f".{MANIFEST}.tmp"
-    temporary.write_text("".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in kept))
-    os.replace(temporary, manifest_path)
+    text = "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in kept)
+    out.write_bytes(text.encode("utf-8"), MANIFEST)
     good_parts = [line["part"] for line in kept_parts]
     numbers = [int(name[len(PART_PREFIX) : -len(".parquet")]) for name in good_parts]
     return valid, max(numbers, default=-1) + 1
 
 
-def _filter_part(path: Path, line: dict[str, Any], keep: list[str], sources: set[str]) -> dict[str, Any]:
+def _filter_part(out: OutputStore, line: dict[str, Any], keep: list[str], sources: set[str]) -> dict[str, Any]:
     """Rewrite a part with only the rows of ``sources``; returns its new manifest line."""
+    import hashlib
+
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    table = pq.read_table(out.path(NODES, line["part"]), filesystem=out.fs)
     table = table.filter(pc.is_in(table.column("source_path"), value_set=pa.array(sorted(sources), pa.string())))
-    temporary = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table.combine_chunks(), temporary, compression="zstd")
-    digest = file_sha256(temporary)
-    os.replace(temporary, path)
-    return {**line, "rows": table.num_rows, "sha256": digest, "inputs": keep}
+    data = parquet_bytes(table.combine_chunks())
+    out.write_bytes(data, NODES, line["part"])
+    return {**line, "rows": table.num_rows, "sha256": hashlib.sha256(data).hexdigest(), "inputs": keep}
 
 
 def _unchanged(line: dict[str, Any]) -> bool:

@@ -47,6 +47,59 @@ def node_schema(embed_dimension: int | None = None) -> Any:
 _WORKER: dict[str, Any] = {}
 
 
+def use_one_core() -> None:
+    """Make this process a worker that computes on one thread: the engines run one worker per core.
+
+    The model tokenizer's second encoding thread (:mod:`core.tokenizer_threads`) made
+    one worker use ~1.3 cores, so two workers competed for two cores; pyarrow's pools
+    are one thread too. (With ``--embed``, torch keeps its threads: fewer would change
+    the vectors' last bits against the ones the app and the disk cache hold.)
+    """
+    import pyarrow as pa
+
+    from core.tokenizer_threads import use_one_thread
+
+    use_one_thread()
+    pa.set_cpu_count(1)
+    pa.set_io_thread_count(1)
+
+
+def warm_worker(config_json: str) -> None:
+    """Pay a worker's one-time costs before its first file: the configuration parsed, the tokenizers loaded."""
+    from core.schema import Document
+    from core.tokenizers import get_tokenizer
+
+    config = _worker_config(config_json)
+    get_tokenizer("model").count_many(["A sentence to warm up with."])
+    config.splitter.split([Document(text="A sentence to warm up with. And a second one.")])
+
+
+def result_schema() -> Any:
+    """The columns of :func:`process_file`'s result (how the Ray engine carries results as Arrow)."""
+    import pyarrow as pa
+
+    text, number = pa.string(), pa.int64()
+    return pa.schema(
+        [
+            ("index", number),
+            ("source", text),
+            ("path", text),
+            ("size", number),
+            ("mtime_ns", number),
+            ("sha256", text),
+            ("status", text),
+            ("reason", text),
+            ("seconds", pa.float64()),
+            ("documents", number),
+            ("nodes", number),
+            ("nonspace", number),
+            ("characters", number),
+            ("metrics", text),
+            ("table", pa.binary()),
+        ]
+    )
+
+
 def _worker_config(config_json: str) -> Any:
     from core.config import PipelineConfig
 

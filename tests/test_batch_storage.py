@@ -1,0 +1,171 @@
+"""`chunkscope batch --out URI`: the dataset, manifest and report written through a pyarrow filesystem.
+
+No network: a ``file://`` URI, and fsspec's in-memory filesystem behind pyarrow
+(``PyFileSystem(FSSpecHandler(...))``), which, like object storage, is not this
+machine's disk, so the manifest takes the rewrite-at-checkpoint path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_batch import BAD, make_corpus, part_hashes, small_config
+
+from core.batch import BatchInterrupted, read_manifest, run_batch
+from core.batch.storage import OutputStore
+from core.cli import main
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    return make_corpus(tmp_path_factory.mktemp("storage"))
+
+
+@pytest.fixture(scope="module")
+def local_run(corpus: Path) -> Path:
+    """The reference: the same corpus and configuration written to a local folder."""
+    out = corpus.parent / "local"
+    run_batch([str(corpus)], small_config(), out, workers=2, part_rows=50)
+    return out
+
+
+@pytest.fixture
+def memory():
+    """A fresh folder on fsspec's in-memory filesystem, seen through pyarrow; removed after."""
+    from fsspec.implementations.memory import MemoryFileSystem
+    from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+    backing = MemoryFileSystem()
+    root = f"/bucket-{uuid.uuid4().hex[:8]}"
+    yield PyFileSystem(FSSpecHandler(backing)), f"{root}/out"
+    backing.rm(root, recursive=True)
+
+
+def stored_part_hashes(filesystem, out: str) -> dict[str, str]:
+    store = OutputStore(filesystem, out)
+    return {
+        name: hashlib.sha256(store.read_bytes("nodes", name)).hexdigest()
+        for name in store.files("nodes", "part-", ".parquet")
+    }
+
+
+def stored_report(filesystem, out: str) -> dict:
+    return json.loads(OutputStore(filesystem, out).read_bytes("report.json"))
+
+
+def test_a_file_uri_writes_what_a_local_path_writes(corpus: Path, local_run: Path, tmp_path: Path):
+    out = tmp_path / "via-uri"
+    code = main(
+        ["batch", str(corpus), "--splitter", "recursive", "--set", "chunk_size=400", "--set", "chunk_overlap=40"]
+        + ["--out", out.as_uri(), "--workers", "2", "-q", "--part-rows", "50"]
+    )
+    assert code == 0
+    assert part_hashes(out) == part_hashes(local_run) and len(part_hashes(out)) > 2
+    report = json.loads((out / "report.json").read_text())["corpus"]
+    expected = json.loads((local_run / "report.json").read_text())["corpus"]
+    report.pop("processing_seconds"), expected.pop("processing_seconds")
+    assert report == expected and report["nodes"] > 0
+    assert (out / "report.html").read_text().lower().startswith("<!doctype html>")
+
+
+def test_an_in_memory_filesystem_holds_the_same_parts_manifest_and_report(corpus: Path, local_run: Path, memory):
+    filesystem, out = memory
+    result = run_batch([str(corpus)], small_config(), out, filesystem=filesystem, workers=2, part_rows=50)
+    assert not (Path(out)).exists()  # nothing went to the local disk under that name
+    assert stored_part_hashes(filesystem, out) == part_hashes(local_run)
+    store = OutputStore(filesystem, out)
+    lines = read_manifest(store)
+    assert [line["kind"] for line in lines[:1]] == ["header"]
+    recorded = {line["part"]: line["sha256"] for line in lines if line["kind"] == "part"}
+    assert recorded == stored_part_hashes(filesystem, out)
+    assert {line["path"] for line in lines if line["kind"] == "input"} == {
+        line["path"] for line in read_manifest(local_run / "manifest.jsonl") if line["kind"] == "input"
+    }
+    assert store.files("nodes", ".", ".tmp") == [] and store.files("", ".", ".tmp") == []
+    report = stored_report(filesystem, out)
+    assert report["corpus"]["nodes"] == result.nodes > 0
+    assert {Path(f["source"]).name for f in report["failed"]} == set(BAD)
+    # The parts read back as one dataset through the same filesystem.
+    table = pq.read_table(f"{out}/nodes", filesystem=filesystem)
+    assert table.num_rows == result.nodes
+
+
+def test_resume_reads_the_manifest_back_from_the_filesystem(corpus: Path, memory):
+    filesystem, out = memory
+    run_batch([str(corpus)], small_config(), out, filesystem=filesystem, workers=2, part_rows=50)
+    before = stored_part_hashes(filesystem, out)
+    again = run_batch([str(corpus)], small_config(), out, filesystem=filesystem, workers=2, part_rows=50, resume=True)
+    assert again.skipped == 6 and again.processed == 2  # only the two bad files are tried again
+    assert stored_part_hashes(filesystem, out) == before
+    assert len(stored_report(filesystem, out)["documents"]) == 6
+
+
+def test_without_resume_an_existing_output_on_the_filesystem_is_refused(corpus: Path, memory, capsys):
+    filesystem, out = memory
+    run_batch([str(corpus)], small_config(), out, filesystem=filesystem, workers=1, part_rows=50)
+    from core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--resume"):
+        run_batch([str(corpus)], small_config(), out, filesystem=filesystem, workers=1, part_rows=50)
+
+
+def test_ctrl_c_on_the_filesystem_leaves_a_consistent_manifest_and_resume_finishes(
+    corpus: Path, local_run: Path, memory
+):
+    filesystem, out = memory
+
+    def interrupt(state):
+        raise KeyboardInterrupt
+
+    with pytest.raises(BatchInterrupted):
+        run_batch(
+            [str(corpus)], small_config(), out, filesystem=filesystem, workers=2, part_rows=50, progress=interrupt
+        )
+    store = OutputStore(filesystem, out)
+    parts = {line["part"] for line in read_manifest(store) if line["kind"] == "part"}
+    assert parts == set(store.files("nodes", "part-", ".parquet"))
+    assert stored_report(filesystem, out)["complete"] is False
+
+    run_batch([str(corpus)], small_config(), out, filesystem=filesystem, workers=2, part_rows=50, resume=True)
+    assert stored_part_hashes(filesystem, out) == part_hashes(local_run)
+    assert stored_report(filesystem, out)["complete"]
+
+
+def test_a_file_is_replaced_whole_and_nothing_is_left_aside(memory):
+    filesystem, out = memory
+    store = OutputStore(filesystem, out)
+    store.make_dirs()
+    store.write_bytes(b"first", "manifest.jsonl")
+    store.write_bytes(b"second, longer", "manifest.jsonl")
+    assert store.read_bytes("manifest.jsonl") == b"second, longer"
+    assert store.files("", "", "") == ["manifest.jsonl"]
+
+
+def test_output_locations_are_parsed_as_local_paths_or_uris(tmp_path: Path):
+    import pyarrow.fs as pafs
+
+    local = OutputStore.at("relative/out")
+    assert isinstance(local.fs, pafs.LocalFileSystem) and local.base == str(Path("relative/out").resolve())
+    uri = OutputStore.at((tmp_path / "x").as_uri())
+    assert isinstance(uri.fs, pafs.LocalFileSystem) and uri.base == str(tmp_path / "x")
+    assert str(uri) == (tmp_path / "x").as_uri() and uri.path("nodes", "part-00000.parquet").endswith(
+        "/x/nodes/part-00000.parquet"
+    )
+    with pytest.raises(pa.ArrowInvalid):
+        OutputStore.at("nosuchscheme://bucket/out")
+
+
+def test_a_part_file_is_the_bytes_pyarrow_writes_to_a_local_file(tmp_path: Path):
+    from core.batch.dataset import parquet_bytes
+
+    table = pa.table({"text": ["a", "b" * 100], "n": [1, 2]})
+    pq.write_table(table, tmp_path / "t.parquet", compression="zstd")
+    assert parquet_bytes(table) == (tmp_path / "t.parquet").read_bytes()
+    assert pq.read_table(io.BytesIO(parquet_bytes(table))).equals(table)

@@ -1,0 +1,71 @@
+"""A batch worker computes on one core: one tokenizer thread and one pyarrow thread, the same tokens.
+
+The engines run one worker per core (`--workers`), so a worker that also encoded on a
+second thread took time from its sibling. The app's process keeps its two threads.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+
+import pyarrow as pa
+
+from core import tokenizer_threads
+from core.batch.local_engine import _start_worker
+from core.batch.work import use_one_core
+from core.forking import Forked
+from core.parallel import pool_context
+from core.tokenizers import get_tokenizer
+
+# Long enough that the app's process would encode it on two threads (2 KB per thread at least).
+TEXTS = [f"Paragraph {n}: chunk overlap keeps a sentence whole across the cut. " * 20 for n in range(40)]
+
+
+def _threads_and_tokens() -> tuple[int, int, int, list[int]]:
+    model = get_tokenizer("model")
+    return (
+        tokenizer_threads.parallel_workers(sum(map(len, TEXTS))),
+        pa.cpu_count(),
+        pa.io_thread_count(),
+        model.count_many(TEXTS),
+    )
+
+
+def _after_use_one_core() -> tuple[int, int, int, list[int]]:
+    use_one_core()
+    return _threads_and_tokens()
+
+
+def test_a_worker_encodes_on_one_thread_with_the_same_tokens_and_the_app_keeps_two():
+    app_threads, *_, app_tokens = _threads_and_tokens()
+    worker = Forked(_after_use_one_core).result()
+    assert worker is not None
+    assert worker[:3] == (1, 1, 1)
+    assert worker[3] == app_tokens
+    # The calling process is unchanged: the app still encodes a large batch on its threads.
+    assert app_threads == tokenizer_threads.WORKERS == _threads_and_tokens()[0]
+
+
+def test_the_local_engines_workers_start_on_one_core():
+    with ProcessPoolExecutor(max_workers=1, mp_context=pool_context(), initializer=_start_worker) as pool:
+        threads, cpu_pool, io_pool, _ = pool.submit(_threads_and_tokens).result()
+    assert (threads, cpu_pool, io_pool) == (1, 1, 1)
+
+
+def test_one_thread_runs_parallel_tasks_one_after_another_in_order():
+    def run() -> tuple[list[int], set[str]]:
+        import threading
+
+        use_one_core()
+        names: set[str] = set()
+
+        def task(n: int) -> int:
+            names.add(threading.current_thread().name)
+            return n * n
+
+        results = tokenizer_threads.in_parallel([lambda n=n: task(n) for n in range(4)])
+        return results, names
+
+    outcome = Forked(run).result()
+    assert outcome is not None
+    assert outcome[0] == [0, 1, 4, 9] and outcome[1] == {"MainThread"}
