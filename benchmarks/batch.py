@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/batch.py                    # 500 files; recursive and sentence; local 1, 2 and Ray
     .venv/bin/python benchmarks/batch.py --files 500 1000   # and peak memory at both sizes (4 MiB parts)
+    .venv/bin/python benchmarks/batch.py --rounds 3 --runs local:1 local:2   # interleaved rounds, medians
 
 Method:
 
@@ -9,14 +10,24 @@ Method:
   one by one; the first ``N`` are written to a temporary folder as ``doc-NNNNN.md`` (the Markdown ones) or
   ``.txt``, so the loaders run as they do on a user's folder.
 - **Runs.** Each run is a fresh interpreter (``--child``) that imports ChunkScope and, for Ray, starts a local
-  Ray with ``num_cpus=2`` *before* the clock; then ``core.batch.run_batch`` with the splitter's defaults, the
-  local engine at 1 and 2 workers, or ``engine="ray"`` on that Ray. Ray's start-up is reported apart.
+  Ray with ``num_cpus=2`` and uses Ray Data once (``range(1)``, which starts its per-cluster actors) *before*
+  the clock; then ``core.batch.run_batch`` with the splitter's defaults, the local engine at 1 and 2 workers, or
+  ``engine="ray"`` on that Ray. Both start-ups are reported apart (``ray_start_s``, ``ray_data_start_s``); the
+  Ray actors that run the files start inside the clock, at every run.
 - **Time.** Wall time of ``run_batch`` (the report included). CPU time: for the local engine the driver's and
   its reaped workers' (``getrusage``), exact; for Ray every process of the local Ray (driver, workers and Ray's
-  own: GCS, raylet, ...), read from ``/proc`` at the start and just before ``ray.shutdown()``.
+  own: GCS, raylet, ...), read from ``/proc`` at the start, every 0.2 s during the run and just before
+  ``ray.shutdown()``: a Ray actor's process ends with its dataset, so its last reading (at most 0.2 s old, and
+  an actor idles at the end) stands for it. (Its time is not in any parent's ``cutime``: init reaps it.)
 - **Memory.** Peak RSS (``VmHWM``): the driver's and each worker's. Local workers: ``getrusage(RUSAGE_CHILDREN)``
-  gives the largest reaped child's peak. Ray workers: ``/proc/PID/status`` of each ``ray::`` process, read while
-  they are alive (just before the shutdown). Forked workers share the driver's imported pages: RSS counts them.
+  gives the largest reaped child's peak. Ray workers: ``/proc/PID/status`` of each ``ray::`` process, its last
+  reading while alive. Forked workers share the driver's imported pages: RSS counts them.
+- **Run-queue wait.** ``/proc/PID/schedstat`` (run delay) of each local worker: the time it was ready but had no
+  core. ``free_core_wall_estimate_s`` is the wall less the workers' mean wait: on a machine shared with other jobs,
+  an estimate of the run on cores of its own (it also removes what the driver took from the workers).
+- **Rounds.** ``--rounds N`` repeats every run N times, interleaved (each round runs every splitter and engine
+  once), and ``summary`` gives medians with min–max: wall, CPU, the speed-up of 2 local workers over 1 and Ray's
+  wall and CPU over the local engine at the same worker count, each per round, then the median of the rounds.
 - **Checks.** Every run of a splitter writes byte-identical part files (compared by SHA-256), so the engines and
   worker counts are timed doing the same work.
 
@@ -30,6 +41,7 @@ import hashlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DATA = ROOT / "benchmarks" / "data"
 SPLITTERS = ("recursive", "sentence")
-RUNS = (("local", 1), ("local", 2), ("ray", 2))
+RUNS = ("local:1", "local:2", "ray:2")
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -70,28 +82,29 @@ def write_corpus(folder: Path, count: int) -> dict[str, int]:
 
 
 def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
+    """Every descendant of ``root``, from the kernel's children lists (no scan of all of /proc)."""
     found, todo = [], [root]
     while todo:
         pid = todo.pop()
-        for child in children.get(pid, []):
-            found.append(child)
-            todo.append(child)
+        for task in Path(f"/proc/{pid}/task").glob("*") if Path(f"/proc/{pid}/task").exists() else []:
+            try:
+                children = [int(child) for child in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            todo.extend(children)
     return found
 
 
 def _reading(pid: int) -> dict[str, object] | None:
-    """CPU seconds so far, peak RSS (MB) and name of a live process; None once it is gone."""
+    """CPU seconds so far, run-queue wait, peak RSS (MB) and name of a live process; None once it is gone.
+
+    The wait (``schedstat``'s run_delay) is the time the process was ready to run but had no core: on a
+    shared machine, what other jobs (or this run's own processes) took from it.
+    """
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
+        delay = int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
         status = Path(f"/proc/{pid}/status").read_text()
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
@@ -99,12 +112,41 @@ def _reading(pid: int) -> dict[str, object] | None:
     fields = stat.rsplit(")", 1)[1].split()
     cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
     peak = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
-    return {"cpu": cpu, "peak_mb": peak / 1024, "name": cmdline.strip()[:80]}
+    return {"cpu": cpu, "run_delay": delay, "peak_mb": peak / 1024, "name": cmdline.strip()[:80]}
 
 
 def _tree(root: int) -> dict[int, dict[str, object]]:
     readings = {pid: _reading(pid) for pid in [root, *_descendants(root)]}
     return {pid: reading for pid, reading in readings.items() if reading is not None}
+
+
+class _Watcher:
+    """Readings of the process tree every ``every`` seconds while a run goes: the last one of each process.
+
+    A pool worker or a Ray actor ends with its run, so the end-of-run reading misses it; its last
+    reading here (at most ``every`` old) names it and gives its CPU, run-queue wait and peak RSS.
+    The watcher's own CPU (``cpu``) is subtracted from the driver's.
+    """
+
+    def __init__(self, every: float = 0.2) -> None:
+        import threading
+
+        self.every = every
+        self.seen: dict[int, dict[str, object]] = {}
+        self.cpu = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.every):
+            started = time.thread_time()
+            self.seen.update(_tree(os.getpid()))
+            self.cpu += time.thread_time() - started
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 # -------------------------------------------------------------------- one run
@@ -117,7 +159,7 @@ def child(engine: str, workers: int, splitter: str, corpus: str, out: str, part_
     from core.splitters import get_splitter
 
     config = PipelineConfig(splitter=get_splitter(splitter))
-    ray_start = 0.0
+    ray_start = ray_data_start = 0.0
     ray = None
     if engine == "ray":
         import ray
@@ -125,12 +167,22 @@ def child(engine: str, workers: int, splitter: str, corpus: str, out: str, part_
         started = time.perf_counter()
         ray.init(num_cpus=workers, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
         ray_start = time.perf_counter() - started
+        # Ray Data's first use starts its per-cluster actors (stats, autoscaling, actor locations): part of
+        # starting a cluster, which a long-lived one has paid already. Timed apart, as ray.init is.
+        import ray.data
+
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        started = time.perf_counter()
+        ray.data.range(1).materialize()
+        ray_data_start = time.perf_counter() - started
     before = _tree(os.getpid())
+    watcher = _Watcher()
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.perf_counter()
     kwargs = {"part_bytes": int(part_mb * 2**20)} if part_mb else {}
     result = run_batch([corpus], config, out, engine=engine, workers=workers, **kwargs)
     wall = time.perf_counter() - wall
+    watcher.stop()
     self_after = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     row: dict[str, object] = {
@@ -145,25 +197,42 @@ def child(engine: str, workers: int, splitter: str, corpus: str, out: str, part_
         "part_mb": part_mb or 128,
         "wall_s": round(wall, 3),
         "ray_start_s": round(ray_start, 3),
+        "ray_data_start_s": round(ray_data_start, 3),
         "driver_peak_rss_mb": round(self_after.ru_maxrss / 1024, 1),
     }
     driver_cpu = (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime)
     if engine == "local":
+        driver_cpu -= watcher.cpu
         row["cpu_s"] = round(driver_cpu + children.ru_utime + children.ru_stime, 3)
         row["driver_cpu_s"] = round(driver_cpu, 3)
         row["worker_peak_rss_mb"] = [round(children.ru_maxrss / 1024, 1)]  # the largest worker's
+        pool = {pid: r for pid, r in watcher.seen.items() if pid != os.getpid() and float(r["cpu"]) >= 0.5}
+        delays = [float(r["run_delay"]) for r in pool.values()]
+        row["worker_cpu_each_s"] = sorted(round(float(r["cpu"]), 2) for r in pool.values())
+        row["worker_run_delay_s"] = sorted(round(delay, 2) for delay in delays)
+        # The workers are the critical path: on cores of its own the run would have ended about their
+        # mean wait earlier (an estimate; it also removes what the driver took from them).
+        row["free_core_wall_estimate_s"] = round(wall - sum(delays) / max(len(delays), 1), 3)
     else:
         after = _tree(os.getpid())
         assert ray is not None
         ray.shutdown()
-        cpu = {pid: float(r["cpu"]) - float(before.get(pid, {"cpu": 0.0})["cpu"]) for pid, r in after.items()}
-        workers_seen = {pid: r for pid, r in after.items() if str(r["name"]).startswith("ray::")}
+        # Every process seen: live ones read now, ended ones (the actors) at their last reading.
+        last = {**watcher.seen, **after}
+        cpu = {pid: float(r["cpu"]) - float(before.get(pid, {"cpu": 0.0})["cpu"]) for pid, r in last.items()}
+        cpu[os.getpid()] -= watcher.cpu
+        total = sum(cpu.values())
+        workers_seen = {pid: r for pid, r in last.items() if str(r["name"]).startswith("ray::")}
         # Ray keeps idle workers started too; the ones that did the files are those that spent CPU.
         busy = [pid for pid in workers_seen if cpu[pid] >= 0.5]
-        row["cpu_s"] = round(sum(cpu.values()), 3)
+        row["cpu_s"] = round(total, 3)
+        row["watcher_cpu_s"] = round(watcher.cpu, 3)
         row["driver_cpu_s"] = round(cpu[os.getpid()], 3)
         row["worker_cpu_s"] = round(sum(cpu[pid] for pid in workers_seen), 3)
         row["ray_system_cpu_s"] = round(row["cpu_s"] - row["driver_cpu_s"] - row["worker_cpu_s"], 3)
+        row["worker_processes"] = sorted(
+            f"{str(workers_seen[pid]['name']).split()[0]} {cpu[pid]:.2f}s" for pid in workers_seen
+        )
         row["worker_peak_rss_mb"] = sorted(round(float(workers_seen[pid]["peak_mb"]), 1) for pid in busy)
         row["idle_worker_peak_rss_mb"] = sorted(
             round(float(r["peak_mb"]), 1) for pid, r in workers_seen.items() if pid not in busy
@@ -191,10 +260,58 @@ def run_child(
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _spread(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return {"median": round(median, 3), "min": round(ordered[0], 3), "max": round(ordered[-1], 3), "n": len(values)}
+
+
+def _ratios(by_run: dict[str, dict[int, dict[str, object]]], top: str, bottom: str, key: str) -> object:
+    """``top``'s ``key`` over ``bottom``'s, round by round (None when either run is missing)."""
+    pairs = [
+        float(by_run[top][r][key]) / float(by_run[bottom][r][key])  # type: ignore[arg-type]
+        for r in by_run.get(top, {})
+        if r in by_run.get(bottom, {})
+    ]
+    return _spread(pairs) if pairs else None
+
+
+def summarize(runs: list[dict[str, object]]) -> dict[str, object]:
+    """Medians (min–max) per splitter and run, and the per-round ratios the issue's targets are about."""
+    timed = [row for row in runs if "round" in row]
+    summary: dict[str, object] = {}
+    for splitter in sorted({str(row["splitter"]) for row in timed}):
+        rows = [row for row in timed if row["splitter"] == splitter]
+        by_run: dict[str, dict[int, dict[str, object]]] = {}
+        for row in rows:
+            by_run.setdefault(f"{row['engine']}:{row['workers']}", {})[int(row["round"])] = row
+        entry: dict[str, object] = {}
+        for name, rounds in by_run.items():
+            entry[name] = {
+                key: _spread([float(row[key]) for row in rounds.values()])
+                for key in ("wall_s", "cpu_s", "driver_cpu_s", "ray_start_s", "ray_data_start_s")
+            }
+        entry["speedup_2_over_1_wall"] = _ratios(by_run, "local:1", "local:2", "wall_s")
+        entry["cpu_2_over_1"] = _ratios(by_run, "local:2", "local:1", "cpu_s")
+        entry["speedup_2_over_1_free_core_estimate"] = _ratios(
+            by_run, "local:1", "local:2", "free_core_wall_estimate_s"
+        )
+        for name in by_run:
+            if name.startswith("ray:"):
+                local = "local:" + name.split(":")[1]
+                entry[f"{name}_over_{local}_wall"] = _ratios(by_run, name, local, "wall_s")
+                entry[f"{name}_over_{local}_cpu"] = _ratios(by_run, name, local, "cpu_s")
+        summary[splitter] = entry
+    return summary
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, nargs="+", default=[500], help="corpus sizes (the first is timed)")
     parser.add_argument("--splitters", nargs="+", default=list(SPLITTERS))
+    parser.add_argument("--runs", nargs="+", default=list(RUNS), help="ENGINE:WORKERS runs (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=1, help="interleaved repetitions of every run")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--memory-part-mb", type=float, default=4, help="part size of the memory-by-size runs")
     parser.add_argument("--only-memory", action="store_true", help="skip the timed runs")
@@ -205,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(engine, int(workers), splitter, corpus, out, float(part_mb))))
         return 0
 
+    plan = [(engine, int(workers)) for engine, workers in (run.split(":") for run in args.runs)]
     results: dict[str, object] = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     results["load_before"] = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="chunkscope-batch-bench-") as temporary:
@@ -212,16 +330,21 @@ def main(argv: list[str] | None = None) -> int:
         corpora = {n: (root / f"corpus-{n}", write_corpus(root / f"corpus-{n}", n)) for n in args.files}
         first = args.files[0]
         results["corpus"] = {str(n): info for n, (_, info) in corpora.items()}
-        runs = []
-        for splitter in [] if args.only_memory else args.splitters:
-            for engine, workers in RUNS:
-                out = root / f"out-{splitter}-{engine}-{workers}"
-                row = run_child(engine, workers, splitter, corpora[first][0], out)
-                row["corpus_files"] = first
-                runs.append(row)
-                print(json.dumps(row), file=sys.stderr)
+        runs: list[dict[str, object]] = []
+        for number in [] if args.only_memory else range(args.rounds):
+            for splitter in args.splitters:
+                for engine, workers in plan:
+                    out = root / f"out-{splitter}-{engine}-{workers}-{number}"
+                    row = run_child(engine, workers, splitter, corpora[first][0], out)
+                    shutil.rmtree(out, ignore_errors=True)
+                    row["corpus_files"] = first
+                    row["round"] = number
+                    row["load_1min"] = round(os.getloadavg()[0], 2)
+                    runs.append(row)
+                    print(json.dumps(row), file=sys.stderr)
+        for splitter in args.splitters:
             hashes = {row["part_sha256"] for row in runs if row["splitter"] == splitter}
-            if len(hashes) != 1:
+            if len(hashes) > 1:
                 raise SystemExit(f"{splitter}: the runs wrote different part files")
         # Memory against corpus size: the local engine at 2 workers, recursive, with small parts so that
         # every size writes several (the driver holds at most one part's rows: that, not the corpus, bounds it).
@@ -233,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(row)
                 print(json.dumps(row), file=sys.stderr)
     results["runs"] = runs
+    results["summary"] = summarize(runs)
     results["load_after"] = os.getloadavg()
     text = json.dumps(results, indent=2)
     print(text)
