@@ -344,18 +344,37 @@ def framework_nodes(
     for chunk, span in zip(chunks, found, strict=True):
         assert span is not None
         spans.append(Span(span.start, span.end, {**chunk.metadata, SPAN_STATUS_KEY: span.status.value}))
+
     # The framework adds no page labels or table headers: build from the text and metadata alone.
-    bare = replace(document, elements=[], pages=[])
+    # Each node hides the document's keys, then its chunk's and the span status (each once, in that order).
+    def hidden(document_keys: Sequence[str], chunk: FrameworkChunk, extra: Sequence[str]) -> list[str]:
+        added = dict.fromkeys([*extra, SPAN_STATUS_KEY, *chunk.own_keys])
+        return [*document_keys, *(key for key in added if key not in document_keys)]
+
+    llm_keys, embed_keys = document.excluded_llm_metadata_keys, document.excluded_embed_metadata_keys
+    first = chunks[0] if chunks else FrameworkChunk("")
+    shared = all(
+        (c.excluded_llm_metadata_keys, c.excluded_embed_metadata_keys, c.own_keys)
+        == (first.excluded_llm_metadata_keys, first.excluded_embed_metadata_keys, first.own_keys)
+        for c in chunks
+    )
+    bare = replace(
+        document,
+        elements=[],
+        pages=[],
+        # When every chunk hides the same keys (most engines), the node builder's own copies are the final lists.
+        excluded_llm_metadata_keys=hidden(llm_keys, first, first.excluded_llm_metadata_keys) if shared else llm_keys,
+        excluded_embed_metadata_keys=(
+            hidden(embed_keys, first, first.excluded_embed_metadata_keys) if shared else embed_keys
+        ),
+    )
     nodes = build_nodes(bare, spans, include_metadata=include_metadata, include_prev_next_rel=False)
     for node, chunk, span in zip(nodes, chunks, found, strict=True):
         if span is not None and span.status is not SpanStatus.EXACT:
             node.text = chunk.text
-        hidden = [SPAN_STATUS_KEY, *chunk.own_keys]
-        for excluded, extra in (
-            (node.excluded_llm_metadata_keys, chunk.excluded_llm_metadata_keys),
-            (node.excluded_embed_metadata_keys, chunk.excluded_embed_metadata_keys),
-        ):
-            excluded.extend(key for key in [*extra, *hidden] if key not in excluded)
+        if not shared:
+            node.excluded_llm_metadata_keys = hidden(llm_keys, chunk, chunk.excluded_llm_metadata_keys)
+            node.excluded_embed_metadata_keys = hidden(embed_keys, chunk, chunk.excluded_embed_metadata_keys)
     for parent, members in groups.items():
         if include_prev_next_rel:
             link_chain([nodes[i] for i in members])
