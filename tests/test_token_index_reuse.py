@@ -77,6 +77,29 @@ def test_two_splits_at_different_chunk_sizes_tokenize_the_text_once():
     ]
 
 
+def test_token_windows_read_the_shared_index_and_cut_as_one_pass_does():
+    from core.splitters.token import TokenSplitter
+
+    tokenizer = CountingTokenizer()
+    document = Document(text=TEXT)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TokenSplitter, "get_tokenizer", lambda self: tokenizer)
+        windows = {
+            size: [(s.start, s.end) for s in get_splitter("token", chunk_size=size, chunk_overlap=2).spans(document)]
+            for size in (9, 5)
+        }
+    assert tokenizer.characters == len(TEXT)  # one tokenizer pass for both chunk sizes
+    words = [start for start, _ in get_tokenizer("words").spans(TEXT)]
+    for size, spans in windows.items():
+        # The plain rule: window i runs from token i*(size-2) to the start of token i*(size-2)+size, trimmed.
+        expected = [
+            (words[first] if first else 0, words[first + size] if first + size < len(words) else len(TEXT))
+            for first in range(0, len(words), size - 2)
+        ]
+        expected = expected[: next(i for i, (_, end) in enumerate(expected) if end == len(TEXT)) + 1]
+        assert [TEXT[a:b] for a, b in spans] == [TEXT[a:b].strip() for a, b in expected]
+
+
 def test_reused_index_gives_the_spans_of_a_fresh_one():
     tokenizer = CountingTokenizer()
     reused = [_spans(tokenizer, size) for size in (30, 12, 8, 5, 12)]
