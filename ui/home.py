@@ -69,15 +69,20 @@ TOUR = [
     ("Export", "Nodes as JSONL, CSV or Parquet, the config, LlamaIndex and LangChain code, a share link."),
 ]
 TOUR_PER_ROW = 3
+# Short columns drawn narrow, so the Notes (e.g. what OCR read) fit at 1440 px beside nine samples.
 DOCUMENT_COLUMNS = {
     "Document": st.column_config.TextColumn(width="medium"),
-    "Pages": st.column_config.TextColumn(help="Pages, for paged sources such as PDF"),
-    "Characters": st.column_config.NumberColumn(format="localized"),
+    "Type": st.column_config.TextColumn(width="small"),
+    "Pages": st.column_config.TextColumn(width="small", help="Pages, for paged sources such as PDF"),
+    "Characters": st.column_config.NumberColumn(width="small", format="localized"),
     "Tokens": st.column_config.NumberColumn(
-        format="localized", help="Tokens of the embedding model's tokenizer (all-MiniLM-L6-v2)"
+        width="small", format="localized", help="Tokens of the embedding model's tokenizer (all-MiniLM-L6-v2)"
     ),
-    "Parser": st.column_config.TextColumn(help="What read the file: a PDF's parser (pypdf or pdfplumber, + OCR), else its format"),
+    "Parser": st.column_config.TextColumn(
+        help="What read the file: a PDF's parser (pypdf or pdfplumber, + OCR), else its format"
+    ),
     "Found": st.column_config.TextColumn(help="Pages, tables, headings and OCR-read pages (with mean word confidence)"),
+    "Notes": st.column_config.TextColumn(width="large", help="What the loader noticed while reading the file"),
 }
 _REMOVE_PICK = "remove_pick"
 
@@ -186,7 +191,7 @@ def samples_card() -> None:
     st.subheader("Sample documents", anchor=False)
     st.caption(
         "A Markdown guide, a PDF handbook, an HTML FAQ, release notes, a CSV table, a Python module, "
-        "a Word document and a slide deck."
+        "a Word document, a slide deck and a scanned page (read by OCR)."
     )
     missing = [p.name for p in documents.sample_files() if not state.has_source(p.name)]
     if not missing:
