@@ -236,3 +236,28 @@ def test_a_framework_split_counts_its_rewritten_chunks_and_shows_what_changed() 
     titles = [e.label for e in at.expander]
     assert any(t.startswith("Rewritten by the framework") for t in titles)
     assert "<del>" in " ".join(h.proto.body for h in at.get("html"))
+
+
+def test_too_many_nodes_to_list_are_opened_by_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import chunks_view
+
+    # A list of every node is ~80 bytes per node sent on every rerun: past the limit, a number box.
+    monkeypatch.setattr(chunks_view, "PICKER_LIST_MAX", 3)
+    at = use_character_splitter(open_chunks(), chunk_size=400)
+    nodes = expected_nodes("character", chunk_size=400, chunk_overlap=50)
+    assert len(nodes) > 3
+    assert not [s for s in at.selectbox if s.key == "chunks.node"]
+    box = at.number_input(key="chunks.node_number")
+    assert (box.value, box.max) == (0, len(nodes) - 1)
+    box.set_value(3).run()
+    assert at.session_state["cs_node_id"] == nodes[3].id
+    assert any(h.value == "Node #3" for h in at.subheader)
+    at.button(key="chunks.rel.next").click().run()  # the box follows a node opened another way
+    assert at.number_input(key="chunks.node_number").value == 4
+
+
+def test_few_nodes_are_listed_by_their_first_words() -> None:
+    at = use_character_splitter(open_chunks(), chunk_size=400)
+    nodes = expected_nodes("character", chunk_size=400, chunk_overlap=50)
+    picker = at.selectbox(key="chunks.node")
+    assert picker.options[0].startswith("#0 · ") and len(picker.options) == len(nodes)

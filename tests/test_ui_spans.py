@@ -10,7 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import Document, Node, Page
-from core.highlight import MAX_SEGMENTS, Mark, legend_html, ocr_confidence_by_page, source_html, source_windows
+from core.highlight import (
+    MAX_SEGMENTS,
+    MIN_WINDOW_CHARS,
+    WINDOW_CHARS,
+    Mark,
+    legend_html,
+    ocr_confidence_by_page,
+    source_html,
+    source_windows,
+    window_chars_for,
+)
 
 
 @dataclass
@@ -96,6 +106,21 @@ def test_large_documents_are_cut_into_windows_on_pages() -> None:
     assert [(w.start, w.end, w.label) for w in windows[:2]] == [(0, 10_000, "pages 1–2"), (10_000, 20_000, "pages 3–4")]
     assert windows[-1].end == 50_000
     assert all(w.end - w.start <= 12_000 for w in windows)
+
+
+def test_dense_splits_draw_smaller_windows() -> None:
+    # 1 MB in 1,400 chunks keeps the full window; in 3,431 chunks a window holds about 20 of them.
+    assert window_chars_for(1_000_000, 1_400) == WINDOW_CHARS
+    assert window_chars_for(1_000_000, 3_431) == 5_829
+    assert window_chars_for(1_000_000, 6_918) == MIN_WINDOW_CHARS
+    assert window_chars_for(1_000_000, 0) == WINDOW_CHARS
+    assert window_chars_for(1_000, 500, window_chars=2_000) == 2_000  # never above the window asked for
+
+
+@given(length=st.integers(0, 10_000_000), count=st.integers(0, 100_000), asked=st.integers(1, 50_000))
+def test_a_window_size_stays_within_its_bounds(length: int, count: int, asked: int) -> None:
+    chars = window_chars_for(length, count, window_chars=asked)
+    assert min(MIN_WINDOW_CHARS, asked) <= chars <= asked
 
 
 def test_a_window_of_countless_tiny_chunks_is_capped() -> None:

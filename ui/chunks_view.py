@@ -25,6 +25,10 @@ from ui import nodes as node_ui
 
 PAGE_KEY = "chunks"
 NODE_KEY = f"{PAGE_KEY}.node"
+# Above this many nodes the picker is a node number, not a list: each option is ~80 bytes
+# sent on every rerun (3,431 sentence nodes of a 1 MB text made 285 KB of the page's 337).
+PICKER_LIST_MAX = 500
+NODE_NUMBER_KEY = f"{PAGE_KEY}.node_number"
 
 
 @dataclass(frozen=True)
@@ -247,6 +251,7 @@ def selected_node(split: Split) -> Node:
         selected_id = split.nodes[0].id
         state.select_node(selected_id)
     state.set_widget_value(NODE_KEY, selected_id)
+    state.set_widget_value(NODE_NUMBER_KEY, split.index_of[selected_id])
     return split.nodes_by_id[selected_id]
 
 
@@ -258,17 +263,8 @@ def node_detail(document: Document, split: Split, selected: Node) -> None:
     st.divider()
     head, picker = st.columns([2, 3], vertical_alignment="bottom")
     head.subheader(f"Node #{split.index_of[selected.id]}", anchor=False)
-    labels = cache.derived(
-        f"labels:{split.view_key}",
-        lambda: {node.id: node_ui.node_label(i, node, 70) for i, node in enumerate(split.nodes)},
-    )
-    picker.selectbox(
-        "Open node",
-        list(split.nodes_by_id),
-        key=NODE_KEY,
-        format_func=labels.__getitem__,
-        on_change=_picker_changed,
-    )
+    with picker:
+        node_picker(split)
     st.caption(span_caption(document, selected))
     node_ui.rewrite_detail(document.text, selected)
     node_ui.relationship_buttons(selected, split.index_of, split.nodes_by_id, pick_node, key=f"{PAGE_KEY}.rel")
@@ -277,5 +273,38 @@ def node_detail(document: Document, split: Split, selected: Node) -> None:
         node_ui.show_metadata(selected)
 
 
+def node_picker(split: Split) -> None:
+    """Open a node: from a list of every node's first words, or by its number when the nodes are too many to list."""
+    count = len(split.nodes)
+    if count <= PICKER_LIST_MAX:
+        labels = cache.derived(
+            f"labels:{split.view_key}",
+            lambda: {node.id: node_ui.node_label(i, node, 70) for i, node in enumerate(split.nodes)},
+        )
+        st.selectbox(
+            "Open node",
+            list(split.nodes_by_id),
+            key=NODE_KEY,
+            format_func=labels.__getitem__,
+            on_change=_picker_changed,
+        )
+        return
+    st.number_input(
+        "Open node #",
+        min_value=0,
+        max_value=count - 1,
+        step=1,
+        key=NODE_NUMBER_KEY,
+        on_change=_number_changed,
+        args=([node.id for node in split.nodes],),
+        help=f"{count:,} nodes are too many to list: type a node's number, or find a node by its words "
+        "with the search of the Node table tab and select its row.",
+    )
+
+
 def _picker_changed() -> None:
     state.select_node(state.widget_value(NODE_KEY))
+
+
+def _number_changed(node_ids: Sequence[str]) -> None:
+    state.select_node(node_ids[int(state.widget_value(NODE_NUMBER_KEY))])

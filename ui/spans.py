@@ -13,13 +13,13 @@ from typing import Any
 import streamlit as st
 
 from core.highlight import (
-    WINDOW_CHARS,
     HasSpan,
     Mark,
     legend_html,
     ocr_confidence_by_page,
     source_html,
     source_windows,
+    window_chars_for,
     window_index_for,
 )
 from ui import state
@@ -32,15 +32,16 @@ def show_source(
     selected_id: str | None = None,
     marks: Sequence[Mark] = (),
     key: str = "source",
-    window_chars: int = WINDOW_CHARS,
+    window_chars: int | None = None,
     height_px: int = 560,
     index_of: Mapping[str, int] | None = None,
 ) -> None:
     """Draw the document's source with chunk spans, one window at a time.
 
-    When the selected node changes, the view jumps to the window holding its start.
+    When the selected node changes, the view jumps to the window holding its start. A window is
+    ``window_chars`` long, or by default as long as :func:`core.highlight.window_chars_for` says for this many nodes.
     """
-    windows = source_windows(document, window_chars)
+    windows = source_windows(document, window_chars or window_chars_for(len(document.text), len(nodes)))
     index = 0
     if len(windows) > 1:
         window_key = f"{key}.window"
