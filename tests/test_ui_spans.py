@@ -109,10 +109,12 @@ def test_large_documents_are_cut_into_windows_on_pages() -> None:
 
 
 def test_dense_splits_draw_smaller_windows() -> None:
-    # 1 MB in 1,400 chunks keeps the full window; in 3,431 chunks a window holds about 20 of them.
+    # 1 MB in 1,400 chunks keeps the full window; denser splits hold about 40 chunks a window.
     assert window_chars_for(1_000_000, 1_400) == WINDOW_CHARS
-    assert window_chars_for(1_000_000, 3_431) == 5_829
-    assert window_chars_for(1_000_000, 6_918) == MIN_WINDOW_CHARS
+    assert window_chars_for(16_434, 53) == WINDOW_CHARS  # the guide at 128/32 tokens keeps whole parts
+    assert window_chars_for(1_000_000, 3_431) == 11_658
+    assert window_chars_for(1_000_000, 6_918) == 5_782
+    assert window_chars_for(1_000_000, 20_000) == MIN_WINDOW_CHARS
     assert window_chars_for(1_000_000, 0) == WINDOW_CHARS
     assert window_chars_for(1_000, 500, window_chars=2_000) == 2_000  # never above the window asked for
 
