@@ -625,6 +625,7 @@ def test_a_heading_engine_says_when_a_document_has_no_headings(name: str) -> Non
 
 def test_offsets_a_framework_states_are_taken_only_where_they_hold_the_chunk() -> None:
     # chonkie and semchunk say where each chunk starts; a wrong offset sends the split through span recovery.
+    import core.engines.base as engine_base
     from core.engines.base import FrameworkChunk, framework_nodes
 
     document = Document(text="one two. one two. three")
@@ -633,7 +634,14 @@ def test_offsets_a_framework_states_are_taken_only_where_they_hold_the_chunk() -
         FrameworkChunk("one two.", start=9),
         FrameworkChunk("three", start=18),
     ]
-    assert [(n.start_char, n.end_char) for n in framework_nodes(document, stated)] == [(0, 8), (9, 17), (18, 23)]
+
+    def no_search(text: str) -> None:
+        raise AssertionError("offsets that hold their chunks need no span recovery")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine_base, "SpanRecovery", no_search)
+        nodes = framework_nodes(document, stated)
+    assert [(n.start_char, n.end_char) for n in nodes] == [(0, 8), (9, 17), (18, 23)]
     wrong = [FrameworkChunk("one two.", start=0), FrameworkChunk("one two.", start=0), FrameworkChunk("three", start=3)]
     nodes = framework_nodes(document, wrong)
     assert [(n.start_char, n.end_char) for n in nodes] == [(0, 8), (9, 17), (18, 23)]

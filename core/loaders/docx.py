@@ -169,8 +169,8 @@ def _table_rows(table: XmlElement) -> list[list[str]]:
     """Every row's cell texts; the header row (``w:tblHeader``) first."""
     rows: list[list[str]] = []
     header_index: int | None = None
-    for row in _rows(table):
-        cells = [_cell_text(cell) for cell in _cells(row)]
+    for row in _children(table, "tr"):
+        cells = [_cell_text(cell) for cell in _children(row, "tc")]
         marker = child(child(row, "trPr"), "tblHeader")
         if header_index is None and marker is not None and attr(marker, "val") not in ("0", "false", "off"):
             header_index = len(rows)
@@ -180,26 +180,16 @@ def _table_rows(table: XmlElement) -> list[list[str]]:
     return rows
 
 
-def _rows(table: XmlElement) -> list[XmlElement]:
-    rows = []
-    for node in table:
-        tag = local(node.tag)
-        if tag == "tr":
-            rows.append(node)
-        elif tag in _TRANSPARENT:
-            rows.extend(_rows(node))
-    return rows
-
-
-def _cells(row: XmlElement) -> list[XmlElement]:
-    cells = []
-    for node in row:
-        tag = local(node.tag)
-        if tag == "tc":
-            cells.append(node)
-        elif tag in _TRANSPARENT:
-            cells.extend(_cells(node))
-    return cells
+def _children(parent: XmlElement, tag: str) -> list[XmlElement]:
+    """``parent``'s children named ``tag`` (a table's ``tr``, a row's ``tc``), also inside transparent wrappers."""
+    found = []
+    for node in parent:
+        name = local(node.tag)
+        if name == tag:
+            found.append(node)
+        elif name in _TRANSPARENT:
+            found.extend(_children(node, tag))
+    return found
 
 
 def _cell_text(cell: XmlElement) -> str:
