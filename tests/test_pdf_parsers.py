@@ -79,7 +79,11 @@ def test_a_ruled_table_becomes_a_markdown_table_with_a_row_element_per_body_row(
 
 def test_headings_come_out_as_markdown_lines_with_their_level_and_title() -> None:
     document = structured(TABLE_PDF)
-    headings = [(e.level, e.attrs["title"], document.text[e.start_char : e.end_char]) for e in document.elements if e.kind == "heading"]
+    headings = [
+        (e.level, e.attrs["title"], document.text[e.start_char : e.end_char])
+        for e in document.elements
+        if e.kind == "heading"
+    ]
     assert headings == [
         (1, "Splitter settings compared", "# Splitter settings compared"),
         (2, "Results by configuration", "## Results by configuration"),
@@ -158,13 +162,21 @@ def test_a_scanned_page_is_read_by_ocr_with_its_confidence(parser: str) -> None:
     assert found_phrase(summary) == f"1 page · 1 OCR page ({confidence:.0f}%)"
 
 
-def test_auto_reads_only_the_page_without_a_text_layer() -> None:
+NO_TESSERACT = "OCR needs Tesseract, which is not installed (apt-get install tesseract-ocr tesseract-ocr-eng)"
+
+
+def text_page_then_scan() -> bytes:
+    """A two-page PDF: the table report's first page (a text layer), then the scanned page (none)."""
     writer = pypdf.PdfWriter()
     writer.append(str(TABLE_PDF), pages=[0])
     writer.append(str(SCANNED_PDF))
     buffer = io.BytesIO()
     writer.write(buffer)
-    (document,) = load_bytes(buffer.getvalue(), "mixed.pdf")
+    return buffer.getvalue()
+
+
+def test_auto_reads_only_the_page_without_a_text_layer() -> None:
+    (document,) = load_bytes(text_page_then_scan(), "mixed.pdf")
     assert document.metadata["ocr_pages"] == [2]
     first, second = (document.text[p.start_char : p.end_char] for p in document.pages)
     assert first.startswith("Splitter settings compared")
@@ -175,28 +187,24 @@ def test_auto_reads_only_the_page_without_a_text_layer() -> None:
 def test_ocr_off_says_so_in_one_sentence() -> None:
     with pytest.raises(EmptyDocumentError) as caught:
         load(SCANNED_PDF, ocr="off")
-    assert str(caught.value) == "scanned_handbook_page.pdf: has no text layer (scanned?) and OCR is off (ocr='auto' reads scanned pages)"
+    assert (
+        str(caught.value)
+        == "scanned_handbook_page.pdf: has no text layer (scanned?) and OCR is off (ocr='auto' reads scanned pages)"
+    )
 
 
 def test_without_tesseract_a_scan_is_refused_in_one_line(monkeypatch) -> None:
-    missing = "OCR needs Tesseract, which is not installed (apt-get install tesseract-ocr tesseract-ocr-eng)"
-    monkeypatch.setattr(pdf_module, "ocr_unavailable_reason", lambda: missing)
+    monkeypatch.setattr(pdf_module, "ocr_unavailable_reason", lambda: NO_TESSERACT)
     with pytest.raises(EmptyDocumentError) as caught:
         load(SCANNED_PDF)
-    assert str(caught.value) == f"scanned_handbook_page.pdf: has no text layer (scanned?); {missing}"
+    assert str(caught.value) == f"scanned_handbook_page.pdf: has no text layer (scanned?); {NO_TESSERACT}"
     assert "\n" not in str(caught.value)
 
 
 def test_without_tesseract_a_scanned_page_among_text_pages_is_a_note(monkeypatch) -> None:
-    missing = "OCR needs Tesseract, which is not installed (apt-get install tesseract-ocr tesseract-ocr-eng)"
-    monkeypatch.setattr(pdf_module, "ocr_unavailable_reason", lambda: missing)
-    writer = pypdf.PdfWriter()
-    writer.append(str(TABLE_PDF), pages=[0])
-    writer.append(str(SCANNED_PDF))
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    (document,) = load_bytes(buffer.getvalue(), "mixed.pdf")
-    assert document.metadata["load_warning"] == f"no text on page 2; page 2 not read: {missing}"
+    monkeypatch.setattr(pdf_module, "ocr_unavailable_reason", lambda: NO_TESSERACT)
+    (document,) = load_bytes(text_page_then_scan(), "mixed.pdf")
+    assert document.metadata["load_warning"] == f"no text on page 2; page 2 not read: {NO_TESSERACT}"
     assert "ocr_pages" not in document.metadata
 
 
