@@ -182,6 +182,24 @@ def test_parts_are_cut_by_bytes_too(corpus: Path, cli_run: Path, tmp_path: Path)
     assert dataset(tmp_path / "out").equals(dataset(cli_run))
 
 
+def test_a_part_written_in_row_groups_holds_the_same_rows(corpus: Path, tmp_path: Path, monkeypatch):
+    """Row groups are written while rows arrive; where parts end does not depend on them."""
+    from core.batch import dataset as batch_dataset
+
+    run_batch([str(corpus)], small_config(), tmp_path / "whole", workers=1, part_bytes=30_000)
+    monkeypatch.setattr(batch_dataset, "ROW_GROUP_BYTES", 4_000)
+    run_batch([str(corpus)], small_config(), tmp_path / "grouped", workers=1, part_bytes=30_000)
+
+    def parts(out: Path) -> list[pq.ParquetFile]:
+        return [pq.ParquetFile(p) for p in sorted((out / "nodes").glob("part-*.parquet"))]
+
+    whole, grouped = parts(tmp_path / "whole"), parts(tmp_path / "grouped")
+    assert [p.metadata.num_rows for p in grouped] == [p.metadata.num_rows for p in whole]
+    assert max(p.metadata.num_row_groups for p in grouped) > 1
+    assert all(p.metadata.num_row_groups == 1 for p in whole)
+    assert dataset(tmp_path / "grouped").equals(dataset(tmp_path / "whole"))
+
+
 def test_one_worker_and_two_write_the_same_bytes(cli_run: Path, corpus: Path, tmp_path: Path):
     run_batch([str(corpus)], small_config(), tmp_path / "one", workers=1, part_rows=50)
     assert part_hashes(tmp_path / "one") == part_hashes(cli_run)

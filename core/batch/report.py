@@ -41,10 +41,17 @@ class _Sizes:
     def __init__(self) -> None:
         self.counts = np.zeros(0, dtype=np.int64)
 
-    def add(self, values: np.ndarray) -> None:
-        if not len(values):
+    def add(self, column: Any) -> None:
+        """Count a column of a part (a pyarrow integer column)."""
+        import pyarrow.compute as pc
+
+        # Counted by pyarrow, not via to_numpy: that imports pandas (0.2 s, after the workers are done).
+        counted = pc.value_counts(column)
+        if not len(counted):
             return
-        counts = np.bincount(np.asarray(values, dtype=np.int64))
+        values = np.array(counted.field("values").to_pylist(), dtype=np.int64)
+        counts = np.zeros(int(values.max()) + 1, dtype=np.int64)
+        counts[values] = counted.field("counts").to_pylist()
         if len(counts) > len(self.counts):
             counts[: len(self.counts)] += self.counts
             self.counts = counts
@@ -96,6 +103,7 @@ class _Sizes:
 
 def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str, Any]:
     """The report's data (what report.json holds), from the manifest and the parts in ``out``."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from core.batch.dataset import NODES, read_manifest
@@ -116,13 +124,14 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     characters, tokens, embed_tokens = _Sizes(), _Sizes(), _Sizes()
     flags: Counter[str] = Counter()
     for part in parts:
-        table = pq.read_table(
-            out.path(NODES, part["part"]), columns=["characters", "tokens", "embed_tokens", "flags"], filesystem=out.fs
-        )
-        characters.add(table.column("characters").to_numpy())
-        tokens.add(table.column("tokens").to_numpy())
-        embed_tokens.add(table.column("embed_tokens").to_numpy())
-        flags.update(flag for row in table.column("flags").to_pylist() for flag in row)
+        # ParquetFile, not read_table: read_table's dataset layer imports pandas (0.26 s at the end of a run).
+        with out.fs.open_input_file(out.path(NODES, part["part"])) as handle:
+            table = pq.ParquetFile(handle).read(columns=["characters", "tokens", "embed_tokens", "flags"])
+        characters.add(table.column("characters"))
+        tokens.add(table.column("tokens"))
+        embed_tokens.add(table.column("embed_tokens"))
+        counted = pc.value_counts(pc.list_flatten(table.column("flags")))
+        flags.update(dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist())))
 
     ok = [entry for entry in entries.values() if entry["status"] == "ok"]
     failed = [entry for entry in entries.values() if entry["status"] != "ok"]
@@ -209,11 +218,25 @@ def _coverage_histogram(ok: list[dict[str, Any]]) -> tuple[list[float], list[int
 def write_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str, Any]:
     """Write report.json and report.html in ``out``; returns the report's data."""
     report = build_report(out, config, run)
-    out.write_bytes(
-        (json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n").encode("utf-8"), "report.json"
-    )
+    out.write_bytes(report_json(report).encode("utf-8"), "report.json")
     out.write_bytes(report_html(report).encode("utf-8"), "report.html")
     return report
+
+
+def report_json(report: dict[str, Any]) -> str:
+    """report.json's text: indented, except that a list (documents, failures) has one compact item a line.
+
+    Indenting every item runs json's pure-Python encoder: 0.26 s for 1,383 documents, after the workers are done.
+    """
+
+    def value(item: Any) -> str:
+        if isinstance(item, list) and item:
+            rows = ",\n".join("  " + json.dumps(row, ensure_ascii=False, default=str) for row in item)
+            return "[\n" + rows + "\n ]"
+        return json.dumps(item, indent=1, ensure_ascii=False, default=str).replace("\n", "\n ")
+
+    fields = ",\n".join(f" {json.dumps(key)}: {value(item)}" for key, item in report.items())
+    return "{\n" + fields + "\n}\n"
 
 
 # ------------------------------------------------------------------------- HTML

@@ -96,6 +96,7 @@ def result_schema() -> Any:
             ("characters", number),
             ("metrics", text),
             ("table", pa.binary()),
+            ("row_bytes", pa.binary()),
         ]
     )
 
@@ -136,6 +137,7 @@ def process_file(task: dict[str, Any], config: str, embed: str = "") -> dict[str
         "characters": 0,
         "metrics": "",
         "table": b"",
+        "row_bytes": b"",
     }
     if result["reason"]:
         return result
@@ -229,6 +231,8 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     result["table"] = sink.getvalue()
+    # Measured here, not by the driver: the one process that writes every part is what bounds a cluster.
+    result["row_bytes"] = row_bytes(table).tobytes()
     result["documents"] = len(documents)
     result["nodes"] = len(nodes)
     result["characters"] = sum(len(document.text) for document in documents)
@@ -243,6 +247,23 @@ def _whitespace(text: str) -> int:
 def one_line(exc: BaseException | str) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 1] + "…"
+
+
+# Bytes a row costs beyond its strings (ids, numbers, offsets): only for cutting parts.
+_ROW_OVERHEAD = 64
+
+
+def row_bytes(table: Any) -> Any:
+    """Each row's size as a part counts it (int64): its strings' UTF-8 bytes, the vector, a fixed overhead."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    sizes = np.full(table.num_rows, _ROW_OVERHEAD, dtype=np.int64)
+    for column in ("text", "llm_view", "embed_view", "metadata", "relationships", "id", "source_path"):
+        sizes += pc.binary_length(table.column(column)).to_numpy(zero_copy_only=False).astype(np.int64)
+    if "embedding" in table.column_names:
+        sizes += 4 * table.schema.field("embedding").type.list_size
+    return sizes
 
 
 def table_from(result: dict[str, Any]) -> Any:
