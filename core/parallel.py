@@ -133,6 +133,13 @@ def stop_pool(pool: Any) -> None:
             process.terminate()
     for process in processes:
         process.join(timeout=5)
+    # A worker terminated while it was sending a result leaves half a message in the result pipe, and the
+    # executor's thread waits in recv() for the rest; at exit the interpreter joins that thread and hangs.
+    # Closing our copy of the pipe's write end (the workers' copies died with them) ends the wait with EOF.
+    result_queue = getattr(pool, "_result_queue", None)
+    writer = getattr(result_queue, "_writer", None)
+    if writer is not None and not any(process.is_alive() for process in processes):
+        writer.close()
     call_queue = getattr(pool, "_call_queue", None)
     if call_queue is not None:
         call_queue.cancel_join_thread()

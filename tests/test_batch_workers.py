@@ -13,6 +13,7 @@ import pyarrow as pa
 from core import tokenizer_threads
 from core.batch.local_engine import _start_worker
 from core.batch.work import use_one_core
+from core.config import PipelineConfig
 from core.forking import Forked
 from core.parallel import pool_context
 from core.tokenizers import get_tokenizer
@@ -69,3 +70,64 @@ def test_one_thread_runs_parallel_tasks_one_after_another_in_order():
     outcome = Forked(run).result()
     assert outcome is not None
     assert outcome[0] == [0, 1, 4, 9] and outcome[1] == {"MainThread"}
+
+
+def _files_sent_before_the_first_result(tmp_path, monkeypatch, bytes_per_worker: int) -> int:  # noqa: ANN001
+    from core.batch import local_engine
+
+    monkeypatch.setattr(local_engine, "BYTES_PER_WORKER", bytes_per_worker)
+    paths = []
+    for n in range(200):
+        path = tmp_path / f"doc-{n}.txt"
+        path.write_text(f"Document {n}. " * 100)  # 1.3 KB each
+        paths.append(str(path))
+    sent = 0
+
+    def tasks():  # noqa: ANN202
+        nonlocal sent
+        for n, path in enumerate(paths):
+            sent += 1
+            yield {"index": n, "source": path, "path": path, "problem": ""}
+
+    results = local_engine.run_local(tasks(), PipelineConfig().to_json(), "", workers=2)
+    first = next(results)
+    results.close()
+    assert first["path"] == paths[0]
+    return sent
+
+
+def test_the_local_engine_keeps_a_window_of_files_in_flight_bounded_by_count_and_bytes(tmp_path, monkeypatch):
+    from core.batch.local_engine import FILES_PER_WORKER
+
+    # Small files: the count bounds the window.
+    assert _files_sent_before_the_first_result(tmp_path, monkeypatch, 32 * 2**20) == 2 * FILES_PER_WORKER
+    # Two a worker always, then no more once 2 x 4,000 bytes are in flight: 7 files of 1.3 KB.
+    assert _files_sent_before_the_first_result(tmp_path, monkeypatch, 4_000) == 7
+
+
+_HALF_A_RESULT = """
+import os, struct, sys
+from concurrent.futures import ProcessPoolExecutor
+from core.parallel import pool_context, stop_pool
+
+pool = ProcessPoolExecutor(max_workers=1, mp_context=pool_context())
+assert pool.submit(abs, -1).result() == 1
+# What a worker terminated halfway through sending a result leaves: a message header and part of its bytes.
+os.write(pool._result_queue._writer.fileno(), struct.pack("!i", 1000) + b"x" * 10)
+thread = pool._executor_manager_thread
+stop_pool(pool)
+thread.join(timeout=30)
+sys.exit(3 if thread.is_alive() else 0)
+"""
+
+
+def test_a_result_cut_off_by_stopping_the_pool_does_not_hang_the_interpreter_at_exit():
+    """A Ctrl-C while a worker sent its result once left `chunkscope batch` waiting forever at exit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run(
+        [sys.executable, "-c", _HALF_A_RESULT], cwd=Path(__file__).parent.parent, timeout=120, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr.decode()

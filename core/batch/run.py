@@ -120,11 +120,8 @@ def run_batch(
         manifest.write(header)
         manifest.checkpoint()
     writer = DatasetWriter(store, manifest, next_part, part_rows, part_bytes)
-    # Results come back in input order, so a slow file at the head holds the finished ones behind it; 16 a
-    # worker keep the others busy meanwhile (4 a worker left one of two workers idle ~1 s in 15 on our corpus).
-    window = max(2, 16 * workers)
     if engine == "local":
-        results = run_local(tasks, config_json, embed or "", workers, window)
+        results = run_local(tasks, config_json, embed or "", workers)
     else:
         # Without --workers, Ray uses every CPU of the Ray it runs on (a cluster's, with --ray-address).
         results = run_ray(tasks, config_json, embed or "", requested_workers, ray_address)
