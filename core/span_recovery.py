@@ -51,6 +51,8 @@ SPAN_STATUS_KEY = "span_status"
 # Every character str.isspace() (and the regex \s) counts as whitespace: none lies above U+3000.
 _WHITESPACE_CODES = np.array([code for code in range(0x3001) if chr(code).isspace()], dtype=np.uint32)
 
+_NON_SPACE = re.compile(r"\S")
+
 # What tiktoken's decoder puts for the bytes of a character cut between two token windows.
 _REPLACEMENT = "\ufffd"
 _REPLACEMENT_RUNS = re.compile(f"({_REPLACEMENT}+)")
@@ -86,6 +88,9 @@ class SpanRecovery:
         chunks = list(chunks)
         low = max(0, start)
         high = len(self.source) if end is None else min(end, len(self.source))
+        chain = self._verbatim_chain(chunks, low, high)
+        if chain is not None:
+            return chain
         latest = self._latest_starts(chunks, low, high)
         out: list[RecoveredSpan] = []
         placed: list[bool] = []
@@ -111,6 +116,37 @@ class SpanRecovery:
                 following = span.start
             elif span.start > following:
                 out[index] = RecoveredSpan(following, following, span.status)
+        return out
+
+    def _verbatim_chain(self, chunks: Sequence[str], low: int, high: int) -> list[RecoveredSpan] | None:
+        """The common case in one forward pass: every chunk verbatim, with one place to go; else None.
+
+        Most frameworks' chunks are slices of the text (LangChain's always), and then
+        two ``str.find`` a chunk settle it; the general pass searches backwards first
+        and was ~60% of LangChain engines' time. Taken only when the answer is the
+        general pass's: each chunk has exactly one copy that starts after the previous
+        chunk's start, ends past its end, and starts by the first non-whitespace
+        character after it (no gap); starts and ends then strictly increase, so the
+        backward pass's bounds (:meth:`_latest_starts`) would allow every copy found
+        here. A test checks this against the general pass on generated texts full of repeats.
+        """
+        source = self.source
+        first_non_space = _NON_SPACE.search
+        out: list[RecoveredSpan] = []
+        previous_start = previous_end = low
+        for index, chunk in enumerate(chunks):
+            size = len(chunk)
+            if not size:
+                return None
+            found = first_non_space(source, previous_end, high)
+            expected = (found.start() if found else high) - (size - len(chunk.lstrip()))
+            stop = min(high, expected + size)
+            lowest = previous_start if index == 0 else max(previous_start + 1, previous_end - size + 1)
+            at = source.find(chunk, lowest, stop)
+            if at < 0 or source.find(chunk, at + 1, stop) >= 0:
+                return None
+            out.append(RecoveredSpan(at, at + size, SpanStatus.EXACT))
+            previous_start, previous_end = at, at + size
         return out
 
     def _latest_starts(self, chunks: Sequence[str], low: int, high: int) -> list[tuple[int, int]]:

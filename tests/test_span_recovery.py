@@ -340,3 +340,46 @@ def test_the_squeezed_index_maps_offsets_as_removing_whitespace_does(text: str) 
         assert index.to_squeezed(position) == len("".join(text[:position].split()))
     for kept, char in enumerate(index.text):
         assert text[index.to_source(kept)] == char and index.to_squeezed(index.to_source(kept)) == kept
+
+
+# -- the one-pass fast path ----------------------------------------------------------------
+
+
+def _general_pass(text: str, chunks: list[str]) -> list[RecoveredSpan]:
+    recovery = SpanRecovery(text)
+    recovery._verbatim_chain = lambda *_: None  # type: ignore[method-assign]
+    return recovery.recover(chunks)
+
+
+def _fast_path_agrees(text: str, chunks: list[str]) -> bool:
+    """True when the one-pass chain answered; it must then be exactly what the general pass gives."""
+    chain = SpanRecovery(text)._verbatim_chain(chunks, 0, len(text))
+    if chain is not None:
+        assert chain == _general_pass(text, chunks)
+    return chain is not None
+
+
+@given(st.one_of(tiling(), repeated_block_windows(), overlapping_cuts()))
+def test_the_one_pass_chain_gives_the_general_passs_spans_on_repetitive_slices(
+    case: tuple[str, list[tuple[int, int]]],
+) -> None:
+    text, truth = case
+    _fast_path_agrees(text, [text[a:b] for a, b in truth])
+
+
+@given(
+    st.text(st.sampled_from("ab \n."), max_size=60),
+    st.lists(st.text(st.sampled_from("ab \n."), min_size=1, max_size=12), max_size=8),
+)
+def test_the_one_pass_chain_gives_the_general_passs_spans_on_any_chunks(text: str, chunks: list[str]) -> None:
+    _fast_path_agrees(text, chunks)
+
+
+def test_the_one_pass_chain_answers_for_a_langchain_split_of_real_prose() -> None:
+    from pathlib import Path
+
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    text = (Path(__file__).parent.parent / "sample_docs" / "chunking_guide.md").read_text(encoding="utf-8")
+    chunks = RecursiveCharacterTextSplitter(chunk_size=300, chunk_overlap=60).split_text(text)
+    assert _fast_path_agrees(text, chunks)
