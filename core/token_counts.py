@@ -49,14 +49,20 @@ def count_node_strings(
 ) -> dict[str, int]:
     """Counts of every node's text and of its views (``views[k][i]`` is node i's k-th view), keyed by string.
 
-    A node cut between words of its document is counted from the document's
-    token index (one tokenization per document, kept), and a view that is some
-    metadata followed by the node's text, meeting at a word break, as that
-    metadata's count plus the text's. Everything else is tokenized (and memoized).
-    The numbers are the same either way; the index only saves re-tokenizing
-    each new chunk after a parameter change.
+    A node that is its span of the document is counted from the document's token
+    index (one tokenization per document, kept): between word breaks by two binary
+    searches, and a word cut at either end (token windows end inside words) by
+    tokenizing only that part of a word. A view that is some metadata followed by
+    the node's text, meeting at a word break, is that metadata's count plus the
+    text's. Everything else is tokenized (and memoized). The numbers are the same
+    either way; the index only saves re-tokenizing each new chunk after a
+    parameter change.
     """
-    from_index = _span_counts(counter, documents, nodes, texts)
+    from_index, cut_words = _span_counts(counter, documents, nodes, texts)
+    if cut_words:
+        counted_words = _count_once(counter, [word for words in cut_words.values() for word in words])
+        for i, words in cut_words.items():
+            from_index[i] += sum(counted_words[word] for word in words)
     counts: dict[str, int] = {}
     to_count: list[str] = []
     sums: list[tuple[str, str, int]] = []  # (view, metadata prefix, the text's count)
@@ -86,6 +92,7 @@ def count_node_strings(
 # Characters where the model tokenizer always ends a word: ASCII whitespace and ASCII punctuation
 # (BERT's normalizer and pre-tokenizer split there whatever surrounds them).
 _WORD_BREAKS = frozenset(" \t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_BREAK_CODES = np.array(sorted(map(ord, _WORD_BREAKS)), dtype=np.uint32)
 
 
 def _splits_at_word_breaks(counter: Tokenizer) -> bool:
@@ -104,12 +111,20 @@ def _splits_at_word_breaks(counter: Tokenizer) -> bool:
 
 def _span_counts(
     counter: Tokenizer, documents: Sequence[Document], nodes: Sequence[Node], texts: Sequence[str]
-) -> dict[int, int]:
-    """Node position -> token count, for the nodes whose text is their span of the document, cut at word breaks."""
+) -> tuple[dict[int, int], dict[int, list[str]]]:
+    """For the nodes whose text is their span of the document: node position -> the count of its tokens
+    between word breaks, from the index, and position -> the cut words at its ends still to be counted.
+
+    A span from ``s`` to ``e`` cut inside words holds a cut word ``[s, p)``, whole words
+    ``[p, q)`` and a cut word ``[q, e)``, with ``p`` and ``q`` word breaks; the
+    tokenizer splits there in the span's text as in the document's, so its count is
+    the index's tokens inside ``[p, q)`` plus the two cut words' own counts.
+    """
     if not _splits_at_word_breaks(counter):
-        return {}
+        return {}, {}
     by_id = {document.id: document for document in documents}
     found: dict[int, int] = {}
+    cut_words: dict[int, list[str]] = {}
     for doc_id in {node.doc_id for node in nodes}:
         document = by_id.get(doc_id)
         if document is None:
@@ -127,17 +142,51 @@ def _span_counts(
             and 0 <= node.start_char <= node.end_char <= length
             and len(text) == node.end_char - node.start_char
             and full.startswith(text, node.start_char)
-            and at_break(node.start_char)
-            and at_break(node.end_char)
         ]
         if not positions:
             continue
-        starts, ends = _token_index(counter, full)
         span_starts = np.fromiter((nodes[i].start_char for i in positions), dtype=np.int64, count=len(positions))
         span_ends = np.fromiter((nodes[i].end_char for i in positions), dtype=np.int64, count=len(positions))
+        inner_starts, inner_ends = span_starts, span_ends
+        start_cut = [not at_break(nodes[i].start_char) for i in positions]
+        end_cut = [not at_break(nodes[i].end_char) for i in positions]
+        cut = [a or b for a, b in zip(start_cut, end_cut, strict=True)]
+        if any(cut):
+            # A span's whole words lie between the first break character at or after its start and the one
+            # after the last break character before its end (none: past the end, and before the start).
+            breaks = _break_characters(full)
+            first = np.searchsorted(breaks, span_starts, "left")
+            last = np.searchsorted(breaks, span_ends, "left") - 1
+            after_start = np.append(breaks, length)[first]
+            before_end = breaks[np.maximum(last, 0)] + 1 if len(breaks) else np.full(len(positions), -1)
+            before_end = np.where(last >= 0, before_end, -1)
+            inner_starts = np.where(start_cut, after_start, span_starts)
+            inner_ends = np.where(end_cut, before_end, span_ends)
+        starts, ends = _token_index(counter, full)
         # Tokens are in order: those ending by a span's start are a prefix of those starting before its end.
-        inside = np.searchsorted(starts, span_ends, "left") - np.searchsorted(ends, span_starts, "right")
-        found.update(zip(positions, np.maximum(inside, 0).tolist(), strict=True))
+        inside = np.searchsorted(starts, inner_ends, "left") - np.searchsorted(ends, inner_starts, "right")
+        for k, (i, count) in enumerate(zip(positions, np.maximum(inside, 0).tolist(), strict=True)):
+            if not cut[k]:
+                found[i] = count
+                continue
+            s, p, q, e = int(span_starts[k]), int(inner_starts[k]), int(inner_ends[k]), int(span_ends[k])
+            if not s <= p < q <= e:
+                continue  # no whole word inside (one cut word, or none): tokenized whole
+            found[i] = count
+            cut_words[i] = [word for word in (full[s:p], full[q:e]) if word]
+    return found, cut_words
+
+
+# The break characters' positions per document text (for spans cut inside words): the last few documents.
+_BREAKS = Memo(8)
+
+
+def _break_characters(text: str) -> np.ndarray:
+    (found,) = _BREAKS.get_many([text])
+    if found is None:
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        found = np.flatnonzero(np.isin(codes, _BREAK_CODES))
+        _BREAKS.put(text, found, 1)
     return found
 
 

@@ -63,3 +63,18 @@ def test_counts_match_the_tokenizer_wherever_the_nodes_are_cut(words, cuts, titl
     texts, embed = model_counts(document, nodes)
     assert [row["tokens"] for row in rows] == texts
     assert ["over-window" in row["flags"] for row in rows] == [count > 6 for count in embed]
+
+
+def test_a_span_cut_inside_words_at_both_ends_tokenizes_only_the_cut_words():
+    from core.token_counts import _span_counts
+
+    text = "It is unbelievably good and remarkably cheap."
+    start, end = text.index("believably"), text.index("cheap") + 2  # "believably good and remarkably ch"
+    document = Document(text=text, id="w", metadata={"file_name": "w.txt"})
+    nodes = build_nodes(document, [(0, start), (start, end), (end, len(text))])
+    found, cut_words = _span_counts(MODEL, [document], nodes, [node.text for node in nodes])
+    assert cut_words == {0: ["un"], 1: ["believably", "ch"], 2: ["eap"]}
+    inner = MODEL.count_many(["It is ", " good and remarkably ", "."])
+    assert found == dict(enumerate(inner))
+    _, rows = chunk_report([document], nodes, tokenizer="model")
+    assert [row["tokens"] for row in rows] == MODEL.count_many([node.text for node in nodes])
