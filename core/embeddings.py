@@ -35,7 +35,7 @@ from core.embedding_models import (
     normalize,
 )
 from core.errors import ModelUnavailableError
-from core.schema import MetadataMode, Node
+from core.schema import MetadataMode, Node, contents
 from core.tokenizers import default_model_path
 
 Progress = Callable[[int, int], None]
@@ -202,7 +202,7 @@ class Embedder:
 
 def embed_nodes(nodes: Sequence[Node], embedder: Embedder, progress: Progress | None = None) -> np.ndarray:
     """Embed nodes as a real pipeline does: through their EMBED view (metadata the embedder may see, then text)."""
-    return embedder.embed([node.get_content(MetadataMode.EMBED) for node in nodes], progress)
+    return embedder.embed(contents(nodes, MetadataMode.EMBED), progress)
 
 
 _SHARED: dict[str, Embedder] = {}

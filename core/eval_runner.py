@@ -22,7 +22,7 @@ import numpy as np
 
 from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 from core.retrieval import SCOPES, BM25Index, RetrievalMode, Scope, retrieve
-from core.schema import Document, MetadataMode, Node, NodeWithScore
+from core.schema import Document, MetadataMode, Node, NodeWithScore, contents
 
 if TYPE_CHECKING:
     from core.embeddings import Embedder
@@ -138,7 +138,7 @@ def over_window(nodes: Sequence[Node], embedder: Embedder | None) -> tuple[int, 
 
     max_seq_length = int(getattr(embedder, "max_seq_length", 0) or DEFAULT_MAX_SEQ_LENGTH)
     window = max_seq_length - SPECIAL_TOKENS
-    views = [node.get_content(MetadataMode.EMBED) for node in nodes]
+    views = contents(nodes, MetadataMode.EMBED)
     long_views = list(dict.fromkeys(view for view in views if len(view.encode("utf-8", "surrogatepass")) > window))
     if not long_views:
         return 0, window

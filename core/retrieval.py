@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from core.errors import ConfigError
-from core.schema import MetadataMode, Node, NodeWithScore
+from core.schema import MetadataMode, Node, NodeWithScore, contents
 
 if TYPE_CHECKING:
     from core.embeddings import Embedder
@@ -132,7 +132,7 @@ class BM25Index:
         self._known: set[str] = set()
         if not nodes:
             return
-        texts = [node.get_content(MetadataMode.EMBED) for node in nodes]
+        texts = contents(nodes, MetadataMode.EMBED)
         corpus_tokens = bm25s.tokenize(texts, stopwords="en", show_progress=False)
         self._known = set(corpus_tokens.vocab)
         self._index = bm25s.BM25()

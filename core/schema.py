@@ -224,6 +224,45 @@ class NodeWithScore:
         return self.node.get_content(metadata_mode)
 
 
+def contents(nodes: Sequence[BaseNode], mode: MetadataMode) -> list[str]:
+    """``[node.get_content(mode) for node in nodes]``, each distinct metadata rendered once.
+
+    The nodes of a document hold copies of its metadata: the same keys and the same
+    value objects. Rendering it (a template per key) was most of a view's cost, the
+    views of every node are measured after each parameter change, so a rendering is
+    kept per keys, value identities (identical objects render identically; equal ones
+    need not: ``1 == True``), hidden keys and templates.
+    """
+    mode = MetadataMode(mode)
+    if mode is MetadataMode.NONE:
+        return [node.text for node in nodes]
+    rendered: dict[tuple[Any, ...], str] = {}
+    out = []
+    for node in nodes:
+        metadata = node.metadata
+        if mode is MetadataMode.LLM:
+            hidden = tuple(node.excluded_llm_metadata_keys)
+        elif mode is MetadataMode.EMBED:
+            hidden = tuple(node.excluded_embed_metadata_keys)
+        else:
+            hidden = ()
+        key = (
+            tuple(metadata),
+            tuple(map(id, metadata.values())),
+            hidden,
+            node.metadata_template,
+            node.metadata_separator,
+        )
+        metadata_str = rendered.get(key)
+        if metadata_str is None:
+            metadata_str = rendered[key] = node.get_metadata_str(mode).strip()
+        if metadata_str:
+            out.append(node.text_template.format(content=node.text, metadata_str=metadata_str).strip())
+        else:
+            out.append(node.text)
+    return out
+
+
 def page_range_label(pages: Sequence[Page]) -> str:
     """Consecutive pages as one label: ``"3"``, ``"3-4"``, or ``""`` for none."""
     if not pages:

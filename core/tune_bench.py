@@ -26,7 +26,7 @@ from core.eval_jobs import resolve_embedder
 from core.eval_runner import RunPhases, ScopedRetriever
 from core.evaluation import _shown_params, score_query
 from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
-from core.schema import MetadataMode, Node
+from core.schema import MetadataMode, Node, contents
 from core.splitters import get_splitter
 
 __all__ = ["SetupTask", "TuneInputs", "encoded_texts", "measure_setup"]
@@ -154,8 +154,8 @@ class _Bench:
             start = time.perf_counter()
             embed_nodes(nodes, self.embedder)
             seconds = time.perf_counter() - start
-        llm = _counts(self.counter, [node.get_content(MetadataMode.LLM) for node in nodes])
-        embed = _counts(self.counter, [node.get_content(MetadataMode.EMBED) for node in nodes])
+        llm = _counts(self.counter, contents(nodes, MetadataMode.LLM))
+        embed = _counts(self.counter, contents(nodes, MetadataMode.EMBED))
         over = int((embed > self.window).sum()) if needs_vectors else None
         # The model reads at most its window of each chunk, plus its special tokens.
         embed_tokens = int(np.minimum(embed, self.window).sum()) + SPECIAL_TOKENS * len(nodes)

@@ -67,3 +67,20 @@ def test_nodes_of_one_split_can_be_changed_independently():
     assert second.excluded_llm_metadata_keys == ["a"]
     assert second.metadata == {"a": 1}
     assert document.excluded_llm_metadata_keys == ["a"]
+
+
+def test_contents_renders_each_nodes_views_as_get_content_does():
+    from core.schema import contents
+
+    shared = {"file_name": "a.md", "page_label": "3"}
+    nodes = [
+        Node(text="one", metadata=dict(shared), excluded_llm_metadata_keys=["page_label"]),
+        Node(text="two", metadata=dict(shared)),
+        Node(text="three", metadata={"flag": 1}),
+        Node(text="four", metadata={"flag": True}),  # equal to 1, rendered differently
+        Node(text="five", metadata={}),
+        Node(text="six", metadata=dict(shared), metadata_template="{key}={value}", text_template="{content}\n[{metadata_str}]"),
+    ]
+    for mode in MetadataMode:
+        assert contents(nodes, mode) == [node.get_content(mode) for node in nodes]
+    assert contents(nodes, MetadataMode.ALL)[2:4] == ["flag: 1\n\nthree", "flag: True\n\nfour"]

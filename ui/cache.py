@@ -182,16 +182,17 @@ def metrics_cached(documents: Sequence[Document], nodes: Sequence[Node], options
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _report(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:
-    from core.metrics import chunk_report
+    from core.metrics import chunk_report_deferred
 
-    metrics, rows = chunk_report(list(_documents), list(_nodes), **json.loads(options_json or "{}"))
-    return metrics, tuple(rows)
+    metrics, rows = chunk_report_deferred(list(_documents), list(_nodes), **json.loads(options_json or "{}"))
+    return metrics, rows
 
 
 def report_cached(
     documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}"
-) -> tuple[Any, tuple[dict[str, Any], ...]]:
-    """``core.metrics.chunk_report``: the metrics and the node table's rows from one measurement (shared: read only)."""
+) -> tuple[Any, Callable[[], list[dict[str, Any]]]]:
+    """``core.metrics.chunk_report_deferred``: the metrics, and the node table's rows on first call, from one
+    measurement (shared: read only)."""
     return _report(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
 
 

@@ -6,7 +6,7 @@ starts with :data:`PAGE_KEY`, so tests and links find the same keys as before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +37,8 @@ class Split:
 
     nodes: list[Node]
     metrics: ChunkMetrics
-    # The node table's rows (core.metrics.chunk_report), shared with the cache: read only.
-    rows: tuple[dict[str, Any], ...]
+    # The node table's rows (core.metrics.chunk_report_deferred), built on first call; shared with the cache: read only.
+    rows: Callable[[], list[dict[str, Any]]]
     # Names the split and the measure: the key of everything derived from the nodes alone.
     view_key: str
     index_of: dict[str, int]
@@ -48,7 +48,7 @@ class Split:
 
     def table(self) -> pd.DataFrame:
         """The rows as a frame, built once per split, and only by the tabs that show it."""
-        return cache.derived(f"table:{self.view_key}", lambda: pd.DataFrame(list(self.rows)))
+        return cache.derived(f"table:{self.view_key}", lambda: pd.DataFrame(self.rows()))
 
 
 # -- plain data -------------------------------------------------------------------

@@ -131,7 +131,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         tokens.add(table.column("tokens"))
         embed_tokens.add(table.column("embed_tokens"))
         counted = pc.value_counts(pc.list_flatten(table.column("flags")))
-        flags.update(dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist())))
+        flags.update(dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)))
 
     ok = [entry for entry in entries.values() if entry["status"] == "ok"]
     failed = [entry for entry in entries.values() if entry["status"] != "ok"]

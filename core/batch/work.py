@@ -164,7 +164,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     from core.limits import check_split_size, check_upload_size
     from core.loaders import load_bytes, loader_for
     from core.metrics import chunk_report
-    from core.schema import MetadataMode, numbers_in_document
+    from core.schema import MetadataMode, contents, numbers_in_document
     from core.tokenizers import get_tokenizer
 
     path = Path(task["path"])
@@ -191,8 +191,8 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     nodes = splitter.split(documents)
     metrics, rows = chunk_report(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
 
-    llm_views = [node.get_content(MetadataMode.LLM) for node in nodes]
-    embed_views = [node.get_content(MetadataMode.EMBED) for node in nodes]
+    llm_views = contents(nodes, MetadataMode.LLM)
+    embed_views = contents(nodes, MetadataMode.EMBED)
     embed_tokens = get_tokenizer("model").count_many(embed_views) if nodes else []
     numbers = numbers_in_document(nodes)
     columns: dict[str, Any] = {
