@@ -73,6 +73,11 @@ SENTENCE_SPANS = Memo(8_000_000, max_entries=8)
 _REUSE_SENTENCE_SPANS = [True]
 
 
+def reuse_enabled() -> bool:
+    """Whether sentence cuts (and the sentence splitter's splits built on them) are kept across splits."""
+    return _REUSE_SENTENCE_SPANS[0]
+
+
 def reuse_sentence_spans(enabled: bool) -> None:
     """Turn reuse of :func:`sentence_spans_within` results on or off (off also forgets those kept).
 

@@ -227,6 +227,25 @@ def test_a_new_chunk_size_reuses_the_sentence_cuts_and_splits_as_a_fresh_split(k
     ]
 
 
+@settings(max_examples=40, deadline=None)
+@given(text=prose(), sizes=st.lists(st.integers(min_value=3, max_value=40), min_size=2, max_size=4))
+def test_splits_kept_from_other_chunk_sizes_give_a_fresh_splits_spans(text, sizes):
+    """The sentence splitter keeps how each piece split (it does not depend on the budget): reusing it at
+    any later chunk_size gives what a split of a fresh document gives."""
+    def spans(size: int) -> list[tuple[int, int]]:
+        splitter = get_splitter("sentence", chunk_size=size, chunk_overlap=1, tokenizer="model")
+        return [(span.start, span.end) for span in splitter.spans(Document(text=text))]
+
+    reuse_sentence_spans(True)
+    try:
+        kept = [spans(size) for size in sizes]
+        reuse_sentence_spans(False)
+        fresh = [spans(size) for size in sizes]
+    finally:
+        reuse_sentence_spans(True)
+    assert kept == fresh
+
+
 def test_turning_reuse_off_forgets_the_kept_cuts(kept_cuts):
     _split(9)
     assert len(SENTENCE_SPANS) == 1

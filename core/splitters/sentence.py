@@ -23,8 +23,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from core import segmentation
 from core.codegen import CodeSnippet, call, langchain_recursive, llamaindex_tokenizer, split_with
 from core.errors import ConfigError
+from core.memo import Memo
 from core.params import param
 from core.schema import Document, MetadataMode, Node
 from core.segmentation import punkt_sentence_starts, sentence_spans_within
@@ -183,6 +185,7 @@ class _Pieces:
         )
         self.guard = guard
         paragraph, word = splitter.paragraph_separator, splitter.separator
+        self.known = _known_splits(text, (paragraph, word, tokenizer, tuple(guard.spans)))
         self.levels: list[Cutter] = [
             lambda t, a, b: _occurrences(t, paragraph, a, b),
             _sentence_cuts,
@@ -209,13 +212,39 @@ class _Pieces:
             if size <= budget:
                 done.append((start, end, size))
                 continue
-            pieces, level = self.split(start, end, level)
+            known = self.known.get((start, end, level)) if self.known is not None else None
+            if known is None:
+                pieces, next_level = self.split(start, end, level)
+                sizes = self.sizes.count_many(pieces) if len(pieces) > 1 else []
+                if self.known is not None:
+                    self.known[(start, end, level)] = (pieces, next_level, sizes)
+            else:
+                pieces, next_level, sizes = known
+            level = next_level
             if len(pieces) == 1:  # nothing may cut it: an indivisible unit
                 done.append((start, end, size))
                 continue
-            sizes = self.sizes.count_many(pieces)
             pending.extend((a, b, level, n) for (a, b), n in zip(reversed(pieces), reversed(sizes), strict=False))
         return [(a, b) for a, b, _ in done], [size for _, _, size in done]
+
+
+# How pieces of the last few texts split, and their sizes: a piece splits the same way whatever the budget
+# (only whether it must split depends on it), so a Chunks rerun with a smaller chunk_size splits again only
+# the pieces the last split kept whole. Keyed by the text, then the separators, tokenizer and protected
+# spans; on and off with the reuse of sentence cuts (core.segmentation.reuse_sentence_spans).
+_SPLITS = Memo(8_000_000, max_entries=8)
+
+
+def _known_splits(text: str, setting: tuple[object, ...]) -> dict[tuple[int, int, int], tuple] | None:
+    if not segmentation.reuse_enabled():
+        _SPLITS.clear()  # reuse off forgets what was kept, as it does for the sentence cuts
+        return None
+    if isinstance(setting[2], FunctionTokenizer):
+        return None
+    settings: dict[tuple[object, ...], dict] | None = _SPLITS.get(text)
+    if settings is None:
+        settings = _SPLITS.put(text, {}, max(len(text), 1))
+    return settings.setdefault(setting, {})
 
 
 class _TextSizes:
