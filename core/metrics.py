@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from core.char_index import CharIndex, exact_spans
 from core.lint import node_flags
 from core.memo import Memo
 from core.schema import Document, MetadataMode, Node, contents, page_range_label
@@ -243,10 +244,12 @@ def _measure(
     same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
     llm_views = embed_views if same_views else contents(nodes, MetadataMode.LLM)
     # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
-    counts = count_node_strings(
-        counter, documents, nodes, texts, (embed_views,) if same_views else (embed_views, llm_views)
+    exact = exact_spans(documents, nodes, texts)
+    views = (embed_views,) if same_views else (embed_views, llm_views)
+    counts = count_node_strings(counter, documents, nodes, texts, views, exact=exact)
+    model_counts = (
+        counts if counter is model else count_node_strings(model, documents, nodes, texts, (embed_views,), exact=exact)
     )
-    model_counts = counts if counter is model else count_node_strings(model, documents, nodes, texts, (embed_views,))
     tokens = [counts[text] for text in texts]
     embed_tokens = [counts[view] for view in embed_views]
     llm_tokens = [counts[view] for view in llm_views]
@@ -266,47 +269,63 @@ def _measure(
         },
         mid_sentence=_mid_sentence(documents, nodes),
         duplicate=duplicate,
-        # str.split() cuts at the same whitespace runs as \S+ matches, several times faster.
-        words=[len(text.split()) for text in texts],
+        words=_words(documents, texts, exact),
         window_tokens=(max_seq_length or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS,
         size_limit=size_limit,
         tokenizer=tokenizer,
     )
 
 
-# Sentence ends keyed by a document's text: the last few documents measured.
+def _words(
+    documents: Sequence[Document], texts: Sequence[str], exact: dict[str, tuple[list[int], np.ndarray, np.ndarray]]
+) -> list[int]:
+    """``len(text.split())`` of each text: from the document's index for a node that is its span."""
+    words: list[int | None] = [None] * len(texts)
+    by_id = {document.id: document for document in documents}
+    for doc_id, (positions, starts, ends) in exact.items():
+        counted = CharIndex.of(by_id[doc_id].text).words(starts, ends).tolist()
+        for i, count in zip(positions, counted, strict=True):
+            words[i] = count
+    # str.split() cuts at the same whitespace runs as \S+ matches, several times faster.
+    return [count if count is not None else len(text.split()) for count, text in zip(words, texts, strict=True)]
+
+
+# Sentence ends keyed by a document's text, sorted: the last few documents measured.
 _SENTENCE_ENDS = Memo(8)
 
 
-def _sentence_ends(text: str) -> set[int]:
+def _sentence_ends(text: str) -> np.ndarray:
     from core.segmentation import sentence_spans
 
     (ends,) = _SENTENCE_ENDS.get_many([text])
     if ends is None:
-        ends = {end for _, end in sentence_spans(text)}
+        ends = np.array(sorted({end for _, end in sentence_spans(text)}), dtype=np.int64)
         _SENTENCE_ENDS.put(text, ends, 1)
     return ends
 
 
 def _mid_sentence(documents: Sequence[Document], nodes: Sequence[Node]) -> list[bool]:
-    """For each node: does it end somewhere other than a sentence end of its document?"""
+    """For each node: does it end (trailing whitespace dropped) somewhere other than a sentence end of its
+    document? False for a node of no document given."""
     by_id = {document.id: document for document in documents}
-    sentence_ends: dict[str, set[int]] = {}
-    flags = []
-    for node in nodes:
-        document = by_id.get(node.doc_id)
-        if document is None:
-            flags.append(False)
-            continue
-        ends = sentence_ends.get(document.id)
-        if ends is None:
-            ends = _sentence_ends(document.text)
-            sentence_ends[document.id] = ends
-        text = document.text
-        end = min(node.end_char, len(text))
-        while end > node.start_char and text[end - 1].isspace():
-            end -= 1
-        flags.append(end not in ends)
+    groups: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        if node.doc_id in by_id:
+            groups.setdefault(node.doc_id, []).append(i)
+    flags = [False] * len(nodes)
+    for doc_id, positions in groups.items():
+        text = by_id[doc_id].text
+        starts = np.fromiter((nodes[i].start_char for i in positions), dtype=np.int64, count=len(positions))
+        ends = np.fromiter((nodes[i].end_char for i in positions), dtype=np.int64, count=len(positions))
+        trimmed = CharIndex.of(text).trimmed_ends(starts, np.minimum(ends, len(text)))
+        sentence_ends = _sentence_ends(text)
+        if len(sentence_ends):
+            at = np.minimum(np.searchsorted(sentence_ends, trimmed), len(sentence_ends) - 1)
+            mid = sentence_ends[at] != trimmed
+        else:
+            mid = np.ones(len(positions), dtype=bool)
+        for i, flag in zip(positions, mid.tolist(), strict=True):
+            flags[i] = flag
     return flags
 
 
@@ -358,17 +377,6 @@ def _sweep(spans: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int]], int
     return union, multiple
 
 
-# Every code point str.isspace() (and so the regex \s) accepts lies below U+3001.
-_WHITESPACE_CODES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
-_NON_SPACE_PREFIXES = Memo(8)
-
-
 def _non_space_prefix(text: str) -> np.ndarray:
     """``prefix[i]`` = non-whitespace characters in ``text[:i]``: any span's count is one subtraction."""
-    (prefix,) = _NON_SPACE_PREFIXES.get_many([text])
-    if prefix is None:
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        prefix = np.zeros(len(codes) + 1, dtype=np.int64)
-        np.cumsum(~np.isin(codes, _WHITESPACE_CODES), out=prefix[1:])
-        _NON_SPACE_PREFIXES.put(text, prefix, 1)
-    return prefix
+    return CharIndex.of(text).non_space_prefix

@@ -36,6 +36,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from core.char_index import WHITESPACE_CODES
+
 
 class SpanStatus(str, Enum):
     """How a chunk's span was found."""
@@ -48,8 +50,6 @@ class SpanStatus(str, Enum):
 # The node metadata key that carries a framework chunk's SpanStatus value (hidden from the LLM and EMBED views).
 SPAN_STATUS_KEY = "span_status"
 
-# Every character str.isspace() (and the regex \s) counts as whitespace: none lies above U+3000.
-_WHITESPACE_CODES = np.array([code for code in range(0x3001) if chr(code).isspace()], dtype=np.uint32)
 
 _NON_SPACE = re.compile(r"\S")
 
@@ -308,7 +308,7 @@ class _Squeezed:
 
     def __init__(self, source: str) -> None:
         codes = np.frombuffer(source.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        kept = ~np.isin(codes, _WHITESPACE_CODES)
+        kept = ~np.isin(codes, WHITESPACE_CODES)
         self.before = np.zeros(len(source) + 1, dtype=np.int64)
         np.cumsum(kept, out=self.before[1:])
         self.positions = np.flatnonzero(kept)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.char_index import WORD_BREAKS, CharIndex, exact_spans
 from core.memo import Memo
 from core.schema import Document, Node
 from core.tokenizers import Tokenizer, get_tokenizer
@@ -46,6 +47,8 @@ def count_node_strings(
     nodes: Sequence[Node],
     texts: Sequence[str],
     views: Sequence[Sequence[str]],
+    *,
+    exact: dict[str, tuple[list[int], np.ndarray, np.ndarray]] | None = None,
 ) -> dict[str, int]:
     """Counts of every node's text and of its views (``views[k][i]`` is node i's k-th view), keyed by string.
 
@@ -58,7 +61,7 @@ def count_node_strings(
     either way; the index only saves re-tokenizing each new chunk after a
     parameter change.
     """
-    from_index, cut_words = _span_counts(counter, documents, nodes, texts)
+    from_index, cut_words = _span_counts(counter, documents, nodes, texts, exact)
     if cut_words:
         counted_words = _count_once(counter, [word for words in cut_words.values() for word in words])
         for i, words in cut_words.items():
@@ -77,7 +80,7 @@ def count_node_strings(
             prefix = view[: len(view) - len(text)] if view.endswith(text) else None
             if view == text:
                 continue
-            if prefix is not None and text and (prefix[-1] in _WORD_BREAKS or text[0] in _WORD_BREAKS):
+            if prefix is not None and text and (prefix[-1] in WORD_BREAKS or text[0] in WORD_BREAKS):
                 sums.append((view, prefix, own))
                 to_count.append(prefix)
             else:
@@ -89,10 +92,6 @@ def count_node_strings(
     return counts
 
 
-# Characters where the model tokenizer always ends a word: ASCII whitespace and ASCII punctuation
-# (BERT's normalizer and pre-tokenizer split there whatever surrounds them).
-_WORD_BREAKS = frozenset(" \t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_BREAK_CODES = np.array(sorted(map(ord, _WORD_BREAKS)), dtype=np.uint32)
 
 
 def _splits_at_word_breaks(counter: Tokenizer) -> bool:
@@ -110,10 +109,15 @@ def _splits_at_word_breaks(counter: Tokenizer) -> bool:
 
 
 def _span_counts(
-    counter: Tokenizer, documents: Sequence[Document], nodes: Sequence[Node], texts: Sequence[str]
+    counter: Tokenizer,
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    texts: Sequence[str],
+    exact: dict[str, tuple[list[int], np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[dict[int, int], dict[int, list[str]]]:
-    """For the nodes whose text is their span of the document: node position -> the count of its tokens
-    between word breaks, from the index, and position -> the cut words at its ends still to be counted.
+    """For the nodes whose text is their span of the document (``exact``, found when not given): node
+    position -> the count of its tokens between word breaks, from the index, and position -> the cut
+    words at its ends still to be counted.
 
     A span from ``s`` to ``e`` cut inside words holds a cut word ``[s, p)``, whole words
     ``[p, q)`` and a cut word ``[q, e)``, with ``p`` and ``q`` word breaks; the
@@ -122,42 +126,24 @@ def _span_counts(
     """
     if not _splits_at_word_breaks(counter):
         return {}, {}
+    if exact is None:
+        exact = exact_spans(documents, nodes, texts)
     by_id = {document.id: document for document in documents}
     found: dict[int, int] = {}
     cut_words: dict[int, list[str]] = {}
-    for doc_id in {node.doc_id for node in nodes}:
-        document = by_id.get(doc_id)
-        if document is None:
-            continue
-        full = document.text
-        length = len(full)
-
-        def at_break(position: int, full: str = full, length: int = length) -> bool:
-            return position in (0, length) or full[position - 1] in _WORD_BREAKS or full[position] in _WORD_BREAKS
-
-        positions = [
-            i
-            for i, (node, text) in enumerate(zip(nodes, texts, strict=True))
-            if node.doc_id == doc_id
-            and 0 <= node.start_char <= node.end_char <= length
-            and len(text) == node.end_char - node.start_char
-            and full.startswith(text, node.start_char)
-        ]
-        if not positions:
-            continue
-        span_starts = np.fromiter((nodes[i].start_char for i in positions), dtype=np.int64, count=len(positions))
-        span_ends = np.fromiter((nodes[i].end_char for i in positions), dtype=np.int64, count=len(positions))
+    for doc_id, (positions, span_starts, span_ends) in exact.items():
+        full = by_id[doc_id].text
+        chars = CharIndex.of(full)
+        start_cut, end_cut = ~chars.at_break(span_starts), ~chars.at_break(span_ends)
+        cut = start_cut | end_cut
         inner_starts, inner_ends = span_starts, span_ends
-        start_cut = [not at_break(nodes[i].start_char) for i in positions]
-        end_cut = [not at_break(nodes[i].end_char) for i in positions]
-        cut = [a or b for a, b in zip(start_cut, end_cut, strict=True)]
-        if any(cut):
+        if cut.any():
             # A span's whole words lie between the first break character at or after its start and the one
             # after the last break character before its end (none: past the end, and before the start).
-            breaks = _break_characters(full)
+            breaks = chars.breaks
             first = np.searchsorted(breaks, span_starts, "left")
             last = np.searchsorted(breaks, span_ends, "left") - 1
-            after_start = np.append(breaks, length)[first]
+            after_start = np.append(breaks, len(full))[first]
             before_end = breaks[np.maximum(last, 0)] + 1 if len(breaks) else np.full(len(positions), -1)
             before_end = np.where(last >= 0, before_end, -1)
             inner_starts = np.where(start_cut, after_start, span_starts)
@@ -165,29 +151,18 @@ def _span_counts(
         starts, ends = _token_index(counter, full)
         # Tokens are in order: those ending by a span's start are a prefix of those starting before its end.
         inside = np.searchsorted(starts, inner_ends, "left") - np.searchsorted(ends, inner_starts, "right")
-        for k, (i, count) in enumerate(zip(positions, np.maximum(inside, 0).tolist(), strict=True)):
-            if not cut[k]:
-                found[i] = count
-                continue
+        counts = np.maximum(inside, 0).tolist()
+        if not cut.any():
+            found.update(zip(positions, counts, strict=True))
+            continue
+        for k in np.flatnonzero(~cut).tolist():
+            found[positions[k]] = counts[k]
+        for k in np.flatnonzero(cut).tolist():
             s, p, q, e = int(span_starts[k]), int(inner_starts[k]), int(inner_ends[k]), int(span_ends[k])
-            if not s <= p < q <= e:
-                continue  # no whole word inside (one cut word, or none): tokenized whole
-            found[i] = count
-            cut_words[i] = [word for word in (full[s:p], full[q:e]) if word]
+            if s <= p < q <= e:  # else no whole word inside (one cut word, or none): tokenized whole
+                found[positions[k]] = counts[k]
+                cut_words[positions[k]] = [word for word in (full[s:p], full[q:e]) if word]
     return found, cut_words
-
-
-# The break characters' positions per document text (for spans cut inside words): the last few documents.
-_BREAKS = Memo(8)
-
-
-def _break_characters(text: str) -> np.ndarray:
-    (found,) = _BREAKS.get_many([text])
-    if found is None:
-        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        found = np.flatnonzero(np.isin(codes, _BREAK_CODES))
-        _BREAKS.put(text, found, 1)
-    return found
 
 
 def document_token_count(text: str, tokenizer: str = "model") -> int:

@@ -325,9 +325,9 @@ def test_overlapping_slices_of_a_repetitive_text_come_back_exact_and_leave_no_ga
 
 
 def test_the_whitespace_table_is_every_character_str_isspace_counts() -> None:
-    from core.span_recovery import _WHITESPACE_CODES
+    from core.char_index import WHITESPACE_CODES
 
-    assert _WHITESPACE_CODES.tolist() == [code for code in range(0x110000) if chr(code).isspace()]
+    assert WHITESPACE_CODES.tolist() == [code for code in range(0x110000) if chr(code).isspace()]
 
 
 @given(st.text(alphabet=st.sampled_from("ab é\t\n\u00a0\u2003\u3000\U0001f600\ud800"), max_size=60))

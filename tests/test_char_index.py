@@ -1,0 +1,47 @@
+"""A document's character index answers, for any span, what a pass over the span's text in Python gives."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.char_index import WORD_BREAKS, CharIndex
+
+# Words, ASCII and Unicode whitespace (NBSP, ideographic space, line separator), punctuation, a lone surrogate.
+_CHARS = st.sampled_from(["a", "bc", "é", "中", " ", "  ", "\n", "\t", "\u00a0", "\u3000", "\u2028", ".", ",", "-", "\ud800"])
+
+
+def _spans(text: str, cuts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    points = sorted(c % (len(text) + 1) for c in cuts)
+    pairs = [(a, b) for a, b in zip(points, points[1:], strict=False)] + [(p, p) for p in points[:2]]
+    return np.array([a for a, _ in pairs], dtype=np.int64), np.array([b for _, b in pairs], dtype=np.int64)
+
+
+def _trimmed(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def _at_break(text: str, position: int) -> bool:
+    return position in (0, len(text)) or text[position - 1] in WORD_BREAKS or text[position] in WORD_BREAKS
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_CHARS, max_size=40).map("".join), st.lists(st.integers(0, 200), min_size=2, max_size=10))
+def test_words_trimmed_ends_and_breaks_equal_the_python_pass(text: str, cuts: list[int]) -> None:
+    index = CharIndex(text)
+    starts, ends = _spans(text, cuts)
+    assert index.words(starts, ends).tolist() == [len(text[a:b].split()) for a, b in zip(starts, ends, strict=True)]
+    assert index.trimmed_ends(starts, ends).tolist() == [_trimmed(text, a, b) for a, b in zip(starts, ends, strict=True)]
+    positions = np.arange(len(text) + 1)
+    assert index.at_break(positions).tolist() == [_at_break(text, int(p)) for p in positions]
+    assert index.non_space_prefix[-1] == sum(not c.isspace() for c in text)
+
+
+def test_the_literal_cases():
+    index = CharIndex(" one two  three\n")
+    starts, ends = np.array([0, 1, 5, 3, 16]), np.array([16, 4, 16, 6, 16])
+    assert index.words(starts, ends).tolist() == [3, 1, 2, 2, 0]  # " one two  three\n", "one", "two  three\n", "e t", ""
+    assert index.trimmed_ends(starts, ends).tolist() == [15, 4, 15, 6, 16]
