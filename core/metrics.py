@@ -246,14 +246,13 @@ def _measure(
     # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
     exact = exact_spans(documents, nodes, texts)
     views = (embed_views,) if same_views else (embed_views, llm_views)
-    counts = count_node_strings(counter, documents, nodes, texts, views, exact=exact)
-    model_counts = (
-        counts if counter is model else count_node_strings(model, documents, nodes, texts, (embed_views,), exact=exact)
-    )
-    tokens = [counts[text] for text in texts]
-    embed_tokens = [counts[view] for view in embed_views]
-    llm_tokens = [counts[view] for view in llm_views]
-    embed_model_tokens = [model_counts[view] for view in embed_views]
+    tokens, view_tokens = count_node_strings(counter, documents, nodes, texts, views, exact=exact)
+    embed_tokens = view_tokens[0]
+    llm_tokens = embed_tokens if same_views else view_tokens[1]
+    if counter is model:
+        embed_model_tokens = embed_tokens
+    else:
+        embed_model_tokens = count_node_strings(model, documents, nodes, texts, (embed_views,), exact=exact)[1][0]
     seen: set[str] = set()
     duplicate = []
     for text in texts:
@@ -331,50 +330,44 @@ def _mid_sentence(documents: Sequence[Document], nodes: Sequence[Node]) -> list[
 
 def _coverage(documents: Sequence[Document], nodes: Sequence[Node]) -> tuple[dict[str, float], float, float]:
     """Per-document and overall non-whitespace coverage, and the overlap share."""
-    spans_by_doc: dict[str, list[tuple[int, int]]] = {document.id: [] for document in documents}
+    spans_by_doc: dict[str, tuple[list[int], list[int]]] = {document.id: ([], []) for document in documents}
     for node in nodes:
-        if node.doc_id in spans_by_doc and node.end_char > node.start_char:
-            spans_by_doc[node.doc_id].append((node.start_char, node.end_char))
+        spans = spans_by_doc.get(node.doc_id)
+        if spans is not None and node.end_char > node.start_char:
+            spans[0].append(node.start_char)
+            spans[1].append(node.end_char)
     by_document: dict[str, float] = {}
     covered_total = non_space_total = 0
     union_total = multiple_total = 0
     for document in documents:
-        text = document.text
-        union, multiple = _sweep(spans_by_doc[document.id])
-        prefix = _non_space_prefix(text)
-        covered = int(sum(prefix[end] - prefix[start] for start, end in union))
-        non_space = int(prefix[len(text)])
+        prefix = _non_space_prefix(document.text)
+        covered, union, multiple = _sweep(*spans_by_doc[document.id], prefix)
+        non_space = int(prefix[-1])
         by_document[document.id] = covered / non_space if non_space else 1.0
         covered_total += covered
         non_space_total += non_space
-        union_total += sum(end - start for start, end in union)
+        union_total += union
         multiple_total += multiple
     coverage = covered_total / non_space_total if non_space_total else 1.0
     overlap = multiple_total / union_total if union_total else 0.0
     return by_document, coverage, overlap
 
 
-def _sweep(spans: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int]], int]:
-    """The union of ``spans`` as disjoint intervals, and how many positions two or more spans hold."""
-    events: dict[int, int] = {}
-    for start, end in spans:
-        events[start] = events.get(start, 0) + 1
-        events[end] = events.get(end, 0) - 1
-    union: list[tuple[int, int]] = []
-    multiple = 0
-    depth = 0
-    previous = 0
-    for position in sorted(events):
-        if depth >= 1:
-            if union and union[-1][1] == previous:
-                union[-1] = (union[-1][0], position)
-            else:
-                union.append((previous, position))
-            if depth >= 2:
-                multiple += position - previous
-        depth += events[position]
-        previous = position
-    return union, multiple
+def _sweep(starts: Sequence[int], ends: Sequence[int], prefix: np.ndarray) -> tuple[int, int, int]:
+    """For spans ``[starts[k], ends[k])``: the non-whitespace characters their union holds (``prefix`` counts
+    them), the union's length, and how many positions two or more spans hold."""
+    if not starts:
+        return 0, 0, 0
+    positions = np.concatenate([np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)])
+    changes = np.concatenate([np.ones(len(starts), dtype=np.int64), np.full(len(ends), -1, dtype=np.int64)])
+    order = np.argsort(positions, kind="stable")
+    positions = positions[order]
+    # Between consecutive events the depth is the number of spans open there.
+    depth = np.cumsum(changes[order])[:-1]
+    lengths = np.diff(positions)
+    inside = depth >= 1
+    covered = int((prefix[positions[1:]] - prefix[positions[:-1]])[inside].sum())
+    return covered, int(lengths[inside].sum()), int(lengths[depth >= 2].sum())
 
 
 def _non_space_prefix(text: str) -> np.ndarray:

@@ -49,8 +49,9 @@ def count_node_strings(
     views: Sequence[Sequence[str]],
     *,
     exact: dict[str, tuple[list[int], np.ndarray, np.ndarray]] | None = None,
-) -> dict[str, int]:
-    """Counts of every node's text and of its views (``views[k][i]`` is node i's k-th view), keyed by string.
+) -> tuple[list[int], list[list[int]]]:
+    """The token counts of every node's text, and of each of its views (``views[k][i]`` is node i's k-th
+    view; the counts come back in the same shape).
 
     A node that is its span of the document is counted from the document's token
     index (one tokenization per document, kept): between word breaks by two binary
@@ -66,32 +67,35 @@ def count_node_strings(
         counted_words = _count_once(counter, [word for words in cut_words.values() for word in words])
         for i, words in cut_words.items():
             from_index[i] += sum(counted_words[word] for word in words)
-    counts: dict[str, int] = {}
-    to_count: list[str] = []
-    sums: list[tuple[str, str, int]] = []  # (view, metadata prefix, the text's count)
-    for i, text in enumerate(texts):
-        own = from_index.get(i)
-        if own is None:
-            to_count.append(text)
-            to_count.extend(each[i] for each in views)
-            continue
-        counts[text] = own
-        for view in (each[i] for each in views):
-            prefix = view[: len(view) - len(text)] if view.endswith(text) else None
-            if view == text:
-                continue
-            if prefix is not None and text and (prefix[-1] in WORD_BREAKS or text[0] in WORD_BREAKS):
-                sums.append((view, prefix, own))
-                to_count.append(prefix)
+    own = [from_index.get(i) for i in range(len(texts))]
+    to_count = [text for text, count in zip(texts, own, strict=True) if count is None]
+    # Per view and node: None (the view is the text), (True, prefix) (the prefix's count plus the text's)
+    # or (False, view) (the view tokenized whole).
+    plans: list[list[tuple[bool, str] | None]] = []
+    for each in views:
+        plan: list[tuple[bool, str] | None] = []
+        for text, view, count in zip(texts, each, own, strict=True):
+            if view is text or view == text:
+                plan.append(None)
+            elif count is not None and text and view.endswith(text):
+                prefix = view[: len(view) - len(text)]
+                whole = not (prefix[-1] in WORD_BREAKS or text[0] in WORD_BREAKS)
+                plan.append((not whole, view if whole else prefix))
+                to_count.append(plan[-1][1])
             else:
+                plan.append((False, view))
                 to_count.append(view)
+        plans.append(plan)
     counted = _count_once(counter, to_count)
-    counts.update(counted)
-    for view, prefix, own in sums:
-        counts[view] = counted[prefix] + own
-    return counts
-
-
+    text_counts = [counted[text] if count is None else count for text, count in zip(texts, own, strict=True)]
+    view_counts = [
+        [
+            mine if step is None else counted[step[1]] + mine if step[0] else counted[step[1]]
+            for step, mine in zip(plan, text_counts, strict=True)
+        ]
+        for plan in plans
+    ]
+    return text_counts, view_counts
 
 
 def _splits_at_word_breaks(counter: Tokenizer) -> bool:

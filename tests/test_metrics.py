@@ -161,3 +161,23 @@ def test_splitter_warnings_name_an_overlap_that_is_most_of_the_chunk(name, param
     assert len(warnings) == len(expected)
     for warning, start in zip(warnings, expected, strict=True):
         assert warning.startswith(start)
+
+
+@given(
+    st.text(st.sampled_from("ab \n"), min_size=1, max_size=40),
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8),
+)
+def test_coverage_and_overlap_count_every_position_as_a_per_character_pass_does(text, pairs):
+    from core.metrics import _coverage
+
+    document = Document(text=text, id="c")
+    spans = [(min(a, b) % (len(text) + 1), max(a, b) % (len(text) + 1)) for a, b in pairs]
+    spans = [(a, b) for a, b in spans if a <= b]
+    nodes = build_nodes(document, spans)
+    depth = [sum(a <= i < b for a, b in spans) for i in range(len(text))]
+    non_space = [i for i, c in enumerate(text) if not c.isspace()]
+    by_document, coverage, overlap = _coverage([document], nodes)
+    expected = sum(depth[i] >= 1 for i in non_space) / len(non_space) if non_space else 1.0
+    assert coverage == pytest.approx(expected)
+    union = sum(d >= 1 for d in depth)
+    assert overlap == pytest.approx(sum(d >= 2 for d in depth) / union if union else 0.0)
