@@ -340,10 +340,11 @@ def framework_nodes(
             raise ValueError(f"chunk {index}'s parent {chunk.parent} does not come before it")
         groups.setdefault(chunk.parent, []).append(index)
     found = _stated_spans(text, chunks) or _recovered_spans(text, chunks, groups)
+    statuses = {status: status.value for status in SpanStatus}
     spans = []
     for chunk, span in zip(chunks, found, strict=True):
         assert span is not None
-        spans.append(Span(span.start, span.end, {**chunk.metadata, SPAN_STATUS_KEY: span.status.value}))
+        spans.append(Span(span.start, span.end, {**chunk.metadata, SPAN_STATUS_KEY: statuses[span.status]}))
 
     # The framework adds no page labels or table headers: build from the text and metadata alone.
     # Each node hides the document's keys, then its chunk's and the span status (each once, in that order).
@@ -368,15 +369,21 @@ def framework_nodes(
             hidden(embed_keys, first, first.excluded_embed_metadata_keys) if shared else embed_keys
         ),
     )
-    nodes = build_nodes(bare, spans, include_metadata=include_metadata, include_prev_next_rel=False)
-    for node, chunk, span in zip(nodes, chunks, found, strict=True):
-        if span is not None and span.status is not SpanStatus.EXACT:
-            node.text = chunk.text
-        if not shared:
-            node.excluded_llm_metadata_keys = hidden(llm_keys, chunk, chunk.excluded_llm_metadata_keys)
-            node.excluded_embed_metadata_keys = hidden(embed_keys, chunk, chunk.excluded_embed_metadata_keys)
+    # A flat split (most engines) is one chain: the node builder links it as it builds.
+    flat = list(groups) == [None]
+    nodes = build_nodes(
+        bare, spans, include_metadata=include_metadata, include_prev_next_rel=include_prev_next_rel and flat
+    )
+    exact = SpanStatus.EXACT
+    if not shared or any(span is not None and span.status is not exact for span in found):
+        for node, chunk, span in zip(nodes, chunks, found, strict=True):
+            if span is not None and span.status is not exact:
+                node.text = chunk.text
+            if not shared:
+                node.excluded_llm_metadata_keys = hidden(llm_keys, chunk, chunk.excluded_llm_metadata_keys)
+                node.excluded_embed_metadata_keys = hidden(embed_keys, chunk, chunk.excluded_embed_metadata_keys)
     for parent, members in groups.items():
-        if include_prev_next_rel:
+        if include_prev_next_rel and not flat:
             link_chain([nodes[i] for i in members])
         if parent is not None:
             children = nodes[parent].relationships.setdefault(NodeRelationship.CHILD, [])
