@@ -243,8 +243,8 @@ def _measure(
     embed_views = contents(nodes, MetadataMode.EMBED)
     same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
     llm_views = embed_views if same_views else contents(nodes, MetadataMode.LLM)
-    # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
     exact = exact_spans(documents, nodes, texts)
+    # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
     views = (embed_views,) if same_views else (embed_views, llm_views)
     tokens, view_tokens = count_node_strings(counter, documents, nodes, texts, views, exact=exact)
     embed_tokens = view_tokens[0]

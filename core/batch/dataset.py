@@ -79,11 +79,10 @@ class DatasetWriter:
             self._pending_rows += rows
             self._pending_bytes += int(sizes.sum())
         self._waiting.append(_Waiting(entry, rows))
-        if self._drain(final=False):
-            self._record_done()
+        closed = self._drain(final=False)
+        self._record_done()
+        if closed:
             self.manifest.checkpoint()
-        else:
-            self._record_done()
         return entry
 
     def finish(self) -> None:
@@ -99,6 +98,9 @@ class DatasetWriter:
         closed = False
         while self._pending_rows:
             part = self._part or _OpenPart()
+            fits = part.rows + self._pending_rows < self.part_rows and part.bytes + self._pending_bytes <= self.part_bytes
+            if fits and not final and self._pending_bytes < ROW_GROUP_BYTES:
+                break  # nothing to write yet (the common case: skip the cut's arithmetic)
             sizes = np.concatenate(self._sizes) if len(self._sizes) > 1 else self._sizes[0]
             room = int(np.searchsorted(np.cumsum(sizes), self.part_bytes - part.bytes, side="right"))
             take = min(self.part_rows - part.rows, room, self._pending_rows)
