@@ -1,6 +1,6 @@
 """Profile one contestant, or the app's chunk_size change, with pyinstrument (the ``bench`` extra).
 
-    .venv/bin/python benchmarks/profiling.py splitter recursive "ChunkScope recursive" --mb 2
+    .venv/bin/python benchmarks/profiling.py splitter recursive "ChunkScope recursive" --mb 2 [--large]
     .venv/bin/python benchmarks/profiling.py app recursive
 
 Prints pyinstrument's text report (``--html FILE`` writes the interactive one).
@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from contestants import group, read_input  # noqa: E402
+from contestants import group, read_files, read_input  # noqa: E402
 from pyinstrument import Profiler  # noqa: E402
 
 
@@ -29,14 +29,19 @@ def main() -> int:
     parser.add_argument("label", nargs="?")
     parser.add_argument("--mb", type=float, default=2)
     parser.add_argument("--html")
+    parser.add_argument("--large", action="store_true", help="splitter: one large document, not the per-file corpus")
     args = parser.parse_args()
     profiler = Profiler(interval=0.0005)
     if args.what == "splitter":
         g = group(args.group)
-        run = g.contestant(args.label or g.ours.label).prepare(read_input(g.source, args.mb))
-        run()
+        split = g.contestant(args.label or g.ours.label).prepare()
+        # The per-file corpus (what the verdicts use), or with --large the group's one large document.
+        texts = [read_input(g.source, args.mb)] if args.large else read_files(g.source, args.mb)
+        for text in texts:
+            split(text)
         profiler.start()
-        run()
+        for text in texts:
+            split(text)
         profiler.stop()
     else:
         # AppTest runs the page in its own thread, and pyinstrument samples the thread that
