@@ -35,6 +35,8 @@ def reference(text):
     ("text", "expected"),
     [
         ("# Title\n\nbody", [("# Title", 1, "Title")]),
+        # A line of a no-break space is not blank: the paragraph goes on, and the underline takes it all.
+        ("Intro\n\u00a0\nHeading\n===", [("Intro\n\u00a0\nHeading\n===", 1, "Intro Heading")]),
         ("```\n# not a heading\n```\n## After", [("## After", 2, "After")]),
         ("~~~\n# not a heading\n~~~\n# After", [("# After", 1, "After")]),
         ("~~~\n# inside\n```\n# still inside\n~~~", []),  # only ~~~ closes a ~~~ fence
@@ -92,6 +94,10 @@ LINES = st.sampled_from(
     [
         "",
         "",
+        " \t",
+        "\u00a0",  # not blank to CommonMark (only spaces and tabs are): paragraph text
+        "\f",
+        "\u3000x",
         "text",
         "more text",
         "# H1",

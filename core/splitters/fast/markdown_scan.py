@@ -141,11 +141,12 @@ def markdown_headings(text: str) -> list[Element]:
     return _heading_elements(text, found, references)
 
 
-# A run of lines that are blank (whitespace only) or plain paragraph text: up to three spaces, then a
-# character that starts no block syntax the scanner handles (see markdown_headings' branches). The
-# last blank line is the ``blank`` group: the paragraph open after the run starts below it.
+# A run of lines that are blank (CommonMark's: spaces and tabs only; a no-break space or a form feed is
+# paragraph text) or plain paragraph text: up to three spaces, then a character that starts no block
+# syntax the scanner handles (see markdown_headings' branches). The last blank line is the ``blank``
+# group: the paragraph open after the run starts below it.
 _QUIET_LINES = re.compile(
-    r"(?:(?P<blank>[^\S\r\n]*(?:\r\n|\r|\n)|[^\S\r\n]+\Z)|[ ]{0,3}[^\s<>\[\-+*0-9=`~#_][^\r\n]*(?:\r\n|\r|\n|\Z))+"
+    r"(?:(?P<blank>[ \t]*(?:\r\n|\r|\n)|[ \t]+\Z)|[ ]{0,3}[^\s<>\[\-+*0-9=`~#_][^\r\n]*(?:\r\n|\r|\n|\Z))+"
 )
 
 

@@ -86,7 +86,9 @@ def fresh_line_after(text: str, lines: LineTable, index: int) -> int:
     starts, ends = lines.starts, lines.ends
     for at in range(index + 1, len(lines)):
         start, end = starts[at], ends[at]
-        if start == end or text[start:end].isspace():
+        # CommonMark's blank line: nothing but spaces and tabs. A line of other whitespace (a no-break
+        # space, a form feed) continues a paragraph, which a setext underline below may make a heading.
+        if start == end or not text[start:end].strip(" \t"):
             after_blank = True
             continue
         if after_blank and text[start] not in " \t<>" and LIST_MARKER.match(text, start) is None:
@@ -108,8 +110,7 @@ def parse_stretch(
     then to the end of the document.
     """
     offset = lines.starts[first]
-    # The line before a fresh line is blank to the scanner (str.isspace); to markdown-it too unless
-    # it holds other whitespace than spaces and tabs.
+    # The line before a fresh line is blank (spaces and tabs only), unless the stretch ends the document.
     blank_end = stop >= len(lines) or not text[lines.starts[stop - 1] : lines.ends[stop - 1]].strip(" \t")
     end = lines.starts[stop] if stop < len(lines) else len(text)
     needs = stretch_needs(text, offset, end, blank_end)
