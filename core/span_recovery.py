@@ -23,20 +23,18 @@ out how late each chunk may start). So a repeated passage is matched to the copy
 that continues the previous chunk, never to its first occurrence in the text,
 and never to a nearer copy past a gap. A chunk that is not a substring there is
 matched with all whitespace removed (mapped back to source offsets), and failing
-that aligned with difflib on a bounded window after the previous chunk.
+that aligned with difflib on a bounded window after the previous chunk: how one
+chunk is matched is :mod:`core.span_matching`; this module places the sequence.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from difflib import SequenceMatcher
 from enum import Enum
 from typing import NamedTuple
 
-import numpy as np
-
-from core.char_index import WHITESPACE_CODES
+from core.span_matching import REPLACEMENT, Squeezed, aligned_span, decoded_span, nearest, squeezed_span
 
 
 class SpanStatus(str, Enum):
@@ -52,15 +50,6 @@ SPAN_STATUS_KEY = "span_status"
 
 
 _NON_SPACE = re.compile(r"\S")
-
-# What tiktoken's decoder puts for the bytes of a character cut between two token windows.
-_REPLACEMENT = "\ufffd"
-_REPLACEMENT_RUNS = re.compile(f"({_REPLACEMENT}+)")
-
-# difflib's fallback aligns at most this many characters (whitespace removed) of a chunk at a time (a longer
-# chunk by its head and its tail), and accepts an alignment only when this share of them found a partner.
-_ALIGN_PIECE = 400
-_ALIGN_MIN_SHARE = 0.6
 
 
 class RecoveredSpan(NamedTuple):
@@ -81,7 +70,7 @@ class SpanRecovery:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self._squeezed: _Squeezed | None = None
+        self._squeezed: Squeezed | None = None
 
     def recover(self, chunks: Iterable[str], start: int = 0, end: int | None = None) -> list[RecoveredSpan]:
         """The spans of ``chunks`` (in order) inside ``source[start:end]``."""
@@ -202,11 +191,11 @@ class SpanRecovery:
         # Distances are measured from a chunk's first non-whitespace character, the one both matchings find.
         lead = len(chunk) - len(chunk.lstrip())
         last_start, last_verbatim = latest
-        exact = _nearest(source, chunk, lo, high, after, expected, lead, last_verbatim)
+        exact = nearest(source, chunk, lo, high, after, expected, lead, last_verbatim)
         # Verbatim where the previous chunk ends, or overlapping it: nothing nearer could be found.
         if exact is not None and exact + lead <= expected:
             return RecoveredSpan(exact, exact + len(chunk), SpanStatus.EXACT)
-        squeezed = self._squeezed_span(chunk, lo, high, after, expected, last_start)
+        squeezed = squeezed_span(self._index(), chunk, lo, high, after, expected, last_start)
         if (
             squeezed is not None
             and squeezed[0] - lead > last_verbatim
@@ -216,153 +205,25 @@ class SpanRecovery:
         # The verbatim copy lies after a gap: a copy equal but for whitespace that leaves none is nearer.
         if exact is not None and (squeezed is None or squeezed[0] > expected):
             return RecoveredSpan(exact, exact + len(chunk), SpanStatus.EXACT)
-        if squeezed is None and _REPLACEMENT in chunk:
-            squeezed = _decoded_span(source, chunk, lo, high, after, expected, last_start)
+        if squeezed is None and REPLACEMENT in chunk:
+            squeezed = decoded_span(source, chunk, lo, high, after, expected, last_start)
         if squeezed is None:
-            squeezed = self._aligned_span(chunk, lo, high, expected)
+            squeezed = aligned_span(self._index(), chunk, lo, high, expected)
         if squeezed is None:
             return RecoveredSpan(prev_end, prev_end, SpanStatus.UNPLACED)
         start, end = squeezed
         status = SpanStatus.EXACT if source[start:end] == chunk else SpanStatus.REWRITTEN
         return RecoveredSpan(start, end, status)
 
-    # -- whitespace removed ----------------------------------------------------------
-
-    def _index(self) -> _Squeezed:
+    def _index(self) -> Squeezed:
         if self._squeezed is None:
-            self._squeezed = _Squeezed(self.source)
+            self._squeezed = Squeezed(self.source)
         return self._squeezed
-
-    def _squeezed_span(
-        self, chunk: str, lo: int, high: int, prev_end: int | None, expected: int, last_start: int
-    ) -> tuple[int, int] | None:
-        """The chunk matched with all whitespace removed, as source offsets of its first and last character."""
-        needle = _squeeze(chunk)
-        if not needle:
-            return None
-        index = self._index()
-        found = _nearest(
-            index.text,
-            needle,
-            index.to_squeezed(lo),
-            index.to_squeezed(high),
-            None if prev_end is None else index.to_squeezed(prev_end),
-            index.to_squeezed(expected),
-            0,
-            # The squeezed match starts at the chunk's first non-whitespace character.
-            index.to_squeezed(last_start + len(chunk) - len(chunk.lstrip()) + 1) - 1,
-        )
-        if found is None:
-            return None
-        return index.to_source(found), index.to_source(found + len(needle) - 1) + 1
-
-    def _aligned_span(self, chunk: str, lo: int, high: int, expected: int) -> tuple[int, int] | None:
-        """difflib's alignment of the chunk (whitespace removed) on a bounded window of the source near ``expected``.
-
-        A long chunk is aligned by its head and its tail, each on its own window
-        (the tail's where the head and the chunk's length put it), so the cost
-        stays bounded whatever the chunk's size.
-        """
-        needle = _squeeze(chunk)
-        if not needle:
-            return None
-        index = self._index()
-        squeezed = index.text
-        floor, ceiling, at = index.to_squeezed(lo), index.to_squeezed(high), index.to_squeezed(expected)
-        piece = _ALIGN_PIECE
-        if len(needle) <= 2 * piece:
-            found = _align(squeezed, needle, max(floor, at - len(needle)), min(ceiling, at + 2 * len(needle) + 64))
-        else:
-            head = _align(squeezed, needle[:piece], max(floor, at - piece), min(ceiling, at + 2 * piece + 64))
-            if head is None:
-                return None
-            guess = head[0] + len(needle) - piece  # where the tail starts if the middle kept its length
-            slack = piece + len(needle) // 10
-            tail = _align(squeezed, needle[-piece:], max(head[1], guess - slack), min(ceiling, guess + piece + slack))
-            found = None if tail is None else (head[0], tail[1])
-        if found is None:
-            return None
-        return index.to_source(found[0]), index.to_source(found[1] - 1) + 1
-
-
-def _align(haystack: str, needle: str, first: int, last: int) -> tuple[int, int] | None:
-    """Where difflib pairs ``needle`` with ``haystack[first:last]``: from its first to its last matched character."""
-    if first >= last:
-        return None
-    matcher = SequenceMatcher(None, haystack[first:last], needle, autojunk=False)
-    # Runs of one or two characters pair up anywhere; only longer runs say where the chunk is.
-    shortest = 3 if len(needle) >= 12 else 1
-    blocks = [block for block in matcher.get_matching_blocks() if block.size >= shortest]
-    if not blocks or sum(block.size for block in blocks) < _ALIGN_MIN_SHARE * len(needle):
-        return None
-    return first + blocks[0].a, first + blocks[-1].a + blocks[-1].size
-
-
-class _Squeezed:
-    """The source with its whitespace removed, and the map between the two texts' offsets.
-
-    Two integer arrays built in numpy (a Python loop over the source's words was
-    ~50 ms per MB, more than the fast frameworks' own split): how many kept
-    characters come before each source offset, and where each kept character is.
-    """
-
-    def __init__(self, source: str) -> None:
-        codes = np.frombuffer(source.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        kept = ~np.isin(codes, WHITESPACE_CODES)
-        self.before = np.zeros(len(source) + 1, dtype=np.int64)
-        np.cumsum(kept, out=self.before[1:])
-        self.positions = np.flatnonzero(kept)
-        self.size = len(self.positions)
-        self.text = codes[kept].tobytes().decode("utf-32-le", "surrogatepass")
-
-    def to_squeezed(self, position: int) -> int:
-        """How many non-whitespace characters of the source come before ``position``."""
-        return int(self.before[max(0, min(position, len(self.before) - 1))])
-
-    def to_source(self, index: int) -> int:
-        """Where the squeezed text's character ``index`` is in the source."""
-        return int(self.positions[index])
 
 
 def recover_spans(source: str, chunks: Iterable[str], start: int = 0, end: int | None = None) -> list[RecoveredSpan]:
     """The spans of ``chunks`` (in order) in ``source[start:end]``: see :class:`SpanRecovery`."""
     return SpanRecovery(source).recover(chunks, start, end)
-
-
-def _decoded_span(
-    source: str, chunk: str, lo: int, high: int, prev_end: int | None, expected: int, last_start: int
-) -> tuple[int, int] | None:
-    """A chunk of decoded tokens holding U+FFFD, matched with each run of them standing for non-ASCII characters.
-
-    A token window that cuts a character's bytes decodes the part it holds to
-    U+FFFD (tiktoken's ``errors="replace"``): the character is there in the source,
-    not in the chunk. The occurrence taken is chosen as for a verbatim chunk (see :func:`_nearest`).
-    """
-    pattern = re.compile(
-        "".join(
-            f"[^\\x00-\\x7f]{{1,{len(run)}}}" if run.startswith(_REPLACEMENT) else re.escape(run)
-            for run in _REPLACEMENT_RUNS.split(chunk)
-            if run
-        )
-    )
-    before: re.Match[str] | None = None
-    first: re.Match[str] | None = None  # taken when every match lies inside the previous chunk (a character's halves)
-    position = lo
-    while (match := pattern.search(source, position, high)) is not None and match.start() <= last_start:
-        first = first or match
-        if prev_end is None or match.end() > prev_end:
-            if match.start() > expected:
-                if before is None:
-                    return match.span()
-                break
-            before = match
-        position = match.start() + 1
-    taken = before or first
-    return taken.span() if taken is not None else None
-
-
-def _squeeze(text: str) -> str:
-    return "".join(text.split())
 
 
 def _gap(text: str, end: int, start: int) -> bool:
@@ -374,43 +235,6 @@ def _skip_whitespace(text: str, position: int, high: int) -> int:
     while position < high and text[position].isspace():
         position += 1
     return position
-
-
-def _nearest(
-    haystack: str,
-    needle: str,
-    lo: int,
-    hi: int,
-    prev_end: int | None,
-    expected: int,
-    lead: int = 0,
-    last_start: int | None = None,
-) -> int | None:
-    """The occurrence of ``needle`` in ``haystack[lo:hi]``, starting by ``last_start``, to take, or None.
-
-    Occurrences must end after ``prev_end`` (when there is a previous chunk). Of
-    those, the last whose character ``lead`` (the first after the needle's
-    leading whitespace) is at or before ``expected`` wins: it continues the
-    previous chunk with no gap and the least overlap. Only when none does is the
-    first one after ``expected`` taken (the framework dropped the text between).
-    When every occurrence lies inside the previous chunk, the first is taken.
-    """
-    size = len(needle)
-    expected -= lead
-    if last_start is not None:
-        hi = min(hi, last_start + size)
-    first_any: int | None = None
-    before: int | None = None  # the last qualifying occurrence starting at or before ``expected``
-    position = haystack.find(needle, lo, hi)
-    while position >= 0:
-        if first_any is None:
-            first_any = position
-        if prev_end is None or position + size > prev_end:
-            if position > expected:
-                return before if before is not None else position
-            before = position
-        position = haystack.find(needle, position + 1, hi)
-    return before if before is not None else first_any
 
 
 __all__ = ["SPAN_STATUS_KEY", "RecoveredSpan", "SpanRecovery", "SpanStatus", "recover_spans"]

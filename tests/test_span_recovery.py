@@ -332,9 +332,9 @@ def test_the_whitespace_table_is_every_character_str_isspace_counts() -> None:
 
 @given(st.text(alphabet=st.sampled_from("ab é\t\n\u00a0\u2003\u3000\U0001f600\ud800"), max_size=60))
 def test_the_squeezed_index_maps_offsets_as_removing_whitespace_does(text: str) -> None:
-    from core.span_recovery import _Squeezed
+    from core.span_matching import Squeezed
 
-    index = _Squeezed(text)
+    index = Squeezed(text)
     assert index.text == "".join(text.split())
     for position in range(len(text) + 2):
         assert index.to_squeezed(position) == len("".join(text[:position].split()))
