@@ -27,46 +27,25 @@ _new_span = tuple.__new__
 def merge_pieces(
     pieces: Sequence[tuple[int, int]], sizes: Sequence[int], chunk_size: int, chunk_overlap: int, text: str
 ) -> list[Span]:
-    """The chunks of :func:`~core.splitters.pieces.merge_pieces_plainly`, found by bisection."""
-    spans: list[Span] = []
-    append = spans.append
-    n = len(pieces)
-    # prefix[i] = sizes[0] + ... + sizes[i-1]; sizes are never negative, so the greedy
-    # run from ``first`` ends at the last piece whose prefix stays within the budget.
-    prefix = [0, *accumulate(sizes)]
-    first = 0
-    previous_end = -1
-    while first < n:
-        last = bisect_right(prefix, prefix[first] + chunk_size, first + 1, n + 1) - 2
-        if last < first:
-            last = first
-        start, end = pieces[first][0], pieces[last][1]
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start < end and end > previous_end:
-            append(_new_span(Span, (start, end, None)))
-            previous_end = end
-        if last + 1 >= n:
-            break
-        # Both bounds on the next chunk's first piece j (the overlap it carries, the room it
-        # leaves for piece ``last + 1``) say prefix[j] is at least some value, so the smallest
-        # such j is found by bisection (last + 1 when there is none).
-        floor = max(prefix[last + 1] - chunk_overlap, prefix[last + 2] - chunk_size)
-        first = bisect_left(prefix, floor, first + 1, last + 1)
-    return spans
+    """The chunks of :func:`~core.splitters.pieces.merge_pieces_plainly`, found by bisection (:func:`merge_bounds`).
+
+    The pieces are consecutive (each starts where the one before ends), so their
+    starts and the last end are their bounds.
+    """
+    if not pieces:
+        return []
+    bounds = [start for start, _ in pieces]
+    bounds.append(pieces[-1][1])
+    return merge_bounds(bounds, [0, *accumulate(sizes)], chunk_size, chunk_overlap, text)
 
 
 def merge_bounds(
     bounds: Sequence[int], prefix: Sequence[int], chunk_size: int, chunk_overlap: int, text: str
 ) -> list[Span]:
-    """:func:`merge_pieces` for consecutive pieces given by their boundaries, without piece tuples.
+    """Greedy packing by bisection of consecutive pieces given by their boundaries (no piece tuples).
 
     Piece ``i`` is ``bounds[i]:bounds[i + 1]``; its size is ``prefix[i + 1] - prefix[i]``
-    (running sums from any start: for sizes in characters, ``bounds`` itself). The
-    loop is merge_pieces' with ``pieces[i][0]`` read as ``bounds[i]`` and
-    ``pieces[i][1]`` as ``bounds[i + 1]``.
+    (running sums from any start: for sizes in characters, ``bounds`` itself).
     """
     spans: list[Span] = []
     append = spans.append
@@ -87,6 +66,9 @@ def merge_bounds(
             previous_end = end
         if last + 1 >= n:
             break
+        # Both bounds on the next chunk's first piece j (the overlap it carries, the room it
+        # leaves for piece ``last + 1``) say prefix[j] is at least some value, so the smallest
+        # such j is found by bisection (last + 1 when there is none).
         floor = max(prefix[last + 1] - chunk_overlap, prefix[last + 2] - chunk_size)
         first = bisect_left(prefix, floor, first + 1, last + 1)
     return spans
