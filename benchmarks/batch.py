@@ -42,6 +42,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -265,10 +266,8 @@ def run_child(
 
 
 def _spread(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-    return {"median": round(median, 3), "min": round(ordered[0], 3), "max": round(ordered[-1], 3), "n": len(values)}
+    median = statistics.median(values)
+    return {"median": round(median, 3), "min": round(min(values), 3), "max": round(max(values), 3), "n": len(values)}
 
 
 def _ratios(by_run: dict[str, dict[int, dict[str, object]]], top: str, bottom: str, key: str) -> object:

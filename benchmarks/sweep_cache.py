@@ -44,7 +44,7 @@ def sample_corpus():
 
 def child_sweep() -> None:
     """One timed sweep in this process; prints its numbers as JSON."""
-    from core.embeddings import get_embedder
+    from core.embeddings import RUNTIME, get_embedder
     from core.sweep import sweep
 
     documents, queries = sample_corpus()
@@ -65,7 +65,7 @@ def child_sweep() -> None:
                 "configurations": len(rows),
                 "encoded": stats["misses"] - stats["disk_hits"],
                 "disk_hits": stats["disk_hits"],
-                "backend": embedder.backend,
+                "backend": RUNTIME,
                 "mrr": [row["mrr"] for row in rows],
             }
         )

@@ -107,7 +107,7 @@ def test_resume_reads_the_manifest_back_from_the_filesystem(corpus: Path, memory
     assert len(stored_report(filesystem, out)["documents"]) == 6
 
 
-def test_without_resume_an_existing_output_on_the_filesystem_is_refused(corpus: Path, memory, capsys):
+def test_without_resume_an_existing_output_on_the_filesystem_is_refused(corpus: Path, memory):
     filesystem, out = memory
     run_batch([str(corpus)], small_config(), out, filesystem=filesystem, workers=1, part_rows=50)
     from core.errors import ConfigError

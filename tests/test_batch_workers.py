@@ -131,3 +131,14 @@ def test_a_result_cut_off_by_stopping_the_pool_does_not_hang_the_interpreter_at_
         [sys.executable, "-c", _HALF_A_RESULT], cwd=Path(__file__).parent.parent, timeout=120, capture_output=True
     )
     assert done.returncode == 0, done.stderr.decode()
+
+
+def test_the_ray_engines_result_schema_carries_every_field_a_result_has(tmp_path):
+    """Ray carries results as Arrow with result_schema(), which drops any key it does not list."""
+    from core.batch.work import process_file, result_schema
+
+    path = tmp_path / "a.txt"
+    path.write_text("One sentence. Another one.")
+    result = process_file({"index": 0, "source": str(path), "path": str(path), "problem": ""}, PipelineConfig().to_json())
+    assert result["status"] == "ok"
+    assert set(result_schema().names) == set(result)

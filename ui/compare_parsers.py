@@ -148,15 +148,15 @@ def cache_text_diff(a: str, b: str) -> Any:
 
 def parser_chunks(runs: Sequence[ParserRun]) -> None:
     """Each parser's text of one page (the first with a table or OCR), the session's splitter's chunks over it."""
-    from core.loaders.parsers import comparable_pages, first_page_with_finds
+    from core.loaders.parsers import comparable_pages
 
     documents = [run.document for run in runs]
-    pages = comparable_pages(documents)
+    pages, first = comparable_pages(documents)
     windows: list[tuple[int, int, str]]
     if pages:
         numbers = [number for number, _ in pages]
         label_of = dict(pages)
-        state.keep_valid("cmp.parser_page", numbers, preferred=first_page_with_finds(pages))
+        state.keep_valid("cmp.parser_page", numbers, preferred=first)
         number = st.selectbox(
             "Page",
             numbers,

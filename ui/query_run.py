@@ -17,7 +17,7 @@ from core.config import PipelineConfig
 from core.errors import ChunkScopeError
 from core.postprocessors import Postprocessor
 from core.query import QueryResult, chain_needs_embedder, final_context, run_query
-from core.schema import Document, MetadataMode, Node
+from core.schema import Document, MetadataMode, Node, contents
 from core.splitters.hierarchical import leaf_nodes
 from ui import cache, state, widgets
 
@@ -55,11 +55,6 @@ def progress_text(label: str, done: int, total: int, seconds_left: float | None)
     return text + f" · about {f'{minutes} min ' if minutes else ''}{seconds} s left"
 
 
-def embedder_label(embedder: Any) -> str:
-    """``all-MiniLM-L6-v2``: the model the vectors come from."""
-    return embedder.model_name
-
-
 def node_embeddings(nodes: Sequence[Node], embedder: Any) -> np.ndarray:
     """Every node's EMBED view embedded, with a progress bar and the time left while the model works.
 
@@ -67,8 +62,8 @@ def node_embeddings(nodes: Sequence[Node], embedder: Any) -> np.ndarray:
     only texts it has never seen are encoded: a parameter change embeds only the
     chunks that changed, and a restarted app embeds nothing it did before.
     """
-    texts = [node.get_content(MetadataMode.EMBED) for node in nodes]
-    label = embedder_label(embedder)
+    texts = contents(nodes, MetadataMode.EMBED)
+    label = embedder.model_name
     bar = st.empty()
     time_left = TimeLeft()
 

@@ -20,7 +20,6 @@ from core.schema import Document, Node, NodeWithScore
 from core.trace_view import stage_labels, stage_params, stage_summary
 from ui import cache
 from ui.charts import SERIES_COLOURS
-from ui.query_run import embedder_label
 from ui.widgets import md_escape
 
 STAGE_COLUMNS = {
@@ -147,7 +146,7 @@ def run_caption(config: PipelineConfig, node_count: int, documents: Sequence[Doc
         + (f" ({md_escape(changed)})" if changed else " (defaults)")
         + f" · retrieval **{retrieval.mode}**, top {retrieval.top_k}"
         + (f", alpha {retrieval.alpha:g}" if retrieval.mode == "hybrid" else "")
-        + (f" · embeddings {embedder_label(cache.embedder())}" if retrieval.mode != "bm25" else "")
+        + (f" · embeddings {cache.embedder().model_name}" if retrieval.mode != "bm25" else "")
     )
     unsuited = [str(d.metadata.get("file_name", d.id)) for d in documents if splitter.unsuited_reason(d)]
     if unsuited:

@@ -59,19 +59,20 @@ def run_ray(
             return
         import logging
 
-        actors = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        actors = min(actors, -(-len(tasks) // FILES_PER_BATCH))
+        actors = min(workers or max(1, int(ray.cluster_resources().get("CPU", 1))), len(tasks))
+        # Batches of up to FILES_PER_BATCH, smaller when the corpus would leave actors without one.
+        per_batch = min(FILES_PER_BATCH, -(-len(tasks) // actors))
         # Ray Data logs each execution's start and plan at INFO on stderr, over our progress line.
         logging.getLogger("ray.data").setLevel(logging.ERROR)
         context = ray.data.DataContext.get_current()
         # Results in input order: the dataset's parts then do not depend on which worker finished first.
         context.execution_options.preserve_order = True
         context.enable_progress_bars = False  # our own progress line says files, nodes and MB/s
-        blocks = -(-len(tasks) // FILES_PER_BATCH)
+        blocks = -(-len(tasks) // per_batch)
         dataset = ray.data.from_items(list(tasks), override_num_blocks=blocks).map_batches(
             _FileWorker,
             fn_constructor_kwargs={"config": config, "embed": embed},
-            batch_size=FILES_PER_BATCH,
+            batch_size=per_batch,
             batch_format="pyarrow",
             compute=ray.data.ActorPoolStrategy(size=actors),
             num_cpus=1,

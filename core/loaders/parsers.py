@@ -127,31 +127,31 @@ def parse_summary(document: Document) -> dict[str, Any]:
     }
 
 
-def comparable_pages(documents: Sequence[Document]) -> list[tuple[int, str]]:
-    """The page numbers every reading has, each labelled with what a parser found there.
+def comparable_pages(documents: Sequence[Document]) -> tuple[list[tuple[int, str]], int | None]:
+    """The page numbers every reading has, each labelled with what a parser found there, and the page to
+    open first: the first where a parser found something (a table, OCR), where two parsers differ most
+    visibly, else the first page.
 
-    Returns ``(number, label)`` pairs such as ``(7, "page 7 · a table (B)")``, so two
-    parsers can be looked at on the same page; empty when a reading has no pages.
+    The pairs are like ``(7, "page 7 · a table (B)")``, so two parsers can be looked at on
+    the same page; empty (and no page) when a reading has no pages.
     """
     if not documents or not all(document.pages for document in documents):
-        return []
+        return [], None
     numbers = sorted(set.intersection(*({page.number for page in document.pages} for document in documents)))
     label_of = {page.number: page.label for page in documents[0].pages}
     labels = {number: [f"page {label_of[number]}"] for number in numbers}
+    finds: set[int] = set()
     for slot, document in enumerate(documents):
         letter = chr(ord("A") + slot)
         tables = {element.page for element in document.elements if element.kind == "table"}
         ocr = {int(number) for number in document.metadata.get("ocr_pages") or []}
         for number in numbers:
-            labels[number] += [
-                f"{find} ({letter})" for find, pages in (("a table", tables), ("OCR", ocr)) if number in pages
-            ]
-    return [(number, " · ".join(labels[number])) for number in numbers]
-
-
-def first_page_with_finds(pages: Sequence[tuple[int, str]]) -> int | None:
-    """The first page whose label names a find (a table, OCR): where two parsers differ most visibly."""
-    return next((number for number, label in pages if " · " in label), pages[0][0] if pages else None)
+            found = [f"{find} ({letter})" for find, pages in (("a table", tables), ("OCR", ocr)) if number in pages]
+            labels[number] += found
+            if found:
+                finds.add(number)
+    first = next((number for number in numbers if number in finds), numbers[0] if numbers else None)
+    return [(number, " · ".join(labels[number])) for number in numbers], first
 
 
 def found_phrase(summary: dict[str, Any]) -> str:
