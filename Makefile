@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 INSTALL := $(BIN)/pip install --quiet torch==2.13.0
 
-.PHONY: setup setup-dev system-deps run test fuzz bench lint clean
+.PHONY: setup setup-dev run-deps system-deps run test fuzz bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,18 +27,26 @@ setup: $(VENV)/.installed-run
 
 setup-dev: system-deps $(VENV)/.installed-dev
 
-# Debian's chromium for the browser tests (Playwright cannot download a browser here), and
-# Tesseract with its English model for OCR of scanned PDF pages (nothing is downloaded at run time).
-SYSTEM_PACKAGES := chromium tesseract-ocr tesseract-ocr-eng
-
-system-deps:
-	@MISSING=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+# Debian packages, installed with apt-get when missing (nothing is downloaded at run time):
+# Tesseract with its English model reads scanned PDF pages, the app's and the shipped scanned
+# sample's; chromium drives the browser tests (Playwright cannot download a browser here).
+RUN_PACKAGES := tesseract-ocr tesseract-ocr-eng
+TEST_PACKAGES := chromium
+define APT_INSTALL
+	@MISSING=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$MISSING" ]; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$MISSING; \
 	fi
+endef
 
-run: setup
+run-deps:
+	$(call APT_INSTALL,$(RUN_PACKAGES))
+
+system-deps:
+	$(call APT_INSTALL,$(RUN_PACKAGES) $(TEST_PACKAGES))
+
+run: run-deps setup
 	HF_HUB_OFFLINE=1 $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
 
 test: setup-dev

@@ -17,13 +17,11 @@ from typing import Any
 
 from core.engines.base import FrameworkSplitter
 from core.errors import ConfigError
-from core.splitters.recursive import _unescape
+from core.splitters.recursive import LANGCHAIN_LANGUAGE, _unescape
 from core.splitters.registry import SPLITTERS
 
 # ChunkScope's tokenizer names -> LlamaIndex's (the engines' ``tokenizer`` choices).
 _LLAMAINDEX_TOKENIZERS = {"cl100k": "cl100k_base", "o200k": "o200k_base", "characters": "characters"}
-# ChunkScope's language names that LangChain's Language calls otherwise (as core.splitters.recursive reads them).
-_LANGCHAIN_LANGUAGE = {"javascript": "js", "typescript": "ts"}
 
 
 def mirrored_engine(splitter: Any) -> FrameworkSplitter | None:
@@ -109,7 +107,7 @@ def _recursive(splitter: Any) -> tuple[str, dict[str, Any]] | None:
         typed = splitter.separators if splitter.is_separator_regex else [_unescape(s) for s in splitter.separators]
         params.update(separators=tuple(typed), is_separator_regex=splitter.is_separator_regex)
     elif splitter.language != "none":
-        params["language"] = _LANGCHAIN_LANGUAGE.get(splitter.language, splitter.language)
+        params["language"] = LANGCHAIN_LANGUAGE.get(splitter.language, splitter.language)
     return "langchain.recursive", params
 
 

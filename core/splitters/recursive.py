@@ -32,7 +32,7 @@ from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
 from core.splitters.compat import LANGCHAIN, compat_param
 from core.splitters.fast.literal_cuts import literal_bounds, literal_of
-from core.splitters.fast.packing import merge_bounds
+from core.splitters.fast.packing import merge_bounds, piece_bounds
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.regex_check import MAX_PATTERN_LENGTH, check_bounded_regex
 from core.splitters.registry import SPLITTERS
@@ -290,12 +290,12 @@ class _Recursion:
             if literal:
                 bounds = literal_bounds(self.text, start, end, literal, self.keep_at_start)
             else:
-                bounds = _bounds(self.guard.pieces(start, end, self.cuts(separator, start, end)))
+                bounds = piece_bounds(self.guard.pieces(start, end, self.cuts(separator, start, end)))
             if len(bounds) > 2:
                 rest = separators[i + 1 :]
                 break
         else:
-            bounds = _bounds(self.guard.pieces(start, end, range(start + 1, end))) if self.characters_last else []
+            bounds = piece_bounds(self.guard.pieces(start, end, range(start + 1, end))) if self.characters_last else []
         if len(bounds) <= 2:
             trimmed = trim_span(self.text, start, end)
             return [Span(*trimmed)] if trimmed else []
@@ -345,13 +345,8 @@ class _Recursion:
         return merge_bounds(bounds, prefix, self.chunk_size, self.chunk_overlap, self.text)
 
 
-def _bounds(pieces: list[tuple[int, int]]) -> list[int]:
-    """The boundaries of consecutive pieces: each one's start, then the last one's end."""
-    return [piece[0] for piece in pieces] + [pieces[-1][1]] if pieces else []
-
-
 # ChunkScope's language names that LangChain's Language calls otherwise.
-_LANGCHAIN_LANGUAGE = {"javascript": "js", "typescript": "ts"}
+LANGCHAIN_LANGUAGE = {"javascript": "js", "typescript": "ts"}
 
 
 @lru_cache(maxsize=16)
@@ -363,7 +358,7 @@ def langchain_separators(language: str) -> tuple[str, ...]:
         raise ConfigError("recursive: compat=langchain needs langchain-text-splitters installed") from None
     return tuple(
         RecursiveCharacterTextSplitter.get_separators_for_language(
-            Language(_LANGCHAIN_LANGUAGE.get(language, language))
+            Language(LANGCHAIN_LANGUAGE.get(language, language))
         )
     )
 

@@ -233,6 +233,7 @@ class _Pieces:
 # the pieces the last split kept whole. Keyed by the text, then the separators, tokenizer and protected
 # spans; on and off with the reuse of sentence cuts (core.segmentation.reuse_sentence_spans).
 _SPLITS = Memo(8_000_000, max_entries=8)
+_SETTINGS_PER_TEXT = 4
 
 
 def _known_splits(text: str, setting: tuple[object, ...]) -> dict[tuple[int, int, int], tuple] | None:
@@ -244,6 +245,8 @@ def _known_splits(text: str, setting: tuple[object, ...]) -> dict[tuple[int, int
     settings: dict[tuple[object, ...], dict] | None = _SPLITS.get(text)
     if settings is None:
         settings = _SPLITS.put(text, {}, max(len(text), 1))
+    if setting not in settings and len(settings) >= _SETTINGS_PER_TEXT:
+        settings.pop(next(iter(settings)))  # the oldest: a text's splits are bounded by its pieces, per setting
     return settings.setdefault(setting, {})
 
 

@@ -34,9 +34,12 @@ def merge_pieces(
     """
     if not pieces:
         return []
-    bounds = [start for start, _ in pieces]
-    bounds.append(pieces[-1][1])
-    return merge_bounds(bounds, [0, *accumulate(sizes)], chunk_size, chunk_overlap, text)
+    return merge_bounds(piece_bounds(pieces), [0, *accumulate(sizes)], chunk_size, chunk_overlap, text)
+
+
+def piece_bounds(pieces: Sequence[tuple[int, int]]) -> list[int]:
+    """The boundaries of consecutive pieces: each one's start, then the last one's end."""
+    return [piece[0] for piece in pieces] + [pieces[-1][1]] if pieces else []
 
 
 def merge_bounds(
