@@ -159,7 +159,10 @@ def chunkscope(name: str, **params: object) -> Callable[[], Split]:
 
 
 def model_threads() -> int:
-    """Threads ChunkScope's model tokenizer encodes a large batch on (core.tokenizer_threads)."""
+    """Threads ChunkScope's model tokenizer may encode a large batch on (core.tokenizer_threads).
+
+    At most: a text its ASCII path takes (core/wordpiece.py) is tokenized on one thread.
+    """
     from core.tokenizer_threads import WORKERS
 
     return WORKERS
@@ -302,6 +305,24 @@ def tokenize_once() -> Split:
     return split
 
 
+def token_index_once() -> Split:
+    """The same floor through ChunkScope's model tokenizer: the text's token index, built afresh.
+
+    Its ASCII path (``core/wordpiece.py``) gives the Rust tokenizer's tokens sooner,
+    so the floor of a splitter counting with it is this pass, not ``encode_batch``.
+    """
+    from core.splitters.fast.token_index import TokenIndex
+    from core.tokenizers import get_tokenizer
+
+    tokenizer = get_tokenizer("model")
+
+    def split(text: str) -> list[str]:
+        TokenIndex(tokenizer, text)
+        return []
+
+    return split
+
+
 GROUPS: tuple[Group, ...] = (
     Group(
         "recursive",
@@ -370,6 +391,8 @@ GROUPS: tuple[Group, ...] = (
             Contestant("semantic-text-splitter TextSplitter (256 tokens)", "semantic-text-splitter", text_splitter_tokens),
             Contestant("floor: the text tokenized once (encode_batch of its paragraphs)", "tokenizers", tokenize_once,
                        floor=True),
+            Contestant("floor: the text tokenized once (ChunkScope's token index)", "chunkscope", token_index_once,
+                       threads=model_threads(), floor=True),
         ),
         floor_ratio=1.3,
         notes=(

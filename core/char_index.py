@@ -73,6 +73,7 @@ class CharIndex:
     def at_break(self, positions: np.ndarray) -> np.ndarray:
         """Whether the model tokenizer always splits at each position: the text's ends, or a break
         character just before or at it."""
+
         def is_break(at: np.ndarray) -> np.ndarray:
             found = np.searchsorted(self.breaks, at, "left")
             return (found < len(self.breaks)) & (self.breaks[np.minimum(found, len(self.breaks) - 1)] == at)

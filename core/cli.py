@@ -72,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--format", choices=("json", "url"), default="json")
     config.set_defaults(func=cmd_config)
 
-    reference = commands.add_parser("reference", help="Write the reference of every component and parameter (Markdown).")
+    reference = commands.add_parser(
+        "reference", help="Write the reference of every component and parameter (Markdown)."
+    )
     reference.add_argument("--output", "-o", metavar="FILE", help="Write here instead of standard output.")
     reference.set_defaults(func=cmd_reference)
 

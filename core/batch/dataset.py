@@ -98,7 +98,9 @@ class DatasetWriter:
         closed = False
         while self._pending_rows:
             part = self._part or _OpenPart()
-            fits = part.rows + self._pending_rows < self.part_rows and part.bytes + self._pending_bytes <= self.part_bytes
+            fits = (
+                part.rows + self._pending_rows < self.part_rows and part.bytes + self._pending_bytes <= self.part_bytes
+            )
             if fits and not final and self._pending_bytes < ROW_GROUP_BYTES:
                 break  # nothing to write yet (the common case: skip the cut's arithmetic)
             sizes = np.concatenate(self._sizes) if len(self._sizes) > 1 else self._sizes[0]

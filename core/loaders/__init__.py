@@ -26,7 +26,9 @@ def loader_for(file_name: str) -> type[Loader]:
         if suffix in cls.extensions:
             return cls
     known = ", ".join(sorted({ext for cls in LOADERS for ext in cls.extensions}))
-    raise UnsupportedFileError(file_name, f"files ending in {suffix or '(no extension)'!r} are not supported (supported: {known})")
+    raise UnsupportedFileError(
+        file_name, f"files ending in {suffix or '(no extension)'!r} are not supported (supported: {known})"
+    )
 
 
 def folder_extensions() -> set[str]:

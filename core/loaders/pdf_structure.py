@@ -124,7 +124,9 @@ def _is_heading(line: _Line, body: float, ratio: float) -> bool:
 def _heading_levels(pages: list[list[_Line | _Table]], body: float, ratio: float) -> dict[float, int]:
     """Heading size -> level: the larger sizes first; bold headings at body size share the last level."""
     lines = [item for items in pages for item in items if isinstance(item, _Line)]
-    large = sorted({line.size for line in lines if line.size >= body * ratio and _is_heading(line, body, ratio)}, reverse=True)
+    large = sorted(
+        {line.size for line in lines if line.size >= body * ratio and _is_heading(line, body, ratio)}, reverse=True
+    )
     levels = {size: min(index + 1, MAX_HEADING_LEVEL) for index, size in enumerate(large)}
     bold_level = min(len(large) + 1, MAX_HEADING_LEVEL)
     for line in lines:

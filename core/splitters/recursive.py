@@ -357,9 +357,7 @@ def langchain_separators(language: str) -> tuple[str, ...]:
     except ImportError:  # pragma: no cover - a declared dependency
         raise ConfigError("recursive: compat=langchain needs langchain-text-splitters installed") from None
     return tuple(
-        RecursiveCharacterTextSplitter.get_separators_for_language(
-            Language(LANGCHAIN_LANGUAGE.get(language, language))
-        )
+        RecursiveCharacterTextSplitter.get_separators_for_language(Language(LANGCHAIN_LANGUAGE.get(language, language)))
     )
 
 

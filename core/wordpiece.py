@@ -1,0 +1,221 @@
+"""A BERT tokenizer's tokens of plain ASCII text, from the model's vocabulary instead of the Rust pipeline.
+
+On printable ASCII, tabs and line breaks, a BERT tokenizer (BertNormalizer,
+BertPreTokenizer, WordPiece; the packaged all-MiniLM-L6-v2's) does three simple
+things: it lowercases, cuts the text into words (runs of letters and digits, and
+every punctuation character alone), and splits each word into word pieces. Here
+the words come from one regex pass and their positions from numpy over the text's
+bytes; a word of the vocabulary is one token of itself, and any other word is split
+once by the model's own WordPiece and remembered. About five times faster than the
+Rust tokenizer's ``encode_batch`` with its offsets read into Python, which keeps an
+alignment for every normalized character.
+
+The plain rule it must equal: the tokenizer's ``encode`` without special tokens,
+its offsets (tests/test_wordpiece.py, on generated texts and the shipped documents).
+A text with anything else (other characters, the text of an added token such as
+``[CLS]``) is not taken: :meth:`AsciiWordPiece.columns` returns None and the caller
+encodes it the usual way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+from itertools import repeat
+from operator import add
+from typing import Any, NamedTuple
+
+import numpy as np
+
+# Printable ASCII, tab, line feed, carriage return: what the Rust normalizer leaves alone but for case.
+# A word (up to ASCII whitespace) with any other character is the Rust tokenizer's.
+_OTHER = re.compile(r"[^\t\n\r -~]+")
+_ASCII_SPACE = re.compile(r"[ \t\n\r]")
+# A text with more such words than one per this many characters goes to the Rust tokenizer whole.
+_OTHERS_EVERY = 64
+_PUNCTUATION = r"!-/:-@\[-`{-~"
+_WORDS = {True: re.compile(rf"[a-z0-9]+|[{_PUNCTUATION}]"), False: re.compile(rf"[A-Za-z0-9]+|[{_PUNCTUATION}]")}
+# Byte classes: 0 whitespace, 1 letter or digit, 2 punctuation (every other printable ASCII byte).
+_CLASS = np.zeros(256, dtype=np.int8)
+_CLASS[[ord(c) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]] = 1
+_CLASS[[c for c in range(33, 127) if not chr(c).isalnum()]] = 2
+
+
+class Prepared(NamedTuple):
+    """A text as :class:`AsciiWordPiece` reads it: others blanked out (and lowercased), and the others."""
+
+    read: str
+    others: list[tuple[int, str]]  # (offset, word) of each word left to the Rust tokenizer
+
+
+def _other_words(text: str) -> list[tuple[int, str]]:
+    """Each word (between ASCII whitespace) holding a character other than printable ASCII, with its offset."""
+    words: list[tuple[int, str]] = []
+    end = 0
+    for match in _OTHER.finditer(text):
+        if match.start() < end:  # inside the word just taken
+            continue
+        start = (
+            max(
+                text.rfind(" ", 0, match.start()),
+                text.rfind("\n", 0, match.start()),
+                text.rfind("\t", 0, match.start()),
+                text.rfind("\r", 0, match.start()),
+            )
+            + 1
+        )
+        found = _ASCII_SPACE.search(text, match.end())
+        end = found.start() if found else len(text)
+        words.append((start, text[start:end]))
+    return words
+
+
+def _blanked(text: str, others: list[tuple[int, str]]) -> list[str]:
+    """``text`` in parts, each of ``others`` as spaces (so every offset stays)."""
+    parts, position = [], 0
+    for start, word in others:
+        parts += (text[position:start], " " * len(word))
+        position = start + len(word)
+    parts.append(text[position:])
+    return parts
+
+
+class AsciiWordPiece:
+    """Token offsets and counts of ASCII text under one BERT WordPiece tokenizer (see the module doc)."""
+
+    # Words outside the vocabulary it learns (~150 bytes each) before it leaves all text to the Rust tokenizer.
+    WORDS_KEPT = 100_000
+
+    def __init__(self, tokenizer: Any, spec: dict[str, Any]) -> None:
+        self._lowercase = bool(spec["normalizer"].get("lowercase", True))
+        self._words = _WORDS[self._lowercase]
+        self._tokenize = tokenizer.model.tokenize
+        prefix = spec["model"].get("continuing_subword_prefix") or "##"
+        # A word's value: its token count in the low byte (WordPiece gives at most 100 pieces), and for
+        # a word of several pieces where its pieces' offsets start in the table. A vocabulary entry
+        # (whole words only: a continuing piece never starts a word) is one token of itself.
+        self._known = dict.fromkeys((w for w in tokenizer.get_vocab() if not w.startswith(prefix)), 1)
+        self._vocabulary = len(self._known)
+        # The pieces' offsets within their word, for words of several pieces; entry 0 is unused.
+        self._piece_starts = np.zeros(1024, dtype=np.int64)
+        self._piece_ends = np.zeros(1024, dtype=np.int64)
+        self._pieces = 1
+        self._learning = threading.Lock()
+        # An added token's text is matched before normalization (or after, if it is normalized): never taken.
+        self._added = [
+            added["content"].lower() if added.get("normalized") and self._lowercase else added["content"]
+            for added in spec.get("added_tokens") or []
+        ]
+
+    @classmethod
+    def for_tokenizer(cls, tokenizer: Any) -> AsciiWordPiece | None:
+        """The fast path for a ``tokenizers.Tokenizer``, or None unless it is a plain BERT WordPiece tokenizer."""
+        spec = json.loads(tokenizer.to_str())
+        normalizer, pre_tokenizer, model = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec["model"]
+        if (
+            normalizer.get("type") != "BertNormalizer"
+            or pre_tokenizer.get("type") != "BertPreTokenizer"
+            or model.get("type") != "WordPiece"
+        ):
+            return None
+        if any(re.search(r"\s", added["content"]) for added in spec.get("added_tokens") or []):
+            return None  # an added token across whitespace would join what the cuts here keep apart
+        return cls(tokenizer, spec)
+
+    def prepare(self, text: str) -> Prepared | None:
+        """What this path reads of ``text``, or None if the Rust tokenizer should take all of it.
+
+        Words with other characters (a curly quote, an accented letter) are left to the
+        Rust tokenizer as ``Prepared.others``, cut at the ASCII whitespace around them:
+        BERT's pipeline never joins tokens across it, and never moves a character past it.
+        """
+        if self._added and any(added in text for added in self._added):
+            return None
+        if len(self._known) >= self._vocabulary + self.WORDS_KEPT:
+            return None  # memory bound: every word learned is kept (a reader may be reading its value)
+        others = _other_words(text) if _OTHER.search(text) else []
+        if len(others) * _OTHERS_EVERY > len(text):
+            return None  # mostly other characters: one Rust pass is quicker than a merge
+        if others:
+            text = "".join(_blanked(text, others))
+        return Prepared(text.lower() if self._lowercase else text, others)
+
+    def count(self, prepared: Prepared, other_counts: Sequence[int]) -> int:
+        """How many tokens the prepared text has, given how many each of its ``others`` has."""
+        _, values = self._values(prepared.read)
+        return int((values & 0xFF).sum()) + sum(other_counts)
+
+    def columns(
+        self, prepared: Prepared, other_columns: Sequence[tuple[np.ndarray, np.ndarray]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Token starts and ends (int64 character offsets), given each of its ``others``' own (int64 arrays)."""
+        starts, ends = self._ascii_columns(prepared.read)
+        if not prepared.others:
+            return starts, ends
+        offsets = [offset for offset, _ in prepared.others]
+        all_starts = np.concatenate([starts, *map(add, (s for s, _ in other_columns), offsets)])
+        all_ends = np.concatenate([ends, *map(add, (e for _, e in other_columns), offsets)])
+        # Disjoint characters, so no start is shared: sorting the starts orders both columns.
+        order = np.argsort(all_starts, kind="stable")
+        return all_starts[order], all_ends[order]
+
+    def _values(self, read: str) -> tuple[list[str], np.ndarray]:
+        """The words of ``read`` and their values (see ``_known``), new words learned."""
+        words = self._words.findall(read)
+        values = np.fromiter(map(self._known.get, words, repeat(0)), dtype=np.int64, count=len(words))
+        if not values.all():
+            new = np.flatnonzero(values == 0)
+            values[new] = [self._learn(words[i]) for i in new.tolist()]
+        return words, values
+
+    def _ascii_columns(self, read: str) -> tuple[np.ndarray, np.ndarray]:
+        if not read:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        kind = _CLASS[np.frombuffer(read.encode("ascii"), dtype=np.uint8)]
+        word_char = kind == 1
+        # Where a run of letters and digits starts or ends; a punctuation character is a word alone.
+        change = np.empty(len(kind) + 1, dtype=np.bool_)
+        change[0] = change[-1] = True
+        np.not_equal(word_char[1:], word_char[:-1], out=change[1:-1])
+        punctuation = kind == 2
+        starts = np.flatnonzero((word_char & change[:-1]) | punctuation)
+        ends = np.flatnonzero((word_char & change[1:]) | punctuation) + 1
+        _, values = self._values(read)
+        counts = values & 0xFF
+        if (counts == 1).all():  # one token a word: the token is the word (in the vocabulary, or unknown)
+            return starts, ends
+        # Each token's word, its rank among the word's pieces, and (for a word of several) its table entry.
+        word_of_token = np.repeat(np.arange(len(counts)), counts)
+        rank = np.arange(len(word_of_token)) - (np.cumsum(counts) - counts)[word_of_token]
+        several = counts[word_of_token] > 1
+        entry = np.where(several, (values >> 8)[word_of_token] + rank, 0)
+        word_start = starts[word_of_token]
+        piece_starts, piece_ends = self._piece_starts, self._piece_ends  # read after the values: never shorter
+        token_starts = word_start + np.where(several, piece_starts[entry], 0)
+        token_ends = np.where(several, word_start + piece_ends[entry], ends[word_of_token])
+        return token_starts, token_ends
+
+    def _learn(self, word: str) -> int:
+        """The value of a word outside the vocabulary, from the model's own WordPiece."""
+        offsets = [token.offsets for token in self._tokenize(word)]
+        if len(offsets) == 1:  # the word is one unknown token
+            value = 1
+        else:
+            with self._learning:
+                value = self._known.get(word)
+                if value:
+                    return value
+                first = self._pieces
+                if first + len(offsets) > len(self._piece_starts):
+                    # Grown into new arrays, published before any value that points past the old ones.
+                    size = 2 * (first + len(offsets))
+                    self._piece_starts = np.resize(self._piece_starts, size)
+                    self._piece_ends = np.resize(self._piece_ends, size)
+                self._piece_starts[first : first + len(offsets)] = [start for start, _ in offsets]
+                self._piece_ends[first : first + len(offsets)] = [end for _, end in offsets]
+                self._pieces = first + len(offsets)
+                value = (first << 8) | len(offsets)
+        self._known[word] = value
+        return value

@@ -1,0 +1,140 @@
+"""The ASCII path of the model tokenizer gives exactly the Rust tokenizer's tokens.
+
+The plain rule: ``tokenizers.Tokenizer.encode`` of the text without special
+tokens, its offsets (zero-width tokens dropped) and its count. The path reads
+plain ASCII itself and leaves every word with another character, and every
+text holding an added token's text, to the Rust tokenizer.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import hard_words, long_words, prose, unicode_text, whitespace_runs
+
+from core.splitters.fast.token_index import TokenIndex
+from core.tokenizers import ModelTokenizer, default_model_path, get_tokenizer
+from core.wordpiece import AsciiWordPiece
+
+FAST = get_tokenizer("model")
+RUST = ModelTokenizer(default_model_path(), ascii_fast_path=False)
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_docs"
+
+# ASCII with its corners: capitals, digits, every punctuation character, tabs and line breaks, the
+# control characters BERT deletes (\x00 \x0b \x0c \x1f \x7f), and the special tokens' text.
+ascii_soup = st.text(
+    alphabet=st.sampled_from(
+        list("abcXYZ019 .,;:!?'\"-_()[]{}<>/\\|@#$%^&*+=~`\t\n\r") + ["\x00", "\x0b", "\x0c", "\x1f", "\x7f"]
+    ),
+    max_size=80,
+)
+pieces = st.one_of(
+    prose(),
+    unicode_text(),
+    hard_words,
+    long_words,
+    whitespace_runs,
+    ascii_soup,
+    st.sampled_from(["[CLS]", "[cls]", "[MASK]x", "unbelievably", "tokenization's", "\ufffd", "naïve", "\u00a0"]),
+)
+texts = st.lists(pieces, max_size=8).map(" ".join)
+
+
+def rust_columns(text: str) -> tuple[list[int], list[int]]:
+    starts, ends = RUST.span_columns([text])[0]
+    return list(starts), list(ends)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_spans_and_counts_equal_the_rust_tokenizers(text):
+    starts, ends = FAST.span_columns([text])[0]
+    assert (starts.tolist(), ends.tolist()) == rust_columns(text)
+    assert FAST.count(text) == RUST.count(text)
+    assert FAST.spans(text) == RUST.spans(text)
+    assert all(type(start) is int for start, _ in FAST.spans(text))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(texts, max_size=6))
+def test_batches_mix_both_paths_in_order(batch):
+    assert FAST.count_many(batch) == RUST.count_many(batch)
+    assert [(list(s), list(e)) for s, e in FAST.span_columns(batch)] == [rust_columns(text) for text in batch]
+
+
+def test_the_shipped_documents_tokenize_alike():
+    texts = [
+        path.read_text(encoding="utf-8")
+        for path in sorted(SAMPLES.rglob("*"))
+        if path.suffix in {".md", ".txt", ".html", ".py", ".csv"}
+    ]
+    assert len(texts) >= 5
+    for text in texts:
+        index, rust = TokenIndex(FAST, text), TokenIndex(RUST, text)
+        assert index.starts == rust.starts and index.ends == rust.ends
+
+
+def test_words_outside_the_vocabulary_become_the_models_pieces():
+    text = "Chunkers unbelievably overlap, don't they?"
+    # "chunkers" is "chunk", "##ers"; "unbelievably" "un", "##bel", "##ie", "##va", "##bly".
+    assert FAST.spans(text) == RUST.spans(text)
+    assert FAST.count(text) == len(RUST.spans(text)) == 14
+
+
+def test_what_the_path_leaves_to_the_rust_tokenizer():
+    path = FAST._ascii
+    assert path.prepare("a [CLS] b") is None  # an added token's text is one token there
+    text = ("a naïve café, " + "plain words " * 30) * 2
+    mixed = path.prepare(text)
+    assert [word for _, word in mixed.others] == ["naïve", "café,"] * 2  # cut at ASCII whitespace
+    assert "naïve" not in mixed.read and len(mixed.read) == len(text)  # blanked, every offset kept
+    assert path.prepare("日本語のテキスト " * 4) is None  # mostly other characters: the Rust pass whole
+
+
+def test_only_bert_wordpiece_tokenizers_get_the_path():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.Whitespace()
+    assert AsciiWordPiece.for_tokenizer(bpe) is None
+    assert FAST._ascii is not None
+
+
+def test_learning_new_words_on_many_threads_gives_each_thread_the_rust_tokens():
+    fresh = ModelTokenizer(default_model_path())
+    inputs = [" ".join(f"zq{n}x{k}vorbl{k * n}" for k in range(60)) for n in range(16)]
+    expected = [rust_columns(text) for text in inputs]
+    results: dict[int, tuple[list[int], list[int]]] = {}
+    start = threading.Barrier(4)
+
+    def work(first: int) -> None:
+        start.wait()
+        for n in range(first, len(inputs), 4):
+            s, e = fresh.span_columns([inputs[n]])[0]
+            results[n] = (s.tolist(), e.tolist())
+
+    threads = [threading.Thread(target=work, args=(first,)) for first in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[n] for n in range(len(inputs))] == expected
+
+
+def test_past_its_memory_bound_the_path_hands_every_text_to_the_rust_tokenizer(monkeypatch):
+    fresh = ModelTokenizer(default_model_path())
+    monkeypatch.setattr(AsciiWordPiece, "WORDS_KEPT", 3)
+    text = "zqa zqb zqc zqd zqe"
+    assert fresh.spans(text) == RUST.spans(text)
+    assert fresh._ascii.prepare("more zqf words") is None
+    assert fresh.spans("more zqf words") == RUST.spans("more zqf words")
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\t", "a", "A.", "x" * 101, "[UNK]"])
+def test_edges(text):
+    assert FAST.spans(text) == RUST.spans(text)
+    assert FAST.count(text) == RUST.count(text)
