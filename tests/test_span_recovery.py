@@ -8,7 +8,7 @@ back rewritten with spans over the characters they came from.
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.rewrites import span_counts
@@ -386,6 +386,22 @@ def slices_in_any_order(draw: st.DrawFn) -> tuple[str, list[str]]:
 @given(slices_in_any_order())
 def test_the_one_pass_chain_gives_the_general_passs_spans_on_any_chunks(case: tuple[str, list[str]]) -> None:
     _fast_path_agrees(*case)
+
+
+@given(st.one_of(tiling(), repeated_block_windows(), overlapping_cuts(), slices_in_any_order()), st.integers(1, 4))
+@example(("a  a a a a a a", ["  "]), 1)  # a window ending before the chunk's length: no negative find bound
+def test_the_one_pass_chain_finds_by_a_short_head_what_it_finds_by_the_whole_chunk(case, head: int) -> None:
+    """The chain looks for a chunk's head and compares the whole chunk in place; with heads of 1-4 characters
+    (repeated everywhere in these texts) it must answer exactly as with heads as long as the chunks."""
+    from unittest.mock import patch
+
+    from core import span_recovery
+
+    text, chunks = case
+    chunks = [text[a:b] for a, b in chunks] if chunks and isinstance(chunks[0], tuple) else chunks
+    whole = SpanRecovery(text)._verbatim_chain(chunks, 0, len(text))
+    with patch.object(span_recovery, "_HEAD", head):
+        assert SpanRecovery(text)._verbatim_chain(chunks, 0, len(text)) == whole
 
 
 def test_the_one_pass_chain_answers_for_a_langchain_split_of_real_prose() -> None:

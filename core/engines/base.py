@@ -335,16 +335,26 @@ def framework_nodes(
     """
     text = document.text
     groups: dict[int | None, list[int]] = {}
-    for index, chunk in enumerate(chunks):
-        if chunk.parent is not None and not 0 <= chunk.parent < index:
-            raise ValueError(f"chunk {index}'s parent {chunk.parent} does not come before it")
-        groups.setdefault(chunk.parent, []).append(index)
+    if any(chunk.parent is not None for chunk in chunks):
+        for index, chunk in enumerate(chunks):
+            if chunk.parent is not None and not 0 <= chunk.parent < index:
+                raise ValueError(f"chunk {index}'s parent {chunk.parent} does not come before it")
+            groups.setdefault(chunk.parent, []).append(index)
+    elif chunks:
+        groups[None] = list(range(len(chunks)))  # a flat split (most engines): one group, in order
     found = _stated_spans(text, chunks) or _recovered_spans(text, chunks, groups)
-    statuses = {status: status.value for status in SpanStatus}
-    spans = []
-    for chunk, span in zip(chunks, found, strict=True):
-        assert span is not None
-        spans.append(Span(span.start, span.end, {**chunk.metadata, SPAN_STATUS_KEY: statuses[span.status]}))
+    # A chunk without metadata of its own shares its status's dict: the node builder copies it into each node's own.
+    status_only = {status: {SPAN_STATUS_KEY: status.value} for status in SpanStatus}
+    spans = [
+        (
+            span.start,
+            span.end,
+            {**chunk.metadata, **status_only[span.status]} if chunk.metadata else status_only[span.status],
+        )
+        for chunk, span in zip(chunks, found, strict=True)
+        if span is not None
+    ]
+    assert len(spans) == len(chunks)
 
     # The framework adds no page labels or table headers: build from the text and metadata alone.
     # Each node hides the document's keys, then its chunk's and the span status (each once, in that order).
