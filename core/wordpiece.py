@@ -12,9 +12,11 @@ alignment for every normalized character.
 
 The plain rule it must equal: the tokenizer's ``encode`` without special tokens,
 its offsets (tests/test_wordpiece.py, on generated texts and the shipped documents).
-A text with anything else (other characters, the text of an added token such as
-``[CLS]``) is not taken: :meth:`AsciiWordPiece.columns` returns None and the caller
-encodes it the usual way.
+A word holding any other character (a curly quote, an accent) is cut out at the
+ASCII whitespace around it and left to the Rust tokenizer, whose tokens are merged
+back by offset; :meth:`AsciiWordPiece.prepare` returns None, and the Rust tokenizer
+takes the whole text, when it holds an added token's text (``[CLS]``), when such
+words are dense, or once the words learned reach their memory bound.
 """
 
 from __future__ import annotations
