@@ -161,6 +161,8 @@ class ModelTokenizer:
         """
         if self._ascii is None:
             return True
+        if text.isascii():  # no copy made: the common case answers at once
+            return False
         return (len(text.encode("utf-8", "surrogatepass")) - len(text)) * 64 > len(text)
 
     def count(self, text: str) -> int:

@@ -625,8 +625,8 @@ def test_a_heading_engine_says_when_a_document_has_no_headings(name: str) -> Non
 
 def test_offsets_a_framework_states_are_taken_only_where_they_hold_the_chunk() -> None:
     # chonkie and semchunk say where each chunk starts; a wrong offset sends the split through span recovery.
-    import core.engines.base as engine_base
-    from core.engines.base import FrameworkChunk, framework_nodes
+    import core.engines.chunk_nodes as chunk_nodes
+    from core.engines.chunk_nodes import FrameworkChunk, framework_nodes
 
     document = Document(text="one two. one two. three")
     stated = [
@@ -639,7 +639,7 @@ def test_offsets_a_framework_states_are_taken_only_where_they_hold_the_chunk() -
         raise AssertionError("offsets that hold their chunks need no span recovery")
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(engine_base, "SpanRecovery", no_search)
+        patch.setattr(chunk_nodes, "SpanRecovery", no_search)
         nodes = framework_nodes(document, stated)
     assert [(n.start_char, n.end_char) for n in nodes] == [(0, 8), (9, 17), (18, 23)]
     wrong = [FrameworkChunk("one two.", start=0), FrameworkChunk("one two.", start=0), FrameworkChunk("three", start=3)]

@@ -8,7 +8,8 @@ The frameworks themselves are imported only when an engine splits, so importing
 is downloaded (see :mod:`core.bundled_data`).
 """
 
-from core.engines.base import FrameworkChunk, FrameworkSplitter, framework_nodes, framework_version
+from core.engines.base import FrameworkSplitter, framework_version
+from core.engines.chunk_nodes import FrameworkChunk, framework_nodes
 
 # Importing a module registers its engines (order = the order the app lists them).
 from core.engines import (  # noqa: F401, E402  isort: skip

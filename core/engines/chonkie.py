@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
 from core.codegen import Code, CodeSnippet
-from core.engines.base import FrameworkArg, FrameworkChunk, FrameworkSplitter, check_overlap, engine_summary
+from core.engines.base import FrameworkArg, FrameworkSplitter, check_overlap, engine_summary
+from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document

@@ -20,12 +20,12 @@ from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
 from core.codegen import Code, CodeSnippet
 from core.engines.base import (
     FrameworkArg,
-    FrameworkChunk,
     FrameworkSplitter,
     check_overlap,
     engine_summary,
     no_headings_reason,
 )
+from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from core.codegen import Code, CodeSnippet, call
-from core.engines.base import FrameworkArg, FrameworkChunk, code_values, engine_summary, run_values
+from core.engines.base import FrameworkArg, code_values, engine_summary, run_values
+from core.engines.chunk_nodes import FrameworkChunk
 from core.engines.llamaindex import (
     _OWN_TOKENIZER,
     _TOKENIZER_HELP,

@@ -15,7 +15,8 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
-from core.engines.base import FrameworkChunk, FrameworkSplitter, engine_summary
+from core.engines.base import FrameworkSplitter, engine_summary
+from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document

@@ -18,9 +18,7 @@ from core.codegen import CodeSnippet, call, langchain_recursive, split_with
 from core.params import Configurable, param
 from core.schema import Document, Node
 from core.splitters.fast.gc_pause import gc_paused
-
-# link_chain is re-exported for core.engines.base until it imports from core.splitters.nodes.
-from core.splitters.nodes import build_nodes, link_chain  # noqa: F401
+from core.splitters.nodes import build_nodes
 from core.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer, get_tokenizer
 
 
