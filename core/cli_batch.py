@@ -10,10 +10,22 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import textwrap
 from typing import Any
 
-from core.batch import ENGINES, PART_BYTES, PART_ROWS, BatchInterrupted, Progress, run_batch
+from core.batch import ENGINES, PART_BYTES, PART_ROWS, BatchInterrupted, OutputWriteError, Progress, run_batch
 from core.cli_output import StderrProgress
+
+
+# sysexits.h's EX_IOERR: the output cannot be written (the inputs were fine).
+OUTPUT_ERROR = 74
+EXIT_CODES = """exit codes:
+  0    done (files that failed are listed in the report)
+  2    a usage or configuration error; nothing was run
+  74   the output cannot be written (read-only, disk full): one line names the path;
+       the temporary files are removed and the manifest is consistent: rerun with --resume
+  130  Ctrl-C (SIGINT), 143 SIGTERM: the workers stop, what arrived is written, the report
+       says complete: false; rerun with --resume to finish"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,11 +35,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     batch = subparsers.add_parser(
         "batch",
         help="Split a corpus with one configuration: nodes to Parquet, statistics to a report.",
-        description=(
+        description=textwrap.fill(
             "Apply a configuration to every input and write OUT/nodes/part-*.parquet (one row per node), "
             "OUT/manifest.jsonl and OUT/report.json + report.html. A file that fails is listed in the "
-            "report and skipped."
+            "report and skipped.",
+            width=100,
         ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     batch.add_argument(
         "inputs",
@@ -104,11 +119,20 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if line:
             line.close()
         print(
-            f"chunkscope: interrupted after {stop.result.processed:,} files; the output is consistent, "
-            f"rerun with --resume to finish",
+            f"chunkscope: interrupted ({stop.signal.name}) after {stop.result.processed:,} files; "
+            f"the output is consistent, rerun with --resume to finish",
             file=sys.stderr,
         )
-        return 130
+        return 128 + int(stop.signal)
+    except OutputWriteError as failure:
+        if line:
+            line.close()
+        print(
+            f"chunkscope: {failure}; what is written is recorded in the manifest: "
+            f"make room (or fix the folder) and rerun with --resume",
+            file=sys.stderr,
+        )
+        return OUTPUT_ERROR
     if line:
         line.close()
     corpus = result.report["corpus"]

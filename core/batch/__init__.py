@@ -31,6 +31,7 @@ from __future__ import annotations
 from core.batch.dataset import MANIFEST, NODES, PART_BYTES, PART_ROWS, read_manifest
 from core.batch.inputs import Input, expand_inputs
 from core.batch.run import ENGINES, BatchInterrupted, BatchResult, Progress, run_batch
+from core.batch.storage import OutputWriteError
 from core.batch.work import node_schema, process_file
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "BatchInterrupted",
     "BatchResult",
     "Input",
+    "OutputWriteError",
     "Progress",
     "expand_inputs",
     "node_schema",

@@ -222,7 +222,12 @@ class Manifest:
 
     def __init__(self, out: OutputStore) -> None:
         self.out = out
-        self._handle = open(out.local_path(MANIFEST), "a", encoding="utf-8") if out.local else None  # noqa: SIM115
+        self._handle: Any = None
+        if out.local:
+            # Unbuffered: a line goes to the file in one write, so a failed write leaves no bytes
+            # in a buffer for a later flush to add after it (a torn line is the most it leaves).
+            with out.failing("write", MANIFEST):
+                self._handle = open(out.local_path(MANIFEST), "ab", buffering=0)  # noqa: SIM115
         self._text: list[str] = [] if out.local else [read_text(out, MANIFEST)]
         self._waiting = False
 
@@ -232,22 +237,36 @@ class Manifest:
             self._text.append(text)
             self._waiting = True
             return
-        self._handle.write(text)
-        self._handle.flush()  # a killed process leaves it in the file; a lost machine, at the last checkpoint
+        # A killed process leaves the line in the file; a lost machine, up to the last checkpoint.
+        with self.out.failing("write", MANIFEST):
+            self._append(text.encode("utf-8"))
+
+    def _append(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:  # a full disk may take part of a line, then refuse the rest with ENOSPC
+            view = view[self._handle.write(view) :]
 
     def checkpoint(self) -> None:
         """Make every line written so far durable."""
         if self._handle is not None:
-            os.fsync(self._handle.fileno())
+            with self.out.failing("write", MANIFEST):
+                os.fsync(self._handle.fileno())
         elif self._waiting:
             self._text = ["".join(self._text)]
             self.out.write_bytes(self._text[0].encode("utf-8"), MANIFEST)
             self._waiting = False
 
     def close(self) -> None:
-        self.checkpoint()
+        try:
+            self.checkpoint()
+        finally:
+            self.abandon()
+
+    def abandon(self) -> None:
+        """Close the file without another write (after a failed one: the lines in it are what counts)."""
         if self._handle is not None:
             self._handle.close()
+            self._handle = None
 
 
 def read_text(out: OutputStore, *names: str) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.batch.work import one_line
+from core.file_kinds import special_file_problem
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,10 @@ def expand_inputs(items: Sequence[str], list_files: Sequence[str] = ()) -> list[
     or a Parquet file with a ``path`` column (else its only string column).
     Relative paths in a list are relative to the list's folder. Order: as given,
     a directory's or glob's files sorted; a file named twice is processed once.
+    A pipe, a device, a socket or a broken symbolic link (named, or found by a
+    walk or a glob with a supported extension) is an input with a ``problem``, so
+    the report lists it as failed instead of a worker blocking on it or the walk
+    skipping it unseen.
     """
     found: list[Input] = []
     for item in items:
@@ -61,14 +66,20 @@ def _expand(item: str, base: Path | None = None) -> list[Input]:
     source = str(path) if base is not None else item
     if path.is_dir():
         supported = _supported()
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported)
-        return [Input(str(p), os.path.abspath(p)) for p in files]
+        found = sorted(p for p in path.rglob("*") if p.suffix.lower() in supported and not p.is_dir())
+        return [_listed(str(p), p) for p in found]
     if glob.has_magic(str(path)):
-        matches = sorted(p for p in glob.glob(str(path), recursive=True) if os.path.isfile(p))
+        # glob.glob returns broken links too (is_file() is False for them): they are listed, not dropped.
+        matches = sorted(p for p in glob.glob(str(path), recursive=True) if not os.path.isdir(p))
         if not matches:
             return [Input(source, os.path.abspath(path), "no file matches this pattern")]
-        return [Input(p, os.path.abspath(p)) for p in matches]
-    return [Input(source, os.path.abspath(path))]
+        return [_listed(p, p) for p in matches]
+    return [_listed(source, path)]
+
+
+def _listed(source: str, path: str | Path) -> Input:
+    """An input, with its problem when it is not a regular file (a pipe, a device, a socket, a broken link)."""
+    return Input(source, os.path.abspath(path), special_file_problem(path))
 
 
 def _from_list(list_path: str) -> list[Input]:

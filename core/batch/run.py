@@ -1,8 +1,9 @@
 """``run_batch``: inputs in, one engine's results written in input order, the report at the end.
 
 At most a window of files is in flight and a part is written as soon as it is full,
-so memory holds a few files' nodes, never the corpus. A Ctrl-C waits while a part and
-its manifest lines are written, then stops the workers and leaves the output consistent.
+so memory holds a few files' nodes, never the corpus. A Ctrl-C or a SIGTERM waits while a part
+and its manifest lines are written, then stops the workers and leaves the output consistent; so
+does a write the disk refuses, which also removes the temporary file it left.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.batch.dataset import MANIFEST, MANIFEST_VERSION, PART_BYTES, PART_ROWS, DatasetWriter, Manifest
+from core.batch.dataset import MANIFEST, MANIFEST_VERSION, NODES, PART_BYTES, PART_ROWS, DatasetWriter, Manifest
 from core.batch.inputs import expand_inputs
 from core.batch.local_engine import run_local
 from core.batch.ray_engine import run_ray
 from core.batch.resume import prepare_output
-from core.batch.storage import OutputStore
+from core.batch.storage import OutputStore, OutputWriteError
 from core.errors import ConfigError
 from core.forking import CORES
 
@@ -87,8 +88,11 @@ def run_batch(
     ``gs://...``, ``file:///...``); or, with ``filesystem`` (a ``pyarrow.fs.FileSystem``), a path in it.
 
     ``embed``: ``"default"`` (the packaged model) or a model path adds an ``embedding`` column.
-    A KeyboardInterrupt stops the workers, writes what has arrived, records it,
-    writes the report (``complete: false``) and is raised again.
+    A KeyboardInterrupt (Ctrl-C, or SIGTERM in the main thread) stops the workers, writes what has
+    arrived, records it, writes the report (``complete: false``) and raises :class:`BatchInterrupted`.
+    A write the output refuses (read-only, full disk) raises
+    :class:`~core.batch.storage.OutputWriteError` once the manifest is closed and the temporary files
+    removed: ``resume=True`` later goes on from what the manifest records.
     """
     from core.batch import report as batch_report
 
@@ -110,15 +114,23 @@ def run_batch(
         "config": json.loads(config_json),
         "embed": embed or "",
     }
-    done, next_part = prepare_output(store, header, files, resume=resume, overwrite=overwrite)
+    try:
+        done, next_part = prepare_output(store, header, files, resume=resume, overwrite=overwrite)
+    except OutputWriteError:
+        store.discard_temporaries(NODES)
+        raise
     todo = [entry for entry in files if entry.path not in done or entry.problem]
     tasks = [{"index": i, "source": f.source, "path": f.path, "problem": f.problem} for i, f in enumerate(todo)]
 
     state = Progress(files_total=len(files), files_skipped=len(files) - len(todo))
-    manifest = Manifest(store)
-    if not store.size(MANIFEST):
-        manifest.write(header)
-        manifest.checkpoint()
+    try:
+        manifest = Manifest(store)
+        if not store.size(MANIFEST):
+            manifest.write(header)
+            manifest.checkpoint()
+    except OutputWriteError:
+        store.discard_temporaries(NODES)
+        raise
     writer = DatasetWriter(store, manifest, next_part, part_rows, part_bytes)
     if engine == "local":
         results = run_local(tasks, config_json, embed or "", workers)
@@ -126,6 +138,7 @@ def run_batch(
         # Without --workers, Ray uses every CPU of the Ray it runs on (a cluster's, with --ray-address).
         results = run_ray(tasks, config_json, embed or "", requested_workers, ray_address)
     interrupted = False
+    failure: OutputWriteError | None = None
     last_shown = 0.0
     with _DeferredInterrupt() as guard:
         try:
@@ -141,29 +154,33 @@ def run_batch(
                     progress(state)
         except KeyboardInterrupt:
             interrupted = True
+        except OutputWriteError as exc:
+            failure = exc
         finally:
-            # From here on a Ctrl-C is held back (and then dropped): the workers stop, what arrived is written.
+            # From here on a Ctrl-C or SIGTERM is held back (and then dropped): the workers stop, what arrived
+            # is written.
             guard.critical = True
             closer = getattr(results, "close", None)
             if closer is not None:
                 closer()
-            writer.finish()
-            manifest.close()
+            failure = _finish(writer, manifest, failure)
+        if failure is not None:
+            # The manifest holds what is in place; no more is written but a best-effort report, and no
+            # temporary file stays behind: a later --resume goes on from the manifest.
+            _report_if_possible(batch_report.write_report, store, config, engine, workers, state)
+            store.discard_temporaries(NODES)
+            raise failure
         if progress is not None and not interrupted:
             progress(state)
-        report = batch_report.write_report(
-            store,
-            config,
-            run={
-                "engine": engine,
-                "workers": workers,
-                "seconds": round(state.seconds, 3),
-                "processed": state.files_done,
-                "skipped": state.files_skipped,
-                "bytes": state.bytes,
-                "complete": not interrupted and state.files_done == len(todo),
-            },
-        )
+        try:
+            report = batch_report.write_report(
+                store,
+                config,
+                run=_run_record(engine, workers, state, complete=not interrupted and state.files_done == len(todo)),
+            )
+        except OutputWriteError:
+            store.discard_temporaries(NODES)
+            raise
     result = BatchResult(
         out=str(store),
         inputs=len(files),
@@ -178,40 +195,79 @@ def run_batch(
         report=report,
     )
     if interrupted:
-        raise BatchInterrupted(result)
+        raise BatchInterrupted(result, guard.signal)
     return result
 
 
+def _finish(writer: DatasetWriter, manifest: Manifest, failure: OutputWriteError | None) -> OutputWriteError | None:
+    """Write what is buffered and close the manifest; after a failed write, only close it. Returns the failure."""
+    if failure is None:
+        try:
+            writer.finish()
+            manifest.close()
+        except OutputWriteError as exc:
+            failure = exc
+    manifest.abandon()
+    return failure
+
+
+def _run_record(engine: str, workers: int, state: Progress, *, complete: bool) -> dict[str, Any]:
+    """The report's ``run`` section."""
+    return {
+        "engine": engine,
+        "workers": workers,
+        "seconds": round(state.seconds, 3),
+        "processed": state.files_done,
+        "skipped": state.files_skipped,
+        "bytes": state.bytes,
+        "complete": complete,
+    }
+
+
+def _report_if_possible(write_report: Callable[..., Any], store: OutputStore, config: Any, *run: Any) -> None:
+    """The report of what the manifest holds, marked incomplete, when the output still takes it."""
+    try:
+        write_report(store, config, run=_run_record(*run, complete=False))
+    except OutputWriteError:
+        pass  # the same disk that refused a part: the manifest alone records the run
+
+
 class _DeferredInterrupt:
-    """Ctrl-C as a KeyboardInterrupt, except inside :meth:`shielded` (writing a part and its manifest
-    lines), where it waits for the end of the block. Only the main thread receives signals: elsewhere
-    (a server's worker thread) this changes nothing."""
+    """Ctrl-C (SIGINT) and SIGTERM as a KeyboardInterrupt, except inside :meth:`shielded` (writing a part and
+    its manifest lines), where it waits for the end of the block. ``signal`` is the one that stopped the run.
+    Only the main thread receives signals: elsewhere (a server's worker thread) this changes nothing."""
 
     def __init__(self) -> None:
+        import signal
+
         self.critical = False
         self.pending = False
-        self._previous: Any = None
-        self._installed = False
+        self.signal = signal.SIGINT
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> _DeferredInterrupt:
         import signal
 
         if threading.current_thread() is threading.main_thread():
-            previous = signal.getsignal(signal.SIGINT)
-            if previous is not signal.SIG_IGN:  # a background job ignores Ctrl-C: so do we
-                self._previous = previous
-                signal.signal(signal.SIGINT, self._handle)
-                self._installed = True
+            for number in (signal.SIGINT, signal.SIGTERM):
+                previous = signal.getsignal(number)
+                if previous is not signal.SIG_IGN:  # a background job ignores Ctrl-C: so do we
+                    self._previous[number] = previous
+                    signal.signal(number, self._handle)
         return self
 
     def __exit__(self, *_: Any) -> None:
         import signal
 
-        if self._installed:
-            signal.signal(signal.SIGINT, self._previous)
-            self._installed = False
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous.clear()
 
     def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        if not self.pending:
+            self.signal = signal.Signals(signum)
         if self.critical:
             self.pending = True
             return
@@ -230,8 +286,14 @@ class _DeferredInterrupt:
 
 
 class BatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a batch, after the output was left consistent; ``result`` says how far it got."""
+    """Ctrl-C or SIGTERM during a batch, after the output was left consistent; ``result`` says how far it got.
 
-    def __init__(self, result: BatchResult) -> None:
+    ``signal``: SIGINT or SIGTERM; the CLI exits with 128 plus its number (130, 143), as a shell reports it.
+    """
+
+    def __init__(self, result: BatchResult, signal: int | None = None) -> None:
+        import signal as signals
+
         super().__init__("interrupted")
         self.result = result
+        self.signal = signals.Signals(signal or signals.SIGINT)

@@ -9,13 +9,39 @@ A file is written aside (``.NAME.tmp``) and moved into place, so a reader never
 sees half of it. On a local disk the move is a rename; on object storage it is a
 copy, and an object store has no append: the manifest is then rewritten whole at
 each checkpoint (:class:`core.batch.dataset.Manifest`).
+
+A write that fails (a read-only folder, a full disk, a file where a folder should
+be) raises :class:`OutputWriteError`, one line naming the path and the errno, after
+the temporary file it was writing is removed.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from core.errors import ChunkScopeError
+
+
+class OutputWriteError(ChunkScopeError):
+    """The batch output cannot be written or read: read-only, full, a file where a folder should be.
+
+    One line: the path as the user named it, the system's reason and the errno's name
+    (``cannot write out/report.html: No space left on device (ENOSPC)``).
+    """
+
+    def __init__(self, verb: str, path: str, exc: OSError) -> None:
+        self.path = path
+        self.errno = exc.errno
+        if exc.errno:
+            reason = f"{os.strerror(exc.errno)} ({errno.errorcode.get(exc.errno, exc.errno)})"
+        else:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+        super().__init__(f"cannot {verb} {path}: {reason}")
 
 
 class OutputStore:
@@ -56,41 +82,95 @@ class OutputStore:
     def local_path(self, *names: str) -> Path:
         return Path(self.path(*names))
 
+    def shown_path(self, *names: str) -> str:
+        """A file's path as the user wrote ``--out`` (what a message names)."""
+        return "/".join([self.shown.rstrip("/"), *names]) if self.shown.rstrip("/") else "/" + "/".join(names)
+
+    @contextmanager
+    def failing(self, verb: str, *names: str) -> Iterator[None]:
+        try:
+            yield
+        except OutputWriteError:
+            raise
+        except OSError as exc:
+            raise OutputWriteError(verb, self.shown_path(*names), exc) from exc
+
     def make_dirs(self, *names: str) -> None:
-        self.fs.create_dir(self.path(*names), recursive=True)
+        with self.failing("create the folder", *names):
+            self.fs.create_dir(self.path(*names), recursive=True)
 
     def exists(self, *names: str) -> bool:
         import pyarrow.fs as pafs
 
-        return self.fs.get_file_info(self.path(*names)).type != pafs.FileType.NotFound
+        with self.failing("read", *names):
+            return self.fs.get_file_info(self.path(*names)).type != pafs.FileType.NotFound
 
     def size(self, *names: str) -> int:
         """The file's size in bytes (0 when it is missing)."""
-        info = self.fs.get_file_info(self.path(*names))
+        with self.failing("read", *names):
+            info = self.fs.get_file_info(self.path(*names))
         return int(info.size or 0) if info.is_file else 0
 
     def files(self, folder: str, prefix: str, suffix: str) -> list[str]:
-        """Names of the files directly in ``folder`` that start with ``prefix`` and end with ``suffix``, sorted."""
+        """Names of the files directly in ``folder`` ("": the output's top) that start with ``prefix`` and end with ``suffix``, sorted."""
         import pyarrow.fs as pafs
 
-        selector = pafs.FileSelector(self.path(folder), allow_not_found=True, recursive=False)
-        names = (info.base_name for info in self.fs.get_file_info(selector) if info.is_file)
+        where = self.path(folder) if folder else self.base
+        selector = pafs.FileSelector(where, allow_not_found=True, recursive=False)
+        with self.failing("list", *filter(None, [folder])):
+            names = [info.base_name for info in self.fs.get_file_info(selector) if info.is_file]
         return sorted(name for name in names if name.startswith(prefix) and name.endswith(suffix))
 
     def read_bytes(self, *names: str) -> bytes:
-        with self.fs.open_input_stream(self.path(*names)) as stream:
+        with self.failing("read", *names), self.fs.open_input_stream(self.path(*names)) as stream:
             return stream.read()
 
     def write_bytes(self, data: bytes, *names: str) -> None:
-        """The file, written aside then moved in place: whole or not at all under its name."""
+        """The file, written aside then moved in place: whole or not at all under its name.
+
+        When the write or the move fails, the file aside is removed before the error is raised.
+        """
         *folder, name = names
         temporary = self.path(*folder, f".{name}.tmp")
-        with self.fs.open_output_stream(temporary) as stream:
+        with self.failing("write", *names):
+            try:
+                self._write(temporary, data)
+                self.fs.move(temporary, self.path(*names))
+            except OSError:
+                self._discard(temporary)
+                raise
+
+    def _write(self, path: str, data: bytes) -> None:
+        with self.fs.open_output_stream(path) as stream:
             stream.write(data)
-        self.fs.move(temporary, self.path(*names))
+
+    def _discard(self, path: str) -> None:
+        try:
+            self.fs.delete_file(path)
+        except OSError:
+            pass  # never created, or the folder refuses even that: nothing more to do
+
+    def discard_temporaries(self, *folders: str) -> list[str]:
+        """Remove the ``.NAME.tmp`` files a failed or killed run left at the top and in ``folders``.
+
+        Best effort (the disk may still refuse): returns the paths that are still there.
+        """
+        left = []
+        for folder in ("", *folders):
+            try:
+                names = self.files(folder, ".", ".tmp")
+            except OutputWriteError:
+                continue
+            for name in names:
+                path = self.path(*filter(None, (folder, name)))
+                self._discard(path)
+                if self.fs.get_file_info(path).is_file:
+                    left.append(path)
+        return left
 
     def delete(self, *names: str) -> None:
-        self.fs.delete_file(self.path(*names))
+        with self.failing("delete", *names):
+            self.fs.delete_file(self.path(*names))
 
     def __str__(self) -> str:
         return self.shown

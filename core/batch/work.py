@@ -161,6 +161,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
 
     from core.documents import prepare_documents
     from core.errors import LoadError
+    from core.file_kinds import refuse_special_file
     from core.limits import check_split_size, check_upload_size
     from core.loaders import load_bytes, loader_for
     from core.metrics import chunk_report
@@ -168,6 +169,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     from core.tokenizers import get_tokenizer
 
     path = Path(task["path"])
+    refuse_special_file(path)  # listed as a regular file, but a FIFO since: reading it would block this worker
     try:
         stat = path.stat()
         result["size"], result["mtime_ns"] = stat.st_size, stat.st_mtime_ns

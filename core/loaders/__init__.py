@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import LoadError, UnsupportedFileError
+from core.file_kinds import refuse_special_file
 from core.limits import DEFAULT_LIMITS, Limits, check_text_size, check_upload_size
 from core.loaders.base import Loader
 from core.loaders.registry import LOADERS
@@ -82,6 +83,7 @@ def load(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS, **opt
         for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported):
             documents.extend(load(child, limits=limits, **options))
         return documents
+    refuse_special_file(path)  # a FIFO would block the read below forever; a device may never end
     try:
         check_upload_size(path.stat().st_size, path.name, limits)
         data = path.read_bytes()

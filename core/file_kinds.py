@@ -1,0 +1,58 @@
+"""Which paths can be read as a document: regular files only, never a pipe, a device, a socket or a broken link.
+
+Reading a FIFO waits for a writer that may never come (``chunkscope split`` on one
+blocked forever), ``/dev/zero`` never ends and a socket cannot be read at all, so
+these are refused by their kind before anything opens them. A symbolic link counts
+as what it points to; one whose target is missing (or that loops) is named as such,
+where ``is_file()`` would only have said False and a folder walk would have skipped it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from core.errors import LoadError
+
+
+def special_file_problem(path: str | os.PathLike[str]) -> str:
+    """Why ``path`` cannot be read as a document, or "" when it is a regular file or not there at all.
+
+    A missing path (not a link) and a directory are left to the caller, who says
+    "file not found" or walks the folder.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return f"is a symbolic link to {_target(path)}, which does not exist"
+        return ""
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link that points back to itself (a loop)"
+        return ""  # a permission problem and the like: the read says it in its own words
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO), not a regular file: reading it could wait forever"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    return "is not a regular file"
+
+
+def refuse_special_file(path: str | os.PathLike[str]) -> None:
+    """Raise a :class:`~core.errors.LoadError` naming the file when it is a pipe, a device, a socket or a broken link."""
+    problem = special_file_problem(path)
+    if problem:
+        raise LoadError(Path(path).name, problem)
+
+
+def _target(path: str | os.PathLike[str]) -> str:
+    try:
+        return repr(os.readlink(path))
+    except OSError:
+        return "a missing file"
