@@ -1,6 +1,9 @@
 """The local engine: :func:`core.batch.work.process_file` on a process pool over this machine's cores.
 
-Ctrl-C belongs to the driver: workers ignore SIGINT and are terminated when it stops.
+Ctrl-C and SIGTERM belong to the driver: workers ignore SIGINT, take SIGTERM's default (the
+driver's pool terminates them with it) and are terminated when it stops. A worker never outlives
+its driver, whatever kills the driver (``kill -9`` included): on Linux the kernel kills it when the
+driver dies (``PR_SET_PDEATHSIG``), elsewhere a watchdog thread sees its parent change and exits.
 """
 
 from __future__ import annotations
@@ -13,10 +16,51 @@ from typing import Any
 from core.batch.work import process_file, use_one_core
 from core.parallel import ignore_sigint, pool_context, stop_pool, submit_blocked
 
+# How often a worker's watchdog looks for its driver (where the kernel cannot be asked to kill it).
+WATCHDOG_SECONDS = 1.0
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
-def _start_worker() -> None:
+
+def _start_worker(driver: int | None = None) -> None:
+    import signal
+
+    # A forked worker inherits the driver's SIGTERM handler (which stops a run): the pool's terminate() must kill it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     ignore_sigint()
+    if driver is not None:
+        die_with(driver)
     use_one_core()
+
+
+def die_with(driver: int) -> None:
+    """End this process when ``driver`` (its parent) dies, however it dies.
+
+    Linux: the kernel sends SIGKILL when the parent exits (``prctl(PR_SET_PDEATHSIG)``); a
+    parent that died before the call is caught by comparing ``getppid()``. Elsewhere, and as
+    a second guard, a daemon thread checks ``getppid()`` every :data:`WATCHDOG_SECONDS`.
+    """
+    import signal
+    import sys
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # no prctl in this libc: the watchdog alone
+    if os.getppid() != driver:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == driver:
+            time.sleep(WATCHDOG_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
 
 
 # Files in flight per worker. Results come back in input order, so a slow file at the head holds the finished
@@ -41,7 +85,9 @@ def run_local(tasks: Iterable[dict[str, Any]], config: str, embed: str, workers:
     context = pool_context()
 
     def new_pool(size: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_start_worker)
+        return ProcessPoolExecutor(
+            max_workers=size, mp_context=context, initializer=_start_worker, initargs=(os.getpid(),)
+        )
 
     def alone(task: dict[str, Any]) -> dict[str, Any]:
         single = new_pool(1)
