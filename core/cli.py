@@ -10,7 +10,6 @@ line on stderr (``chunkscope: <file or parameter>: <problem>``) and exits with 2
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -20,7 +19,7 @@ from urllib.parse import urlencode
 
 from core.cli_args import USER_ERROR
 from core.cli_config import config_from_args
-from core.cli_output import listing, number, write
+from core.cli_output import json_text, listing, number, write
 from core.errors import ChunkScopeError, ConfigError
 
 PROG = "chunkscope"
@@ -151,7 +150,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     metrics = chunk_metrics(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
     data = metrics.to_dict()
     if args.format == "json":
-        write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", None)
+        write(json_text(data) + "\n", None)
         return 0
     rows = [("splitter", splitter.name), ("documents", len(documents))]
     for key, value in data.items():

@@ -3,11 +3,17 @@ and progress on stderr.
 
 A listing is the registry's ``describe()``: one line per component, then one per
 declared parameter with its kind, default, bounds and help.
+
+Every JSON the CLI prints goes through :func:`json_text`: a number that is not finite
+(NaN, ±Infinity: a score from a damaged vector, a metric over nothing) is written as
+``null``, never as the ``NaN`` that Python's json writes and no JSON parser reads.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,9 +21,32 @@ from typing import Any
 from core.errors import ConfigError
 
 
+def json_text(data: Any, *, indent: int | None = 2) -> str:
+    """``data`` as strict JSON (RFC 8259): a float that is not finite becomes null; other objects their str()."""
+    return json.dumps(finite(data), indent=indent, ensure_ascii=False, default=str, allow_nan=False)
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every float that is NaN or infinite (numpy's included) replaced by None, at any depth."""
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, numbers.Real):  # float, numpy floats and integers
+        number = float(value)
+        if not math.isfinite(number):
+            return None
+        return int(value) if isinstance(value, numbers.Integral) else number
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(item) for item in value]
+    if hasattr(value, "tolist"):  # a numpy array or scalar
+        return finite(value.tolist())
+    return value
+
+
 def listing(entries: list[dict[str, Any]], fmt: str) -> int:
     if fmt == "json":
-        write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n", None)
+        write(json_text(entries) + "\n", None)
         return 0
     lines = []
     for entry in entries:

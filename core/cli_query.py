@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.cli_args import parse_assignments, parse_named, run_standalone
-from core.cli_output import StderrProgress
+from core.cli_output import StderrProgress, json_text
 from core.errors import ConfigError
 from core.parallel import ENGINES
 from core.retrieval import RETRIEVAL_MODES, SCOPES
@@ -325,8 +325,8 @@ def _preview(text: str, width: int = 70) -> str:
 
 
 def _print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    # Strict JSON: a score that is not a number is null, never NaN (core.cli_output.json_text).
+    sys.stdout.write(json_text(data) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,14 +3,21 @@
 Vectors are kept by (model key, sha1 of the text) in one SQLite file under
 :func:`cache_root`, so a restarted app or a second CLI run embeds only text it
 has never seen (:mod:`core.embeddings` reads and writes it).
+
+The embedder checks a stored vector as it is read (:func:`usable_vector`: the
+model's length, every value finite, unit length): the file is outside our control, and a
+wrong-length vector once made every score 0.0 without a word, a NaN one wrote
+``NaN`` into JSON output. A damaged entry is deleted, counted and logged, and the
+caller encodes that text again and stores the new vector in its place.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -19,6 +26,19 @@ import numpy as np
 
 # About 160 MB of 384-dimension vectors on disk; the oldest written go first beyond it.
 DISK_CACHE_ENTRIES = 100_000
+# Every vector stored is L2-normalized; float32 rounding leaves its norm within ~1e-6 of 1.
+UNIT_TOLERANCE = 1e-3
+
+_LOG = logging.getLogger(__name__)
+
+
+def usable_vector(vector: np.ndarray, dimension: int | None) -> bool:
+    """A stored vector can be used as it is: ``dimension`` values (when known), all finite, unit length."""
+    if vector.ndim != 1 or (dimension is not None and len(vector) != dimension) or not len(vector):
+        return False
+    if not np.isfinite(vector).all():
+        return False
+    return abs(float(np.linalg.norm(vector.astype(np.float64))) - 1.0) <= UNIT_TOLERANCE
 
 
 def cache_root() -> Path:
@@ -38,6 +58,13 @@ def hash_model_files(digest: Any, model_path: str) -> None:
             digest.update(
                 f"{os.path.relpath(os.path.join(root, name), model_path)}:{stat.st_size}:{stat.st_mtime_ns}".encode()
             )
+
+
+def _vector(blob: object) -> np.ndarray | None:
+    """A stored blob as float32 values; None when it is not whole float32 values (or not bytes at all)."""
+    if not isinstance(blob, bytes | memoryview) or len(blob) % 4:
+        return None
+    return np.frombuffer(blob, dtype=np.float32)
 
 
 # How often a call that found the database locked is tried again (pauses of 20, 40, ... 2,560 ms).
@@ -61,12 +88,20 @@ class DiskCache:
         self.path = Path(path)
         self.max_entries = max_entries
         self.problem = ""  # why the cache is off, once it is
+        self.rejected = 0  # damaged vectors found (and deleted) by get
 
-    def get(self, model: str, digests: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors among ``digests``, by digest."""
+    def get(
+        self, model: str, digests: Sequence[str], usable: Callable[[np.ndarray], bool] | None = None
+    ) -> dict[str, np.ndarray]:
+        """The stored vectors among ``digests``, by digest.
+
+        With ``usable`` (e.g. :func:`usable_vector` for the model's dimension), a vector it
+        refuses, or a blob that is not float32 values, is damaged: deleted and left out.
+        """
         found: dict[str, np.ndarray] = {}
         if self.problem or not self.path.exists():
             return found
+        damaged: list[str] = []
         # SQLite's default limit on a statement's parameters is 999 in older releases.
         for start in range(0, len(digests), 900):
             part = list(digests[start : start + 900])
@@ -74,8 +109,28 @@ class DiskCache:
             rows = self._run(
                 f"SELECT digest, vector FROM vectors WHERE model = ? AND digest IN ({marks})", [model, *part]
             )
-            found.update((digest, np.frombuffer(blob, dtype=np.float32)) for digest, blob in rows)
+            for digest, blob in rows:
+                vector = _vector(blob)
+                if vector is not None and (usable is None or usable(vector)):
+                    found[digest] = vector
+                else:
+                    damaged.append(digest)
+        if damaged:
+            self._forget(model, damaged)
         return found
+
+    def _forget(self, model: str, digests: list[str]) -> None:
+        self.rejected += len(digests)
+        _LOG.warning(
+            "%s: %d cached vector(s) were damaged (wrong length, not finite or not unit length): encoding again",
+            self.path,
+            len(digests),
+        )
+        for start in range(0, len(digests), 900):
+            part = digests[start : start + 900]
+            self._run(
+                f"DELETE FROM vectors WHERE model = ? AND digest IN ({','.join('?' * len(part))})", [model, *part]
+            )
 
     def put(self, model: str, rows: Iterable[tuple[str, np.ndarray]]) -> None:
         """Store vectors by digest (one transaction), then forget the oldest beyond the bound."""

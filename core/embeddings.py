@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from core.embedding_cache import DiskCache, cache_root, hash_model_files
+from core.embedding_cache import DiskCache, cache_root, hash_model_files, usable_vector
 from core.embedding_models import (
     MeanPoolingModel,
     SentenceTransformersModel,
@@ -115,6 +115,12 @@ class Embedder:
     def dimension(self) -> int:
         return int(self._model.get_embedding_dimension())
 
+    def _known_dimension(self) -> int | None:
+        """The vectors' length when knowing it loads nothing (a sentence-transformers layout not loaded yet: None)."""
+        if isinstance(self._model, SentenceTransformersModel) and not self._model.loaded:
+            return None
+        return self.dimension
+
     @property
     def max_seq_length(self) -> int:
         return int(self._model.max_seq_length)
@@ -146,7 +152,9 @@ class Embedder:
                     # A repeat inside this call is encoded once: it counts as a hit.
                     self._hits += 1
         if missing and self._disk is not None:
-            stored = self._disk.get(self._disk_model, list(missing))
+            # A damaged vector on disk is left out (and deleted): its text is encoded below like a new one.
+            dimension = self._known_dimension()
+            stored = self._disk.get(self._disk_model, list(missing), lambda vector: usable_vector(vector, dimension))
             with self._cache_lock:
                 for key, vector in stored.items():
                     found[key] = vector

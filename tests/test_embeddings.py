@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import core.embedding_models as embedding_models
 import core.embeddings as embeddings
@@ -237,6 +239,75 @@ def test_an_unusable_cache_dir_only_costs_the_cache(tmp_path, monkeypatch):
     assert FakeEmbedder(str(model)).embed(["still works"]).shape == (1, 3)
 
 
+# -- damaged vectors on disk (issue 25): checked as they are read, encoded again, replaced -----------
+
+# What a damaged or foreign writer can leave in the file for a text of the fake model (3 values, unit length).
+DAMAGED = {
+    "wrong length": np.array([0.6, 0.8], dtype=np.float32).tobytes(),
+    "NaN": np.array([np.nan, 0.0, 1.0], dtype=np.float32).tobytes(),
+    "infinite": np.array([np.inf, 0.0, 0.0], dtype=np.float32).tobytes(),
+    "all zero": np.zeros(3, dtype=np.float32).tobytes(),
+    "not unit length": np.array([3.0, 4.0, 0.0], dtype=np.float32).tobytes(),
+    "not whole float32 values": b"\x00" * 7,
+    "text, not a blob": "0.6,0.8,0.0",
+}
+
+
+def _corrupt(path: Path, value: object) -> None:
+    """Overwrite every stored vector with ``value``, as a damaged file or a foreign writer would."""
+    import sqlite3
+
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE vectors SET vector = ?", (value,))
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED))
+def test_a_damaged_vector_on_disk_is_encoded_again_and_replaced(tmp_path, own_cache_dir, damage, caplog):
+    good = FakeEmbedder(str(tmp_path)).embed(["a text"])
+    _corrupt(own_cache_dir / "embeddings.sqlite3", DAMAGED[damage])
+
+    second = FakeEmbedder(str(tmp_path))
+    with caplog.at_level("WARNING", logger="core.embedding_cache"):
+        vectors = second.embed(["a text"])
+    assert second.batches == [["a text"]]  # not trusted: encoded again
+    np.testing.assert_array_equal(vectors, good)
+    assert second._disk.rejected == 1
+    assert "1 cached vector(s) were damaged" in caplog.text
+
+    third = FakeEmbedder(str(tmp_path))
+    np.testing.assert_array_equal(third.embed(["a text"]), good)
+    assert third.batches == [] and third._disk.rejected == 0  # the good vector took the damaged one's place
+
+
+def test_a_healthy_vector_on_disk_is_used_as_it_is(tmp_path, own_cache_dir):
+    FakeEmbedder(str(tmp_path)).embed(["a text"])
+    stored = np.array([0.0, 0.6, 0.8], dtype=np.float32)  # another model run's vector: valid, so trusted
+    _corrupt(own_cache_dir / "embeddings.sqlite3", stored.tobytes())
+    reader = FakeEmbedder(str(tmp_path))
+    np.testing.assert_array_equal(reader.embed(["a text"])[0], stored)
+    assert reader.batches == [] and reader._disk.rejected == 0
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    blob=st.binary(max_size=20)
+    | st.lists(st.floats(width=32, allow_nan=True, allow_infinity=True), max_size=5).map(
+        lambda values: np.array(values, dtype=np.float32).tobytes()
+    )
+)
+def test_whatever_the_file_holds_every_row_is_finite_unit_and_of_the_models_length(tmp_path, own_cache_dir, blob):
+    path = own_cache_dir / "embeddings.sqlite3"
+    fresh = FakeEmbedder(str(tmp_path), disk_cache=False).embed(["a text"])
+    FakeEmbedder(str(tmp_path)).embed(["a text"])
+    _corrupt(path, blob)
+    reader = FakeEmbedder(str(tmp_path))
+    (row,) = reader.embed(["a text"])
+    assert row.shape == (3,) and np.isfinite(row).all()
+    assert abs(float(np.linalg.norm(row)) - 1) < 1e-3
+    if reader.batches:  # the stored bytes were refused: the row is the model's own
+        np.testing.assert_array_equal(row, fresh[0])
+
+
 def test_one_shared_embedder_per_model_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(embeddings, "Embedder", FakeEmbedder)
     monkeypatch.setattr(embeddings, "_SHARED", {})
@@ -381,10 +452,11 @@ import json, sys
 import numpy as np
 from core.embeddings import Embedder
 first = Embedder()
-first._disk.put(first._disk_model, [(first._key(t), np.array([1.0, 0.0], dtype=np.float32)) for t in ("chunk", "query?")])
+unit = np.eye(384, dtype=np.float32)[0]  # the packaged model's length, unit norm: what the cache checks
+first._disk.put(first._disk_model, [(first._key(t), unit) for t in ("chunk", "query?")])
 embedder = Embedder()
 vectors = embedder.embed(["chunk", "query?"])
-assert embedder.embed_query("query?").tolist() == [1.0, 0.0] and vectors.shape == (2, 2)
+assert embedder.embed_query("query?").tolist() == unit.tolist() and vectors.shape == (2, 384)
 assert not embedder._model.loaded and embedder.cache_stats()["disk_hits"] == 2
 print(json.dumps(sorted({{name.split('.')[0] for name in sys.modules}} & set({HEAVY!r}))))
 """
