@@ -16,7 +16,6 @@ from typing import Any
 from core.batch import ENGINES, PART_BYTES, PART_ROWS, BatchInterrupted, OutputWriteError, Progress, run_batch
 from core.cli_output import StderrProgress
 
-
 # sysexits.h's EX_IOERR: the output cannot be written (the inputs were fine).
 OUTPUT_ERROR = 74
 EXIT_CODES = """exit codes:
@@ -80,6 +79,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--resume", action="store_true", help="Keep inputs already written (unchanged files) and do the rest."
     )
     batch.add_argument("--overwrite", action="store_true", help="Replace an earlier output in DIR.")
+    batch.add_argument(
+        "--content-ids",
+        action="store_true",
+        help="Document and node ids from the text alone, so identical files share them (for deduplication); "
+        "by default they also hash each file's path inside its input folder, unique across the corpus.",
+    )
     batch.add_argument("--part-rows", type=int, default=PART_ROWS, help="Rows per part file at most.")
     batch.add_argument("--part-mb", type=float, default=PART_BYTES / 2**20, help="Text MiB per part file at most.")
     batch.add_argument("--quiet", "-q", action="store_true", help="No progress line.")
@@ -111,6 +116,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             embed=args.embed,
             resume=args.resume,
             overwrite=args.overwrite,
+            content_ids=args.content_ids,
             part_rows=args.part_rows,
             part_bytes=int(args.part_mb * 2**20),
             progress=_progress_line(line) if line else None,
@@ -141,6 +147,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
         f"{corpus['files_failed']:,} failed; {len(result.report['parts'])} parts in {result.out}",
         file=sys.stderr,
     )
+    if corpus["files_sharing_content"]:
+        print(
+            f"  {corpus['files_sharing_content']:,} files share their content with another "
+            f"({corpus['shared_contents']:,} distinct contents; see same_content in report.json)",
+            file=sys.stderr,
+        )
     for failure in result.report["failed"][:10]:
         print(f"  failed: {failure['source']}: {failure['reason']}", file=sys.stderr)
     if len(result.report["failed"]) > 10:

@@ -155,21 +155,36 @@ def test_nodes_and_report_numbers_equal_chunkscope_split_and_metrics_per_file(
         expected = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         rows = [row for row in table if row["source_path"] == source]
         assert entry["nodes"] == len(expected) == len(rows)
+        # Batch ids hash the path inside the input folder (core.batch.ids), split's the file name: the same
+        # ids at the folder's top, other ids (for the same nodes) in a subfolder.
+        at_top = "/" not in Path(source).relative_to(corpus).as_posix()
+        batch_id = {node_data["id"]: row["id"] for row, node_data in zip(rows, expected, strict=True)}
+        batch_id.update({node_data["doc_id"]: row["doc_id"] for row, node_data in zip(rows, expected, strict=True)})
         for row, node_data in zip(rows, expected, strict=True):
             node = Node.from_dict(node_data)
-            assert (row["id"], row["doc_id"], row["text"]) == (node.id, node.doc_id, node.text)
+            assert (row["id"] == node.id) == at_top and row["id"].split("#")[1] == node.id.split("#")[1]
+            assert row["text"] == node.text
             assert (row["start_char"], row["end_char"]) == (node.start_char, node.end_char)
             assert json.loads(row["metadata"]) == node_data["metadata"]
-            assert json.loads(row["relationships"]) == node_data["relationships"]
+            relationships = {kind: _translated(target, batch_id) for kind, target in node_data["relationships"].items()}
+            assert json.loads(row["relationships"]) == relationships
             assert row["llm_view"] == node.get_content(MetadataMode.LLM)
             assert row["embed_view"] == node.get_content(MetadataMode.EMBED)
         assert main(["metrics", source, "--config", str(config_file), "--format", "json"]) == 0
-        assert entry["metrics"] == json.loads(capsys.readouterr().out)
+        expected_metrics = json.loads(capsys.readouterr().out)
+        coverage = expected_metrics["coverage_by_document"]
+        expected_metrics["coverage_by_document"] = {batch_id[doc_id]: value for doc_id, value in coverage.items()}
+        assert entry["metrics"] == expected_metrics
     # The corpus's node shares count the nodes' flags: the per-file shares, weighted by node count.
     corpus = report["corpus"]
     for key in ("mid_sentence", "over_window", "over_limit"):
         weighted = sum(e["metrics"][key] * e["nodes"] for e in by_source.values()) / corpus["nodes"]
         assert corpus[key] == pytest.approx(weighted)
+
+
+def _translated(target, ids: dict[str, str]):
+    """A relationship's target (an id or a list of ids) with split's ids replaced by batch's."""
+    return [ids[one] for one in target] if isinstance(target, list) else ids[target]
 
 
 def test_parts_are_cut_by_bytes_too(corpus: Path, cli_run: Path, tmp_path: Path):

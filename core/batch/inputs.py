@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import glob
 import os
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.batch.work import one_line
@@ -19,6 +20,14 @@ class Input:
     source: str
     path: str
     problem: str = ""  # set when the input cannot even be listed (a glob with no match, a missing list)
+    # The path inside the root it was found under (a directory, a glob's fixed folder, a list's folder; a file
+    # named alone: as named), "/" between parts: what a document id hashes, so the same text in two folders
+    # gets two ids while moving the whole corpus elsewhere changes none. Unique in a run (see expand_inputs).
+    name: str = ""
+
+    @property
+    def id_key(self) -> str:
+        return self.name or self.source
 
 
 def expand_inputs(items: Sequence[str], list_files: Sequence[str] = ()) -> list[Input]:
@@ -33,6 +42,9 @@ def expand_inputs(items: Sequence[str], list_files: Sequence[str] = ()) -> list[
     walk or a glob with a supported extension) is an input with a ``problem``, so
     the report lists it as failed instead of a worker blocking on it or the walk
     skipping it unseen.
+
+    Each input's ``name`` is its path relative to its root; two inputs with the same name
+    (``a/x.md`` under two folders given together) are named by their ``source`` instead.
     """
     found: list[Input] = []
     for item in items:
@@ -51,7 +63,12 @@ def expand_inputs(items: Sequence[str], list_files: Sequence[str] = ()) -> list[
         if key not in seen:
             seen.add(key)
             unique.append(entry)
-    return unique
+    return _unique_names(unique)
+
+
+def _unique_names(entries: list[Input]) -> list[Input]:
+    counts = Counter(entry.name for entry in entries)
+    return [replace(entry, name=entry.source) if counts[entry.name] > 1 else entry for entry in entries]
 
 
 def _supported() -> set[str]:
@@ -67,19 +84,27 @@ def _expand(item: str, base: Path | None = None) -> list[Input]:
     if path.is_dir():
         supported = _supported()
         found = sorted(p for p in path.rglob("*") if p.suffix.lower() in supported and not p.is_dir())
-        return [_listed(str(p), p) for p in found]
+        return [_listed(str(p), p, p.relative_to(path).as_posix()) for p in found]
     if glob.has_magic(str(path)):
         # glob.glob returns broken links too (is_file() is False for them): they are listed, not dropped.
         matches = sorted(p for p in glob.glob(str(path), recursive=True) if not os.path.isdir(p))
         if not matches:
             return [Input(source, os.path.abspath(path), "no file matches this pattern")]
-        return [_listed(p, p) for p in matches]
-    return [_listed(source, path)]
+        root = _fixed_folder(str(path))
+        return [_listed(p, p, Path(os.path.relpath(p, root)).as_posix()) for p in matches]
+    return [_listed(source, path, Path(item).as_posix())]
 
 
-def _listed(source: str, path: str | Path) -> Input:
+def _fixed_folder(pattern: str) -> str:
+    """The folder a glob searches under: its parts before the first one with a wildcard."""
+    parts = Path(pattern).parts
+    fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+    return str(Path(*parts[:fixed])) if fixed else "."
+
+
+def _listed(source: str, path: str | Path, name: str) -> Input:
     """An input, with its problem when it is not a regular file (a pipe, a device, a socket, a broken link)."""
-    return Input(source, os.path.abspath(path), special_file_problem(path))
+    return Input(source, os.path.abspath(path), special_file_problem(path), name)
 
 
 def _from_list(list_path: str) -> list[Input]:

@@ -10,7 +10,8 @@ Corpus numbers: node shares (mid-sentence, over-window, over-limit) count flags
 over all nodes, exactly; coverage is weighted by each file's non-whitespace
 characters, exactly; overlap is each file's overlap weighted by its node
 characters (an approximation: a file's own denominator is the characters inside
-any of its nodes); duplicates are counted within each file. Size statistics are
+any of its nodes); duplicate nodes are counted within each file, and files with the
+same bytes (SHA-256) across the corpus are listed in ``same_content``. Size statistics are
 exact (percentiles as ``numpy.percentile`` computes them, from counts per value).
 
 The HTML page opens offline: plotly.js is inlined once; every file name and
@@ -114,6 +115,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     # The last line per input counts (a failed input retried by --resume has two).
     entries: dict[str, dict[str, Any]] = {}
     parts: list[dict[str, Any]] = []
+    ids = next((line.get("ids", "") for line in lines if line.get("kind") == "header"), "")
     for line in lines:
         if line.get("kind") == "input":
             entries.pop(line["path"], None)
@@ -139,6 +141,12 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     nonspace = sum(entry["nonspace"] for entry in ok)
     node_characters = sum(entry["metrics"]["characters"]["mean"] * entry["nodes"] for entry in ok)
 
+    by_content: dict[str, list[str]] = {}
+    for entry in ok:
+        if entry.get("sha256"):
+            by_content.setdefault(entry["sha256"], []).append(entry["source"])
+    same_content = sorted(sorted(group) for group in by_content.values() if len(group) > 1)
+
     def share(flag: str) -> float:
         return flags[flag] / nodes if nodes else 0.0
 
@@ -163,6 +171,10 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         "over_window": share("over-window"),
         "over_limit": share("over-limit"),
         "duplicates_within_files": sum(entry["metrics"]["duplicates"] for entry in ok),
+        # Files whose bytes another file also has (same SHA-256): with path-aware ids they get ids of their own,
+        # so the copies are counted here, not merged.
+        "files_sharing_content": sum(len(group) for group in same_content),
+        "shared_contents": len(same_content),
         "flags": dict(sorted(flags.items())),
         "processing_seconds": round(sum(entry["seconds"] for entry in entries.values()), 3),
     }
@@ -178,6 +190,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         "chunkscope_batch_report": 1,
         "complete": bool(run.get("complete", True)),
         "run": run,
+        "ids": ids,  # "path": ids hash the text and the path inside the input root; "content": the text alone
         "config_key": config.key(),
         "config": config.to_dict(),
         "splitter": splitter.name,
@@ -193,6 +206,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         "slowest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["seconds"], e["source"]))],
         "largest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["size"], e["source"]))],
         "failed": [{"source": e["source"], "reason": e["reason"]} for e in failed],
+        "same_content": same_content,
         "parts": parts,
         "documents": [
             {
@@ -283,6 +297,7 @@ def report_html(report: dict[str, Any]) -> str:
         ("Over window", f"{corpus['over_window']:.0%}"),
         ("Over limit", f"{corpus['over_limit']:.0%}"),
         ("Throughput", f"{report['run']['mb_per_s']:,.2f} MB/s · {report['run']['files_per_s']:,.1f} files/s"),
+        ("Same content", f"{corpus['files_sharing_content']:,} files"),
     ]
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -319,6 +334,18 @@ def report_html(report: dict[str, Any]) -> str:
     for title, key in (("Slowest documents", "slowest"), ("Largest documents", "largest")):
         rows = [[r["source"], f"{r['seconds']:.3f}", f"{r['bytes']:,}", f"{r['nodes']:,}"] for r in report[key]]
         parts.append(f"<h2>{title}</h2>" + _table(["file", "seconds", "bytes", "nodes"], rows, numeric={1, 2, 3}))
+    same = report.get("same_content", [])
+    if same:
+        parts.append(
+            f"<h2>Same content ({corpus['files_sharing_content']:,} files in {len(same):,} groups)</h2>"
+            "<p class='muted'>Files with identical bytes; "
+            + (
+                "they share their document and node ids (--content-ids).</p>"
+                if report["ids"] == "content"
+                else "each has ids of its own (its path inside the input folder is in them).</p>"
+            )
+        )
+        parts.append(_table(["files with the same bytes"], [[", ".join(group)] for group in same[: TOP * 10]]))
     failed = report["failed"]
     parts.append(f"<h2>Failed files ({len(failed):,})</h2>")
     parts.append(

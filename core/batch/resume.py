@@ -49,9 +49,15 @@ def prepare_output(
             out.delete(NODES, name)
         out.write_bytes(b"", MANIFEST)
         return set(), 0
-    if previous.get("config_key") != header["config_key"] or previous.get("embed", "") != header["embed"]:
+    # An output from before batch ids had their own scheme ("ids" missing) holds ids of neither kind.
+    if (
+        previous.get("config_key") != header["config_key"]
+        or previous.get("embed", "") != header["embed"]
+        or previous.get("ids") != header["ids"]
+    ):
         raise ConfigError(
-            f"{out}: was written with another configuration; --resume needs the same one (or use --overwrite)"
+            f"{out}: was written with another configuration (or --embed, or --content-ids); --resume needs the "
+            "same one (or use --overwrite)"
         )
     current = {entry.path: entry for entry in files if not entry.problem}
     inputs = {}

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.batch.dataset import MANIFEST, MANIFEST_VERSION, NODES, PART_BYTES, PART_ROWS, DatasetWriter, Manifest
+from core.batch.ids import id_salt
 from core.batch.inputs import expand_inputs
 from core.batch.local_engine import run_local
 from core.batch.ray_engine import run_ray
@@ -78,6 +79,7 @@ def run_batch(
     embed: str | None = None,
     resume: bool = False,
     overwrite: bool = False,
+    content_ids: bool = False,
     part_rows: int = PART_ROWS,
     part_bytes: int = PART_BYTES,
     progress: Callable[[Progress], None] | None = None,
@@ -88,6 +90,8 @@ def run_batch(
     ``gs://...``, ``file:///...``); or, with ``filesystem`` (a ``pyarrow.fs.FileSystem``), a path in it.
 
     ``embed``: ``"default"`` (the packaged model) or a model path adds an ``embedding`` column.
+    ``content_ids``: document (and node) ids from the text alone, so identical contents share them;
+    by default they also hash the file's path inside its input root (:mod:`core.batch.ids`).
     A KeyboardInterrupt (Ctrl-C, or SIGTERM in the main thread) stops the workers, writes what has
     arrived, records it, writes the report (``complete: false``) and raises :class:`BatchInterrupted`.
     A write the output refuses (read-only, full disk) raises
@@ -113,6 +117,8 @@ def run_batch(
         "config_key": config.key(),
         "config": json.loads(config_json),
         "embed": embed or "",
+        # Document ids: from the text and the path inside the input root, or (content_ids) the text alone.
+        "ids": "content" if content_ids else "path",
     }
     try:
         done, next_part = prepare_output(store, header, files, resume=resume, overwrite=overwrite)
@@ -120,7 +126,16 @@ def run_batch(
         store.discard_temporaries(NODES)
         raise
     todo = [entry for entry in files if entry.path not in done or entry.problem]
-    tasks = [{"index": i, "source": f.source, "path": f.path, "problem": f.problem} for i, f in enumerate(todo)]
+    tasks = [
+        {
+            "index": i,
+            "source": f.source,
+            "path": f.path,
+            "problem": f.problem,
+            "id_salt": id_salt(f.id_key, content_ids=content_ids),
+        }
+        for i, f in enumerate(todo)
+    ]
 
     state = Progress(files_total=len(files), files_skipped=len(files) - len(todo))
     try:

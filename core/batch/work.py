@@ -159,6 +159,7 @@ def process_file(task: dict[str, Any], config: str, embed: str = "") -> dict[str
 def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[str, Any]) -> None:
     import pyarrow as pa
 
+    from core.batch.ids import assign_batch_ids
     from core.documents import prepare_documents
     from core.errors import LoadError
     from core.file_kinds import refuse_special_file
@@ -188,6 +189,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     # As `chunkscope split` and `chunkscope metrics` do it: this loader's options, the size
     # check before any work, extractors and the user's metadata, then the split.
     documents = load_bytes(data, path.name, **config.loader_options(loader_for(path.name).name))
+    assign_batch_ids(documents, task.get("id_salt"))  # the path in the corpus too: unique ids (core.batch.ids)
     check_split_size(documents, splitter)
     documents = prepare_documents(documents, config)
     nodes = splitter.split(documents)
