@@ -241,7 +241,11 @@ def test_load_refuses_a_fifo_and_a_device_instead_of_reading_them(odd_folder: Pa
 def test_split_on_a_fifo_ends_at_once_with_one_line(odd_folder: Path):
     done = subprocess.run(
         [sys.executable, "-m", "core", "split", str(odd_folder / "pipe.md")],
-        capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 2
     assert done.stderr == (
