@@ -145,7 +145,7 @@ def test_a_manifest_line_cut_by_a_full_disk_is_dropped_and_resume_finishes(
     _assert_consistent(out)
 
 
-def test_an_output_under_a_file_is_one_line_and_exit_74(corpus: Path, tmp_path: Path, capsys):
+def test_an_output_under_a_file_is_one_line_and_exit_74_and_resumes_once_fixed(corpus: Path, tmp_path: Path, capsys):
     # Root writes into read-only folders, so the refusal here is a file where a folder should be.
     blocker = tmp_path / "taken"
     blocker.write_text("a file, not a folder")
@@ -156,6 +156,12 @@ def test_an_output_under_a_file_is_one_line_and_exit_74(corpus: Path, tmp_path: 
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"cannot create the folder {out}/nodes: Not a directory (ENOTDIR)" in err
     assert "--resume" in err
+
+    # The folder fixed, the same command with --resume runs the whole corpus.
+    blocker.unlink()
+    blocker.mkdir()
+    assert main(["batch", str(corpus), "--splitter", "character", "--out", str(out), "-q", "--resume"]) == 0
+    assert json.loads((out / "report.json").read_text())["corpus"]["files_ok"] == len(NAMES)
 
 
 def _limited_file_size(limit: int):  # noqa: ANN202 - a preexec_fn
