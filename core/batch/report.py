@@ -143,10 +143,8 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
 
     by_content: dict[str, list[str]] = {}
     for entry in ok:
-        if entry.get("sha256"):
-            by_content.setdefault(entry["sha256"], []).append(entry["source"])
+        by_content.setdefault(entry["sha256"], []).append(entry["source"])
     same_content = sorted(sorted(group) for group in by_content.values() if len(group) > 1)
-
     def share(flag: str) -> float:
         return flags[flag] / nodes if nodes else 0.0
 
@@ -171,8 +169,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         "over_window": share("over-window"),
         "over_limit": share("over-limit"),
         "duplicates_within_files": sum(entry["metrics"]["duplicates"] for entry in ok),
-        # Files whose bytes another file also has (same SHA-256): with path-aware ids they get ids of their own,
-        # so the copies are counted here, not merged.
+        # Files whose bytes (SHA-256) another file also has: counted here, as each keeps ids of its own.
         "files_sharing_content": sum(len(group) for group in same_content),
         "shared_contents": len(same_content),
         "flags": dict(sorted(flags.items())),

@@ -120,82 +120,71 @@ def run_batch(
         # Document ids: from the text and the path inside the input root, or (content_ids) the text alone.
         "ids": "content" if content_ids else "path",
     }
-    try:
+    # A write the output refuses, wherever it comes: no temporary file is left behind.
+    with _temporaries_removed_on_failure(store):
         done, next_part = prepare_output(store, header, files, resume=resume, overwrite=overwrite)
-    except OutputWriteError:
-        store.discard_temporaries(NODES)
-        raise
-    todo = [entry for entry in files if entry.path not in done or entry.problem]
-    tasks = [
-        {
-            "index": i,
-            "source": f.source,
-            "path": f.path,
-            "problem": f.problem,
-            "id_salt": id_salt(f.id_key, content_ids=content_ids),
-        }
-        for i, f in enumerate(todo)
-    ]
+        todo = [entry for entry in files if entry.path not in done or entry.problem]
+        tasks = [
+            {
+                "index": i,
+                "source": f.source,
+                "path": f.path,
+                "problem": f.problem,
+                "id_salt": id_salt(f.id_key, content_ids=content_ids),
+            }
+            for i, f in enumerate(todo)
+        ]
 
-    state = Progress(files_total=len(files), files_skipped=len(files) - len(todo))
-    try:
+        state = Progress(files_total=len(files), files_skipped=len(files) - len(todo))
         manifest = Manifest(store)
         if not store.size(MANIFEST):
             manifest.write(header)
             manifest.checkpoint()
-    except OutputWriteError:
-        store.discard_temporaries(NODES)
-        raise
-    writer = DatasetWriter(store, manifest, next_part, part_rows, part_bytes)
-    if engine == "local":
-        results = run_local(tasks, config_json, embed or "", workers)
-    else:
-        # Without --workers, Ray uses every CPU of the Ray it runs on (a cluster's, with --ray-address).
-        results = run_ray(tasks, config_json, embed or "", requested_workers, ray_address)
-    interrupted = False
-    failure: OutputWriteError | None = None
-    last_shown = 0.0
-    with _DeferredInterrupt() as guard:
-        try:
-            for result in results:
-                with guard.shielded():
-                    writer.add(result)
-                state.files_done += 1
-                state.failed += result["status"] != "ok"
-                state.nodes += result["nodes"]
-                state.bytes += result["size"]
-                if progress is not None and time.monotonic() - last_shown >= 0.2:
-                    last_shown = time.monotonic()
-                    progress(state)
-        except KeyboardInterrupt:
-            interrupted = True
-        except OutputWriteError as exc:
-            failure = exc
-        finally:
-            # From here on a Ctrl-C or SIGTERM is held back (and then dropped): the workers stop, what arrived
-            # is written.
-            guard.critical = True
-            closer = getattr(results, "close", None)
-            if closer is not None:
-                closer()
-            failure = _finish(writer, manifest, failure)
-        if failure is not None:
-            # The manifest holds what is in place; no more is written but a best-effort report, and no
-            # temporary file stays behind: a later --resume goes on from the manifest.
-            _report_if_possible(batch_report.write_report, store, config, engine, workers, state)
-            store.discard_temporaries(NODES)
-            raise failure
-        if progress is not None and not interrupted:
-            progress(state)
-        try:
+        writer = DatasetWriter(store, manifest, next_part, part_rows, part_bytes)
+        if engine == "local":
+            results = run_local(tasks, config_json, embed or "", workers)
+        else:
+            # Without --workers, Ray uses every CPU of the Ray it runs on (a cluster's, with --ray-address).
+            results = run_ray(tasks, config_json, embed or "", requested_workers, ray_address)
+        interrupted = False
+        failure: OutputWriteError | None = None
+        last_shown = 0.0
+        with _DeferredInterrupt() as guard:
+            try:
+                for result in results:
+                    with guard.shielded():
+                        writer.add(result)
+                    state.files_done += 1
+                    state.failed += result["status"] != "ok"
+                    state.nodes += result["nodes"]
+                    state.bytes += result["size"]
+                    if progress is not None and time.monotonic() - last_shown >= 0.2:
+                        last_shown = time.monotonic()
+                        progress(state)
+            except KeyboardInterrupt:
+                interrupted = True
+            except OutputWriteError as exc:
+                failure = exc
+            finally:
+                # From here on a Ctrl-C or SIGTERM is held back (and then dropped): the workers stop, what arrived
+                # is written.
+                guard.critical = True
+                closer = getattr(results, "close", None)
+                if closer is not None:
+                    closer()
+                failure = _finish(writer, manifest, failure)
+            if failure is not None:
+                # The manifest holds what is in place; no more is written but a best-effort report, and no
+                # temporary file stays behind (below): a later --resume goes on from the manifest.
+                _report_if_possible(batch_report.write_report, store, config, engine, workers, state)
+                raise failure
+            if progress is not None and not interrupted:
+                progress(state)
             report = batch_report.write_report(
                 store,
                 config,
                 run=_run_record(engine, workers, state, complete=not interrupted and state.files_done == len(todo)),
             )
-        except OutputWriteError:
-            store.discard_temporaries(NODES)
-            raise
     result = BatchResult(
         out=str(store),
         inputs=len(files),
@@ -212,6 +201,15 @@ def run_batch(
     if interrupted:
         raise BatchInterrupted(result, guard.signal)
     return result
+
+
+@contextmanager
+def _temporaries_removed_on_failure(store: OutputStore) -> Iterator[None]:
+    try:
+        yield
+    except OutputWriteError:
+        store.discard_temporaries(NODES)
+        raise
 
 
 def _finish(writer: DatasetWriter, manifest: Manifest, failure: OutputWriteError | None) -> OutputWriteError | None:
