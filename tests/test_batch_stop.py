@@ -170,3 +170,35 @@ def test_workers_die_with_a_driver_killed_by_sigkill(tmp_path: Path):
                 os.kill(pid, signal.SIGKILL)
     # Both: the one waiting on the FIFO and the idle one waiting for a task.
     assert left == []
+
+
+def test_without_prctl_the_watchdog_ends_a_worker_whose_driver_died(monkeypatch):
+    """Where the kernel cannot be asked (not Linux), the worker's watchdog sees its parent gone and exits."""
+    from core.batch import local_engine
+
+    monkeypatch.setattr(sys, "platform", "darwin")  # die_with then skips prctl: the watchdog alone
+    monkeypatch.setattr(local_engine, "WATCHDOG_SECONDS", 0.05)
+    read, write = os.pipe()
+    driver = os.fork()
+    if driver == 0:  # the "driver": starts a worker, reports its pid, and dies at once
+        try:
+            me = os.getpid()
+            worker = os.fork()
+            if worker == 0:
+                local_engine.die_with(me)
+                time.sleep(60)  # a worker stuck in a file: only the watchdog can end it
+                os._exit(0)
+            os.write(write, str(worker).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    worker = int(os.read(read, 32))
+    os.close(read)
+    os.waitpid(driver, 0)
+    deadline = time.monotonic() + 5
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(worker)
+    if alive:
+        os.kill(worker, signal.SIGKILL)
+    assert not alive

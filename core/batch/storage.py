@@ -88,6 +88,7 @@ class OutputStore:
 
     @contextmanager
     def failing(self, verb: str, *names: str) -> Iterator[None]:
+        """An OSError in the block as an :class:`OutputWriteError`: "cannot {verb} {the file}: {reason} (ERRNO)"."""
         try:
             yield
         except OutputWriteError:
@@ -112,7 +113,8 @@ class OutputStore:
         return int(info.size or 0) if info.is_file else 0
 
     def files(self, folder: str, prefix: str, suffix: str) -> list[str]:
-        """Names of the files directly in ``folder`` ("": the output's top) that start with ``prefix`` and end with ``suffix``, sorted."""
+        """Names of the files directly in ``folder`` ("": the output's top) starting with ``prefix`` and ending
+        with ``suffix``, sorted."""
         import pyarrow.fs as pafs
 
         where = self.path(folder) if folder else self.base
@@ -150,23 +152,18 @@ class OutputStore:
         except OSError:
             pass  # never created, or the folder refuses even that: nothing more to do
 
-    def discard_temporaries(self, *folders: str) -> list[str]:
+    def discard_temporaries(self, *folders: str) -> None:
         """Remove the ``.NAME.tmp`` files a failed or killed run left at the top and in ``folders``.
 
-        Best effort (the disk may still refuse): returns the paths that are still there.
+        Best effort: a folder that cannot even be listed any more is left as it is.
         """
-        left = []
         for folder in ("", *folders):
             try:
                 names = self.files(folder, ".", ".tmp")
             except OutputWriteError:
                 continue
             for name in names:
-                path = self.path(*filter(None, (folder, name)))
-                self._discard(path)
-                if self.fs.get_file_info(path).is_file:
-                    left.append(path)
-        return left
+                self._discard(self.path(*filter(None, (folder, name))))
 
     def delete(self, *names: str) -> None:
         with self.failing("delete", *names):
