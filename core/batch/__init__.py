@@ -22,8 +22,9 @@ whose line is there and whose file is unchanged, takes the rows of anything else
 (a changed, removed or half-written input) out of the parts, and does the rest.
 
 Modules, in the order the data flows: ``inputs`` (paths, globs, lists) → ``work``
-(one file) → ``local_engine`` / ``ray_engine`` → ``dataset`` (parts and manifest),
-``resume`` → ``run`` (``run_batch``, Ctrl-C) → ``report``; ``storage`` is where the output lives.
+(one file; ``ids``: its documents' ids) → ``local_engine`` / ``ray_engine`` → ``dataset``
+(parts and manifest), ``resume`` → ``run`` (``run_batch``, Ctrl-C and SIGTERM) → ``report``;
+``storage`` is where the output lives (and the one error a refused write raises).
 """
 
 from __future__ import annotations
