@@ -34,9 +34,10 @@ class EpubLoader(ZipLoader):
     summary = "EPUB (.epub): one page per chapter in reading order, with headings, lists and tables."
     extensions = (".epub",)
     format_label = "an .epub file"
+    counted_elements = {"itemref": ("chapters", "max_sections")}
 
-    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        archive = self.open_archive(data, file_name)
+    def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
+        file_name = archive.file_name
         package_part = _package_part(archive, file_name)
         package = archive.xml(package_part)
         if package is None:
@@ -97,13 +98,13 @@ def _spine(package: Any, package_part: str) -> list[str]:
         item_id, href = item.get("id"), item.get("href")
         if item_id and href:
             manifest[item_id] = (resolve(package_part, href), item.get("media-type", ""))
-    chapters: list[str] = []
+    chapters: dict[str, None] = {}  # ordered, and a repeated chapter is found at once
     spine = next(descendants(package, "spine"), None)
     for itemref in children(spine, "itemref") if spine is not None else ():
         found = manifest.get(itemref.get("idref") or "")
-        if found is not None and found[1] in _CHAPTER_TYPES and found[0] not in chapters:
-            chapters.append(found[0])
-    return chapters
+        if found is not None and found[1] in _CHAPTER_TYPES:
+            chapters.setdefault(found[0])
+    return list(chapters)
 
 
 def _refuse_encrypted(archive: Archive, chapters: list[str], file_name: str) -> None:

@@ -7,6 +7,12 @@ a page labelled with the sheet's name, holding a heading with that name and
 the sheet as Markdown-like rows whose first non-empty row is the header (see
 :mod:`core.loaders.blocks`). Empty rows, and empty columns at the edges, are
 left out. Charts, pictures and chart sheets are not read.
+
+openpyxl reads the whole shared-string table and the sheet list before the
+first cell, so those are counted first, without building a tree, and a
+workbook with more than ``max_shared_strings`` strings or ``max_sections``
+sheets is refused before openpyxl spends its time on them; cells are counted
+as openpyxl streams them (``max_cells``).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from io import BytesIO
 from typing import Any
 
 from core.errors import CorruptDocumentError, EmptyDocumentError, LoadError, TooLargeError
-from core.loaders.archive import ZipLoader, core_properties
+from core.loaders.archive import Archive, ZipLoader, attr, children, core_properties
 from core.loaders.blocks import BlockText
 from core.loaders.registry import LOADERS
 from core.loaders.text import add_warning, make_document
@@ -35,6 +41,7 @@ class XlsxLoader(ZipLoader):
     summary = "Excel (.xlsx): one page per sheet, cells as table rows (saved values; no formula or macro runs)."
     extensions = (".xlsx",)
     format_label = "a .xlsx file"
+    counted_elements = {"si": ("shared strings", "max_shared_strings"), "sheet": ("sheets", "max_sections")}
 
     # Sheets can declare far more cells than they store, and openpyxl fills gaps with empty cells.
     max_cells: int = param(
@@ -42,11 +49,13 @@ class XlsxLoader(ZipLoader):
         le=100_000_000, advanced=True,
     )  # fmt: skip
 
-    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        archive = self.open_archive(data, file_name)
+    def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
+        file_name = archive.file_name
         if archive.find("xl/workbook.xml") is None and archive.find("[Content_Types].xml") is None:
             raise CorruptDocumentError(file_name, "is not a .xlsx file (it has no workbook)")
         archive.refuse_entity_declarations()
+        for part in _workbook_and_strings_parts(archive):
+            archive.count(part)
         try:
             sheets = self._sheets(data, file_name)
         except LoadError:
@@ -99,6 +108,18 @@ class XlsxLoader(ZipLoader):
                 return sheets
             finally:
                 book.close()
+
+
+def _workbook_and_strings_parts(archive: Archive) -> list[str]:
+    """The parts openpyxl reads whole before any cell: the workbook (its sheet list) and the shared
+    strings, found as openpyxl finds them (by content type), and at their usual names."""
+    parts = {"xl/workbook.xml", "xl/sharedStrings.xml"}
+    types = archive.xml("[Content_Types].xml")
+    for override in children(types, "Override") if types is not None else ():
+        content_type, name = attr(override, "ContentType") or "", attr(override, "PartName") or ""
+        if name and content_type.endswith(("sharedStrings+xml", ".main+xml")):
+            parts.add(name.lstrip("/"))
+    return sorted(parts)
 
 
 def cell_text(value: object) -> str:
