@@ -185,3 +185,12 @@ def _unzipped(data: bytes) -> dict[str, bytes]:
 
     archive = zipfile.ZipFile(BytesIO(data))
     return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_chapter_markup_counts_against_the_element_limit_before_the_html_walk() -> None:
+    # 2.1 million empty paragraphs: about 20 s of HTML walking, refused after counting them.
+    data = epub({"one.xhtml": "<p>One.</p>", "two.xhtml": "<p></p>" * 2_100_000})
+    assert refusal(data, "pages.epub", cpu_seconds=2.0) == (
+        "pages.epub: has more than 2,000,000 XML elements (limit: max_xml_elements=2,000,000); "
+        "refused before reading the rest"
+    )

@@ -6,6 +6,8 @@ XHTML chapter goes through :func:`core.loaders.html.html_to_text`, so headings,
 paragraphs, lists, code and tables come out exactly as for a web page; a
 chapter with no visible text (a cover picture) makes no page. Pages are labelled
 with their chapter's number; nothing a chapter links to, and no script, is read.
+A chapter's elements (its start tags) count against the file's
+``max_xml_elements`` before the HTML walk spends its time on them.
 Books whose chapters are encrypted (DRM) are refused.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError
+from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.archive import Archive, ZipLoader, attr, child, children, descendants, local, resolve
 from core.loaders.blocks import BlockText
 from core.loaders.html import declared_charset, html_to_text
@@ -56,7 +58,10 @@ class EpubLoader(ZipLoader):
                 continue
             try:
                 source = decode_text(raw, file_name, declared=declared_charset(raw)).text
+                archive.budget.count_start_tags(source)
                 text, elements, _ = html_to_text(source)
+            except TooLargeError:
+                raise
             except LoadError:
                 continue  # an empty chapter (a cover page without text)
             except AssertionError:

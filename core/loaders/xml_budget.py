@@ -106,6 +106,14 @@ class XmlBudget:
             raise CorruptDocumentError(self.file_name, f"has malformed XML in {part} (no element found)")
         return root
 
+    def count_start_tags(self, markup: str) -> None:
+        """Add the elements of markup another reader parses (an EPUB chapter's HTML), counted as its
+        start tags, to the file's elements: C-speed counting before the costlier HTML walk."""
+        starts = markup.count("<") - markup.count("</") - markup.count("<!") - markup.count("<?")
+        self.elements += starts
+        if self.elements > self.limits.max_xml_elements:
+            raise self._over("XML elements", "max_xml_elements", self.limits.max_xml_elements)
+
     def count(self, stream: IO[bytes], part: str) -> None:
         """Count ``part``'s named elements without building a tree: for a part a third-party reader
         (openpyxl) parses next, refused before that reader spends its time on it."""
