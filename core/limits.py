@@ -84,7 +84,9 @@ def check_upload_size(size: int, file_name: str, limits: Limits = DEFAULT_LIMITS
     """Refuse a file of ``size`` bytes that is over the upload limit, before reading or parsing it."""
     if size > limits.max_upload_bytes:
         raise TooLargeError(
-            file_name, f"is {_bytes(size)}, more than the upload limit of {_bytes(limits.max_upload_bytes)}"
+            file_name,
+            f"is {_bytes(size, limits.max_upload_bytes)}, more than the upload limit of "
+            f"{_bytes(limits.max_upload_bytes, size)}",
         )
 
 
@@ -162,7 +164,15 @@ def check_split_size(documents: Sequence[Document], splitter: Splitter, limits: 
             )
 
 
-def _bytes(size: int) -> str:
+def _bytes(size: int, beside: int | None = None) -> str:
+    """``size`` in MB, KB or bytes; in bytes (with separators) when ``beside`` would read the same rounded."""
+    shown = _rounded(size)
+    if beside is not None and beside != size and shown == _rounded(beside):
+        return f"{size:,} bytes"
+    return shown
+
+
+def _rounded(size: int) -> str:
     if size >= MB:
         return f"{size / MB:,.1f} MB"
     if size >= KB:

@@ -27,7 +27,8 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import iterparse
 
 from core.errors import CorruptDocumentError, TooLargeError
-from core.limits import MB, Limits
+from core.limits import Limits
+from core.limits import _bytes as size_phrase  # the upload limit's wording, one place
 
 # Structure, not size: real Office XML nests a few dozen levels (tables in tables); deeper
 # is hostile, and the loaders' walks recurse on some of these levels.
@@ -54,8 +55,8 @@ class XmlBudget:
         if size > limit:
             raise TooLargeError(
                 self.file_name,
-                f"has a part {part} that unpacks to {_size(size, limit)}, more than the limit of "
-                f"{_size(limit, size)} (max_xml_part_bytes)",
+                f"has a part {part} that unpacks to {size_phrase(size, limit)}, more than the limit of "
+                f"{size_phrase(limit, size)} (max_xml_part_bytes)",
             )
 
     def add(self, label: str, field: str, count: int) -> None:
@@ -148,13 +149,6 @@ class XmlBudget:
             self.file_name,
             f"has more than {limit:,} {label} (limit: {field}={limit:,}); refused before reading the rest",
         )
-
-
-def _size(size: int, other: int) -> str:
-    """``size`` in MB, or in bytes when the MB figure would read the same as ``other``'s."""
-    if f"{size / MB:,.1f}" == f"{other / MB:,.1f}":
-        return f"{size:,} bytes"
-    return f"{size / MB:,.1f} MB"
 
 
 def _short(exc: BaseException) -> str:
