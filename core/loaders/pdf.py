@@ -35,7 +35,7 @@ from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocum
 from core.forking import start_forked
 from core.loaders.base import Loader
 from core.loaders.blocks import BlockText
-from core.loaders.pdf_notes import no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
+from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
 from core.loaders.pdf_ocr import OcrPage, OcrUnavailable, has_image, ocr_page, ocr_unavailable_reason
 from core.loaders.registry import LOADERS
 from core.loaders.text import make_document, paragraph_spans
@@ -191,6 +191,9 @@ class PdfLoader(Loader):
             notes.append(ocr_phrase(ocr_read))
         if ocr_found_nothing:
             notes.append(f"OCR read no text on {pages_phrase(ocr_found_nothing)}")
+        cid = cid_note(full_text, pages)
+        if cid:
+            notes.append(cid)
         notes.extend(ocr_notes)
         if notes:
             metadata["load_warning"] = "; ".join(notes)

@@ -11,12 +11,16 @@ loader can say what happened instead.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from core.loaders.pdf_ocr import OcrPage
+from core.schema import Page
 
+# pdfminer (under pdfplumber) writes a glyph whose font maps it to no character as "(cid:N)".
+_CID = re.compile(r"\(cid:\d+\)")
 # How pypdf's warnings about skipped page content begin (pypdf._page).
 _SKIPPED_CONTENT = ("Impossible to decode XFormObject", "Exceeded", "Detected cyclic form XObject")
 
@@ -68,6 +72,19 @@ def unreadable_reason(reasons: dict[int, str]) -> str:
     for number in numbers:
         by_reason.setdefault(reasons[number], []).append(number)
     return "; ".join(f"{pages_phrase(pages)}: {reason}" for reason, pages in by_reason.items())
+
+
+def cid_note(text: str, pages: list[Page]) -> str | None:
+    """A note naming the pages whose text holds ``(cid:N)`` glyph codes, or None when none does."""
+    counts = {page.number: len(_CID.findall(text, page.start_char, page.end_char)) for page in pages}
+    found = [number for number, count in counts.items() if count]
+    if not found:
+        return None
+    total = sum(counts.values())
+    return (
+        f"{total:,} glyph{'s' if total > 1 else ''} written as (cid:N) on {pages_phrase(found)}: the PDF's fonts "
+        "do not say which characters they draw (ocr='all' reads the page as an image)"
+    )
 
 
 def ocr_phrase(ocr_read: dict[int, OcrPage]) -> str:

@@ -5,7 +5,8 @@ the value Excel last saved for it (empty if it was never calculated), and no
 formula is evaluated, no macro run, no external link loaded. Each worksheet is
 a page labelled with the sheet's name, holding a heading with that name and
 the sheet as Markdown-like rows whose first non-empty row is the header (see
-:mod:`core.loaders.blocks`). Empty rows, and empty columns at the edges, are
+:mod:`core.loaders.blocks`), unless that row holds only numbers: then the
+columns' letters (A, B, C) are the header and every row is data. Empty rows, and empty columns at the edges, are
 left out. Charts, pictures and chart sheets are not read.
 
 openpyxl reads the whole shared-string table and the sheet list before the
@@ -99,12 +100,14 @@ class XlsxLoader(ZipLoader):
                     # The declared dimensions may be absurd: read only the cells the sheet stores.
                     sheet.reset_dimensions()
                     rows: list[list[str]] = []
+                    numeric: list[bool] = []
                     for values in sheet.iter_rows(values_only=True):
                         budget -= max(len(values), 1)
                         if budget < 0:
                             raise TooLargeError(file_name, f"has more than max_cells={self.max_cells:,} cells")
                         rows.append([cell_text(value) for value in values])
-                    sheets.append((sheet.title, sheet.sheet_state, _trimmed(rows)))
+                        numeric.append(_all_numbers(values))
+                    sheets.append((sheet.title, sheet.sheet_state, _table(rows, numeric)))
                 return sheets
             finally:
                 book.close()
@@ -137,11 +140,24 @@ def cell_text(value: object) -> str:
     return str(value)
 
 
-def _trimmed(rows: list[list[str]]) -> list[list[str]]:
-    """Rows without empty ones, and without the empty columns at the left and right edges."""
-    kept = [row for row in rows if any(cell.strip() for cell in row)]
+def _table(rows: list[list[str]], numeric: list[bool]) -> list[list[str]]:
+    """Rows without empty ones, and without the empty columns at the left and right edges; the first
+    row is the header, unless it holds only numbers (``numeric``, per row): numbers are data, not column
+    names, so the columns are then named as the sheet names them (A, B, C)."""
+    kept = [index for index, row in enumerate(rows) if any(cell.strip() for cell in row)]
     if not kept:
         return []
-    first = min(next(i for i, cell in enumerate(row) if cell.strip()) for row in kept)
-    last = max(max(i for i, cell in enumerate(row) if cell.strip()) for row in kept)
-    return [row[first : last + 1] for row in kept]
+    first = min(next(i for i, cell in enumerate(rows[k]) if cell.strip()) for k in kept)
+    last = max(max(i for i, cell in enumerate(rows[k]) if cell.strip()) for k in kept)
+    table = [rows[k][first : last + 1] for k in kept]
+    if numeric[kept[0]]:
+        from openpyxl.utils import get_column_letter
+
+        table.insert(0, [get_column_letter(column + 1) for column in range(first, last + 1)])
+    return table
+
+
+def _all_numbers(values: tuple[object, ...]) -> bool:
+    """Whether a row's non-empty cells are all numbers (a bool is TRUE/FALSE, not a number here)."""
+    filled = [value for value in values if value is not None and value != ""]
+    return bool(filled) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in filled)
