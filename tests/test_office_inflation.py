@@ -129,6 +129,17 @@ def test_millions_of_shared_strings_are_refused_before_openpyxl_reads_them() -> 
     )
 
 
+def test_a_sheet_of_a_million_stored_cells_is_refused_before_openpyxl_reads_a_cell() -> None:
+    # openpyxl reads some 50,000 cells a second: these would take about 20 s.
+    data = xlsx_parts("<si><t>head</t></si><si><t>two</t></si>")
+    parts = _unzipped(data)
+    rows = "".join(f'<row r="{i}"><c r="A{i}"><v>{i}</v></c><c r="B{i}"><v>1</v></c></row>' for i in range(1, 500_001))
+    parts["xl/worksheets/sheet1.xml"] = f'<worksheet xmlns="{S}"><sheetData>{rows}</sheetData></worksheet>'.encode()
+    assert refusal(zipped(parts), "cells.xlsx", cpu_seconds=3.0) == (
+        "cells.xlsx: has more than 300,000 cells (limit: max_cells=300,000); refused before reading the rest"
+    )
+
+
 def test_a_workbook_listing_one_sheet_thousands_of_times_is_refused_before_openpyxl_opens_it() -> None:
     data = xlsx_parts("<si><t>head</t></si><si><t>two</t></si>", sheets=6_000)
     assert refusal(data, "sheets.xlsx", cpu_seconds=2.0) == (

@@ -59,11 +59,9 @@ class XmlBudget:
                 f"{size_phrase(limit, size)} (max_xml_part_bytes)",
             )
 
-    def add(self, label: str, field: str, count: int) -> None:
-        """Refuse when ``count`` things the loader counted itself (sheets, chapters) exceed ``field``'s limit."""
-        limit = getattr(self.limits, field)
-        if count > limit:
-            raise self._over(label, field, limit)
+    def bound(self, name: str, label: str, field: str, limit: int) -> None:
+        """Count elements named ``name`` against ``limit`` too: a loader's own parameter ``field``."""
+        self._counted[name] = [0, limit, label, field]
 
     def parse(self, stream: IO[bytes], part: str) -> XmlElement:
         """``part`` parsed from ``stream`` into a tree, counted element by element; entities refused."""
