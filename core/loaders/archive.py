@@ -260,6 +260,8 @@ def core_properties(archive: Archive) -> dict[str, str]:
     """Title and author from ``docProps/core.xml``, when present and not blank."""
     try:
         root = archive.xml("docProps/core.xml")
+    except TooLargeError:
+        raise  # over a limit is a refusal, whichever part went over it
     except LoadError:
         return {}  # damaged properties lose the title, not the document
     if root is None:

@@ -39,13 +39,13 @@ class XmlBudget:
     """Counts one file's XML elements against ``limits``; ``counted`` maps an element's local
     name to (what it is called in a message, the :class:`Limits` field that bounds it)."""
 
-    def __init__(self, file_name: str, limits: Limits, counted: Mapping[str, tuple[str, str]] = ()) -> None:
+    def __init__(self, file_name: str, limits: Limits, counted: Mapping[str, tuple[str, str]] | None = None) -> None:
         self.file_name = file_name
         self.limits = limits
         self.elements = 0
         # local name -> [count so far, limit, label, field]
         self._counted = {
-            name: [0, getattr(limits, field), label, field] for name, (label, field) in dict(counted).items()
+            name: [0, getattr(limits, field), label, field] for name, (label, field) in (counted or {}).items()
         }
         self._local_names: dict[str, str] = {}
 
