@@ -63,15 +63,17 @@ def test_tesseract_on_a_white_image_reads_nothing_and_the_message_says_it_ran() 
         load_bytes(_image_page(b"\xff" * 64), "white.pdf")
 
 
-def _nested_forms(depth: int) -> bytes:
-    """A page whose text is drawn by the innermost of ``depth`` form XObjects, each drawing the next."""
+def _nested_forms(depth: int, own_text: bytes = b"") -> bytes:
+    """A page whose text is drawn by the innermost of ``depth`` form XObjects, each drawing the next
+    (and ``own_text`` drawn by the page itself)."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /XObject << /X 6 0 R >> >> >>",
-        _stream(b"/X Do"),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
+        b"/Resources << /XObject << /X 6 0 R >> /Font << /F1 5 0 R >> >> >>",
+        _stream((b"BT /F1 12 Tf 20 150 Td (%s) Tj ET " % own_text if own_text else b"") + b"/X Do"),
         _FONT,
-    ]  # fmt: skip
+    ]
     for level in range(depth):
         number = len(objects) + 1
         if level == depth - 1:
@@ -97,4 +99,12 @@ def test_forms_nested_deeper_than_pypdf_follows_are_not_called_blank_pages() -> 
     assert str(caught.value) == (
         "nested.pdf: has pages whose content could not be read "
         "(page 1: its drawing nests form XObjects deeper than pypdf can follow)"
+    )
+
+
+def test_a_page_read_in_part_says_which_part_was_skipped() -> None:
+    (document,) = load_bytes(_nested_forms(600, own_text=b"Drawn by the page"), "partly.pdf")
+    assert document.text.strip() == "Drawn by the page"
+    assert document.metadata["load_warning"] == (
+        "could not read part of page 1: its drawing nests form XObjects deeper than pypdf can follow"
     )

@@ -156,9 +156,12 @@ class PdfLoader(Loader):
                     file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
                 )
             unreadable: dict[int, str] = {}
+            partly: dict[int, str] = {}
             blank = [number for number, page in enumerate(blocks, start=1) if not page]
         else:
-            texts, unreadable = self._extract(reader, file_name)
+            texts, skipped = self._extract(reader, file_name)
+            unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
+            partly = {number: reason for number, reason in skipped.items() if texts[number - 1]}
             blank = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
         ocr_read, ocr_notes, ocr_found_nothing = self._ocr(data, reader, blank)
         if len(blank) + len(unreadable) == page_count and not ocr_read:
@@ -187,6 +190,8 @@ class PdfLoader(Loader):
             notes.append(f"no text on {pages_phrase(empty)}")
         if unreadable:
             notes.append(f"could not read {unreadable_reason(unreadable)}")
+        if partly:
+            notes.append(f"could not read part of {unreadable_reason(partly)}")
         if ocr_read:
             notes.append(ocr_phrase(ocr_read))
         if ocr_found_nothing:
@@ -237,7 +242,7 @@ class PdfLoader(Loader):
         return read, notes, found_nothing
 
     def _extract(self, reader: PdfReader, file_name: str) -> tuple[list[str], dict[int, str]]:
-        """Every page's text ("" for a blank or unreadable page), and why each unreadable page was not read.
+        """Every page's text ("" for a blank or unreadable page), and why pypdf skipped a page or part of one.
 
         pypdf is pure Python, so a long PDF is read on two cores: a forked child
         extracts the second half of the pages while this process does the first
@@ -275,8 +280,8 @@ class PdfLoader(Loader):
                 ) from None
             except Exception as exc:  # one damaged page should not lose the others
                 text, gave_up = "", [f"pypdf failed on it ({_reason(exc)})"]
-            if not text.strip() and gave_up:
-                # pypdf skipped the drawing that holds the text: unread, not blank.
+            if gave_up:
+                # pypdf skipped drawing that may hold text: unread (or partly read), not blank.
                 unreadable[number] = gave_up[0]
             texts.append(text if text.strip() else "")
         return texts, unreadable
