@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from cpu_budget import cpu_budget
+from hypothesis import given
+from hypothesis import strategies as st
 from test_loaders_office import OFFICE_REL, P_NS, REL_NS, W, docx, epub, pptx, zipped
 
 from core.errors import CorruptDocumentError, TooLargeError
@@ -58,6 +60,20 @@ def test_two_million_empty_paragraphs_are_refused_after_the_paragraph_limit() ->
     assert refusal(data, "report.docx") == (
         "report.docx: has more than 200,000 paragraphs (limit: max_paragraphs=200,000); refused before reading the rest"
     )
+
+
+@given(paragraphs=st.integers(0, 60), rows=st.integers(0, 8), cells=st.integers(1, 8), limit=st.integers(1, 60))
+def test_a_count_at_its_limit_loads_and_one_more_is_refused(paragraphs: int, rows: int, cells: int, limit: int) -> None:
+    # Paragraphs inside table cells are paragraphs too: every w:p counts, wherever it is.
+    table = "<w:tbl>" + ("<w:tr>" + "<w:tc><w:p/></w:tc>" * cells + "</w:tr>") * rows + "</w:tbl>" if rows else ""
+    data = docx("<w:p><w:r><w:t>text</w:t></w:r></w:p>" + "<w:p/>" * paragraphs + table)
+    total = 1 + paragraphs + rows * cells
+    limits = Limits(max_paragraphs=limit, max_table_cells=limit)
+    if total <= limit:
+        assert load_bytes(data, "counted.docx", limits=limits)[0].text.startswith("text")
+    else:
+        with pytest.raises(TooLargeError, match=r"has more than \d+ (paragraphs|table cells)"):
+            load_bytes(data, "counted.docx", limits=limits)
 
 
 @pytest.mark.parametrize(
