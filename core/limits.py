@@ -14,6 +14,11 @@ Three bounds, declared once as parameters with their defaults:
   count is estimated from the text's size in the splitter's units and the step
   between chunks (``chunk_size - chunk_overlap``), so ``chunk_size=1`` on a long
   book is refused in milliseconds rather than building millions of nodes.
+- the work a zip of XML (DOCX, PPTX, XLSX, EPUB) may cause, which its size does
+  not bound: unpacked bytes per part, XML elements, paragraphs, runs, table rows
+  and cells, shared strings and slides/sheets/chapters, counted while the parts
+  are parsed (:mod:`core.loaders.xml_budget`), so a file is refused after at
+  most that much work.
 
 Every refusal is a :class:`~core.errors.TooLargeError` whose one sentence names
 the file, the size and the limit. :func:`core.loaders.load_bytes` and
@@ -54,6 +59,22 @@ class Limits(Configurable):
     max_embed_chars: int = param(
         1_000_000, "Most characters a splitter that embeds every sentence (semantic) may take in one split.", ge=1
     )
+    # Office and EPUB files are zip archives of XML: a few hundred KB can unpack to millions of elements,
+    # each costing parse and walk time, so the work is bounded by what is parsed, counted while it streams.
+    max_xml_part_bytes: int = param(
+        100 * MB, "Largest unpacked XML part (or EPUB chapter) of a DOCX, PPTX, XLSX or EPUB file, in bytes.", ge=1
+    )
+    max_xml_elements: int = param(
+        2_000_000, "Most XML elements one DOCX, PPTX or EPUB file may hold, over all the parts read.", ge=1
+    )
+    max_paragraphs: int = param(200_000, "Most paragraphs (empty ones included) in one DOCX or PPTX file.", ge=1)
+    max_runs: int = param(1_000_000, "Most text runs (pieces of a paragraph) in one DOCX or PPTX file.", ge=1)
+    max_table_rows: int = param(200_000, "Most table rows in one DOCX or PPTX file.", ge=1)
+    max_table_cells: int = param(
+        1_000_000, "Most table cells in one DOCX or PPTX file (an XLSX's cells: its loader's max_cells).", ge=1
+    )
+    max_shared_strings: int = param(250_000, "Most distinct strings (the shared-string table) in one XLSX file.", ge=1)
+    max_sections: int = param(5_000, "Most slides (PPTX), sheets (XLSX) or chapters (EPUB) in one file.", ge=1)
 
 
 DEFAULT_LIMITS = Limits()
@@ -63,7 +84,9 @@ def check_upload_size(size: int, file_name: str, limits: Limits = DEFAULT_LIMITS
     """Refuse a file of ``size`` bytes that is over the upload limit, before reading or parsing it."""
     if size > limits.max_upload_bytes:
         raise TooLargeError(
-            file_name, f"is {_bytes(size)}, more than the upload limit of {_bytes(limits.max_upload_bytes)}"
+            file_name,
+            f"is {_bytes(size, limits.max_upload_bytes)}, more than the upload limit of "
+            f"{_bytes(limits.max_upload_bytes, size)}",
         )
 
 
@@ -141,7 +164,15 @@ def check_split_size(documents: Sequence[Document], splitter: Splitter, limits: 
             )
 
 
-def _bytes(size: int) -> str:
+def _bytes(size: int, beside: int | None = None) -> str:
+    """``size`` in MB, KB or bytes; in bytes (with separators) when ``beside`` would read the same rounded."""
+    shown = _rounded(size)
+    if beside is not None and beside != size and shown == _rounded(beside):
+        return f"{size:,} bytes"
+    return shown
+
+
+def _rounded(size: int) -> str:
     if size >= MB:
         return f"{size / MB:,.1f} MB"
     if size >= KB:

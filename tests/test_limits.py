@@ -25,6 +25,14 @@ def test_defaults_are_declared_parameters() -> None:
         "max_text_chars": 5_000_000,
         "max_nodes": 100_000,
         "max_embed_chars": 1_000_000,
+        "max_xml_part_bytes": 100 * MB,
+        "max_xml_elements": 2_000_000,
+        "max_paragraphs": 200_000,
+        "max_runs": 1_000_000,
+        "max_table_rows": 200_000,
+        "max_table_cells": 1_000_000,
+        "max_shared_strings": 250_000,
+        "max_sections": 5_000,
     }
     assert Limits.from_params({"max_nodes": "10"}).max_nodes == 10
     with pytest.raises(ConfigError, match=r"^limits: max_upload_bytes must be at least 1, got -5$"):

@@ -454,7 +454,10 @@ def test_xlsx_formulas_give_their_saved_value_and_are_never_evaluated() -> None:
 
 def test_xlsx_with_too_many_cells_is_refused_and_macros_are_noted() -> None:
     data = xlsx({"Big": [[i, i + 1, i + 2] for i in range(50)]})
-    with pytest.raises(TooLargeError, match=r"^big\.xlsx: has more than max_cells=100 cells$"):
+    with pytest.raises(
+        TooLargeError,
+        match=r"^big\.xlsx: has more than 100 cells \(limit: max_cells=100\); refused before reading the rest$",
+    ):
         load_bytes(data, "big.xlsx", max_cells=100)
     source = zipfile.ZipFile(BytesIO(xlsx({"S": [["h"], ["v"]]}, hidden=())))
     with_macro = zipped({**{n: source.read(n) for n in source.namelist()}, "xl/vbaProject.bin": b"Sub Auto_Open()"})

@@ -55,13 +55,14 @@ def load_bytes(
     ``file_metadata`` (as in LlamaIndex's SimpleDirectoryReader) maps the file
     name to extra metadata; ``filename_as_id`` makes the file name the document id
     (with ``_part_N`` for files that yield several documents). ``limits`` refuses a
-    file over the upload size before parsing it, and one whose text is over the
-    text limit, with a :class:`~core.errors.TooLargeError`.
+    file over the upload size before parsing it, one whose text is over the
+    text limit, and an Office or EPUB file whose XML holds more than its limits
+    allow (counted while parsing), with a :class:`~core.errors.TooLargeError`.
     """
     cls = LOADERS.get_class(loader) if loader else loader_for(file_name)
     reader = cls.from_params(options)
     check_upload_size(len(data), file_name, limits)
-    documents = reader.load_bytes(data, file_name)
+    documents = reader.load_within(data, file_name, limits)
     check_text_size(documents, file_name, limits)
     extra = file_metadata(file_name) if file_metadata else {}
     for index, document in enumerate(documents):

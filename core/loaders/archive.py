@@ -6,7 +6,10 @@ archive's central directory and refuses the file, before unpacking any entry,
 when it declares more entries or more unpacked bytes than the loader's bounds.
 That bound holds for what is actually unpacked too: :mod:`zipfile` never returns
 more bytes for an entry than its directory record declares (a longer stream
-fails its CRC check and is reported as damage).
+fails its CRC check and is reported as damage). The bytes do not bound the
+work, though (a few hundred KB of empty paragraphs unpack to millions of
+elements), so every XML part is parsed as a stream and counted against the
+:class:`~core.limits.Limits` by :mod:`core.loaders.xml_budget`.
 
 Parts are parsed as XML with defusedxml, which refuses entity declarations
 (the "billion laughs" expansion) and external entities, and nothing else in the
@@ -20,25 +23,26 @@ from __future__ import annotations
 import posixpath
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from io import BytesIO
 from typing import ClassVar
 from urllib.parse import unquote
 from xml.etree.ElementTree import Element as XmlElement
-from xml.etree.ElementTree import ParseError
-
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring
 
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
+from core.limits import DEFAULT_LIMITS, Limits
 from core.loaders.base import Loader
+from core.loaders.xml_budget import XmlBudget
 from core.params import param
+from core.schema import Document
 
 MB = 1_000_000
 # An encrypted (password-protected) Office file is not a zip but an OLE compound file, as are .doc/.xls/.ppt.
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENTITY_MARKERS = tuple("<!ENTITY".encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be"))
+# What reading a damaged zip entry raises.
+_DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError)
 # Parts that hold something that could run or reach out; never read, only noted.
 _ACTIVE_PARTS = (
     ("vbaproject.bin", "macros"),
@@ -54,6 +58,8 @@ class ZipLoader(Loader):
 
     # What the format is called in messages ("a .docx file").
     format_label: ClassVar[str] = "zip"
+    # The elements counted against a limit while parts are parsed: local name -> (label, Limits field).
+    counted_elements: ClassVar[Mapping[str, tuple[str, str]]] = {}
 
     max_unzipped_mb: int = param(
         200,
@@ -70,8 +76,18 @@ class ZipLoader(Loader):
         advanced=True,
     )
 
-    def open_archive(self, data: bytes, file_name: str) -> Archive:
-        """The archive, once its entry count and unpacked size are within the bounds."""
+    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
+        return self.load_within(data, file_name, DEFAULT_LIMITS)
+
+    def load_within(self, data: bytes, file_name: str, limits: Limits) -> list[Document]:
+        return self.read_archive(self.open_archive(data, file_name, limits), data)
+
+    def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
+        """The documents in an opened archive (``data`` is the whole file, for a reader that wants it)."""
+        raise NotImplementedError
+
+    def open_archive(self, data: bytes, file_name: str, limits: Limits = DEFAULT_LIMITS) -> Archive:
+        """The archive, once its entry count and unpacked size are within the bounds; its parts parse under ``limits``."""
         if not data.strip():
             raise EmptyDocumentError(file_name, "is empty")
         if data.startswith(_OLE_MAGIC):
@@ -99,15 +115,17 @@ class ZipLoader(Loader):
                 f"unpacks to {unpacked / MB:,.1f} MB, more than max_unzipped_mb={self.max_unzipped_mb:,} "
                 "(refused before unpacking: a zip bomb?)",
             )
-        return Archive(archive, file_name)
+        return Archive(archive, file_name, XmlBudget(file_name, limits, self.counted_elements))
 
 
 class Archive:
-    """Read access to an archive's parts by name; a missing part reads as None."""
+    """Read access to an archive's parts by name; a missing part reads as None. Every part read or
+    parsed is checked against ``budget``: its unpacked size, and the elements it holds."""
 
-    def __init__(self, archive: zipfile.ZipFile, file_name: str) -> None:
+    def __init__(self, archive: zipfile.ZipFile, file_name: str, budget: XmlBudget) -> None:
         self.zip = archive
         self.file_name = file_name
+        self.budget = budget
         # Zip names are case-sensitive, but some writers disagree with the references on case.
         self.names = {info.filename: info for info in archive.infolist() if not info.is_dir()}
         self._folded = {name.lower(): name for name in self.names}
@@ -118,24 +136,46 @@ class Archive:
             return name
         return self._folded.get(name.lower())
 
-    def read(self, name: str) -> bytes | None:
+    def _info(self, name: str) -> zipfile.ZipInfo | None:
         found = self.find(name)
         if found is None:
             return None
         info = self.names[found]
         if info.flag_bits & 0x1:
             raise EncryptedDocumentError(self.file_name, f"has an encrypted part ({found}) and cannot be read")
+        self.budget.check_part_size(found, info.file_size)
+        return info
+
+    def read(self, name: str) -> bytes | None:
+        info = self._info(name)
+        if info is None:
+            return None
         try:
             return self.zip.read(info)
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError) as exc:
-            raise CorruptDocumentError(self.file_name, f"has a damaged part {found} ({_short(exc)})") from None
+        except (*_DAMAGE, ValueError) as exc:
+            raise CorruptDocumentError(self.file_name, f"has a damaged part {info.filename} ({_short(exc)})") from None
 
     def xml(self, name: str) -> XmlElement | None:
-        """A part parsed as XML, or None when the archive has no such part."""
-        data = self.read(name)
-        if data is None:
+        """A part parsed as XML while its elements are counted, or None when the archive has no such part."""
+        info = self._info(name)
+        if info is None:
             return None
-        return parse_xml(data, self.file_name, name)
+        try:
+            with self.zip.open(info) as stream:
+                return self.budget.parse(stream, info.filename)
+        except _DAMAGE as exc:
+            raise CorruptDocumentError(self.file_name, f"has a damaged part {info.filename} ({_short(exc)})") from None
+
+    def count(self, name: str) -> None:
+        """Count a part's elements against the budget without building a tree (see :meth:`XmlBudget.count`)."""
+        info = self._info(name)
+        if info is None:
+            return
+        try:
+            with self.zip.open(info) as stream:
+                self.budget.count(stream, info.filename)
+        except _DAMAGE as exc:
+            raise CorruptDocumentError(self.file_name, f"has a damaged part {info.filename} ({_short(exc)})") from None
 
     def relationships(self, part: str) -> dict[str, tuple[str, str]]:
         """A part's relationships: id -> (type's last word, target part name); external targets left out."""
@@ -179,18 +219,6 @@ class Archive:
         return f"ignored its {_joined(kinds)} (nothing in the file is run or followed)"
 
 
-def parse_xml(data: bytes, file_name: str, part: str) -> XmlElement:
-    """XML with entity declarations and external references refused."""
-    try:
-        return fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
-    except DefusedXmlException:
-        raise CorruptDocumentError(file_name, f"has XML entity declarations in {part}, which are refused") from None
-    except (ParseError, ValueError) as exc:
-        raise CorruptDocumentError(file_name, f"has malformed XML in {part} ({_short(exc)})") from None
-    except RecursionError:
-        raise CorruptDocumentError(file_name, f"has XML nested too deep in {part}") from None
-
-
 def resolve(part: str, target: str) -> str:
     """A relationship's or href's target as a part name (relative to ``part``'s folder; "/..." from the root)."""
     target = unquote(target.split("#", 1)[0])
@@ -232,6 +260,8 @@ def core_properties(archive: Archive) -> dict[str, str]:
     """Title and author from ``docProps/core.xml``, when present and not blank."""
     try:
         root = archive.xml("docProps/core.xml")
+    except TooLargeError:
+        raise  # over a limit is a refusal, whichever part went over it
     except LoadError:
         return {}  # damaged properties lose the title, not the document
     if root is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from core.limits import Limits
 from core.params import Configurable
 from core.schema import Document
 
@@ -27,3 +28,9 @@ class Loader(Configurable):
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         raise NotImplementedError
+
+    def load_within(self, data: bytes, file_name: str, limits: Limits) -> list[Document]:
+        """Load under ``limits``. Only a loader whose work the file's size does not bound (a zip of
+        XML) reads them; the upload and text limits are applied around every loader by
+        :func:`core.loaders.load_bytes`."""
+        return self.load_bytes(data, file_name)

@@ -39,6 +39,13 @@ _SKIPPED = frozenset({"txbxContent", "Fallback", "del", "object", "drawing", "pi
 # Wrappers around paragraphs and tables in the body: content controls, custom XML, tracked insertions.
 _TRANSPARENT = frozenset({"sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag"})
 _STYLE_CHAIN_LIMIT = 20
+# What a hostile file multiplies (each costs parse and walk time), counted while parts are parsed.
+_COUNTED = {
+    "p": ("paragraphs", "max_paragraphs"),
+    "r": ("runs", "max_runs"),
+    "tr": ("table rows", "max_table_rows"),
+    "tc": ("table cells", "max_table_cells"),
+}
 
 
 @dataclass
@@ -58,9 +65,10 @@ class DocxLoader(ZipLoader):
     summary = "Word (.docx): headings, paragraphs, list items and tables (Markdown-like rows); macros never run."
     extensions = (".docx",)
     format_label = "a .docx file"
+    counted_elements = _COUNTED
 
-    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        archive = self.open_archive(data, file_name)
+    def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
+        file_name = archive.file_name
         main = _main_part(archive)
         root = archive.xml(main)
         if root is None:

@@ -6,6 +6,8 @@ XHTML chapter goes through :func:`core.loaders.html.html_to_text`, so headings,
 paragraphs, lists, code and tables come out exactly as for a web page; a
 chapter with no visible text (a cover picture) makes no page. Pages are labelled
 with their chapter's number; nothing a chapter links to, and no script, is read.
+A chapter's elements (its start tags) count against the file's
+``max_xml_elements`` before the HTML walk spends its time on them.
 Books whose chapters are encrypted (DRM) are refused.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError
+from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.archive import Archive, ZipLoader, attr, child, children, descendants, local, resolve
 from core.loaders.blocks import BlockText
 from core.loaders.html import declared_charset, html_to_text
@@ -34,9 +36,10 @@ class EpubLoader(ZipLoader):
     summary = "EPUB (.epub): one page per chapter in reading order, with headings, lists and tables."
     extensions = (".epub",)
     format_label = "an .epub file"
+    counted_elements = {"itemref": ("chapters", "max_sections")}
 
-    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        archive = self.open_archive(data, file_name)
+    def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
+        file_name = archive.file_name
         package_part = _package_part(archive, file_name)
         package = archive.xml(package_part)
         if package is None:
@@ -55,7 +58,10 @@ class EpubLoader(ZipLoader):
                 continue
             try:
                 source = decode_text(raw, file_name, declared=declared_charset(raw)).text
+                archive.budget.count_start_tags(source)
                 text, elements, _ = html_to_text(source)
+            except TooLargeError:
+                raise
             except LoadError:
                 continue  # an empty chapter (a cover page without text)
             except AssertionError:
@@ -97,13 +103,13 @@ def _spine(package: Any, package_part: str) -> list[str]:
         item_id, href = item.get("id"), item.get("href")
         if item_id and href:
             manifest[item_id] = (resolve(package_part, href), item.get("media-type", ""))
-    chapters: list[str] = []
+    chapters: dict[str, None] = {}  # ordered, and a repeated chapter is found at once
     spine = next(descendants(package, "spine"), None)
     for itemref in children(spine, "itemref") if spine is not None else ():
         found = manifest.get(itemref.get("idref") or "")
-        if found is not None and found[1] in _CHAPTER_TYPES and found[0] not in chapters:
-            chapters.append(found[0])
-    return chapters
+        if found is not None and found[1] in _CHAPTER_TYPES:
+            chapters.setdefault(found[0])
+    return list(chapters)
 
 
 def _refuse_encrypted(archive: Archive, chapters: list[str], file_name: str) -> None:

@@ -35,6 +35,7 @@ from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocum
 from core.forking import start_forked
 from core.loaders.base import Loader
 from core.loaders.blocks import BlockText
+from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
 from core.loaders.pdf_ocr import OcrPage, OcrUnavailable, has_image, ocr_page, ocr_unavailable_reason
 from core.loaders.registry import LOADERS
 from core.loaders.text import make_document, paragraph_spans
@@ -154,16 +155,22 @@ class PdfLoader(Loader):
                 raise CorruptDocumentError(
                     file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
                 )
-            unreadable: list[int] = []
+            unreadable: dict[int, str] = {}
+            partly: dict[int, str] = {}
             blank = [number for number, page in enumerate(blocks, start=1) if not page]
         else:
-            texts, unreadable = self._extract(reader, file_name)
+            texts, skipped = self._extract(reader, file_name)
+            unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
+            partly = {number: reason for number, reason in skipped.items() if texts[number - 1]}
             blank = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
-        ocr_read, ocr_notes = self._ocr(data, reader, blank)
+        ocr_read, ocr_notes, ocr_found_nothing = self._ocr(data, reader, blank)
         if len(blank) + len(unreadable) == page_count and not ocr_read:
             if unreadable:
-                raise CorruptDocumentError(file_name, "has pages whose content could not be read")
-            raise EmptyDocumentError(file_name, _no_text_reason(self.ocr, ocr_notes))
+                raise CorruptDocumentError(
+                    file_name, f"has pages whose content could not be read ({unreadable_reason(unreadable)})"
+                )
+            unavailable = None if self.ocr == "off" else ocr_unavailable_reason()
+            raise EmptyDocumentError(file_name, no_text_reason(self.ocr, ocr_notes, ocr_found_nothing, unavailable))
 
         if self.parser == "pdfplumber":
             full_text, elements, pages = _assemble_blocks(blocks, labels, ocr_read)
@@ -180,39 +187,48 @@ class PdfLoader(Loader):
         read = {number for number, page in enumerate(pages, start=1) if page.end_char > page.start_char}
         empty = [number for number in range(1, page_count + 1) if number not in read and number not in unreadable]
         if empty:
-            notes.append(f"no text on {_pages_phrase(empty)}")
+            notes.append(f"no text on {pages_phrase(empty)}")
         if unreadable:
-            notes.append(f"could not read {_pages_phrase(unreadable)}")
+            notes.append(f"could not read {unreadable_reason(unreadable)}")
+        if partly:
+            notes.append(f"could not read part of {unreadable_reason(partly)}")
         if ocr_read:
-            notes.append(_ocr_phrase(ocr_read))
+            notes.append(ocr_phrase(ocr_read))
+        if ocr_found_nothing:
+            notes.append(f"OCR read no text on {pages_phrase(ocr_found_nothing)}")
+        cid = cid_note(full_text, pages)
+        if cid:
+            notes.append(cid)
         notes.extend(ocr_notes)
         if notes:
             metadata["load_warning"] = "; ".join(notes)
         return [make_document(full_text, metadata, elements, pages)]
 
-    def _ocr(self, data: bytes, reader: PdfReader, blank: list[int]) -> tuple[dict[int, OcrPage], list[str]]:
-        """The pages OCR read (by number) and one-line notes about what it could not do.
+    def _ocr(self, data: bytes, reader: PdfReader, blank: list[int]) -> tuple[dict[int, OcrPage], list[str], list[int]]:
+        """The pages OCR read (by number), one-line notes about what it could not do, and the pages
+        it read without finding a word.
 
         ``blank`` are the pages the parser found no text on; 'auto' reads those that draw an image.
         """
         if self.ocr == "off":
-            return {}, []
+            return {}, [], []
         if self.ocr == "all":
             wanted = list(range(1, len(reader.pages) + 1))
         else:
             wanted = [number for number in blank if has_image(reader.pages[number - 1])]
         if not wanted:
-            return {}, []
+            return {}, [], []
         reason = ocr_unavailable_reason()
         if reason:
-            return {}, [f"{_pages_phrase(wanted)} not read: {reason}"]
+            return {}, [f"{pages_phrase(wanted)} not read: {reason}"], []
         notes = []
         if len(wanted) > self.max_ocr_pages:
             notes.append(
-                f"{_pages_phrase(wanted[self.max_ocr_pages :])} not read by OCR (max_ocr_pages={self.max_ocr_pages})"
+                f"{pages_phrase(wanted[self.max_ocr_pages :])} not read by OCR (max_ocr_pages={self.max_ocr_pages})"
             )
             wanted = wanted[: self.max_ocr_pages]
         read: dict[int, OcrPage] = {}
+        found_nothing: list[int] = []
         for number in wanted:
             try:
                 page = ocr_page(data, number - 1, self.ocr_dpi, reflow=self.parser == "pdfplumber")
@@ -221,10 +237,12 @@ class PdfLoader(Loader):
                 continue
             if page.text.strip():
                 read[number] = page
-        return read, notes
+            else:
+                found_nothing.append(number)
+        return read, notes, found_nothing
 
-    def _extract(self, reader: PdfReader, file_name: str) -> tuple[list[str], list[int]]:
-        """Every page's text ("" for a blank or unreadable page), and the numbers of the unreadable pages.
+    def _extract(self, reader: PdfReader, file_name: str) -> tuple[list[str], dict[int, str]]:
+        """Every page's text ("" for a blank or unreadable page), and why pypdf skipped a page or part of one.
 
         pypdf is pure Python, so a long PDF is read on two cores: a forked child
         extracts the second half of the pages while this process does the first
@@ -245,21 +263,26 @@ class PdfLoader(Loader):
             raise
         # The child reads as many pages as this process did; far longer means it is stuck, not slow.
         rest = child.result(timeout=CHILD_GRACE_SECONDS + 4 * (time.perf_counter() - started)) or work()
-        return texts + rest[0], unreadable + rest[1]
+        return texts + rest[0], {**unreadable, **rest[1]}
 
-    def _extract_range(self, pages: list[Any], start: int, stop: int, file_name: str) -> tuple[list[str], list[int]]:
+    def _extract_range(
+        self, pages: list[Any], start: int, stop: int, file_name: str
+    ) -> tuple[list[str], dict[int, str]]:
         texts: list[str] = []
-        unreadable: list[int] = []
+        unreadable: dict[int, str] = {}
         for number, page in enumerate(pages[start:stop], start=start + 1):
             try:
-                text = page.extract_text(extraction_mode=self.extraction_mode)
+                with pypdf_gave_up() as gave_up:
+                    text = page.extract_text(extraction_mode=self.extraction_mode)
             except FileNotDecryptedError:
                 raise EncryptedDocumentError(
                     file_name, "is encrypted and cannot be read without its password"
                 ) from None
-            except Exception:  # one damaged page should not lose the others
-                text = ""
-                unreadable.append(number)
+            except Exception as exc:  # one damaged page should not lose the others
+                text, gave_up = "", [f"pypdf failed on it ({_reason(exc)})"]
+            if gave_up:
+                # pypdf skipped drawing that may hold text: unread (or partly read), not blank.
+                unreadable[number] = gave_up[0]
             texts.append(text if text.strip() else "")
         return texts, unreadable
 
@@ -316,26 +339,6 @@ def _ocr_attrs(ocr_read: dict[int, OcrPage], number: int) -> dict[str, Any]:
     return {"ocr_confidence": ocr_read[number].confidence} if number in ocr_read else {}
 
 
-def _ocr_phrase(ocr_read: dict[int, OcrPage]) -> str:
-    """``read by OCR: page 1 (96% word confidence)`` (at most 20 pages named)."""
-    numbers = sorted(ocr_read)
-    shown = ", ".join(f"page {n} ({ocr_read[n].confidence:.0f}%)" for n in numbers[:20])
-    more = f" and {len(numbers) - 20} more" if len(numbers) > 20 else ""
-    return f"read by OCR (mean word confidence): {shown}{more}"
-
-
-def _no_text_reason(ocr: str, ocr_notes: list[str]) -> str:
-    """Why a PDF gave no text at all, in one sentence."""
-    if ocr == "off":
-        return "has no text layer (scanned?) and OCR is off (ocr='auto' reads scanned pages)"
-    unavailable = ocr_unavailable_reason()
-    if ocr_notes and unavailable:
-        return f"has no text layer (scanned?); {unavailable}"
-    if ocr_notes:
-        return f"has no text layer, and OCR read nothing ({ocr_notes[-1]})"
-    return "has no text layer, and no page image for OCR to read (blank pages?)"
-
-
 def _decrypt_with_empty_password(reader: PdfReader, file_name: str) -> None:
     """Open a PDF encrypted only against editing (empty user password); refuse a real password."""
     try:
@@ -386,12 +389,6 @@ def _info(reader: PdfReader) -> dict[str, str]:
     except Exception:
         return {}
     return {key: " ".join(str(value).split()) for key, value in found.items() if value and str(value).strip()}
-
-
-def _pages_phrase(numbers: list[int]) -> str:
-    shown = ", ".join(str(n) for n in numbers[:20])
-    more = f" and {len(numbers) - 20} more" if len(numbers) > 20 else ""
-    return f"page{'s' if len(numbers) > 1 else ''} {shown}{more}"
 
 
 def _reason(exc: Exception) -> str:

@@ -39,11 +39,18 @@ class PptxLoader(ZipLoader):
     summary = "PowerPoint (.pptx): one page per slide; titles, bullets, text and tables; macros never run."
     extensions = (".pptx",)
     format_label = "a .pptx file"
+    counted_elements = {
+        "sldId": ("slides", "max_sections"),
+        "p": ("paragraphs", "max_paragraphs"),
+        "r": ("runs", "max_runs"),
+        "tr": ("table rows", "max_table_rows"),
+        "tc": ("table cells", "max_table_cells"),
+    }
 
     include_notes: bool = param(False, "Add each slide's speaker notes after its content.")
 
-    def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
-        archive = self.open_archive(data, file_name)
+    def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
+        file_name = archive.file_name
         presentation = _main_part(archive)
         root = archive.xml(presentation)
         if root is None:

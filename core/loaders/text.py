@@ -3,6 +3,13 @@
 :func:`decode_text` is the one place bytes become text: byte-order marks first,
 then strict UTF-8, then UTF-8 with a few damaged bytes replaced, then charset-normalizer's
 best guess (with a warning saying so). Markdown, HTML, code and CSV loaders all decode through it.
+
+Damaged UTF-8 or a code page: UTF-8 is read (each stray byte a U+FFFD, the
+stray bytes counted in ``replaced_bytes``) unless the stray bytes number more
+than :data:`_FEW_INVALID_BYTES` and more than the continuation bytes of the
+characters UTF-8 reads; that margin is what a code page must beat. Stray bytes
+are counted after :func:`~core.loaders.utf8_repair.repair_utf8` has read around
+them, so a byte inserted inside a character costs one byte, not the character.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from charset_normalizer import from_bytes
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.loaders.base import Loader
 from core.loaders.registry import LOADERS
+from core.loaders.utf8_repair import repair_utf8
 from core.params import param
 from core.schema import Document, Element, Page
 
@@ -36,6 +44,9 @@ _CHAOS_TOLERANCE = 0.1
 # Up to this many bytes that are not UTF-8 are too few to tell one code page from another
 # (charset-normalizer reads "ab\x81cd" as Shift-JIS and loses the "c"): they are damaged UTF-8.
 _FEW_INVALID_BYTES = 3
+# Up to this many bytes the decoder rejects are read around one by one (a small search each);
+# more are counted only, at C speed: a long legacy-code-page file rejects thousands.
+_REPAIR_LIMIT = 64
 # What Python's surrogateescape handler turns each undecodable byte into.
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 # Labels a file may declare that we do not trust: escapes and placeholders that are no
@@ -93,7 +104,8 @@ def _decode(data: bytes, file_name: str, declared: str | None) -> Decoded:
                 return Decoded(body.decode(encoding), encoding, None)
             except UnicodeDecodeError:
                 # A UTF-8 mark says UTF-8: a few damaged bytes are replaced, never read as a code page.
-                damaged = _damaged_utf8(body, encoding) if encoding == "utf-8-sig" else None
+                # A UTF-16/32 "mark" that is no such text may be two stray bytes before UTF-8.
+                damaged = _damaged_utf8(body, encoding) if encoding == "utf-8-sig" else _damaged_utf8(data, "utf-8")
                 if damaged is not None:
                     return damaged[0]
                 raise CorruptDocumentError(
@@ -118,8 +130,8 @@ def _decode(data: bytes, file_name: str, declared: str | None) -> Decoded:
             pass  # a wrong declaration, or a codec that is no text encoding (hex, rot13): guess instead
     damaged = _damaged_utf8(data, "utf-8")
     if damaged is not None:
-        replaced, multibyte = damaged
-        if multibyte:
+        replaced, continuation = damaged
+        if continuation:
             return replaced
         # No multibyte character: a few high bytes that cp1252 reads as characters (a Windows
         # editor's "café") stay cp1252, which loses nothing where UTF-8 would replace them.
@@ -136,22 +148,26 @@ def _decode(data: bytes, file_name: str, declared: str | None) -> Decoded:
 
 
 def _damaged_utf8(data: bytes, encoding: str) -> tuple[Decoded, int] | None:
-    """UTF-8 with each invalid byte replaced by U+FFFD, and the characters read from multibyte sequences.
+    """UTF-8 with each stray byte replaced by U+FFFD, and the continuation bytes of the characters read.
 
-    None when the invalid bytes are too many to be damage to UTF-8 text, that is
-    more than :data:`_FEW_INVALID_BYTES` and more than those multibyte characters:
+    None when the stray bytes are too many to be damage to UTF-8 text, that is
+    more than :data:`_FEW_INVALID_BYTES` and more than those continuation bytes:
     legacy text forms valid sequences only by chance (a Shift-JIS or GB18030
-    paragraph about one for every three bytes UTF-8 rejects, Western code pages
-    almost never), while damaged UTF-8 keeps all of its own.
+    paragraph about one two-byte character for every three bytes UTF-8 rejects,
+    Western code pages almost never), while damaged UTF-8 keeps all of its own.
     """
     escaped = data.decode("utf-8", errors="surrogateescape")
     # Each invalid byte became one lone surrogate, which neither UTF-8 nor ASCII can encode.
     invalid = len(data) - len(escaped.encode("utf-8", errors="ignore"))
-    multibyte = len(escaped) - len(escaped.encode("ascii", errors="ignore")) - invalid
-    if invalid > max(multibyte, _FEW_INVALID_BYTES):
+    if invalid <= _REPAIR_LIMIT:
+        escaped = repair_utf8(data)
+        invalid = len(_ESCAPED_BYTE.findall(escaped))
+    characters = len(escaped) - invalid
+    continuation = len(escaped.encode("utf-8", errors="ignore")) - characters
+    if invalid > max(continuation, _FEW_INVALID_BYTES):
         return None
     warning = f"replaced {invalid} invalid UTF-8 byte{'s' if invalid > 1 else ''} with \ufffd"
-    return Decoded(_ESCAPED_BYTE.sub("\ufffd", escaped), encoding, warning, invalid), multibyte
+    return Decoded(_ESCAPED_BYTE.sub("\ufffd", escaped), encoding, warning, invalid), continuation
 
 
 def _declared_codec(declared: str | None) -> str | None:
