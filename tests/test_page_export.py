@@ -132,8 +132,8 @@ def test_snippets_name_the_splitter_classes_and_say_where_langchain_differs():
     assert "RecursiveCharacterTextSplitter(" in langchain and "chunk_size=256" in langchain
     notes = differences(langchain)
     assert notes, "the LangChain snippet has no exact sentence splitter and says so"
-    shown = [info.value for info in at.info]
-    assert any("Where LangChain differs" in text and notes[0] in text for text in shown)
+    infos = [shown(info.value) for info in at.info]
+    assert any("Where LangChain differs" in text and notes[0] in text for text in infos)
 
 
 def test_the_shareable_link_and_the_address_bar_hold_the_config():
@@ -223,3 +223,16 @@ def test_the_snapshot_carries_the_last_query_trace_when_one_ran(downloads):
     at.checkbox(key="export.snapshot.trace").uncheck().run()
     (page,) = [data.decode("utf-8") for name, data in downloads.items() if name.endswith("-snapshot.html")]
     assert html.escape(query) not in page
+
+
+def test_a_note_carrying_markdown_from_a_link_is_shown_as_text():
+    # A loader option is quoted in the notes; a share link sets it to Markdown that would link and load an image.
+    hostile = "[x](https://evil.example) ![i](https://evil.example/i.png)"
+    at = open_page({"splitter": "character", "loader.json.text_field": hostile})
+    assert not at.exception
+    (llamaindex_info, *_) = [info.value for info in at.info if "Where LlamaIndex differs" in info.value]
+    assert "evil" in llamaindex_info
+    # No Markdown link or image survives: every bracket is escaped and the URL's "//" is broken up.
+    assert "](" not in llamaindex_info and "https://" not in llamaindex_info
+    assert "[x]" not in llamaindex_info and "![" not in llamaindex_info
+    assert "https://evil.example" in shown(llamaindex_info).replace("\u2060", "")

@@ -9,6 +9,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
+from core.codegen import notes_of
 from core.compare_view import settings_summary
 from core.errors import ChunkScopeError
 from core.schema import Document, Node
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from core.config import PipelineConfig
     from core.query import QueryResult
 
-DIFFERENCES_HEADING = "Where this differs from ChunkScope:"
 DEFAULT_BASE_URL = "http://localhost:8501/"
 # The page a shared link opens: where the configuration is seen at work.
 LINK_TARGET_PAGE = "Chunks"
@@ -93,22 +93,8 @@ def snapshot_file(
 
 
 def differences(snippet: str) -> list[str]:
-    """The notes a snippet's docstring lists under "Where this differs from ChunkScope:"."""
-    notes: list[str] = []
-    inside = False
-    for line in snippet.splitlines():
-        stripped = line.strip()
-        if stripped == DIFFERENCES_HEADING:
-            inside = True
-            continue
-        if inside:
-            if stripped.startswith("- "):
-                notes.append(stripped[2:])
-            elif notes and stripped and not stripped.startswith('"""'):
-                notes[-1] += " " + stripped  # a note that wrapped onto the next line
-            else:
-                break
-    return notes
+    """The notes a script lists under "Where this differs from ChunkScope:" (see core.codegen.notes_of)."""
+    return notes_of(snippet)
 
 
 def share_link(
@@ -314,8 +300,10 @@ def snippet_tabs(snippets: Mapping[str, str]) -> None:
         with tab:
             notes = differences(code)
             if notes:
+                # A note quotes settings a share link may carry: escaped, so it is read as text, never as a link.
                 st.info(
-                    f"**Where {library} differs from ChunkScope here**\n\n" + "\n".join(f"- {note}" for note in notes),
+                    f"**Where {library} differs from ChunkScope here**\n\n"
+                    + "\n".join(f"- {widgets.md_escape(note)}" for note in notes),
                     icon=":material/compare_arrows:",
                 )
             else:

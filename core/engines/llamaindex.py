@@ -20,7 +20,7 @@ from functools import lru_cache, partial
 from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
-from core.codegen import Code, CodeSnippet
+from core.codegen import Code, CodeSnippet, llamaindex_tiktoken
 from core.engines.base import (
     FrameworkArg,
     FrameworkSplitter,
@@ -65,10 +65,7 @@ class TokenizerArg(FrameworkArg):
     def code(self, code: CodeSnippet) -> Code:
         if self.name == "characters":
             return Code("list")
-        variable = f"{self.name.upper()}_TOKENS"
-        code.use("import tiktoken", "from functools import partial")
-        code.set_up(f'{variable} = partial(tiktoken.get_encoding("{self.name}").encode, allowed_special="all")')
-        return Code(variable)
+        return llamaindex_tiktoken(code, self.name)
 
 
 def llama_document(document: Document, text: str | None = None) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from core.codegen import Code, CodeSnippet, call
+from core.codegen import Code, CodeSnippet, call, literal
 from core.engines.base import FrameworkArg, code_values, engine_summary, run_values
 from core.engines.chunk_nodes import FrameworkChunk
 from core.engines.llamaindex import (
@@ -110,4 +110,4 @@ class _LevelParsers(FrameworkArg):
     def code(self, code: CodeSnippet) -> Code:
         code.use("from llama_index.core.node_parser import SentenceSplitter")
         splitter = call("SentenceSplitter", chunk_size=Code("size"), **code_values(self._kwargs(), code))
-        return Code(f'{{f"chunk_size_{{size}}": {splitter} for size in {list(self.sizes)!r}}}')
+        return Code(f'{{f"chunk_size_{{size}}": {splitter} for size in {literal(list(self.sizes))}}}')

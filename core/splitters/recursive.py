@@ -24,7 +24,7 @@ from typing import Literal
 
 import regex
 
-from core.codegen import CodeSnippet, call, langchain_recursive, split_with
+from core.codegen import Code, CodeSnippet, call, langchain_recursive, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
@@ -244,7 +244,7 @@ class RecursiveSplitter(SizedSplitter):
             "recursive: LlamaIndex has no recursive character splitter of its own; LangchainNodeParser wraps "
             "LangChain's RecursiveCharacterTextSplitter (pip install langchain-text-splitters)."
         )
-        return call("LangchainNodeParser", self._langchain_splitter(code))
+        return call("LangchainNodeParser", Code(self._langchain_splitter(code)))
 
     def langchain(self, code: CodeSnippet) -> str:
         return split_with(self._langchain_splitter(code))

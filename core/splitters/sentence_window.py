@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import CodeSnippet, call
+from core.codegen import CodeSnippet, call, literal
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Node
@@ -119,8 +119,8 @@ class SentenceWindowSplitter(Splitter):
                 '    sentences = [s for s in re.split(r"(?<=[.!?])\\s+|\\n\\s*\\n", document.page_content) if s.strip()]',
                 "    out = []",
                 "    for i, sentence in enumerate(sentences):",
-                f'        window = " ".join(sentences[max(0, i - {window}) : i + {window} + 1])',
-                f"        metadata = {{**document.metadata, {window_key!r}: window, {original_key!r}: sentence}}",
+                f'        window = " ".join(sentences[max(0, i - {literal(window)}) : i + {literal(window)} + 1])',
+                f"        metadata = {{**document.metadata, {literal(window_key)}: window, {literal(original_key)}: sentence}}",
                 "        out.append(Document(page_content=sentence, metadata=metadata))",
                 "    return out",
                 "",
