@@ -23,9 +23,10 @@ from core.engines.llamaindex import (
     TokenizerArg,
     _links,
 )
+from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
-from core.splitters.hierarchical import check_levels
+from core.splitters.hierarchical import HierarchicalSplitter, check_levels
 from core.splitters.registry import SPLITTERS
 
 
@@ -67,6 +68,16 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
     @property
     def size_limit(self) -> int | None:
         return max(self.chunk_sizes) if self.counts_characters else None
+
+    def langchain_stand_in(self, code: CodeSnippet) -> str:
+        """ChunkScope's level loop for LangChain: each level's chunks split again at the next size, same overlap and unit."""
+        sizes = tuple(sorted(self.chunk_sizes, reverse=True))
+        try:
+            native = HierarchicalSplitter(chunk_sizes=sizes, chunk_overlap=self.chunk_overlap, tokenizer=self.size_unit)
+        except ConfigError:  # sizes the native splitter refuses: one level stands in
+            return super().langchain_stand_in(code)
+        self.stand_in_note(code, "LangChain", "a loop of RecursiveCharacterTextSplitters, one per level (same sizes)")
+        return native.langchain(code)
 
     def framework_kwargs(self) -> dict[str, Any]:
         if self.tokenizer == "cl100k_base":  # LlamaIndex's own tokenizer: from_defaults says it all

@@ -109,7 +109,8 @@ class HierarchicalSplitter(Splitter):
     def langchain(self, code: CodeSnippet) -> str:
         code.note(
             "hierarchical: LangChain has no hierarchical node parser (ParentDocumentRetriever covers two levels "
-            "with a vector store); the loop below splits each level's chunks with the next size and records the parent."
+            "with a vector store); the loop below splits each level's chunks with the next size and records the parent.",
+            at_call=True,
         )
         splitters = ",\n    ".join(
             indent(langchain_recursive(code, size, min(self.chunk_overlap, size - 1), self.tokenizer))

@@ -110,7 +110,8 @@ class SentenceWindowSplitter(Splitter):
         code.use("import re")
         code.note(
             "sentence_window: LangChain has no sentence-window splitter; a short function below makes one chunk per "
-            "sentence with the surrounding sentences in metadata (sentences found by a simple regex)."
+            "sentence with the surrounding sentences in metadata (sentences found by a simple regex).",
+            at_call=True,
         )
         window, window_key, original_key = self.window_size, self.window_metadata_key, self.original_text_metadata_key
         return "\n".join(

@@ -165,7 +165,8 @@ class TokenSplitter(SizedSplitter):
             return split_with(splitter)
         code.note(
             f"token: LangChain's TokenTextSplitter counts tiktoken tokens; for {self.tokenizer} this uses "
-            "CharacterTextSplitter with the same unit."
+            "CharacterTextSplitter with the same unit.",
+            at_call=True,
         )
         separator = "" if self.tokenizer == "characters" else " "
         return split_with(langchain_character(code, separator, self.chunk_size, self.chunk_overlap, self.tokenizer))
