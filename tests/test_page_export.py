@@ -236,3 +236,19 @@ def test_a_note_carrying_markdown_from_a_link_is_shown_as_text():
     assert "](" not in llamaindex_info and "https://" not in llamaindex_info
     assert "[x]" not in llamaindex_info and "![" not in llamaindex_info
     assert "https://evil.example" in shown(llamaindex_info).replace("\u2060", "")
+
+
+def test_the_stand_in_counts_the_chunks_it_would_change_when_asked():
+    # LlamaIndex's SentenceSplitter has no LangChain equivalent: the LangChain script's stand-in is run and counted.
+    query = {"splitter": "llamaindex.sentence", "chunk_size": "512", "chunk_overlap": "200"}
+    at = open_page(query)
+    assert not [caption for caption in at.caption if "script would change" in caption.value]  # only on demand
+    at.multiselect(key="export.docs").set_value([at.session_state["export.docs"][0]]).run()
+    at.toggle(key="export.check.LangChain").set_value(True).run()
+    at.toggle(key="export.check.LlamaIndex").set_value(True).run()
+    assert not at.exception
+    captions = [shown(caption.value) for caption in at.caption]
+    (langchain,) = [text for text in captions if "The LangChain script" in text]
+    (llamaindex,) = [text for text in captions if "The LlamaIndex script" in text]
+    assert "would change" in langchain and " of " in langchain
+    assert "rebuilds all" in llamaindex  # the call that ran, on the same documents
