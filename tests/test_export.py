@@ -6,6 +6,7 @@ import ast
 import csv
 import io
 import json
+import textwrap
 
 import pyarrow.parquet as pq
 import pytest
@@ -89,22 +90,55 @@ def _keywords(source: str, call: str) -> dict[str, str]:
 
 # (splitter, params, LlamaIndex class, its expected keyword values, LangChain class, its expected keyword values)
 CASES = [
-    ("character", {"chunk_size": 300, "chunk_overlap": 30, "separator": "\n"}, "TokenTextSplitter",
-     {"chunk_size": "300", "chunk_overlap": "30", "separator": "'\\n'"}, "CharacterTextSplitter",
-     {"chunk_size": "300", "separator": "'\\n'", "keep_separator": "'end'"}),
-    ("recursive", {"chunk_size": 500, "chunk_overlap": 50, "language": "python"}, "LangchainNodeParser", {},
-     "from_language", {"language": "Language.PYTHON", "chunk_size": "500"}),
-    ("token", {"chunk_size": 128, "chunk_overlap": 16}, "TokenTextSplitter",
-     {"chunk_size": "128", "tokenizer": "MODEL_TOKENS"}, "SentenceTransformersTokenTextSplitter",
-     {"tokens_per_chunk": "128", "chunk_overlap": "16"}),
+    (
+        "character",
+        {"chunk_size": 300, "chunk_overlap": 30, "separator": "\n"},
+        "TokenTextSplitter",
+        {"chunk_size": "300", "chunk_overlap": "30", "separator": "'\\n'"},
+        "CharacterTextSplitter",
+        {"chunk_size": "300", "separator": "'\\n'", "keep_separator": "'end'"},
+    ),
+    (
+        "recursive",
+        {"chunk_size": 500, "chunk_overlap": 50, "language": "python"},
+        "LangchainNodeParser",
+        {},
+        "from_language",
+        {"language": "Language.PYTHON", "chunk_size": "500"},
+    ),
+    (
+        "token",
+        {"chunk_size": 128, "chunk_overlap": 16},
+        "TokenTextSplitter",
+        {"chunk_size": "128", "tokenizer": "MODEL_TOKENS"},
+        "SentenceTransformersTokenTextSplitter",
+        {"tokens_per_chunk": "128", "chunk_overlap": "16"},
+    ),
     ("sentence_window", {"window_size": 2}, "from_defaults", {"window_size": "2"}, "sentence_windows", {}),
-    ("markdown", {"heading_level": 2}, "MarkdownNodeParser", {}, "MarkdownHeaderTextSplitter",
-     {"headers_to_split_on": "[('#', 'Header 1'), ('##', 'Header 2')]", "strip_headers": "False"}),
-    ("semantic", {"breakpoint_type": "gradient", "buffer_size": 2}, "from_defaults",
-     {"buffer_size": "2", "breakpoint_percentile_threshold": "95"}, "SemanticChunker",
-     {"breakpoint_threshold_type": "'gradient'", "buffer_size": "2"}),
-    ("hierarchical", {"chunk_sizes": "1024,256"}, "from_defaults", {"node_parser_ids": "['chunk_size_1024', 'chunk_size_256']"},
-     "split_documents", {}),
+    (
+        "markdown",
+        {"heading_level": 2},
+        "MarkdownNodeParser",
+        {},
+        "MarkdownHeaderTextSplitter",
+        {"headers_to_split_on": "[('#', 'Header 1'), ('##', 'Header 2')]", "strip_headers": "False"},
+    ),
+    (
+        "semantic",
+        {"breakpoint_type": "gradient", "buffer_size": 2},
+        "from_defaults",
+        {"buffer_size": "2", "breakpoint_percentile_threshold": "95"},
+        "SemanticChunker",
+        {"breakpoint_threshold_type": "'gradient'", "buffer_size": "2"},
+    ),
+    (
+        "hierarchical",
+        {"chunk_sizes": "1024,256"},
+        "from_defaults",
+        {"node_parser_ids": "['chunk_size_1024', 'chunk_size_256']"},
+        "split_documents",
+        {},
+    ),
 ]
 
 
@@ -168,7 +202,9 @@ def test_hybrid_retrieval_uses_fusion_with_the_same_weights():
 def test_every_splitter_with_every_postprocessor_gives_valid_python(name):
     posts = tuple(POSTPROCESSORS.create(post) for post in POSTPROCESSORS.names())
     for mode in ("dense", "bm25", "hybrid"):
-        config = PipelineConfig(splitter=SPLITTERS.create(name), postprocessors=posts, retrieval=RetrievalSettings(mode=mode))
+        config = PipelineConfig(
+            splitter=SPLITTERS.create(name), postprocessors=posts, retrieval=RetrievalSettings(mode=mode)
+        )
         ast.parse(llamaindex_snippet(config))
         ast.parse(langchain_snippet(config))
 
@@ -262,3 +298,102 @@ def test_a_setting_the_framework_call_cannot_express_keeps_the_native_translatio
     config = PipelineConfig(splitter=get_splitter("character", compat="langchain", tokenizer="cl100k"))
     assert "which cuts as" not in langchain_snippet(config)
     assert "keep_separator='end'" in langchain_snippet(config)
+
+
+# -- each postprocessor's block is a statement of retrieve(), at its indent ----------------------------------------
+
+
+def _retrieve_statements(script: str) -> tuple[list[str], ast.FunctionDef]:
+    tree = ast.parse(script)
+    return script.splitlines(), next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "retrieve")
+
+
+@pytest.mark.parametrize("name", POSTPROCESSORS.names())
+def test_every_postprocessor_block_sits_in_retrieve_at_the_right_indent(name):
+    from core.codegen import CodeSnippet
+
+    post = POSTPROCESSORS.create(name)
+    config = PipelineConfig(splitter=get_splitter("character"), postprocessors=(post,))
+    for library, script in (("LlamaIndex", llamaindex_snippet(config)), ("LangChain", langchain_snippet(config))):
+        lines, retrieve = _retrieve_statements(script)
+        for statement in retrieve.body:
+            assert statement.col_offset == 4, (library, lines[statement.lineno - 1])
+            # A statement's continuation lines go further in; only its closing bracket comes back to its indent.
+            for line in lines[statement.lineno : statement.end_lineno]:
+                closing = line.strip() in (")", "]", "})", "))") or line.strip().startswith(")")
+                assert line.startswith("    " if closing else "        "), (library, line)
+        own = (
+            post.llamaindex(CodeSnippet(library, ""))
+            if library == "LlamaIndex"
+            else "\n".join(post.langchain(CodeSnippet(library, "")))
+        )
+        if own:  # the block's own calls are inside retrieve()
+            assert _calls(textwrap.dedent(own)) <= _calls(ast.unparse(retrieve)), library
+
+
+# -- no silent stand-in ---------------------------------------------------------------------------------------------
+
+
+def _comment_above(script: str, line_start: str) -> str:
+    """The comment lines right above the first line starting with ``line_start``."""
+    lines = script.splitlines()
+    index = next(i for i, line in enumerate(lines) if line.startswith(line_start))
+    above = []
+    while index > 0 and lines[index - 1].startswith("#"):
+        index -= 1
+        above.insert(0, lines[index][2:])
+    return " ".join(above)
+
+
+def test_the_langchain_stand_in_for_llamaindex_sentence_keeps_the_overlap_and_the_unit_and_says_so_at_the_call():
+    config = PipelineConfig(splitter=SPLITTERS.create("llamaindex.sentence", chunk_size=512, chunk_overlap=200))
+    chain = langchain_snippet(config)
+    keywords = _keywords(chain, "RecursiveCharacterTextSplitter")
+    assert keywords["chunk_size"] == "512" and keywords["chunk_overlap"] == "200"
+    assert "CL100K_BASE.encode" in keywords["length_function"]  # sizes in the same tokens, not characters
+    above = _comment_above(chain, "text_splitter =")
+    assert "stands in" in above and "chunk_overlap (200)" in above and "unit (cl100k)" in above
+
+
+def test_the_llamaindex_stand_in_for_langchains_markdown_headers_is_markdownnodeparser():
+    llama = llamaindex_snippet(PipelineConfig(splitter=SPLITTERS.create("langchain.markdown_header")))
+    assert "MarkdownNodeParser" in _calls(llama) and "SentenceSplitter" not in _calls(llama)
+    assert "MarkdownNodeParser" in _comment_above(llama, "node_parser =")
+
+
+@pytest.mark.parametrize("name", [n for n in SPLITTERS.names() if "." in n or n == "semchunk"])
+def test_every_engine_stand_in_says_so_at_the_call_and_keeps_its_overlap(name):
+    engine = SPLITTERS.create(name)
+    config = PipelineConfig(splitter=engine)
+    for library, script in (("LlamaIndex", llamaindex_snippet(config)), ("LangChain", langchain_snippet(config))):
+        native = engine.framework == library or (library == "LlamaIndex" and "LangchainNodeParser" in _calls(script))
+        if native:
+            continue  # the call that ran
+        start = (
+            "node_parser ="
+            if library == "LlamaIndex"
+            else next(
+                line
+                for line in script.splitlines()
+                if line.startswith(
+                    ("text_splitter =", "def sentence_windows", "levels =", "header_splitter =", "html_splitter =")
+                )
+            )
+        )
+        assert f"{name}: ChunkScope ran" in _comment_above(script, start), library
+        overlap = engine.stand_in_sizes()[1]
+        stand_in = {"SentenceSplitter", "RecursiveCharacterTextSplitter"} & _calls(script)
+        if overlap and stand_in:
+            assert _keywords(script, stand_in.pop())["chunk_overlap"] == str(overlap), library
+
+
+def test_the_export_check_counts_the_chunks_a_stand_in_changes(sample_docs):
+    from core.export_check import check_export
+
+    config = PipelineConfig(splitter=SPLITTERS.create("llamaindex.sentence", chunk_size=512, chunk_overlap=200))
+    documents = load(sample_docs / "chunking_guide.md")
+    exact = check_export(config, documents, "LlamaIndex")
+    assert exact.exact and exact.sentence() == f"The LlamaIndex script rebuilds all {exact.app_chunks} chunks."
+    stand_in = check_export(config, documents, "LangChain")
+    assert 0 < stand_in.changed <= stand_in.app_chunks == exact.app_chunks
+    assert stand_in.sentence().startswith(f"The LangChain script would change {stand_in.changed} of {exact.app_chunks}")
