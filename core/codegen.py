@@ -1,24 +1,20 @@
 """Building blocks of the LlamaIndex and LangChain scripts that reproduce a configuration.
 
-Each component translates itself (``llamaindex(code)`` / ``langchain(code)`` on
-splitters and postprocessors, ``llamaindex()`` on extractors) with the pieces
-here: a :class:`CodeSnippet` that collects imports, notes and setup lines, a
-call printer, and the size counters and RecursiveCharacterTextSplitter several
-translations share. :mod:`core.export` puts the whole script together.
+Each component translates itself (``llamaindex(code)`` / ``langchain(code)``) with
+the pieces here: a :class:`CodeSnippet` that collects imports, notes and setup,
+a call printer, and the size counters and splitters several translations share.
+:mod:`core.export` puts the whole script together.
 
-A script is built, never formatted. Every value that reaches one (a separator,
-a metadata key, a link's loader option) is written by :func:`literal`, a Python
-literal that evaluates to the very value; code is spelled with :class:`Code`
-from ChunkScope's own text. Notes (where the script differs from ChunkScope)
-are comment lines written by :func:`comment`: a comment can only end at a line
-break, and :func:`comment` escapes every character that is not printable, which
-includes every line break Python or an editor knows (``\\r``, ``\\x0b``,
-``\\x0c``, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028, U+2029), NUL, lone surrogates
-and the bidirectional controls that make code read otherwise than it runs. So a
-note is one line that runs nothing, whatever it quotes. (Comments rather than a
-``NOTES = [...]`` list: a reader meets them at the top and at the line they are
-about, and nothing in them is executed.) The module docstring holds only
-ChunkScope's own text and :func:`docstring` refuses anything that could close it.
+A script is built, never formatted. Every value that reaches one (a separator, a
+metadata key, a link's loader option) is written by :func:`literal`, a literal
+that evaluates to the very value; code is :class:`Code`, ChunkScope's own text.
+Notes are comment lines by :func:`comment`, which escapes every character that
+is not printable: every line break Python or an editor knows (``\\r``, ``\\x0b``,
+``\\x0c``, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028/9), NUL, lone surrogates and
+bidirectional controls. A comment ends only at a line break, so a note is one
+line that runs nothing. (Comments, not a ``NOTES = [...]`` list: a reader meets
+them at the top and above the call they are about, and nothing in them runs.)
+The docstring holds ChunkScope's own text only (:func:`docstring` checks it).
 """
 
 from __future__ import annotations
@@ -49,9 +45,8 @@ def bundled_tiktoken(name: str) -> tiktoken.Encoding:
     try:
         return tiktoken.get_encoding(name)  # tiktoken keeps it: later calls by name find it loaded
     finally:
-        if saved is None:
-            del os.environ["TIKTOKEN_CACHE_DIR"]
-        else:
+        os.environ.pop("TIKTOKEN_CACHE_DIR")
+        if saved is not None:
             os.environ["TIKTOKEN_CACHE_DIR"] = saved'''
 _TIKTOKEN_IMPORTS = ("import os", "from importlib.util import find_spec", "from pathlib import Path", "import tiktoken")
 
@@ -62,8 +57,7 @@ _LANGCHAIN_COMPRESSOR = (
     "except ImportError:  # LangChain before 1.0\n    from langchain.retrievers.document_compressors import {name}"
 )
 DIFFERENCES_HEADING = "Where this differs from ChunkScope:"
-# Notes are wrapped to lines of this many characters (a word longer than that stays whole).
-_NOTE_WIDTH = 100
+_NOTE_WIDTH = 100  # characters per comment line (a longer word stays whole)
 
 
 # ------------------------------------------------------------------- quoting, once

@@ -101,7 +101,7 @@ def llamaindex_snippet(config: PipelineConfig, documents_dir: str = "sample_docs
     )
     snippet.use("from llama_index.core import SimpleDirectoryReader")
     _loader_notes(snippet, config)
-    snippet.add(f"documents = SimpleDirectoryReader(input_dir={documents_dir!r}).load_data()")
+    snippet.add(f"documents = SimpleDirectoryReader(input_dir={literal(documents_dir)}).load_data()")
     _metadata_llamaindex(snippet, config)
     _extractor_notes(snippet, config, llamaindex=True)
     snippet.add(f"node_parser = {splitter_code(config.splitter, snippet)}")
@@ -243,7 +243,7 @@ def langchain_snippet(config: PipelineConfig, documents_dir: str = "sample_docs"
         "# Plain-text formats only; for PDFs use langchain_community.document_loaders.PyPDFLoader.\n"
         "documents = [\n"
         f"    Document(page_content=path.read_text(encoding='utf-8'), metadata={{'file_name': path.name}})\n"
-        f"    for path in sorted(Path({documents_dir!r}).iterdir())\n"
+        f"    for path in sorted(Path({literal(documents_dir)}).iterdir())\n"
         "    if path.suffix in {'.txt', '.md', '.py', '.html', '.csv'}\n"
         "]"
     )
