@@ -179,11 +179,8 @@ class CodeSnippet:
         header = docstring(
             f"Reproduces a ChunkScope configuration with {self.library}.", "", f"Install: {self.install}"
         )
-        parts = [header]
-        if self.notes:
-            parts.append(
-                "\n".join([comment(DIFFERENCES_HEADING), *(comment(note, hanging="- ") for note in self.notes)])
-            )
+        notes = [comment(DIFFERENCES_HEADING), *(comment(note, hanging="- ") for note in self.notes)]
+        parts = [header, "\n".join(notes) if self.notes else ""]
         parts.append("\n".join(sorted(self.imports, key=_import_order)))
         if self.needs_model:
             parts.append(MODEL_SETUP.rstrip())
@@ -197,7 +194,8 @@ def _join(script: str, parts: list[str], gap: str) -> str:
     after_definition = False
     for index, part in enumerate(parts):
         part = part.strip("\n")
-        definition = part.startswith(("def ", "METADATA_TEMPLATE"))
+        first_code = next((line for line in part.splitlines() if not line.startswith("#")), "")
+        definition = first_code.startswith(("def ", "METADATA_TEMPLATE"))
         between = "\n\n\n" if definition or after_definition else ("\n\n" if index == 0 else gap)
         script = f"{script}{between}{part}" if script else part
         after_definition = definition

@@ -133,10 +133,7 @@ def _param_values(cls: type) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({}, optional=strategies)
 
 
-FRAMEWORK_SPLITTERS = [name for name in SPLITTERS.names() if name not in ("semantic", "code")]
-
-
-@pytest.mark.parametrize("name", FRAMEWORK_SPLITTERS)
+@pytest.mark.parametrize("name", SPLITTERS.names())
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_parameters_round_trip_through_json_a_link_and_set(name, data):
