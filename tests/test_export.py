@@ -397,3 +397,17 @@ def test_the_export_check_counts_the_chunks_a_stand_in_changes(sample_docs):
     stand_in = check_export(config, documents, "LangChain")
     assert 0 < stand_in.changed <= stand_in.app_chunks == exact.app_chunks
     assert stand_in.sentence().startswith(f"The LangChain script would change {stand_in.changed} of {exact.app_chunks}")
+
+
+def test_token_windows_in_tiktoken_export_to_langchains_token_splitter_and_rebuild_every_chunk(sample_docs):
+    from core.export_check import check_export
+
+    config = PipelineConfig(splitter=get_splitter("token", tokenizer="cl100k", chunk_size=128, chunk_overlap=16))
+    chain = langchain_snippet(config)
+    assert _keywords(chain, "TokenTextSplitter") == {
+        "encoding_name": "'cl100k_base'",
+        "chunk_size": "128",
+        "chunk_overlap": "16",
+    }
+    check = check_export(config, load(sample_docs / "chunking_guide.md"), "LangChain")
+    assert check.exact and check.app_chunks > 10

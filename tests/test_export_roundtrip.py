@@ -9,6 +9,7 @@ and its length function; LlamaIndex's fields and its tokenizer.
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Any
 
@@ -181,6 +182,17 @@ def _expected(splitter: Any) -> list[tuple[str, str, Any]]:
             ("LangChain", "_chunk_size", splitter.chunk_size),
             ("LangChain", "_chunk_overlap", splitter.chunk_overlap),
         ]
+    if name == "token" and splitter.tokenizer in ("cl100k", "o200k"):  # LangChain's TokenTextSplitter, in both
+        encoding = {"cl100k": "cl100k_base", "o200k": "o200k_base"}[splitter.tokenizer]
+        return [
+            (library, attribute, value)
+            for library in ("LlamaIndex", "LangChain")
+            for attribute, value in (
+                ("_chunk_size", splitter.chunk_size),
+                ("_chunk_overlap", splitter.chunk_overlap),
+                ("_tokenizer.name", encoding),
+            )
+        ]
     if name == "token":
         return [
             ("LlamaIndex", "chunk_size", splitter.chunk_size),
@@ -216,13 +228,23 @@ def test_a_native_splitters_exported_framework_object_holds_its_parameters(name,
     objects = {}
     for library, attribute, value in _expected(splitter):
         if library not in objects:
-            objects[library] = _built(splitter, library)
-        assert getattr(objects[library], attribute) == value, (library, attribute)
+            built = _built(splitter, library)
+            objects[library] = getattr(built, "_lc_splitter", built)  # a LangChain splitter in LangchainNodeParser
+        assert operator.attrgetter(attribute)(objects[library]) == value, (library, attribute)
     for library, built in objects.items():
         if name == "sentence_window":
             continue
-        size = built._length_function(SAMPLE) if library == "LangChain" else len(built._tokenizer(SAMPLE))
-        assert size == _count(splitter, SAMPLE), library
+        assert _size(built, SAMPLE) == _count(splitter, SAMPLE), library
+
+
+def _size(built: Any, text: str) -> int:
+    """``text``'s size as the framework object counts it."""
+    tokenizer = getattr(built, "_tokenizer", None)
+    if hasattr(tokenizer, "n_vocab"):  # LangChain's TokenTextSplitter: a tiktoken encoding
+        return len(tokenizer.encode(text, allowed_special="all"))
+    if hasattr(built, "_length_function"):
+        return built._length_function(text)
+    return len(tokenizer(text))
 
 
 ENGINES = [name for name in SPLITTERS.names() if name.startswith(("llamaindex.", "langchain."))]

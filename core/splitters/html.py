@@ -45,7 +45,10 @@ class HTMLSplitter(SectionSplitter):
         return call("HTMLNodeParser", tags=[*self.headings_to_split_on, "p", "li", "section"])
 
     def langchain(self, code: CodeSnippet) -> str:
-        code.use("from langchain_text_splitters import HTMLHeaderTextSplitter")
+        code.use(
+            "from langchain_core.documents import Document",
+            "from langchain_text_splitters import HTMLHeaderTextSplitter",
+        )
         code.note("html: HTMLHeaderTextSplitter reads the raw HTML; ChunkScope splits the page's visible text.")
         headers = [(tag, f"Header {tag[1:]}") for tag in self.headings_to_split_on]
         return (

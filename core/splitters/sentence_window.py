@@ -107,7 +107,7 @@ class SentenceWindowSplitter(Splitter):
         )
 
     def langchain(self, code: CodeSnippet) -> str:
-        code.use("import re")
+        code.use("import re", "from langchain_core.documents import Document")
         code.note(
             "sentence_window: LangChain has no sentence-window splitter; a short function below makes one chunk per "
             "sentence with the surrounding sentences in metadata (sentences found by a simple regex).",
