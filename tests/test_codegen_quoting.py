@@ -28,6 +28,7 @@ from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, loader_registry
 from core.errors import ChunkScopeError
 from core.export import langchain_snippet, llamaindex_snippet
+from core.extractors import EXTRACTORS
 from core.postprocessors import POSTPROCESSORS
 from core.splitters import SPLITTERS
 from core.splitters.recursive import _unescape
@@ -53,7 +54,8 @@ def _value(payload: str) -> str:
 def _free_text_params() -> list[tuple[str, str, str, dict[str, Any]]]:
     """(kind, component, parameter, other settings) for every free-text parameter that can reach a script."""
     cases = []
-    for kind, registry in (("splitter", SPLITTERS), ("postprocessor", POSTPROCESSORS), ("loader", loader_registry())):
+    registries = (("splitter", SPLITTERS), ("postprocessor", POSTPROCESSORS), ("extractor", EXTRACTORS))
+    for kind, registry in (*registries, ("loader", loader_registry())):
         for cls in registry:
             compat = next((spec.choices for spec in cls.params() if spec.name == "compat"), None) or (None,)
             for spec in cls.params():
@@ -83,6 +85,8 @@ def _config(kind: str, name: str, param: str, value: str, extra: dict[str, Any])
         return PipelineConfig(
             splitter=get_splitter("character"), postprocessors=(POSTPROCESSORS.create(name, **{param: item}),)
         )
+    if kind == "extractor":
+        return PipelineConfig(extractors=(EXTRACTORS.create(name, **{param: item}),))
     if kind == "loader":
         return PipelineConfig(loaders=(loader_registry().create(name, **{param: item}),))
     if param == "extra.key":
@@ -94,7 +98,7 @@ def _config(kind: str, name: str, param: str, value: str, extra: dict[str, Any])
 
 _LIST_PARAMS = {
     cls.name: {spec.name for spec in cls.params() if spec.kind == "str_list"}
-    for registry in (SPLITTERS, POSTPROCESSORS, loader_registry())
+    for registry in (SPLITTERS, POSTPROCESSORS, EXTRACTORS, loader_registry())
     for cls in registry
 } | {"metadata": {spec.name for spec in MetadataSettings.params() if spec.kind == "str_list"}}
 

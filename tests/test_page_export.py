@@ -252,3 +252,28 @@ def test_the_stand_in_counts_the_chunks_it_would_change_when_asked():
     (llamaindex,) = [text for text in captions if "The LlamaIndex script" in text]
     assert "would change" in langchain and " of " in langchain
     assert "rebuilds all" in llamaindex  # the call that ran, on the same documents
+
+
+def test_a_hostile_link_gives_downloaded_scripts_that_run_nothing_it_carries(downloads):
+    import ast
+
+    # The attack that planted code: a loader option closing the docstring, and separators and metadata that try.
+    hostile = {
+        "splitter": "recursive",
+        "separators": '["\\"\\"\\"\\nopen(\'/tmp/pwned\', \'w\')\\n#", "\\u2028"]',
+        "loader.json.text_field": '"""\nopen(\'/tmp/pwned\', \'w\')\n"""',
+        "meta.team": "'''\r\nopen('/tmp/pwned', 'w')",
+    }
+    at = open_page(hostile)
+    assert not at.exception
+    for name in ("llamaindex_pipeline.py", "langchain_pipeline.py"):
+        tree = ast.parse(downloads[name].decode("utf-8"))
+        assert ast.get_docstring(tree).startswith("Reproduces a ChunkScope configuration with")
+        called = {
+            node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        }
+        assert "open" not in called, name
+        texts = {
+            node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        }
+        assert "\"\"\"\nopen('/tmp/pwned', 'w')\n#" in texts and "'''\r\nopen('/tmp/pwned', 'w')" in texts, name
