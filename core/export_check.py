@@ -93,32 +93,37 @@ def script_chunks(splitter: Any, library: str, documents: Sequence[Document]) ->
     try:
         exec("\n".join([*code.imports, *setup, *code.setup]), namespace)  # noqa: S102 - built by core.codegen
         if library == "LlamaIndex":
-            return _llamaindex_chunks(eval(body, namespace), documents)  # noqa: S307 - an expression core.codegen built
-        return _langchain_chunks(body, namespace, documents)
+            parser = eval(body, namespace)  # noqa: S307 - an expression core.codegen built
+            return _llamaindex_chunks(parser, [(document, _source(splitter, document)) for document in documents])
+        return _langchain_chunks(body, namespace, [_source(splitter, document) for document in documents], documents)
     except Exception as exc:  # the framework's own failure, said as a sentence
         raise ConfigError(f"the {library} script's splitter failed here: {type(exc).__name__}: {exc}") from exc
 
 
-def _source(document: Document) -> str:
-    """What the script's reader hands the framework: an HTML page's source, else the text."""
-    return document.markup if document.markup is not None else document.text
+def _source(splitter: Any, document: Document) -> str:
+    """What the script's splitter reads: an HTML page's source where it reads markup, else the text the app split."""
+    reads_markup = getattr(splitter, "reads_markup", False) or getattr(splitter, "script_reads_markup", False)
+    return document.markup if reads_markup and document.markup is not None else document.text
 
 
-def _llamaindex_chunks(parser: Any, documents: Sequence[Document]) -> list[str]:
+def _llamaindex_chunks(parser: Any, sources: Sequence[tuple[Document, str]]) -> list[str]:
     from core.engines.llamaindex import llama_document
 
     texts: list[str] = []
-    for document in documents:
-        nodes = parser.get_nodes_from_documents([llama_document(document, _source(document))])
+    for document, source in sources:
+        nodes = parser.get_nodes_from_documents([llama_document(document, source)])
         texts += [node.get_content() for node in nodes]
     return texts
 
 
-def _langchain_chunks(body: str, namespace: dict[str, Any], documents: Sequence[Document]) -> list[str]:
+def _langchain_chunks(
+    body: str, namespace: dict[str, Any], sources: Sequence[str], documents: Sequence[Document]
+) -> list[str]:
     from langchain_core.documents import Document as LangChainDocument
 
     namespace["documents"] = [
-        LangChainDocument(page_content=_source(document), metadata=dict(document.metadata)) for document in documents
+        LangChainDocument(page_content=source, metadata=dict(document.metadata))
+        for source, document in zip(sources, documents, strict=True)
     ]
     exec(body, namespace)  # noqa: S102 - built by core.codegen
     # A hierarchy's script keeps every level in all_chunks (and the smallest in chunks), as the app lists them all.

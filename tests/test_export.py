@@ -411,3 +411,28 @@ def test_token_windows_in_tiktoken_export_to_langchains_token_splitter_and_rebui
     }
     check = check_export(config, load(sample_docs / "chunking_guide.md"), "LangChain")
     assert check.exact and check.app_chunks > 10
+
+
+@pytest.mark.parametrize("name", [n for n in SPLITTERS.names() if n.startswith(("llamaindex.", "langchain."))])
+def test_the_export_check_finds_an_engines_own_script_exact(name, sample_docs):
+    # The call that ran, run again by the check on a page (markup) and on Markdown (text): every chunk comes back.
+    from core.export_check import check_export
+
+    engine = SPLITTERS.create(name)
+    documents = load(sample_docs / "chunking_guide.md") + load(sample_docs / "vector_search_faq.html")
+    check = check_export(PipelineConfig(splitter=engine), documents, engine.framework)
+    assert check.exact and check.same_order, check
+
+
+def test_model_token_windows_longer_than_the_models_export_a_splitter_that_runs():
+    from core import Document
+    from core.export_check import script_chunks
+
+    # SentenceTransformersTokenTextSplitter refuses windows over the model's 256 tokens: the default 1024 stands in.
+    splitter = get_splitter("token", tokenizer="model", chunk_size=1024, chunk_overlap=20)
+    chain = langchain_snippet(PipelineConfig(splitter=splitter))
+    assert "SentenceTransformersTokenTextSplitter" not in _calls(chain)
+    assert "256" in _comment_above(chain, "text_splitter =")
+    assert script_chunks(splitter, "LangChain", [Document(text="word " * 3000)])
+    small = get_splitter("token", tokenizer="model", chunk_size=128, chunk_overlap=16)
+    assert "SentenceTransformersTokenTextSplitter" in _calls(langchain_snippet(PipelineConfig(splitter=small)))

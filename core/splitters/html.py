@@ -8,6 +8,7 @@ splitter's (:class:`~core.splitters.markdown.SectionSplitter`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from core.codegen import CodeSnippet, call
 from core.params import param
@@ -27,6 +28,9 @@ class HTMLSplitter(SectionSplitter):
 
     name = "html"
     summary = "One node per section of an HTML page, cut at the chosen heading tags, with its header path."
+
+    # Its scripts read the page's HTML (HTMLNodeParser, HTMLHeaderTextSplitter), not the visible text it splits.
+    script_reads_markup: ClassVar[bool] = True
 
     headings_to_split_on: tuple[str, ...] = param(("h1", "h2", "h3"), "Heading tags that start a new node (h1 to h6).")
 

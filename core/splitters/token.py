@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.codegen import (
+    EMBED_MODEL_MAX_TOKENS,
     Code,
     CodeSnippet,
     bundled_tiktoken,
@@ -182,7 +183,7 @@ class TokenSplitter(SizedSplitter):
                 "\nfor chunk in chunks:  # ChunkScope's chunks are trimmed of whitespace\n"
                 "    chunk.page_content = chunk.page_content.strip()"
             )
-        if self.tokenizer == "model":
+        if self.tokenizer == "model" and self.chunk_size <= EMBED_MODEL_MAX_TOKENS:
             code.use("from langchain_text_splitters import SentenceTransformersTokenTextSplitter")
             code.needs_model = True
             splitter = call(
@@ -196,11 +197,18 @@ class TokenSplitter(SizedSplitter):
                 "differ from the source in spacing; ChunkScope's chunks are exact slices."
             )
             return split_with(splitter)
-        code.note(
-            f"token: LangChain's TokenTextSplitter counts tiktoken tokens; for {self.tokenizer} this uses "
-            "CharacterTextSplitter with the same unit.",
-            at_call=True,
-        )
+        if self.tokenizer == "model":
+            code.note(
+                f"token: SentenceTransformersTokenTextSplitter takes windows of at most {EMBED_MODEL_MAX_TOKENS} of the "
+                f"model's tokens, not {self.chunk_size}; CharacterTextSplitter counting the model's tokens stands in.",
+                at_call=True,
+            )
+        else:
+            code.note(
+                f"token: LangChain's TokenTextSplitter counts tiktoken tokens; for {self.tokenizer} this uses "
+                "CharacterTextSplitter with the same unit.",
+                at_call=True,
+            )
         separator = "" if self.tokenizer == "characters" else " "
         return split_with(langchain_character(code, separator, self.chunk_size, self.chunk_overlap, self.tokenizer))
 
