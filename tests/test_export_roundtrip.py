@@ -43,7 +43,7 @@ typed_text = st.lists(
 ).map("".join)
 
 
-def _built(splitter: Any, library: str) -> Any:
+def _built(splitter: Any, library: str, variable: str | None = "text_splitter") -> Any:
     """The framework object the ``library`` script builds for ``splitter``, built here by running that code."""
     code = CodeSnippet(library, "")
     body = splitter_code(splitter, code)
@@ -53,7 +53,7 @@ def _built(splitter: Any, library: str) -> Any:
         return eval(body, namespace)
     namespace["documents"] = []  # the script's lines run, on no documents: the splitter is what is looked at
     exec(body, namespace)
-    return namespace["text_splitter"]
+    return namespace[variable] if variable else namespace
 
 
 def _count(splitter: Any, text: str) -> int:
@@ -161,62 +161,78 @@ def test_parameters_round_trip_through_json_a_link_and_set(name, data):
     assert config_from_args(build_parser().parse_args(argv)).splitter == splitter
 
 
-# What the framework object holds, by splitter: (library, attribute path, the app's value for it).
-def _expected(splitter: Any) -> list[tuple[str, str, Any]]:
-    name = splitter.name
+# What the framework object holds, by splitter: (library, what, how to read it off the object, the app's value).
+def _expected(splitter: Any) -> list[tuple[str, str, Any, Any]]:
+    name, get = splitter.name, operator.attrgetter
     if name == "character":
         return [
-            ("LangChain", "_separator", splitter.separator),
-            ("LangChain", "_chunk_size", splitter.chunk_size),
-            ("LangChain", "_chunk_overlap", splitter.chunk_overlap),
-            ("LlamaIndex", "separator", splitter.separator),
-            ("LlamaIndex", "chunk_size", splitter.chunk_size),
-            ("LlamaIndex", "chunk_overlap", splitter.chunk_overlap),
-        ]
+            *(("LangChain", a, get(a), v) for a, v in (("_separator", splitter.separator),
+                                                       ("_chunk_size", splitter.chunk_size),
+                                                       ("_chunk_overlap", splitter.chunk_overlap))),
+            *(("LlamaIndex", a, get(a), v) for a, v in (("separator", splitter.separator),
+                                                        ("chunk_size", splitter.chunk_size),
+                                                        ("chunk_overlap", splitter.chunk_overlap))),
+        ]  # fmt: skip
     if name == "sentence":
+        fields = ("chunk_size", "chunk_overlap", "separator", "paragraph_separator")
         return [
-            ("LlamaIndex", "chunk_size", splitter.chunk_size),
-            ("LlamaIndex", "chunk_overlap", splitter.chunk_overlap),
-            ("LlamaIndex", "separator", splitter.separator),
-            ("LlamaIndex", "paragraph_separator", splitter.paragraph_separator),
-            ("LangChain", "_chunk_size", splitter.chunk_size),
-            ("LangChain", "_chunk_overlap", splitter.chunk_overlap),
+            *(("LlamaIndex", a, get(a), getattr(splitter, a)) for a in fields),
+            ("LangChain", "_chunk_size", get("_chunk_size"), splitter.chunk_size),
+            ("LangChain", "_chunk_overlap", get("_chunk_overlap"), splitter.chunk_overlap),
         ]
     if name == "token" and splitter.tokenizer in ("cl100k", "o200k"):  # LangChain's TokenTextSplitter, in both
         encoding = {"cl100k": "cl100k_base", "o200k": "o200k_base"}[splitter.tokenizer]
+        values = (("_chunk_size", splitter.chunk_size), ("_chunk_overlap", splitter.chunk_overlap))
         return [
-            (library, attribute, value)
+            (library, a, get(a), v)
             for library in ("LlamaIndex", "LangChain")
-            for attribute, value in (
-                ("_chunk_size", splitter.chunk_size),
-                ("_chunk_overlap", splitter.chunk_overlap),
-                ("_tokenizer.name", encoding),
-            )
+            for a, v in (*values, ("_tokenizer.name", encoding))
         ]
     if name == "token":
-        return [
-            ("LlamaIndex", "chunk_size", splitter.chunk_size),
-            ("LlamaIndex", "chunk_overlap", splitter.chunk_overlap),
-        ]
+        return [("LlamaIndex", a, get(a), getattr(splitter, a)) for a in ("chunk_size", "chunk_overlap")]
     if name == "sentence_window":
+        fields = ("window_size", "window_metadata_key", "original_text_metadata_key")
+        return [("LlamaIndex", a, get(a), getattr(splitter, a)) for a in fields]
+    if name == "hierarchical":
+        sizes = list(splitter.chunk_sizes)
+        parsers = lambda built: list(built.node_parser_map.values())  # noqa: E731
         return [
-            ("LlamaIndex", "window_size", splitter.window_size),
-            ("LlamaIndex", "window_metadata_key", splitter.window_metadata_key),
-            ("LlamaIndex", "original_text_metadata_key", splitter.original_text_metadata_key),
+            ("LlamaIndex", "node_parser_ids", get("node_parser_ids"), [f"chunk_size_{size}" for size in sizes]),
+            ("LlamaIndex", "level sizes", lambda built: [p.chunk_size for p in parsers(built)], sizes),
+            (
+                "LlamaIndex",
+                "overlaps",
+                lambda built: {p.chunk_overlap for p in parsers(built)},
+                {splitter.chunk_overlap},
+            ),
+        ]
+    if name == "markdown":
+        levels = [("#" * n, f"Header {n}") for n in range(1, splitter.heading_level + 1)]
+        # LangChain keeps them longest marker first.
+        return [("LangChain", "headers_to_split_on", lambda built: sorted(built.headers_to_split_on), sorted(levels))]
+    if name == "html":
+        tags = list(splitter.headings_to_split_on)
+        return [
+            ("LlamaIndex", "tags", get("tags"), [*tags, "p", "li", "section"]),
+            ("LangChain", "headers", lambda built: [tag for tag, _ in built.headers_to_split_on], tags),
         ]
     return []
 
 
-NATIVE = ["character", "sentence", "token", "sentence_window"]
+NATIVE = ["character", "sentence", "token", "sentence_window", "hierarchical", "markdown", "html"]
+_OBJECT = {"hierarchical": None, "markdown": "header_splitter", "html": "html_splitter"}
 
 
 @pytest.mark.parametrize("name", NATIVE)
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_native_splitters_exported_framework_object_holds_its_parameters(name, data):
-    params = data.draw(_param_values(SPLITTERS.get_class(name)))
-    params.pop("tokenizer", None)
-    params["tokenizer"] = data.draw(st.sampled_from(["characters", "words", "cl100k"]))
+    cls = SPLITTERS.get_class(name)
+    params = data.draw(_param_values(cls))
+    if any(spec.name == "tokenizer" for spec in cls.params()):
+        params["tokenizer"] = data.draw(st.sampled_from(["characters", "words", "cl100k"]))
+    if name in ("markdown", "html", "hierarchical"):
+        params.pop("chunk_size", None)  # a size limit adds a second splitter: the section splitter is what is read
     try:
         splitter = SPLITTERS.create(name, **params)
     except ChunkScopeError:
@@ -226,15 +242,20 @@ def test_a_native_splitters_exported_framework_object_holds_its_parameters(name,
     if mirrored_engine(splitter) is not None:
         return  # a compatible mode exports its engine's call: the engines' test below covers it
     objects = {}
-    for library, attribute, value in _expected(splitter):
+    for library, what, read, value in _expected(splitter):
         if library not in objects:
-            built = _built(splitter, library)
+            built = _built(splitter, library, _OBJECT.get(name, "text_splitter"))
             objects[library] = getattr(built, "_lc_splitter", built)  # a LangChain splitter in LangchainNodeParser
-        assert operator.attrgetter(attribute)(objects[library]) == value, (library, attribute)
+        assert read(objects[library]) == value, (library, what)
     for library, built in objects.items():
-        if name == "sentence_window":
-            continue
-        assert _size(built, SAMPLE) == _count(splitter, SAMPLE), library
+        if name in ("character", "sentence", "token"):
+            assert _size(built, SAMPLE) == _count(splitter, SAMPLE), library
+
+
+def test_each_native_splitter_has_framework_values_to_compare():
+    # The property above is not vacuous: every splitter it names builds with its defaults and reads values off.
+    for name in NATIVE:
+        assert _expected(SPLITTERS.create(name)), name
 
 
 def _size(built: Any, text: str) -> int:
