@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from core.codegen import Code, CodeSnippet, call
+from core.codegen import Code, CodeSnippet, call, comment, indent, literal
 from core.config import PipelineConfig
 from core.schema import Node
 
@@ -101,7 +101,7 @@ def llamaindex_snippet(config: PipelineConfig, documents_dir: str = "sample_docs
     )
     snippet.use("from llama_index.core import SimpleDirectoryReader")
     _loader_notes(snippet, config)
-    snippet.add(f"documents = SimpleDirectoryReader(input_dir={documents_dir!r}).load_data()")
+    snippet.add(f"documents = SimpleDirectoryReader(input_dir={literal(documents_dir)}).load_data()")
     _metadata_llamaindex(snippet, config)
     _extractor_notes(snippet, config, llamaindex=True)
     snippet.add(f"node_parser = {splitter_code(config.splitter, snippet)}")
@@ -138,15 +138,17 @@ def _metadata_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
     settings = config.metadata
     lines = []
     if settings.extra:
-        lines.append(f"    document.metadata.update({settings.extra_metadata!r})")
+        lines.append(f"    document.metadata.update({literal(settings.extra_metadata)})")
     if settings.excluded_llm_metadata_keys is not None:
-        lines.append(f"    document.excluded_llm_metadata_keys = {list(settings.excluded_llm_metadata_keys)!r}")
+        lines.append(f"    document.excluded_llm_metadata_keys = {literal(list(settings.excluded_llm_metadata_keys))}")
     if settings.excluded_embed_metadata_keys is not None:
-        lines.append(f"    document.excluded_embed_metadata_keys = {list(settings.excluded_embed_metadata_keys)!r}")
+        lines.append(
+            f"    document.excluded_embed_metadata_keys = {literal(list(settings.excluded_embed_metadata_keys))}"
+        )
     lines += [
-        f"    document.metadata_template = {settings.metadata_template!r}",
-        f"    document.metadata_separator = {settings.metadata_separator!r}",
-        f"    document.text_template = {settings.text_template!r}",
+        f"    document.metadata_template = {literal(settings.metadata_template)}",
+        f"    document.metadata_separator = {literal(settings.metadata_separator)}",
+        f"    document.text_template = {literal(settings.text_template)}",
     ]
     snippet.add(
         "# Metadata and how each reader sees it; nodes inherit all of this from their document.\n"
@@ -170,12 +172,12 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "    embed_model = HuggingFaceEmbedding(model_name=EMBED_MODEL)",
         f"    index = VectorStoreIndex({nodes}, embed_model=embed_model)",
     ]
-    dense = f"index.as_retriever(similarity_top_k={retrieval.top_k})"
+    dense = call("index.as_retriever", similarity_top_k=retrieval.top_k)
     if retrieval.mode == "dense":
         lines.append(f"    retriever = {dense}")
     else:
         snippet.use("from llama_index.retrievers.bm25 import BM25Retriever")
-        bm25 = f"BM25Retriever.from_defaults(nodes={nodes}, similarity_top_k={retrieval.top_k})"
+        bm25 = call("BM25Retriever.from_defaults", nodes=Code(nodes), similarity_top_k=retrieval.top_k)
         if retrieval.mode == "bm25":
             lines.append(f"    retriever = {bm25}")
         else:
@@ -188,15 +190,17 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
             lines.append(f"    bm25 = {bm25}")
             lines.append(
                 "    retriever = "
-                + call(
-                    "QueryFusionRetriever",
-                    Code("[dense, bm25]"),
-                    retriever_weights=[retrieval.alpha, round(1 - retrieval.alpha, 6)],
-                    mode="relative_score",
-                    similarity_top_k=retrieval.top_k,
-                    num_queries=1,
-                    use_async=False,
-                ).replace("\n", "\n    ")
+                + indent(
+                    call(
+                        "QueryFusionRetriever",
+                        Code("[dense, bm25]"),
+                        retriever_weights=[retrieval.alpha, round(1 - retrieval.alpha, 6)],
+                        mode="relative_score",
+                        similarity_top_k=retrieval.top_k,
+                        num_queries=1,
+                        use_async=False,
+                    )
+                )
             )
     lines.append("    results = retriever.retrieve(query)")
     posts = [post.llamaindex(snippet) for post in config.postprocessors]
@@ -206,10 +210,11 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
     for code in posts:
         if code is None:
             continue
+        # Each stage is a statement of retrieve()'s body: its continuation lines go one level in with it.
         if code.startswith("results ="):
-            lines.append(f"    {code}")
+            lines.append(f"    {indent(code)}")
         else:
-            lines.append(f"    results = {code}.postprocess_nodes(results, query_bundle=bundle)")
+            lines.append(f"    results = {indent(code)}.postprocess_nodes(results, query_bundle=bundle)")
     lines.append("    return results")
     lines += [
         "",
@@ -238,13 +243,13 @@ def langchain_snippet(config: PipelineConfig, documents_dir: str = "sample_docs"
         "# Plain-text formats only; for PDFs use langchain_community.document_loaders.PyPDFLoader.\n"
         "documents = [\n"
         f"    Document(page_content=path.read_text(encoding='utf-8'), metadata={{'file_name': path.name}})\n"
-        f"    for path in sorted(Path({documents_dir!r}).iterdir())\n"
+        f"    for path in sorted(Path({literal(documents_dir)}).iterdir())\n"
         "    if path.suffix in {'.txt', '.md', '.py', '.html', '.csv'}\n"
         "]"
     )
     settings = config.metadata
     if settings.extra:
-        snippet.add(f"for document in documents:\n    document.metadata.update({settings.extra_metadata!r})")
+        snippet.add(f"for document in documents:\n    document.metadata.update({literal(settings.extra_metadata)})")
     _extractor_notes(snippet, config, llamaindex=False)
     snippet.add(splitter_code(config.splitter, snippet))
     _views_langchain(snippet, config)
@@ -260,11 +265,11 @@ def _views_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "\n".join(
             [
                 "",
-                f"METADATA_TEMPLATE = {settings.metadata_template!r}",
-                f"METADATA_SEPARATOR = {settings.metadata_separator!r}",
-                f"TEXT_TEMPLATE = {settings.text_template!r}",
-                f"EXCLUDED_LLM_METADATA_KEYS = {llm_excluded!r}",
-                f"EXCLUDED_EMBED_METADATA_KEYS = {embed_excluded!r}",
+                f"METADATA_TEMPLATE = {literal(settings.metadata_template)}",
+                f"METADATA_SEPARATOR = {literal(settings.metadata_separator)}",
+                f"TEXT_TEMPLATE = {literal(settings.text_template)}",
+                f"EXCLUDED_LLM_METADATA_KEYS = {literal(llm_excluded)}",
+                f"EXCLUDED_EMBED_METADATA_KEYS = {literal(embed_excluded)}",
                 "",
                 "",
                 "def _view(chunk: Document, excluded: list[str]) -> str:",
@@ -305,14 +310,14 @@ def _retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "    indexed = [Document(page_content=embed_view(chunk), metadata={**chunk.metadata, 'text': chunk.page_content})",
         "               for chunk in chunks]",
         "    store = InMemoryVectorStore.from_documents(indexed, embeddings)",
-        f"    dense = store.as_retriever(search_kwargs={{'k': {retrieval.top_k}}})",
+        f"    dense = {call('store.as_retriever', search_kwargs={'k': retrieval.top_k})}",
     ]
     if retrieval.mode == "dense":
         lines.append("    retriever = dense")
     else:
         snippet.use("from langchain_community.retrievers import BM25Retriever")
-        snippet.install += " rank-bm25"
-        lines.append(f"    bm25 = BM25Retriever.from_documents(indexed, k={retrieval.top_k})")
+        snippet.requires("rank-bm25")
+        lines.append(f"    bm25 = {call('BM25Retriever.from_documents', Code('indexed'), k=retrieval.top_k)}")
         if retrieval.mode == "bm25":
             lines.append("    retriever = bm25")
         else:
@@ -323,9 +328,9 @@ def _retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
             snippet.note(
                 "hybrid: EnsembleRetriever fuses by weighted reciprocal rank; ChunkScope mixes min-max-scaled scores."
             )
+            weights = [retrieval.alpha, round(1 - retrieval.alpha, 6)]
             lines.append(
-                f"    retriever = EnsembleRetriever(retrievers=[dense, bm25], weights=[{retrieval.alpha}, "
-                f"{round(1 - retrieval.alpha, 6)}])"
+                f"    retriever = {call('EnsembleRetriever', retrievers=Code('[dense, bm25]'), weights=weights)}"
             )
     lines.append("    results = retriever.invoke(query)")
     for post in config.postprocessors:
@@ -344,7 +349,8 @@ def _retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
 
 def _loader_notes(snippet: CodeSnippet, config: PipelineConfig) -> None:
     for loader in config.loaders:
-        options = ", ".join(f"{key}={value!r}" for key, value in loader.to_params(only_changed=True).items())
+        # A note is a comment line (core.codegen.comment): the values are quoted for reading, not for running.
+        options = ", ".join(f"{key}={literal(value)}" for key, value in loader.to_params(only_changed=True).items())
         snippet.note(f"ChunkScope's {loader.name} loader ran with {options}; the reader here uses its own defaults.")
 
 
@@ -359,11 +365,12 @@ def _extractor_notes(snippet: CodeSnippet, config: PipelineConfig, *, llamaindex
             "KeywordExtractor and SummaryExtractor write the same keys but call an LLM (commented out below)."
         )
         calls = [code for code in (extractor.llamaindex() for extractor in config.extractors) if code is not None]
+        pipeline = call("IngestionPipeline", transformations=Code(f"[node_parser, {', '.join(calls)}]"))
         snippet.add(
             "# With an LLM configured (Settings.llm), run the extractors in an ingestion pipeline:\n"
             "# from llama_index.core.extractors import TitleExtractor, KeywordExtractor, SummaryExtractor\n"
             "# from llama_index.core.ingestion import IngestionPipeline\n"
-            f"# pipeline = IngestionPipeline(transformations=[node_parser, {', '.join(calls)}])"
+            + "\n".join(comment(line) for line in f"pipeline = {pipeline}".splitlines())
         )
     else:
         snippet.note(

@@ -58,4 +58,8 @@ config_download(config_to_json(config))
 
 st.subheader(":material/code: Reproduce in code", anchor=False)
 st.caption("Runnable scripts that rebuild this configuration with each library's own classes.")
-snippet_tabs({"LlamaIndex": llamaindex_snippet(config), "LangChain": langchain_snippet(config)})
+snippet_tabs(
+    {"LlamaIndex": llamaindex_snippet(config), "LangChain": langchain_snippet(config)},
+    config,
+    picked if documents else [],
+)

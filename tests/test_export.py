@@ -6,11 +6,13 @@ import ast
 import csv
 import io
 import json
+import textwrap
 
 import pyarrow.parquet as pq
 import pytest
 
 from core import Node, get_splitter, load
+from core.codegen import notes_of
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import run_split
@@ -88,22 +90,55 @@ def _keywords(source: str, call: str) -> dict[str, str]:
 
 # (splitter, params, LlamaIndex class, its expected keyword values, LangChain class, its expected keyword values)
 CASES = [
-    ("character", {"chunk_size": 300, "chunk_overlap": 30, "separator": "\n"}, "TokenTextSplitter",
-     {"chunk_size": "300", "chunk_overlap": "30", "separator": "'\\n'"}, "CharacterTextSplitter",
-     {"chunk_size": "300", "separator": "'\\n'", "keep_separator": "'end'"}),
-    ("recursive", {"chunk_size": 500, "chunk_overlap": 50, "language": "python"}, "LangchainNodeParser", {},
-     "from_language", {"language": "Language.PYTHON", "chunk_size": "500"}),
-    ("token", {"chunk_size": 128, "chunk_overlap": 16}, "TokenTextSplitter",
-     {"chunk_size": "128", "tokenizer": "MODEL_TOKENS"}, "SentenceTransformersTokenTextSplitter",
-     {"tokens_per_chunk": "128", "chunk_overlap": "16"}),
+    (
+        "character",
+        {"chunk_size": 300, "chunk_overlap": 30, "separator": "\n"},
+        "TokenTextSplitter",
+        {"chunk_size": "300", "chunk_overlap": "30", "separator": "'\\n'"},
+        "CharacterTextSplitter",
+        {"chunk_size": "300", "separator": "'\\n'", "keep_separator": "'end'"},
+    ),
+    (
+        "recursive",
+        {"chunk_size": 500, "chunk_overlap": 50, "language": "python"},
+        "LangchainNodeParser",
+        {},
+        "from_language",
+        {"language": "Language.PYTHON", "chunk_size": "500"},
+    ),
+    (
+        "token",
+        {"chunk_size": 128, "chunk_overlap": 16},
+        "TokenTextSplitter",
+        {"chunk_size": "128", "tokenizer": "MODEL_TOKENS"},
+        "SentenceTransformersTokenTextSplitter",
+        {"tokens_per_chunk": "128", "chunk_overlap": "16"},
+    ),
     ("sentence_window", {"window_size": 2}, "from_defaults", {"window_size": "2"}, "sentence_windows", {}),
-    ("markdown", {"heading_level": 2}, "MarkdownNodeParser", {}, "MarkdownHeaderTextSplitter",
-     {"headers_to_split_on": "[('#', 'Header 1'), ('##', 'Header 2')]", "strip_headers": "False"}),
-    ("semantic", {"breakpoint_type": "gradient", "buffer_size": 2}, "from_defaults",
-     {"buffer_size": "2", "breakpoint_percentile_threshold": "95"}, "SemanticChunker",
-     {"breakpoint_threshold_type": "'gradient'", "buffer_size": "2"}),
-    ("hierarchical", {"chunk_sizes": "1024,256"}, "from_defaults", {"node_parser_ids": "['chunk_size_1024', 'chunk_size_256']"},
-     "split_documents", {}),
+    (
+        "markdown",
+        {"heading_level": 2},
+        "MarkdownNodeParser",
+        {},
+        "MarkdownHeaderTextSplitter",
+        {"headers_to_split_on": "[('#', 'Header 1'), ('##', 'Header 2')]", "strip_headers": "False"},
+    ),
+    (
+        "semantic",
+        {"breakpoint_type": "gradient", "buffer_size": 2},
+        "from_defaults",
+        {"buffer_size": "2", "breakpoint_percentile_threshold": "95"},
+        "SemanticChunker",
+        {"breakpoint_threshold_type": "'gradient'", "buffer_size": "2"},
+    ),
+    (
+        "hierarchical",
+        {"chunk_sizes": "1024,256"},
+        "from_defaults",
+        {"node_parser_ids": "['chunk_size_1024', 'chunk_size_256']"},
+        "split_documents",
+        {},
+    ),
 ]
 
 
@@ -120,10 +155,11 @@ def test_snippets_name_the_closest_classes_with_the_same_params(name, params, li
 
 def test_differences_are_stated_at_the_top():
     config = PipelineConfig(splitter=get_splitter("semantic", breakpoint_type="interquartile"))
-    header = ast.get_docstring(ast.parse(llamaindex_snippet(config)))
-    assert "Where this differs from ChunkScope" in header and "interquartile" in header
-    header = ast.get_docstring(ast.parse(langchain_snippet(PipelineConfig(splitter=get_splitter("sentence_window")))))
-    assert "no sentence-window splitter" in header
+    script = llamaindex_snippet(config)
+    assert "# Where this differs from ChunkScope:" in script
+    assert any("interquartile" in note for note in notes_of(script))
+    script = langchain_snippet(PipelineConfig(splitter=get_splitter("sentence_window")))
+    assert any("no sentence-window splitter" in note for note in notes_of(script))
 
 
 def test_metadata_templates_and_excluded_keys_travel():
@@ -166,7 +202,9 @@ def test_hybrid_retrieval_uses_fusion_with_the_same_weights():
 def test_every_splitter_with_every_postprocessor_gives_valid_python(name):
     posts = tuple(POSTPROCESSORS.create(post) for post in POSTPROCESSORS.names())
     for mode in ("dense", "bm25", "hybrid"):
-        config = PipelineConfig(splitter=SPLITTERS.create(name), postprocessors=posts, retrieval=RetrievalSettings(mode=mode))
+        config = PipelineConfig(
+            splitter=SPLITTERS.create(name), postprocessors=posts, retrieval=RetrievalSettings(mode=mode)
+        )
         ast.parse(llamaindex_snippet(config))
         ast.parse(langchain_snippet(config))
 
@@ -250,7 +288,7 @@ def test_a_compatible_mode_exports_the_call_it_mirrors_and_it_runs_to_the_chunks
             exported, shown = sorted(exported), sorted(shown)
         assert exported == shown, library
         script = (llamaindex_snippet if library == "LlamaIndex" else langchain_snippet)(config)
-        assert f"compat={splitter.compat}, which cuts as" in ast.get_docstring(ast.parse(script))
+        assert any(f"compat={splitter.compat}, which cuts as" in note for note in notes_of(script))
 
 
 def test_a_setting_the_framework_call_cannot_express_keeps_the_native_translation():
@@ -260,3 +298,34 @@ def test_a_setting_the_framework_call_cannot_express_keeps_the_native_translatio
     config = PipelineConfig(splitter=get_splitter("character", compat="langchain", tokenizer="cl100k"))
     assert "which cuts as" not in langchain_snippet(config)
     assert "keep_separator='end'" in langchain_snippet(config)
+
+
+# -- each postprocessor's block is a statement of retrieve(), at its indent ----------------------------------------
+
+
+def _retrieve_statements(script: str) -> tuple[list[str], ast.FunctionDef]:
+    tree = ast.parse(script)
+    return script.splitlines(), next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "retrieve")
+
+
+@pytest.mark.parametrize("name", POSTPROCESSORS.names())
+def test_every_postprocessor_block_sits_in_retrieve_at_the_right_indent(name):
+    from core.codegen import CodeSnippet
+
+    post = POSTPROCESSORS.create(name)
+    config = PipelineConfig(splitter=get_splitter("character"), postprocessors=(post,))
+    for library, script in (("LlamaIndex", llamaindex_snippet(config)), ("LangChain", langchain_snippet(config))):
+        lines, retrieve = _retrieve_statements(script)
+        for statement in retrieve.body:
+            assert statement.col_offset == 4, (library, lines[statement.lineno - 1])
+            # A statement's continuation lines go further in; only its closing bracket comes back to its indent.
+            for line in lines[statement.lineno : statement.end_lineno]:
+                closing = line.strip() in (")", "]", "})", "))") or line.strip().startswith(")")
+                assert line.startswith("    " if closing else "        "), (library, line)
+        own = (
+            post.llamaindex(CodeSnippet(library, ""))
+            if library == "LlamaIndex"
+            else "\n".join(post.langchain(CodeSnippet(library, "")))
+        )
+        if own:  # the block's own calls are inside retrieve()
+            assert _calls(textwrap.dedent(own)) <= _calls(ast.unparse(retrieve)), library

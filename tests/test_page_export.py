@@ -132,8 +132,8 @@ def test_snippets_name_the_splitter_classes_and_say_where_langchain_differs():
     assert "RecursiveCharacterTextSplitter(" in langchain and "chunk_size=256" in langchain
     notes = differences(langchain)
     assert notes, "the LangChain snippet has no exact sentence splitter and says so"
-    shown = [info.value for info in at.info]
-    assert any("Where LangChain differs" in text and notes[0] in text for text in shown)
+    infos = [shown(info.value) for info in at.info]
+    assert any("Where LangChain differs" in text and notes[0] in text for text in infos)
 
 
 def test_the_shareable_link_and_the_address_bar_hold_the_config():
@@ -223,3 +223,57 @@ def test_the_snapshot_carries_the_last_query_trace_when_one_ran(downloads):
     at.checkbox(key="export.snapshot.trace").uncheck().run()
     (page,) = [data.decode("utf-8") for name, data in downloads.items() if name.endswith("-snapshot.html")]
     assert html.escape(query) not in page
+
+
+def test_a_note_carrying_markdown_from_a_link_is_shown_as_text():
+    # A loader option is quoted in the notes; a share link sets it to Markdown that would link and load an image.
+    hostile = "[x](https://evil.example) ![i](https://evil.example/i.png)"
+    at = open_page({"splitter": "character", "loader.json.text_field": hostile})
+    assert not at.exception
+    (llamaindex_info, *_) = [info.value for info in at.info if "Where LlamaIndex differs" in info.value]
+    assert "evil" in llamaindex_info
+    # No Markdown link or image survives: every bracket is escaped and the URL's "//" is broken up.
+    assert "](" not in llamaindex_info and "https://" not in llamaindex_info
+    assert "[x]" not in llamaindex_info and "![" not in llamaindex_info
+    assert "https://evil.example" in shown(llamaindex_info).replace("\u2060", "")
+
+
+def test_the_stand_in_counts_the_chunks_it_would_change_when_asked():
+    # LlamaIndex's SentenceSplitter has no LangChain equivalent: the LangChain script's stand-in is run and counted.
+    query = {"splitter": "llamaindex.sentence", "chunk_size": "512", "chunk_overlap": "200"}
+    at = open_page(query)
+    assert not [caption for caption in at.caption if "script would change" in caption.value]  # only on demand
+    at.multiselect(key="export.docs").set_value([at.session_state["export.docs"][0]]).run()
+    at.toggle(key="export.check.LangChain").set_value(True).run()
+    at.toggle(key="export.check.LlamaIndex").set_value(True).run()
+    assert not at.exception
+    captions = [shown(caption.value) for caption in at.caption]
+    (langchain,) = [text for text in captions if "The LangChain script" in text]
+    (llamaindex,) = [text for text in captions if "The LlamaIndex script" in text]
+    assert "would change" in langchain and " of " in langchain
+    assert "rebuilds all" in llamaindex  # the call that ran, on the same documents
+
+
+def test_a_hostile_link_gives_downloaded_scripts_that_run_nothing_it_carries(downloads):
+    import ast
+
+    # The attack that planted code: a loader option closing the docstring, and separators and metadata that try.
+    hostile = {
+        "splitter": "recursive",
+        "separators": '["\\"\\"\\"\\nopen(\'/tmp/pwned\', \'w\')\\n#", "\\u2028"]',
+        "loader.json.text_field": '"""\nopen(\'/tmp/pwned\', \'w\')\n"""',
+        "meta.team": "'''\r\nopen('/tmp/pwned', 'w')",
+    }
+    at = open_page(hostile)
+    assert not at.exception
+    for name in ("llamaindex_pipeline.py", "langchain_pipeline.py"):
+        tree = ast.parse(downloads[name].decode("utf-8"))
+        assert ast.get_docstring(tree).startswith("Reproduces a ChunkScope configuration with")
+        called = {
+            node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        }
+        assert "open" not in called, name
+        texts = {
+            node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        }
+        assert "\"\"\"\nopen('/tmp/pwned', 'w')\n#" in texts and "'''\r\nopen('/tmp/pwned', 'w')" in texts, name

@@ -9,6 +9,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
+from core.codegen import notes_of
 from core.compare_view import settings_summary
 from core.errors import ChunkScopeError
 from core.schema import Document, Node
@@ -19,9 +20,9 @@ from ui.cache import HASH_FUNCS
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
+    from core.export_check import ExportCheck
     from core.query import QueryResult
 
-DIFFERENCES_HEADING = "Where this differs from ChunkScope:"
 DEFAULT_BASE_URL = "http://localhost:8501/"
 # The page a shared link opens: where the configuration is seen at work.
 LINK_TARGET_PAGE = "Chunks"
@@ -93,22 +94,8 @@ def snapshot_file(
 
 
 def differences(snippet: str) -> list[str]:
-    """The notes a snippet's docstring lists under "Where this differs from ChunkScope:"."""
-    notes: list[str] = []
-    inside = False
-    for line in snippet.splitlines():
-        stripped = line.strip()
-        if stripped == DIFFERENCES_HEADING:
-            inside = True
-            continue
-        if inside:
-            if stripped.startswith("- "):
-                notes.append(stripped[2:])
-            elif notes and stripped and not stripped.startswith('"""'):
-                notes[-1] += " " + stripped  # a note that wrapped onto the next line
-            else:
-                break
-    return notes
+    """The notes a script lists under "Where this differs from ChunkScope:" (see core.codegen.notes_of)."""
+    return notes_of(snippet)
 
 
 def share_link(
@@ -308,14 +295,46 @@ def batch_commands_block() -> None:
     st.code(commands["ray"], language="bash", wrap_lines=True)
 
 
-def snippet_tabs(snippets: Mapping[str, str]) -> None:
-    """A tab per library: where it differs from ChunkScope, the script, and its download."""
+@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
+def export_check(documents: Sequence[Document], config: PipelineConfig, library: str) -> ExportCheck:
+    """How many of the app's chunks the ``library`` script's splitter rebuilds (cached per documents and config)."""
+    from core.export_check import check_export
+
+    return check_export(config, documents, library, cache.run_split_cached(documents, config))
+
+
+def script_check(library: str, config: PipelineConfig, documents: Sequence[Document]) -> None:
+    """On demand, the script's splitter run here on the picked documents: how many chunks it changes."""
+    if not documents:
+        return
+    if not st.toggle(
+        "Count the chunks this script changes",
+        key=f"export.check.{library}",
+        help="Runs the script's splitter here on the documents picked above and compares its chunks with the app's.",
+    ):
+        return
+    try:
+        with st.spinner(f"Running the {library} script's splitter…"):
+            check = export_check(documents, config, library)
+    except ChunkScopeError as exc:
+        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
+        return
+    icon = ":material/check:" if check.exact else ":material/difference:"
+    st.caption(f"{icon} {widgets.md_escape(check.sentence())}")
+
+
+def snippet_tabs(
+    snippets: Mapping[str, str], config: PipelineConfig | None = None, documents: Sequence[Document] = ()
+) -> None:
+    """A tab per library: where it differs from ChunkScope (and, on demand, by how many chunks), the script, its download."""
     for (library, code), tab in zip(snippets.items(), st.tabs(list(snippets)), strict=True):
         with tab:
             notes = differences(code)
             if notes:
+                # A note quotes settings a share link may carry: escaped, so it is read as text, never as a link.
                 st.info(
-                    f"**Where {library} differs from ChunkScope here**\n\n" + "\n".join(f"- {note}" for note in notes),
+                    f"**Where {library} differs from ChunkScope here**\n\n"
+                    + "\n".join(f"- {widgets.md_escape(note)}" for note in notes),
                     icon=":material/compare_arrows:",
                 )
             else:
@@ -323,6 +342,8 @@ def snippet_tabs(snippets: Mapping[str, str]) -> None:
                     f"{library} has an exact equivalent for every setting of this configuration.",
                     icon=":material/check:",
                 )
+            if config is not None:
+                script_check(library, config, documents)
             st.code(code, language="python", line_numbers=True, height=480)
             st.download_button(
                 f"Download {library.lower()}_pipeline.py",

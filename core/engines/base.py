@@ -15,7 +15,7 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar
 
-from core.codegen import Code, CodeSnippet, call, langchain_recursive, split_with
+from core.codegen import Code, CodeSnippet, call, langchain_recursive, llamaindex_tokenizer, split_with
 from core.engines.chunk_nodes import FrameworkChunk, framework_nodes
 from core.errors import ConfigError
 from core.schema import Document, Node
@@ -194,28 +194,56 @@ class FrameworkSplitter(Splitter):
         return call(qualname, **code_values(kwargs, code))
 
     def llamaindex(self, code: CodeSnippet) -> str:
-        """LlamaIndex's engines: the call that ran. LangChain's: the same splitter in LlamaIndex's LangchainNodeParser."""
+        """LlamaIndex's engines: the call that ran. LangChain's: the same splitter in LlamaIndex's LangchainNodeParser.
+
+        Others have no LlamaIndex equivalent: :meth:`llamaindex_stand_in` writes the closest one and says so at the call.
+        """
         if self.framework == "LlamaIndex":
             return self.framework_call(code)
         if self.framework == "LangChain" and not self.splits_to_documents:
             code.use("from llama_index.core.node_parser import LangchainNodeParser")
             return call("LangchainNodeParser", Code(self.framework_call(code)))
-        code.note(
-            f"{self.name}: ChunkScope ran {self.framework} {self.framework_class}, which LlamaIndex cannot run as a "
-            "node parser; SentenceSplitter at its chunk size stands in."
-        )
-        code.use("from llama_index.core.node_parser import SentenceSplitter")
-        return call("SentenceSplitter", chunk_size=getattr(self, "chunk_size", 1024), chunk_overlap=0)
+        return self.llamaindex_stand_in(code)
 
     def langchain(self, code: CodeSnippet) -> str:
-        """LangChain's engines: the call that ran; the others' stand-in says what ran instead."""
+        """LangChain's engines: the call that ran; the others' closest LangChain splitter, said so at the call."""
         if self.framework == "LangChain":
             return split_with(self.framework_call(code))
+        return self.langchain_stand_in(code)
+
+    def llamaindex_stand_in(self, code: CodeSnippet) -> str:
+        """A SentenceSplitter at this engine's size, overlap and unit (engines with a closer class override this)."""
+        size, overlap = self.stand_in_sizes()
+        self.stand_in_note(code, "LlamaIndex", "SentenceSplitter", size, overlap)
+        code.use("from llama_index.core.node_parser import SentenceSplitter")
+        tokenizer = llamaindex_tokenizer(code, self.size_unit)
+        return call("SentenceSplitter", chunk_size=size, chunk_overlap=overlap, tokenizer=tokenizer)
+
+    def langchain_stand_in(self, code: CodeSnippet) -> str:
+        """A RecursiveCharacterTextSplitter at this engine's size, overlap and unit (or a closer class, overridden)."""
+        size, overlap = self.stand_in_sizes()
+        self.stand_in_note(code, "LangChain", "RecursiveCharacterTextSplitter", size, overlap)
+        return split_with(langchain_recursive(code, size, overlap, self.size_unit))
+
+    def stand_in_sizes(self) -> tuple[int, int]:
+        """This engine's chunk size and overlap in :attr:`size_unit`, for a stand-in (1024 and 0 where it has none)."""
+        size = getattr(self, "chunk_size", None) or max(self.level_sizes, default=1024)
+        overlap = getattr(self, "chunk_overlap", 0) or 0
+        return size, min(overlap, size - 1)
+
+    def stand_in_note(
+        self, code: CodeSnippet, library: str, stand_in: str, size: int | None = None, overlap: int | None = None
+    ) -> None:
+        """Say, at the call, that ``stand_in`` replaces this engine's class in ``library``, and what it keeps."""
+        kept = ""
+        if size is not None:
+            unit = self.size_unit if isinstance(self.size_unit, str) else "your size function's units"
+            kept = f" with the same chunk_size ({size}), chunk_overlap ({overlap or 0}) and unit ({unit})"
         code.note(
-            f"{self.name}: ChunkScope ran {self.framework} {self.framework_class}, which LangChain has no splitter for; "
-            "RecursiveCharacterTextSplitter at its chunk size (in characters) stands in."
+            f"{self.name}: ChunkScope ran {self.framework} {self.framework_class}, which {library} has no "
+            f"equivalent of; {stand_in} stands in{kept}, so chunks differ (the Export page counts how many).",
+            at_call=True,
         )
-        return split_with(langchain_recursive(code, getattr(self, "chunk_size", 4000), 0))
 
     def failed(self, exc: Exception) -> ConfigError:
         """The framework's own error, as a sentence naming the engine.

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
-from core.codegen import Code, CodeSnippet
+from core.codegen import Code, CodeSnippet, bundled_tiktoken, literal
 from core.engines.base import FrameworkArg, FrameworkSplitter, check_overlap, engine_summary
 from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError
@@ -51,9 +51,8 @@ class TokenizerArg(FrameworkArg):
 
     def code(self, code: CodeSnippet) -> Code:
         if self.name not in TIKTOKEN_ENCODINGS:
-            return Code(repr(self.name))
-        code.use("import tiktoken")
-        return Code(f'tiktoken.get_encoding("{self.name}")')
+            return Code(literal(self.name))
+        return bundled_tiktoken(code, self.name)
 
 
 @dataclass(frozen=True)

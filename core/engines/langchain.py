@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
-from core.codegen import Code, CodeSnippet
+from core.codegen import Code, CodeSnippet, bundled_tiktoken, call, literal
 from core.engines.base import (
     FrameworkArg,
     FrameworkSplitter,
@@ -56,6 +56,22 @@ class LanguageArg(FrameworkArg):
     def code(self, code: CodeSnippet) -> Code:
         code.use("from langchain_text_splitters import Language")
         return Code(f"Language.{self.value().name}")
+
+
+@dataclass(frozen=True)
+class EncodingNameArg(FrameworkArg):
+    """TokenTextSplitter's ``encoding_name``: LangChain loads the encoding by name, so it is loaded from the
+    bundled file first (in ChunkScope and in the script), and found loaded."""
+
+    name: str
+
+    def value(self) -> str:
+        tiktoken_encoding(self.name)
+        return self.name
+
+    def code(self, code: CodeSnippet) -> Code:
+        bundled_tiktoken(code, self.name)
+        return Code(literal(self.name))
 
 
 @dataclass(frozen=True)
@@ -239,15 +255,11 @@ class LangChainTokenSplitter(LangChainEngine):
 
     def framework_kwargs(self) -> dict[str, Any]:
         return {
-            "encoding_name": self.encoding_name,
+            "encoding_name": EncodingNameArg(self.encoding_name),
             "chunk_size": self.chunk_size,
             "chunk_overlap": self.chunk_overlap,
             "strip_whitespace": self.strip_whitespace,
         }
-
-    def build_framework(self) -> Any:
-        tiktoken_encoding(self.encoding_name)  # loaded from the bundled file; LangChain then finds it by name
-        return super().build_framework()
 
 
 @dataclass(frozen=True)
@@ -331,6 +343,12 @@ class LangChainMarkdownHeaderSplitter(LangChainHeaderEngine):
             if any(line == marker or line.startswith(marker + " ") for marker in markers):
                 return None
         return no_headings_reason(self, document)
+
+    def llamaindex_stand_in(self, code: CodeSnippet) -> str:
+        """LlamaIndex's MarkdownNodeParser: also a node per Markdown section, its header path in metadata."""
+        self.stand_in_note(code, "LlamaIndex", "MarkdownNodeParser (a node at every heading, header lines kept)")
+        code.use("from llama_index.core.node_parser import MarkdownNodeParser")
+        return call("MarkdownNodeParser")
 
     def framework_kwargs(self) -> dict[str, Any]:
         return {

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from core.codegen import CodeSnippet, call
 from core.engines.base import engine_summary
 from core.engines.langchain import _OWN_LINKS, DISTRIBUTION, LANGCHAIN, LangChainHeaderEngine
 from core.errors import ConfigError
@@ -59,6 +60,13 @@ class LangChainHTMLHeaderSplitter(LangChainHeaderEngine):
     @property
     def covers_text(self) -> bool:
         return False  # it reads the markup: what it keeps of the page is its own choice (scripts included)
+
+    def llamaindex_stand_in(self, code: CodeSnippet) -> str:
+        """LlamaIndex's HTMLNodeParser over the same heading tags (and the paragraphs and list items under them)."""
+        tags = [item.partition(" ")[0] for item in self.headers_to_split_on]
+        self.stand_in_note(code, "LlamaIndex", "HTMLNodeParser (a node per run of these tags, p, li and section)")
+        code.use("from llama_index.core.node_parser import HTMLNodeParser")
+        return call("HTMLNodeParser", tags=[*tags, "p", "li", "section"])
 
     def framework_kwargs(self) -> dict[str, Any]:
         pairs = [(tag, key.strip()) for tag, _, key in (item.partition(" ") for item in self.headers_to_split_on)]

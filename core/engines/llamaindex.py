@@ -20,7 +20,7 @@ from functools import lru_cache, partial
 from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
-from core.codegen import Code, CodeSnippet
+from core.codegen import Code, CodeSnippet, langchain_recursive, llamaindex_tiktoken, split_with
 from core.engines.base import (
     FrameworkArg,
     FrameworkSplitter,
@@ -65,10 +65,7 @@ class TokenizerArg(FrameworkArg):
     def code(self, code: CodeSnippet) -> Code:
         if self.name == "characters":
             return Code("list")
-        variable = f"{self.name.upper()}_TOKENS"
-        code.use("import tiktoken", "from functools import partial")
-        code.set_up(f'{variable} = partial(tiktoken.get_encoding("{self.name}").encode, allowed_special="all")')
-        return Code(variable)
+        return llamaindex_tiktoken(code, self.name)
 
 
 def llama_document(document: Document, text: str | None = None) -> Any:
@@ -195,6 +192,16 @@ class LlamaIndexSentenceSplitter(LlamaIndexEngine):
         # character, a regex of the user's may drop some, and the engine shows that as LlamaIndex does.
         return self.secondary_chunking_regex == _DEFAULT_SECONDARY_REGEX
 
+    def langchain_stand_in(self, code: CodeSnippet) -> str:
+        """RecursiveCharacterTextSplitter at the same size, overlap and unit, cutting at paragraphs, lines,
+        sentence ends and words, as SentenceSplitter prefers."""
+        self.stand_in_note(code, "LangChain", "RecursiveCharacterTextSplitter", self.chunk_size, self.chunk_overlap)
+        separators = list(dict.fromkeys([self.paragraph_separator, "\n", ". ", "? ", "! ", self.separator, ""]))
+        splitter = langchain_recursive(
+            code, self.chunk_size, self.chunk_overlap, self.size_unit, separators=separators, keep_separator="end"
+        )
+        return split_with(splitter)
+
     def framework_kwargs(self) -> dict[str, Any]:
         return {
             "chunk_size": self.chunk_size,
@@ -237,6 +244,13 @@ class LlamaIndexTokenSplitter(LlamaIndexEngine):
     def validate(self) -> None:
         check_overlap(self)
 
+    def langchain_stand_in(self, code: CodeSnippet) -> str:
+        """RecursiveCharacterTextSplitter at the same size, overlap and unit, cutting at the same separators."""
+        self.stand_in_note(code, "LangChain", "RecursiveCharacterTextSplitter", self.chunk_size, self.chunk_overlap)
+        separators = list(dict.fromkeys([self.separator, *self.backup_separators, ""]))
+        splitter = langchain_recursive(code, self.chunk_size, self.chunk_overlap, self.size_unit, separators=separators)
+        return split_with(splitter)
+
     def framework_kwargs(self) -> dict[str, Any]:
         return {
             "chunk_size": self.chunk_size,
@@ -278,6 +292,17 @@ class LlamaIndexSentenceWindowSplitter(LlamaIndexEngine):
             if not getattr(self, key).strip():
                 raise ConfigError(f"{self.name}: {key} must not be empty")
 
+    def langchain_stand_in(self, code: CodeSnippet) -> str:
+        """ChunkScope's sentence-window function for LangChain, with the same window and metadata keys."""
+        self.stand_in_note(code, "LangChain", "the sentence_windows() function below (same window and keys)")
+        native = SPLITTERS.create(
+            "sentence_window",
+            window_size=self.window_size,
+            window_metadata_key=self.window_metadata_key,
+            original_text_metadata_key=self.original_text_metadata_key,
+        )
+        return native.langchain(code)
+
     def framework_kwargs(self) -> dict[str, Any]:
         return {
             "window_size": self.window_size,
@@ -311,6 +336,11 @@ class LlamaIndexMarkdownSplitter(LlamaIndexEngine):
     def unsuited_reason(self, document: Document) -> str | None:
         # MarkdownNodeParser's own test for a heading line (outside code fences, which this ignores).
         return None if re.search(r"(?m)^#+\s", document.text) else no_headings_reason(self, document)
+
+    def langchain_stand_in(self, code: CodeSnippet) -> str:
+        """LangChain's MarkdownHeaderTextSplitter at all six levels, header lines kept: a chunk per section too."""
+        self.stand_in_note(code, "LangChain", "MarkdownHeaderTextSplitter (headers in metadata, not a header path)")
+        return SPLITTERS.create("markdown", heading_level=6).langchain(code)
 
     def framework_kwargs(self) -> dict[str, Any]:
         return {"header_path_separator": self.header_path_separator, **_links(self)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from core.codegen import Code, CodeSnippet, call
+from core.codegen import Code, CodeSnippet, call, literal
 from core.engines.base import FrameworkArg, code_values, engine_summary, run_values
 from core.engines.chunk_nodes import FrameworkChunk
 from core.engines.llamaindex import (
@@ -23,9 +23,10 @@ from core.engines.llamaindex import (
     TokenizerArg,
     _links,
 )
+from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
-from core.splitters.hierarchical import check_levels
+from core.splitters.hierarchical import HierarchicalSplitter, check_levels
 from core.splitters.registry import SPLITTERS
 
 
@@ -67,6 +68,16 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
     @property
     def size_limit(self) -> int | None:
         return max(self.chunk_sizes) if self.counts_characters else None
+
+    def langchain_stand_in(self, code: CodeSnippet) -> str:
+        """ChunkScope's level loop for LangChain: each level's chunks split again at the next size, same overlap and unit."""
+        sizes = tuple(sorted(self.chunk_sizes, reverse=True))
+        try:
+            native = HierarchicalSplitter(chunk_sizes=sizes, chunk_overlap=self.chunk_overlap, tokenizer=self.size_unit)
+        except ConfigError:  # sizes the native splitter refuses: one level stands in
+            return super().langchain_stand_in(code)
+        self.stand_in_note(code, "LangChain", "a loop of RecursiveCharacterTextSplitters, one per level (same sizes)")
+        return native.langchain(code)
 
     def framework_kwargs(self) -> dict[str, Any]:
         if self.tokenizer == "cl100k_base":  # LlamaIndex's own tokenizer: from_defaults says it all
@@ -110,4 +121,4 @@ class _LevelParsers(FrameworkArg):
     def code(self, code: CodeSnippet) -> Code:
         code.use("from llama_index.core.node_parser import SentenceSplitter")
         splitter = call("SentenceSplitter", chunk_size=Code("size"), **code_values(self._kwargs(), code))
-        return Code(f'{{f"chunk_size_{{size}}": {splitter} for size in {list(self.sizes)!r}}}')
+        return Code(f'{{f"chunk_size_{{size}}": {splitter} for size in {literal(list(self.sizes))}}}')

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from core.codegen import CodeSnippet
 from core.engines.base import engine_summary
 from core.engines.llamaindex import DISTRIBUTION, LLAMAINDEX, LlamaIndexEngine, _links
 from core.errors import ConfigError
@@ -50,6 +51,15 @@ class LlamaIndexHTMLSplitter(LlamaIndexEngine):
         ("p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "b", "i", "u", "section"),
         "The tags whose text becomes nodes; consecutive tags of one name share a node.",
     )
+
+    def langchain_stand_in(self, code: CodeSnippet) -> str:
+        """LangChain's HTMLHeaderTextSplitter at the heading tags among ``tags`` (a SentenceSplitter-like stand-in
+        where there are none)."""
+        headings = [tag for tag in self.tags if re.fullmatch(r"[hH][1-6]", tag)]
+        if not headings:
+            return super().langchain_stand_in(code)
+        self.stand_in_note(code, "LangChain", f"HTMLHeaderTextSplitter at {', '.join(headings)}")
+        return SPLITTERS.create("html", headings_to_split_on=tuple(headings)).langchain(code)
 
     def validate(self) -> None:
         if not self.tags:

@@ -79,6 +79,12 @@ class SemchunkSplitter(FrameworkSplitter):
     def size_limit(self) -> int | None:
         return self.chunk_size if self.token_counter == "characters" else None
 
+    def stand_in_sizes(self) -> tuple[int, int]:
+        """semchunk's overlap in tokens (a share below 1 is of chunk_size), for a stand-in."""
+        overlap = self.overlap or 0
+        tokens = int(overlap * self.chunk_size) if overlap < 1 else int(overlap)
+        return self.chunk_size, min(tokens, self.chunk_size - 1)
+
     def chunker(self) -> Any:
         """The configured semchunk chunker (built once per configuration)."""
         return _chunker(self.token_counter, self.chunk_size)

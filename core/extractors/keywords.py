@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from core.codegen import call
 from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.extractors.terms import WORD, is_content_word, smoothed_idf, stem
@@ -48,7 +49,7 @@ class KeywordExtractor(Extractor):
         return {"excerpt_keywords": ", ".join(self.top_terms(_prose(document)))}
 
     def llamaindex(self) -> str | None:
-        return f"KeywordExtractor(keywords={self.keywords})"
+        return call("KeywordExtractor", keywords=self.keywords)
 
     def top_terms(self, text: str) -> list[str]:
         """The keywords, best first, as they are most often written."""

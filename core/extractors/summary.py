@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from core.codegen import call
 from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.extractors.terms import content_terms, smoothed_idf
@@ -42,7 +43,7 @@ class SummaryExtractor(Extractor):
         return {"section_summary": " ".join(" ".join(text[start:end].split()) for start, end in picked)}
 
     def llamaindex(self) -> str | None:
-        return 'SummaryExtractor(summaries=["self"])'
+        return call("SummaryExtractor", summaries=["self"])
 
     def central_sentences(self, document: Document) -> list[tuple[int, int]]:
         """Spans of the chosen sentences, in document order."""

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from core.codegen import call
 from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.params import param
@@ -36,7 +37,7 @@ class TitleExtractor(Extractor):
         return {"document_title": shorten(title, self.max_chars)}
 
     def llamaindex(self) -> str | None:
-        return "TitleExtractor(nodes=5)"
+        return call("TitleExtractor", nodes=5)
 
     def _heading(self, document: Document) -> str | None:
         for element in document.elements:

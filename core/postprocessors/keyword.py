@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call, literal
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
@@ -58,8 +58,8 @@ class KeywordPostprocessor(Postprocessor):
             "    # keyword filter (LangChain has none built in): whole words, case-insensitive",
             "    def _has(text: str, word: str) -> bool:",
             "        return re.search(r'(?<!\\w)' + re.escape(word) + r'(?!\\w)', text, re.IGNORECASE) is not None",
-            f"    results = [r for r in results if all(_has(r.metadata['text'], w) for w in {required!r})",
-            f"               and not any(_has(r.metadata['text'], w) for w in {excluded!r})]",
+            f"    results = [r for r in results if all(_has(r.metadata['text'], w) for w in {literal(required)})",
+            f"               and not any(_has(r.metadata['text'], w) for w in {literal(excluded)})]",
         ]
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:

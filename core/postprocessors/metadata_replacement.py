@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call, comment, literal
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, with_text
 from core.postprocessors.registry import POSTPROCESSORS
@@ -33,8 +33,8 @@ class MetadataReplacementPostprocessor(Postprocessor):
     def langchain(self, code: CodeSnippet) -> list[str]:
         key = self.target_metadata_key
         return [
-            f"    # metadata replacement: the node's text becomes its {key!r} metadata where present",
-            f"    results = [Document(page_content=r.metadata.get({key!r}, r.metadata['text']), metadata=r.metadata)"
+            comment(f"metadata replacement: the node's text becomes its {literal(key)} metadata where present", "    "),
+            f"    results = [Document(page_content=r.metadata.get({literal(key)}, r.metadata['text']), metadata=r.metadata)"
             " for r in results]",
         ]
 

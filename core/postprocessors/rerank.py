@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call, indent
 from core.errors import ModelUnavailableError
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, fmt_score, with_score
@@ -56,7 +56,14 @@ class RerankPostprocessor(Postprocessor):
         code.use("from langchain_community.cross_encoders import HuggingFaceCrossEncoder")
         model = self.model_path or STAND_IN_MODEL
         return [
-            f"    reranker = CrossEncoderReranker(model=HuggingFaceCrossEncoder(model_name={model!r}), top_n={self.top_n})",
+            "    reranker = "
+            + indent(
+                call(
+                    "CrossEncoderReranker",
+                    model=Code(call("HuggingFaceCrossEncoder", model_name=model)),
+                    top_n=self.top_n,
+                )
+            ),
             "    results = list(reranker.compress_documents(results, query))",
         ]
 

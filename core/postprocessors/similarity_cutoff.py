@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
+from core.codegen import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call, indent
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, fmt_score
 from core.postprocessors.registry import POSTPROCESSORS
@@ -44,8 +44,11 @@ class SimilarityCutoffPostprocessor(Postprocessor):
             "similarity_cutoff: EmbeddingsFilter re-embeds the results and keeps those at or above the threshold."
         )
         return [
-            f"    results = EmbeddingsFilter(embeddings=embeddings, similarity_threshold={self.similarity_cutoff!r})"
-            ".compress_documents(results, query)"
+            "    results = "
+            + indent(
+                call("EmbeddingsFilter", embeddings=Code("embeddings"), similarity_threshold=self.similarity_cutoff)
+            )
+            + ".compress_documents(results, query)"
         ]
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:

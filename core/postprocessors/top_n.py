@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import CodeSnippet
+from core.codegen import CodeSnippet, literal
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
@@ -23,10 +23,10 @@ class TopNPostprocessor(Postprocessor):
 
     def llamaindex(self, code: CodeSnippet) -> str | None:
         code.note("top_n: LlamaIndex has no top-n postprocessor; the snippet slices the list.")
-        return f"results = results[: {self.top_n}]"
+        return f"results = results[: {literal(self.top_n)}]"
 
     def langchain(self, code: CodeSnippet) -> list[str]:
-        return [f"    results = results[: {self.top_n}]"]
+        return [f"    results = results[: {literal(self.top_n)}]"]
 
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         outcome = Outcome(nodes=list(nodes[: self.top_n]))

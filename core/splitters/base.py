@@ -108,7 +108,9 @@ class Splitter(Configurable):
         Without an equivalent (a plugin), a SentenceSplitter at this splitter's size stands in
         (at LlamaIndex's defaults, 1024 and 20, when it has no size).
         """
-        code.note("this splitter is a ChunkScope plugin with no LlamaIndex equivalent; SentenceSplitter stands in.")
+        code.note(
+            f"{self.name}: a ChunkScope plugin with no LlamaIndex equivalent; SentenceSplitter stands in.", at_call=True
+        )
         code.use("from llama_index.core.node_parser import SentenceSplitter")
         size, overlap = self._stand_in_sizes(1024, 20)
         return call("SentenceSplitter", chunk_size=size, chunk_overlap=overlap)
@@ -120,7 +122,8 @@ class Splitter(Configurable):
         size stands in (at the character splitter's defaults when it has no size).
         """
         code.note(
-            "this splitter is a ChunkScope plugin with no LangChain equivalent; RecursiveCharacterTextSplitter stands in."
+            f"{self.name}: a ChunkScope plugin with no LangChain equivalent; RecursiveCharacterTextSplitter stands in.",
+            at_call=True,
         )
         size, overlap = self._stand_in_sizes(SizedSplitter.chunk_size, SizedSplitter.chunk_overlap)
         return split_with(langchain_recursive(code, size, overlap))

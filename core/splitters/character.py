@@ -110,7 +110,8 @@ class CharacterSplitter(SizedSplitter):
     def llamaindex(self, code: CodeSnippet) -> str:
         code.note(
             "character: LlamaIndex has no character splitter; TokenTextSplitter with the same separator and "
-            "no backup separators is the closest (it may cut an oversized piece, ChunkScope keeps it whole)."
+            "no backup separators is the closest (it may cut an oversized piece, ChunkScope keeps it whole).",
+            at_call=True,
         )
         return llamaindex_token_splitter(
             code, self.chunk_size, self.chunk_overlap, self.tokenizer, separator=self.separator, backup_separators=[]

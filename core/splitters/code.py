@@ -66,7 +66,10 @@ class CodeSplitter(Splitter):
         )
 
     def langchain(self, code: CodeSnippet) -> str:
-        code.note("code: LangChain splits code by language-specific separators, not by lines with a line budget.")
+        code.note(
+            "code: LangChain splits code by language-specific separators, not by lines with a line budget.",
+            at_call=True,
+        )
         return split_with(langchain_recursive(code, self.max_chars, 0, language="python"))
 
     def spans(self, document: Document) -> list[Span]:

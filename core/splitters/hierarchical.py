@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from core.codegen import Code, CodeSnippet, call, indent, langchain_recursive, llamaindex_tokenizer
+from core.codegen import Code, CodeSnippet, call, indent, langchain_recursive, literal, llamaindex_tokenizer
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
@@ -96,8 +96,8 @@ class HierarchicalSplitter(Splitter):
         tokenizer = llamaindex_tokenizer(code, self.tokenizer)
         ids = [f"chunk_size_{size}" for size in self.chunk_sizes]
         parsers = "".join(
-            f"    {ident!r}: SentenceSplitter(chunk_size={size}, chunk_overlap={self.chunk_overlap}, "
-            f"tokenizer={tokenizer}),\n"
+            f"    {literal(ident)}: "
+            f"{call('SentenceSplitter', chunk_size=size, chunk_overlap=self.chunk_overlap, tokenizer=tokenizer)},\n"
             for ident, size in zip(ids, self.chunk_sizes, strict=True)
         )
         return call(
@@ -109,7 +109,8 @@ class HierarchicalSplitter(Splitter):
     def langchain(self, code: CodeSnippet) -> str:
         code.note(
             "hierarchical: LangChain has no hierarchical node parser (ParentDocumentRetriever covers two levels "
-            "with a vector store); the loop below splits each level's chunks with the next size and records the parent."
+            "with a vector store); the loop below splits each level's chunks with the next size and records the parent.",
+            at_call=True,
         )
         splitters = ",\n    ".join(
             indent(langchain_recursive(code, size, min(self.chunk_overlap, size - 1), self.tokenizer))

@@ -8,6 +8,7 @@ splitter's (:class:`~core.splitters.markdown.SectionSplitter`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from core.codegen import CodeSnippet, call
 from core.params import param
@@ -28,6 +29,9 @@ class HTMLSplitter(SectionSplitter):
     name = "html"
     summary = "One node per section of an HTML page, cut at the chosen heading tags, with its header path."
 
+    # Its scripts read the page's HTML (HTMLNodeParser, HTMLHeaderTextSplitter), not the visible text it splits.
+    script_reads_markup: ClassVar[bool] = True
+
     headings_to_split_on: tuple[str, ...] = param(("h1", "h2", "h3"), "Heading tags that start a new node (h1 to h6).")
 
     def validate(self) -> None:
@@ -45,7 +49,10 @@ class HTMLSplitter(SectionSplitter):
         return call("HTMLNodeParser", tags=[*self.headings_to_split_on, "p", "li", "section"])
 
     def langchain(self, code: CodeSnippet) -> str:
-        code.use("from langchain_text_splitters import HTMLHeaderTextSplitter")
+        code.use(
+            "from langchain_core.documents import Document",
+            "from langchain_text_splitters import HTMLHeaderTextSplitter",
+        )
         code.note("html: HTMLHeaderTextSplitter reads the raw HTML; ChunkScope splits the page's visible text.")
         headers = [(tag, f"Header {tag[1:]}") for tag in self.headings_to_split_on]
         return (

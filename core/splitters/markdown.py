@@ -326,7 +326,10 @@ class MarkdownSplitter(SectionSplitter):
         return call("MarkdownNodeParser")
 
     def langchain(self, code: CodeSnippet) -> str:
-        code.use("from langchain_text_splitters import MarkdownHeaderTextSplitter")
+        code.use(
+            "from langchain_core.documents import Document",
+            "from langchain_text_splitters import MarkdownHeaderTextSplitter",
+        )
         headers = [("#" * n, f"Header {n}") for n in range(1, self.heading_level + 1)]
         splitter = call("MarkdownHeaderTextSplitter", headers_to_split_on=headers, strip_headers=False)
         lines = [

@@ -24,7 +24,7 @@ from typing import Literal
 
 import regex
 
-from core.codegen import CodeSnippet, call, langchain_recursive, split_with
+from core.codegen import Code, CodeSnippet, call, langchain_recursive, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
@@ -244,22 +244,42 @@ class RecursiveSplitter(SizedSplitter):
             "recursive: LlamaIndex has no recursive character splitter of its own; LangchainNodeParser wraps "
             "LangChain's RecursiveCharacterTextSplitter (pip install langchain-text-splitters)."
         )
-        return call("LangchainNodeParser", self._langchain_splitter(code))
+        return call("LangchainNodeParser", Code(self._langchain_splitter(code)))
 
     def langchain(self, code: CodeSnippet) -> str:
         return split_with(self._langchain_splitter(code))
 
     def _langchain_splitter(self, code: CodeSnippet) -> str:
+        if self.language != "none" and not self.separators:
+            code.note(
+                f"recursive: LangChain's {self.language} separators (from_language) are not ChunkScope's "
+                f"{self.language} preset, so some cuts fall elsewhere.",
+                at_call=True,
+            )
         return langchain_recursive(
             code,
             self.chunk_size,
             self.chunk_overlap,
             self.tokenizer,
             language=self.language,
-            separators=self.separators,
+            separators=self.framework_separators(),
             is_separator_regex=self.is_separator_regex,
             keep_separator=self.keep_separator,
         )
+
+    def framework_separators(self) -> list[str] | None:
+        """The separators as LangChain takes them, meaning what this splitter cuts with (None: the defaults).
+
+        A literal separator is typed with ``\\n`` for a newline and read so here
+        (:func:`_unescape`); LangChain escapes literals itself, so it gets the
+        characters. A regex goes as typed. Single characters, this splitter's last
+        resort outside ``compat="langchain"``, are LangChain's ``""``.
+        """
+        if not self.separators:
+            return None
+        typed = list(self.separators) if self.is_separator_regex else [_unescape(s) for s in self.separators]
+        typed = [separator for separator in typed if separator]  # an empty one is the characters, added last
+        return [*typed, ""] if self._characters_last else typed
 
 
 @dataclass(slots=True)

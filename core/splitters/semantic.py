@@ -140,7 +140,8 @@ class SemanticSplitter(Splitter):
         if self.breakpoint_type != "percentile":
             code.note(
                 f"semantic: LlamaIndex only breaks at a percentile of the distances; ChunkScope used "
-                f"{self.breakpoint_type}, so this uses the 95th percentile."
+                f"{self.breakpoint_type}, so this uses the 95th percentile.",
+                at_call=True,
             )
             amount = None
         if self.max_chunk_size:

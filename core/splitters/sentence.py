@@ -155,7 +155,8 @@ class SentenceSplitter(SizedSplitter):
     def langchain(self, code: CodeSnippet) -> str:
         code.note(
             "sentence: LangChain's sentence splitters (NLTKTextSplitter, SpacyTextSplitter) need downloaded "
-            "models; RecursiveCharacterTextSplitter with paragraph, line and sentence-end separators is the closest."
+            "models; RecursiveCharacterTextSplitter with paragraph, line and sentence-end separators is the closest.",
+            at_call=True,
         )
         if self.metadata_aware:
             code.note(

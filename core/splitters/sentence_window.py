@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import CodeSnippet, call
+from core.codegen import CodeSnippet, call, literal
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Node
@@ -107,10 +107,11 @@ class SentenceWindowSplitter(Splitter):
         )
 
     def langchain(self, code: CodeSnippet) -> str:
-        code.use("import re")
+        code.use("import re", "from langchain_core.documents import Document")
         code.note(
             "sentence_window: LangChain has no sentence-window splitter; a short function below makes one chunk per "
-            "sentence with the surrounding sentences in metadata (sentences found by a simple regex)."
+            "sentence with the surrounding sentences in metadata (sentences found by a simple regex).",
+            at_call=True,
         )
         window, window_key, original_key = self.window_size, self.window_metadata_key, self.original_text_metadata_key
         return "\n".join(
@@ -119,8 +120,8 @@ class SentenceWindowSplitter(Splitter):
                 '    sentences = [s for s in re.split(r"(?<=[.!?])\\s+|\\n\\s*\\n", document.page_content) if s.strip()]',
                 "    out = []",
                 "    for i, sentence in enumerate(sentences):",
-                f'        window = " ".join(sentences[max(0, i - {window}) : i + {window} + 1])',
-                f"        metadata = {{**document.metadata, {window_key!r}: window, {original_key!r}: sentence}}",
+                f'        window = " ".join(sentences[max(0, i - {literal(window)}) : i + {literal(window)} + 1])',
+                f"        metadata = {{**document.metadata, {literal(window_key)}: window, {literal(original_key)}: sentence}}",
                 "        out.append(Document(page_content=sentence, metadata=metadata))",
                 "    return out",
                 "",

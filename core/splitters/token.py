@@ -14,7 +14,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.codegen import Code, CodeSnippet, call, langchain_character, llamaindex_token_splitter, split_with
+from core.codegen import (
+    EMBED_MODEL_MAX_TOKENS,
+    Code,
+    CodeSnippet,
+    bundled_tiktoken,
+    call,
+    langchain_character,
+    llamaindex_token_splitter,
+    split_with,
+)
 from core.errors import ConfigError
 from core.schema import Document, MetadataMode, Node
 from core.segmentation import trim_span
@@ -23,7 +32,7 @@ from core.splitters.compat import LLAMAINDEX, CompatChunk, compat_nodes, compat_
 from core.splitters.fast.token_index import TokenIndex
 from core.splitters.pieces import piece_sizes
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer
+from core.tokenizers import TIKTOKEN_TOKENIZERS, TOKENIZER_NAMES, SizeFn, Tokenizer
 
 # LlamaIndex's TokenTextSplitter reserves this many tokens of every chunk for metadata formatting.
 LLAMAINDEX_METADATA_FORMAT_LEN = 2
@@ -142,14 +151,39 @@ class TokenSplitter(SizedSplitter):
     def llamaindex(self, code: CodeSnippet) -> str:
         if self.compat == LLAMAINDEX:
             return llamaindex_token_splitter(code, self.chunk_size, self.chunk_overlap, self.tokenizer)
+        if self.tokenizer in TIKTOKEN_TOKENIZERS:  # LangChain cuts tiktoken windows as this does; LlamaIndex runs it
+            code.use("from llama_index.core.node_parser import LangchainNodeParser")
+            code.note(
+                "token: LlamaIndex's TokenTextSplitter packs whole words; LangChain's TokenTextSplitter cuts the token "
+                "sequence as ChunkScope does, run here in LangchainNodeParser (pip install langchain-text-splitters)."
+            )
+            return call("LangchainNodeParser", Code(self._tiktoken_windows(code)))
         code.note(
             "token: LlamaIndex's TokenTextSplitter first cuts on spaces and newlines, then packs words up to "
             "chunk_size tokens; ChunkScope cuts the token sequence itself."
         )
         return llamaindex_token_splitter(code, self.chunk_size, self.chunk_overlap, self.tokenizer)
 
+    def _tiktoken_windows(self, code: CodeSnippet) -> str:
+        """LangChain's TokenTextSplitter over the same tiktoken encoding (loaded from the bundled file first)."""
+        encoding = TIKTOKEN_TOKENIZERS[str(self.tokenizer)]
+        bundled_tiktoken(code, encoding)
+        code.use("from langchain_text_splitters import TokenTextSplitter")
+        code.note(
+            "token: TokenTextSplitter decodes each window of tokens back to text, keeping the space a window's first "
+            "token starts with (ChunkScope trims it); a window that ends inside a multi-byte character reads "
+            "differently from ChunkScope's exact slice."
+        )
+        sizes = {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
+        return call("TokenTextSplitter", encoding_name=encoding, **sizes)
+
     def langchain(self, code: CodeSnippet) -> str:
-        if self.tokenizer == "model":
+        if self.tokenizer in TIKTOKEN_TOKENIZERS:
+            return split_with(self._tiktoken_windows(code)) + (
+                "\nfor chunk in chunks:  # ChunkScope's chunks are trimmed of whitespace\n"
+                "    chunk.page_content = chunk.page_content.strip()"
+            )
+        if self.tokenizer == "model" and self.chunk_size <= EMBED_MODEL_MAX_TOKENS:
             code.use("from langchain_text_splitters import SentenceTransformersTokenTextSplitter")
             code.needs_model = True
             splitter = call(
@@ -163,10 +197,18 @@ class TokenSplitter(SizedSplitter):
                 "differ from the source in spacing; ChunkScope's chunks are exact slices."
             )
             return split_with(splitter)
-        code.note(
-            f"token: LangChain's TokenTextSplitter counts tiktoken tokens; for {self.tokenizer} this uses "
-            "CharacterTextSplitter with the same unit."
-        )
+        if self.tokenizer == "model":
+            code.note(
+                f"token: SentenceTransformersTokenTextSplitter takes windows of at most {EMBED_MODEL_MAX_TOKENS} of the "
+                f"model's tokens, not {self.chunk_size}; CharacterTextSplitter counting the model's tokens stands in.",
+                at_call=True,
+            )
+        else:
+            code.note(
+                f"token: LangChain's TokenTextSplitter counts tiktoken tokens; for {self.tokenizer} this uses "
+                "CharacterTextSplitter with the same unit.",
+                at_call=True,
+            )
         separator = "" if self.tokenizer == "characters" else " "
         return split_with(langchain_character(code, separator, self.chunk_size, self.chunk_overlap, self.tokenizer))
 
