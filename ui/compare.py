@@ -186,14 +186,38 @@ def count_picker() -> int:
 
 
 def configuration_columns(count: int, config: PipelineConfig) -> list[tuple[int, Any]]:
-    """``count`` bordered columns of splitter settings, A starting from the session's; the valid ones by slot."""
-    starts = starting_slots(SPLITTERS, (config.splitter.name, config.splitter.to_params()))
+    """``count`` bordered columns of splitter settings, the valid ones by slot.
+
+    A starts from the session's splitter and B from it at half the chunk size; a slot the person
+    changed keeps its settings across pages, one left as it started follows the session's splitter.
+    """
+    session = (config.splitter.name, config.splitter.to_params())
+    starts = starting_slots(SPLITTERS, session)
+    kept = state.compare_slots()
     splitters = []
     for slot, column in enumerate(st.columns(count, gap="small")):
+        previous = kept.get(slot)
+        opening = previous.current if previous is not None and previous.changed else starts[slot]
         with column.container(border=True):
-            st.html(badge_html(slot, f"Configuration {LABELS[slot]}", "the session's splitter" if slot == 0 else ""))
-            splitters.append(widgets.splitter_form(f"cmp.{slot}", starts[slot], columns=2 if count == 2 else 1)[0])
+            badge = st.empty()
+            splitter = widgets.splitter_form(f"cmp.{slot}", opening, columns=2 if count == 2 else 1)[0]
+            badge.html(badge_html(slot, f"Configuration {LABELS[slot]}", slot_subtitle(slot, splitter, session)))
+        if splitter is not None:
+            start = previous.start if previous is not None and previous.changed else starts[slot]
+            state.set_compare_slot(slot, state.CompareSlot(start, (splitter.name, splitter.to_params())))
+        splitters.append(splitter)
     return [(slot, splitter) for slot, splitter in enumerate(splitters) if splitter is not None]
+
+
+def slot_subtitle(slot: int, splitter: Any, session: tuple[str, dict[str, Any]]) -> str:
+    """What a configuration's badge says beside its letter: its splitter, and for A whether it is the session's."""
+    if splitter is None:
+        return "settings to fix"
+    words = splitter.title()
+    if slot == 0:
+        same = (splitter.name, splitter.to_params()) == session
+        words += " · the session's splitter" if same else " · changed here, not in the session"
+    return words
 
 
 def split_each(document: Document, config: PipelineConfig, configured: Sequence[tuple[int, Any]]) -> list[Run]:
@@ -322,7 +346,10 @@ def mode_picker() -> str:
     state.keep_valid("cmp.mode", MODES)
     return (
         st.segmented_control(
-            "Compare", MODES, key="cmp.mode", help="Parsers: the same file read two ways, cut by the session's splitter"
+            "Compare",
+            MODES,
+            key="cmp.mode",
+            help="Parsers: the same file read two ways, both cut by the session's splitter (set on the Chunks page)",
         )
         or MODES[0]
     )
