@@ -269,3 +269,14 @@ def test_parser_mode_warns_when_a_chunk_is_far_over_the_splitters_size():
                      "size limit (1,000)")
         for w in warnings
     ), warnings
+
+
+def test_every_changed_cut_point_shows_a_dash_where_a_cut_has_no_place_or_shift(page):
+    table = page.dataframe[1].value  # the metrics table is the first
+    assert list(table.columns) == ["compared", "change", "in A", "in B", "shift", "text around the cut"]
+    assert not table.isna().any().any()
+    assert "None" not in table.astype(str).to_numpy().ravel().tolist()
+    added = table[table["change"] == "added"].iloc[0]
+    assert added["in A"] == "—" and added["shift"] == "—" and added["in B"] != "—"
+    moved = table[table["change"] == "moved"].iloc[0]
+    assert moved["shift"][0] in "+-"

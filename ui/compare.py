@@ -313,9 +313,26 @@ def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
     changes = [row for label, diff in diffs for row in change_rows(label, diff, document.text)]
     with st.expander(f"Every changed cut point ({len(changes):,})", expanded=False):
         if changes:
-            st.dataframe(pd.DataFrame(changes), hide_index=True, width="stretch")
+            st.dataframe(change_table(changes), hide_index=True, width="stretch")
         else:
             st.caption("No cut point differs.")
+
+
+# What a cell with no value shows: a new cut has no place in A, a gone one none in the other, only a moved one a shift.
+NO_VALUE = "—"
+
+
+def change_table(changes: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """The changed cut points, positions and shifts as text ("1,204", "+35"), a dash where there is none."""
+
+    def cell(key: str, value: Any) -> Any:
+        if value is None:
+            return NO_VALUE
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f"{value:+,}" if key == "shift" else f"{value:,}"
+        return value
+
+    return pd.DataFrame([{key: cell(key, value) for key, value in row.items()} for row in changes])
 
 
 def size_histograms(runs: Sequence[Run]) -> None:
