@@ -306,3 +306,35 @@ def test_the_query_page_warns_when_the_splitter_leaves_documents_whole():
     at = open_page(PipelineConfig(splitter=get_splitter("markdown")))
     (warning,) = [shown(w.value) for w in at.warning if "does not suit" in shown(w.value)]
     assert "rag_handbook.pdf" in warning and "chunking_guide.md" not in warning
+
+
+def test_a_keyword_filter_shows_an_empty_box_for_no_excluded_keyword():
+    at = open_page()
+    at.selectbox(key="query.add").set_value("keyword").run()
+    at.button(key="query.add.button").click().run()
+    excluded = next(t for t in at.sidebar.text_input if str(t.key).endswith(".keyword.exclude_keywords"))
+    assert excluded.value == ""
+    required = next(t for t in at.sidebar.text_input if str(t.key).endswith(".keyword.required_keywords"))
+    required.set_value("chunk").run()
+    assert not at.exception
+    assert excluded.value == "" and not [e for e in at.error]
+
+
+def test_window_replacement_on_a_split_without_windows_says_why_in_the_editor_and_the_trace():
+    at = open_page()
+    at.selectbox(key="query.add").set_value("metadata_replacement").run()
+    at.button(key="query.add.button").click().run()
+    assert not at.exception
+    reason = "no node carries the 'window' metadata key, so every text stays as it was (split with sentence_window"
+    (info,) = [shown(i.value) for i in at.sidebar.info if "changes nothing" in i.value]
+    assert reason in info
+    assert any(f"changed nothing: {reason}" in shown(c.value) for c in at.caption)
+
+
+def test_window_replacement_after_a_sentence_window_split_gives_no_such_hint():
+    at = open_page(PipelineConfig(splitter=get_splitter("sentence_window")))
+    at.selectbox(key="query.add").set_value("metadata_replacement").run()
+    at.button(key="query.add.button").click().run()
+    assert not at.exception
+    assert not [i for i in at.sidebar.info if "changes nothing" in i.value]
+    assert not any("changed nothing" in shown(c.value) for c in at.caption)
