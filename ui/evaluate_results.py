@@ -116,8 +116,11 @@ _LAYOUT = {
     "template": "plotly_white",
     "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
     "font": {"size": 12},
-    "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
+    # Below the plot: at the top right a legend sits under the chart's toolbar.
+    "legend": {"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0},
 }
+# Under the x axis's title, for a chart that has one.
+_LEGEND_UNDER_AXIS_TITLE = {**_LAYOUT["legend"], "y": -0.22}
 _METRIC_COLOURS = (*SERIES_COLOURS, "#0891b2")
 
 
@@ -140,7 +143,7 @@ def metrics_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
             )
         )
     figure.update_layout(
-        **{**_LAYOUT, "legend": {"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0}},
+        **_LAYOUT,
         height=380,
         barmode="group",
         title="Metrics per configuration",
@@ -197,8 +200,8 @@ def hit_curve_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
             )
         )
     figure.update_layout(
-        **_LAYOUT,
-        height=380,
+        **{**_LAYOUT, "legend": _LEGEND_UNDER_AXIS_TITLE},
+        height=400,
         title="Hit rate at k",
         xaxis={"title": "k (chunks retrieved)", "dtick": 1},
         yaxis={"title": "hit rate", "range": [0, 1.05]},
