@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import apptest_support
+import pandas as pd
 import pytest
 from apptest_support import shown
 from streamlit.testing.v1 import AppTest
@@ -272,11 +273,30 @@ def test_parser_mode_warns_when_a_chunk_is_far_over_the_splitters_size():
 
 
 def test_every_changed_cut_point_shows_a_dash_where_a_cut_has_no_place_or_shift(page):
-    table = page.dataframe[1].value  # the metrics table is the first
+    frame = page.dataframe[1]  # the metrics table is the first
+    assert frame.proto.placeholder == "—"  # what an empty cell shows, not "None"
+    table = frame.value
     assert list(table.columns) == ["compared", "change", "in A", "in B", "shift", "text around the cut"]
-    assert not table.isna().any().any()
-    assert "None" not in table.astype(str).to_numpy().ravel().tolist()
     added = table[table["change"] == "added"].iloc[0]
-    assert added["in A"] == "—" and added["shift"] == "—" and added["in B"] != "—"
+    assert pd.isna(added["in A"]) and pd.isna(added["shift"]) and not pd.isna(added["in B"])
     moved = table[table["change"] == "moved"].iloc[0]
-    assert moved["shift"][0] in "+-"
+    assert moved["shift"] == moved["in B"] - moved["in A"] != 0
+
+
+# The page's content width at a 1280 px window (measured in chromium): every column must fit in it.
+CONTENT_WIDTH_AT_1280 = 820
+
+
+def test_the_metrics_table_fits_the_page_at_1280_px_every_column_sized(page):
+    import json
+
+    columns = json.loads(page.dataframe[0].proto.columns)
+    shown_columns = list(metrics_table(page).columns)
+    assert set(shown_columns) <= set(columns)
+    widths = [columns[name].get("width") for name in shown_columns]
+    assert all(isinstance(width, int) for width in widths), widths
+    assert sum(widths) <= CONTENT_WIDTH_AT_1280
+    # Each header fits its column: at most 7 px a character at the grid's font, plus 8 px of padding
+    # ("Mid-sentence" is drawn whole in 92 px at 1280 and 1440 px).
+    for name in shown_columns:
+        assert 7 * len(columns[name]["label"]) + 8 <= columns[name]["width"], name

@@ -338,3 +338,24 @@ def test_window_replacement_after_a_sentence_window_split_gives_no_such_hint():
     assert not at.exception
     assert not [i for i in at.sidebar.info if "changes nothing" in i.value]
     assert not any("changed nothing" in shown(c.value) for c in at.caption)
+
+
+def test_a_stage_table_shows_the_columns_that_say_something_and_fits_at_1280_px(cutoff_run):
+    at, expected, _ = cutoff_run
+    cutoff, reorder = at.dataframe[1].proto, at.dataframe[2].proto
+    # The cutoff dropped nodes and the reorder moved them: ranks and scores in and out; no text rewritten.
+    for frame in (cutoff, reorder):
+        assert list(frame.column_order) == ["status", "node", "rank_in", "rank_out", "score_in", "score_out", "fate"]
+    assert any("changed no node's text: the texts are on the Retrieval tab" in c.value for c in at.caption)
+    columns = json.loads(cutoff.columns)
+    assert sum(columns[name]["width"] for name in cutoff.column_order) <= 820  # the content width at 1280 px
+
+
+def test_a_stage_that_rewrites_text_shows_it_beside_only_the_ranks_and_scores_out():
+    at = open_page(PipelineConfig(splitter=get_splitter("sentence_window")))
+    at.selectbox(key="query.add").set_value("metadata_replacement").run()
+    at.button(key="query.add.button").click().run()
+    assert not at.exception
+    frame = at.dataframe[1].proto
+    assert list(frame.column_order) == ["status", "node", "rank_out", "score_out", "fate", "text"]
+    assert "window" in at.dataframe[1].value["fate"].iloc[0]

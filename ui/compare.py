@@ -147,23 +147,33 @@ def diff_figure(diffs: Sequence[tuple[str, BoundaryDiff]], length: int) -> go.Fi
 
 
 def metric_columns() -> dict[str, Any]:
-    """How the metrics table shows each column of :func:`metrics_row`."""
+    """How the metrics table shows each column of :func:`metrics_row`.
+
+    Widths in pixels and short headers (the unit and the meaning in each help), so all eleven
+    columns fit the page at 1280 px; a long Settings cell shows whole on hover and in the badges above.
+    """
     number = st.column_config.NumberColumn
+    tokens = "embedding-model tokens per chunk"
     return {
-        "config": st.column_config.TextColumn("Config", width="small"),
-        "splitter": st.column_config.TextColumn("Splitter"),
+        "config": st.column_config.TextColumn("Config", width=55, pinned=True),
+        "splitter": st.column_config.TextColumn("Splitter", width=90),
         "settings": st.column_config.TextColumn(
-            "Settings", width="medium", help="Parameters changed from the splitter's defaults"
+            "Settings", width=130, help="Parameters changed from the splitter's defaults"
         ),
-        "nodes": number("Nodes"),
-        "mean tokens": number("Mean tokens", format="%.1f", help="Embedding-model tokens"),
-        "p95 tokens": number("p95 tokens", format="%.1f"),
-        "max tokens": number("Max tokens"),
-        "coverage": number("Coverage", format="%.1f%%", help="Non-blank text inside at least one chunk"),
-        "overlap": number("Overlap", format="%.1f%%", help="Text held by two or more chunks"),
-        "mid-sentence": number("Mid-sentence", format="%.0f%%", help="Chunks ending inside a sentence"),
+        "nodes": number("Nodes", width=55),
+        "mean tokens": number("Mean", format="%.1f", width=60, help=f"Mean {tokens}"),
+        "p95 tokens": number("p95", format="%.1f", width=55, help=f"95th percentile of {tokens}"),
+        "max tokens": number("Max", width=55, help=f"Most {tokens}"),
+        "coverage": number("Coverage", format="%.1f%%", width=72, help="Non-blank text inside at least one chunk"),
+        "overlap": number("Overlap", format="%.1f%%", width=65, help="Text held by two or more chunks"),
+        "mid-sentence": number(
+            "Mid-sentence", format="%.0f%%", width=92, help="Chunks ending inside a sentence (not at a table row)"
+        ),
         "over window": number(
-            "Over window", format="%.0f%%", help="Chunks whose EMBED view is longer than the embedding model reads"
+            "Over window",
+            format="%.0f%%",
+            width=88,
+            help="Chunks whose EMBED view is longer than the embedding model reads",
         ),
     }
 
@@ -176,10 +186,10 @@ def count_picker() -> int:
     state.keep_valid("cmp.count", range(2, MAX_CONFIGS + 1))
     return (
         st.segmented_control(
-            "Configurations",
+            "Configurations side by side",
             list(range(2, MAX_CONFIGS + 1)),
             key="cmp.count",
-            format_func=lambda n: f"{n} side by side",
+            format_func=str,
         )
         or 2
     )
@@ -245,6 +255,7 @@ def metrics_table(document: Document, runs: Sequence[Run]) -> None:
         for run in runs
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=metric_columns())
+    st.caption("Mean, p95 and max: embedding-model tokens per chunk. Hover a header for what it counts.")
 
 
 def window_picker(document: Document) -> Window:
@@ -313,7 +324,13 @@ def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
     changes = [row for label, diff in diffs for row in change_rows(label, diff, document.text)]
     with st.expander(f"Every changed cut point ({len(changes):,})", expanded=False):
         if changes:
-            st.dataframe(change_table(changes), hide_index=True, width="stretch")
+            st.dataframe(
+                pd.DataFrame(changes),
+                hide_index=True,
+                width="stretch",
+                column_config=change_columns(["A", *(run.label for run in runs[1:])]),
+                placeholder=NO_VALUE,
+            )
         else:
             st.caption("No cut point differs.")
 
@@ -322,17 +339,17 @@ def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
 NO_VALUE = "—"
 
 
-def change_table(changes: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """The changed cut points, positions and shifts as text ("1,204", "+35"), a dash where there is none."""
-
-    def cell(key: str, value: Any) -> Any:
-        if value is None:
-            return NO_VALUE
-        if isinstance(value, int) and not isinstance(value, bool):
-            return f"{value:+,}" if key == "shift" else f"{value:,}"
-        return value
-
-    return pd.DataFrame([{key: cell(key, value) for key, value in row.items()} for row in changes])
+def change_columns(labels: Sequence[str]) -> dict[str, Any]:
+    """The changed cut points' columns: positions as whole numbers, the shift signed."""
+    number = st.column_config.NumberColumn
+    positions = {
+        f"in {label}": number(f"in {label}", format="%d", help="Character position of the cut") for label in labels
+    }
+    return {
+        **positions,
+        "shift": number("shift", format="%+d", help="Characters the cut moved (moved cuts only)"),
+        "text around the cut": st.column_config.TextColumn("text around the cut", width="large"),
+    }
 
 
 def size_histograms(runs: Sequence[Run]) -> None:
