@@ -93,12 +93,23 @@ def per_document_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(lines, columns=["config", "doc", "queries", *METRICS])
 
 
+# Pixel widths from the headers (about 7 px a character): the results of up to four configurations, twelve
+# columns, fit the page at 1280 px, where "Over window" was cut at the edge.
+_WIDTHS = {
+    "splitter": 72, "settings": 130, "hit_rate": 76, "mrr": 52, "recall": 58, "precision": 72, "iou": 46,
+    "nodes": 58, "chunk_size": 50, "chunk_overlap": 62, "over_window": 88, "queries": 62,
+}  # fmt: skip
+
+
 def _column_config() -> dict[str, Any]:
     column_config = {
+        # Sized by its labels: "A" beside a Settings column, "1024/100" or "heading_level=2" in a sweep.
         "config": st.column_config.TextColumn("Config", help="A, B… or chunk_size/chunk_overlap for a sweep"),
         "splitter": st.column_config.TextColumn("Splitter"),
         "settings": st.column_config.TextColumn("Settings", help="Parameters changed from the splitter's defaults"),
         "nodes": st.column_config.NumberColumn("Chunks", help="How many nodes the configuration made"),
+        "chunk_size": st.column_config.NumberColumn("Size", help="chunk_size, in the splitter's units"),
+        "chunk_overlap": st.column_config.NumberColumn("Overlap", help="chunk_overlap, in the splitter's units"),
         "over_window": st.column_config.NumberColumn(
             "Over window", help="Chunks longer than the embedding model reads: embedded truncated"
         ),
@@ -107,6 +118,8 @@ def _column_config() -> dict[str, Any]:
     }
     for metric, title in METRICS.items():
         column_config[metric] = st.column_config.NumberColumn(title, format="%.3f", help=METRIC_HELP[metric])
+    for name, width in _WIDTHS.items():
+        column_config[name]["width"] = width
     return column_config
 
 
