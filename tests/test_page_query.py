@@ -359,3 +359,10 @@ def test_a_stage_that_rewrites_text_shows_it_beside_only_the_ranks_and_scores_ou
     frame = at.dataframe[1].proto
     assert list(frame.column_order) == ["status", "node", "rank_out", "score_out", "fate", "text"]
     assert "window" in at.dataframe[1].value["fate"].iloc[0]
+
+
+def test_the_context_card_says_the_budget_in_words_short_enough_for_its_card(cutoff_run):
+    at, _, _ = cutoff_run
+    card = next(m for m in at.metric if m.label == "Context tokens")
+    # "3,038 under the 4,096 budget" was cut at 1280 px; the budget itself is in the box beside the query.
+    assert re.fullmatch(r"[\d,]+ (under|over) budget", card.proto.delta), card.proto.delta
