@@ -366,3 +366,17 @@ def test_the_context_card_says_the_budget_in_words_short_enough_for_its_card(cut
     card = next(m for m in at.metric if m.label == "Context tokens")
     # "3,038 under the 4,096 budget" was cut at 1280 px; the budget itself is in the box beside the query.
     assert re.fullmatch(r"[\d,]+ (under|over) budget", card.proto.delta), card.proto.delta
+
+
+def test_a_metadata_key_named_in_a_stage_summary_shows_literally():
+    at = open_page()
+    at.selectbox(key="query.add").set_value("metadata_replacement").run()
+    at.button(key="query.add.button").click().run()
+    key = next(t for t in at.sidebar.text_input if str(t.key).endswith(".target_metadata_key"))
+    key.set_value("**[w](https://example.com)**").run()
+    assert not at.exception
+    summaries = [m.value for m in at.markdown if "metadata key" in m.value]
+    assert summaries and all("](https" not in m and "**[" not in m for m in summaries), summaries
+    # Read as a person does: escapes dropped, and the word joiner that keeps a URL from becoming a link.
+    read = [shown(m).replace("\u2060", "") for m in summaries]
+    assert any("no node carries the '**[w](https://example.com)**' metadata key" in r for r in read), read

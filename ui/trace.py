@@ -66,8 +66,8 @@ def status_style(status: str) -> str:
 
 def stage_caption(stage: StageTrace) -> str:
     """The stage's name and parameters in code style, then :func:`stage_summary`."""
-    # Parameter values are the user's (keywords, paths): literal text, never Markdown.
-    return f"`{stage.name}` ({md_escape(stage_params(stage))}) · {stage_summary(stage)}"
+    # Parameter values are the user's (keywords, paths), and so can a summary be: literal text, never Markdown.
+    return f"`{stage.name}` ({md_escape(stage_params(stage))}) · {md_escape(stage_summary(stage))}"
 
 
 # -- figures ---------------------------------------------------------------------
@@ -191,7 +191,16 @@ def overview(result: QueryResult, mode: str, node_count: int, key: str) -> None:
         st.plotly_chart(funnel_figure(result), width="stretch", key=f"{key}.funnel")
     with summary_col:
         st.markdown("**What each stage did**")
-        st.markdown(trace_view.chain_summary(result, mode, node_count))
+        st.markdown(chain_summary(result, mode, node_count))
+
+
+def chain_summary(result: QueryResult, mode: str, node_count: int) -> str:
+    """:func:`core.trace_view.chain_summary` with each stage's summary literal: a summary can hold the user's
+    text (a metadata key named in why a stage changed nothing), never Markdown."""
+    lines = [f"- **retrieval** ({mode}): {len(result.retrieved)} of {node_count:,} nodes"]
+    for label, stage in zip(stage_labels(result), result.stages, strict=True):
+        lines.append(f"- **{label}**: {md_escape(stage_summary(stage))}")
+    return "\n".join(lines)
 
 
 def stage_tabs(result: QueryResult, nodes: Sequence[Node], documents: Sequence[Document], mode: str, key: str) -> None:
