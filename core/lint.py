@@ -6,7 +6,7 @@ warnings all say the same thing.
 
 Node flags:
 
-- *mid-sentence*: the node ends (ignoring trailing whitespace) where no sentence ends;
+- *mid-sentence*: the node ends (ignoring trailing whitespace) where no sentence and no table row ends;
 - *over-window*: its EMBED view has more model tokens than the embedding model reads;
 - *over-limit*: it is larger than the splitter's own size limit;
 - *tiny*: it has fewer than :data:`TINY_WORDS` words (a lone heading, a stray marker);
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 TINY_WORDS = 4  # a node with fewer words is flagged "tiny" (a lone heading, a stray marker)
 # Past half of chunk_size, the overlap puts every stretch of text in more than two chunks.
 MAX_OVERLAP_SHARE = 0.5
+# A chunk more than this many times its limit was not cut where it should be (e.g. a header splitter on a
+# text without headings): worth a warning, where a chunk a little over (an indivisible table row) is not.
+FAR_OVER = 2
 
 
 def node_flags(
@@ -64,3 +67,16 @@ def splitter_warnings(splitter: Splitter) -> list[str]:
         f"chunk_overlap ({overlap:,}) is {overlap / size:.0%} of chunk_size ({size:,}): each stretch of text lands "
         f"in about {size / (size - overlap):.1f} chunks, so it is embedded and retrieved that many times"
     ]
+
+
+def oversized_chunk_warning(largest: int, limit: int, unit: str, limit_name: str) -> str | None:
+    """A sentence when the largest chunk is more than :data:`FAR_OVER` times ``limit``, else None.
+
+    ``unit`` names what both count ("model tokens"), ``limit_name`` what the limit is ("chunk_size").
+    """
+    if limit <= 0 or largest <= FAR_OVER * limit:
+        return None
+    return (
+        f"its largest chunk is {largest:,} {unit}, {largest / limit:.0f} times {limit_name} ({limit:,}): "
+        "the splitter found little to cut at in this text"
+    )

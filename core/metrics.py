@@ -303,9 +303,22 @@ def _sentence_ends(text: str) -> np.ndarray:
     return ends
 
 
+def _row_ends(document: Document) -> np.ndarray:
+    """Where a table's rows end (its header row included), sorted: a cut there ends no sentence but is clean."""
+    ends = set()
+    for element in document.elements:
+        if element.kind == "table_row":
+            ends.add(element.end_char)
+        elif element.kind == "table":
+            ends.add(element.end_char)
+            if "header_end" in element.attrs:
+                ends.add(int(element.attrs["header_end"]))
+    return np.array(sorted(ends), dtype=np.int64)
+
+
 def _mid_sentence(documents: Sequence[Document], nodes: Sequence[Node]) -> list[bool]:
     """For each node: does it end (trailing whitespace dropped) somewhere other than a sentence end of its
-    document? False for a node of no document given."""
+    document or the end of a table row (rows hold no sentences)? False for a node of no document given."""
     by_id = {document.id: document for document in documents}
     groups: dict[str, list[int]] = {}
     for i, node in enumerate(nodes):
@@ -323,6 +336,9 @@ def _mid_sentence(documents: Sequence[Document], nodes: Sequence[Node]) -> list[
             mid = sentence_ends[at] != trimmed
         else:
             mid = np.ones(len(positions), dtype=bool)
+        row_ends = _row_ends(by_id[doc_id])
+        if len(row_ends):
+            mid &= ~np.isin(trimmed, row_ends)
         for i, flag in zip(positions, mid.tolist(), strict=True):
             flags[i] = flag
     return flags

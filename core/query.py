@@ -222,7 +222,7 @@ def trace_stage(step: Postprocessor, nodes_in: list[NodeWithScore], outcome) -> 
         params=step.to_params(),
         nodes_in=list(nodes_in),
         nodes_out=list(nodes_out),
-        idle_reason=step.idle_reason(),
+        idle_reason=step.idle_reason() or getattr(outcome, "idle_reason", None),
         reorders=step.reorders,
     )
     for item in nodes_in:

@@ -30,6 +30,7 @@ from ui.compare_parsers import (
     parser_files,
     parser_table,
     parser_text_diff,
+    splitter_notes,
 )
 from ui.documents import select_document
 from ui.page import documents_or_stop, heading, setup_page
@@ -58,6 +59,7 @@ if mode_picker() == "Parsers":
         st.warning("Both parsers must read the file to compare them.", icon=":material/info:")
         st.stop()
     st.subheader(":material/table_chart: What each parser found", anchor=False)
+    splitter_notes(config, parser_runs)
     parser_table(parser_runs)
     diff_tab, chunks_tab = st.tabs(
         [":material/difference: Text difference", ":material/view_column: Chunks side by side"]

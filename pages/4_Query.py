@@ -29,7 +29,7 @@ all_docs = documents_or_stop(config)
 
 # -- settings (sidebar), written back to the session config and the URL ------------------
 
-retrieval, chain = query_ui.settings_or_stop(config, PAGE_KEY)
+retrieval, chain = query_ui.settings_or_stop(config, PAGE_KEY, all_docs)
 config = query_ui.apply_settings(config, retrieval, chain)
 
 # -- the query ------------------------------------------------------------------------

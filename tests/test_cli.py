@@ -229,3 +229,10 @@ def test_a_second_query_run_reads_every_vector_from_the_disk_cache_and_agrees(tm
     second = run()  # every vector now comes from the disk cache
     assert len(json.loads(first.stdout)["retrieved"]) == 5
     assert second.stdout == first.stdout
+
+
+def test_metrics_table_says_none_for_a_splitter_without_a_size_limit(capsys):
+    code, out, _ = run(capsys, "metrics", str(ROOT / "sample_docs" / "README.md"), "--splitter", "markdown")
+    assert code == 0
+    assert "None" not in out
+    assert any(line.split() == ["size_limit", "none"] for line in out.splitlines()), out

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from core.lint import splitter_warnings
 from core.metrics import SizeStats, chunk_metrics, chunk_report
-from core.schema import Document, Page
+from core.schema import Document, Element, Page
 from core.splitters import get_splitter
 from core.splitters.nodes import build_nodes
 
@@ -181,3 +181,41 @@ def test_coverage_and_overlap_count_every_position_as_a_per_character_pass_does(
     assert coverage == pytest.approx(expected)
     union = sum(d >= 1 for d in depth)
     assert overlap == pytest.approx(sum(d >= 2 for d in depth) / union if union else 0.0)
+
+
+def test_a_cut_at_the_end_of_a_table_row_is_not_mid_sentence():
+    # Rows hold no sentence ends; a node ending where a row ends is a clean cut, one ending inside a row is not.
+    text = "name,value\nalpha,1\nbeta,2\ngamma,3"
+    elements = [
+        Element("table", 0, len(text), attrs={"header": "name,value", "header_end": 10}),
+        Element("table_row", 11, 18),
+        Element("table_row", 19, 25),
+        Element("table_row", 26, len(text)),
+    ]
+    document = Document(text=text, id="t", elements=elements)
+    nodes = build_nodes(document, [(0, 18), (19, 25), (26, 29)])
+    metrics, rows = chunk_report([document], nodes, tokenizer="characters")
+    assert ["mid-sentence" in row["flags"] for row in rows] == [False, False, True]
+    assert metrics.mid_sentence == pytest.approx(1 / 3)
+
+
+def test_csv_sample_split_with_defaults_has_no_mid_sentence_nodes(sample_docs):
+    from core.config import PipelineConfig
+    from core.documents import run_split
+    from core.loaders import load
+
+    documents = load(sample_docs / "splitter_benchmarks.csv")
+    nodes = run_split(documents, PipelineConfig())
+    assert len(nodes) > 1
+    assert chunk_metrics(documents, nodes, tokenizer="model").mid_sentence == 0
+
+
+def test_a_chunk_far_over_its_limit_is_worth_a_sentence_and_one_a_little_over_is_not():
+    from core.lint import oversized_chunk_warning
+
+    assert oversized_chunk_warning(500, 250, "model tokens", "chunk_size") is None  # twice: an indivisible row, say
+    assert oversized_chunk_warning(3414, 254, "model tokens", "what the embedding model reads") == (
+        "its largest chunk is 3,414 model tokens, 13 times what the embedding model reads (254): "
+        "the splitter found little to cut at in this text"
+    )
+    assert oversized_chunk_warning(10, 0, "characters", "chunk_size") is None

@@ -261,3 +261,11 @@ def test_few_nodes_are_listed_by_their_first_words() -> None:
     nodes = expected_nodes("character", chunk_size=400, chunk_overlap=50)
     picker = at.selectbox(key="chunks.node")
     assert picker.options[0].startswith("#0 · ") and len(picker.options) == len(nodes)
+
+
+def test_the_metric_cards_sit_three_to_a_row_so_no_value_is_cut_at_1280_px() -> None:
+    # Six to a row left each card ~90 px wide at 1280: "100.0%" showed as "100…".
+    at = open_chunks()
+    cards = {metric.label: column.weight for column in at.columns for metric in column.metric}
+    assert list(cards) == ["Nodes", "Mean size", "Coverage", "Overlap", "Mid-sentence", "Over window"]
+    assert list(cards.values()) == pytest.approx([1 / 3] * 6)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import apptest_support
+import pandas as pd
 import pytest
 from apptest_support import shown
 from streamlit.testing.v1 import AppTest
@@ -185,3 +186,117 @@ def test_parser_mode_with_both_parsers_alike_reports_no_difference():
     assert not at.exception
     assert {metric.label: metric.value for metric in at.metric}["Same words"] == "100%"
     assert at.code[0].value == "The two parsers read the same words."
+
+
+# -- state across pages ------------------------------------------------------------------
+
+
+def test_configurations_keep_their_settings_after_a_visit_to_another_page():
+    at = open_page()
+    at.number_input(key="cmp.0.sentence.chunk_size").set_value(200).run()
+    at.selectbox(key="cmp.1.splitter").set_value("character").run()
+    at.number_input(key="cmp.1.character.chunk_overlap").set_value(0)
+    at.number_input(key="cmp.1.character.chunk_size").set_value(400).run()
+    at.switch_page("pages/1_Chunks.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="cmp.1.splitter").value == "character"
+    assert at.number_input(key="cmp.1.character.chunk_size").value == 400
+    assert at.number_input(key="cmp.0.sentence.chunk_size").value == 200
+    table = metrics_table(at)
+    assert table["nodes"].tolist() == [
+        len(nodes_for("sentence", chunk_size=200)),
+        len(nodes_for("character", chunk_size=400, chunk_overlap=0)),
+    ]
+
+
+def test_each_configuration_names_its_splitter_and_a_says_when_it_left_the_sessions():
+    at = open_page()
+    badges = [element.value for element in at.html if ">Configuration " in element.value]
+    assert "Sentence" in badges[0] and "the session&#x27;s splitter" in badges[0]
+    assert "Sentence" in badges[1] and "session" not in badges[1]
+    at.number_input(key="cmp.0.sentence.chunk_size").set_value(200).run()
+    badges = [element.value for element in at.html if ">Configuration " in element.value]
+    assert "the session&#x27;s splitter" not in badges[0] and "changed here" in badges[0]
+
+
+def test_untouched_configurations_follow_a_new_session_splitter():
+    at = open_page()
+    at.switch_page("pages/1_Chunks.py").run()
+    at.sidebar.number_input(key="splitter.sentence.chunk_size").set_value(300).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="cmp.0.sentence.chunk_size").value == 300
+    assert at.number_input(key="cmp.1.sentence.chunk_size").value == 150
+
+
+def test_parser_mode_names_the_sessions_splitter_and_warns_where_it_cannot_cut():
+    at = open_page()
+    at.switch_page("pages/1_Chunks.py").run()
+    at.sidebar.selectbox(key="chunks.splitter").set_value("langchain.markdown_header").run()
+    at.switch_page(PAGE).run()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    assert not at.exception, at.exception
+    assert any("session's splitter, **LangChain MarkdownHeaderTextSplitter**" in shown(caption.value) for caption in at.caption)
+    warnings = [shown(warning.value) for warning in at.warning]
+    # pypdf reads no Markdown headings: the whole text is one chunk, and the warning says why (once).
+    prefix = "Parser A (pypdf), split with LangChain MarkdownHeaderTextSplitter: "
+    assert [w for w in warnings if w.startswith(prefix)] == [
+        prefix + "LangChain's MarkdownHeaderTextSplitter cuts at Markdown headings, and rag_handbook.pdf (pdf) has "
+        "none it recognises, so the whole document is one chunk; pick a splitter that cuts by size."
+    ]
+    # pdfplumber marks headings: its reading is cut, and gets no warning.
+    assert not any(w.startswith("Parser B") for w in warnings), warnings
+
+
+def test_parser_mode_with_the_default_splitter_names_it_and_warns_of_nothing():
+    at = open_page()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    assert any("session's splitter, **Sentence** (defaults)" in caption.value for caption in at.caption)
+    assert not at.warning
+
+
+def test_parser_mode_warns_when_a_chunk_is_far_over_the_splitters_size():
+    at = open_page()
+    at.switch_page("pages/1_Chunks.py").run()
+    at.sidebar.selectbox(key="chunks.splitter").set_value("character").run()
+    at.sidebar.text_input(key="splitter.character.separator").set_value("@@@").run()  # nowhere in the handbook
+    at.switch_page(PAGE).run()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    assert not at.exception, at.exception
+    warnings = [shown(warning.value) for warning in at.warning]
+    assert any(
+        w.startswith("Parser A (pypdf), split with Character: its largest chunk is 16,914 characters, 17 times its "
+                     "size limit (1,000)")
+        for w in warnings
+    ), warnings
+
+
+def test_every_changed_cut_point_shows_a_dash_where_a_cut_has_no_place_or_shift(page):
+    frame = page.dataframe[1]  # the metrics table is the first
+    assert frame.proto.placeholder == "—"  # what an empty cell shows, not "None"
+    table = frame.value
+    assert list(table.columns) == ["compared", "change", "in A", "in B", "shift", "text around the cut"]
+    added = table[table["change"] == "added"].iloc[0]
+    assert pd.isna(added["in A"]) and pd.isna(added["shift"]) and not pd.isna(added["in B"])
+    moved = table[table["change"] == "moved"].iloc[0]
+    assert moved["shift"] == moved["in B"] - moved["in A"] != 0
+
+
+# The page's content width at a 1280 px window (measured in chromium): every column must fit in it.
+CONTENT_WIDTH_AT_1280 = 820
+
+
+def test_the_metrics_table_fits_the_page_at_1280_px_every_column_sized(page):
+    import json
+
+    columns = json.loads(page.dataframe[0].proto.columns)
+    shown_columns = list(metrics_table(page).columns)
+    assert set(shown_columns) <= set(columns)
+    widths = [columns[name].get("width") for name in shown_columns]
+    assert all(isinstance(width, int) for width in widths), widths
+    assert sum(widths) <= CONTENT_WIDTH_AT_1280
+    # Each header fits its column: at most 7 px a character at the grid's font, plus 8 px of padding
+    # ("Mid-sentence" is drawn whole in 92 px at 1280 and 1440 px).
+    for name in shown_columns:
+        assert 7 * len(columns[name]["label"]) + 8 <= columns[name]["width"], name

@@ -202,3 +202,16 @@ def test_queries_written_on_the_page_are_checked_listed_and_evaluated():
 
     at.toggle(key="evaluate.use_written").set_value(True).run()
     assert any("1 of 1 queries written here" in shown(c.value) for c in at.caption)
+
+
+def test_the_results_table_of_configurations_fits_the_page_at_1280_px():
+    # The columns a Configurations run shows (as at 1440 px); at 1280 "Over window" was cut at the edge.
+    from ui.evaluate_results import _column_config
+
+    shown_columns = ["splitter", "settings", "hit_rate", "mrr", "recall", "precision", "iou", "nodes",
+                     "chunk_size", "chunk_overlap", "over_window"]
+    columns = _column_config()
+    config_column = 55  # "Config" over "A", sized by the grid
+    assert config_column + sum(columns[name]["width"] for name in shown_columns) <= 820
+    for name in shown_columns:
+        assert 6.5 * len(columns[name]["label"]) + 8 <= columns[name]["width"], name

@@ -180,3 +180,14 @@ def test_the_config_changes_only_when_every_setting_is_valid():
 def test_key_selectors_have_plain_labels_for_screen_readers(page):
     labels = [box.label for box in page.multiselect if box.key.startswith("meta.exclude.")]
     assert labels == ["Hidden from the LLM", "Hidden from the embedding model"]
+
+
+def test_the_keys_table_fits_the_right_half_of_the_page_at_1280_px():
+    import json
+
+    at = open_page()
+    columns = json.loads(at.dataframe[-1].proto.columns)
+    fixed = [columns[name]["width"] for name in ("key", "from", "LLM sees", "EMBED sees")]
+    # The right half is ~375 px wide at 1280: the fixed columns leave the value at least 110 px.
+    assert sum(fixed) <= 375 - 110
+    assert [columns[name]["label"] for name in ("LLM sees", "EMBED sees")] == ["LLM", "EMBED"]

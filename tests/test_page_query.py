@@ -306,3 +306,77 @@ def test_the_query_page_warns_when_the_splitter_leaves_documents_whole():
     at = open_page(PipelineConfig(splitter=get_splitter("markdown")))
     (warning,) = [shown(w.value) for w in at.warning if "does not suit" in shown(w.value)]
     assert "rag_handbook.pdf" in warning and "chunking_guide.md" not in warning
+
+
+def test_a_keyword_filter_shows_an_empty_box_for_no_excluded_keyword():
+    at = open_page()
+    at.selectbox(key="query.add").set_value("keyword").run()
+    at.button(key="query.add.button").click().run()
+    excluded = next(t for t in at.sidebar.text_input if str(t.key).endswith(".keyword.exclude_keywords"))
+    assert excluded.value == ""
+    required = next(t for t in at.sidebar.text_input if str(t.key).endswith(".keyword.required_keywords"))
+    required.set_value("chunk").run()
+    assert not at.exception
+    assert excluded.value == "" and not [e for e in at.error]
+
+
+def test_window_replacement_on_a_split_without_windows_says_why_in_the_editor_and_the_trace():
+    at = open_page()
+    at.selectbox(key="query.add").set_value("metadata_replacement").run()
+    at.button(key="query.add.button").click().run()
+    assert not at.exception
+    reason = "no node carries the 'window' metadata key, so every text stays as it was (split with sentence_window"
+    (info,) = [shown(i.value) for i in at.sidebar.info if "changes nothing" in i.value]
+    assert reason in info
+    assert any(f"changed nothing: {reason}" in shown(c.value) for c in at.caption)
+
+
+def test_window_replacement_after_a_sentence_window_split_gives_no_such_hint():
+    at = open_page(PipelineConfig(splitter=get_splitter("sentence_window")))
+    at.selectbox(key="query.add").set_value("metadata_replacement").run()
+    at.button(key="query.add.button").click().run()
+    assert not at.exception
+    assert not [i for i in at.sidebar.info if "changes nothing" in i.value]
+    assert not any("changed nothing" in shown(c.value) for c in at.caption)
+
+
+def test_a_stage_table_shows_the_columns_that_say_something_and_fits_at_1280_px(cutoff_run):
+    at, expected, _ = cutoff_run
+    cutoff, reorder = at.dataframe[1].proto, at.dataframe[2].proto
+    # The cutoff dropped nodes and the reorder moved them: ranks and scores in and out; no text rewritten.
+    for frame in (cutoff, reorder):
+        assert list(frame.column_order) == ["status", "node", "rank_in", "rank_out", "score_in", "score_out", "fate"]
+    assert any("changed no node's text: the texts are on the Retrieval tab" in c.value for c in at.caption)
+    columns = json.loads(cutoff.columns)
+    assert sum(columns[name]["width"] for name in cutoff.column_order) <= 820  # the content width at 1280 px
+
+
+def test_a_stage_that_rewrites_text_shows_it_beside_only_the_ranks_and_scores_out():
+    at = open_page(PipelineConfig(splitter=get_splitter("sentence_window")))
+    at.selectbox(key="query.add").set_value("metadata_replacement").run()
+    at.button(key="query.add.button").click().run()
+    assert not at.exception
+    frame = at.dataframe[1].proto
+    assert list(frame.column_order) == ["status", "node", "rank_out", "score_out", "fate", "text"]
+    assert "window" in at.dataframe[1].value["fate"].iloc[0]
+
+
+def test_the_context_card_says_the_budget_in_words_short_enough_for_its_card(cutoff_run):
+    at, _, _ = cutoff_run
+    card = next(m for m in at.metric if m.label == "Context tokens")
+    # "3,038 under the 4,096 budget" was cut at 1280 px; the budget itself is in the box beside the query.
+    assert re.fullmatch(r"[\d,]+ (under|over) budget", card.proto.delta), card.proto.delta
+
+
+def test_a_metadata_key_named_in_a_stage_summary_shows_literally():
+    at = open_page()
+    at.selectbox(key="query.add").set_value("metadata_replacement").run()
+    at.button(key="query.add.button").click().run()
+    key = next(t for t in at.sidebar.text_input if str(t.key).endswith(".target_metadata_key"))
+    key.set_value("**[w](https://example.com)**").run()
+    assert not at.exception
+    summaries = [m.value for m in at.markdown if "metadata key" in m.value]
+    assert summaries and all("](https" not in m and "**[" not in m for m in summaries), summaries
+    # Read as a person does: escapes dropped, and the word joiner that keeps a URL from becoming a link.
+    read = [shown(m).replace("\u2060", "") for m in summaries]
+    assert any("no node carries the '**[w](https://example.com)**' metadata key" in r for r in read), read

@@ -188,6 +188,27 @@ def test_window_replaces_the_sentence_and_a_node_without_it_is_unchanged():
     assert nodes[0].node.text == "The limit is 500."  # the input node is untouched
 
 
+def test_window_replacement_on_nodes_without_a_window_says_why_it_changed_nothing():
+    from core.query import trace_stage
+    from core.trace_view import stage_summary
+
+    nodes = scored(0.8, 0.6, 0.4)
+    step = get_postprocessor("metadata_replacement")
+    outcome = step.run(list(nodes), "q")
+    assert [n.node.text for n in outcome.nodes] == [n.node.text for n in nodes]
+    reason = (
+        "no node carries the 'window' metadata key, so every text stays as it was "
+        "(split with sentence_window or llamaindex.sentence_window, or name a key they carry)"
+    )
+    assert outcome.idle_reason == reason
+    assert step.missing_input_reason({"file_name", "page_label"}) == reason
+    assert step.missing_input_reason({"file_name", "window"}) is None
+    assert stage_summary(trace_stage(step, nodes, outcome)) == f"3 in → 3 out · changed nothing: {reason}"
+    # One node with a window is enough to act on: no reason then.
+    nodes[1].node.metadata["window"] = "A wider window."
+    assert step.run(list(nodes), "q").idle_reason is None
+
+
 # -- long_context_reorder -------------------------------------------------------
 
 

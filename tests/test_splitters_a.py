@@ -122,9 +122,11 @@ def table_document() -> Document:
     return Document(text=text, elements=elements)
 
 
-@pytest.mark.parametrize("name", ["recursive", "sentence"])
-def test_a_table_is_split_between_rows_never_inside_one(name: str) -> None:
-    splitter = get_splitter(name, chunk_size=16, chunk_overlap=0, tokenizer="characters")
+# The sentence splitter leaves room for the table_header its nodes carry ("table_header: | name | value |\n\n",
+# 32 characters): 48 - 32 leaves the same 16 for text.
+@pytest.mark.parametrize(("name", "chunk_size"), [("recursive", 16), ("sentence", 48)])
+def test_a_table_is_split_between_rows_never_inside_one(name: str, chunk_size: int) -> None:
+    splitter = get_splitter(name, chunk_size=chunk_size, chunk_overlap=0, tokenizer="characters")
     nodes = splitter.split([table_document()])
     assert [(node.text, node.metadata.get("table_header")) for node in nodes] == [
         ("Intro.", None),
@@ -212,22 +214,23 @@ def test_sentence_paragraph_separator_is_three_newlines_by_default() -> None:
 
 def test_sentence_budget_shrinks_by_the_longer_metadata_view() -> None:
     text = "One two. Three four."  # pieces of 9 and 11 characters
-    # "k: vvvv" is 7 characters: 20 - 7 = 13 leaves room for one sentence per chunk.
+    # The view "k: vvvv\n\n" + text: 9 characters before the text, 20 - 9 = 11 leaves room for one sentence.
     document = Document(text=text, metadata={"k": "vvvv"})
     splitter = get_splitter("sentence", tokenizer="characters", chunk_size=20, chunk_overlap=0)
-    assert splitter.chunk_budget(document) == 13
+    assert splitter.chunk_budget(document) == 11
     assert [node.text for node in splitter.split([document])] == ["One two.", "Three four."]
     unaware = get_splitter("sentence", tokenizer="characters", chunk_size=20, chunk_overlap=0, metadata_aware=False)
     assert [node.text for node in unaware.split([document])] == ["One two. Three four."]
     # The EMBED view keeps a key the LLM view hides: the longer one (EMBED) counts.
     hidden = Document(text=text, metadata={"k": "vvvv", "long_key": "x"}, excluded_llm_metadata_keys=["long_key"])
-    assert splitter.chunk_budget(hidden) == 20 - len("k: vvvv\nlong_key: x")
+    wide = get_splitter("sentence", tokenizer="characters", chunk_size=30, chunk_overlap=0)
+    assert wide.chunk_budget(hidden) == 30 - len("k: vvvv\nlong_key: x\n\n")
 
 
 def test_sentence_metadata_without_room_is_a_config_error_with_the_numbers() -> None:
     document = Document(text="Hi.", metadata={"file_name": "notes.txt", "title": "x" * 40})
     splitter = get_splitter("sentence", tokenizer="characters", chunk_size=30, chunk_overlap=0)
-    with pytest.raises(ConfigError, match=r"notes\.txt is 68 characters long.*chunk_size 30"):
+    with pytest.raises(ConfigError, match=r"notes\.txt \(as its nodes show it.*\) is 70 characters long.*chunk_size 30"):
         splitter.split([document])
 
 

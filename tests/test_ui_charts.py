@@ -41,3 +41,13 @@ def test_one_node_draws_a_readable_axis_and_whole_counts() -> None:
     assert layout["yaxis"]["dtick"] == 1
     low, high = layout["xaxis"]["range"]
     assert low < 25_927 < high and high - low >= 20
+
+
+def test_evaluate_charts_put_their_legend_below_the_plot_clear_of_the_toolbar() -> None:
+    # At the top right (y above 1) a legend lies under plotly's toolbar; below the x axis nothing covers it.
+    from ui.evaluate_results import hit_curve_figure
+
+    rows = [{"config": "256/0", "hit_curve": [0.4, 0.6, 0.7]}, {"config": "512/50", "hit_curve": [0.5, 0.7, 0.8]}]
+    curve = hit_curve_figure(rows).to_plotly_json()["layout"]["legend"]
+    assert (curve["yanchor"], curve["xanchor"]) == ("top", "left") and curve["y"] < -0.15  # under the axis title
+    go.Figure(hit_curve_figure(rows).to_dict())  # still a valid figure

@@ -7,7 +7,7 @@ Each step's parameters are drawn from its postprocessor's declaration by
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import streamlit as st
 
@@ -23,13 +23,16 @@ def step_key(uid: int, name: str) -> str:
 
 
 def chain_editor(
-    configured: Sequence[Postprocessor], current_query: Callable[[], str]
+    configured: Sequence[Postprocessor],
+    current_query: Callable[[], str],
+    node_metadata_keys: Callable[[], Collection[str] | None] = lambda: None,
 ) -> tuple[list[Postprocessor], list[str]]:
     """Draw the chain (each step with move, remove and its parameters) and the picker that adds one.
 
     ``current_query`` gives the query when a step is added (a new step starts with
-    values that act on it). Returns the built postprocessors in order and the
-    problems of steps whose values are invalid.
+    values that act on it); ``node_metadata_keys`` the metadata keys the session's
+    nodes carry (None when unknown), so a step that reads one they lack says so.
+    Returns the built postprocessors in order and the problems of steps whose values are invalid.
     """
     steps = state.chain_steps(configured)
     built: list[Postprocessor] = []
@@ -49,8 +52,10 @@ def chain_editor(
                 state.set_chain_step_values(step.uid, instance.to_params())
                 built.append(instance)
                 idle = instance.idle_reason()
-                if idle:
-                    st.info(f"This step changes nothing: {idle}.", icon=":material/info:")
+                keys = node_metadata_keys() if idle is None else None
+                missing = instance.missing_input_reason(keys) if keys is not None else None
+                if idle or missing:
+                    st.info(f"This step changes nothing: {widgets.md_escape(idle or missing)}.", icon=":material/info:")
     _adder(current_query)
     return built, problems
 

@@ -227,10 +227,15 @@ def stop_if_empty(split: Split) -> None:
         st.stop()
 
 
+CARDS_PER_ROW = 3
+
+
 def metric_cards(metrics: ChunkMetrics, splitter: Any) -> None:
     """Six cards: node count, mean size, coverage, overlap, mid-sentence ends, over the embedding window."""
     cards = split_summary.metric_cards(metrics, splitter.size_unit, splitter.size_limit)
-    for column, card in zip(st.columns(len(cards)), cards, strict=True):
+    # Three to a row: six in one row cut "100.0%" to "100…" at 1280 px.
+    columns = [column for _ in range(0, len(cards), CARDS_PER_ROW) for column in st.columns(CARDS_PER_ROW)]
+    for column, card in zip(columns, cards, strict=False):
         # The detail (p95 beside the mean) is a second number, not a change: no colour, no arrow.
         column.metric(
             card.label,

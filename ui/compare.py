@@ -147,23 +147,33 @@ def diff_figure(diffs: Sequence[tuple[str, BoundaryDiff]], length: int) -> go.Fi
 
 
 def metric_columns() -> dict[str, Any]:
-    """How the metrics table shows each column of :func:`metrics_row`."""
+    """How the metrics table shows each column of :func:`metrics_row`.
+
+    Widths in pixels and short headers (the unit and the meaning in each help), so all eleven
+    columns fit the page at 1280 px; a long Settings cell shows whole on hover and in the badges above.
+    """
     number = st.column_config.NumberColumn
+    tokens = "embedding-model tokens per chunk"
     return {
-        "config": st.column_config.TextColumn("Config", width="small"),
-        "splitter": st.column_config.TextColumn("Splitter"),
+        "config": st.column_config.TextColumn("Config", width=55, pinned=True),
+        "splitter": st.column_config.TextColumn("Splitter", width=90),
         "settings": st.column_config.TextColumn(
-            "Settings", width="medium", help="Parameters changed from the splitter's defaults"
+            "Settings", width=130, help="Parameters changed from the splitter's defaults"
         ),
-        "nodes": number("Nodes"),
-        "mean tokens": number("Mean tokens", format="%.1f", help="Embedding-model tokens"),
-        "p95 tokens": number("p95 tokens", format="%.1f"),
-        "max tokens": number("Max tokens"),
-        "coverage": number("Coverage", format="%.1f%%", help="Non-blank text inside at least one chunk"),
-        "overlap": number("Overlap", format="%.1f%%", help="Text held by two or more chunks"),
-        "mid-sentence": number("Mid-sentence", format="%.0f%%", help="Chunks ending inside a sentence"),
+        "nodes": number("Nodes", width=55),
+        "mean tokens": number("Mean", format="%.1f", width=60, help=f"Mean {tokens}"),
+        "p95 tokens": number("p95", format="%.1f", width=55, help=f"95th percentile of {tokens}"),
+        "max tokens": number("Max", width=55, help=f"Most {tokens}"),
+        "coverage": number("Coverage", format="%.1f%%", width=72, help="Non-blank text inside at least one chunk"),
+        "overlap": number("Overlap", format="%.1f%%", width=65, help="Text held by two or more chunks"),
+        "mid-sentence": number(
+            "Mid-sentence", format="%.0f%%", width=92, help="Chunks ending inside a sentence (not at a table row)"
+        ),
         "over window": number(
-            "Over window", format="%.0f%%", help="Chunks whose EMBED view is longer than the embedding model reads"
+            "Over window",
+            format="%.0f%%",
+            width=88,
+            help="Chunks whose EMBED view is longer than the embedding model reads",
         ),
     }
 
@@ -176,24 +186,48 @@ def count_picker() -> int:
     state.keep_valid("cmp.count", range(2, MAX_CONFIGS + 1))
     return (
         st.segmented_control(
-            "Configurations",
+            "Configurations side by side",
             list(range(2, MAX_CONFIGS + 1)),
             key="cmp.count",
-            format_func=lambda n: f"{n} side by side",
+            format_func=str,
         )
         or 2
     )
 
 
 def configuration_columns(count: int, config: PipelineConfig) -> list[tuple[int, Any]]:
-    """``count`` bordered columns of splitter settings, A starting from the session's; the valid ones by slot."""
-    starts = starting_slots(SPLITTERS, (config.splitter.name, config.splitter.to_params()))
+    """``count`` bordered columns of splitter settings, the valid ones by slot.
+
+    A starts from the session's splitter and B from it at half the chunk size; a slot the person
+    changed keeps its settings across pages, one left as it started follows the session's splitter.
+    """
+    session = (config.splitter.name, config.splitter.to_params())
+    starts = starting_slots(SPLITTERS, session)
+    kept = state.compare_slots()
     splitters = []
     for slot, column in enumerate(st.columns(count, gap="small")):
+        previous = kept.get(slot)
+        opening = previous.current if previous is not None and previous.changed else starts[slot]
         with column.container(border=True):
-            st.html(badge_html(slot, f"Configuration {LABELS[slot]}", "the session's splitter" if slot == 0 else ""))
-            splitters.append(widgets.splitter_form(f"cmp.{slot}", starts[slot], columns=2 if count == 2 else 1)[0])
+            badge = st.empty()
+            splitter = widgets.splitter_form(f"cmp.{slot}", opening, columns=2 if count == 2 else 1)[0]
+            badge.html(badge_html(slot, f"Configuration {LABELS[slot]}", slot_subtitle(slot, splitter, session)))
+        if splitter is not None:
+            start = previous.start if previous is not None and previous.changed else starts[slot]
+            state.set_compare_slot(slot, state.CompareSlot(start, (splitter.name, splitter.to_params())))
+        splitters.append(splitter)
     return [(slot, splitter) for slot, splitter in enumerate(splitters) if splitter is not None]
+
+
+def slot_subtitle(slot: int, splitter: Any, session: tuple[str, dict[str, Any]]) -> str:
+    """What a configuration's badge says beside its letter: its splitter, and for A whether it is the session's."""
+    if splitter is None:
+        return "settings to fix"
+    words = splitter.title()
+    if slot == 0:
+        same = (splitter.name, splitter.to_params()) == session
+        words += " · the session's splitter" if same else " · changed here, not in the session"
+    return words
 
 
 def split_each(document: Document, config: PipelineConfig, configured: Sequence[tuple[int, Any]]) -> list[Run]:
@@ -221,6 +255,7 @@ def metrics_table(document: Document, runs: Sequence[Run]) -> None:
         for run in runs
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=metric_columns())
+    st.caption("Mean, p95 and max: embedding-model tokens per chunk. Hover a header for what it counts.")
 
 
 def window_picker(document: Document) -> Window:
@@ -289,9 +324,32 @@ def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
     changes = [row for label, diff in diffs for row in change_rows(label, diff, document.text)]
     with st.expander(f"Every changed cut point ({len(changes):,})", expanded=False):
         if changes:
-            st.dataframe(pd.DataFrame(changes), hide_index=True, width="stretch")
+            st.dataframe(
+                pd.DataFrame(changes),
+                hide_index=True,
+                width="stretch",
+                column_config=change_columns(["A", *(run.label for run in runs[1:])]),
+                placeholder=NO_VALUE,
+            )
         else:
             st.caption("No cut point differs.")
+
+
+# What a cell with no value shows: a new cut has no place in A, a gone one none in the other, only a moved one a shift.
+NO_VALUE = "—"
+
+
+def change_columns(labels: Sequence[str]) -> dict[str, Any]:
+    """The changed cut points' columns: positions as whole numbers, the shift signed."""
+    number = st.column_config.NumberColumn
+    positions = {
+        f"in {label}": number(f"in {label}", format="%d", help="Character position of the cut") for label in labels
+    }
+    return {
+        **positions,
+        "shift": number("shift", format="%+d", help="Characters the cut moved (moved cuts only)"),
+        "text around the cut": st.column_config.TextColumn("text around the cut", width="large"),
+    }
 
 
 def size_histograms(runs: Sequence[Run]) -> None:
@@ -322,7 +380,10 @@ def mode_picker() -> str:
     state.keep_valid("cmp.mode", MODES)
     return (
         st.segmented_control(
-            "Compare", MODES, key="cmp.mode", help="Parsers: the same file read two ways, cut by the session's splitter"
+            "Compare",
+            MODES,
+            key="cmp.mode",
+            help="Parsers: the same file read two ways, both cut by the session's splitter (set on the Chunks page)",
         )
         or MODES[0]
     )

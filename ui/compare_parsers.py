@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.compare_view import LABELS, settings_summary
+from core.compare_view import LABELS, metrics_options, settings_summary
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
 from core.highlight import CSS, legend_html, ocr_confidence_by_page, source_html, source_windows
@@ -94,6 +94,47 @@ def parse_each(source: Any, config: PipelineConfig, configured: Sequence[tuple[i
                 continue
             runs.append(ParserRun(slot, loader, document, leaf_nodes(nodes)))
     return runs
+
+
+def splitter_notes(config: PipelineConfig, runs: Sequence[ParserRun]) -> None:
+    """Name the session's splitter that cuts both readings, and warn where it cannot do its job on one."""
+    splitter = config.splitter
+    st.caption(
+        f"Both readings are cut by the session's splitter, **{widgets.md_escape(splitter.title())}** "
+        f"({widgets.md_escape(settings_summary(splitter))}); change it on the Chunks page."
+    )
+    for run in runs:
+        for problem in run_problems(splitter, run):
+            parser = str(run.loader.to_params()[PARSER_PARAM])
+            st.warning(
+                f"Parser {run.label} ({widgets.md_escape(parser)}), split with "
+                f"{widgets.md_escape(splitter.title())}: {widgets.md_escape(problem)}.",
+                icon=":material/warning:",
+            )
+
+
+def run_problems(splitter: Any, run: ParserRun) -> list[str]:
+    """Why the splitter's chunks of one reading are not worth comparing: unsuited to its text, else far too big."""
+    from core.lint import oversized_chunk_warning
+
+    reason = splitter.unsuited_reason(run.document)
+    if reason:  # it says why the chunks are few and big: their size would only repeat it
+        return [reason]
+    problems = []
+    if run.nodes:
+        metrics = cache.metrics_cached([run.document], run.nodes, metrics_options(splitter))
+        limit, unit = splitter.size_limit, splitter.size_unit
+        if limit and unit == "characters":
+            oversized = oversized_chunk_warning(int(metrics.characters.max), limit, "characters", "its size limit")
+        elif limit and unit == "model":
+            oversized = oversized_chunk_warning(int(metrics.tokens.max), limit, "model tokens", "its size limit")
+        else:
+            oversized = oversized_chunk_warning(
+                int(metrics.tokens.max), metrics.window_tokens, "model tokens", "what the embedding model reads"
+            )
+        if oversized:
+            problems.append(oversized)
+    return problems
 
 
 def parser_table(runs: Sequence[ParserRun]) -> None:

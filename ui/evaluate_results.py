@@ -93,12 +93,23 @@ def per_document_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(lines, columns=["config", "doc", "queries", *METRICS])
 
 
+# Pixel widths from the headers (about 7 px a character): the results of up to four configurations, twelve
+# columns, fit the page at 1280 px, where "Over window" was cut at the edge.
+_WIDTHS = {
+    "splitter": 72, "settings": 130, "hit_rate": 76, "mrr": 52, "recall": 58, "precision": 72, "iou": 46,
+    "nodes": 58, "chunk_size": 50, "chunk_overlap": 62, "over_window": 88, "queries": 62,
+}  # fmt: skip
+
+
 def _column_config() -> dict[str, Any]:
     column_config = {
+        # Sized by its labels: "A" beside a Settings column, "1024/100" or "heading_level=2" in a sweep.
         "config": st.column_config.TextColumn("Config", help="A, B… or chunk_size/chunk_overlap for a sweep"),
         "splitter": st.column_config.TextColumn("Splitter"),
         "settings": st.column_config.TextColumn("Settings", help="Parameters changed from the splitter's defaults"),
         "nodes": st.column_config.NumberColumn("Chunks", help="How many nodes the configuration made"),
+        "chunk_size": st.column_config.NumberColumn("Size", help="chunk_size, in the splitter's units"),
+        "chunk_overlap": st.column_config.NumberColumn("Overlap", help="chunk_overlap, in the splitter's units"),
         "over_window": st.column_config.NumberColumn(
             "Over window", help="Chunks longer than the embedding model reads: embedded truncated"
         ),
@@ -107,6 +118,8 @@ def _column_config() -> dict[str, Any]:
     }
     for metric, title in METRICS.items():
         column_config[metric] = st.column_config.NumberColumn(title, format="%.3f", help=METRIC_HELP[metric])
+    for name, width in _WIDTHS.items():
+        column_config[name]["width"] = width
     return column_config
 
 
@@ -116,8 +129,11 @@ _LAYOUT = {
     "template": "plotly_white",
     "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
     "font": {"size": 12},
-    "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
+    # Below the plot: at the top right a legend sits under the chart's toolbar.
+    "legend": {"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0},
 }
+# Under the x axis's title, for a chart that has one.
+_LEGEND_UNDER_AXIS_TITLE = {**_LAYOUT["legend"], "y": -0.22}
 _METRIC_COLOURS = (*SERIES_COLOURS, "#0891b2")
 
 
@@ -140,7 +156,7 @@ def metrics_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
             )
         )
     figure.update_layout(
-        **{**_LAYOUT, "legend": {"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0}},
+        **_LAYOUT,
         height=380,
         barmode="group",
         title="Metrics per configuration",
@@ -197,8 +213,8 @@ def hit_curve_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
             )
         )
     figure.update_layout(
-        **_LAYOUT,
-        height=380,
+        **{**_LAYOUT, "legend": _LEGEND_UNDER_AXIS_TITLE},
+        height=400,
         title="Hit rate at k",
         xaxis={"title": "k (chunks retrieved)", "dtick": 1},
         yaxis={"title": "hit rate", "range": [0, 1.05]},

@@ -69,7 +69,7 @@ TOUR = [
     ("Export", "Nodes as JSONL, CSV or Parquet, the config, LlamaIndex and LangChain code, a share link."),
 ]
 TOUR_PER_ROW = 3
-# Short columns drawn narrow, so the Notes (e.g. what OCR read) fit at 1440 px beside nine samples.
+# Short columns drawn narrow; a loader's notes are written out under the table, where no width clips them.
 DOCUMENT_COLUMNS = {
     "Document": st.column_config.TextColumn(width="medium"),
     "Type": st.column_config.TextColumn(width="small"),
@@ -82,7 +82,6 @@ DOCUMENT_COLUMNS = {
         help="What read the file: a PDF's parser (pypdf or pdfplumber, + OCR), else its format"
     ),
     "Found": st.column_config.TextColumn(help="Pages, tables, headings and OCR-read pages (with mean word confidence)"),
-    "Notes": st.column_config.TextColumn(width="large", help="What the loader noticed while reading the file"),
 }
 _REMOVE_PICK = "remove_pick"
 
@@ -240,8 +239,13 @@ def _document_row(d: Document) -> dict[str, Any]:
         "Tokens": cache.document_tokens(d, "model"),
         "Parser": found["parser"],
         "Found": found_phrase(found),
-        "Notes": str(d.metadata.get("load_warning", "")),
     }
+
+
+def document_notes(docs: Sequence[Document]) -> list[tuple[str, str]]:
+    """(file name, note) for each document whose loader noticed something while reading it (OCR, repairs)."""
+    notes = [(str(d.metadata.get("file_name", d.id)), str(d.metadata.get("load_warning", ""))) for d in docs]
+    return [(name, note) for name, note in notes if note]
 
 
 def document_table(docs: Sequence[Document]) -> None:
@@ -251,6 +255,9 @@ def document_table(docs: Sequence[Document]) -> None:
         st.info("No documents yet: upload some files or load the samples.", icon=":material/inbox:")
         return
     st.dataframe(pd.DataFrame(document_rows(docs)), hide_index=True, width="stretch", column_config=DOCUMENT_COLUMNS)
+    for name, note in document_notes(docs):
+        # Both come from the file: shown literally.
+        st.caption(f":material/info: **{md_escape(name)}**: {md_escape(note)}")
     remove_picker()
 
 

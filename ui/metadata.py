@@ -342,11 +342,15 @@ def keys_table(node: Node, document: Document, config: PipelineConfig) -> None:
         metadata_rows(node, origins),
         hide_index=True,
         width="stretch",
+        # Pixel widths, the value taking what is left: the page's right half is ~375 px at 1280, where
+        # "EMBED sees" at the small width was cut at the edge.
         column_config={
-            "key": st.column_config.TextColumn("Key"),
-            "value": st.column_config.TextColumn("Value", width="medium"),
-            "from": st.column_config.TextColumn("From", help="Where the key comes from"),
-            "LLM sees": st.column_config.CheckboxColumn("LLM sees", width="small"),
-            "EMBED sees": st.column_config.CheckboxColumn("EMBED sees", width="small"),
+            "key": st.column_config.TextColumn("Key", width=95),
+            "value": st.column_config.TextColumn("Value"),
+            "from": st.column_config.TextColumn("From", width=60, help="Where the key comes from"),
+            "LLM sees": st.column_config.CheckboxColumn("LLM", width=45, help="The LLM view shows this key"),
+            "EMBED sees": st.column_config.CheckboxColumn(
+                "EMBED", width=62, help="The EMBED view (what the embedding model reads) shows this key"
+            ),
         },
     )

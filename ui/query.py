@@ -7,17 +7,20 @@ chain editor :mod:`ui.chain_editor`, and drawing the trace :mod:`ui.trace`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
+from core.errors import ChunkScopeError
 from core.evaluation import EvalQuery, load_queries
 from core.postprocessors import Postprocessor
-from ui import state, widgets
+from core.schema import Document
+from ui import cache, state, widgets
 from ui.chain_editor import chain_editor
 
 QUERIES_FILE = Path(__file__).resolve().parent.parent / "sample_docs" / "queries.json"
@@ -27,17 +30,42 @@ CUSTOM = "Type your own…"
 # -- settings (sidebar) and the session config ----------------------------------------
 
 
-def settings_or_stop(config: PipelineConfig, key: str) -> tuple[RetrievalSettings, list[Postprocessor]]:
-    """Draw the retrieval settings and the chain in the sidebar; with an invalid value, say so and end the run."""
+def settings_or_stop(
+    config: PipelineConfig, key: str, documents: Sequence[Document] = ()
+) -> tuple[RetrievalSettings, list[Postprocessor]]:
+    """Draw the retrieval settings and the chain in the sidebar; with an invalid value, say so and end the run.
+
+    ``documents`` split with ``config`` tell the chain editor which metadata keys the nodes carry.
+    """
     with st.sidebar:
         retrieval = retrieval_settings(config.retrieval, f"{key}.retrieval")
         st.header("Postprocessors", anchor=False)
         st.caption("Run in order, top to bottom, on the retrieved nodes.")
-        chain, chain_problems = chain_editor(config.postprocessors, partial(current_query, key))
+        chain, chain_problems = chain_editor(
+            config.postprocessors,
+            partial(current_query, key),
+            cache_once(partial(node_metadata_keys, documents, config)),
+        )
     if retrieval is None or chain_problems:
         st.error("Fix the settings in the sidebar to run the query.", icon=":material/error:")
         st.stop()
     return retrieval, chain
+
+
+def cache_once(compute: Callable[[], Any]) -> Callable[[], Any]:
+    """``compute``, run at most once (on the first call), its value kept for the rest of the run."""
+    return lru_cache(maxsize=1)(compute)
+
+
+def node_metadata_keys(documents: Sequence[Document], config: PipelineConfig) -> frozenset[str] | None:
+    """Every metadata key a node of the session's split carries (the split is the page's, cached); None if it fails."""
+    if not documents:
+        return None
+    try:
+        nodes = cache.run_split_cached(documents, config)
+    except ChunkScopeError:
+        return None  # the page says why when it splits
+    return frozenset(key for node in nodes for key in node.metadata)
 
 
 def retrieval_settings(current: RetrievalSettings, key: str) -> RetrievalSettings | None:

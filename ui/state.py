@@ -196,6 +196,34 @@ _EVALUATION = "cs_evaluation"  # dict: the Evaluate page's last result (kind, ro
 _EVALUATION_REQUESTED = "cs_evaluation_requested"  # bool: the run button was pressed
 
 
+_COMPARE_SLOTS = "cs_compare_slots"  # dict[slot, CompareSlot]: each Compare configuration, kept across pages
+
+
+@dataclass(frozen=True)
+class CompareSlot:
+    """One Compare configuration as (splitter name, parameters): where it started and what it holds now.
+
+    Kept because Streamlit drops a widget's value on a page that does not draw it; ``start`` tells
+    a slot the person changed (it keeps its settings) from one left as it started (it follows the
+    session's splitter when that changes).
+    """
+
+    start: tuple[str, dict[str, Any]]
+    current: tuple[str, dict[str, Any]]
+
+    @property
+    def changed(self) -> bool:
+        return self.current != self.start
+
+
+def compare_slots() -> dict[int, CompareSlot]:
+    return dict(st.session_state.get(_COMPARE_SLOTS, {}))
+
+
+def set_compare_slot(slot: int, value: CompareSlot) -> None:
+    st.session_state[_COMPARE_SLOTS] = {**st.session_state.get(_COMPARE_SLOTS, {}), slot: value}
+
+
 def uploader_generation() -> int:
     return st.session_state.get(_UPLOADER_GENERATION, 0)
 

@@ -22,20 +22,27 @@ from ui import cache
 from ui.charts import SERIES_COLOURS
 from ui.widgets import md_escape
 
+# Widths in pixels: the numbers narrow, so Fate and (for a stage that rewrites) the text fit at 1280 px.
 STAGE_COLUMNS = {
-    "status": st.column_config.TextColumn("Status", width="small"),
-    "node": st.column_config.TextColumn("Node", help="File and the node's number within it (as on the Chunks page)"),
+    "status": st.column_config.TextColumn("Status", width=70),
+    "node": st.column_config.TextColumn(
+        "Node", width=190, help="File and the node's number within it (as on the Chunks page)"
+    ),
     "rank_in": st.column_config.NumberColumn(
         "Rank in",
         format="%d",
+        width=65,
         help=f"1-based position in the stage's input; {trace_view.MISSING} if the stage added it",
     ),
     "rank_out": st.column_config.NumberColumn(
-        "Rank out", format="%d", help=f"1-based position in the stage's output; {trace_view.MISSING} if dropped"
+        "Rank out",
+        format="%d",
+        width=72,
+        help=f"1-based position in the stage's output; {trace_view.MISSING} if dropped",
     ),
-    "score_in": st.column_config.NumberColumn("Score in", format="%.4f"),
-    "score_out": st.column_config.NumberColumn("Score out", format="%.4f"),
-    "fate": st.column_config.TextColumn("Fate", width="large", help="What this stage did to the node, and why"),
+    "score_in": st.column_config.NumberColumn("Score in", format="%.4f", width=75),
+    "score_out": st.column_config.NumberColumn("Score out", format="%.4f", width=80),
+    "fate": st.column_config.TextColumn("Fate", width=240, help="What this stage did to the node, and why"),
     "text": st.column_config.TextColumn("Text (after the stage)", width="large"),
 }
 RETRIEVAL_COLUMNS = {
@@ -59,8 +66,8 @@ def status_style(status: str) -> str:
 
 def stage_caption(stage: StageTrace) -> str:
     """The stage's name and parameters in code style, then :func:`stage_summary`."""
-    # Parameter values are the user's (keywords, paths): literal text, never Markdown.
-    return f"`{stage.name}` ({md_escape(stage_params(stage))}) · {stage_summary(stage)}"
+    # Parameter values are the user's (keywords, paths), and so can a summary be: literal text, never Markdown.
+    return f"`{stage.name}` ({md_escape(stage_params(stage))}) · {md_escape(stage_summary(stage))}"
 
 
 # -- figures ---------------------------------------------------------------------
@@ -168,7 +175,7 @@ def metric_cards(result: QueryResult, top_k: int, node_count: int, context_token
     cards[3].metric(
         "Context tokens",
         f"{context_tokens:,}",
-        f"{abs(budget - context_tokens):,} {'over' if over else 'under'} the {budget:,} budget",
+        f"{abs(budget - context_tokens):,} {'over' if over else 'under'} budget",
         delta_color="inverse" if over else "normal",
         delta_arrow="off",
         border=True,
@@ -184,7 +191,16 @@ def overview(result: QueryResult, mode: str, node_count: int, key: str) -> None:
         st.plotly_chart(funnel_figure(result), width="stretch", key=f"{key}.funnel")
     with summary_col:
         st.markdown("**What each stage did**")
-        st.markdown(trace_view.chain_summary(result, mode, node_count))
+        st.markdown(chain_summary(result, mode, node_count))
+
+
+def chain_summary(result: QueryResult, mode: str, node_count: int) -> str:
+    """:func:`core.trace_view.chain_summary` with each stage's summary literal: a summary can hold the user's
+    text (a metadata key named in why a stage changed nothing), never Markdown."""
+    lines = [f"- **retrieval** ({mode}): {len(result.retrieved)} of {node_count:,} nodes"]
+    for label, stage in zip(stage_labels(result), result.stages, strict=True):
+        lines.append(f"- **{label}**: {md_escape(stage_summary(stage))}")
+    return "\n".join(lines)
 
 
 def stage_tabs(result: QueryResult, nodes: Sequence[Node], documents: Sequence[Document], mode: str, key: str) -> None:
@@ -210,20 +226,35 @@ def retrieval_table(result: QueryResult, labels: Mapping[str, str], node_count: 
     )
 
 
+def stage_table_columns(stage: StageTrace) -> list[str]:
+    """The stage table's columns worth showing: the text only where the stage rewrote it, the ranks and
+    scores in only where they differ from those out (nodes dropped, added, moved or rescored)."""
+    reranked = stage.dropped or stage.added or stage.position_changes or stage.score_changes
+    rewrote = stage.text_changes or stage.sentences
+    hidden = set() if reranked else {"rank_in", "score_in"}
+    if not rewrote:
+        hidden.add("text")
+    return [column for column in trace_view.STAGE_TABLE_COLUMNS if column not in hidden]
+
+
 def stage_panel(
     stage: StageTrace, index: int, labels: Mapping[str, str], documents: Sequence[Document], key: str
 ) -> None:
     """One stage: its table of fates, the reorder picture, and the sentences kept or the windows put in."""
     st.caption(stage_caption(stage))
     frame = pd.DataFrame(trace_view.stage_rows(stage, labels), columns=list(trace_view.STAGE_TABLE_COLUMNS))
+    shown = stage_table_columns(stage)
     st.dataframe(
         frame.style.map(status_style, subset=["status"]),
         hide_index=True,
         width="stretch",
         key=f"{key}.table.{index}",
         column_config=STAGE_COLUMNS,
+        column_order=shown,
         placeholder=trace_view.MISSING,
     )
+    if "text" not in shown:
+        st.caption("This stage changed no node's text: the texts are on the Retrieval tab.")
 
     if stage.reorders and stage.nodes_out:
         st.plotly_chart(reorder_figure(stage, labels), width="stretch", key=f"{key}.reorder.{index}")

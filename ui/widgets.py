@@ -247,7 +247,10 @@ def _to_widget_value(spec: ParamSpec, value: Any) -> Any:
     if spec.kind in ("int_list", "str_list"):
         if spec.choices:
             return list(value)
-        return format_list(value) if not isinstance(value, str) else value
+        if isinstance(value, str):
+            return value
+        # An empty list is an empty box ("[]" would read as a literal); only an optional list tells "" from none.
+        return "" if not value and not spec.optional else format_list(value)
     if spec.kind == "str":
         return _escape(str(value))
     if spec.kind == "int":

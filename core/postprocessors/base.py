@@ -11,7 +11,7 @@ runner (:mod:`core.query`) records that in each stage's trace.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -53,6 +53,8 @@ class Outcome:
     added: dict[str, str] = field(default_factory=dict)  # id -> why it was added
     changed: dict[str, str] = field(default_factory=dict)  # id -> why its text or score changed
     sentences: dict[str, SentenceSelection] = field(default_factory=dict)
+    # Why nothing could change on these nodes (they lack what the step reads), for the trace; None when it could.
+    idle_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,15 @@ class Postprocessor(Configurable):
         """Why this postprocessor, as set, passes every node through unchanged (None when its values act).
 
         The trace says it beside the stage, so "5 in -> 5 out" is never a silent no-op.
+        """
+        return None
+
+    def missing_input_reason(self, metadata_keys: Collection[str]) -> str | None:
+        """Why this step, as set, changes nothing on nodes whose metadata holds only ``metadata_keys``; None
+        when it may act.
+
+        For a step that reads a metadata key a split may not give (the sentence window): its run puts the
+        reason in the trace, and the chain editor shows it beside the step, so it is never a silent no-op.
         """
         return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call, comment, literal
@@ -26,6 +27,17 @@ class MetadataReplacementPostprocessor(Postprocessor):
 
     target_metadata_key: str = param("window", "The metadata key whose value becomes the node's text.")
 
+    def missing_input_reason(self, metadata_keys: Collection[str]) -> str | None:
+        key = self.target_metadata_key
+        if key in metadata_keys:
+            return None
+        from core.splitters import SPLITTERS
+
+        # The splitters that put a window on every node (their class says so), e.g. sentence_window.
+        windowed = [cls.name for cls in SPLITTERS if cls.has_windows]
+        fix = f"split with {' or '.join(windowed)}, or " if windowed else ""
+        return f"no node carries the {key!r} metadata key, so every text stays as it was ({fix}name a key they carry)"
+
     def llamaindex(self, code: CodeSnippet) -> str | None:
         code.use(LLAMAINDEX_POSTPROCESSOR + "MetadataReplacementPostProcessor")
         return call("MetadataReplacementPostProcessor", target_metadata_key=self.target_metadata_key)
@@ -41,6 +53,8 @@ class MetadataReplacementPostprocessor(Postprocessor):
     def run(self, nodes: list[NodeWithScore], query: str, context: PostprocessContext | None = None) -> Outcome:
         outcome = Outcome(nodes=[])
         key = self.target_metadata_key
+        if nodes and not any(key in item.node.metadata for item in nodes):
+            outcome.idle_reason = self.missing_input_reason(())
         for item in nodes:
             if key in item.node.metadata:
                 replacement = str(item.node.metadata[key])

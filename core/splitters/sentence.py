@@ -95,19 +95,31 @@ class SentenceSplitter(SizedSplitter):
                 raise ConfigError(f"{self.name}: {key} is longer than 100 characters")
 
     def chunk_budget(self, document: Document) -> int:
-        """Tokens left for text in each chunk once the document's metadata is counted."""
+        """Tokens left for text in each chunk once the metadata of its node is counted.
+
+        Natively, a node's views are what is counted: the document's metadata plus the keys
+        :func:`~core.splitters.nodes.build_nodes` adds per node (``page_label``, ``table_header``)
+        at their longest, rendered with the text template, in the larger of the LLM and EMBED views.
+        So with the model tokenizer no EMBED view outgrows ``chunk_size`` (and the default fits the
+        model's window). ``compat="llamaindex"`` keeps LlamaIndex's budget: the document's metadata alone.
+        """
         if not (self.metadata_aware and self.include_metadata):
             return self.chunk_size
-        llm = document.get_metadata_str(MetadataMode.LLM)
-        embed = document.get_metadata_str(MetadataMode.EMBED)
-        longest = embed if len(embed) > len(llm) else llm
-        used = self.get_tokenizer().count(longest) if longest else 0
+        tokenizer = self.get_tokenizer()
+        if self.compat == LLAMAINDEX:
+            llm = document.get_metadata_str(MetadataMode.LLM)
+            embed = document.get_metadata_str(MetadataMode.EMBED)
+            longest = embed if len(embed) > len(llm) else llm
+            used = tokenizer.count(longest) if longest else 0
+        else:
+            used = _node_metadata_tokens(document, tokenizer)
         budget = self.chunk_size - used
         if budget <= 0:
             where = document.metadata.get("file_name") or document.id
             unit = {"characters": "characters", "words": "words"}.get(self.tokenizer, "tokens")
+            shown = "" if self.compat == LLAMAINDEX else " (as its nodes show it, with any page label and table header)"
             raise ConfigError(
-                f"{self.name}: the metadata of {where} is {used} {unit} long, which leaves no room in chunk_size "
+                f"{self.name}: the metadata of {where}{shown} is {used} {unit} long, which leaves no room in chunk_size "
                 f"{self.chunk_size}; raise chunk_size, exclude metadata keys or turn off metadata_aware"
             )
         return budget
@@ -168,6 +180,38 @@ class SentenceSplitter(SizedSplitter):
                 code, self.chunk_size, self.chunk_overlap, self.tokenizer, separators=separators, keep_separator="end"
             )
         )
+
+
+def _node_metadata_tokens(document: Document, tokenizer: Tokenizer) -> int:
+    """The most tokens a node of ``document`` adds to its text in its LLM or EMBED view.
+
+    A node holds the document's metadata and, from ``build_nodes``, the pages its span touches
+    (``page_label``, at most "first-last") and, inside a table's body, the table's header row
+    (``table_header``): each is counted at its longest, since the span is not known yet. The view
+    is ``text_template`` with the content left empty, so the template's own words count too.
+    Counted apart from the text: tokenizers that cut at whitespace (the model's WordPiece) add up exactly.
+    """
+    extra: dict[str, str] = {}
+    if document.pages:
+        label = _largest(tokenizer, [page.label for page in document.pages])
+        extra["page_label"] = f"{label}-{label}" if len(document.pages) > 1 else label
+    headers = [str(e.attrs["header"]) for e in document.elements if e.kind == "table" and e.attrs.get("header")]
+    if headers:
+        extra["table_header"] = _largest(tokenizer, headers)
+    widest = document.with_metadata({**document.metadata, **extra}) if extra else document
+    used = 0
+    for mode in (MetadataMode.LLM, MetadataMode.EMBED):
+        metadata_str = widest.get_metadata_str(mode).strip()
+        if metadata_str:
+            view = document.text_template.format(metadata_str=metadata_str, content="")
+            used = max(used, tokenizer.count(view))
+    return used
+
+
+def _largest(tokenizer: Tokenizer, values: Sequence[str]) -> str:
+    """The value with the most tokens (the longest among those)."""
+    sizes = tokenizer.count_many(list(values))
+    return max(zip(sizes, map(len, values), values, strict=True))[2]
 
 
 Cutter = Callable[[str, int, int], Sequence[int]]

@@ -1,0 +1,47 @@
+"""The README's `make run` on a fresh machine says what it is doing while it installs (a dry run: nothing runs)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def fresh_checkout(tmp_path: Path) -> Path:
+    """The files make reads, in a folder with no .venv (as on a fresh clone)."""
+    shutil.copy(ROOT / "Makefile", tmp_path)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / "examples" / "plugin").mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "plugin" / "pyproject.toml", tmp_path / "examples" / "plugin")
+    return tmp_path
+
+
+def dry_run(folder: Path, target: str) -> list[str]:
+    if shutil.which("make") is None:
+        pytest.fail("make is missing: the README's two commands need it")
+    done = subprocess.run(["make", "-n", target], cwd=folder, capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.splitlines()
+
+
+def test_make_run_on_a_fresh_checkout_announces_each_step_and_shows_pip_progress(fresh_checkout: Path) -> None:
+    lines = dry_run(fresh_checkout, "run")
+    steps = [line for line in lines if line.startswith("printf") and "==>" in line]
+    assert [step.split('"')[1].split(" ")[0] for step in steps] == ["Creating", "Installing", "Installed;", "Starting"]
+    assert "~2.5 GB" in steps[1] and "5 minutes" in steps[1]
+    (install,) = [line for line in lines if "pip install" in line]
+    assert "--quiet" not in install and "-q " not in install
+
+
+def test_a_second_make_run_skips_the_install(fresh_checkout: Path) -> None:
+    venv = fresh_checkout / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()
+    (venv / ".installed-run").touch()  # newer than pyproject.toml
+    lines = dry_run(fresh_checkout, "run")
+    assert not [line for line in lines if "pip install" in line or "Installing" in line]
+    assert any("Starting ChunkScope" in line for line in lines)

@@ -1,0 +1,90 @@
+"""The sentence splitter's metadata budget: a node's views, not only its text, fit chunk_size.
+
+A node carries the document's metadata and, per node, ``page_label`` and (inside a
+table's body) ``table_header``, shown through ``text_template``. The budget reserves
+room for all of it, so with the model tokenizer the shipped defaults keep every
+EMBED view inside the embedding model's window.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import prose, table_documents
+
+from core.config import PipelineConfig
+from core.documents import run_split
+from core.loaders import load
+from core.metrics import chunk_metrics
+from core.schema import Document, MetadataMode, Page
+from core.splitters import get_splitter
+from core.tokenizers import get_tokenizer
+
+MODEL_WINDOW = 254  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] among them
+
+
+@pytest.mark.parametrize("name", ["splitter_benchmarks.csv", "rag_handbook.pdf"])
+def test_default_sentence_split_of_a_sample_keeps_every_embed_view_inside_the_window(sample_docs, name) -> None:
+    documents = load(sample_docs / name)
+    nodes = run_split(documents, PipelineConfig())
+    model = get_tokenizer("model")
+    sizes = model.count_many([node.get_content(MetadataMode.EMBED) for node in nodes])
+    assert max(sizes) <= PipelineConfig().splitter.chunk_size <= MODEL_WINDOW
+    metrics = chunk_metrics(documents, nodes, size_limit=250, tokenizer="model")
+    assert metrics.over_window == 0
+
+
+def test_budget_reserves_the_page_label_a_node_gets() -> None:
+    # "file_name: a\n\n" is 14 characters; a node across pages 9 and 10 adds "\npage_label: 9-10" (17): 40 - 31 = 9.
+    text = "Aaaa. Bbbb. Cccc. Dddd."
+    pages = [Page(1, "9", 0, 11), Page(2, "10", 11, len(text))]
+    document = Document(text=text, metadata={"file_name": "a"}, pages=pages)
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=40, chunk_overlap=0)
+    assert splitter.chunk_budget(document) == 40 - len("file_name: a\npage_label: 10-10\n\n")
+    for node in splitter.split([document]):
+        assert len(node.get_content(MetadataMode.EMBED)) <= 40
+
+
+def test_budget_reserves_the_table_header_and_the_template_words() -> None:
+    document = Document(
+        text="x",
+        metadata={"k": "v"},
+        text_template="Context: {metadata_str}\nText: {content}",
+        elements=[],
+    )
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=60, chunk_overlap=0)
+    assert splitter.chunk_budget(document) == 60 - len("Context: k: v\nText: ")
+
+
+def test_compat_llamaindex_keeps_llamaindex_budget_of_the_document_metadata_alone() -> None:
+    text = "Aaaa. Bbbb."
+    document = Document(text=text, metadata={"file_name": "a"}, pages=[Page(1, "1", 0, 6), Page(2, "2", 6, 11)])
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=40, chunk_overlap=0, compat="llamaindex")
+    assert splitter.chunk_budget(document) == 40 - len("file_name: a")
+
+
+@given(document=table_documents(), chunk_size=st.integers(160, 400), paged=st.booleans())
+def test_every_view_fits_chunk_size_in_characters(document: Document, chunk_size: int, paged: bool) -> None:
+    """Counted in characters (exact and additive), no view is longer than chunk_size, unless it is one table row."""
+    if paged:
+        middle = len(document.text) // 2
+        pages = [Page(1, "i", 0, middle), Page(2, "ii", middle, len(document.text))]
+        document = Document(
+            text=document.text, metadata=document.metadata, elements=document.elements, pages=pages, id="d"
+        )
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=chunk_size, chunk_overlap=0)
+    rows = {(e.start_char, e.end_char) for e in document.elements if e.kind == "table_row"}
+    for node in splitter.split([document]):
+        if (node.start_char, node.end_char) in rows:
+            continue
+        for mode in (MetadataMode.EMBED, MetadataMode.LLM):
+            assert len(node.get_content(mode)) <= chunk_size
+
+
+@given(text=prose(), chunk_size=st.integers(40, 200))
+def test_views_of_unpaged_plain_text_fit_chunk_size(text: str, chunk_size: int) -> None:
+    document = Document(text=text, metadata={"file_name": "p.txt"})
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=chunk_size, chunk_overlap=0)
+    for node in splitter.split([document]):
+        assert len(node.get_content(MetadataMode.EMBED)) <= chunk_size
