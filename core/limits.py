@@ -54,6 +54,15 @@ class Limits(Configurable):
     max_embed_chars: int = param(
         1_000_000, "Most characters a splitter that embeds every sentence (semantic) may take in one split.", ge=1
     )
+    load_seconds: float = param(
+        120.0, "Longest one file's load may run, in seconds, before it is stopped (wall clock).", ge=0.1
+    )
+    split_seconds: float = param(
+        60.0, "Longest one split may run, in seconds, before it is stopped (wall clock).", ge=0.1
+    )
+    work_memory_mb: int = param(
+        2_000, "Most memory one load or split may add, in MB (1,000,000 bytes), before it is stopped.", ge=16
+    )
 
 
 DEFAULT_LIMITS = Limits()

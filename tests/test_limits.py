@@ -25,6 +25,9 @@ def test_defaults_are_declared_parameters() -> None:
         "max_text_chars": 5_000_000,
         "max_nodes": 100_000,
         "max_embed_chars": 1_000_000,
+        "load_seconds": 120.0,
+        "split_seconds": 60.0,
+        "work_memory_mb": 2_000,
     }
     assert Limits.from_params({"max_nodes": "10"}).max_nodes == 10
     with pytest.raises(ConfigError, match=r"^limits: max_upload_bytes must be at least 1, got -5$"):

@@ -131,9 +131,14 @@ HASH_FUNCS: dict[Any, Any] = {
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...]:
+    from functools import partial
+
+    from core.documents import load_bounded
     from core.loaders import load_bytes
 
-    documents = tuple(load_bytes(_data, file_name, **json.loads(options_json or "{}")))
+    # Bounded: a small upload may unpack to gigabytes or parse for minutes; it must not hold the server.
+    read = partial(load_bytes, _data, file_name, **json.loads(options_json or "{}"))
+    documents = tuple(load_bounded(read, file_name, len(_data)))
     for position, document in enumerate(documents):
         _remember_key(document, f"file:{digest}:{file_name}:{options_json}:{position}")
     return documents
@@ -159,7 +164,8 @@ def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Docu
 def _split(split_key: str, _documents: Sequence[Document], _config: Any) -> tuple[Node, ...]:
     from core.documents import run_split
 
-    return tuple(run_split(list(_documents), _config))
+    # Bounded: a link's regex or a framework engine on a hostile text must not hold the server (core.bounded).
+    return tuple(run_split(list(_documents), _config, bounded=True))
 
 
 def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:

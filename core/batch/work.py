@@ -10,12 +10,15 @@ import hashlib
 import io
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkScopeError
 
 _REASON_CHARS = 300
+# Loads and splits run bounded (core.bounded); False only to measure what that costs.
+BOUNDED = True
 
 
 def node_schema(embed_dimension: int | None = None) -> Any:
@@ -159,7 +162,7 @@ def process_file(task: dict[str, Any], config: str, embed: str = "") -> dict[str
 def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[str, Any]) -> None:
     import pyarrow as pa
 
-    from core.documents import prepare_documents
+    from core.documents import load_bounded, prepare_documents, split_bounded
     from core.errors import LoadError
     from core.limits import check_split_size, check_upload_size
     from core.loaders import load_bytes, loader_for
@@ -185,10 +188,13 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     splitter = config.splitter
     # As `chunkscope split` and `chunkscope metrics` do it: this loader's options, the size
     # check before any work, extractors and the user's metadata, then the split.
-    documents = load_bytes(data, path.name, **config.loader_options(loader_for(path.name).name))
+    # Each stage on the file's bytes runs where a deadline and a memory ceiling can stop it (core.bounded):
+    # a file that hits one fails with that reason and the run goes on.
+    read = partial(load_bytes, data, path.name, **config.loader_options(loader_for(path.name).name))
+    documents = load_bounded(read, path.name, len(data)) if BOUNDED else read()
     check_split_size(documents, splitter)
     documents = prepare_documents(documents, config)
-    nodes = splitter.split(documents)
+    nodes = split_bounded(documents, splitter) if BOUNDED else splitter.split(documents)
     metrics, rows = chunk_report(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
 
     llm_views = contents(nodes, MetadataMode.LLM)
