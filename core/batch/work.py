@@ -17,8 +17,6 @@ from typing import Any
 from core.errors import ChunkScopeError
 
 _REASON_CHARS = 300
-# Loads and splits run bounded (core.bounded); False only to measure what that costs.
-BOUNDED = True
 
 
 def node_schema(embed_dimension: int | None = None) -> Any:
@@ -164,7 +162,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
 
     from core.documents import load_bounded, prepare_documents, split_bounded
     from core.errors import LoadError
-    from core.limits import check_split_size, check_upload_size
+    from core.limits import DEFAULT_LIMITS, check_split_size, check_upload_size
     from core.loaders import load_bytes, loader_for
     from core.metrics import chunk_report
     from core.schema import MetadataMode, contents, numbers_in_document
@@ -191,10 +189,10 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     # Each stage on the file's bytes runs where a deadline and a memory ceiling can stop it (core.bounded):
     # a file that hits one fails with that reason and the run goes on.
     read = partial(load_bytes, data, path.name, **config.loader_options(loader_for(path.name).name))
-    documents = load_bounded(read, path.name, len(data)) if BOUNDED else read()
+    documents = load_bounded(read, path.name, len(data), DEFAULT_LIMITS)
     check_split_size(documents, splitter)
     documents = prepare_documents(documents, config)
-    nodes = split_bounded(documents, splitter) if BOUNDED else splitter.split(documents)
+    nodes = split_bounded(documents, splitter, DEFAULT_LIMITS)
     metrics, rows = chunk_report(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
 
     llm_views = contents(nodes, MetadataMode.LLM)
