@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Sequence
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +103,7 @@ def split_bounded(documents: Sequence[Document], splitter: Splitter, limits: Lim
         return splitter.split(documents)
     from core.bounded import map_bounded
 
+    _warm(splitter)
     # One document at a time, so a deadline names its file; Splitter.split is the same loop.
     per_document = map_bounded(
         lambda document: splitter.split([document]),
@@ -114,6 +115,19 @@ def split_bounded(documents: Sequence[Document], splitter: Splitter, limits: Lim
         seconds_name="split_seconds",
     )
     return [node for nodes in per_document for node in nodes]
+
+
+@lru_cache(maxsize=32)
+def _warm(splitter: Splitter) -> None:
+    """Import and build the splitter's framework here, once, on a trusted sentence: every child inherits it.
+
+    A child's imports and caches die with it; without this each split in a child paid
+    the framework's import again (about a second for LangChain on a busy machine).
+    """
+    try:
+        splitter.split([Document(text="A sentence to warm up with. And a second one.")])
+    except Exception:  # only a head start: the real split, in the child, reports what is wrong
+        pass
 
 
 # A split of ChunkScope's own splitters on at most this many characters runs in-process (see split_needs_child).
