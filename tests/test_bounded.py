@@ -289,6 +289,21 @@ def test_batch_lists_the_file_that_hit_the_deadline_and_goes_on(tmp_path: Path) 
     ]
 
 
+def test_the_readme_states_the_work_limits_with_their_units() -> None:
+    from core.limits import DEFAULT_LIMITS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = " ".join(readme.split("## Limits and safety\n", 1)[1].split("\n## ", 1)[0].split())
+    for stated in (
+        f"{DEFAULT_LIMITS.load_seconds:g} seconds of wall clock (`load_seconds`)",
+        f"{DEFAULT_LIMITS.split_seconds:g} seconds (`split_seconds`) per document",
+        f"{DEFAULT_LIMITS.work_memory_mb:,} MB ({DEFAULT_LIMITS.work_memory_mb * MB:,} bytes; `work_memory_mb`)",
+        f"texts over {documents_module.IN_PROCESS_CHARS:,} characters",
+        f"(up to {documents_module.IN_PROCESS_BYTES:,} bytes)",
+    ):
+        assert stated in section, stated
+
+
 def _raise(exc: Exception) -> None:
     raise exc
 
