@@ -289,6 +289,24 @@ def test_batch_lists_the_file_that_hit_the_deadline_and_goes_on(tmp_path: Path) 
     ]
 
 
+def test_the_app_remembers_a_limit_reached_so_a_rerun_does_not_wait_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import cache
+
+    calls = []
+
+    def stuck(documents, splitter, limits=None):  # noqa: ANN001, ANN202 - split_bounded at its deadline
+        calls.append(1)
+        raise WorkTimeoutError("stuck.md", "splitting with x took longer than the 1 s limit and was stopped")
+
+    monkeypatch.setattr(documents_module, "split_bounded", stuck)
+    document = Document(text=f"Text only this test splits: {time.time_ns()}.", metadata={"file_name": "stuck.md"})
+    config = PipelineConfig(splitter=get_splitter("langchain.character"))
+    for _ in range(2):
+        with pytest.raises(WorkTimeoutError, match="^stuck.md: splitting with x took longer than the 1 s limit"):
+            cache.run_split_cached([document], config)
+    assert len(calls) == 1
+
+
 def test_the_readme_states_the_work_limits_with_their_units() -> None:
     from core.limits import DEFAULT_LIMITS
 
