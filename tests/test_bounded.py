@@ -214,6 +214,17 @@ def test_a_split_stuck_in_a_framework_is_stopped_and_names_the_file_and_splitter
     assert time.monotonic() - started < 2 + GRACE  # a second for each document at most
 
 
+def test_a_real_polynomial_regex_in_langchain_is_stopped_through_the_real_path() -> None:
+    # No stand-in: this pattern passes the regex check (polynomial, not exponential), and LangChain's re.split
+    # on 20,000 spaces would run for hours holding the GIL. The deadline is what stops it.
+    splitter = get_splitter("langchain.character", separator="\\s*\\s*\\s*\\d", is_separator_regex=True)
+    document = Document(text="Start. " + " " * 20_000 + "end.", metadata={"file_name": "spaces.txt"})
+    started = time.monotonic()
+    with pytest.raises(WorkTimeoutError, match=r"^spaces.txt: splitting with langchain.character took longer than the 1 s"):
+        run_split([document], PipelineConfig(splitter=splitter), Limits(split_seconds=1), bounded=True)
+    assert time.monotonic() - started < 1 + GRACE
+
+
 def test_a_split_that_balloons_stops_at_the_memory_ceiling(monkeypatch: pytest.MonkeyPatch) -> None:
     if not Path("/proc/self/statm").exists():
         pytest.skip("the ceiling is measured from /proc (Linux)")
