@@ -122,11 +122,15 @@ def map_bounded(
             frame = _read_frame(read_fd, time.monotonic() + seconds)
             if frame is None:
                 limit = f" ({seconds_name})" if seconds_name else ""
-                raise WorkTimeoutError(file_name, f"{what} took longer than the {seconds:g} s limit{limit} and was stopped")
+                raise WorkTimeoutError(
+                    file_name, f"{what} took longer than the {seconds:g} s limit{limit} and was stopped"
+                )
             if not frame:
                 _kill(pid)
                 status = _reap(pid)
-                raise WorkLimitError(file_name, f"{what} stopped abruptly ({_how_it_ended(status)}){_ceiling(memory_mb)}")
+                raise WorkLimitError(
+                    file_name, f"{what} stopped abruptly ({_how_it_ended(status)}){_ceiling(memory_mb)}"
+                )
             delivered, value = pickle.loads(frame)
             if delivered:
                 results.append(value)

@@ -64,7 +64,11 @@ def test_an_error_in_the_child_is_raised_here_unchanged() -> None:
 
     with pytest.raises(EmptyDocumentError) as caught:
         bounded(refuse)
-    assert (caught.value.file_name, caught.value.problem, str(caught.value)) == ("empty.txt", "is empty", "empty.txt: is empty")
+    assert (caught.value.file_name, caught.value.problem, str(caught.value)) == (
+        "empty.txt",
+        "is empty",
+        "empty.txt: is empty",
+    )
     with pytest.raises(ConfigError, match="^bad value$"):
         bounded(partial(_raise, ConfigError("bad value")))
 
@@ -83,12 +87,21 @@ def test_a_regex_holding_the_gil_is_stopped_at_the_deadline_while_this_process_r
     started = time.monotonic()
     try:
         with pytest.raises(WorkTimeoutError) as caught:
-            run_bounded(spin, file_name="link.md", what="splitting with x", seconds=1.0, memory_mb=None, seconds_name="split_seconds")
+            run_bounded(
+                spin,
+                file_name="link.md",
+                what="splitting with x",
+                seconds=1.0,
+                memory_mb=None,
+                seconds_name="split_seconds",
+            )
     finally:
         stop.set()
         ticker.join()
     waited = time.monotonic() - started
-    assert str(caught.value) == "link.md: splitting with x took longer than the 1 s limit (split_seconds) and was stopped"
+    assert (
+        str(caught.value) == "link.md: splitting with x took longer than the 1 s limit (split_seconds) and was stopped"
+    )
     assert caught.value.file_name == "link.md"
     assert 1.0 <= waited < 1.0 + GRACE
     assert len([t for t in ticks if started <= t <= started + waited]) >= 20  # the GIL stayed free while waiting
@@ -113,7 +126,9 @@ def test_each_item_gets_the_deadline_and_the_one_that_misses_it_is_named() -> No
 
     assert map_bounded(work, [0, 1], file_names=["a", "b"], what="w", seconds=5, memory_mb=None) == [0, 10]
     with pytest.raises(WorkTimeoutError, match="^c.md: w took longer than the 1 s limit and was stopped$"):
-        map_bounded(work, [0, 1, 2, 3], file_names=["a.md", "b.md", "c.md", "d.md"], what="w", seconds=1, memory_mb=None)
+        map_bounded(
+            work, [0, 1, 2, 3], file_names=["a.md", "b.md", "c.md", "d.md"], what="w", seconds=1, memory_mb=None
+        )
 
 
 def test_the_child_and_its_own_children_are_gone_after_the_deadline(tmp_path: Path) -> None:
@@ -183,7 +198,11 @@ def test_a_split_in_the_child_makes_the_same_nodes(
 
 
 def test_a_load_in_the_child_makes_the_same_documents() -> None:
-    for path in (SAMPLES / "rag_handbook.pdf", SAMPLES / "parsing_office_files.docx", SAMPLES / "vector_search_faq.html"):
+    for path in (
+        SAMPLES / "rag_handbook.pdf",
+        SAMPLES / "parsing_office_files.docx",
+        SAMPLES / "vector_search_faq.html",
+    ):
         data = path.read_bytes()
         assert load_needs_child(path.name, len(data))
         assert load_bounded(partial(load_bytes, data, path.name), path.name, len(data)) == load_bytes(data, path.name)
@@ -198,7 +217,9 @@ def _spinning_chunks(self, document):  # noqa: ANN001, ANN202 - a stand-in for a
 ORIGINAL_CHUNKS = LangChainCharacterSplitter.chunks
 
 
-def test_a_split_stuck_in_a_framework_is_stopped_and_names_the_file_and_splitter(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_split_stuck_in_a_framework_is_stopped_and_names_the_file_and_splitter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(LangChainCharacterSplitter, "chunks", _spinning_chunks)
     documents = [
         Document(text="fine text", metadata={"file_name": "fine.md"}),
@@ -220,7 +241,9 @@ def test_a_real_polynomial_regex_in_langchain_is_stopped_through_the_real_path()
     splitter = get_splitter("langchain.character", separator="\\s*\\s*\\s*\\d", is_separator_regex=True)
     document = Document(text="Start. " + " " * 20_000 + "end.", metadata={"file_name": "spaces.txt"})
     started = time.monotonic()
-    with pytest.raises(WorkTimeoutError, match=r"^spaces.txt: splitting with langchain.character took longer than the 1 s"):
+    with pytest.raises(
+        WorkTimeoutError, match=r"^spaces.txt: splitting with langchain.character took longer than the 1 s"
+    ):
         run_split([document], PipelineConfig(splitter=splitter), Limits(split_seconds=1), bounded=True)
     assert time.monotonic() - started < 1 + GRACE
 
@@ -230,7 +253,9 @@ def test_a_split_that_balloons_stops_at_the_memory_ceiling(monkeypatch: pytest.M
         pytest.skip("the ceiling is measured from /proc (Linux)")
     monkeypatch.setattr(LangChainCharacterSplitter, "chunks", lambda self, document: [bytearray(800 * MB)])
     document = Document(text="anything", metadata={"file_name": "big.md"})
-    with pytest.raises(WorkMemoryError, match=r"^big.md: splitting with langchain.character needed more than the 100 MB"):
+    with pytest.raises(
+        WorkMemoryError, match=r"^big.md: splitting with langchain.character needed more than the 100 MB"
+    ):
         split_bounded([document], get_splitter("langchain.character"), Limits(work_memory_mb=100))
 
 
@@ -240,7 +265,9 @@ def test_a_load_that_hangs_is_stopped_and_names_the_file() -> None:
     assert str(caught.value) == "slow.docx: loading it took longer than the 1 s limit (load_seconds) and was stopped"
 
 
-def test_the_cli_split_runs_a_framework_engine_in_a_child(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
+def test_the_cli_split_runs_a_framework_engine_in_a_child(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys
+) -> None:
     from core.cli import main
 
     pids = tmp_path / "pids"
@@ -296,7 +323,10 @@ def test_batch_lists_the_file_that_hit_the_deadline_and_goes_on(tmp_path: Path) 
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["ok"] == 1, report
     assert [(Path(entry["source"]).name, entry["reason"]) for entry in report["failed"]] == [
-        ("stuck.md", "stuck.md: splitting with langchain.character took longer than the 3 s limit (split_seconds) and was stopped")
+        (
+            "stuck.md",
+            "stuck.md: splitting with langchain.character took longer than the 3 s limit (split_seconds) and was stopped",
+        )
     ]
 
 

@@ -47,7 +47,10 @@ def sentence(name: str, label: str, pattern: str = ATTACK) -> str:
 
 def test_the_regex_parameters_are_declared_as_regexes() -> None:
     declared = {
-        (cls.name, spec.name, spec.regex) for cls in map(SPLITTERS.get_class, SPLITTERS.names()) for spec in cls.params() if spec.regex
+        (cls.name, spec.name, spec.regex)
+        for cls in map(SPLITTERS.get_class, SPLITTERS.names())
+        for spec in cls.params()
+        if spec.regex
     }
     assert declared == {
         ("langchain.recursive", "separators", "is_separator_regex"),
@@ -148,7 +151,9 @@ def test_secondary_chunking_regex_refuses_each_shape(pattern: str, problem: str)
 
 
 def test_a_long_pattern_is_refused_by_its_length() -> None:
-    with pytest.raises(ConfigError, match=r"^langchain.character: separator 'xxxxxxxxxxxxxxxxxxxx'… is longer than 200"):
+    with pytest.raises(
+        ConfigError, match=r"^langchain.character: separator 'xxxxxxxxxxxxxxxxxxxx'… is longer than 200"
+    ):
         get_splitter("langchain.character", separator="x" * 201, is_separator_regex=True)
 
 
