@@ -265,6 +265,44 @@ def test_a_load_that_hangs_is_stopped_and_names_the_file() -> None:
     assert str(caught.value) == "slow.docx: loading it took longer than the 1 s limit (load_seconds) and was stopped"
 
 
+def _empty_paragraphs_docx(megabytes: int) -> bytes:
+    """A DOCX of a few dozen KB whose document.xml unpacks to ``megabytes`` MB of empty paragraphs."""
+    import io
+    import zipfile
+
+    main = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    parts = {
+        "[Content_Types].xml": '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+        'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships'
+        '+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" '
+        'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+        "_rels/.rels": '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+        'relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        'relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+        "word/document.xml": f'<?xml version="1.0"?><w:document xmlns:w="{main}"><w:body>'
+        "<w:p><w:r><w:t>Title.</w:t></w:r></w:p>" + "<w:p/>" * (megabytes * MB // 6) + "</w:body></w:document>",
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, text in parts.items():
+            archive.writestr(name, text)
+    return out.getvalue()
+
+
+def test_a_small_docx_that_unpacks_to_millions_of_paragraphs_is_refused_not_left_running() -> None:
+    # The issue's 277 KB DOCX ran for 300 s at 3 GB. Whichever limit refuses it first (the loader's own
+    # element counts, or this ceiling), the refusal names the file and this process never holds the load.
+    from core.errors import TooLargeError, WorkLimitError
+
+    data = _empty_paragraphs_docx(60)
+    assert len(data) < 200_000
+    started = time.monotonic()
+    with pytest.raises((WorkLimitError, TooLargeError)) as caught:
+        load_bounded(partial(load_bytes, data, "bomb.docx"), "bomb.docx", len(data), Limits(work_memory_mb=300))
+    assert str(caught.value).startswith("bomb.docx: ")
+    assert time.monotonic() - started < 120
+
+
 def test_the_cli_split_runs_a_framework_engine_in_a_child(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys
 ) -> None:
