@@ -133,7 +133,8 @@ def cmd_split(args: argparse.Namespace) -> int:
     from core.export import nodes_to_csv, nodes_to_json, nodes_to_jsonl
 
     config = config_from_args(args)
-    nodes = run_split(load_documents(args.paths, config), config)
+    # Input from anyone: each load and split runs where a deadline and a memory ceiling can stop it.
+    nodes = run_split(load_documents(args.paths, config, bounded=True), config, bounded=True)
     writer: Callable[[Any], str] = {"jsonl": nodes_to_jsonl, "json": nodes_to_json, "csv": nodes_to_csv}[args.format]
     write(writer(nodes), args.output)
     return 0

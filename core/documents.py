@@ -8,7 +8,9 @@ render its LLM and EMBED views the configured way.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import stat
+from collections.abc import Callable, Sequence
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,10 +19,21 @@ from core.schema import Document, Node
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
+    from core.splitters.base import Splitter
 
 
-def load_documents(paths: Sequence[str | os.PathLike[str]], config: PipelineConfig) -> list[Document]:
-    """Load files (or every supported file under a directory), each with its own loader's options."""
+def load_documents(
+    paths: Sequence[str | os.PathLike[str]],
+    config: PipelineConfig,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    bounded: bool = False,
+) -> list[Document]:
+    """Load files (or every supported file under a directory), each with its own loader's options.
+
+    ``bounded``: each file is loaded in a child stopped at ``limits.load_seconds`` or
+    ``limits.work_memory_mb`` (:func:`load_bounded`).
+    """
     from core.loaders import folder_extensions, load, loader_for
 
     documents: list[Document] = []
@@ -32,7 +45,8 @@ def load_documents(paths: Sequence[str | os.PathLike[str]], config: PipelineConf
             files = [path]
         for file in files:
             options = config.loader_options(loader_for(file.name).name)
-            documents.extend(load(file, **options))
+            read = partial(load, file, limits=limits, **options)
+            documents.extend(load_bounded(read, file.name, _regular_size(file), limits) if bounded else read())
     return documents
 
 
@@ -66,10 +80,134 @@ def prepare_documents(documents: Sequence[Document], config: PipelineConfig) -> 
     return apply_metadata_settings(apply_extractors(documents, config.extractors), config)
 
 
-def run_split(documents: Sequence[Document], config: PipelineConfig, limits: Limits = DEFAULT_LIMITS) -> list[Node]:
+def run_split(
+    documents: Sequence[Document], config: PipelineConfig, limits: Limits = DEFAULT_LIMITS, *, bounded: bool = False
+) -> list[Node]:
     """The one call that turns documents into nodes the way ``config`` says.
 
     A split that would make more nodes than ``limits`` allows is refused before any work.
+    ``bounded`` (the app, ``chunkscope split`` and ``batch``: input from anyone) runs the
+    split, where :func:`split_needs_child` says so, in a child stopped after
+    ``limits.split_seconds`` per document or beyond ``limits.work_memory_mb``
+    (:mod:`core.bounded`); its nodes are the same as in-process.
     """
-    check_split_size(documents, config.splitter, limits)
-    return config.splitter.split(prepare_documents(documents, config))
+    splitter = config.splitter
+    check_split_size(documents, splitter, limits)
+    prepared = prepare_documents(documents, config)
+    return split_bounded(prepared, splitter, limits) if bounded else splitter.split(prepared)
+
+
+def split_bounded(documents: Sequence[Document], splitter: Splitter, limits: Limits = DEFAULT_LIMITS) -> list[Node]:
+    """``splitter.split(documents)``, in a child that can be stopped where :func:`split_needs_child` says so."""
+    if not split_needs_child(documents, splitter):
+        return splitter.split(documents)
+    from core.bounded import map_bounded
+
+    _warm(splitter)
+    # One document at a time, so a deadline names its file; Splitter.split is the same loop.
+    per_document = map_bounded(
+        lambda document: splitter.split([document]),
+        documents,
+        file_names=[file_name_of(document) for document in documents],
+        what=f"splitting with {splitter.name}",
+        seconds=limits.split_seconds,
+        memory_mb=limits.work_memory_mb,
+        seconds_name="split_seconds",
+    )
+    return [node for nodes in per_document for node in nodes]
+
+
+@lru_cache(maxsize=32)
+def _warm(splitter: Splitter) -> None:
+    """Import and build the splitter's framework here, once, on a trusted sentence: every child inherits it.
+
+    A child's imports and caches die with it; without this each split in a child paid
+    the framework's import again (about a second for LangChain on a busy machine).
+    """
+    try:
+        splitter.split([Document(text="A sentence to warm up with. And a second one.")])
+    except Exception:  # only a head start: the real split, in the child, reports what is wrong
+        pass
+
+
+# A split of ChunkScope's own splitters on at most this many characters runs in-process (see split_needs_child).
+IN_PROCESS_CHARS = 300_000
+
+
+def split_needs_child(documents: Sequence[Document], splitter: Splitter) -> bool:
+    """Whether a split of untrusted input must run in a child that can be stopped (:mod:`core.bounded`).
+
+    In-process, sparing the fork (5-20 ms) and keeping what the split caches (a
+    text's token index) for the next one, only when the work is known to be
+    small: one of ChunkScope's own splitters (linear in the text, Python that
+    lets the server's other threads run every few milliseconds), with no regex
+    of the user's (matched in C, holding the GIL), on at most
+    :data:`IN_PROCESS_CHARS` characters. Framework engines and plugins always go
+    to a child: their code is not ours to bound. A splitter that embeds
+    (``semantic``) never does: forking a process whose torch threads have started
+    can hang the child, and its work is already bounded by ``max_embed_chars``
+    (the model releases the GIL while it computes).
+    """
+    if splitter.embeds_text:
+        return False
+    if not type(splitter).__module__.startswith("core.splitters."):
+        return True
+    if splitter.regex_values():
+        return True
+    return sum(len(document.text) for document in documents) > IN_PROCESS_CHARS
+
+
+# Loaders whose work is linear in a small file and pure Python (the server's other threads run meanwhile):
+# at most IN_PROCESS_BYTES of these are loaded in-process. Measured, 300 KB of markdown-it-py's worst inputs
+# found ("[" * n, long table rows) took 3.4 s of CPU; plain text and code take milliseconds.
+_LINEAR_LOADERS = frozenset({"text", "markdown", "code"})
+IN_PROCESS_BYTES = 300_000
+
+
+def load_needs_child(file_name: str, size: int | None) -> bool:
+    """Whether loading a file of ``size`` bytes (None: not a regular file) must run in a child that can be stopped.
+
+    Everything but a small text, Markdown or code file does: a 277 KB DOCX can unpack
+    to gigabytes, a PDF's streams can inflate, a parser in C holds the GIL.
+    """
+    from core.loaders import loader_for
+
+    if size is None or size > IN_PROCESS_BYTES:
+        return True
+    try:
+        return loader_for(file_name).name not in _LINEAR_LOADERS
+    except Exception:  # no loader for it: the load itself says so, in a child like any other
+        return True
+
+
+def load_bounded(
+    read: Callable[[], list[Document]], file_name: str, size: int | None, limits: Limits = DEFAULT_LIMITS
+) -> list[Document]:
+    """``read()`` (a :func:`core.loaders.load_bytes` or ``load`` call for a file of ``size`` bytes), in a child
+    stopped after ``limits.load_seconds`` or beyond ``limits.work_memory_mb`` (:mod:`core.bounded`) unless
+    :func:`load_needs_child` finds the work small."""
+    if not load_needs_child(file_name, size):
+        return read()
+    from core.bounded import run_bounded
+
+    return run_bounded(
+        read,
+        file_name=file_name,
+        what="loading it",
+        seconds=limits.load_seconds,
+        memory_mb=limits.work_memory_mb,
+        seconds_name="load_seconds",
+    )
+
+
+def _regular_size(path: Path) -> int | None:
+    try:
+        status = path.stat()
+    except OSError:  # the load says why, in a child
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def file_name_of(document: Document) -> str:
+    """How an error names a document: its file name, else its id."""
+    return str(document.metadata.get("file_name") or document.id)

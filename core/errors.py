@@ -19,6 +19,10 @@ class LoadError(ChunkScopeError):
         self.problem = problem
         super().__init__(f"{file_name}: {problem}")
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # Rebuilt from its two parts, so it crosses a pipe from a forked child (core.bounded) unchanged.
+        return type(self), (self.file_name, self.problem)
+
 
 class UnsupportedFileError(LoadError):
     """No loader handles this kind of file."""
@@ -38,6 +42,18 @@ class CorruptDocumentError(LoadError):
 
 class TooLargeError(LoadError):
     """The file or its text is beyond the configured limits."""
+
+
+class WorkLimitError(LoadError):
+    """Work on a file (loading or splitting it) was stopped at a limit; names the file, the work and the limit."""
+
+
+class WorkTimeoutError(WorkLimitError):
+    """Loading or splitting a file took longer than its deadline, so it was stopped."""
+
+
+class WorkMemoryError(WorkLimitError):
+    """Loading or splitting a file needed more memory than its ceiling, so it was stopped."""
 
 
 class ModelUnavailableError(ChunkScopeError):

@@ -60,10 +60,12 @@ class RunPhases:
 
 def split_with_progress(splitter: Splitter, documents: Sequence[Document], phases: RunPhases) -> list[Node]:
     """``splitter.split(documents)``, one document at a time so the progress moves (a split is per document)."""
+    from core.documents import split_bounded
+
     nodes: list[Node] = []
     phases.splitting(0, len(documents))
     for done, document in enumerate(documents, start=1):
-        nodes.extend(splitter.split([document]))
+        nodes.extend(split_bounded([document], splitter))  # a link's engine must not hold the server (core.bounded)
         phases.splitting(done, len(documents))
     return nodes
 

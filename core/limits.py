@@ -75,6 +75,15 @@ class Limits(Configurable):
     )
     max_shared_strings: int = param(250_000, "Most distinct strings (the shared-string table) in one XLSX file.", ge=1)
     max_sections: int = param(5_000, "Most slides (PPTX), sheets (XLSX) or chapters (EPUB) in one file.", ge=1)
+    load_seconds: float = param(
+        120.0, "Longest one file's load may run, in seconds, before it is stopped (wall clock).", ge=0.1
+    )
+    split_seconds: float = param(
+        60.0, "Longest one split may run, in seconds, before it is stopped (wall clock).", ge=0.1
+    )
+    work_memory_mb: int = param(
+        2_000, "Most memory one load or split may add, in MB (1,000,000 bytes), before it is stopped.", ge=16
+    )
 
 
 DEFAULT_LIMITS = Limits()

@@ -37,6 +37,9 @@ class ParamSpec:
     advanced: bool = False  # shown folded away in the app
     # A function is accepted too (a tokenizer's size function): from Python only, so listings leave it out.
     accepts_function: bool = False
+    # A regular expression the component compiles: "always", or the name of the bool parameter that makes it
+    # one (``is_separator_regex``); checked by core.splitters.regex_check wherever the value comes from.
+    regex: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -150,9 +153,24 @@ def param(
     le: float | None = None,
     choices: tuple[str, ...] | None = None,
     advanced: bool = False,
+    regex: bool | str = False,
 ) -> Any:
-    """Declare a parameter: its default, bounds and one line of help."""
-    meta = {"help": help, "ge": ge, "le": le, "choices": choices, "advanced": advanced}
+    """Declare a parameter: its default, bounds and one line of help.
+
+    ``regex=True`` declares text the component compiles as a regular expression;
+    ``regex="is_separator_regex"`` declares it one only while that bool parameter
+    is true. Every such value is checked on construction (bounded length, no shapes
+    that backtrack exponentially), so a form, ``--set``, a JSON config, a share
+    link and a batch all refuse the same pattern with the same sentence.
+    """
+    meta = {
+        "help": help,
+        "ge": ge,
+        "le": le,
+        "choices": choices,
+        "advanced": advanced,
+        "regex": "always" if regex is True else (regex or None),
+    }
     return field(default=default, metadata={_META_KEY: meta})
 
 
@@ -174,7 +192,29 @@ class Configurable:
             if value is None and spec.optional:
                 continue
             _check_bounds(self.name or type(self).__name__, spec, value)
+        self._check_regexes()
         self.validate()
+
+    def _check_regexes(self) -> None:
+        """Refuse a declared regex (see :func:`param`) that is long or can backtrack exponentially."""
+        for spec, pattern in self.regex_values():
+            from core.splitters.regex_check import check_bounded_regex  # core.splitters imports this module
+
+            # An entry of a list is named in the singular: "separators" holds separators, each "separator".
+            label = spec.name[:-1] if spec.kind == "str_list" and spec.name.endswith("s") else spec.name
+            check_bounded_regex(pattern, f"{self.name or type(self).__name__}: {label}")
+
+    def regex_values(self) -> list[tuple[ParamSpec, str]]:
+        """Every value this component will compile as a regular expression, with its parameter."""
+        found = []
+        for spec in self.params():
+            if spec.regex is None or (spec.regex != "always" and not getattr(self, spec.regex)):
+                continue
+            value = getattr(self, spec.name)
+            if value is None:
+                continue
+            found.extend((spec, pattern) for pattern in (value if isinstance(value, tuple) else (value,)))
+        return found
 
     def validate(self) -> None:
         """Cross-field rules (e.g. overlap below size); raise ConfigError."""
@@ -267,10 +307,24 @@ def _specs(cls: type) -> list[ParamSpec]:
                 optional=optional,
                 advanced=meta["advanced"],
                 accepts_function=accepts_function,
+                regex=meta["regex"],
             )
         )
+    _check_regex_declarations(cls, specs)
     _SPEC_CACHE[cls] = specs
     return specs
+
+
+def _check_regex_declarations(cls: type, specs: list[ParamSpec]) -> None:
+    """A regex parameter holds text, and the flag that turns it on is one of the component's bool parameters."""
+    kinds = {spec.name: spec.kind for spec in specs}
+    for spec in specs:
+        if spec.regex is None:
+            continue
+        if spec.kind not in ("str", "str_list"):
+            raise TypeError(f"{cls.__name__}.{spec.name}: regex=... needs a str or tuple[str, ...] parameter")
+        if spec.regex != "always" and kinds.get(spec.regex) != "bool":
+            raise TypeError(f"{cls.__name__}.{spec.name}: regex={spec.regex!r} names no bool parameter")
 
 
 def _kind_of(annotation: Any) -> tuple[str, bool, tuple[str, ...] | None]:

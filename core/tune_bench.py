@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from core.documents import split_bounded
 from core.eval_jobs import resolve_embedder
 from core.eval_runner import RunPhases, ScopedRetriever
 from core.evaluation import _shown_params, score_query
@@ -146,7 +147,7 @@ class _Bench:
         if index in self.prepared:
             return self.prepared[index]
         label, splitter, combination = setup
-        nodes = splitter.split(self.documents)
+        nodes = split_bounded(self.documents, splitter)  # a link's engine must not hold the server (core.bounded)
         seconds = 0.0
         if needs_vectors and nodes:
             from core.embeddings import embed_nodes

@@ -33,6 +33,9 @@ def test_defaults_are_declared_parameters() -> None:
         "max_table_cells": 1_000_000,
         "max_shared_strings": 250_000,
         "max_sections": 5_000,
+        "load_seconds": 120.0,
+        "split_seconds": 60.0,
+        "work_memory_mb": 2_000,
     }
     assert Limits.from_params({"max_nodes": "10"}).max_nodes == 10
     with pytest.raises(ConfigError, match=r"^limits: max_upload_bytes must be at least 1, got -5$"):

@@ -32,6 +32,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.errors import WorkLimitError
 from core.schema import Document, Node
 
 # -- keys ------------------------------------------------------------------------
@@ -130,10 +131,18 @@ HASH_FUNCS: dict[Any, Any] = {
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...]:
+def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...] | WorkLimitError:
+    from functools import partial
+
+    from core.documents import load_bounded
     from core.loaders import load_bytes
 
-    documents = tuple(load_bytes(_data, file_name, **json.loads(options_json or "{}")))
+    # Bounded: a small upload may unpack to gigabytes or parse for minutes; it must not hold the server.
+    read = partial(load_bytes, _data, file_name, **json.loads(options_json or "{}"))
+    try:
+        documents = tuple(load_bounded(read, file_name, len(_data)))
+    except WorkLimitError as exc:
+        return exc  # remembered (see _limit_reached)
     for position, document in enumerate(documents):
         _remember_key(document, f"file:{digest}:{file_name}:{options_json}:{position}")
     return documents
@@ -142,9 +151,20 @@ def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple
 def load_file(digest: str, file_name: str, options_json: str, _data: bytes) -> list[Document]:
     """``core.load_bytes`` for one file; ``options_json`` holds the loader parameters (sorted JSON).
 
-    Raises the LoadError unchanged (errors are not cached), so a page can show its sentence.
+    Raises the LoadError unchanged (errors are not cached, except a limit reached), so a page can show its sentence.
     """
-    return list(_load(digest, file_name, options_json, _data))
+    return list(_limit_reached(_load(digest, file_name, options_json, _data)))
+
+
+def _limit_reached(found: Any) -> Any:
+    """``found``, unless it is a deadline or memory ceiling the work hit: then that error, raised afresh.
+
+    Those are cached like a result: the same input would hit the same limit, and
+    every rerun of the page would otherwise wait the whole deadline again.
+    """
+    if isinstance(found, WorkLimitError):
+        raise type(found)(found.file_name, found.problem)
+    return found
 
 
 def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Document]:
@@ -156,16 +176,20 @@ def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Docu
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _split(split_key: str, _documents: Sequence[Document], _config: Any) -> tuple[Node, ...]:
+def _split(split_key: str, _documents: Sequence[Document], _config: Any) -> tuple[Node, ...] | WorkLimitError:
     from core.documents import run_split
 
-    return tuple(run_split(list(_documents), _config))
+    # Bounded: a link's regex or a framework engine on a hostile text must not hold the server (core.bounded).
+    try:
+        return tuple(run_split(list(_documents), _config, bounded=True))
+    except WorkLimitError as exc:
+        return exc  # remembered (see _limit_reached)
 
 
 def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:
     """``core.documents.run_split(documents, config)``: the nodes of a whole pipeline configuration."""
     split_key = hashlib.sha1(repr((_document_keys(documents), config.key())).encode()).hexdigest()
-    return Nodes(_split(split_key, tuple(documents), config), split_key)
+    return Nodes(_limit_reached(_split(split_key, tuple(documents), config)), split_key)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

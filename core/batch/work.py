@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -160,10 +161,10 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     import pyarrow as pa
 
     from core.batch.ids import assign_batch_ids
-    from core.documents import prepare_documents
+    from core.documents import load_bounded, prepare_documents, split_bounded
     from core.errors import LoadError
     from core.file_kinds import refuse_special_file
-    from core.limits import check_split_size, check_upload_size
+    from core.limits import DEFAULT_LIMITS, check_split_size, check_upload_size
     from core.loaders import load_bytes, loader_for
     from core.metrics import chunk_report
     from core.schema import MetadataMode, contents, numbers_in_document
@@ -188,11 +189,14 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     splitter = config.splitter
     # As `chunkscope split` and `chunkscope metrics` do it: this loader's options, the size
     # check before any work, extractors and the user's metadata, then the split.
-    documents = load_bytes(data, path.name, **config.loader_options(loader_for(path.name).name))
+    # Each stage on the file's bytes runs where a deadline and a memory ceiling can stop it (core.bounded):
+    # a file that hits one fails with that reason and the run goes on.
+    read = partial(load_bytes, data, path.name, **config.loader_options(loader_for(path.name).name))
+    documents = load_bounded(read, path.name, len(data), DEFAULT_LIMITS)
     assign_batch_ids(documents, task.get("id_salt"))  # the path in the corpus too: unique ids (core.batch.ids)
     check_split_size(documents, splitter)
     documents = prepare_documents(documents, config)
-    nodes = splitter.split(documents)
+    nodes = split_bounded(documents, splitter, DEFAULT_LIMITS)
     metrics, rows = chunk_report(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
 
     llm_views = contents(nodes, MetadataMode.LLM)

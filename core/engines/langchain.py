@@ -143,6 +143,7 @@ class LangChainRecursiveSplitter(LangChainEngine):
         None,
         'Separators tried in turn; none: LangChain\'s ["\\n\\n", "\\n", " ", ""] (or the language\'s).',
         advanced=True,
+        regex="is_separator_regex",
     )
     keep_separator: bool = param(True, "Keep each separator, at the start of the piece after it.", advanced=True)
     is_separator_regex: bool = param(
@@ -199,7 +200,11 @@ class LangChainCharacterSplitter(LangChainEngine):
 
     chunk_size: int = param(4000, _CHUNK_SIZE_HELP, ge=1, le=1_000_000)
     chunk_overlap: int = param(200, _OVERLAP_HELP, ge=0, le=1_000_000)
-    separator: str = param("\n\n", "The separator pieces are split at (a piece longer than chunk_size stays whole).")
+    separator: str = param(
+        "\n\n",
+        "The separator pieces are split at (a piece longer than chunk_size stays whole).",
+        regex="is_separator_regex",
+    )
     is_separator_regex: bool = param(False, "The separator is a regular expression.", advanced=True)
     keep_separator: bool = param(False, "Keep the separator, at the start of the piece after it.", advanced=True)
     strip_whitespace: bool = param(True, "Strip whitespace from the ends of each chunk.", advanced=True)

@@ -180,7 +180,11 @@ class LlamaIndexSentenceSplitter(LlamaIndexEngine):
     separator: str = param(" ", "Where words are split when a sentence is too long.", advanced=True)
     paragraph_separator: str = param("\n\n\n", "Where paragraphs are split first.", advanced=True)
     secondary_chunking_regex: str = param(
-        _DEFAULT_SECONDARY_REGEX, "The backup split for a sentence too long for a chunk.", advanced=True
+        _DEFAULT_SECONDARY_REGEX,
+        "The backup split for a sentence too long for a chunk (a regular expression: at most 200 characters, "
+        "no nested quantifiers).",
+        advanced=True,
+        regex=True,
     )
 
     def validate(self) -> None:

@@ -34,7 +34,7 @@ from core.splitters.compat import LANGCHAIN, compat_param
 from core.splitters.fast.literal_cuts import literal_bounds, literal_of
 from core.splitters.fast.packing import merge_bounds, piece_bounds
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
-from core.splitters.regex_check import MAX_PATTERN_LENGTH, check_bounded_regex
+from core.splitters.regex_check import MAX_PATTERN_LENGTH
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import Tokenizer
 
@@ -178,6 +178,7 @@ class RecursiveSplitter(SizedSplitter):
         None,
         "Your own separators, most preferred first (replaces the preset; write a newline as \\n). "
         "Unlike LangChain, single characters always remain the last resort.",
+        regex="is_separator_regex",
     )
     is_separator_regex: bool = param(
         False,
@@ -208,8 +209,6 @@ class RecursiveSplitter(SizedSplitter):
                 raise ConfigError(
                     f"{self.name}: separator {separator[:20]!r}… is longer than {MAX_PATTERN_LENGTH} characters"
                 )
-            if self.is_separator_regex:
-                check_bounded_regex(separator, f"{self.name}: separator")
 
     def separator_patterns(self) -> list[regex.Pattern[str]]:
         """The hierarchy in force, compiled; single characters come after it."""

@@ -1,8 +1,12 @@
-"""A user's separator regex is checked before it runs: short, and free of the shapes that backtrack exponentially.
+"""A user's regex is checked before it runs: short, and free of the shapes that backtrack exponentially.
 
-The recursive splitter's separators may be regular expressions typed in a form or
-a share link; matching also runs under a timeout, but refusing ``(a+)+`` up front
-gives a clear sentence instead of a stalled page.
+Every parameter that holds a regular expression says so where it is declared
+(``param(..., regex=...)`` in :mod:`core.params`), and construction runs this one
+check, so a form, a share link, ``--set``, a JSON config and a batch refuse
+``(a+)+`` with the same sentence instead of a stalled page. It does not catch
+polynomial blow-ups (``\s*\s*\s*\d``): the native splitter matches under the
+``regex`` module's timeout, and the framework engines, whose ``re`` cannot be
+interrupted, split in a child stopped at a deadline (:mod:`core.bounded`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,181 @@
+"""Work on untrusted input runs where it can be stopped (core.bounded): a deadline, a memory ceiling, the file named.
+
+The slow work here is a backtracking ``re`` match: C code that holds the GIL for as
+long as it runs (``(a+)+$`` on 48 a's and a "!" would take years), which is what a
+hostile regex inside a framework splitter does to a server's event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from core import documents as documents_module
+from core.bounded import map_bounded, run_bounded
+from core.documents import (
+    load_needs_child,
+    split_needs_child,
+)
+from core.errors import ConfigError, EmptyDocumentError, WorkMemoryError, WorkTimeoutError
+from core.schema import Document
+from core.splitters import get_splitter
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_docs"
+GRACE = 5.0  # seconds a busy shared machine may add to a deadline before the test calls it missed
+MB = 1_000_000
+
+
+def spin() -> None:
+    """Backtrack for ever inside ``re``, holding the GIL."""
+    re.match(r"(a+)+$", "a" * 48 + "!")
+
+
+def bounded(work, seconds: float = 1.0, memory_mb: int | None = None, file_name: str = "doc.txt"):  # noqa: ANN001, ANN201
+    return run_bounded(work, file_name=file_name, what="working on it", seconds=seconds, memory_mb=memory_mb)
+
+
+# -- the mechanism ------------------------------------------------------------------------
+
+
+def test_the_value_is_computed_in_another_process() -> None:
+    assert bounded(os.getpid) != os.getpid()
+    assert bounded(lambda: "x" * 3_000_000) == "x" * 3_000_000  # beyond a pipe's buffer
+
+
+def test_an_error_in_the_child_is_raised_here_unchanged() -> None:
+    def refuse() -> None:
+        raise EmptyDocumentError("empty.txt", "is empty")
+
+    with pytest.raises(EmptyDocumentError) as caught:
+        bounded(refuse)
+    assert (caught.value.file_name, caught.value.problem, str(caught.value)) == (
+        "empty.txt",
+        "is empty",
+        "empty.txt: is empty",
+    )
+    with pytest.raises(ConfigError, match="^bad value$"):
+        bounded(partial(_raise, ConfigError("bad value")))
+
+
+def test_a_regex_holding_the_gil_is_stopped_at_the_deadline_while_this_process_runs_on() -> None:
+    ticks = []
+    stop = threading.Event()
+
+    def tick() -> None:  # another thread of this process: it runs only while the GIL is free
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(WorkTimeoutError) as caught:
+            run_bounded(
+                spin,
+                file_name="link.md",
+                what="splitting with x",
+                seconds=1.0,
+                memory_mb=None,
+                seconds_name="split_seconds",
+            )
+    finally:
+        stop.set()
+        ticker.join()
+    waited = time.monotonic() - started
+    assert (
+        str(caught.value) == "link.md: splitting with x took longer than the 1 s limit (split_seconds) and was stopped"
+    )
+    assert caught.value.file_name == "link.md"
+    assert 1.0 <= waited < 1.0 + GRACE
+    assert len([t for t in ticks if started <= t <= started + waited]) >= 20  # the GIL stayed free while waiting
+
+
+def test_memory_beyond_the_ceiling_stops_the_work() -> None:
+    if not Path("/proc/self/statm").exists():
+        pytest.skip("the ceiling is measured from /proc (Linux)")
+    with pytest.raises(WorkMemoryError) as caught:
+        bounded(lambda: len(bytearray(600 * MB)), seconds=60, memory_mb=100, file_name="bomb.docx")
+    assert str(caught.value) == (
+        "bomb.docx: working on it needed more than the 100 MB memory ceiling (work_memory_mb) and was stopped"
+    )
+    assert bounded(lambda: len(bytearray(50 * MB)), seconds=60, memory_mb=100) == 50 * MB  # under it: fine
+
+
+def test_each_item_gets_the_deadline_and_the_one_that_misses_it_is_named() -> None:
+    def work(item: int) -> int:
+        if item == 2:
+            spin()
+        return item * 10
+
+    assert map_bounded(work, [0, 1], file_names=["a", "b"], what="w", seconds=5, memory_mb=None) == [0, 10]
+    with pytest.raises(WorkTimeoutError, match="^c.md: w took longer than the 1 s limit and was stopped$"):
+        map_bounded(
+            work, [0, 1, 2, 3], file_names=["a.md", "b.md", "c.md", "d.md"], what="w", seconds=1, memory_mb=None
+        )
+
+
+def test_the_child_and_its_own_children_are_gone_after_the_deadline(tmp_path: Path) -> None:
+    marker = tmp_path / "grandchild.pid"
+
+    def fork_then_spin() -> None:
+        pid = os.fork()
+        if pid == 0:  # a grandchild, as the PDF loader's own fork would be
+            time.sleep(60)
+            os._exit(0)
+        marker.write_text(str(pid))
+        spin()
+
+    with pytest.raises(WorkTimeoutError):
+        bounded(fork_then_spin)
+    grandchild = int(marker.read_text())
+    deadline = time.monotonic() + GRACE
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+    with pytest.raises(ChildProcessError):  # the child itself was reaped: no zombie left here
+        os.waitpid(-1, os.WNOHANG)
+
+
+# -- which work goes to a child --------------------------------------------------------------
+
+
+def test_which_splits_go_to_a_child() -> None:
+    small = [Document(text="A short text. " * 10)]
+    huge = [Document(text="x" * (documents_module.IN_PROCESS_CHARS + 1))]
+    assert not split_needs_child(small, get_splitter("recursive"))  # ours, small: in-process
+    assert split_needs_child(huge, get_splitter("recursive"))  # ours, but big
+    assert split_needs_child(small, get_splitter("recursive", separators=["x+"], is_separator_regex=True))
+    assert split_needs_child(small, get_splitter("langchain.recursive"))  # a framework's code: always
+    assert split_needs_child(small, get_splitter("llamaindex.sentence"))
+    assert not split_needs_child(huge, get_splitter("semantic"))  # the model is not forked
+
+
+def test_which_loads_go_to_a_child() -> None:
+    assert not load_needs_child("notes.md", 16_000)
+    assert not load_needs_child("notes.txt", 16_000)
+    assert load_needs_child("notes.txt", documents_module.IN_PROCESS_BYTES + 1)
+    assert load_needs_child("notes.txt", None)  # a FIFO or a device: no size to trust
+    for name in ("slides.pptx", "report.docx", "book.pdf", "page.html", "data.json", "book.epub"):
+        assert load_needs_child(name, 1_000)
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has stopped running
+    except FileNotFoundError:
+        return False
