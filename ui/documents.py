@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from core.errors import ConfigError, LoadError
+from core.errors import ConfigError, LoadError, WorkLimitError
 from core.schema import Document
 from ui import cache, state
 
@@ -33,6 +33,10 @@ def all_documents(config: PipelineConfig | None = None) -> list[Document]:
             documents.extend(cache.load_source(source, options))
         except LoadError as exc:
             state.record_failure(source.file_name, f"with the chosen loader options, {exc.problem}")
+            # A load stopped at its deadline or memory ceiling is not tried again: the same bytes would cost
+            # the session a second full wait. Nor is one that already ran with the defaults.
+            if not options or isinstance(exc, WorkLimitError):
+                continue
             try:
                 documents.extend(cache.load_source(source, {}))
             except LoadError:
