@@ -7,7 +7,8 @@ span lies inside its parent's, so ``text == document.text[start:end]`` holds at
 every level. Nodes carry ``level`` metadata (0 = root), a PARENT id and a CHILD
 id list; ids are unique across levels (``doc#L1-7``). :meth:`split_document`
 returns every level, roots first. PREVIOUS/NEXT link the nodes of one level, in
-order of their start, so each level is a chain of its own.
+order of their start, so each level is a chain of its own (a compatible mode keeps
+LlamaIndex's order and links: see the class).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class HierarchicalSplitter(Splitter):
     ``compat="llamaindex"`` cuts as LlamaIndex's HierarchicalNodeParser does: every
     level is the sentence splitter's ``compat="llamaindex"`` mode, each child level
     splits its parent node's text (LlamaIndex's, where it is not the source slice),
-    each level's nodes in order of their start, as always (LlamaIndex lists them parent by parent).
+    and each level lists (and links PREVIOUS/NEXT) its nodes parent by parent, as
+    LlamaIndex does, rather than in order of their start.
     """
 
     name = "hierarchical"
@@ -175,8 +177,10 @@ class HierarchicalSplitter(Splitter):
                 for parent in parents:
                     for s in spans_within(splitter, document, parent.start_char, parent.end_char):
                         cut.append((Span(s[0], s[1], extra), parent, None))
-            # Children of neighbouring parents can interleave where the parents overlap.
-            cut.sort(key=lambda triple: (triple[0].start, triple[0].end))
+            # Children of neighbouring parents can interleave where the parents overlap: ChunkScope's own mode
+            # lists a level in order of its start; a compatible mode parent by parent, as LlamaIndex does.
+            if self.compat == NONE:
+                cut.sort(key=lambda triple: (triple[0].start, triple[0].end))
             nodes = build_nodes(
                 document,
                 [span for span, _, _ in cut],
@@ -191,10 +195,23 @@ class HierarchicalSplitter(Splitter):
                     children = parent.relationships.setdefault(NodeRelationship.CHILD, [])
                     children.append(node.id)  # type: ignore[union-attr]
             if self.include_prev_next_rel:
-                link_chain(nodes)
+                for chain in _chains(nodes, cut, by_parent=self.compat != NONE):
+                    link_chain(chain)
             all_nodes.extend(nodes)
             parents = nodes
         return all_nodes
+
+
+def _chains(
+    nodes: list[Node], cut: Sequence[tuple[Span, Node | None, str | None]], *, by_parent: bool
+) -> list[list[Node]]:
+    """The PREVIOUS/NEXT chains of one level: the whole level, or (as LlamaIndex links them) each parent's children."""
+    if not by_parent:
+        return [nodes]
+    chains: dict[str | None, list[Node]] = {}
+    for node, (_, parent, _) in zip(nodes, cut, strict=True):
+        chains.setdefault(None if parent is None else parent.id, []).append(node)
+    return list(chains.values())
 
 
 def spans_within(splitter: Splitter, document: Document, start: int, end: int) -> list[Span]:
