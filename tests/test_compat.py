@@ -340,3 +340,189 @@ def test_markdown_default_still_renders_titles() -> None:
     document = Document(text=README_LIKE)
     nodes = get_splitter("markdown").split([document])
     assert nodes[2].metadata["header_path"] == "/The chunkscope CLI/"
+
+
+# --------------------------------------------------------------------------- every compat choice has a mirror
+
+
+def _choices(spec: Any) -> list[Any]:
+    """The values of a parameter worth enumerating: every choice and both booleans; other kinds at their default,
+    and for a heading level or window every value a compat mode treats differently."""
+    if spec.kind == "bool":
+        return [True, False]
+    if spec.kind == "choice" and spec.name != "compat":
+        return list(spec.choices)
+    if spec.name in ("heading_level", "window_size"):
+        return [0, 1, 5, 6] if spec.name == "window_size" else [1, 5, 6]
+    if spec.name == "chunk_size" and spec.default == 0:  # a heading splitter: 0 keeps sections whole
+        return [0, 400]
+    return [spec.default]
+
+
+def compat_choices() -> list[tuple[str, str, dict[str, Any]]]:
+    """Every (splitter, compat value, settings) a person can pick from the app, a config or the CLI."""
+    from itertools import product
+
+    from core.splitters import SPLITTERS
+
+    found = []
+    for cls in SPLITTERS:
+        specs = {spec.name: spec for spec in cls.params()}
+        if "compat" not in specs:
+            continue
+        names = [name for name in specs if name != "compat"]
+        for compat in specs["compat"].choices[1:]:
+            for values in product(*(_choices(specs[name]) for name in names)):
+                found.append((cls.name, compat, dict(zip(names, values, strict=True))))
+    return found
+
+
+def test_every_compat_choice_has_a_mirror_or_is_refused_in_one_sentence() -> None:
+    import re
+
+    from core.engines.mirrors import mirrored_engine
+    from core.errors import ConfigError
+
+    choices = compat_choices()
+    assert {name for name, _, _ in choices} == {
+        "sentence", "token", "hierarchical", "sentence_window", "markdown", "recursive", "character"
+    }  # fmt: skip
+    mirrored = refused = 0
+    for name, compat, params in choices:
+        try:
+            splitter = get_splitter(name, **params, compat=compat)
+        except ConfigError as exc:
+            framework = {"llamaindex": "LlamaIndex", "langchain": "LangChain"}[compat]
+            assert re.fullmatch(rf"{name}: compat={compat} [^;\n]+; \S+ has no {framework} equivalent", str(exc)), exc
+            refused += 1
+            continue
+        engine = mirrored_engine(splitter)
+        assert engine is not None, f"{name} compat={compat} {params} is offered without a mirror"
+        assert engine.framework_class.lower().startswith(("sentence", "token", "hierarchical", "markdown",
+                                                          "recursive", "character"))  # fmt: skip
+        mirrored += 1
+    assert mirrored and refused
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "refused"),
+    [
+        ("sentence", {"tokenizer": "model"}, "tokenizer=model has no LlamaIndex equivalent"),
+        ("sentence", {"tokenizer": "cl100k", "metadata_aware": False}, "metadata_aware=false has no LlamaIndex"),
+        ("hierarchical", {"tokenizer": "cl100k", "metadata_aware": False}, "metadata_aware=false has no LlamaIndex"),
+        ("token", {"tokenizer": "model"}, "tokenizer=model has no LlamaIndex equivalent"),
+        ("sentence_window", {"window_size": 0}, "window_size=0 has no LlamaIndex equivalent"),
+        ("markdown", {"heading_level": 2}, "heading_level=2 has no LlamaIndex equivalent"),
+        ("markdown", {"chunk_size": 400}, "chunk_size=400 has no LlamaIndex equivalent"),
+        ("recursive", {"keep_separator": "end"}, "keep_separator=end has no LangChain equivalent"),
+        ("character", {"tokenizer": "model"}, "tokenizer=model has no LangChain equivalent"),
+    ],
+)
+def test_a_compat_setting_no_framework_call_expresses_is_refused(name: str, params: dict, refused: str) -> None:
+    from core.errors import ConfigError
+
+    compat = "langchain" if name in ("recursive", "character") else "llamaindex"
+    with pytest.raises(ConfigError, match=refused):
+        get_splitter(name, **params, compat=compat)
+    # ChunkScope's own mode takes them all.
+    assert get_splitter(name, **params).compat == "none"
+
+
+def test_character_compat_counts_words_as_langchain_with_a_length_function() -> None:
+    # #26: character compat=langchain with the words tokenizer had no mirror and exported keep_separator='end'.
+    from langchain_text_splitters import CharacterTextSplitter
+
+    from core.engines.mirrors import mirrored_engine
+
+    params = {"separator": "\n", "chunk_size": 60, "chunk_overlap": 10, "tokenizer": "words"}
+    splitter = get_splitter("character", **params, compat="langchain")
+    theirs = CharacterTextSplitter(
+        separator="\n", chunk_size=60, chunk_overlap=10, length_function=lambda text: len(text.split())
+    )
+    logging.getLogger("langchain_text_splitters.base").setLevel(logging.ERROR)
+    assert agreement(lambda d: theirs.split_text(d.text), {**params, "compat": "langchain"}, "character") > 20
+    engine = mirrored_engine(splitter)
+    assert (engine.name, engine.length_function) == ("langchain.character", "words")
+
+
+def test_llamaindex_compat_counts_words_as_str_split() -> None:
+    from llama_index.core.node_parser import SentenceSplitter
+
+    parser = SentenceSplitter(chunk_size=80, chunk_overlap=10, tokenizer=str.split)
+    native = {"chunk_size": 80, "chunk_overlap": 10, "tokenizer": "words", "compat": "llamaindex"}
+    assert agreement(lambda d: llama_texts(parser, d), native, "sentence") > 10
+
+
+def test_llamaindex_compat_gives_an_empty_text_one_empty_node() -> None:
+    # LlamaIndex's sentence and token splitters return [""] for "" (a blank text gives none).
+    for name in ("sentence", "token"):
+        splitter = get_splitter(name, tokenizer="characters", chunk_size=50, chunk_overlap=0, compat="llamaindex")
+        (node,) = splitter.split([Document(text="")])
+        assert (node.text, node.start_char, node.end_char) == ("", 0, 0)
+        assert splitter.split([Document(text=" \n ")]) == []
+        assert get_splitter(name, tokenizer="characters", chunk_size=50, chunk_overlap=0).split([Document(text="")]) == []
+
+
+def test_llamaindex_compat_budgets_for_metadata_the_nodes_do_not_inherit() -> None:
+    # LlamaIndex leaves room for the document's metadata even with include_metadata=False.
+    from llama_index.core.node_parser import SentenceSplitter
+
+    document = Document(text="alpha beta gamma delta epsilon zeta eta theta", metadata={"file_name": "doc.md"})
+    native = {"chunk_size": 30, "chunk_overlap": 0, "tokenizer": "characters", "include_metadata": False}
+    ours = get_splitter("sentence", **native, compat="llamaindex").split([document])
+    theirs = SentenceSplitter(chunk_size=30, chunk_overlap=0, tokenizer=list, include_metadata=False)
+    # 30 characters less "file_name: doc.md" leaves 13 for text.
+    assert [n.text for n in ours] == llama_texts(theirs, document) == ["alpha beta", "gamma delta", "epsilon zeta",
+                                                                       "eta theta"]  # fmt: skip
+    assert "file_name" not in ours[0].metadata
+
+
+def test_recursive_compat_keeps_an_oversized_piece_as_langchain_does() -> None:
+    # With no separator left to cut it, LangChain keeps a piece too big to pack exactly as it is (whitespace
+    # included); it never tries a separator after "", and reads LaTeX's "\\begin{" as a literal brace.
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+    cases = [
+        ({"separators": ("the",)}, "a b c d e f g h i j the k\n", RecursiveCharacterTextSplitter(
+            chunk_size=10, chunk_overlap=0, separators=["the"])),
+        ({"separators": ("\\n", "", " ")}, "abc def ghi\njk", RecursiveCharacterTextSplitter(
+            chunk_size=4, chunk_overlap=1, separators=["\n", "", " "])),
+        ({"language": "latex"}, "\\section{A}\nx\n\\begin{itemize} y \\end{itemize}\n", RecursiveCharacterTextSplitter
+         .from_language(Language.LATEX, chunk_size=12, chunk_overlap=0)),
+    ]  # fmt: skip
+    for params, text, theirs in cases:
+        size, overlap = theirs._chunk_size, theirs._chunk_overlap
+        ours = get_splitter("recursive", chunk_size=size, chunk_overlap=overlap, **params, compat="langchain")
+        nodes = ours.split([Document(text=text)])
+        assert [n.text for n in nodes] == theirs.split_text(text), params
+        check_spans(Document(text=text), nodes)
+
+
+def test_markdown_compat_without_inherited_metadata_has_no_header_path() -> None:
+    document = Document(text="# Title\n\nbody\n", metadata={"file_name": "a.md"})
+    nodes = get_splitter("markdown", compat="llamaindex", include_metadata=False).split([document])
+    assert [n.metadata for n in nodes] == [{}]
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("langchain.character", {"separator": "\n", "chunk_size": 40, "chunk_overlap": 5, "length_function": "words"}),
+        ("langchain.character", {"chunk_size": 120, "chunk_overlap": 10, "length_function": "cl100k"}),
+        ("langchain.recursive", {"chunk_size": 60, "chunk_overlap": 10, "length_function": "o200k"}),
+        ("llamaindex.sentence", {"chunk_size": 80, "chunk_overlap": 10, "tokenizer": "words"}),
+        ("llamaindex.hierarchical", {"chunk_sizes": (200, 60), "chunk_overlap": 10, "tokenizer": "words"}),
+    ],
+)
+def test_an_engine_counting_as_a_compat_mode_exports_the_call_that_ran(name: str, params: dict) -> None:
+    # The units the engines gained to mirror every compat tokenizer are written as they ran.
+    from test_engines import run_snippet
+
+    from core.splitters import SPLITTERS
+
+    engine = SPLITTERS.create(name, **params)
+    document = sample_documents()[0]
+    texts = [node.text for node in engine.split([document])]
+    assert len(texts) > 3
+    library = "llamaindex" if name.startswith("llamaindex.") else "langchain"
+    assert run_snippet(engine, library, document) == texts

@@ -4,10 +4,12 @@ A native splitter with ``compat="llamaindex"`` or ``"langchain"`` cuts as one
 framework splitter does (:mod:`core.splitters.compat`). :func:`mirrored_engine`
 names that splitter as the engine that runs it, so what is said about the
 framework call (the code Export writes, tested to be the call that ran) is said
-once, by the engine. Settings the framework call cannot express (a size counted
-in words or in the embedding model's tokens, LangChain's sizes counted other than
-in characters, a heading level below 6) have no mirror: None, and the native
-splitter's own translation stands.
+once, by the engine. Every compat setting the app, a config or the CLI can
+choose has a mirror: the ones a framework call cannot express (the embedding
+model's tokens, LlamaIndex without the metadata budget, a heading level below 6,
+LangChain's separator kept at the end, ...) are refused when the splitter is built
+(:func:`core.splitters.compat.refuse_unmirrored`). Only a size function passed
+from Python has none: None, and the native splitter's own translation stands.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from collections.abc import Callable
 from typing import Any
 
 from core.engines.base import FrameworkSplitter
+from core.engines.langchain import LENGTHS
 from core.errors import ConfigError
 from core.splitters.recursive import LANGCHAIN_LANGUAGE, _unescape
 from core.splitters.registry import SPLITTERS
 
 # ChunkScope's tokenizer names -> LlamaIndex's (the engines' ``tokenizer`` choices).
-_LLAMAINDEX_TOKENIZERS = {"cl100k": "cl100k_base", "o200k": "o200k_base", "characters": "characters"}
+_LLAMAINDEX_TOKENIZERS = {"cl100k": "cl100k_base", "o200k": "o200k_base", "characters": "characters", "words": "words"}
 
 
 def mirrored_engine(splitter: Any) -> FrameworkSplitter | None:
@@ -48,8 +51,7 @@ def _llamaindex_tokenizer(splitter: Any) -> str | None:
 
 def _sentence(splitter: Any) -> tuple[str, dict[str, Any]] | None:
     tokenizer = _llamaindex_tokenizer(splitter)
-    # LlamaIndex always leaves room for the metadata it includes: metadata_aware off has no such call.
-    if tokenizer is None or (splitter.include_metadata and not splitter.metadata_aware):
+    if tokenizer is None:
         return None
     return "llamaindex.sentence", {
         "chunk_size": splitter.chunk_size,
@@ -73,7 +75,7 @@ def _token(splitter: Any) -> tuple[str, dict[str, Any]] | None:
 
 def _hierarchical(splitter: Any) -> tuple[str, dict[str, Any]] | None:
     tokenizer = _llamaindex_tokenizer(splitter)
-    if tokenizer is None or (splitter.include_metadata and not splitter.metadata_aware):
+    if tokenizer is None:
         return None
     return "llamaindex.hierarchical", {
         "chunk_sizes": tuple(splitter.chunk_sizes),
@@ -91,17 +93,26 @@ def _sentence_window(splitter: Any) -> tuple[str, dict[str, Any]] | None:
 
 
 def _markdown(splitter: Any) -> tuple[str, dict[str, Any]] | None:
-    # MarkdownNodeParser cuts at every heading and never by size.
-    if splitter.heading_level != 6 or splitter.chunk_size:
-        return None
+    # The compat mode refuses what MarkdownNodeParser has no setting for (a heading level, a size).
     return "llamaindex.markdown", {}
 
 
+def _langchain_length(splitter: Any) -> str | None:
+    """The LangChain engine's ``length_function`` for the splitter's tokenizer (None: a size function)."""
+    tokenizer = splitter.tokenizer
+    return tokenizer if isinstance(tokenizer, str) and tokenizer in LENGTHS else None
+
+
 def _recursive(splitter: Any) -> tuple[str, dict[str, Any]] | None:
-    # The engine counts characters (LangChain's len); keep_separator "start" is LangChain's True.
-    if splitter.tokenizer != "characters" or splitter.keep_separator != "start":
+    # keep_separator "start" (the only one the compat mode takes) is LangChain's True.
+    length = _langchain_length(splitter)
+    if length is None:
         return None
-    params: dict[str, Any] = {"chunk_size": splitter.chunk_size, "chunk_overlap": splitter.chunk_overlap}
+    params: dict[str, Any] = {
+        "chunk_size": splitter.chunk_size,
+        "chunk_overlap": splitter.chunk_overlap,
+        "length_function": length,
+    }
     if splitter.separators:
         # A literal separator is typed with \\n for a newline (the native splitter reads it so); a regex is as is.
         typed = splitter.separators if splitter.is_separator_regex else [_unescape(s) for s in splitter.separators]
@@ -113,12 +124,14 @@ def _recursive(splitter: Any) -> tuple[str, dict[str, Any]] | None:
 
 def _character(splitter: Any) -> tuple[str, dict[str, Any]] | None:
     # The compat mode is CharacterTextSplitter at its defaults: a literal separator, not kept.
-    if splitter.tokenizer != "characters":
+    length = _langchain_length(splitter)
+    if length is None:
         return None
     return "langchain.character", {
         "separator": splitter.separator,
         "chunk_size": splitter.chunk_size,
         "chunk_overlap": splitter.chunk_overlap,
+        "length_function": length,
     }
 
 

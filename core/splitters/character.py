@@ -15,7 +15,15 @@ from core.params import param
 from core.schema import Document, Node
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
-from core.splitters.compat import LANGCHAIN, CompatChunk, compat_nodes, compat_param, compat_spans
+from core.splitters.compat import (
+    LANGCHAIN,
+    CompatChunk,
+    compat_nodes,
+    compat_param,
+    compat_spans,
+    langchain_merge,
+    refuse_unmirrored,
+)
 from core.splitters.fast.packing import merge_pieces, spans_from_bounds
 from core.splitters.fast.separator_search import DenseRun, bounds_by_search
 from core.splitters.nodes import build_nodes
@@ -50,6 +58,7 @@ class CharacterSplitter(SizedSplitter):
         super().validate()
         if len(self.separator) > 100:
             raise ConfigError(f"{self.name}: separator is longer than 100 characters")
+        refuse_unmirrored(self)
 
     def spans(self, document: Document) -> list[Span]:
         if self.compat == LANGCHAIN:
@@ -122,32 +131,6 @@ class CharacterSplitter(SizedSplitter):
             code, self.separator, self.chunk_size, self.chunk_overlap, self.tokenizer, keep_separator="end"
         )
         return split_with(splitter)
-
-
-def langchain_merge(
-    sizes: list[int], chunk_size: int, chunk_overlap: int, separator_size: int
-) -> list[tuple[int, int]]:
-    """LangChain's ``TextSplitter._merge_splits``: the ``(first, last)`` pieces of each chunk, packed greedily.
-
-    A chunk's size is its pieces' sizes plus ``separator_size`` between each two. When
-    the next piece does not fit, the chunk closes, and pieces leave its front while it
-    holds more than ``chunk_overlap`` or still leaves no room for the next piece.
-    """
-    groups: list[tuple[int, int]] = []
-    first, total = 0, 0
-    for index, size in enumerate(sizes):
-        joint = separator_size if index > first else 0
-        if total + size + joint > chunk_size and index > first:
-            groups.append((first, index - 1))
-            while total > chunk_overlap or (
-                total + size + (separator_size if index > first else 0) > chunk_size and total > 0
-            ):
-                total -= sizes[first] + (separator_size if index - first > 1 else 0)
-                first += 1
-        total += size + (separator_size if index > first else 0)
-    if first < len(sizes):
-        groups.append((first, len(sizes) - 1))
-    return groups
 
 
 def pack_pieces(text: str, separator: str, tokenizer: Tokenizer, chunk_size: int, chunk_overlap: int) -> list[Span]:

@@ -23,7 +23,7 @@ from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
 from core.span_recovery import SpanStatus, recover_spans
 from core.splitters.base import MAX_CHUNK_SIZE, Span, Splitter, chunk_overlap_param, tokenizer_param
-from core.splitters.compat import LLAMAINDEX, NONE, CompatChunk, compat_param, mark_rewritten
+from core.splitters.compat import LLAMAINDEX, NONE, CompatChunk, compat_param, mark_rewritten, refuse_unmirrored
 from core.splitters.nodes import build_nodes, link_chain
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn
@@ -76,6 +76,10 @@ class HierarchicalSplitter(Splitter):
 
     def validate(self) -> None:
         check_levels(self.name, self.chunk_sizes, self.chunk_overlap, descending=True)
+        refuse_unmirrored(
+            self,
+            (not self.metadata_aware, "leaves room for the metadata as LlamaIndex always does", "metadata_aware=false"),
+        )
 
     @property
     def size_limit(self) -> int | None:
@@ -235,12 +239,14 @@ def compat_chunks_within(splitter: Splitter, document: Document, parent: Node | 
     """A compatible mode's chunks of ``parent``'s text (of the document when None), placed in the document.
 
     As a framework splits a node: the splitter sees the node's text (the source
-    slice, or the framework's text where the node was rewritten) and the document's
-    metadata. Chunks of a rewritten parent are placed in its span by span recovery.
+    slice, or the framework's text where the node was rewritten) and the metadata
+    the node holds (the document's, when nodes inherit it). Chunks of a rewritten parent are placed in its span by span recovery.
     """
     if parent is None:
         return splitter.compat_chunks(document)  # type: ignore[attr-defined,no-any-return]
-    inner = Document(text=parent.text, id=document.id, metadata=dict(document.metadata), **document.view_settings())
+    # The parent node holds the document's metadata only if nodes inherit it: LlamaIndex budgets for what it holds.
+    metadata = dict(document.metadata) if splitter.include_metadata else {}
+    inner = Document(text=parent.text, id=document.id, metadata=metadata, **document.view_settings())
     chunks: list[CompatChunk] = splitter.compat_chunks(inner)  # type: ignore[attr-defined]
     start, end = parent.start_char, parent.end_char
     if parent.text == document.text[start:end]:

@@ -31,7 +31,17 @@ from core.params import param
 from core.schema import Document, MetadataMode, Node
 from core.segmentation import punkt_sentence_starts, sentence_spans_within
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
-from core.splitters.compat import LLAMAINDEX, CompatChunk, compat_nodes, compat_param, compat_spans, joined_chunk
+from core.splitters.compat import (
+    LLAMAINDEX,
+    NONE,
+    CompatChunk,
+    compat_nodes,
+    compat_param,
+    compat_spans,
+    empty_text_chunks,
+    joined_chunk,
+    refuse_unmirrored,
+)
 from core.splitters.fast.packing import merge_pieces
 from core.splitters.fast.token_index import TokenIndex
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
@@ -58,6 +68,8 @@ class SentenceSplitter(SizedSplitter):
     tokenized on its own and the counts added; an oversized piece split again from
     the paragraph level down; table rows not protected. Where LlamaIndex joins pieces
     with a gap between them, the node keeps LlamaIndex's text, marked ``rewritten``.
+    As LlamaIndex, it always leaves room for the metadata (whether or not nodes
+    inherit it), and an empty text gives one empty node.
     """
 
     name = "sentence"
@@ -93,10 +105,15 @@ class SentenceSplitter(SizedSplitter):
                 raise ConfigError(f"{self.name}: {key} must not be empty")
             if len(value) > 100:
                 raise ConfigError(f"{self.name}: {key} is longer than 100 characters")
+        refuse_unmirrored(
+            self,
+            (not self.metadata_aware, "leaves room for the metadata as LlamaIndex always does", "metadata_aware=false"),
+        )
 
     def chunk_budget(self, document: Document) -> int:
         """Tokens left for text in each chunk once the document's metadata is counted."""
-        if not (self.metadata_aware and self.include_metadata):
+        # LlamaIndex budgets for the metadata even when its nodes do not inherit it.
+        if not self.metadata_aware or (self.compat == NONE and not self.include_metadata):
             return self.chunk_size
         llm = document.get_metadata_str(MetadataMode.LLM)
         embed = document.get_metadata_str(MetadataMode.EMBED)
@@ -130,10 +147,21 @@ class SentenceSplitter(SizedSplitter):
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """LlamaIndex's chunks of ``document``: its splits, packed by its rule (``compat="llamaindex"``)."""
         text = document.text
+        # LlamaIndex counts the metadata first: a blank text is refused too when it leaves no room.
+        budget = self.chunk_budget(document)
+        if not text:
+            return empty_text_chunks()
         if not text.strip():
             return []
-        budget = self.chunk_budget(document)
         pieces = _LlamaIndexPieces(self, text, self.get_tokenizer()).fitting(budget)
+        # A piece still over the budget is one character: LlamaIndex refuses the whole text.
+        oversized = next((size for _, _, size in pieces if size > budget), None)
+        if oversized is not None:
+            where = document.metadata.get("file_name") or document.id
+            raise ConfigError(
+                f"{self.name}: {where} holds a character of {oversized} tokens, more than the {budget} left in "
+                "each chunk, which LlamaIndex refuses (Single token exceeded chunk size); raise chunk_size"
+            )
         return llamaindex_merge(text, pieces, budget, self.chunk_overlap)
 
     def llamaindex(self, code: CodeSnippet) -> str:

@@ -16,7 +16,7 @@ from core.params import param
 from core.schema import Document, Node
 from core.segmentation import punkt_sentence_starts, sentence_spans
 from core.splitters.base import Span, Splitter
-from core.splitters.compat import LLAMAINDEX, compat_param
+from core.splitters.compat import LLAMAINDEX, compat_param, refuse_unmirrored
 from core.splitters.registry import SPLITTERS
 
 
@@ -59,6 +59,7 @@ class SentenceWindowSplitter(Splitter):
                 f"{self.name}: window_metadata_key and original_text_metadata_key must differ "
                 f"(both are {self.window_metadata_key!r})"
             )
+        refuse_unmirrored(self, (self.window_size == 0, "takes a window as LlamaIndex does", "window_size=0"))
 
     def spans(self, document: Document) -> list[Span]:
         text = document.text
@@ -79,6 +80,8 @@ class SentenceWindowSplitter(Splitter):
 
     def _llamaindex_spans(self, text: str) -> list[Span]:
         starts = punkt_sentence_starts(text)
+        if not starts:  # an empty text: no sentence, no node (as LlamaIndex)
+            return []
         bounds = list(zip(starts, [*starts[1:], len(text)], strict=True))
         sentences = [text[start:end] for start, end in bounds]
         spans = []
