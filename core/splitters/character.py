@@ -8,6 +8,7 @@ The rule is :func:`pack_pieces`. Sized in characters on a non-empty separator
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core.codegen import CodeSnippet, langchain_character, llamaindex_token_splitter, split_with
 from core.errors import ConfigError
@@ -22,6 +23,7 @@ from core.splitters.compat import (
     compat_param,
     compat_spans,
     langchain_merge,
+    mirror_engine,
     refuse_unmirrored,
 )
 from core.splitters.fast.packing import merge_pieces, spans_from_bounds
@@ -105,6 +107,17 @@ class CharacterSplitter(SizedSplitter):
             if joined and span is not None:
                 chunks.append(CompatChunk(span[0], span[1], None if text[span[0] : span[1]] == joined else joined))
         return chunks
+
+    def mirror(self) -> Any:
+        # CharacterTextSplitter at its defaults (a literal separator, not kept), sizes by the same unit.
+        return mirror_engine(
+            self,
+            "langchain.character",
+            separator=self.separator,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            length_function=self.tokenizer,
+        )
 
     @property
     def covers_text(self) -> bool:

@@ -8,7 +8,8 @@ counts a piece's tokens, which separators count against the size, how it joins
 text). Each splitter's docstring says what its switch sets.
 
 Every compatible mode has a mirror: the framework engine that makes the same
-call (:func:`core.engines.mirrors.mirrored_engine`, which Export writes). A setting
+call, which each splitter names itself (its ``mirror()``, built with
+:func:`mirror_engine`; Export writes that engine's call). A setting
 that call cannot express is refused when the splitter is built, in one sentence
 (:func:`refuse_unmirrored`), rather than offered as a mode that only resembles the framework.
 
@@ -27,6 +28,7 @@ from typing import Any, NamedTuple
 from core.params import param
 from core.schema import Node
 from core.span_recovery import SPAN_STATUS_KEY, SpanStatus
+from core.tokenizers import TIKTOKEN_TOKENIZERS
 
 NONE = "none"
 LLAMAINDEX = "llamaindex"
@@ -66,6 +68,26 @@ def refuse_unmirrored(splitter: Any, *unmirrored: tuple[bool, str, str], counts_
             from core.errors import ConfigError
 
             raise ConfigError(f"{splitter.name}: compat={compat} {does}; {setting} has no {framework} equivalent")
+
+
+def mirror_engine(splitter: Any, engine: str, **params: Any) -> Any:
+    """The engine named ``engine`` with ``params`` and the splitter's links: what its compatible mode reproduces.
+
+    None when the splitter cuts its own way (``compat="none"``) or counts with a size function given from
+    Python (no engine can name it). A compat choice that is offered always has one: the rest are refused at
+    validation (:func:`refuse_unmirrored`), and a test walks every choice.
+    """
+    if getattr(splitter, "compat", NONE) == NONE or callable(getattr(splitter, "tokenizer", None)):
+        return None
+    from core.splitters.registry import SPLITTERS
+
+    links = {"include_metadata": splitter.include_metadata, "include_prev_next_rel": splitter.include_prev_next_rel}
+    return SPLITTERS.create(engine, **params, **links)
+
+
+def llamaindex_tokenizer_name(tokenizer: str) -> str:
+    """LlamaIndex's engines' name for a ChunkScope tokenizer (``cl100k`` -> ``cl100k_base``)."""
+    return TIKTOKEN_TOKENIZERS.get(tokenizer, tokenizer)
 
 
 def compat_param(*frameworks: str, sets: str) -> Any:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 from core.codegen import Code, CodeSnippet, call, indent, langchain_recursive, llamaindex_tokenizer
 from core.errors import ConfigError
@@ -23,7 +24,16 @@ from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
 from core.span_recovery import SpanStatus, recover_spans
 from core.splitters.base import MAX_CHUNK_SIZE, Span, Splitter, chunk_overlap_param, tokenizer_param
-from core.splitters.compat import LLAMAINDEX, NONE, CompatChunk, compat_param, mark_rewritten, refuse_unmirrored
+from core.splitters.compat import (
+    LLAMAINDEX,
+    NONE,
+    CompatChunk,
+    compat_param,
+    llamaindex_tokenizer_name,
+    mark_rewritten,
+    mirror_engine,
+    refuse_unmirrored,
+)
 from core.splitters.nodes import build_nodes, link_chain
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn
@@ -93,6 +103,15 @@ class HierarchicalSplitter(Splitter):
     @property
     def level_sizes(self) -> tuple[int, ...]:
         return self.chunk_sizes
+
+    def mirror(self) -> Any:
+        return mirror_engine(
+            self,
+            "llamaindex.hierarchical",
+            chunk_sizes=tuple(self.chunk_sizes),
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer_name(self.tokenizer),
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from core.codegen import CodeSnippet, call, langchain_recursive
 from core.errors import ConfigError
@@ -34,6 +34,7 @@ from core.splitters.compat import (
     compat_nodes,
     compat_param,
     compat_spans,
+    mirror_engine,
     refuse_unmirrored,
 )
 from core.splitters.fast.markdown_scan import markdown_headings
@@ -282,6 +283,10 @@ class MarkdownSplitter(SectionSplitter):
             (bool(self.chunk_size), "never cuts by size, as LlamaIndex does not", f"chunk_size={self.chunk_size}"),
             counts_sizes=False,
         )
+
+    def mirror(self) -> Any:
+        # Validation refused what MarkdownNodeParser has no setting for (a heading level, a size).
+        return mirror_engine(self, "llamaindex.markdown")
 
     def unsuited_reason(self, document: Document) -> str | None:
         if self.compat != LLAMAINDEX:

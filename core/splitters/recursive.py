@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from itertools import accumulate, compress, count, islice
 from operator import le, lt, sub
-from typing import Literal
+from typing import Any, Literal
 
 import regex
 
@@ -30,7 +30,7 @@ from core.params import param
 from core.schema import Document
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
-from core.splitters.compat import LANGCHAIN, compat_param, langchain_merge, refuse_unmirrored
+from core.splitters.compat import LANGCHAIN, compat_param, langchain_merge, mirror_engine, refuse_unmirrored
 from core.splitters.fast.literal_cuts import literal_bounds, literal_of
 from core.splitters.fast.packing import merge_bounds, piece_bounds
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
@@ -252,6 +252,19 @@ class RecursiveSplitter(SizedSplitter):
             characters_last=self._characters_last,
         )
         return splitter.chunks(0, len(text), self.separator_patterns())
+
+    def mirror(self) -> Any:
+        # keep_separator "start" (the only one the compat mode takes) is LangChain's True.
+        params: dict[str, Any] = {"length_function": self.tokenizer}
+        if self.separators:
+            # A literal separator is typed with \\n for a newline (read so here); a regex is passed as it is.
+            typed = self.separators if self.is_separator_regex else tuple(_unescape(s) for s in self.separators)
+            params.update(separators=typed, is_separator_regex=self.is_separator_regex)
+        elif self.language != "none":
+            params["language"] = LANGCHAIN_LANGUAGE.get(self.language, self.language)
+        return mirror_engine(
+            self, "langchain.recursive", chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap, **params
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use("from llama_index.core.node_parser import LangchainNodeParser")

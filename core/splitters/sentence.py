@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from core import segmentation
 from core.codegen import CodeSnippet, call, langchain_recursive, llamaindex_tokenizer, split_with
@@ -40,6 +41,8 @@ from core.splitters.compat import (
     compat_spans,
     empty_text_chunks,
     joined_chunk,
+    llamaindex_tokenizer_name,
+    mirror_engine,
     refuse_unmirrored,
 )
 from core.splitters.fast.packing import merge_pieces
@@ -163,6 +166,17 @@ class SentenceSplitter(SizedSplitter):
                 "each chunk, which LlamaIndex refuses (Single token exceeded chunk size); raise chunk_size"
             )
         return llamaindex_merge(text, pieces, budget, self.chunk_overlap)
+
+    def mirror(self) -> Any:
+        return mirror_engine(
+            self,
+            "llamaindex.sentence",
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer_name(self.tokenizer),
+            separator=self.separator,
+            paragraph_separator=self.paragraph_separator,
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use("from llama_index.core.node_parser import SentenceSplitter")

@@ -9,6 +9,7 @@ the embedding model as metadata.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core.codegen import CodeSnippet, call
 from core.errors import ConfigError
@@ -16,7 +17,7 @@ from core.params import param
 from core.schema import Document, Node
 from core.segmentation import punkt_sentence_starts, sentence_spans
 from core.splitters.base import Span, Splitter
-from core.splitters.compat import LLAMAINDEX, compat_param, refuse_unmirrored
+from core.splitters.compat import LLAMAINDEX, compat_param, mirror_engine, refuse_unmirrored
 from core.splitters.registry import SPLITTERS
 
 
@@ -98,6 +99,15 @@ class SentenceWindowSplitter(Splitter):
             for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
                 excluded.extend(key for key in hidden if key not in excluded)
         return nodes
+
+    def mirror(self) -> Any:
+        return mirror_engine(
+            self,
+            "llamaindex.sentence_window",
+            window_size=self.window_size,
+            window_metadata_key=self.window_metadata_key,
+            original_text_metadata_key=self.original_text_metadata_key,
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use("from llama_index.core.node_parser import SentenceWindowNodeParser")

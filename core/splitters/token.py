@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from core.codegen import Code, CodeSnippet, call, langchain_character, llamaindex_token_splitter, split_with
 from core.errors import ConfigError
@@ -26,6 +27,8 @@ from core.splitters.compat import (
     compat_param,
     compat_spans,
     empty_text_chunks,
+    llamaindex_tokenizer_name,
+    mirror_engine,
     refuse_unmirrored,
 )
 from core.splitters.fast.token_index import TokenIndex
@@ -151,6 +154,15 @@ class TokenSplitter(SizedSplitter):
         if not text.strip():
             return []
         return llamaindex_token_chunks(text, self.get_tokenizer(), budget, self.chunk_overlap)
+
+    def mirror(self) -> Any:
+        return mirror_engine(
+            self,
+            "llamaindex.token",
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer_name(self.tokenizer),
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         if self.compat == LLAMAINDEX:
