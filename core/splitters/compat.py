@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from core.errors import ConfigError
 from core.params import param
 from core.schema import Node
 from core.span_recovery import SPAN_STATUS_KEY, SpanStatus
@@ -49,10 +50,10 @@ def refuse_unmirrored(splitter: Any, *unmirrored: tuple[bool, str, str], counts_
     """In a compatible mode, raise ConfigError for a setting the framework's call cannot express.
 
     That is a named tokenizer the framework cannot count with (when the mode
-    ``counts_sizes``), or the first
-    ``(condition, what the mode does, the setting)`` whose condition holds. A size
-    function given from Python (not a named tokenizer) is let through: it is no
-    choice of the app or a config, and Export keeps the splitter's own translation for it.
+    ``counts_sizes``), or the first ``(condition, what the mode does, the setting)``
+    whose condition holds. A size function given from Python (not a named
+    tokenizer) is let through: it is no choice of the app or a config, and Export
+    keeps the splitter's own translation for it.
     """
     compat = getattr(splitter, "compat", NONE)
     if compat == NONE:
@@ -65,8 +66,6 @@ def refuse_unmirrored(splitter: Any, *unmirrored: tuple[bool, str, str], counts_
         unmirrored = ((True, f"counts sizes in {units} as {framework} can", f"tokenizer={tokenizer}"), *unmirrored)
     for condition, does, setting in unmirrored:
         if condition:
-            from core.errors import ConfigError
-
             raise ConfigError(f"{splitter.name}: compat={compat} {does}; {setting} has no {framework} equivalent")
 
 

@@ -277,10 +277,14 @@ class MarkdownSplitter(SectionSplitter):
             self,
             (
                 self.heading_level != 6,
-                "cuts at every heading as LlamaIndex does",
+                "cuts at every heading, as MarkdownNodeParser does",
                 f"heading_level={self.heading_level}",
             ),
-            (bool(self.chunk_size), "never cuts by size, as LlamaIndex does not", f"chunk_size={self.chunk_size}"),
+            (
+                bool(self.chunk_size),
+                "cuts only at headings, as MarkdownNodeParser does",
+                f"chunk_size={self.chunk_size}",
+            ),
             counts_sizes=False,
         )
 
