@@ -16,6 +16,7 @@ from core.codegen import notes_of
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import run_split
+from core.errors import ConfigError
 from core.export import (
     TABLE_COLUMNS,
     config_to_json,
@@ -283,21 +284,21 @@ def test_a_compatible_mode_exports_the_call_it_mirrors_and_it_runs_to_the_chunks
     libraries = ["LlamaIndex"] if splitter.compat == "llamaindex" else ["LangChain", "LlamaIndex"]
     for library in libraries:
         exported = _run_exported(splitter, library, document)
-        # LlamaIndex lists a hierarchy parent by parent; ChunkScope each level in order of its start.
-        if name == "hierarchical":
-            exported, shown = sorted(exported), sorted(shown)
         assert exported == shown, library
         script = (llamaindex_snippet if library == "LlamaIndex" else langchain_snippet)(config)
         assert any(f"compat={splitter.compat}, which cuts as" in note for note in notes_of(script))
 
 
-def test_a_setting_the_framework_call_cannot_express_keeps_the_native_translation():
-    # Words are no unit LlamaIndex's tokenizer= counts in the compat mode's way: the native code, no claim.
+def test_a_compat_setting_is_exported_as_the_call_that_ran_or_refused():
+    # Words: LlamaIndex counts them with tokenizer=str.split, LangChain with a length_function; that call is written.
     config = PipelineConfig(splitter=get_splitter("sentence", compat="llamaindex", tokenizer="words"))
-    assert "which cuts as" not in llamaindex_snippet(config)
+    assert "which cuts as" in llamaindex_snippet(config) and "tokenizer=str.split" in llamaindex_snippet(config)
     config = PipelineConfig(splitter=get_splitter("character", compat="langchain", tokenizer="cl100k"))
-    assert "which cuts as" not in langchain_snippet(config)
-    assert "keep_separator='end'" in langchain_snippet(config)
+    assert "which cuts as" in langchain_snippet(config) and "length_function=" in langchain_snippet(config)
+    assert "keep_separator='end'" not in langchain_snippet(config)
+    # The embedding model's tokens: no framework call the engines make counts them, so the mode is refused.
+    with pytest.raises(ConfigError, match="tokenizer=model has no LlamaIndex equivalent"):
+        get_splitter("sentence", compat="llamaindex", tokenizer="model")
 
 
 # -- each postprocessor's block is a statement of retrieve(), at its indent ----------------------------------------

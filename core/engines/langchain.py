@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
-from core.codegen import Code, CodeSnippet, bundled_tiktoken, call, literal
+from core.codegen import Code, CodeSnippet, bundled_tiktoken, call, langchain_length, literal
 from core.engines.base import (
     FrameworkArg,
     FrameworkSplitter,
@@ -30,6 +30,7 @@ from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
+from core.tokenizers import TIKTOKEN_TOKENIZERS
 
 LANGCHAIN = "LangChain"
 DISTRIBUTION = "langchain-text-splitters"
@@ -56,6 +57,46 @@ class LanguageArg(FrameworkArg):
     def code(self, code: CodeSnippet) -> Code:
         code.use("from langchain_text_splitters import Language")
         return Code(f"Language.{self.value().name}")
+
+
+# What LangChain's sizes can count, by ChunkScope's tokenizer names: characters (its default ``len``), or a
+# ``length_function`` counting whitespace-separated words or tiktoken tokens (what a compat mode counts).
+LENGTHS = ("characters", "words", "cl100k", "o200k")
+
+
+def _word_count(text: str) -> int:
+    return len(text.split())
+
+
+@dataclass(frozen=True)
+class LengthArg(FrameworkArg):
+    """``length_function=``: what LangChain measures a piece with, written as the export writes it."""
+
+    name: str
+
+    def value(self) -> Any:
+        if self.name == "words":
+            return _word_count
+        encoding = tiktoken_encoding(TIKTOKEN_TOKENIZERS[self.name])
+        return lambda text: len(encoding.encode(text, allowed_special="all"))
+
+    def code(self, code: CodeSnippet) -> Code:
+        return langchain_length(code, self.name)["length_function"]
+
+
+def _length_param() -> Any:
+    return param(
+        "characters",
+        "What sizes count: characters (LangChain's len), whitespace-separated words, or tiktoken's cl100k or "
+        "o200k tokens (as a length_function).",
+        choices=LENGTHS,
+        advanced=True,
+    )
+
+
+def _length_kwargs(engine: Any) -> dict[str, Any]:
+    """``length_function=`` when sizes are not LangChain's default characters (so a default call stays as it was)."""
+    return {} if engine.length_function == "characters" else {"length_function": LengthArg(engine.length_function)}
 
 
 @dataclass(frozen=True)
@@ -85,6 +126,11 @@ class LangChainEngine(FrameworkSplitter):
         """The configured LangChain splitter (built once per configuration)."""
         return _text_splitter(self)
 
+    @property
+    def size_unit(self) -> str:
+        """What the sizes count: a ``length_function``'s unit where the engine has one, else LangChain's own."""
+        return getattr(self, "length_function", None) or super().size_unit
+
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         splitter = self.text_splitter()
         try:
@@ -111,6 +157,9 @@ _OWN_LINKS = {
     "include_metadata": "ChunkScope's: nodes inherit the document's metadata, as LangChain's split_documents copies it.",
     "include_prev_next_rel": "ChunkScope's: LangChain's chunks have no links; this adds PREVIOUS/NEXT.",
 }
+_OWN_LENGTH = {
+    "length_function": "LangChain's default is len (characters); a named unit here, so a config can say which.",
+}
 
 
 @SPLITTERS.register
@@ -129,6 +178,7 @@ class LangChainRecursiveSplitter(LangChainEngine):
     mirrored = {**_BASE_MIRRORED, "separators": "separators", "is_separator_regex": "is_separator_regex"}
     own_params = {
         "language": "from_language's argument (it has no default): none means the plain splitter.",
+        **_OWN_LENGTH,
         **_OWN_LINKS,
     }
 
@@ -150,6 +200,7 @@ class LangChainRecursiveSplitter(LangChainEngine):
         False, "Separators are regular expressions (a language's always are).", advanced=True
     )
     strip_whitespace: bool = param(True, "Strip whitespace from the ends of each chunk.", advanced=True)
+    length_function: str = _length_param()
 
     def validate(self) -> None:
         check_overlap(self)
@@ -177,6 +228,7 @@ class LangChainRecursiveSplitter(LangChainEngine):
             "chunk_overlap": self.chunk_overlap,
             "keep_separator": self.keep_separator,
             "strip_whitespace": self.strip_whitespace,
+            **_length_kwargs(self),
         }
         if self.language is not None:
             return {"language": LanguageArg(self.language), **common}
@@ -196,7 +248,7 @@ class LangChainCharacterSplitter(LangChainEngine):
     )
     defaults_from = "langchain_text_splitters:CharacterTextSplitter.__init__"
     mirrored = {**_BASE_MIRRORED, "separator": "separator", "is_separator_regex": "is_separator_regex"}
-    own_params = _OWN_LINKS
+    own_params = {**_OWN_LENGTH, **_OWN_LINKS}
 
     chunk_size: int = param(4000, _CHUNK_SIZE_HELP, ge=1, le=1_000_000)
     chunk_overlap: int = param(200, _OVERLAP_HELP, ge=0, le=1_000_000)
@@ -208,6 +260,7 @@ class LangChainCharacterSplitter(LangChainEngine):
     is_separator_regex: bool = param(False, "The separator is a regular expression.", advanced=True)
     keep_separator: bool = param(False, "Keep the separator, at the start of the piece after it.", advanced=True)
     strip_whitespace: bool = param(True, "Strip whitespace from the ends of each chunk.", advanced=True)
+    length_function: str = _length_param()
 
     def validate(self) -> None:
         check_overlap(self)
@@ -229,6 +282,7 @@ class LangChainCharacterSplitter(LangChainEngine):
             "chunk_overlap": self.chunk_overlap,
             "keep_separator": self.keep_separator,
             "strip_whitespace": self.strip_whitespace,
+            **_length_kwargs(self),
         }
 
 

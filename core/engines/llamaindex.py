@@ -36,10 +36,12 @@ from core.splitters.registry import SPLITTERS
 
 LLAMAINDEX = "LlamaIndex"
 DISTRIBUTION = "llama-index-core"
-# What LlamaIndex's sizes can count: tiktoken encodings (cl100k_base is its default) or characters.
-TOKENIZERS = (*TIKTOKEN_ENCODINGS, "characters")
+# What LlamaIndex's sizes can count: tiktoken encodings (cl100k_base is its default), characters, or
+# whitespace-separated words (str.split, the words a compat mode counts).
+TOKENIZERS = (*TIKTOKEN_ENCODINGS, "characters", "words")
 _TOKENIZER_HELP = (
-    "What sizes count: tiktoken's cl100k_base (LlamaIndex's default, gpt-3.5-turbo's), o200k_base, or characters."
+    "What sizes count: tiktoken's cl100k_base (LlamaIndex's default, gpt-3.5-turbo's), o200k_base, characters, "
+    "or whitespace-separated words."
 )
 _OWN_TOKENIZER = (
     "LlamaIndex's default is its global tokenizer, tiktoken's cl100k_base; named here so a config says which."
@@ -47,15 +49,19 @@ _OWN_TOKENIZER = (
 
 
 def llamaindex_tokenizer(name: str) -> Callable[[str], list[Any]]:
-    """The ``tokenizer`` LlamaIndex counts with: as its own ``get_tokenizer`` builds it, or ``list`` for characters."""
+    """The ``tokenizer`` LlamaIndex counts with: as its own ``get_tokenizer`` builds it, ``list`` for characters,
+    ``str.split`` for words."""
     if name == "characters":
         return list
+    if name == "words":
+        return str.split
     return partial(tiktoken_encoding(name).encode, allowed_special="all")
 
 
 @dataclass(frozen=True)
 class TokenizerArg(FrameworkArg):
-    """The ``tokenizer=`` LlamaIndex counts with: ``list`` for characters, else a tiktoken encoding's ``encode``."""
+    """The ``tokenizer=`` LlamaIndex counts with: ``list`` for characters, ``str.split`` for words, else a tiktoken
+    encoding's ``encode``."""
 
     name: str
 
@@ -63,8 +69,8 @@ class TokenizerArg(FrameworkArg):
         return llamaindex_tokenizer(self.name)
 
     def code(self, code: CodeSnippet) -> Code:
-        if self.name == "characters":
-            return Code("list")
+        if self.name in ("characters", "words"):
+            return Code({"characters": "list", "words": "str.split"}[self.name])
         return llamaindex_tiktoken(code, self.name)
 
 

@@ -56,6 +56,12 @@ class Splitter(Configurable):
     include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
     include_prev_next_rel: bool = param(True, "Link consecutive nodes with PREVIOUS/NEXT.", advanced=True)
 
+    def mirror(self) -> Any:
+        """The framework engine whose call this splitter's ``compat`` mode reproduces, with the same settings
+        (:func:`core.splitters.compat.mirror_engine`); None when it cuts its own way. Export writes the engine's call.
+        """
+        return None
+
     def unsuited_reason(self, document: Document) -> str | None:
         """Why this splitter cannot do its job on ``document`` (e.g. no headings to cut at), else None.
 

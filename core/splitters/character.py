@@ -8,6 +8,7 @@ The rule is :func:`pack_pieces`. Sized in characters on a non-empty separator
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core.codegen import CodeSnippet, langchain_character, llamaindex_token_splitter, split_with
 from core.errors import ConfigError
@@ -15,7 +16,16 @@ from core.params import param
 from core.schema import Document, Node
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
-from core.splitters.compat import LANGCHAIN, CompatChunk, compat_nodes, compat_param, compat_spans
+from core.splitters.compat import (
+    LANGCHAIN,
+    CompatChunk,
+    compat_nodes,
+    compat_param,
+    compat_spans,
+    langchain_merge,
+    mirror_engine,
+    refuse_unmirrored,
+)
 from core.splitters.fast.packing import merge_pieces, spans_from_bounds
 from core.splitters.fast.separator_search import DenseRun, bounds_by_search
 from core.splitters.nodes import build_nodes
@@ -50,6 +60,7 @@ class CharacterSplitter(SizedSplitter):
         super().validate()
         if len(self.separator) > 100:
             raise ConfigError(f"{self.name}: separator is longer than 100 characters")
+        refuse_unmirrored(self)
 
     def spans(self, document: Document) -> list[Span]:
         if self.compat == LANGCHAIN:
@@ -97,6 +108,17 @@ class CharacterSplitter(SizedSplitter):
                 chunks.append(CompatChunk(span[0], span[1], None if text[span[0] : span[1]] == joined else joined))
         return chunks
 
+    def mirror(self) -> Any:
+        # CharacterTextSplitter at its defaults (a literal separator, not kept), sizes by the same unit.
+        return mirror_engine(
+            self,
+            "langchain.character",
+            separator=self.separator,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            length_function=self.tokenizer,
+        )
+
     @property
     def covers_text(self) -> bool:
         """False when LangChain's mode drops a separator that is text (between chunks that do not overlap)."""
@@ -123,32 +145,6 @@ class CharacterSplitter(SizedSplitter):
             code, self.separator, self.chunk_size, self.chunk_overlap, self.tokenizer, keep_separator="end"
         )
         return split_with(splitter)
-
-
-def langchain_merge(
-    sizes: list[int], chunk_size: int, chunk_overlap: int, separator_size: int
-) -> list[tuple[int, int]]:
-    """LangChain's ``TextSplitter._merge_splits``: the ``(first, last)`` pieces of each chunk, packed greedily.
-
-    A chunk's size is its pieces' sizes plus ``separator_size`` between each two. When
-    the next piece does not fit, the chunk closes, and pieces leave its front while it
-    holds more than ``chunk_overlap`` or still leaves no room for the next piece.
-    """
-    groups: list[tuple[int, int]] = []
-    first, total = 0, 0
-    for index, size in enumerate(sizes):
-        joint = separator_size if index > first else 0
-        if total + size + joint > chunk_size and index > first:
-            groups.append((first, index - 1))
-            while total > chunk_overlap or (
-                total + size + (separator_size if index > first else 0) > chunk_size and total > 0
-            ):
-                total -= sizes[first] + (separator_size if index - first > 1 else 0)
-                first += 1
-        total += size + (separator_size if index > first else 0)
-    if first < len(sizes):
-        groups.append((first, len(sizes) - 1))
-    return groups
 
 
 def pack_pieces(text: str, separator: str, tokenizer: Tokenizer, chunk_size: int, chunk_overlap: int) -> list[Span]:

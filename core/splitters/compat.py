@@ -7,6 +7,12 @@ that framework's chunks where the algorithm is the same (its segmenter, how it
 counts a piece's tokens, which separators count against the size, how it joins
 text). Each splitter's docstring says what its switch sets.
 
+Every compatible mode has a mirror: the framework engine that makes the same
+call, which each splitter names itself (its ``mirror()``, built with
+:func:`mirror_engine`; Export writes that engine's call). A setting
+that call cannot express is refused when the splitter is built, in one sentence
+(:func:`refuse_unmirrored`), rather than offered as a mode that only resembles the framework.
+
 Where a framework's chunk is not a slice of the source (it joined sentences with
 spaces, or dropped the whitespace between two pieces), the node keeps the
 framework's text, its span still covers the source it came from, and it is
@@ -19,13 +25,68 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from core.errors import ConfigError
 from core.params import param
 from core.schema import Node
 from core.span_recovery import SPAN_STATUS_KEY, SpanStatus
+from core.tokenizers import TIKTOKEN_TOKENIZERS
 
 NONE = "none"
 LLAMAINDEX = "llamaindex"
 LANGCHAIN = "langchain"
+
+
+# The tokenizers each framework's call can count with, as ChunkScope names them (the engines' own choices):
+# LlamaIndex's ``tokenizer=`` callable, LangChain's ``length_function=``. The embedding model's tokenizer is
+# not among them: no engine loads it, so no call that ran could be written.
+FRAMEWORK_TOKENIZERS = {
+    LLAMAINDEX: ("characters", "words", "cl100k", "o200k"),
+    LANGCHAIN: ("characters", "words", "cl100k", "o200k"),
+}
+_FRAMEWORK_NAMES = {LLAMAINDEX: "LlamaIndex", LANGCHAIN: "LangChain"}
+
+
+def refuse_unmirrored(splitter: Any, *unmirrored: tuple[bool, str, str], counts_sizes: bool = True) -> None:
+    """In a compatible mode, raise ConfigError for a setting the framework's call cannot express.
+
+    That is a named tokenizer the framework cannot count with (when the mode
+    ``counts_sizes``), or the first ``(condition, what the mode does, the setting)``
+    whose condition holds. A size function given from Python (not a named
+    tokenizer) is let through: it is no choice of the app or a config, and Export
+    keeps the splitter's own translation for it.
+    """
+    compat = getattr(splitter, "compat", NONE)
+    if compat == NONE:
+        return
+    framework = _FRAMEWORK_NAMES[compat]
+    tokenizer = getattr(splitter, "tokenizer", None)
+    counted = FRAMEWORK_TOKENIZERS[compat]
+    if counts_sizes and isinstance(tokenizer, str) and tokenizer not in counted:
+        units = f"{', '.join(counted[:-1])} or {counted[-1]}"
+        unmirrored = ((True, f"counts sizes in {units} as {framework} can", f"tokenizer={tokenizer}"), *unmirrored)
+    for condition, does, setting in unmirrored:
+        if condition:
+            raise ConfigError(f"{splitter.name}: compat={compat} {does}; {setting} has no {framework} equivalent")
+
+
+def mirror_engine(splitter: Any, engine: str, **params: Any) -> Any:
+    """The engine named ``engine`` with ``params`` and the splitter's links: what its compatible mode reproduces.
+
+    None when the splitter cuts its own way (``compat="none"``) or counts with a size function given from
+    Python (no engine can name it). A compat choice that is offered always has one: the rest are refused at
+    validation (:func:`refuse_unmirrored`), and a test walks every choice.
+    """
+    if getattr(splitter, "compat", NONE) == NONE or callable(getattr(splitter, "tokenizer", None)):
+        return None
+    from core.splitters.registry import SPLITTERS
+
+    links = {"include_metadata": splitter.include_metadata, "include_prev_next_rel": splitter.include_prev_next_rel}
+    return SPLITTERS.create(engine, **params, **links)
+
+
+def llamaindex_tokenizer_name(tokenizer: str) -> str:
+    """LlamaIndex's engines' name for a ChunkScope tokenizer (``cl100k`` -> ``cl100k_base``)."""
+    return TIKTOKEN_TOKENIZERS.get(tokenizer, tokenizer)
 
 
 def compat_param(*frameworks: str, sets: str) -> Any:
@@ -90,12 +151,46 @@ def compat_spans(chunks: Sequence[CompatChunk]) -> list[Any]:
 
 
 def mark_rewritten(nodes: Sequence[Node], texts: Sequence[str | None]) -> None:
-    """Give each node whose chunk has a text of its own that text, marked ``rewritten`` and hidden from readers."""
+    """Give each node whose chunk has a text of its own that text, marked ``rewritten``; hide any span status."""
     for node, text in zip(nodes, texts, strict=True):
-        if text is None or text == node.text:
-            continue
-        node.text = text
-        node.metadata[SPAN_STATUS_KEY] = SpanStatus.REWRITTEN.value
-        for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
-            if SPAN_STATUS_KEY not in excluded:
-                excluded.append(SPAN_STATUS_KEY)
+        if text is not None and text != node.text:
+            node.text = text
+            node.metadata[SPAN_STATUS_KEY] = SpanStatus.REWRITTEN.value
+        if SPAN_STATUS_KEY in node.metadata:
+            for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
+                if SPAN_STATUS_KEY not in excluded:
+                    excluded.append(SPAN_STATUS_KEY)
+
+
+def empty_text_chunks() -> list[CompatChunk]:
+    """LlamaIndex's chunks of an empty text: one empty chunk (its sentence and token splitters return ``[""]``).
+
+    Marked ``exact``, as the engines mark theirs: a node without text says why it is there.
+    """
+    return [CompatChunk(0, 0, None, {SPAN_STATUS_KEY: SpanStatus.EXACT.value})]
+
+
+def langchain_merge(
+    sizes: list[int], chunk_size: int, chunk_overlap: int, separator_size: int
+) -> list[tuple[int, int]]:
+    """LangChain's ``TextSplitter._merge_splits``: the ``(first, last)`` pieces of each chunk, packed greedily.
+
+    A chunk's size is its pieces' sizes plus ``separator_size`` between each two. When
+    the next piece does not fit, the chunk closes, and pieces leave its front while it
+    holds more than ``chunk_overlap`` or still leaves no room for the next piece.
+    """
+    groups: list[tuple[int, int]] = []
+    first, total = 0, 0
+    for index, size in enumerate(sizes):
+        joint = separator_size if index > first else 0
+        if total + size + joint > chunk_size and index > first:
+            groups.append((first, index - 1))
+            while total > chunk_overlap or (
+                total + size + (separator_size if index > first else 0) > chunk_size and total > 0
+            ):
+                total -= sizes[first] + (separator_size if index - first > 1 else 0)
+                first += 1
+        total += size + (separator_size if index > first else 0)
+    if first < len(sizes):
+        groups.append((first, len(sizes) - 1))
+    return groups

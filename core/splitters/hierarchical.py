@@ -7,7 +7,8 @@ span lies inside its parent's, so ``text == document.text[start:end]`` holds at
 every level. Nodes carry ``level`` metadata (0 = root), a PARENT id and a CHILD
 id list; ids are unique across levels (``doc#L1-7``). :meth:`split_document`
 returns every level, roots first. PREVIOUS/NEXT link the nodes of one level, in
-order of their start, so each level is a chain of its own.
+order of their start, so each level is a chain of its own (a compatible mode keeps
+LlamaIndex's order and links: see the class).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 from core.codegen import Code, CodeSnippet, call, indent, langchain_recursive, literal, llamaindex_tokenizer
 from core.errors import ConfigError
@@ -22,7 +24,16 @@ from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
 from core.span_recovery import SpanStatus, recover_spans
 from core.splitters.base import MAX_CHUNK_SIZE, Span, Splitter, chunk_overlap_param, tokenizer_param
-from core.splitters.compat import LLAMAINDEX, NONE, CompatChunk, compat_param, mark_rewritten
+from core.splitters.compat import (
+    LLAMAINDEX,
+    NONE,
+    CompatChunk,
+    compat_param,
+    llamaindex_tokenizer_name,
+    mark_rewritten,
+    mirror_engine,
+    refuse_unmirrored,
+)
 from core.splitters.nodes import build_nodes, link_chain
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import SizeFn
@@ -54,7 +65,8 @@ class HierarchicalSplitter(Splitter):
     ``compat="llamaindex"`` cuts as LlamaIndex's HierarchicalNodeParser does: every
     level is the sentence splitter's ``compat="llamaindex"`` mode, each child level
     splits its parent node's text (LlamaIndex's, where it is not the source slice),
-    each level's nodes in order of their start, as always (LlamaIndex lists them parent by parent).
+    and each level lists (and links PREVIOUS/NEXT) its nodes parent by parent, as
+    LlamaIndex does, rather than in order of their start.
     """
 
     name = "hierarchical"
@@ -74,6 +86,10 @@ class HierarchicalSplitter(Splitter):
 
     def validate(self) -> None:
         check_levels(self.name, self.chunk_sizes, self.chunk_overlap, descending=True)
+        refuse_unmirrored(
+            self,
+            (not self.metadata_aware, "leaves room for the metadata as LlamaIndex always does", "metadata_aware=false"),
+        )
 
     @property
     def size_limit(self) -> int | None:
@@ -87,6 +103,15 @@ class HierarchicalSplitter(Splitter):
     @property
     def level_sizes(self) -> tuple[int, ...]:
         return self.chunk_sizes
+
+    def mirror(self) -> Any:
+        return mirror_engine(
+            self,
+            "llamaindex.hierarchical",
+            chunk_sizes=tuple(self.chunk_sizes),
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer_name(self.tokenizer),
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use(
@@ -176,8 +201,10 @@ class HierarchicalSplitter(Splitter):
                 for parent in parents:
                     for s in spans_within(splitter, document, parent.start_char, parent.end_char):
                         cut.append((Span(s[0], s[1], extra), parent, None))
-            # Children of neighbouring parents can interleave where the parents overlap.
-            cut.sort(key=lambda triple: (triple[0].start, triple[0].end))
+            # Children of neighbouring parents can interleave where the parents overlap: ChunkScope's own mode
+            # lists a level in order of its start; a compatible mode parent by parent, as LlamaIndex does.
+            if self.compat == NONE:
+                cut.sort(key=lambda triple: (triple[0].start, triple[0].end))
             nodes = build_nodes(
                 document,
                 [span for span, _, _ in cut],
@@ -192,10 +219,23 @@ class HierarchicalSplitter(Splitter):
                     children = parent.relationships.setdefault(NodeRelationship.CHILD, [])
                     children.append(node.id)  # type: ignore[union-attr]
             if self.include_prev_next_rel:
-                link_chain(nodes)
+                for chain in _chains(nodes, cut, by_parent=self.compat != NONE):
+                    link_chain(chain)
             all_nodes.extend(nodes)
             parents = nodes
         return all_nodes
+
+
+def _chains(
+    nodes: list[Node], cut: Sequence[tuple[Span, Node | None, str | None]], *, by_parent: bool
+) -> list[list[Node]]:
+    """The PREVIOUS/NEXT chains of one level: the whole level, or (as LlamaIndex links them) each parent's children."""
+    if not by_parent:
+        return [nodes]
+    chains: dict[str | None, list[Node]] = {}
+    for node, (_, parent, _) in zip(nodes, cut, strict=True):
+        chains.setdefault(None if parent is None else parent.id, []).append(node)
+    return list(chains.values())
 
 
 def spans_within(splitter: Splitter, document: Document, start: int, end: int) -> list[Span]:
@@ -219,12 +259,14 @@ def compat_chunks_within(splitter: Splitter, document: Document, parent: Node | 
     """A compatible mode's chunks of ``parent``'s text (of the document when None), placed in the document.
 
     As a framework splits a node: the splitter sees the node's text (the source
-    slice, or the framework's text where the node was rewritten) and the document's
-    metadata. Chunks of a rewritten parent are placed in its span by span recovery.
+    slice, or the framework's text where the node was rewritten) and the metadata
+    the node holds (the document's, when nodes inherit it). Chunks of a rewritten parent are placed in its span by span recovery.
     """
     if parent is None:
         return splitter.compat_chunks(document)  # type: ignore[attr-defined,no-any-return]
-    inner = Document(text=parent.text, id=document.id, metadata=dict(document.metadata), **document.view_settings())
+    # The parent node holds the document's metadata only if nodes inherit it: LlamaIndex budgets for what it holds.
+    metadata = dict(document.metadata) if splitter.include_metadata else {}
+    inner = Document(text=parent.text, id=document.id, metadata=metadata, **document.view_settings())
     chunks: list[CompatChunk] = splitter.compat_chunks(inner)  # type: ignore[attr-defined]
     start, end = parent.start_char, parent.end_char
     if parent.text == document.text[start:end]:

@@ -21,14 +21,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from core.codegen import CodeSnippet, call, langchain_recursive
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Element, Node
 from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param
-from core.splitters.compat import LLAMAINDEX, CompatChunk, compat_nodes, compat_param, compat_spans
+from core.splitters.compat import (
+    LLAMAINDEX,
+    CompatChunk,
+    compat_nodes,
+    compat_param,
+    compat_spans,
+    mirror_engine,
+    refuse_unmirrored,
+)
 from core.splitters.fast.markdown_scan import markdown_headings
 from core.splitters.fast.packing import merge_pieces
 from core.splitters.markdown_llamaindex import llamaindex_headings, llamaindex_sections
@@ -248,8 +256,8 @@ class MarkdownSplitter(SectionSplitter):
     keeps its backticks, emphasis its markers); ``header_path`` joins the raw titles
     of the enclosing headings and is the only metadata added (no ``header_N``). Where
     LlamaIndex rewrites a heading line (``#<tab>Title`` becomes ``# Title``) the node
-    keeps its text, marked ``rewritten``. With ``chunk_size``, sections are cut further
-    into exact slices as in the default mode.
+    keeps its text, marked ``rewritten``. MarkdownNodeParser cuts at every heading and
+    never by size, so this mode refuses a ``heading_level`` below 6 and a ``chunk_size``.
     """
 
     name = "markdown"
@@ -263,17 +271,31 @@ class MarkdownSplitter(SectionSplitter):
     )
     compat: str = compat_param(LLAMAINDEX, sets="llamaindex: MarkdownNodeParser's headings, raw titles in header_path")
 
+    def validate(self) -> None:
+        super().validate()
+        refuse_unmirrored(
+            self,
+            (
+                self.heading_level != 6,
+                "cuts at every heading, as MarkdownNodeParser does",
+                f"heading_level={self.heading_level}",
+            ),
+            (
+                bool(self.chunk_size),
+                "cuts only at headings, as MarkdownNodeParser does",
+                f"chunk_size={self.chunk_size}",
+            ),
+            counts_sizes=False,
+        )
+
+    def mirror(self) -> Any:
+        # Validation refused what MarkdownNodeParser has no setting for (a heading level, a size).
+        return mirror_engine(self, "llamaindex.markdown")
+
     def unsuited_reason(self, document: Document) -> str | None:
         if self.compat != LLAMAINDEX:
             return super().unsuited_reason(document)
-        if self.chunk_size or any(h.level <= self.deepest for h in llamaindex_headings(document.text)):
-            return None
-        return self.no_headings_reason(document)
-
-    @property
-    def deepest(self) -> float:
-        """The deepest heading level that starts a section (LlamaIndex's any number of # when 6)."""
-        return float("inf") if self.compat == LLAMAINDEX and self.heading_level == 6 else self.heading_level
+        return None if llamaindex_headings(document.text) else self.no_headings_reason(document)
 
     def spans(self, document: Document) -> list[Span]:
         if self.compat == LLAMAINDEX:
@@ -286,20 +308,12 @@ class MarkdownSplitter(SectionSplitter):
         return super().split_document(document)
 
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
-        """MarkdownNodeParser's sections of ``document`` (``compat="llamaindex"``), cut further to chunk_size."""
-        text = document.text
-        sections = llamaindex_sections(text, self.deepest)
-        if not self.chunk_size:
-            return sections
-        tokenizer = get_tokenizer(self.tokenizer)
-        guard = protected_cuts(document)
-        return [
-            CompatChunk(start, end, None, dict(section.metadata or {}))
-            for section in sections
-            for start, end, _ in fit_pieces(
-                text, [(section.start, section.end)], self.chunk_size, tokenizer, guard=guard
-            )
-        ]
+        """MarkdownNodeParser's sections of ``document`` (``compat="llamaindex"``).
+
+        Its ``header_path`` is metadata: a node that does not inherit metadata has none, as in LlamaIndex.
+        """
+        sections = llamaindex_sections(document.text)
+        return sections if self.include_metadata else [section._replace(metadata=None) for section in sections]
 
     def structure(self, document: Document) -> Sequence[Element]:
         if any(e.kind == "heading" for e in document.elements):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from itertools import accumulate, compress, count, islice
 from operator import le, lt, sub
-from typing import Literal
+from typing import Any, Literal
 
 import regex
 
@@ -30,7 +30,7 @@ from core.params import param
 from core.schema import Document
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
-from core.splitters.compat import LANGCHAIN, compat_param
+from core.splitters.compat import LANGCHAIN, compat_param, langchain_merge, mirror_engine, refuse_unmirrored
 from core.splitters.fast.literal_cuts import literal_bounds, literal_of
 from core.splitters.fast.packing import merge_bounds, piece_bounds
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
@@ -161,7 +161,8 @@ class RecursiveSplitter(SizedSplitter):
     a language's separators are LangChain's own (``get_separators_for_language``, as
     ``from_language`` uses them); a piece of exactly ``chunk_size`` is split further;
     your separators fall back to single characters only if they include ``""``
-    (written as an empty entry); table rows are not protected.
+    (written as an empty entry); table rows are not protected; a separator stays at
+    the start of the piece after it (LangChain's ``keep_separator=True``; ``end`` is refused).
     """
 
     name = "recursive"
@@ -198,6 +199,14 @@ class RecursiveSplitter(SizedSplitter):
         super().validate()
         if self.compat == LANGCHAIN and self.language != "none":
             langchain_separators(self.language)
+        refuse_unmirrored(
+            self,
+            (
+                self.keep_separator != "start",
+                "keeps each separator at the start of the piece after it, as LangChain's keep_separator=True does",
+                f"keep_separator={self.keep_separator}",
+            ),
+        )
         if not self.separators:
             return
         if self.language != "none":
@@ -213,8 +222,14 @@ class RecursiveSplitter(SizedSplitter):
     def separator_patterns(self) -> list[regex.Pattern[str]]:
         """The hierarchy in force, compiled; single characters come after it."""
         if self.compat == LANGCHAIN and not self.separators and self.language != "none":
-            return _compile("", tuple(langchain_separators(self.language)), True)
-        return _compile(self.language, self.separators or (), self.is_separator_regex)
+            return _compile("", tuple(_literal_braces(s) for s in langchain_separators(self.language)), True)
+        separators = self.separators or ()
+        if self.compat == LANGCHAIN and "" in separators:
+            # LangChain cuts between characters at "" and never tries a separator after it.
+            separators = separators[: separators.index("")]
+            if not separators:
+                return []
+        return _compile(self.language, separators, self.is_separator_regex)
 
     @property
     def _characters_last(self) -> bool:
@@ -236,6 +251,19 @@ class RecursiveSplitter(SizedSplitter):
             characters_last=self._characters_last,
         )
         return splitter.chunks(0, len(text), self.separator_patterns())
+
+    def mirror(self) -> Any:
+        # keep_separator "start" (the only one the compat mode takes) is LangChain's True.
+        params: dict[str, Any] = {"length_function": self.tokenizer}
+        if self.separators:
+            # A literal separator is typed with \\n for a newline (read so here); a regex is passed as it is.
+            typed = self.separators if self.is_separator_regex else tuple(_unescape(s) for s in self.separators)
+            params.update(separators=typed, is_separator_regex=self.is_separator_regex)
+        elif self.language != "none":
+            params["language"] = LANGCHAIN_LANGUAGE.get(self.language, self.language)
+        return mirror_engine(
+            self, "langchain.recursive", chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap, **params
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use("from llama_index.core.node_parser import LangchainNodeParser")
@@ -316,8 +344,7 @@ class _Recursion:
         else:
             bounds = piece_bounds(self.guard.pieces(start, end, range(start + 1, end))) if self.characters_last else []
         if len(bounds) <= 2:
-            trimmed = trim_span(self.text, start, end)
-            return [Span(*trimmed)] if trimmed else []
+            return self.whole(start, end)
         # Running sums of the pieces' sizes: sized in characters, the boundaries are already that.
         if self.tokenizer.name == "characters":
             prefix = bounds
@@ -341,12 +368,24 @@ class _Recursion:
             run_start = index + 1
             piece_start, piece_end = bounds[index], bounds[index + 1]
             if rest is None:
-                trimmed = trim_span(self.text, piece_start, piece_end)
-                out.extend([Span(*trimmed)] if trimmed else [])
+                out.extend(self.whole(piece_start, piece_end))
             else:
                 out.extend(self.chunks(piece_start, piece_end, rest))
         out.extend(self.merge(bounds[run_start:], prefix[run_start:]))
         return out
+
+    def whole(self, start: int, end: int) -> list[Span]:
+        """A piece nothing cuts further, as a chunk: trimmed of whitespace.
+
+        LangChain (``split_full``) trims only what it packs: a piece too big to pack
+        that no separator is left to cut is a chunk exactly as it is.
+        """
+        if self.split_full and start < end:
+            size = end - start if self.tokenizer.name == "characters" else self.tokenizer.count(self.text[start:end])
+            if size >= self.chunk_size:
+                return [Span(start, end)]
+        trimmed = trim_span(self.text, start, end)
+        return [Span(*trimmed)] if trimmed else []
 
     def cuts(self, separator: regex.Pattern[str], start: int, end: int) -> list[int]:
         try:
@@ -361,6 +400,12 @@ class _Recursion:
     def merge(self, bounds: list[int], prefix: list[int]) -> list[Span]:
         if len(bounds) < 2:
             return []
+        if self.split_full:
+            # LangChain's own packing: it also keeps a chunk that, trimmed, lies inside the one before.
+            sizes = list(map(sub, islice(prefix, 1, None), prefix))
+            groups = langchain_merge(sizes, self.chunk_size, self.chunk_overlap, 0)
+            trimmed = (trim_span(self.text, bounds[first], bounds[last + 1]) for first, last in groups)
+            return [Span(*span) for span in trimmed if span]
         return merge_bounds(bounds, prefix, self.chunk_size, self.chunk_overlap, self.text)
 
 
@@ -378,6 +423,15 @@ def langchain_separators(language: str) -> tuple[str, ...]:
     return tuple(
         RecursiveCharacterTextSplitter.get_separators_for_language(Language(LANGCHAIN_LANGUAGE.get(language, language)))
     )
+
+
+def _literal_braces(pattern: str) -> str:
+    """``pattern`` (a regex for Python's ``re``) with each ``{`` that starts no repeat count escaped.
+
+    ``re`` reads LangChain's LaTeX separator ``\\\\begin{enumerate}`` as a literal brace; the ``regex``
+    module reads ``{e...}`` as a fuzzy-match constraint and refuses it.
+    """
+    return re.sub(r"(?<!\\)\{(?!\d*(?:,\d*)?\})", r"\\{", pattern)
 
 
 @lru_cache(maxsize=64)

@@ -1,4 +1,4 @@
-"""A user's regex is checked before it runs: short, and free of the shapes that backtrack exponentially.
+r"""A user's regex is checked before it runs: short, and free of the shapes that backtrack exponentially.
 
 Every parameter that holds a regular expression says so where it is declared
 (``param(..., regex=...)`` in :mod:`core.params`), and construction runs this one

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from core import segmentation
 from core.codegen import CodeSnippet, call, langchain_recursive, llamaindex_tokenizer, split_with
@@ -31,7 +32,19 @@ from core.params import param
 from core.schema import Document, MetadataMode, Node
 from core.segmentation import punkt_sentence_starts, sentence_spans_within
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
-from core.splitters.compat import LLAMAINDEX, CompatChunk, compat_nodes, compat_param, compat_spans, joined_chunk
+from core.splitters.compat import (
+    LLAMAINDEX,
+    NONE,
+    CompatChunk,
+    compat_nodes,
+    compat_param,
+    compat_spans,
+    empty_text_chunks,
+    joined_chunk,
+    llamaindex_tokenizer_name,
+    mirror_engine,
+    refuse_unmirrored,
+)
 from core.splitters.fast.packing import merge_pieces
 from core.splitters.fast.token_index import TokenIndex
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
@@ -58,6 +71,8 @@ class SentenceSplitter(SizedSplitter):
     tokenized on its own and the counts added; an oversized piece split again from
     the paragraph level down; table rows not protected. Where LlamaIndex joins pieces
     with a gap between them, the node keeps LlamaIndex's text, marked ``rewritten``.
+    As LlamaIndex, it always leaves room for the metadata (whether or not nodes
+    inherit it), and an empty text gives one empty node.
     """
 
     name = "sentence"
@@ -93,6 +108,10 @@ class SentenceSplitter(SizedSplitter):
                 raise ConfigError(f"{self.name}: {key} must not be empty")
             if len(value) > 100:
                 raise ConfigError(f"{self.name}: {key} is longer than 100 characters")
+        refuse_unmirrored(
+            self,
+            (not self.metadata_aware, "leaves room for the metadata as LlamaIndex always does", "metadata_aware=false"),
+        )
 
     def chunk_budget(self, document: Document) -> int:
         """Tokens left for text in each chunk once the metadata of its node is counted.
@@ -103,7 +122,8 @@ class SentenceSplitter(SizedSplitter):
         So with the model tokenizer no EMBED view outgrows ``chunk_size`` (and the default fits the
         model's window). ``compat="llamaindex"`` keeps LlamaIndex's budget: the document's metadata alone.
         """
-        if not (self.metadata_aware and self.include_metadata):
+        # LlamaIndex budgets for the metadata even when its nodes do not inherit it.
+        if not self.metadata_aware or (self.compat == NONE and not self.include_metadata):
             return self.chunk_size
         tokenizer = self.get_tokenizer()
         if self.compat == LLAMAINDEX:
@@ -142,11 +162,33 @@ class SentenceSplitter(SizedSplitter):
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """LlamaIndex's chunks of ``document``: its splits, packed by its rule (``compat="llamaindex"``)."""
         text = document.text
+        # LlamaIndex counts the metadata first: a blank text is refused too when it leaves no room.
+        budget = self.chunk_budget(document)
+        if not text:
+            return empty_text_chunks()
         if not text.strip():
             return []
-        budget = self.chunk_budget(document)
         pieces = _LlamaIndexPieces(self, text, self.get_tokenizer()).fitting(budget)
+        # A piece still over the budget is one character: LlamaIndex refuses the whole text.
+        oversized = next((size for _, _, size in pieces if size > budget), None)
+        if oversized is not None:
+            where = document.metadata.get("file_name") or document.id
+            raise ConfigError(
+                f"{self.name}: {where} holds a character of {oversized} tokens, more than the {budget} left in "
+                "each chunk, which LlamaIndex refuses (Single token exceeded chunk size); raise chunk_size"
+            )
         return llamaindex_merge(text, pieces, budget, self.chunk_overlap)
+
+    def mirror(self) -> Any:
+        return mirror_engine(
+            self,
+            "llamaindex.sentence",
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer_name(self.tokenizer),
+            separator=self.separator,
+            paragraph_separator=self.paragraph_separator,
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use("from llama_index.core.node_parser import SentenceSplitter")

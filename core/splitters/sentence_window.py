@@ -9,6 +9,7 @@ the embedding model as metadata.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core.codegen import CodeSnippet, call, literal
 from core.errors import ConfigError
@@ -16,7 +17,7 @@ from core.params import param
 from core.schema import Document, Node
 from core.segmentation import punkt_sentence_starts, sentence_spans
 from core.splitters.base import Span, Splitter
-from core.splitters.compat import LLAMAINDEX, compat_param
+from core.splitters.compat import LLAMAINDEX, compat_param, mirror_engine, refuse_unmirrored
 from core.splitters.registry import SPLITTERS
 
 
@@ -59,6 +60,7 @@ class SentenceWindowSplitter(Splitter):
                 f"{self.name}: window_metadata_key and original_text_metadata_key must differ "
                 f"(both are {self.window_metadata_key!r})"
             )
+        refuse_unmirrored(self, (self.window_size == 0, "takes a window as LlamaIndex does", "window_size=0"))
 
     def spans(self, document: Document) -> list[Span]:
         text = document.text
@@ -79,6 +81,8 @@ class SentenceWindowSplitter(Splitter):
 
     def _llamaindex_spans(self, text: str) -> list[Span]:
         starts = punkt_sentence_starts(text)
+        if not starts:  # an empty text: no sentence, no node (as LlamaIndex)
+            return []
         bounds = list(zip(starts, [*starts[1:], len(text)], strict=True))
         sentences = [text[start:end] for start, end in bounds]
         spans = []
@@ -95,6 +99,15 @@ class SentenceWindowSplitter(Splitter):
             for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
                 excluded.extend(key for key in hidden if key not in excluded)
         return nodes
+
+    def mirror(self) -> Any:
+        return mirror_engine(
+            self,
+            "llamaindex.sentence_window",
+            window_size=self.window_size,
+            window_metadata_key=self.window_metadata_key,
+            original_text_metadata_key=self.original_text_metadata_key,
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use("from llama_index.core.node_parser import SentenceWindowNodeParser")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from core.codegen import (
     EMBED_MODEL_MAX_TOKENS,
@@ -28,7 +29,17 @@ from core.errors import ConfigError
 from core.schema import Document, MetadataMode, Node
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
-from core.splitters.compat import LLAMAINDEX, CompatChunk, compat_nodes, compat_param, compat_spans
+from core.splitters.compat import (
+    LLAMAINDEX,
+    CompatChunk,
+    compat_nodes,
+    compat_param,
+    compat_spans,
+    empty_text_chunks,
+    llamaindex_tokenizer_name,
+    mirror_engine,
+    refuse_unmirrored,
+)
 from core.splitters.fast.token_index import TokenIndex
 from core.splitters.pieces import piece_sizes
 from core.splitters.registry import SPLITTERS
@@ -60,7 +71,8 @@ class TokenSplitter(SizedSplitter):
     pieces of at most ``chunk_overlap`` tokens; the budget is ``chunk_size`` less the
     tokens of the document's metadata (the longer of its LLM and embedding views)
     and 2 more, always, as LlamaIndex reserves them. A chunk is its pieces stripped:
-    a slice of the source. A size function may then size the pieces.
+    a slice of the source; an empty text gives one empty node. A size function may
+    then size the pieces (from Python only; Export then keeps this splitter's translation).
     """
 
     name = "token"
@@ -84,6 +96,7 @@ class TokenSplitter(SizedSplitter):
                 f"{self.name}: windows are cut between tokens, and a size function gives no token positions; "
                 f"name a tokenizer ({', '.join(TOKENIZER_NAMES)})"
             )
+        refuse_unmirrored(self)
 
     def spans(self, document: Document) -> list[Span]:
         if self.compat == LLAMAINDEX:
@@ -143,10 +156,22 @@ class TokenSplitter(SizedSplitter):
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """LlamaIndex's TokenTextSplitter chunks of ``document`` (``compat="llamaindex"``)."""
         text = document.text
+        # LlamaIndex counts the metadata first: a blank text is refused too when it leaves no room.
+        budget = self.chunk_budget(document)
+        if not text:
+            return empty_text_chunks()
         if not text.strip():
             return []
-        budget = self.chunk_budget(document)
         return llamaindex_token_chunks(text, self.get_tokenizer(), budget, self.chunk_overlap)
+
+    def mirror(self) -> Any:
+        return mirror_engine(
+            self,
+            "llamaindex.token",
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            tokenizer=llamaindex_tokenizer_name(self.tokenizer),
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         if self.compat == LLAMAINDEX:
