@@ -24,6 +24,7 @@ from core.cli_query import (
     engine_from_args,
     format_table,
 )
+from core.folds import DEFAULT_FOLDS, FOLD_KINDS
 from core.retrieval import SCOPES
 from core.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
 
@@ -64,7 +65,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     tune.add_argument("--eta", type=int, default=2, help="Halving: keep 1/eta of the configurations each round.")
     tune.add_argument("--keep", type=int, default=8, help="Halving: configurations measured on every query.")
-    tune.add_argument("--seed", type=int, default=0, help="Halving: the order in which queries are sampled.")
+    tune.add_argument(
+        "--seed", type=int, default=0, help="Halving: the order queries are sampled in; folds by question: the shuffle."
+    )
+    tune.add_argument(
+        "--folds-by",
+        choices=FOLD_KINDS,
+        default="document",
+        help="Cut the questions into folds by document (a held-out fold asks about unseen documents) or by "
+        'question. A "fold" on every entry of the queries file is used instead. With questions about one '
+        "document only, folds are by question (and the output says so).",
+    )
+    tune.add_argument(
+        "--folds", type=int, default=DEFAULT_FOLDS, help="How many folds (fewer when there are fewer documents)."
+    )
+    tune.add_argument(
+        "--without-default",
+        action="store_true",
+        help="Leave out evaluate's default configuration, otherwise always measured as the yardstick.",
+    )
     tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
     add_engine_arguments(tune)
     tune.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
@@ -116,6 +135,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         progress(
             0.0,
             f"{len(space.arms(len(setups)))} configurations"
+            + ("" if args.without_default else " and the default one")
             + (", loading the embedding model" if needs and engine.kind == "local" else ""),
         )
     result = tune(
@@ -130,6 +150,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         eta=args.eta,
         keep=args.keep,
         seed=args.seed,
+        folds_by=args.folds_by,
+        folds=args.folds,
+        include_default=not args.without_default,
         report=progress,
         engine=engine,
     )
@@ -139,16 +162,52 @@ def cmd_tune(args: argparse.Namespace) -> int:
         _print_json(result.to_dict())
         return 0
     print(
-        f"Pareto front: {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "
+        f"Pareto front: held-out {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "
         f"({result.search}, {len(result.rows)} configurations, {result.queries} queries)"
     )
-    print(format_table(table_rows(result.front_rows())))
+    print(format_table(table_rows(result.front_rows(), result.quality)))
+    for line in summary_lines(result.to_dict()):
+        print(line)
     return 0
 
 
-def table_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, Any]]:
+    """The held-out quality and its spread beside the in-sample one, then the costs."""
     columns = ("config", "hit_rate", "mrr", "recall", "context_tokens", "nodes", "embed_tokens", "embed_seconds")
-    return [{column: row[column] for column in columns} for row in rows]
+    table = []
+    for row in rows:
+        shown: dict[str, Any] = {"config": row["config"], f"heldout_{quality}": row["heldout"]}
+        shown["spread"] = row["heldout_spread"]
+        shown.update({column: row[column] for column in columns[1:]})
+        shown[f"{quality} (in sample)"] = shown.pop(quality)
+        table.append(shown)
+    return table
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    """The folds, the pick, what choosing on training folds scored held out, and the default's held-out score."""
+    name = QUALITIES[result["quality"]]
+    rows, folds = result["rows"], result["folds"]
+    sizes = ", ".join(str(n) for n in folds["questions"])
+    lines = [
+        f"Folds: {folds['count']} by {folds['by']} ({sizes} questions)"
+        + (f"; {folds['note']}" if folds["note"] else "")
+    ]
+    if result["pick"] is not None:
+        pick = rows[result["pick"]]
+        lines.append(
+            f"Pick (best held-out {name}): {pick['config']}: held-out {pick['heldout']:.3f} ± "
+            f"{pick['heldout_spread']:.3f}, in sample {pick[result['quality']]:.3f}"
+        )
+    validation = result["cross_validation"]
+    chosen = "; ".join(
+        f"fold {fold['fold'] + 1}: {rows[fold['chosen']]['config']} {fold['chosen_heldout']:.3f}"
+        for fold in validation["folds"]
+    )
+    lines.append(f"Chosen on the other folds, scored on each held-out fold: {validation['estimate']:.3f} ({chosen})")
+    if validation["default_estimate"] is not None:
+        lines.append(f"Default configuration, held out: {validation['default_estimate']:.3f}")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

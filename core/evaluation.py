@@ -80,6 +80,7 @@ class EvalQuery:
     query: str
     doc: str  # the file name of the document holding the answer
     excerpts: tuple[str, ...]
+    fold: str | None = None  # the cross-validation fold the queries file declares (core.folds), if any
 
 
 def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
@@ -110,7 +111,12 @@ def parse_queries(data: Any, source: str = "queries") -> list[EvalQuery]:
             raise LoadError(source, f"{where} names no doc (the file name holding the answer)")
         if not isinstance(excerpts, list) or not excerpts or not all(isinstance(e, str) and e for e in excerpts):
             raise LoadError(source, f"{where} needs a non-empty list of excerpt strings")
-        queries.append(EvalQuery(query=query, doc=doc, excerpts=tuple(excerpts)))
+        fold = entry.get("fold")
+        if fold is not None and (isinstance(fold, bool) or not isinstance(fold, (str, int)) or fold == ""):
+            raise LoadError(source, f"{where} has a fold that is not a name or a number: {fold!r}")
+        queries.append(
+            EvalQuery(query=query, doc=doc, excerpts=tuple(excerpts), fold=None if fold is None else str(fold))
+        )
     return queries
 
 

@@ -16,6 +16,16 @@ costs:
 - ``embed_seconds``: the time this run spent embedding the configuration's
   chunks (texts other configurations share are embedded once and then cost 0).
 
+Every row also carries its **held-out** quality: the questions are cut into
+folds (by document by default, :mod:`core.folds`) and each configuration's
+score on each fold is a score on questions no choice was made on; the row's
+``quality`` column stays the in-sample score beside it. The **pick** and the
+**front** are by held-out quality, and the result says what choosing on the
+training folds scored on the held-out ones (the honest estimate of tuning),
+next to the default configuration's held-out score: evaluate's default
+(:func:`core.config_parts.default_splitter`, default retrieval) is always in
+the space unless ``include_default=False``.
+
 Small spaces are searched exhaustively; large ones by successive halving over a
 growing sample of the queries (:mod:`core.halving`). Splitting and embedding
 happen once per splitter configuration whatever the retrieval settings; each
@@ -32,11 +42,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.config_parts import RetrievalSettings
+from core.config_parts import RetrievalSettings, default_splitter
 from core.errors import ConfigError
 from core.eval_jobs import shippable_embedder
 from core.eval_runner import Report
 from core.evaluation import METRICS, EvalQuery, check_evaluation, references
+from core.folds import DEFAULT_FOLDS, cross_validate, make_folds
 from core.halving import _best, schedule, successive_halving
 from core.parallel import Engine, ordered_map
 from core.pareto import front
@@ -128,6 +139,10 @@ class TuneResult:
     rungs: list[dict[str, Any]] = field(default_factory=list)
     embedded_texts: int = 0  # texts the model encoded in this run (the rest came from a cache)
     skipped_queries: list[str] = field(default_factory=list)
+    folds: dict[str, Any] = field(default_factory=dict)  # how the questions were folded (core.folds)
+    cross_validation: dict[str, Any] = field(default_factory=dict)  # per fold: the training choice, held out
+    pick: int | None = None  # the row with the best held-out quality
+    default: int | None = None  # the default configuration's row
 
     def front_rows(self) -> list[dict[str, Any]]:
         return [self.rows[i] for i in self.front]
@@ -143,6 +158,10 @@ class TuneResult:
             "rungs": self.rungs,
             "embedded_texts": self.embedded_texts,
             "skipped_queries": self.skipped_queries,
+            "folds": self.folds,
+            "cross_validation": self.cross_validation,
+            "pick": self.pick,
+            "default": self.default,
         }
 
 
@@ -160,6 +179,9 @@ def tune(
     keep: int = 8,
     min_queries: int = 4,
     seed: int = 0,
+    folds_by: str = "document",
+    folds: int = DEFAULT_FOLDS,
+    include_default: bool = True,
     report: Report | None = None,
     engine: Engine | None = None,
 ) -> TuneResult:
@@ -169,6 +191,8 @@ def tune(
     at most :data:`EXHAUSTIVE_BUDGET` (arm, query) pairs is searched exhaustively.
     ``engine`` spreads the splitter configurations (every one, or each round's of
     successive halving) over workers (:mod:`core.parallel`); the rows are the same on every engine.
+    ``folds_by`` and ``folds`` say how the questions are cut for the held-out scores
+    (:func:`core.folds.make_folds`; folds declared in the queries file win).
     """
     if quality not in QUALITIES:
         raise ConfigError(f"quality must be one of {', '.join(QUALITIES)}, got {quality!r}")
@@ -181,8 +205,10 @@ def tune(
     engine = engine or Engine()
     setups = space.setups()
     arms = space.arms(len(setups))
+    default_arm = _add_default(setups, arms) if include_default else None
     usable, skipped = references(documents, queries)
-    needs_vectors = any(mode != "bm25" for mode in space.modes)
+    folding = make_folds([q.doc for q, _ in usable], [q.fold for q, _ in usable], by=folds_by, count=folds, seed=seed)
+    needs_vectors = any(arm.mode != "bm25" for arm in arms)
     if needs_vectors and embedder is None and engine.kind == "local":
         from core.embeddings import get_embedder
 
@@ -196,7 +222,8 @@ def tune(
     if used == "halving":
         random.Random(seed).shuffle(order)
     shared = embedder if engine.kind == "local" else shippable_embedder(embedder)
-    inputs = TuneInputs(tuple(documents), tuple(usable), tuple(order), scope, max(space.top_ks), needs_vectors, shared)
+    max_k = max(arm.top_k for arm in arms)
+    inputs = TuneInputs(tuple(documents), tuple(usable), tuple(order), scope, max_k, needs_vectors, shared)
     say = report or (lambda fraction, text: None)
     measured: dict[int, dict[str, Any]] = {}  # each arm's last row
     setup_of: dict[int, dict[str, Any]] = {}  # what each splitter configuration is, as a task reported it
@@ -254,14 +281,73 @@ def tune(
             len(arms), measure, len(usable), eta=eta, keep=keep, min_items=min_queries, on_rung=on_rung
         )
         rungs = [{"queries": r.items, "measured": len(r.arms), "kept": len(r.kept)} for r in halving.rungs]
+        if default_arm is not None and chosen.get(default_arm, {}).get("queries") != len(usable):
+            # The default is the yardstick: always measured on every question.
+            run([default_arm], len(usable), 1.0, 0.0, None)
+            chosen[default_arm] = measured[default_arm]
     rows = [_row(index, arm, setup_of[arm.setup], chosen[index]) for index, arm in enumerate(arms)]
-    full = [row["id"] for row in rows if row["queries"] == len(usable)]
-    on_front = [full[i] for i in front([(rows[i][quality], rows[i][cost]) for i in full])]
-    on_front.sort(key=lambda i: (rows[i][cost], -rows[i][quality]))
+    validation = _cross_validate(rows, order, folding, quality, cost, default_arm)
+    full = [row["id"] for row in rows if row["heldout"] is not None]
+    on_front = [full[i] for i in front([(rows[i]["heldout"], rows[i][cost]) for i in full])]
+    on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["heldout"]))
     for row in rows:
         row["on_front"] = row["id"] in on_front
     say(1.0, "Done")
-    return TuneResult(quality, cost, used, rows, on_front, len(usable), rungs, encoded, skipped)
+    return TuneResult(
+        quality,
+        cost,
+        used,
+        rows,
+        on_front,
+        len(usable),
+        rungs,
+        encoded,
+        skipped,
+        folding.to_dict(),
+        {key: validation[key] for key in ("folds", "estimate", "default_estimate")},
+        validation["pick"],
+        default_arm,
+    )
+
+
+def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm]) -> int:
+    """Put evaluate's default configuration into the space (if it is not there) and return its arm's index."""
+    splitter = default_splitter()
+    position = next((i for i, (_, other, _) in enumerate(setups) if other == splitter), None)
+    if position is None:
+        setups.append((f"{splitter.name} (defaults)", splitter, {}))
+        position = len(setups) - 1
+    retrieval = RetrievalSettings()
+    alpha = retrieval.alpha if retrieval.mode == "hybrid" else 0.5
+    arm = Arm(position, retrieval.mode, alpha, retrieval.top_k)
+    if arm not in arms:
+        arms.append(arm)
+    return arms.index(arm)
+
+
+def _cross_validate(
+    rows: list[dict[str, Any]], order: list[int], folding: Any, quality: str, cost: str, default: int | None
+) -> dict[str, Any]:
+    """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary."""
+    total = len(order)
+    scores: dict[int, list[float]] = {}
+    for row in rows:
+        per_query = row.pop("per_query")
+        if row["queries"] == total:
+            values = [0.0] * total
+            for position, value in zip(order, per_query[quality], strict=True):
+                values[position] = value
+            scores[row["id"]] = values
+    validation = cross_validate(scores, {i: rows[i][cost] for i in scores}, folding, default)
+    chosen = [fold["chosen"] for fold in validation["folds"]]
+    for row in rows:
+        held = validation["arms"].get(row["id"])
+        row["heldout"] = held["heldout"] if held else None
+        row["heldout_spread"] = held["spread"] if held else None
+        row["heldout_by_fold"] = held["by_fold"] if held else None
+        row["chosen_in_folds"] = chosen.count(row["id"])
+        row["default"] = row["id"] == default
+    return validation
 
 
 def _task(setup: int, built: tuple[str, Any, dict[str, Any]], arms: list[tuple[int, Arm]], count: int) -> SetupTask:

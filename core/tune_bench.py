@@ -187,6 +187,7 @@ class _Bench:
             scores.append(score_query(eval_query, [prepared.nodes[p] for p in positions], reference))
             tokens.append(int(sum(prepared.llm_tokens[p] for p in positions)))
         row: dict[str, Any] = {"queries": count}
+        per_query: dict[str, list[float]] = {}
         for metric, name in (
             ("hit_rate", "hit"),
             ("mrr", "reciprocal_rank"),
@@ -195,6 +196,9 @@ class _Bench:
             ("iou", "iou"),
         ):
             row[metric] = sum(getattr(score, name) for score in scores) / len(scores)
+            # Each query's value, in sampling order: the tuner's cross-validation (core.folds) reads them.
+            per_query[metric] = [getattr(score, name) for score in scores]
+        row["per_query"] = per_query
         row["context_tokens"] = sum(tokens) / len(tokens)
         return row
 

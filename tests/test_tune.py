@@ -37,12 +37,16 @@ def test_every_row_scores_as_evaluate_scores_that_configuration(corpus):
     embedder = WordsEmbedder(disk_cache=False)
     space = TuneSpace(sizes(128, 256), modes=("dense", "bm25", "hybrid"), alphas=(0.3,), top_ks=(2, 4))
     result = tune(documents, queries, space, embedder=embedder, search="exhaustive")
-    assert len(result.rows) == 2 * 3 * 2
+    # The space, and the default configuration (sentence 250/50, dense, k=5) as the yardstick.
+    assert len(result.rows) == 2 * 3 * 2 + 1
+    default = result.rows[result.default]
+    assert default["default"] and default["params"] == {"chunk_size": 250, "chunk_overlap": 50}
+    assert (default["mode"], default["top_k"]) == ("dense", 5)
     for row in result.rows:
         expected = evaluate(
             documents,
             queries,
-            get_splitter("sentence", chunk_size=row["params"]["chunk_size"], chunk_overlap=0),
+            get_splitter("sentence", **row["settings"]["splitter"]["params"]),
             embedder=embedder,
             top_k=row["top_k"],
             mode=row["mode"],
@@ -59,7 +63,7 @@ def test_context_tokens_are_the_retrieved_chunks_llm_views_in_model_tokens(corpu
     from core.tokenizers import get_tokenizer
 
     documents, queries = corpus
-    result = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1,)))
+    result = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1,)), include_default=False)
     (row,) = result.rows
     splitter = get_splitter("sentence", chunk_size=200, chunk_overlap=0)
     counter = get_tokenizer("model")
@@ -68,7 +72,7 @@ def test_context_tokens_are_the_retrieved_chunks_llm_views_in_model_tokens(corpu
     tokens = [counter.count(nodes[score.retrieved[0]].get_content(MetadataMode.LLM)) for score in evaluation.per_query]
     assert row["context_tokens"] == pytest.approx(sum(tokens) / len(tokens))
     # A larger top_k sends more text.
-    wider = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1, 3)))
+    wider = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1, 3)), include_default=False)
     assert wider.rows[1]["context_tokens"] > wider.rows[0]["context_tokens"] == row["context_tokens"]
 
 
@@ -100,7 +104,7 @@ def test_a_second_configuration_with_the_same_chunks_embeds_nothing(corpus, tmp_
 def test_halving_measures_survivors_on_every_query_and_the_front_is_undominated(corpus):
     documents, queries = corpus
     space = TuneSpace(sizes(64, 128, 256, 512), modes=("bm25",), top_ks=(1, 2, 3, 5, 8))
-    result = tune(documents, queries, space, search="halving", keep=4, eta=2, min_queries=2)
+    result = tune(documents, queries, space, search="halving", keep=4, eta=2, min_queries=2, include_default=False)
     assert result.search == "halving"
     assert [rung["measured"] for rung in result.rungs] == [20, 10, 5, 4]
     assert result.rungs[-1]["queries"] == len(queries) > result.rungs[0]["queries"]
@@ -150,6 +154,7 @@ def test_cli_tune_prints_the_front_as_json(sample_docs, capsys):
             "--format",
             "json",
             "--quiet",
+            "--without-default",
         ]
     )
     assert code == 0
@@ -187,3 +192,63 @@ def cli_tune_args(*argv: str):
     parser = argparse.ArgumentParser()
     cli_tune.register(parser.add_subparsers())
     return parser.parse_args(["tune", "x", "--queries", "q.json", *argv])
+
+
+def test_on_the_samples_the_cross_validated_pick_is_never_below_the_default_held_out(corpus):
+    """The issue's yardstick, with the packaged model (its vectors come from the disk cache after the first run)."""
+    documents, queries = corpus
+    space = TuneSpace(sizes(128, 512), modes=("dense", "hybrid"), alphas=(0.5,), top_ks=(5,))
+    for quality in ("mrr", "hit_rate"):
+        result = tune(documents, queries, space, quality=quality)
+        assert result.folds["by"] == "document" and result.folds["count"] == 2  # two documents have questions
+        default, pick = result.rows[result.default], result.rows[result.pick]
+        assert default["default"] and default["heldout"] is not None
+        assert pick["heldout"] >= default["heldout"], (quality, pick["config"], default["config"])
+        assert pick["on_front"]
+        # The held-out estimate is each fold's mean, beside the in-sample mean over all questions.
+        assert pick["heldout"] == pytest.approx(sum(pick["heldout_by_fold"]) / 2)
+        validation = result.cross_validation
+        assert validation["default_estimate"] == default["heldout"]
+        assert len(validation["folds"]) == 2
+
+
+def test_the_front_and_the_pick_are_by_held_out_quality_and_declared_folds_are_honoured(corpus):
+    import dataclasses
+
+    documents, queries = corpus
+    declared = [dataclasses.replace(q, fold=str(i % 3)) for i, q in enumerate(queries)]
+    space = TuneSpace(sizes(64, 128, 256), modes=("bm25",), top_ks=(1, 3))
+    result = tune(documents, declared, space, embedder=WordsEmbedder(disk_cache=False))
+    assert result.folds == {"by": "declared", "count": 3, "questions": [5, 5, 4], "note": ""}
+    full = [row for row in result.rows if row["heldout"] is not None]
+    assert len(full) == len(result.rows) == 7
+    for row in result.front_rows():
+        assert not any(
+            dominates((o["heldout"], o["context_tokens"]), (row["heldout"], row["context_tokens"]), ("max", "min"))
+            for o in full
+        )
+    assert result.rows[result.pick]["heldout"] == max(row["heldout"] for row in full)
+    assert sum(row["chosen_in_folds"] for row in full) == 3
+
+
+def test_cli_tune_table_shows_held_out_beside_in_sample_and_says_how_it_folded(sample_docs, capsys):
+    code = cli_tune.main(
+        [
+            "tune",
+            str(sample_docs / "release_notes.txt"),
+            "--queries",
+            str(sample_docs / "queries.json"),
+            "--sweep",
+            "chunk_size=128,256",
+            "--modes",
+            "bm25",
+            "--quiet",
+            "--without-default",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "heldout_mrr" in out and "spread" in out and "mrr (in sample)" in out
+    # One document with questions: folded by question instead, and the output says why.
+    assert "Folds: 4 by question (1, 1, 1, 1 questions); folds by document need questions about at least 2" in out
+    assert "Pick (best held-out MRR):" in out and "Chosen on the other folds, scored on each held-out fold:" in out
