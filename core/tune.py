@@ -10,11 +10,14 @@ costs:
   i.e. what the LLM is sent (counted by the embedding model's tokenizer);
 - ``nodes``: the chunks the index holds;
 - ``embed_tokens``: the model tokens of every chunk's EMBED view (at most the
-  model's window each), the work of embedding the configuration from scratch:
+  model's window each), and of every text the splitter embedded while splitting
+  (the semantic splitter's sentence groups, counted in ``split_embeddings``),
+  the work of embedding the configuration from scratch:
   embedding time is proportional to it, and unlike seconds it does not depend
   on what the cache already held;
 - ``embed_seconds``: the time this run spent embedding the configuration's
-  chunks (texts other configurations share are embedded once and then cost 0).
+  chunks and its splitter's texts (texts other configurations share are
+  embedded once and then cost 0).
 
 Every row also carries its **held-out** quality: the questions are cut into
 folds (by document by default, :mod:`core.folds`) and each configuration's

@@ -28,6 +28,7 @@ from core.evaluation import _shown_params, score_query
 from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 from core.schema import MetadataMode, Node, contents
 from core.splitters import get_splitter
+from core.splitters.semantic import embedder_override
 
 __all__ = ["SetupTask", "TuneInputs", "encoded_texts", "measure_setup"]
 
@@ -87,7 +88,12 @@ def measure_setup(task: SetupTask, inputs: TuneInputs) -> dict[str, Any]:
     rows = {}
     for arm, mode, alpha, top_k in task.arms:
         row = bench.measure(prepared, mode, alpha, top_k, task.queries)
-        row.update(nodes=len(prepared.nodes), embed_tokens=prepared.embed_tokens, embed_seconds=prepared.embed_seconds)
+        row.update(
+            nodes=len(prepared.nodes),
+            embed_tokens=prepared.embed_tokens,
+            embed_seconds=prepared.embed_seconds,
+            split_embeddings=prepared.split_embeddings,
+        )
         rows[arm] = row
     return {
         "rows": rows,
@@ -120,6 +126,7 @@ class _Prepared:
     embed_tokens: int
     embed_seconds: float
     over_window: int | None
+    split_embeddings: int  # texts the splitter embedded while splitting
     retrievers: dict[str, ScopedRetriever] = field(default_factory=dict)
     ranked: dict[tuple[str, float, int], list[int]] = field(default_factory=dict)
 
@@ -146,8 +153,10 @@ class _Bench:
         if index in self.prepared:
             return self.prepared[index]
         label, splitter, combination = setup
-        nodes = splitter.split(self.documents)
-        seconds = 0.0
+        splitting = SplitEmbeddings()
+        with embedder_override(splitting):
+            nodes = splitter.split(self.documents)
+        seconds = splitting.seconds
         if needs_vectors and nodes:
             from core.embeddings import embed_nodes
 
@@ -157,9 +166,12 @@ class _Bench:
         llm = _counts(self.counter, contents(nodes, MetadataMode.LLM))
         embed = _counts(self.counter, contents(nodes, MetadataMode.EMBED))
         over = int((embed > self.window).sum()) if needs_vectors else None
-        # The model reads at most its window of each chunk, plus its special tokens.
+        # The model reads at most its window of each chunk, plus its special tokens; and so of each text the
+        # splitter embedded while splitting (the semantic splitter's sentence groups): a cost of this configuration.
         embed_tokens = int(np.minimum(embed, self.window).sum()) + SPECIAL_TOKENS * len(nodes)
-        done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over)
+        split_counts = _counts(self.counter, splitting.texts)
+        embed_tokens += int(np.minimum(split_counts, self.window).sum()) + SPECIAL_TOKENS * len(splitting.texts)
+        done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over, len(splitting.texts))
         self.prepared[index] = done
         return done
 
@@ -201,6 +213,28 @@ class _Bench:
         row["per_query"] = per_query
         row["context_tokens"] = sum(tokens) / len(tokens)
         return row
+
+
+class SplitEmbeddings:
+    """The embed function a splitter uses while splitting, as it would (the packaged model), recording its texts and time.
+
+    Installed with :func:`core.splitters.semantic.embedder_override`, it changes
+    no vector: it calls what the splitter calls without it.
+    """
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.seconds = 0.0
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        from core.embeddings import get_embedder
+
+        start = time.perf_counter()
+        try:
+            return get_embedder().embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - start
+            self.texts.extend(texts)
 
 
 def _counts(counter: Any, texts: list[str]) -> np.ndarray:

@@ -48,7 +48,9 @@ def tune_rows(corpus, engine: Engine | None, search: str) -> list[dict]:
         modes=("bm25",),
         top_ks=(1, 2, 3, 5, 8),
     )
-    result = tune(documents, queries, space, search=search, keep=4, eta=2, min_queries=2, engine=engine)
+    result = tune(
+        documents, queries, space, search=search, keep=4, eta=2, min_queries=2, engine=engine, include_default=False
+    )
     return result.to_dict()
 
 

@@ -252,3 +252,28 @@ def test_cli_tune_table_shows_held_out_beside_in_sample_and_says_how_it_folded(s
     # One document with questions: folded by question instead, and the output says why.
     assert "Folds: 4 by question (1, 1, 1, 1 questions); folds by document need questions about at least 2" in out
     assert "Pick (best held-out MRR):" in out and "Chosen on the other folds, scored on each held-out fold:" in out
+
+
+def test_the_semantic_splitters_sentence_embeddings_count_in_its_tokens_and_seconds(sample_docs):
+    import numpy as np
+
+    from core.embeddings import get_embedder
+    from core.metrics import SPECIAL_TOKENS
+    from core.schema import MetadataMode
+    from core.splitters.semantic import embedder_override
+    from core.tokenizers import get_tokenizer
+
+    documents = load(sample_docs / "release_notes.txt")
+    queries = [q for q in load_queries(sample_docs / "queries.json") if q.doc == "release_notes.txt"]
+    space = TuneSpace((SweepSpec("semantic", {"buffer_size": [1]}),), modes=("bm25",), top_ks=(3,))
+    (row,) = tune(documents, queries, space, include_default=False).rows
+    # What the splitter embeds, recorded independently, and the chunks' EMBED views.
+    seen: list[str] = []
+    with embedder_override(lambda texts: seen.extend(texts) or get_embedder().embed(texts)):
+        nodes = get_splitter("semantic", buffer_size=1).split(documents)
+    counter, window = get_tokenizer("model"), get_embedder().max_seq_length - SPECIAL_TOKENS
+    views = [node.get_content(MetadataMode.EMBED) for node in nodes]
+    tokens = sum(min(n, window) + SPECIAL_TOKENS for n in np.array(counter.count_many(views + seen)))
+    assert row["split_embeddings"] == len(seen) > len(nodes)
+    assert row["embed_tokens"] == tokens
+    assert row["embed_seconds"] > 0  # BM25 embeds no chunk: this is the splitting's time
