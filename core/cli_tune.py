@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -48,8 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Values of a declared number, choice or switch to try (repeatable), as for evaluate --sweep. "
         "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them.",
     )
-    tune.add_argument("--modes", default="dense", metavar="M,M", help="Retrieval modes to try: dense, bm25, hybrid.")
-    tune.add_argument("--alphas", default="0.5", metavar="A,A", help="Hybrid weights of the dense score to try.")
+    # Retrieval settings cost a ranking each once a configuration is embedded: the default tries them all.
+    tune.add_argument(
+        "--modes", default="dense,bm25,hybrid", metavar="M,M", help="Retrieval modes to try: dense, bm25, hybrid."
+    )
+    tune.add_argument(
+        "--alphas", default="0.3,0.5,0.7", metavar="A,A", help="Hybrid weights of the dense score to try."
+    )
     tune.add_argument("--top-ks", default="5", metavar="K,K", help="top_k values to try.")
     tune.add_argument(
         "--scope", choices=SCOPES, default="corpus", help="Retrieve from the corpus or the query's document."
@@ -86,11 +92,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
     add_engine_arguments(tune)
+    tune.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_MINUTES,
+        metavar="MINUTES",
+        help=f"Start no splitter configuration after this many minutes (default {DEFAULT_BUDGET_MINUTES:g}, sized for "
+        "2 cores; 0: no limit). A stopped search prints and saves the front of what it measured, the default "
+        "configuration first; so does Ctrl-C.",
+    )
+    tune.add_argument(
+        "--save",
+        default=None,
+        metavar="PATH",
+        help=f"Write the result as JSON here (a stopped search writes it to {INTERRUPTED_FILE} when not given).",
+    )
     tune.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
     tune.add_argument("--format", choices=("json", "table"), default="table")
     tune.set_defaults(func=cmd_tune)
 
 
+DEFAULT_BUDGET_MINUTES = 20.0
+INTERRUPTED_FILE = "chunkscope-tune-partial.json"
 DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
 
 
@@ -153,22 +176,35 @@ def cmd_tune(args: argparse.Namespace) -> int:
         folds_by=args.folds_by,
         folds=args.folds,
         include_default=not args.without_default,
+        budget=args.budget * 60 if args.budget > 0 else None,
         report=progress,
         engine=engine,
     )
     if progress is not None:
         progress.close()
+    data = result.to_dict()
+    saved = args.save or (INTERRUPTED_FILE if result.stopped else None)
+    if saved:
+        with open(saved, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=2)
+    if result.stopped:
+        why = "the budget was spent" if result.stopped == "budget" else "interrupted"
+        print(
+            f"chunkscope: stopped ({why}): {len(result.rows)} of {result.space_size} configurations measured; "
+            f"the front so far is below and in {saved}",
+            file=sys.stderr,
+        )
     if args.format == "json":
-        _print_json(result.to_dict())
-        return 0
+        _print_json(data)
+        return 130 if result.stopped == "interrupted" else 0
     print(
         f"Pareto front: held-out {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "
         f"({result.search}, {len(result.rows)} configurations, {result.queries} queries)"
     )
     print(format_table(table_rows(result.front_rows(), result.quality)))
-    for line in summary_lines(result.to_dict()):
+    for line in summary_lines(data):
         print(line)
-    return 0
+    return 130 if result.stopped == "interrupted" else 0
 
 
 def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, Any]]:
@@ -180,6 +216,9 @@ def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, A
         shown["spread"] = row["heldout_spread"]
         shown.update({column: row[column] for column in columns[1:]})
         shown[f"{quality} (in sample)"] = shown.pop(quality)
+        # Chunks past the model's window are embedded truncated: their share, so a reader sees it.
+        share = row.get("truncated_share")
+        shown["truncated"] = f"{share:.0%}" if share else ""
         table.append(shown)
     return table
 
@@ -204,7 +243,10 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"fold {fold['fold'] + 1}: {rows[fold['chosen']]['config']} {fold['chosen_heldout']:.3f}"
         for fold in validation["folds"]
     )
-    lines.append(f"Chosen on the other folds, scored on each held-out fold: {validation['estimate']:.3f} ({chosen})")
+    if validation["estimate"] is not None:
+        lines.append(
+            f"Chosen on the other folds, scored on each held-out fold: {validation['estimate']:.3f} ({chosen})"
+        )
     if validation["default_estimate"] is not None:
         lines.append(f"Default configuration, held out: {validation['default_estimate']:.3f}")
     return lines

@@ -31,7 +31,7 @@ from core.errors import ConfigError
 
 FOLD_KINDS = ("document", "question")
 DEFAULT_FOLDS = 5
-__all__ = ["DEFAULT_FOLDS", "FOLD_KINDS", "Folds", "cross_validate", "make_folds"]
+__all__ = ["DEFAULT_FOLDS", "FOLD_KINDS", "Folds", "cross_validate", "held_out_rows", "make_folds"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ class Folds:
 
     def members(self, fold: int) -> list[int]:
         return [i for i, f in enumerate(self.assignment) if f == fold]
+
+    def weight(self, question: int) -> float:
+        """The question's weight in a held-out estimate (the mean over folds of each fold's mean)."""
+        fold = self.assignment[question]
+        return 1.0 / (self.count * self.assignment.count(fold))
 
     def to_dict(self) -> dict[str, Any]:
         sizes = [len(self.members(fold)) for fold in range(self.count)]
@@ -148,6 +153,8 @@ def cross_validate(
     held-out score of the training folds' choices), ``default_estimate`` and
     ``pick`` (the best held-out estimate; ties go to the smaller spread, the lower cost, then the default).
     """
+    if not scores:  # a search stopped before anything was measured on every question
+        return {"arms": {}, "folds": [], "estimate": None, "default_estimate": None, "pick": None}
     members = [folds.members(fold) for fold in range(folds.count)]
     arms: dict[int, dict[str, Any]] = {}
     for arm, values in scores.items():
@@ -195,3 +202,28 @@ def _best(
 
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def held_out_rows(
+    rows: list[dict[str, Any]], order: list[int], folding: Folds, quality: str, cost: str, default: int | None
+) -> dict[str, Any]:
+    """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary."""
+    total = len(order)
+    scores: dict[int, list[float]] = {}
+    for row in rows:
+        per_query = row.pop("per_query")
+        if row["queries"] == total:
+            values = [0.0] * total
+            for position, value in zip(order, per_query[quality], strict=True):
+                values[position] = value
+            scores[row["id"]] = values
+    validation = cross_validate(scores, {i: rows[i][cost] for i in scores}, folding, default)
+    chosen = [fold["chosen"] for fold in validation["folds"]]
+    for row in rows:
+        held = validation["arms"].get(row["id"])
+        row["heldout"] = held["heldout"] if held else None
+        row["heldout_spread"] = held["spread"] if held else None
+        row["heldout_by_fold"] = held["by_fold"] if held else None
+        row["chosen_in_folds"] = chosen.count(row["id"])
+        row["default"] = row["id"] == default
+    return validation

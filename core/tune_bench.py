@@ -17,6 +17,7 @@ largest top_k (a smaller top_k keeps its first chunks: the ranking is a stable s
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +147,8 @@ class _Bench:
         self.order = order
         self.counter = counter
         self.prepared: dict[int, _Prepared] = {}
+        # Progress inside a configuration (a line of text), where the run can show it (this process only).
+        self.note: Callable[[str], None] | None = None
         # The window as the chunk metrics and the evaluation count it: the model reads this much of each chunk.
         self.window = int(getattr(embedder, "max_seq_length", 0) or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS
 
@@ -153,7 +156,7 @@ class _Bench:
         if index in self.prepared:
             return self.prepared[index]
         label, splitter, combination = setup
-        splitting = SplitEmbeddings()
+        splitting = SplitEmbeddings(self._progress(f"{label}: splitting, sentence embeddings"))
         with embedder_override(splitting):
             nodes = splitter.split(self.documents)
         seconds = splitting.seconds
@@ -161,7 +164,7 @@ class _Bench:
             from core.embeddings import embed_nodes
 
             start = time.perf_counter()
-            embed_nodes(nodes, self.embedder)
+            embed_nodes(nodes, self.embedder, progress=self._progress(f"{label}: embedding chunks"))
             seconds = time.perf_counter() - start
         llm = _counts(self.counter, contents(nodes, MetadataMode.LLM))
         embed = _counts(self.counter, contents(nodes, MetadataMode.EMBED))
@@ -174,6 +177,12 @@ class _Bench:
         done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over, len(splitting.texts))
         self.prepared[index] = done
         return done
+
+    def _progress(self, text: str) -> Callable[[int, int], None] | None:
+        note = self.note
+        if note is None:
+            return None
+        return lambda done, total: note(f"{text} {done:,} of {total:,}")
 
     def ranking(self, prepared: _Prepared, mode: str, alpha: float, query: int) -> list[int]:
         key = (mode, alpha if mode == "hybrid" else 0.0, query)
@@ -222,16 +231,17 @@ class SplitEmbeddings:
     no vector: it calls what the splitter calls without it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, progress: Callable[[int, int], None] | None = None) -> None:
         self.texts: list[str] = []
         self.seconds = 0.0
+        self.progress = progress
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         from core.embeddings import get_embedder
 
         start = time.perf_counter()
         try:
-            return get_embedder().embed(texts)
+            return get_embedder().embed(texts, progress=self.progress)
         finally:
             self.seconds += time.perf_counter() - start
             self.texts.extend(texts)

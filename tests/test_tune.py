@@ -106,10 +106,16 @@ def test_halving_measures_survivors_on_every_query_and_the_front_is_undominated(
     space = TuneSpace(sizes(64, 128, 256, 512), modes=("bm25",), top_ks=(1, 2, 3, 5, 8))
     result = tune(documents, queries, space, search="halving", keep=4, eta=2, min_queries=2, include_default=False)
     assert result.search == "halving"
-    assert [rung["measured"] for rung in result.rungs] == [20, 10, 5, 4]
+    measured = [rung["measured"] for rung in result.rungs]
+    assert [rung["queries"] for rung in result.rungs] == [2, 4, 7, 14]
+    assert measured[0] == 20 and measured == sorted(measured, reverse=True)
     assert result.rungs[-1]["queries"] == len(queries) > result.rungs[0]["queries"]
     full = [row for row in result.rows if row["queries"] == len(queries)]
-    assert len(full) == 4 and result.front
+    assert len(full) == measured[-1] and result.front
+    # Every arm cut could no longer be the best: the exhaustive pick reaches the last round and is the pick.
+    exhaustive = tune(documents, queries, space, search="exhaustive", include_default=False)
+    best = exhaustive.rows[exhaustive.pick]["config"]
+    assert best in [row["config"] for row in full] and result.rows[result.pick]["config"] == best
     for row in result.front_rows():
         assert row["on_front"] and row["queries"] == len(queries)
         assert not any(
@@ -277,3 +283,88 @@ def test_the_semantic_splitters_sentence_embeddings_count_in_its_tokens_and_seco
     assert row["split_embeddings"] == len(seen) > len(nodes)
     assert row["embed_tokens"] == tokens
     assert row["embed_seconds"] > 0  # BM25 embeds no chunk: this is the splitting's time
+
+
+def test_halving_keeps_the_exhaustive_pick_on_the_samples_and_its_schedule_does_not_depend_on_the_seed(corpus):
+    documents, queries = corpus
+    space = TuneSpace(sizes(64, 128, 256, 512), modes=("dense", "bm25", "hybrid"), alphas=(0.3, 0.7), top_ks=(3, 5))
+    full = tune(documents, queries, space, search="exhaustive")
+    halved = tune(documents, queries, space, search="halving", keep=4, min_queries=4)
+    assert len(halved.rungs) > 1 and halved.rungs[0]["measured"] == len(full.rows)
+    assert halved.rows[halved.pick]["config"] == full.rows[full.pick]["config"]
+    assert halved.rows[halved.pick]["heldout"] == full.rows[full.pick]["heldout"]
+    again = tune(documents, queries, space, search="halving", keep=4, min_queries=4, seed=7, folds_by="document")
+    assert again.rungs == halved.rungs and [r["config"] for r in again.rows] == [r["config"] for r in halved.rows]
+
+
+def test_the_sample_order_of_halving_deals_questions_round_robin_over_documents():
+    from core.halving import interleaved
+
+    assert interleaved(["a", "a", "a", "b", "c", "c"]) == [0, 3, 4, 1, 5, 2]
+
+
+def test_a_spent_budget_or_ctrl_c_returns_what_was_measured_the_default_first(corpus, monkeypatch):
+    from core import tune as tune_module
+
+    documents, queries = corpus
+    space = TuneSpace(sizes(128, 256, 512), modes=("bm25", "dense"), top_ks=(5,))
+    embedder = WordsEmbedder(disk_cache=False)
+    spent = tune(documents, queries, space, embedder=embedder, budget=0)
+    assert spent.stopped == "budget" and spent.rows == [] and spent.pick is None and spent.space_size == 7
+    real, calls = tune_module.measure_setup, []
+
+    def interrupted_on_the_second(task, inputs):
+        calls.append(task.label)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(task, inputs)
+
+    monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_second)
+    result = tune(documents, queries, space, embedder=embedder)
+    assert result.stopped == "interrupted" and calls[0] == "sentence (defaults)"
+    (row,) = result.rows  # the default configuration: only dense k=5 is tried on it
+    assert row["default"] and result.default == result.pick == 0 and row["on_front"]
+
+
+def test_the_cli_prints_and_saves_the_front_so_far_on_ctrl_c(sample_docs, tmp_path, capsys, monkeypatch):
+    from core import tune as tune_module
+
+    real, seen = tune_module.measure_setup, []
+
+    def interrupted_on_the_second(task, inputs):
+        seen.append(task.label)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        return real(task, inputs)
+
+    monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_second)
+    monkeypatch.chdir(tmp_path)
+    argv = ["tune", str(sample_docs / "release_notes.txt"), "--queries", str(sample_docs / "queries.json")]
+    code = cli_tune.main([*argv, "--sweep", "chunk_size=128,256", "--modes", "bm25", "--quiet", "--without-default"])
+    assert code == 130
+    captured = capsys.readouterr()
+    assert "stopped (interrupted): 1 of 2 configurations measured" in captured.err
+    saved = json.loads((tmp_path / "chunkscope-tune-partial.json").read_text())
+    assert saved["stopped"] == "interrupted" and len(saved["rows"]) == 1
+    assert saved["rows"][0]["config"] in captured.out  # the front so far, printed
+
+
+def test_progress_inside_a_configuration_counts_the_chunks_embedded_and_chunks_past_the_window_are_flagged(corpus):
+    documents, queries = corpus
+    said: list[str] = []
+    space = TuneSpace(sizes(512), modes=("dense",), top_ks=(5,))
+    result = tune(
+        documents,
+        queries,
+        space,
+        embedder=WordsEmbedder(disk_cache=False),
+        include_default=False,
+        report=lambda fraction, text: said.append(text),
+    )
+    (row,) = result.rows
+    embedding = [text for text in said if text.startswith("512/0: embedding chunks ")]
+    assert embedding and embedding[-1] == f"512/0: embedding chunks {row['nodes']:,} of {row['nodes']:,}"
+    # The fake model reads 16 tokens: most 512-token chunks are cut, and the row says which share.
+    assert row["over_window"] > 0 and row["truncated_share"] == row["over_window"] / row["nodes"]
+    (shown,) = cli_tune.table_rows(result.rows, "mrr")
+    assert shown["truncated"] == f"{row['truncated_share']:.0%}"

@@ -52,6 +52,9 @@ FRONT_COLUMNS = {
     "nodes": _NUMBER("Nodes"),
     "embed_tokens": _NUMBER("Embedding tokens", format="%d"),
     "embed_seconds": _NUMBER("Embedding s", format="%.2f", help="This run's; near 0 for chunks already embedded"),
+    "truncated_share": _NUMBER(
+        "Share truncated", format="%.2f", help="Share of the chunks longer than the model's window: embedded cut"
+    ),
 }
 
 
@@ -317,7 +320,7 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
         pareto_figure(result), width="stretch", key=f"{KEY}.chart", on_select=_clicked, selection_mode="points"
     )
     columns = ["config", "heldout", "heldout_spread", "in_sample", "hit_rate", "mrr", "recall", "context_tokens"]
-    columns += ["nodes", "embed_tokens", "embed_seconds"]
+    columns += ["nodes", "embed_tokens", "embed_seconds", "truncated_share"]
     shown = [{**row, "in_sample": row[result["quality"]]} for row in result["front"]]
     st.dataframe(
         pd.DataFrame([{c: row[c] for c in columns} for row in shown]),
