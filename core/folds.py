@@ -151,7 +151,7 @@ def cross_validate(
     standard deviation, ``by_fold``), ``folds`` (per fold: the arm chosen on the
     other folds and its held-out score, and the default's), ``estimate`` (the mean
     held-out score of the training folds' choices), ``default_estimate`` and
-    ``pick`` (the best held-out estimate; ties go to the smaller spread, the lower cost, then the default).
+    ``pick`` (the best held-out estimate; ties go to the default, the smaller spread, then the lower cost).
     """
     if not scores:  # a search stopped before anything was measured on every question
         return {"arms": {}, "folds": [], "estimate": None, "default_estimate": None, "pick": None}
@@ -192,11 +192,15 @@ def _best(
     default: int | None,
     spreads: Mapping[int, float] | None = None,
 ) -> int:
-    """The best quality; ties go to the steadier across folds, then the cheaper, then the default."""
+    """The best quality; ties go to the default (nothing says to move away from it), the steadier, the cheaper.
+
+    On a few training questions many configurations tie (every one a hit):
+    the cheapest of them is a guess, and a poor one held out.
+    """
     spread = spreads or {}
     return min(
         quality,
-        key=lambda arm: (-round(quality[arm], 12), round(spread.get(arm, 0.0), 12), costs[arm], arm != default, arm),
+        key=lambda arm: (-round(quality[arm], 12), arm != default, round(spread.get(arm, 0.0), 12), costs[arm], arm),
     )
 
 

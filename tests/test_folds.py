@@ -77,12 +77,13 @@ def test_cross_validation_chooses_on_the_training_folds_and_scores_on_the_held_o
     result = cross_validate(scores, {0: 10.0, 1: 20.0, 2: 30.0}, folds, default=2)
     assert result["arms"][0] == {"heldout": 0.5, "spread": pytest.approx(0.7071, abs=1e-4), "by_fold": [1.0, 0.0]}
     assert result["arms"][1]["spread"] == 0.0
-    # Fold 0 held out: trained on fold 1, where arm 1 (cheaper than 2, better than 0) wins; fold 1: arm 0 wins.
+    # Fold 0 held out: trained on fold 1, where arms 1 and 2 tie and the default (2) stays; fold 1: arm 0 wins.
     assert [(f["chosen"], f["chosen_heldout"], f["default_heldout"]) for f in result["folds"]] == [
-        (1, 0.5, 0.5),
+        (2, 0.5, 0.5),
         (0, 0.0, 0.5),
     ]
     assert result["estimate"] == 0.25 and result["default_estimate"] == 0.5
-    # Ties on held-out quality go to the steadier across folds, then to the lower cost.
-    assert result["pick"] == 1
-    assert cross_validate({1: scores[1], 2: scores[2]}, {1: 30.0, 2: 30.0}, folds, default=2)["pick"] == 2
+    # Ties on held-out quality go to the default, then to the steadier across folds, then to the lower cost.
+    assert result["pick"] == 2
+    assert cross_validate(scores, {0: 10.0, 1: 20.0, 2: 30.0}, folds, default=None)["pick"] == 1
+    assert cross_validate({0: scores[0], 1: scores[1]}, {0: 10.0, 1: 20.0}, folds, default=None)["pick"] == 1
