@@ -151,6 +151,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     setups = space.setups()
     queries = load_queries(args.queries)
     documents = _load(args.paths)
+    from core.query_checks import check_queries
+
+    for warning in check_queries(documents, queries).warnings:  # an unloaded name, a repeated excerpt
+        print(f"chunkscope: warning: {warning}", file=sys.stderr)
     references(documents, queries)  # a missing excerpt fails before anything is embedded
     progress = None if args.quiet else StderrProgress()
     needs = any(mode != "bm25" for mode in space.modes)

@@ -98,3 +98,19 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     assert any("This is the session's configuration" in s.value for s in at.success)
     # The front stays on screen, not stale: loading a point is not a change of the search.
     assert not any("settings changed" in info.value for info in at.info)
+
+
+def test_with_the_default_configuration_the_pick_is_never_below_its_held_out_score():
+    at = tune_page()
+    at.checkbox(key="eval.tune.default").check().run()
+    assert any("4 configurations and the default one to search" in c.value for c in at.caption)
+    at.button(key="eval.tune.run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    result = at.session_state["cs_evaluation"]["result"]
+    captions = " ".join(c.value for c in at.caption)
+    default = result["rows"][result["default"]]
+    assert f"the default configuration scores {default['heldout']:.3f} held out" in captions
+    assert default["default"] and default["mode"] == "dense"
+    assert result["rows"][result["pick"]]["heldout"] >= default["heldout"]
+    assert at.selectbox(key="eval.tune.pick").value == result["pick"]

@@ -72,7 +72,8 @@ def tune_section(
             if search == "exhaustive" or (search == "auto" and exhaustive(count, len(queries)))
             else "successive halving on a growing sample of the queries"
         )
-        st.caption(f"{count} configurations to search: {way}.")
+        extra = " and the default one" if validation["include_default"] else ""
+        st.caption(f"{count} configurations{extra} to search: {way}.")
     for problem in problems:
         st.error(widgets.md_escape(problem), icon=":material/error:")
     signature = json.dumps(
