@@ -47,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="[SPLITTER.]PARAM=V,V,...",
         help="Values of a declared number, choice or switch to try (repeatable), as for evaluate --sweep. "
-        "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them.",
+        "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them, and "
+        "LlamaIndex's SentenceSplitter at its defaults.",
     )
     # Retrieval settings cost a ranking each once a configuration is embedded: the default tries them all.
     tune.add_argument(
@@ -113,6 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 DEFAULT_BUDGET_MINUTES = 20.0
+FRAMEWORK_DEFAULT = "llamaindex.sentence"  # LlamaIndex's SentenceSplitter() at its defaults
 INTERRUPTED_FILE = "chunkscope-tune-partial.json"
 DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
 
@@ -120,7 +122,7 @@ DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
 def build_space(args: argparse.Namespace) -> TuneSpace:
     """The space the arguments describe, every value checked (nothing is loaded yet)."""
     from core.splitters import SPLITTERS
-    from core.sweep import plan_sweeps, sweepable_params
+    from core.sweep import SweepSpec, plan_sweeps, sweepable_params
 
     names = _splitter_names(args)
     grid: dict[str, Any] = parse_assignments(args.sweep, "--sweep")
@@ -132,6 +134,9 @@ def build_space(args: argparse.Namespace) -> TuneSpace:
                 if param in declared:
                     grid[f"{name}.{param}"] = values
     specs = plan_sweeps(names, parse_assignments(args.set, "--set"), grid)
+    if not args.splitter and not args.sweep and not args.set and FRAMEWORK_DEFAULT in SPLITTERS:
+        # The framework default people ship untuned, as the yardstick beside the native default.
+        specs.append(SweepSpec(FRAMEWORK_DEFAULT))
     return TuneSpace(
         tuple(specs),
         tuple(retrieval_values("mode", args.modes)),

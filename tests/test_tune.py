@@ -368,3 +368,13 @@ def test_progress_inside_a_configuration_counts_the_chunks_embedded_and_chunks_p
     assert row["over_window"] > 0 and row["truncated_share"] == row["over_window"] / row["nodes"]
     (shown,) = cli_tune.table_rows(result.rows, "mrr")
     assert shown["truncated"] == f"{row['truncated_share']:.0%}"
+
+
+def test_the_default_space_also_holds_llamaindexs_untuned_sentence_splitter():
+    space = cli_tune.build_space(cli_tune_args())
+    assert [spec.splitter for spec in space.specs] == ["sentence", "llamaindex.sentence"]
+    assert space.specs[1].grid == {} and space.modes == ("dense", "bm25", "hybrid")
+    (label, splitter, _) = space.setups()[-1]
+    assert label == "llamaindex.sentence" and splitter.to_params(only_changed=True) == {}
+    # Naming splitters or values is a space of one's own: no extra configuration.
+    assert len(cli_tune.build_space(cli_tune_args("--splitter", "sentence")).specs) == 1
