@@ -65,6 +65,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Retrieve for each query from the whole corpus, or only from its own document.",
     )
     add_engine_arguments(evaluate)
+    evaluate.add_argument(
+        "--strict",
+        action="store_true",
+        help="Exit 2 when the queries file has a warning: a document name that is not loaded, an excerpt found "
+        "more than once. Without it these are warnings: evaluating part of a corpus with its whole queries file "
+        "is ordinary, so an unloaded name is not an error by itself.",
+    )
     evaluate.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
     evaluate.add_argument("--format", choices=("json", "table"), default="table")
     evaluate.set_defaults(func=cmd_evaluate)
@@ -162,6 +169,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     specs = plan_sweeps(_splitter_names(args), parse_assignments(args.set, "--set"), _sweep_grid(args))
     configurations(specs)  # every combination built (and checked) once before any document is read
     documents = _load(args.paths)
+    from core.query_checks import check_queries
+
+    checked = check_queries(documents, queries)
+    for warning in checked.warnings:
+        print(f"chunkscope: warning: {warning}", file=sys.stderr)
+    if checked.warnings and args.strict:
+        print("chunkscope: error: the queries file has warnings and --strict is set", file=sys.stderr)
+        return 2
     references(documents, queries)  # a missing excerpt fails before anything is embedded
     progress = None if args.quiet else StderrProgress()
     if progress is not None and args.mode != "bm25" and engine.kind == "local":
@@ -182,6 +197,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if progress is not None:
         progress.close()
     report = evaluation_report(results)
+    report["query_warnings"] = checked.warnings
     for warning in report["warnings"]:
         print(f"chunkscope: warning: {warning}", file=sys.stderr)
     if args.format == "json":

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from core.cli_query import (
     engine_from_args,
     format_table,
 )
+from core.folds import DEFAULT_FOLDS, FOLD_KINDS
 from core.retrieval import SCOPES
 from core.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
 
@@ -45,10 +47,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="[SPLITTER.]PARAM=V,V,...",
         help="Values of a declared number, choice or switch to try (repeatable), as for evaluate --sweep. "
-        "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them.",
+        "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them, and "
+        "LlamaIndex's SentenceSplitter at its defaults.",
     )
-    tune.add_argument("--modes", default="dense", metavar="M,M", help="Retrieval modes to try: dense, bm25, hybrid.")
-    tune.add_argument("--alphas", default="0.5", metavar="A,A", help="Hybrid weights of the dense score to try.")
+    # Retrieval settings cost a ranking each once a configuration is embedded: the default tries them all.
+    tune.add_argument(
+        "--modes", default="dense,bm25,hybrid", metavar="M,M", help="Retrieval modes to try: dense, bm25, hybrid."
+    )
+    tune.add_argument(
+        "--alphas", default="0.3,0.5,0.7", metavar="A,A", help="Hybrid weights of the dense score to try."
+    )
     tune.add_argument("--top-ks", default="5", metavar="K,K", help="top_k values to try.")
     tune.add_argument(
         "--scope", choices=SCOPES, default="corpus", help="Retrieve from the corpus or the query's document."
@@ -64,21 +72,57 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     tune.add_argument("--eta", type=int, default=2, help="Halving: keep 1/eta of the configurations each round.")
     tune.add_argument("--keep", type=int, default=8, help="Halving: configurations measured on every query.")
-    tune.add_argument("--seed", type=int, default=0, help="Halving: the order in which queries are sampled.")
+    tune.add_argument(
+        "--seed", type=int, default=0, help="Halving: the order queries are sampled in; folds by question: the shuffle."
+    )
+    tune.add_argument(
+        "--folds-by",
+        choices=FOLD_KINDS,
+        default="document",
+        help="Cut the questions into folds by document (a held-out fold asks about unseen documents) or by "
+        'question. A "fold" on every entry of the queries file is used instead. With questions about one '
+        "document only, folds are by question (and the output says so).",
+    )
+    tune.add_argument(
+        "--folds", type=int, default=DEFAULT_FOLDS, help="How many folds (fewer when there are fewer documents)."
+    )
+    tune.add_argument(
+        "--without-default",
+        action="store_true",
+        help="Leave out evaluate's default configuration, otherwise always measured as the yardstick.",
+    )
     tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
     add_engine_arguments(tune)
+    tune.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_MINUTES,
+        metavar="MINUTES",
+        help=f"Start no splitter configuration after this many minutes (default {DEFAULT_BUDGET_MINUTES:g}, sized for "
+        "2 cores; 0: no limit). A stopped search prints and saves the front of what it measured, the default "
+        "configuration first; so does Ctrl-C.",
+    )
+    tune.add_argument(
+        "--save",
+        default=None,
+        metavar="PATH",
+        help=f"Write the result as JSON here (a stopped search writes it to {INTERRUPTED_FILE} when not given).",
+    )
     tune.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
     tune.add_argument("--format", choices=("json", "table"), default="table")
     tune.set_defaults(func=cmd_tune)
 
 
+DEFAULT_BUDGET_MINUTES = 20.0
+FRAMEWORK_DEFAULT = "llamaindex.sentence"  # LlamaIndex's SentenceSplitter() at its defaults
+INTERRUPTED_FILE = "chunkscope-tune-partial.json"
 DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
 
 
 def build_space(args: argparse.Namespace) -> TuneSpace:
     """The space the arguments describe, every value checked (nothing is loaded yet)."""
     from core.splitters import SPLITTERS
-    from core.sweep import plan_sweeps, sweepable_params
+    from core.sweep import SweepSpec, plan_sweeps, sweepable_params
 
     names = _splitter_names(args)
     grid: dict[str, Any] = parse_assignments(args.sweep, "--sweep")
@@ -90,6 +134,9 @@ def build_space(args: argparse.Namespace) -> TuneSpace:
                 if param in declared:
                     grid[f"{name}.{param}"] = values
     specs = plan_sweeps(names, parse_assignments(args.set, "--set"), grid)
+    if not args.splitter and not args.sweep and not args.set and FRAMEWORK_DEFAULT in SPLITTERS:
+        # The framework default people ship untuned, as the yardstick beside the native default.
+        specs.append(SweepSpec(FRAMEWORK_DEFAULT))
     return TuneSpace(
         tuple(specs),
         tuple(retrieval_values("mode", args.modes)),
@@ -109,6 +156,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     setups = space.setups()
     queries = load_queries(args.queries)
     documents = _load(args.paths)
+    from core.query_checks import check_queries
+
+    for warning in check_queries(documents, queries).warnings:  # an unloaded name, a repeated excerpt
+        print(f"chunkscope: warning: {warning}", file=sys.stderr)
     references(documents, queries)  # a missing excerpt fails before anything is embedded
     progress = None if args.quiet else StderrProgress()
     needs = any(mode != "bm25" for mode in space.modes)
@@ -116,6 +167,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         progress(
             0.0,
             f"{len(space.arms(len(setups)))} configurations"
+            + ("" if args.without_default else " and the default one")
             + (", loading the embedding model" if needs and engine.kind == "local" else ""),
         )
     result = tune(
@@ -130,25 +182,83 @@ def cmd_tune(args: argparse.Namespace) -> int:
         eta=args.eta,
         keep=args.keep,
         seed=args.seed,
+        folds_by=args.folds_by,
+        folds=args.folds,
+        include_default=not args.without_default,
+        budget=args.budget * 60 if args.budget > 0 else None,
         report=progress,
         engine=engine,
     )
     if progress is not None:
         progress.close()
+    data = result.to_dict()
+    saved = args.save or (INTERRUPTED_FILE if result.stopped else None)
+    if saved:
+        with open(saved, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=2)
+    if result.stopped:
+        why = "the budget was spent" if result.stopped == "budget" else "interrupted"
+        print(
+            f"chunkscope: stopped ({why}): {len(result.rows)} of {result.space_size} configurations measured; "
+            f"the front so far is below and in {saved}",
+            file=sys.stderr,
+        )
     if args.format == "json":
-        _print_json(result.to_dict())
-        return 0
+        _print_json(data)
+        return 130 if result.stopped == "interrupted" else 0
     print(
-        f"Pareto front: {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "
+        f"Pareto front: held-out {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "
         f"({result.search}, {len(result.rows)} configurations, {result.queries} queries)"
     )
-    print(format_table(table_rows(result.front_rows())))
-    return 0
+    print(format_table(table_rows(result.front_rows(), result.quality)))
+    for line in summary_lines(data):
+        print(line)
+    return 130 if result.stopped == "interrupted" else 0
 
 
-def table_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, Any]]:
+    """The held-out quality and its spread beside the in-sample one, then the costs."""
     columns = ("config", "hit_rate", "mrr", "recall", "context_tokens", "nodes", "embed_tokens", "embed_seconds")
-    return [{column: row[column] for column in columns} for row in rows]
+    table = []
+    for row in rows:
+        shown: dict[str, Any] = {"config": row["config"], f"heldout_{quality}": row["heldout"]}
+        shown["spread"] = row["heldout_spread"]
+        shown.update({column: row[column] for column in columns[1:]})
+        shown[f"{quality} (in sample)"] = shown.pop(quality)
+        # Chunks past the model's window are embedded truncated: their share, so a reader sees it.
+        share = row.get("truncated_share")
+        shown["truncated"] = f"{share:.0%}" if share else ""
+        table.append(shown)
+    return table
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    """The folds, the pick, what choosing on training folds scored held out, and the default's held-out score."""
+    name = QUALITIES[result["quality"]]
+    rows, folds = result["rows"], result["folds"]
+    sizes = ", ".join(str(n) for n in folds["questions"])
+    lines = [
+        f"Folds: {folds['count']} by {folds['by']} ({sizes} questions)"
+        + (f"; {folds['note']}" if folds["note"] else "")
+    ]
+    if result["pick"] is not None:
+        pick = rows[result["pick"]]
+        lines.append(
+            f"Pick (best held-out {name}): {pick['config']}: held-out {pick['heldout']:.3f} ± "
+            f"{pick['heldout_spread']:.3f}, in sample {pick[result['quality']]:.3f}"
+        )
+    validation = result["cross_validation"]
+    chosen = "; ".join(
+        f"fold {fold['fold'] + 1}: {rows[fold['chosen']]['config']} {fold['chosen_heldout']:.3f}"
+        for fold in validation["folds"]
+    )
+    if validation["estimate"] is not None:
+        lines.append(
+            f"Chosen on the other folds, scored on each held-out fold: {validation['estimate']:.3f} ({chosen})"
+        )
+    if validation["default_estimate"] is not None:
+        lines.append(f"Default configuration, held out: {validation['default_estimate']:.3f}")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,12 +12,12 @@ a few lines, so no optimisation library is needed for it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from core.pareto import layers
 
-__all__ = ["Halving", "Rung", "schedule", "successive_halving"]
+__all__ = ["Halving", "Rung", "interleaved", "schedule", "successive_halving"]
 # (quality to maximise, cost to minimise) of one arm on the first n items.
 Measure = Callable[[int, int], tuple[float, float]]
 
@@ -66,23 +66,28 @@ def successive_halving(
     eta: int = 2,
     keep: int = 4,
     min_items: int = 4,
-    on_rung: Callable[[int, int, int], None] | None = None,
+    on_rung: Callable[[int, list[int], int], None] | None = None,
+    spare: Callable[[list[int], int], set[int]] | None = None,
 ) -> Halving:
     """Halve ``arm_count`` arms on growing samples of ``item_count`` items; ``measure(arm, n)`` scores one on the first n.
 
-    ``on_rung(rung, arms, items)`` is called as each rung starts. The survivors
-    are the arms measured on every item, at most ``keep`` of them.
+    ``on_rung(rung, arms, items)`` is called with the rung's arms as it starts.
+    ``spare(arms, items)`` names arms to keep whatever their rank (the tuner
+    spares every arm that can still be the best on every item). The survivors
+    are the arms measured on every item: at most ``keep`` of them, and the spared.
     """
     sizes = schedule(arm_count, item_count, eta=eta, keep=keep, min_items=min_items)
     result = Halving(survivors=[])
     alive = list(range(arm_count))
     for number, size in enumerate(sizes):
         if on_rung is not None:
-            on_rung(number, len(alive), size)
+            on_rung(number, alive, size)
         scores = {arm: measure(arm, size) for arm in alive}
         result.scores.update(scores)
         last = number == len(sizes) - 1
         kept = alive if last else _best(alive, scores, max(keep, math.ceil(len(alive) / eta)))
+        if not last and spare is not None:
+            kept = sorted(set(kept) | (spare(alive, size) & set(alive)))
         result.rungs.append(Rung(size, tuple(alive), tuple(kept)))
         alive = kept
     result.survivors = alive
@@ -95,3 +100,20 @@ def _best(arms: list[int], scores: dict[int, tuple[float, float]], count: int) -
     depth = layers(points)
     order = sorted(range(len(arms)), key=lambda i: (depth[i], -points[i][0], points[i][1], arms[i]))
     return sorted(arms[i] for i in order[:count])
+
+
+def interleaved(docs: Sequence[str]) -> list[int]:
+    """Question positions dealt round-robin over their documents (in order of first mention): halving's sample order.
+
+    Every sample of successive halving then asks about as many documents as it
+    can, and the order is the same on every run (no seed: a random sample of a
+    few questions can drop the best configuration, issue 28).
+    """
+    by_doc: dict[str, list[int]] = {}
+    for position, doc in enumerate(docs):
+        by_doc.setdefault(doc, []).append(position)
+    queues = list(by_doc.values())
+    order: list[int] = []
+    for depth in range(max(len(queue) for queue in queues)):
+        order.extend(queue[depth] for queue in queues if depth < len(queue))
+    return order

@@ -35,5 +35,13 @@ def labelled_query(question: str, doc_name: str, passage: str, document_text: st
 
 def queries_json(queries: Sequence[EvalQuery]) -> str:
     """The queries as the JSON file an evaluation reads (``parse_queries`` gives them back)."""
-    data = [{"query": q.query, "doc": q.doc, "excerpts": list(q.excerpts)} for q in queries]
+    data = [
+        {
+            "query": q.query,
+            "doc": q.doc,
+            "excerpts": list(q.excerpts),
+            **({"fold": q.fold} if q.fold is not None else {}),
+        }
+        for q in queries
+    ]
     return json.dumps(data, ensure_ascii=False, indent=2)

@@ -17,6 +17,7 @@ largest top_k (a smaller top_k keeps its first chunks: the ranking is a stable s
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ from core.evaluation import _shown_params, score_query
 from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 from core.schema import MetadataMode, Node, contents
 from core.splitters import get_splitter
+from core.splitters.semantic import embedder_override
 
 __all__ = ["SetupTask", "TuneInputs", "encoded_texts", "measure_setup"]
 
@@ -88,7 +90,12 @@ def measure_setup(task: SetupTask, inputs: TuneInputs) -> dict[str, Any]:
     rows = {}
     for arm, mode, alpha, top_k in task.arms:
         row = bench.measure(prepared, mode, alpha, top_k, task.queries)
-        row.update(nodes=len(prepared.nodes), embed_tokens=prepared.embed_tokens, embed_seconds=prepared.embed_seconds)
+        row.update(
+            nodes=len(prepared.nodes),
+            embed_tokens=prepared.embed_tokens,
+            embed_seconds=prepared.embed_seconds,
+            split_embeddings=prepared.split_embeddings,
+        )
         rows[arm] = row
     return {
         "rows": rows,
@@ -121,6 +128,7 @@ class _Prepared:
     embed_tokens: int
     embed_seconds: float
     over_window: int | None
+    split_embeddings: int  # texts the splitter embedded while splitting
     retrievers: dict[str, ScopedRetriever] = field(default_factory=dict)
     ranked: dict[tuple[str, float, int], list[int]] = field(default_factory=dict)
 
@@ -140,6 +148,8 @@ class _Bench:
         self.order = order
         self.counter = counter
         self.prepared: dict[int, _Prepared] = {}
+        # Progress inside a configuration (a line of text), where the run can show it (this process only).
+        self.note: Callable[[str], None] | None = None
         # The window as the chunk metrics and the evaluation count it: the model reads this much of each chunk.
         self.window = int(getattr(embedder, "max_seq_length", 0) or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS
 
@@ -147,22 +157,34 @@ class _Bench:
         if index in self.prepared:
             return self.prepared[index]
         label, splitter, combination = setup
-        nodes = split_bounded(self.documents, splitter)  # a link's engine must not hold the server (core.bounded)
-        seconds = 0.0
+        splitting = SplitEmbeddings(self._progress(f"{label}: splitting, sentence embeddings"))
+        with embedder_override(splitting):
+            # A link's engine must not hold the server (core.bounded); semantic splits stay here, recorded.
+            nodes = split_bounded(self.documents, splitter)
+        seconds = splitting.seconds
         if needs_vectors and nodes:
             from core.embeddings import embed_nodes
 
             start = time.perf_counter()
-            embed_nodes(nodes, self.embedder)
+            embed_nodes(nodes, self.embedder, progress=self._progress(f"{label}: embedding chunks"))
             seconds = time.perf_counter() - start
         llm = _counts(self.counter, contents(nodes, MetadataMode.LLM))
         embed = _counts(self.counter, contents(nodes, MetadataMode.EMBED))
         over = int((embed > self.window).sum()) if needs_vectors else None
-        # The model reads at most its window of each chunk, plus its special tokens.
+        # The model reads at most its window of each chunk, plus its special tokens; and so of each text the
+        # splitter embedded while splitting (the semantic splitter's sentence groups): a cost of this configuration.
         embed_tokens = int(np.minimum(embed, self.window).sum()) + SPECIAL_TOKENS * len(nodes)
-        done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over)
+        split_counts = _counts(self.counter, splitting.texts)
+        embed_tokens += int(np.minimum(split_counts, self.window).sum()) + SPECIAL_TOKENS * len(splitting.texts)
+        done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over, len(splitting.texts))
         self.prepared[index] = done
         return done
+
+    def _progress(self, text: str) -> Callable[[int, int], None] | None:
+        note = self.note
+        if note is None:
+            return None
+        return lambda done, total: note(f"{text} {done:,} of {total:,}")
 
     def ranking(self, prepared: _Prepared, mode: str, alpha: float, query: int) -> list[int]:
         key = (mode, alpha if mode == "hybrid" else 0.0, query)
@@ -188,6 +210,7 @@ class _Bench:
             scores.append(score_query(eval_query, [prepared.nodes[p] for p in positions], reference))
             tokens.append(int(sum(prepared.llm_tokens[p] for p in positions)))
         row: dict[str, Any] = {"queries": count}
+        per_query: dict[str, list[float]] = {}
         for metric, name in (
             ("hit_rate", "hit"),
             ("mrr", "reciprocal_rank"),
@@ -196,8 +219,34 @@ class _Bench:
             ("iou", "iou"),
         ):
             row[metric] = sum(getattr(score, name) for score in scores) / len(scores)
+            # Each query's value, in sampling order: the tuner's cross-validation (core.folds) reads them.
+            per_query[metric] = [getattr(score, name) for score in scores]
+        row["per_query"] = per_query
         row["context_tokens"] = sum(tokens) / len(tokens)
         return row
+
+
+class SplitEmbeddings:
+    """The embed function a splitter uses while splitting, as it would (the packaged model), recording its texts and time.
+
+    Installed with :func:`core.splitters.semantic.embedder_override`, it changes
+    no vector: it calls what the splitter calls without it.
+    """
+
+    def __init__(self, progress: Callable[[int, int], None] | None = None) -> None:
+        self.texts: list[str] = []
+        self.seconds = 0.0
+        self.progress = progress
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        from core.embeddings import get_embedder
+
+        start = time.perf_counter()
+        try:
+            return get_embedder().embed(texts, progress=self.progress)
+        finally:
+            self.seconds += time.perf_counter() - start
+            self.texts.extend(texts)
 
 
 def _counts(counter: Any, texts: list[str]) -> np.ndarray:

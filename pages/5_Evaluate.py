@@ -26,10 +26,10 @@ st.markdown(
 )
 
 config = state.config()
-documents = documents_or_stop(config)
+documents = evaluate_ui.pool_or_stop(documents_or_stop(config))
 loaded_names = {str(doc.metadata.get("file_name")) for doc in documents}
 evaluate_builder.query_builder(documents)
-queries = evaluate_ui.queries_or_stop(loaded_names)
+queries = evaluate_ui.queries_or_stop(documents)
 
 chosen = evaluate_ui.selection(config)
 if chosen.kind == "Tune":

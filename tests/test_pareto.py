@@ -96,3 +96,11 @@ def test_halving_prefers_the_cheaper_of_equally_good_arms_and_keeps_trade_offs()
     # Arms 0..7: quality arm // 2, cost arm (so arm 2k+1 is beaten by 2k); keep 4 of 8 in one halving.
     result = successive_halving(8, lambda arm, n: (arm // 2, arm), 8, eta=2, keep=4, min_items=4)
     assert result.survivors == [0, 2, 4, 6]
+
+
+def test_an_arm_spared_by_the_caller_reaches_the_last_rung_whatever_its_rank():
+    # Arm 0 ranks last on every sample; the caller spares it (the tuner spares arms that can still be the best).
+    result = successive_halving(8, lambda arm, n: (arm, 0.0), 8, eta=2, keep=2, min_items=2, spare=lambda alive, n: {0})
+    assert [rung.arms for rung in result.rungs][0] == tuple(range(8))
+    assert 0 in result.survivors and 0 in result.rungs[1].arms
+    assert len(result.rungs[1].arms) == 5  # the best half, and the spared one

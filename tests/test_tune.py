@@ -37,12 +37,16 @@ def test_every_row_scores_as_evaluate_scores_that_configuration(corpus):
     embedder = WordsEmbedder(disk_cache=False)
     space = TuneSpace(sizes(128, 256), modes=("dense", "bm25", "hybrid"), alphas=(0.3,), top_ks=(2, 4))
     result = tune(documents, queries, space, embedder=embedder, search="exhaustive")
-    assert len(result.rows) == 2 * 3 * 2
+    # The space, and the default configuration (sentence 250/50, dense, k=5) as the yardstick.
+    assert len(result.rows) == 2 * 3 * 2 + 1
+    default = result.rows[result.default]
+    assert default["default"] and default["params"] == {"chunk_size": 250, "chunk_overlap": 50}
+    assert (default["mode"], default["top_k"]) == ("dense", 5)
     for row in result.rows:
         expected = evaluate(
             documents,
             queries,
-            get_splitter("sentence", chunk_size=row["params"]["chunk_size"], chunk_overlap=0),
+            get_splitter("sentence", **row["settings"]["splitter"]["params"]),
             embedder=embedder,
             top_k=row["top_k"],
             mode=row["mode"],
@@ -59,7 +63,7 @@ def test_context_tokens_are_the_retrieved_chunks_llm_views_in_model_tokens(corpu
     from core.tokenizers import get_tokenizer
 
     documents, queries = corpus
-    result = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1,)))
+    result = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1,)), include_default=False)
     (row,) = result.rows
     splitter = get_splitter("sentence", chunk_size=200, chunk_overlap=0)
     counter = get_tokenizer("model")
@@ -68,7 +72,7 @@ def test_context_tokens_are_the_retrieved_chunks_llm_views_in_model_tokens(corpu
     tokens = [counter.count(nodes[score.retrieved[0]].get_content(MetadataMode.LLM)) for score in evaluation.per_query]
     assert row["context_tokens"] == pytest.approx(sum(tokens) / len(tokens))
     # A larger top_k sends more text.
-    wider = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1, 3)))
+    wider = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1, 3)), include_default=False)
     assert wider.rows[1]["context_tokens"] > wider.rows[0]["context_tokens"] == row["context_tokens"]
 
 
@@ -100,12 +104,18 @@ def test_a_second_configuration_with_the_same_chunks_embeds_nothing(corpus, tmp_
 def test_halving_measures_survivors_on_every_query_and_the_front_is_undominated(corpus):
     documents, queries = corpus
     space = TuneSpace(sizes(64, 128, 256, 512), modes=("bm25",), top_ks=(1, 2, 3, 5, 8))
-    result = tune(documents, queries, space, search="halving", keep=4, eta=2, min_queries=2)
+    result = tune(documents, queries, space, search="halving", keep=4, eta=2, min_queries=2, include_default=False)
     assert result.search == "halving"
-    assert [rung["measured"] for rung in result.rungs] == [20, 10, 5, 4]
+    measured = [rung["measured"] for rung in result.rungs]
+    assert [rung["queries"] for rung in result.rungs] == [2, 4, 7, 14]
+    assert measured[0] == 20 and measured == sorted(measured, reverse=True)
     assert result.rungs[-1]["queries"] == len(queries) > result.rungs[0]["queries"]
     full = [row for row in result.rows if row["queries"] == len(queries)]
-    assert len(full) == 4 and result.front
+    assert len(full) == measured[-1] and result.front
+    # Every arm cut could no longer be the best: the exhaustive pick reaches the last round and is the pick.
+    exhaustive = tune(documents, queries, space, search="exhaustive", include_default=False)
+    best = exhaustive.rows[exhaustive.pick]["config"]
+    assert best in [row["config"] for row in full] and result.rows[result.pick]["config"] == best
     for row in result.front_rows():
         assert row["on_front"] and row["queries"] == len(queries)
         assert not any(
@@ -150,6 +160,7 @@ def test_cli_tune_prints_the_front_as_json(sample_docs, capsys):
             "--format",
             "json",
             "--quiet",
+            "--without-default",
         ]
     )
     assert code == 0
@@ -187,3 +198,183 @@ def cli_tune_args(*argv: str):
     parser = argparse.ArgumentParser()
     cli_tune.register(parser.add_subparsers())
     return parser.parse_args(["tune", "x", "--queries", "q.json", *argv])
+
+
+def test_on_the_samples_the_cross_validated_pick_is_never_below_the_default_held_out(corpus):
+    """The issue's yardstick, with the packaged model (its vectors come from the disk cache after the first run)."""
+    documents, queries = corpus
+    space = TuneSpace(sizes(128, 512), modes=("dense", "hybrid"), alphas=(0.5,), top_ks=(5,))
+    for quality in ("mrr", "hit_rate"):
+        result = tune(documents, queries, space, quality=quality)
+        assert result.folds["by"] == "document" and result.folds["count"] == 2  # two documents have questions
+        default, pick = result.rows[result.default], result.rows[result.pick]
+        assert default["default"] and default["heldout"] is not None
+        assert pick["heldout"] >= default["heldout"], (quality, pick["config"], default["config"])
+        assert pick["on_front"]
+        # The held-out estimate is each fold's mean, beside the in-sample mean over all questions.
+        assert pick["heldout"] == pytest.approx(sum(pick["heldout_by_fold"]) / 2)
+        validation = result.cross_validation
+        assert validation["default_estimate"] == default["heldout"]
+        assert len(validation["folds"]) == 2
+
+
+def test_the_front_and_the_pick_are_by_held_out_quality_and_declared_folds_are_honoured(corpus):
+    import dataclasses
+
+    documents, queries = corpus
+    declared = [dataclasses.replace(q, fold=str(i % 3)) for i, q in enumerate(queries)]
+    space = TuneSpace(sizes(64, 128, 256), modes=("bm25",), top_ks=(1, 3))
+    result = tune(documents, declared, space, embedder=WordsEmbedder(disk_cache=False))
+    assert result.folds == {"by": "declared", "count": 3, "questions": [5, 5, 4], "note": ""}
+    full = [row for row in result.rows if row["heldout"] is not None]
+    assert len(full) == len(result.rows) == 7
+    for row in result.front_rows():
+        assert not any(
+            dominates((o["heldout"], o["context_tokens"]), (row["heldout"], row["context_tokens"]), ("max", "min"))
+            for o in full
+        )
+    assert result.rows[result.pick]["heldout"] == max(row["heldout"] for row in full)
+    assert sum(row["chosen_in_folds"] for row in full) == 3
+
+
+def test_cli_tune_table_shows_held_out_beside_in_sample_and_says_how_it_folded(sample_docs, capsys):
+    code = cli_tune.main(
+        [
+            "tune",
+            str(sample_docs / "release_notes.txt"),
+            "--queries",
+            str(sample_docs / "queries.json"),
+            "--sweep",
+            "chunk_size=128,256",
+            "--modes",
+            "bm25",
+            "--quiet",
+            "--without-default",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "heldout_mrr" in out and "spread" in out and "mrr (in sample)" in out
+    # One document with questions: folded by question instead, and the output says why.
+    assert "Folds: 4 by question (1, 1, 1, 1 questions); folds by document need questions about at least 2" in out
+    assert "Pick (best held-out MRR):" in out and "Chosen on the other folds, scored on each held-out fold:" in out
+
+
+def test_the_semantic_splitters_sentence_embeddings_count_in_its_tokens_and_seconds(sample_docs):
+    import numpy as np
+
+    from core.embeddings import get_embedder
+    from core.metrics import SPECIAL_TOKENS
+    from core.schema import MetadataMode
+    from core.splitters.semantic import embedder_override
+    from core.tokenizers import get_tokenizer
+
+    documents = load(sample_docs / "release_notes.txt")
+    queries = [q for q in load_queries(sample_docs / "queries.json") if q.doc == "release_notes.txt"]
+    space = TuneSpace((SweepSpec("semantic", {"buffer_size": [1]}),), modes=("bm25",), top_ks=(3,))
+    (row,) = tune(documents, queries, space, include_default=False).rows
+    # What the splitter embeds, recorded independently, and the chunks' EMBED views.
+    seen: list[str] = []
+    with embedder_override(lambda texts: seen.extend(texts) or get_embedder().embed(texts)):
+        nodes = get_splitter("semantic", buffer_size=1).split(documents)
+    counter, window = get_tokenizer("model"), get_embedder().max_seq_length - SPECIAL_TOKENS
+    views = [node.get_content(MetadataMode.EMBED) for node in nodes]
+    tokens = sum(min(n, window) + SPECIAL_TOKENS for n in np.array(counter.count_many(views + seen)))
+    assert row["split_embeddings"] == len(seen) > len(nodes)
+    assert row["embed_tokens"] == tokens
+    assert row["embed_seconds"] > 0  # BM25 embeds no chunk: this is the splitting's time
+
+
+def test_halving_keeps_the_exhaustive_pick_on_the_samples_and_its_schedule_does_not_depend_on_the_seed(corpus):
+    documents, queries = corpus
+    space = TuneSpace(sizes(64, 128, 256, 512), modes=("dense", "bm25", "hybrid"), alphas=(0.3, 0.7), top_ks=(3, 5))
+    full = tune(documents, queries, space, search="exhaustive")
+    halved = tune(documents, queries, space, search="halving", keep=4, min_queries=4)
+    assert len(halved.rungs) > 1 and halved.rungs[0]["measured"] == len(full.rows)
+    assert halved.rows[halved.pick]["config"] == full.rows[full.pick]["config"]
+    assert halved.rows[halved.pick]["heldout"] == full.rows[full.pick]["heldout"]
+    again = tune(documents, queries, space, search="halving", keep=4, min_queries=4, seed=7, folds_by="document")
+    assert again.rungs == halved.rungs and [r["config"] for r in again.rows] == [r["config"] for r in halved.rows]
+
+
+def test_the_sample_order_of_halving_deals_questions_round_robin_over_documents():
+    from core.halving import interleaved
+
+    assert interleaved(["a", "a", "a", "b", "c", "c"]) == [0, 3, 4, 1, 5, 2]
+
+
+def test_a_spent_budget_or_ctrl_c_returns_what_was_measured_the_default_first(corpus, monkeypatch):
+    from core import tune as tune_module
+
+    documents, queries = corpus
+    space = TuneSpace(sizes(128, 256, 512), modes=("bm25", "dense"), top_ks=(5,))
+    embedder = WordsEmbedder(disk_cache=False)
+    spent = tune(documents, queries, space, embedder=embedder, budget=0)
+    assert spent.stopped == "budget" and spent.rows == [] and spent.pick is None and spent.space_size == 7
+    real, calls = tune_module.measure_setup, []
+
+    def interrupted_on_the_second(task, inputs):
+        calls.append(task.label)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(task, inputs)
+
+    monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_second)
+    result = tune(documents, queries, space, embedder=embedder)
+    assert result.stopped == "interrupted" and calls[0] == "sentence (defaults)"
+    (row,) = result.rows  # the default configuration: only dense k=5 is tried on it
+    assert row["default"] and result.default == result.pick == 0 and row["on_front"]
+
+
+def test_the_cli_prints_and_saves_the_front_so_far_on_ctrl_c(sample_docs, tmp_path, capsys, monkeypatch):
+    from core import tune as tune_module
+
+    real, seen = tune_module.measure_setup, []
+
+    def interrupted_on_the_second(task, inputs):
+        seen.append(task.label)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        return real(task, inputs)
+
+    monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_second)
+    monkeypatch.chdir(tmp_path)
+    argv = ["tune", str(sample_docs / "release_notes.txt"), "--queries", str(sample_docs / "queries.json")]
+    code = cli_tune.main([*argv, "--sweep", "chunk_size=128,256", "--modes", "bm25", "--quiet", "--without-default"])
+    assert code == 130
+    captured = capsys.readouterr()
+    assert "stopped (interrupted): 1 of 2 configurations measured" in captured.err
+    saved = json.loads((tmp_path / "chunkscope-tune-partial.json").read_text())
+    assert saved["stopped"] == "interrupted" and len(saved["rows"]) == 1
+    assert saved["rows"][0]["config"] in captured.out  # the front so far, printed
+
+
+def test_progress_inside_a_configuration_counts_the_chunks_embedded_and_chunks_past_the_window_are_flagged(corpus):
+    documents, queries = corpus
+    said: list[str] = []
+    space = TuneSpace(sizes(512), modes=("dense",), top_ks=(5,))
+    result = tune(
+        documents,
+        queries,
+        space,
+        embedder=WordsEmbedder(disk_cache=False),
+        include_default=False,
+        report=lambda fraction, text: said.append(text),
+    )
+    (row,) = result.rows
+    embedding = [text for text in said if text.startswith("512/0: embedding chunks ")]
+    assert embedding and embedding[-1] == f"512/0: embedding chunks {row['nodes']:,} of {row['nodes']:,}"
+    # The fake model reads 16 tokens: most 512-token chunks are cut, and the row says which share.
+    assert row["over_window"] > 0 and row["truncated_share"] == row["over_window"] / row["nodes"]
+    (shown,) = cli_tune.table_rows(result.rows, "mrr")
+    assert shown["truncated"] == f"{row['truncated_share']:.0%}"
+
+
+def test_the_default_space_also_holds_llamaindexs_untuned_sentence_splitter():
+    space = cli_tune.build_space(cli_tune_args())
+    assert [spec.splitter for spec in space.specs] == ["sentence", "llamaindex.sentence"]
+    assert space.specs[1].grid == {} and space.modes == ("dense", "bm25", "hybrid")
+    (label, splitter, _) = space.setups()[-1]
+    assert label == "llamaindex.sentence" and splitter.to_params(only_changed=True) == {}
+    # Naming splitters or values is a space of one's own: no extra configuration.
+    assert len(cli_tune.build_space(cli_tune_args("--splitter", "sentence")).specs) == 1

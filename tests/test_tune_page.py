@@ -32,6 +32,7 @@ def tune_page() -> AppTest:
     at.text_input(key="eval.tune.sentence.values.chunk_overlap").set_value("0").run()
     at.multiselect(key="eval.tune.modes").set_value(["bm25"]).run()
     at.text_input(key="eval.tune.top_ks").set_value("1, 3").run()
+    at.checkbox(key="eval.tune.default").uncheck().run()  # BM25 only: nothing to embed
     assert not at.exception, at.exception
     return at
 
@@ -48,7 +49,7 @@ def expected_front():
         modes=("bm25",),
         top_ks=(1, 3),
     )
-    return tune(documents, queries, space, quality="mrr", cost="context_tokens")
+    return tune(documents, queries, space, quality="mrr", cost="context_tokens", include_default=False)
 
 
 def test_the_tune_section_says_what_it_will_search_and_runs_nothing_until_asked():
@@ -69,11 +70,20 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     assert names == ["Other configurations", "Pareto front"]
     front_trace = chart["data"][1]
     assert front_trace["customdata"] == expected.front
-    assert front_trace["y"] == pytest.approx([row["mrr"] for row in expected.front_rows()])
+    # The front is by held-out quality (folds by document), and the table shows it beside the in-sample score.
+    assert front_trace["y"] == pytest.approx([row["heldout"] for row in expected.front_rows()])
     assert front_trace["x"] == pytest.approx([row["context_tokens"] for row in expected.front_rows()])
     assert chart["layout"]["xaxis"]["title"]["text"] == "Context tokens per query"
     (table,) = [frame.value for frame in at.dataframe if "context_tokens" in frame.value.columns]
     assert table["config"].tolist() == [row["config"] for row in expected.front_rows()]
+    assert table["heldout"].tolist() == pytest.approx([row["heldout"] for row in expected.front_rows()])
+    assert table["in_sample"].tolist() == pytest.approx([row["mrr"] for row in expected.front_rows()])
+    assert table["heldout_spread"].tolist() == pytest.approx([row["heldout_spread"] for row in expected.front_rows()])
+    captions = " ".join(c.value for c in at.caption)
+    assert f"Folds: {expected.folds['count']} by document" in captions
+    assert "Chosen on the other folds and scored on the held-out one" in captions
+    # The pick offered first is the best held-out configuration.
+    assert at.selectbox(key="eval.tune.pick").value == expected.pick
 
     # Pick the front's costliest point (as a click on it does) and load it.
     target = expected.front[-1]
@@ -88,3 +98,19 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     assert any("This is the session's configuration" in s.value for s in at.success)
     # The front stays on screen, not stale: loading a point is not a change of the search.
     assert not any("settings changed" in info.value for info in at.info)
+
+
+def test_with_the_default_configuration_the_pick_is_never_below_its_held_out_score():
+    at = tune_page()
+    at.checkbox(key="eval.tune.default").check().run()
+    assert any("4 configurations and the default one to search" in c.value for c in at.caption)
+    at.button(key="eval.tune.run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    result = at.session_state["cs_evaluation"]["result"]
+    captions = " ".join(c.value for c in at.caption)
+    default = result["rows"][result["default"]]
+    assert f"the default configuration scores {default['heldout']:.3f} held out" in captions
+    assert default["default"] and default["mode"] == "dense"
+    assert result["rows"][result["pick"]]["heldout"] >= default["heldout"]
+    assert at.selectbox(key="eval.tune.pick").value == result["pick"]

@@ -22,7 +22,8 @@ from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError, LoadError
-from core.evaluation import EvalQuery, parse_queries
+from core.evaluation import EvalQuery, decode_queries
+from core.query_checks import check_queries
 from core.retrieval import SCOPES
 from core.schema import Document
 from core.splitters import SPLITTERS
@@ -36,7 +37,7 @@ from ui.query import sample_queries
 PAGE_KEY = "eval"
 MODES = ("Configurations", "Sweep", "Tune")  # Tune: ui.evaluate_tune draws its own form and results
 SCOPE_LABELS = {"corpus": "Whole corpus", "document": "The query's document"}
-__all__ = ["queries_or_stop", "retrieval_settings", "run_and_store", "run_button", "scope_choice", "selection",
+__all__ = ["pool_or_stop", "queries_or_stop", "retrieval_settings", "run_and_store", "run_button", "scope_choice", "selection",
            "show_results", "signature"]  # fmt: skip
 
 
@@ -54,11 +55,40 @@ class Selection:
         return not self.problems and bool(self.splitters if self.kind == "Configurations" else self.sweep)
 
 
-# -- the queries -----------------------------------------------------------------------
+# -- the pool and the queries --------------------------------------------------------------
 
 
-def queries_or_stop(loaded_names: set[str]) -> list[EvalQuery]:
-    """Draw the queries (sample or uploaded) and how many are usable; with none usable, say so and end this run."""
+def pool_or_stop(documents: Sequence[Document]) -> list[Document]:
+    """The documents retrieval searches, chosen among the loaded ones (the samples marked); none chosen ends this run."""
+    from ui.documents import sample_files
+
+    names = list(dict.fromkeys(str(doc.metadata.get("file_name")) for doc in documents))
+    samples = {path.name for path in sample_files()} & set(names)
+    key = f"{PAGE_KEY}.pool"
+    state.keep_valid(key, names, names)
+    chosen = st.multiselect(
+        "Documents in the pool",
+        names,
+        key=key,
+        format_func=lambda name: f"{name} (sample)" if name in samples else name,
+        help="Retrieval searches the chunks of these documents only: the scores depend on what else is in the pool",
+    )
+    kept_samples = sorted(samples & set(chosen))
+    st.caption(
+        f"Retrieval searches **{len(chosen)} of {len(names)}** loaded documents"
+        + (f", {len(kept_samples)} of them sample documents" if kept_samples else "")
+        + "."
+    )
+    if not chosen:
+        st.warning("Choose at least one document for the pool.", icon=":material/warning:")
+        st.stop()
+    return [doc for doc in documents if str(doc.metadata.get("file_name")) in chosen]
+
+
+def queries_or_stop(documents: Sequence[Document]) -> list[EvalQuery]:
+    """Draw the queries (sample or uploaded), checked against the pool at once; with none usable or an excerpt
+    missing, say so and end this run (before anything is split or embedded)."""
+    loaded_names = {str(doc.metadata.get("file_name")) for doc in documents}
     with st.expander("Queries", icon=":material/quiz:", expanded=False):
         st.caption(
             'A JSON list of {"query", "doc", "excerpts"}: the file that holds the answer and exact passages of it. '
@@ -85,7 +115,21 @@ def queries_or_stop(loaded_names: set[str]) -> list[EvalQuery]:
             "None of the queries is about a loaded document: load the files they name.", icon=":material/warning:"
         )
         st.stop()
+    checked = check_queries(documents, queries)
+    if checked.warnings:
+        st.warning(_listed(checked.warnings), icon=":material/warning:")
+    if checked.errors:
+        st.error(_listed(["Fix the queries file:", *checked.errors]), icon=":material/error:")
+        st.stop()
     return queries
+
+
+def _listed(lines: Sequence[str], most: int = 6) -> str:
+    """Lines as an escaped Markdown list, the first ``most`` of them and how many more."""
+    shown = [f"- {widgets.md_escape(line)}" for line in lines[:most]]
+    if len(lines) > most:
+        shown.append(f"- … and {len(lines) - most} more")
+    return "\n".join(shown)
 
 
 def _chosen_queries() -> tuple[list[EvalQuery], str]:
@@ -97,12 +141,7 @@ def _chosen_queries() -> tuple[list[EvalQuery], str]:
     if upload is None:
         return list(sample_queries()), "sample queries"
     try:
-        return parse_queries(json.loads(upload.getvalue().decode("utf-8")), upload.name), upload.name
-    except (ValueError, UnicodeDecodeError) as exc:
-        st.error(
-            f"{widgets.md_escape(upload.name)} is not valid JSON ({widgets.md_escape(str(exc))}); using the sample queries.",
-            icon=":material/error:",
-        )
+        return decode_queries(upload.getvalue(), upload.name), upload.name
     except LoadError as exc:
         st.error(f"{widgets.md_escape(str(exc))}; using the sample queries.", icon=":material/error:")
     return list(sample_queries()), "sample queries"

@@ -1,6 +1,7 @@
 """The Evaluate page's Tune section: a space to search, the Pareto front of quality against cost, one click to use a point.
 
-The search is :func:`core.tune.tune`; what may vary and how its values are read
+The search is :func:`core.tune.tune`; the front and the pick are by held-out
+quality (the questions cut into folds, :mod:`core.folds`), shown beside the in-sample score; what may vary and how its values are read
 is :mod:`core.sweep`'s (and the retrieval settings' own declarations). A point
 picked on the chart (or in the list under it) can be loaded into the session's
 configuration, which every other page then uses.
@@ -22,6 +23,7 @@ from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError
 from core.evaluation import EvalQuery
+from core.folds import DEFAULT_FOLDS, FOLD_KINDS
 from core.schema import Document
 from core.splitters import SPLITTERS, get_splitter
 from core.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
@@ -40,6 +42,9 @@ __all__ = ["pareto_figure", "tune_section"]
 _NUMBER = st.column_config.NumberColumn
 FRONT_COLUMNS = {
     "config": st.column_config.TextColumn("Configuration"),
+    "heldout": _NUMBER("Held-out", format="%.3f", help="The mean over folds of the score on questions held out"),
+    "heldout_spread": _NUMBER("± across folds", format="%.3f", help="Standard deviation of the held-out scores"),
+    "in_sample": _NUMBER("In sample", format="%.3f", help="The score on every question (optimistic for a pick)"),
     "hit_rate": _NUMBER("Hit rate", format="%.3f"),
     "mrr": _NUMBER("MRR", format="%.3f"),
     "recall": _NUMBER("Recall", format="%.3f"),
@@ -47,7 +52,11 @@ FRONT_COLUMNS = {
     "nodes": _NUMBER("Nodes"),
     "embed_tokens": _NUMBER("Embedding tokens", format="%d"),
     "embed_seconds": _NUMBER("Embedding s", format="%.2f", help="This run's; near 0 for chunks already embedded"),
+    "truncated_share": _NUMBER(
+        "Share truncated", format="%.2f", help="Share of the chunks longer than the model's window: embedded cut"
+    ),
 }
+
 
 def tune_section(
     config: PipelineConfig, documents: Sequence[Document], queries: Sequence[EvalQuery], scope: str
@@ -55,6 +64,7 @@ def tune_section(
     """The space and objectives, the run button, then the last run's front (if it was a tuning run)."""
     space, problems = space_form(config)
     quality, cost, search = objectives()
+    validation = validation_form()
     if space is not None:
         count = len(space.arms())
         way = (
@@ -62,13 +72,14 @@ def tune_section(
             if search == "exhaustive" or (search == "auto" and exhaustive(count, len(queries)))
             else "successive halving on a growing sample of the queries"
         )
-        st.caption(f"{count} configurations to search: {way}.")
+        extra = " and the default one" if validation["include_default"] else ""
+        st.caption(f"{count} configurations{extra} to search: {way}.")
     for problem in problems:
         st.error(widgets.md_escape(problem), icon=":material/error:")
     signature = json.dumps(
         {
             "space": asdict(space) if space else None,
-            "objectives": [quality, cost, search, scope],
+            "objectives": [quality, cost, search, scope, validation],
             "queries": [[q.query, q.doc, list(q.excerpts)] for q in queries],
             "documents": sorted(str(doc.metadata.get("file_name")) for doc in documents),
             "pipeline": {k: v for k, v in config.to_dict().items() if k in ("loaders", "metadata", "extractors")},
@@ -86,7 +97,7 @@ def tune_section(
         on_click=state.request_evaluation,
     )
     if state.take_evaluation_request() and space is not None and not problems:
-        run_and_store(documents, queries, space, config, scope, (quality, cost, search), signature)
+        run_and_store(documents, queries, space, config, scope, (quality, cost, search), validation, signature)
     stored = state.evaluation()
     if not stored or stored.get("kind") != "Tune":
         st.info("Choose the space to search, then press **Search**.", icon=":material/travel_explore:")
@@ -195,14 +206,37 @@ def objectives() -> tuple[str, str, str]:
     return quality, cost, search
 
 
+def validation_form() -> dict[str, Any]:
+    """How the questions are folded for the held-out scores, and whether the default configuration is measured."""
+    left, middle, right = st.columns(3, gap="small")
+    state.keep_valid(f"{KEY}.folds_by", FOLD_KINDS, "document")
+    by = left.selectbox(
+        "Folds by",
+        FOLD_KINDS,
+        key=f"{KEY}.folds_by",
+        help="document: a held-out fold asks about documents the choice never saw. Folds declared in the "
+        'queries file (a "fold" on every entry) are used instead',
+    )
+    count = middle.number_input("Folds", min_value=2, max_value=20, value=DEFAULT_FOLDS, key=f"{KEY}.folds")
+    with right:
+        default = st.checkbox(
+            "Measure the default configuration",
+            value=True,
+            key=f"{KEY}.default",
+            help="Evaluate's default splitter and retrieval, the yardstick a pick should beat held out",
+        )
+    return {"folds_by": by, "folds": int(count), "include_default": default}
+
+
 # -- running and showing ------------------------------------------------------------------
 
 
-def run_and_store(documents, queries, space, config, scope, objectives, signature) -> None:  # noqa: ANN001
+def run_and_store(documents, queries, space, config, scope, objectives, validation, signature) -> None:  # noqa: ANN001
     """Search under a progress bar and keep the result in the session; a failure is shown and ends this run."""
     quality, cost, search = objectives
     prepared = prepare_documents(documents, config)
-    embedder = cache.embedder() if any(mode != "bm25" for mode in space.modes) else None
+    needs = validation["include_default"] or any(mode != "bm25" for mode in space.modes)
+    embedder = cache.embedder() if needs else None
     bar = st.progress(0.0, text="Starting…")
     try:
         result = tune(
@@ -214,6 +248,7 @@ def run_and_store(documents, queries, space, config, scope, objectives, signatur
             quality=quality,
             cost=cost,
             search=search,
+            **validation,
             report=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=text),
         )
     except ChunkScopeError as exc:
@@ -225,9 +260,9 @@ def run_and_store(documents, queries, space, config, scope, objectives, signatur
 
 
 def pareto_figure(result: dict[str, Any]) -> go.Figure:
-    """Quality against cost: every configuration measured on all queries, the front joined and highlighted."""
+    """Held-out quality against cost: every configuration measured on all queries, the front joined and highlighted."""
     quality, cost = result["quality"], result["cost"]
-    full = [row for row in result["rows"] if row["queries"] == result["queries"]]
+    full = [row for row in result["rows"] if row["heldout"] is not None]
     others = [row for row in full if not row["on_front"]]
     figure = go.Figure()
     for rows, name, colour, mode in (
@@ -237,7 +272,7 @@ def pareto_figure(result: dict[str, Any]) -> go.Figure:
         figure.add_trace(
             go.Scatter(
                 x=[row[cost] for row in rows],
-                y=[row[quality] for row in rows],
+                y=[row["heldout"] for row in rows],
                 customdata=[row["id"] for row in rows],
                 hovertext=[row["config"] for row in rows],
                 hovertemplate="%{hovertext}<br>%{x:,.4g} · %{y:.3f}<extra></extra>",
@@ -249,7 +284,7 @@ def pareto_figure(result: dict[str, Any]) -> go.Figure:
         )
     figure.update_layout(
         xaxis_title=COSTS[cost],
-        yaxis_title=QUALITIES[quality],
+        yaxis_title=f"{QUALITIES[quality]}, held out",
         height=420,
         margin={"t": 30},
         legend={"orientation": "h", "y": -0.2},
@@ -278,25 +313,29 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
         + (f" ({dropped} dropped on a sample of the queries)" if dropped else "")
         + f" · {result['embedded_texts']:,} texts embedded, the rest from the cache"
     )
+    for line in validation_lines(result):
+        st.caption(line)
     if stored["signature"] != signature:
         st.info("The settings changed since this search: press **Search** to update.", icon=":material/update:")
     st.plotly_chart(
         pareto_figure(result), width="stretch", key=f"{KEY}.chart", on_select=_clicked, selection_mode="points"
     )
-    columns = ["config", "hit_rate", "mrr", "recall", "context_tokens", "nodes", "embed_tokens", "embed_seconds"]
+    columns = ["config", "heldout", "heldout_spread", "in_sample", "hit_rate", "mrr", "recall", "context_tokens"]
+    columns += ["nodes", "embed_tokens", "embed_seconds", "truncated_share"]
+    shown = [{**row, "in_sample": row[result["quality"]]} for row in result["front"]]
     st.dataframe(
-        pd.DataFrame([{c: row[c] for c in columns} for row in result["front"]]),
+        pd.DataFrame([{c: row[c] for c in columns} for row in shown]),
         hide_index=True,
         width="stretch",
         key=f"{KEY}.front",
         column_config=FRONT_COLUMNS,
     )
-    full = [row for row in result["rows"] if row["queries"] == result["queries"]]
+    full = [row for row in result["rows"] if row["heldout"] is not None]
     ids = [row["id"] for row in result["front"]] + [row["id"] for row in full if not row["on_front"]]
     labels = {row["id"]: row["config"] for row in result["rows"]}
     if not ids:
         return
-    state.keep_valid(f"{KEY}.pick", ids, ids[0])
+    state.keep_valid(f"{KEY}.pick", ids, result["pick"] if result["pick"] in ids else ids[0])
     picked = st.selectbox(
         "Configuration (click a point to pick it)", ids, key=f"{KEY}.pick", format_func=lambda i: labels.get(i, str(i))
     )
@@ -315,6 +354,28 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
             args=(splitter, retrieval),
             help="Make it the session's splitter and retrieval settings",
         )
+
+
+def validation_lines(result: dict[str, Any]) -> list[str]:
+    """The folds, the pick, what choosing on training folds scored held out, the default's held-out score (escaped)."""
+    name = QUALITIES[result["quality"]]
+    rows, folds, validation = result["rows"], result["folds"], result["cross_validation"]
+    sizes = ", ".join(str(n) for n in folds["questions"])
+    lines = [
+        f"Folds: {folds['count']} by {folds['by']} ({sizes} questions)"
+        + (f"; {widgets.md_escape(folds['note'])}" if folds["note"] else "")
+    ]
+    if result["pick"] is not None:
+        pick = rows[result["pick"]]
+        lines.append(
+            f"Pick (best held-out {name}): **{widgets.md_escape(pick['config'])}**, held out {pick['heldout']:.3f} ± "
+            f"{pick['heldout_spread']:.3f}, in sample {pick[result['quality']]:.3f}"
+        )
+    line = f"Chosen on the other folds and scored on the held-out one: {validation['estimate']:.3f} on average"
+    if validation["default_estimate"] is not None:
+        line += f"; the default configuration scores {validation['default_estimate']:.3f} held out"
+    lines.append(line)
+    return lines
 
 
 def _settings(row: dict[str, Any]) -> tuple[Any, RetrievalSettings]:

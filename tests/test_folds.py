@@ -1,0 +1,89 @@
+"""Folds for the tuner's cross-validation (core.folds): who is held out, and what choosing on the rest scores there."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.errors import ConfigError
+from core.folds import Folds, cross_validate, make_folds
+
+
+def test_folds_by_document_keep_each_documents_questions_together_and_balance_the_counts():
+    docs = ["a.md"] * 5 + ["b.md"] * 3 + ["c.md"] * 2 + ["d.md"]
+    folds = make_folds(docs, by="document", count=2)
+    assert folds.by == "document" and folds.count == 2 and folds.note == ""
+    # The largest document first into the emptiest fold: a | b, then c and d beside b.
+    assert folds.assignment == (0,) * 5 + (1,) * 3 + (1,) * 2 + (0,)
+    assert folds.to_dict()["questions"] == [6, 5]
+
+
+def test_fewer_documents_than_folds_make_fewer_folds_and_say_so():
+    folds = make_folds(["a.md"] * 3 + ["b.md"] * 2, count=5)
+    assert folds.count == 2
+    assert folds.note == "2 documents have questions, so 2 folds"
+
+
+def test_one_document_folds_by_question_instead_and_says_why():
+    folds = make_folds(["only.md"] * 4, by="document", count=2)
+    assert folds.by == "question" and folds.count == 2
+    assert "only only.md has any" in folds.note and "folded by question" in folds.note
+    assert sorted(folds.assignment) == [0, 0, 1, 1]
+
+
+def test_declared_folds_win_and_must_be_on_every_question():
+    folds = make_folds(["a.md", "a.md", "b.md"], ["x", "y", "x"], by="document")
+    assert (folds.by, folds.assignment, folds.count) == ("declared", (0, 1, 0), 2)
+    with pytest.raises(ConfigError, match='questions 2 have no "fold"'):
+        make_folds(["a.md", "a.md"], ["x", None])
+    with pytest.raises(ConfigError, match="a single fold"):
+        make_folds(["a.md", "b.md"], ["x", "x"])
+
+
+def test_too_few_questions_or_folds_is_an_error_that_says_what_to_do():
+    with pytest.raises(ConfigError, match="at least 2 questions .* got 1: label more questions"):
+        make_folds(["a.md"])
+    with pytest.raises(ConfigError, match="at least 2 folds, got 1"):
+        make_folds(["a.md", "b.md"], count=1)
+    with pytest.raises(ConfigError, match="folds are made by one of"):
+        make_folds(["a.md", "b.md"], by="chapter")
+
+
+@given(
+    st.lists(st.sampled_from("abcdef"), min_size=2, max_size=40),
+    st.integers(2, 6),
+    st.sampled_from(["document", "question"]),
+    st.integers(0, 3),
+)
+def test_every_question_is_in_one_fold_no_fold_is_empty_and_a_document_is_never_split(docs, count, by, seed):
+    folds = make_folds(docs, by=by, count=count, seed=seed)
+    assert len(folds.assignment) == len(docs)
+    assert 2 <= folds.count <= count
+    assert set(folds.assignment) == set(range(folds.count))
+    if folds.by == "document":
+        for doc in set(docs):
+            assert len({f for f, d in zip(folds.assignment, docs, strict=True) if d == doc}) == 1
+    assert make_folds(docs, by=by, count=count, seed=seed) == folds  # deterministic
+
+
+def test_cross_validation_chooses_on_the_training_folds_and_scores_on_the_held_out_one():
+    folds = Folds("question", (0, 0, 1, 1), 2)
+    scores = {
+        0: [1.0, 1.0, 0.0, 0.0],  # perfect on fold 0 only: overfits whichever fold it is chosen on
+        1: [0.5, 0.5, 0.5, 0.5],  # steady
+        2: [0.5, 0.5, 0.5, 0.5],  # as steady, but dearer
+    }
+    result = cross_validate(scores, {0: 10.0, 1: 20.0, 2: 30.0}, folds, default=2)
+    assert result["arms"][0] == {"heldout": 0.5, "spread": pytest.approx(0.7071, abs=1e-4), "by_fold": [1.0, 0.0]}
+    assert result["arms"][1]["spread"] == 0.0
+    # Fold 0 held out: trained on fold 1, where arms 1 and 2 tie and the default (2) stays; fold 1: arm 0 wins.
+    assert [(f["chosen"], f["chosen_heldout"], f["default_heldout"]) for f in result["folds"]] == [
+        (2, 0.5, 0.5),
+        (0, 0.0, 0.5),
+    ]
+    assert result["estimate"] == 0.25 and result["default_estimate"] == 0.5
+    # Ties on held-out quality go to the default, then to the steadier across folds, then to the lower cost.
+    assert result["pick"] == 2
+    assert cross_validate(scores, {0: 10.0, 1: 20.0, 2: 30.0}, folds, default=None)["pick"] == 1
+    assert cross_validate({0: scores[0], 1: scores[1]}, {0: 10.0, 1: 20.0}, folds, default=None)["pick"] == 1
