@@ -10,6 +10,11 @@ Two parsers, one declared option (``parser``):
   level, paragraphs, list items, and tables as Markdown rows (table and
   ``table_row`` elements, so the splitters that keep rows whole never cut one).
 
+A page whose text one parser garbles (glyph numbers instead of letters, see
+:mod:`core.loaders.pdf_garble`) is read by the other where that one reads it
+clearly better (``fallback_pages``, and a note); a page both garble is named in
+``load_warning``, never passed on silently.
+
 Either way the pages follow each other with one blank line between them, and a
 page without a text layer but with an image (a scan) is read by Tesseract when
 ``ocr`` allows (:mod:`core.loaders.pdf_ocr`): its words' mean confidence goes in
@@ -35,6 +40,7 @@ from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocum
 from core.forking import start_forked
 from core.loaders.base import Loader
 from core.loaders.blocks import BlockText
+from core.loaders.pdf_garble import better_text, garbled_pages, text_quality
 from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
 from core.loaders.pdf_ocr import OcrPage, OcrUnavailable, has_image, ocr_page, ocr_unavailable_reason
 from core.loaders.registry import LOADERS
@@ -155,11 +161,13 @@ class PdfLoader(Loader):
                 raise CorruptDocumentError(
                     file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
                 )
+            blocks, fallback = _repair_garbled_blocks(reader, blocks)
             unreadable: dict[int, str] = {}
             partly: dict[int, str] = {}
             blank = [number for number, page in enumerate(blocks, start=1) if not page]
         else:
             texts, skipped = self._extract(reader, file_name)
+            texts, fallback = _repair_garbled(data, texts, layout=self.extraction_mode == "layout")
             unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
             partly = {number: reason for number, reason in skipped.items() if texts[number - 1]}
             blank = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
@@ -180,6 +188,8 @@ class PdfLoader(Loader):
         metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pdf", "page_count": page_count}
         metadata.update(_info(reader))
         metadata["parser"] = self.parser
+        if fallback:
+            metadata["fallback_pages"] = fallback
         if ocr_read:
             metadata["ocr_pages"] = sorted(ocr_read)
             metadata["ocr_confidence"] = {str(number): ocr_read[number].confidence for number in sorted(ocr_read)}
@@ -196,9 +206,20 @@ class PdfLoader(Loader):
             notes.append(ocr_phrase(ocr_read))
         if ocr_found_nothing:
             notes.append(f"OCR read no text on {pages_phrase(ocr_found_nothing)}")
+        if fallback:
+            other = "pdfplumber" if self.parser == "pypdf" else "pypdf"
+            notes.append(f"{self.parser}'s text was garbled on {pages_phrase(fallback)}: read by {other} instead")
         cid = cid_note(full_text, pages)
         if cid:
             notes.append(cid)
+        garbled = garbled_pages(
+            {p.number: full_text[p.start_char : p.end_char] for p in pages if p.number not in ocr_read}
+        )
+        if garbled:
+            notes.append(
+                f"garbled text on {pages_phrase(garbled)}: the PDF's fonts do not say which characters they draw "
+                "(ocr='all' reads the page as an image)"
+            )
         notes.extend(ocr_notes)
         if notes:
             metadata["load_warning"] = "; ".join(notes)
@@ -285,6 +306,48 @@ class PdfLoader(Loader):
                 unreadable[number] = gave_up[0]
             texts.append(text if text.strip() else "")
         return texts, unreadable
+
+
+def _repair_garbled(data: bytes, texts: list[str], *, layout: bool) -> tuple[list[str], list[int]]:
+    """pypdf's page texts, with pdfplumber's where pypdf's is suspect and pdfplumber's reads clearly better
+    (:mod:`core.loaders.pdf_garble`); and the numbers of the pages so replaced.
+
+    pdfplumber opens the file only when a page is suspect: on a clean PDF this costs one scan of the texts.
+    """
+    suspect = [number for number, text in enumerate(texts, start=1) if text and text_quality(text).suspect]
+    if not suspect:
+        return texts, []
+    from core.loaders.pdf_structure import page_text
+
+    repaired = list(texts)
+    replaced: list[int] = []
+    for number, text in page_text(data, suspect, layout=layout).items():
+        if better_text(texts[number - 1], text):
+            repaired[number - 1] = text
+            replaced.append(number)
+    return repaired, replaced
+
+
+def _repair_garbled_blocks(reader: PdfReader, pages_blocks: list[list[Any]]) -> tuple[list[list[Any]], list[int]]:
+    """pdfplumber's blocks, with a page's pypdf text as paragraphs where pdfplumber's is suspect and pypdf's reads
+    clearly better; and the numbers of the pages so replaced."""
+    from core.loaders.pdf_structure import Block
+
+    repaired = list(pages_blocks)
+    replaced: list[int] = []
+    for number, blocks in enumerate(pages_blocks, start=1):
+        ours = "\n\n".join(block.text or " ".join(" ".join(row) for row in block.rows) for block in blocks)
+        if not ours or not text_quality(ours).suspect:
+            continue
+        try:
+            theirs = reader.pages[number - 1].extract_text()
+        except Exception:  # pypdf cannot read the page either: keep pdfplumber's text
+            continue
+        if better_text(ours, theirs):
+            spans = paragraph_spans(theirs, 0, len(theirs))
+            repaired[number - 1] = [Block("paragraph", theirs[start:end]) for start, end in spans]
+            replaced.append(number)
+    return repaired, replaced
 
 
 def _assemble_texts(

@@ -80,6 +80,19 @@ def read_pages(data: bytes, *, find_tables: bool = True, heading_ratio: float = 
     return [_blocks(items, body, heading_ratio, levels) for items in pages]
 
 
+def page_text(data: bytes, numbers: list[int], *, layout: bool = False) -> dict[int, str]:
+    """pdfplumber's plain text of the pages ``numbers`` (1-based): what the pypdf parser falls back to on a garbled page."""
+    import pdfplumber
+
+    texts: dict[int, str] = {}
+    with pdfplumber.open(BytesIO(data), password="") as pdf:
+        for number in numbers:
+            page = pdf.pages[number - 1]
+            texts[number] = page.extract_text(layout=layout) or ""
+            page.close()
+    return texts
+
+
 def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
     tables = page.find_tables() if find_tables else []
     boxes = [table.bbox for table in tables]
