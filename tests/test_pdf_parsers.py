@@ -260,3 +260,36 @@ def test_the_two_parsers_of_the_handbook_read_the_same_words_but_the_markup() ->
     added = [rich.text[r.b_start : r.b_end] for r in diff.runs if r.kind == "b_only"]
     assert diff.similarity > 0.98
     assert sum(1 for words in added if re.fullmatch(r"#{1,3}", words)) == 33
+
+
+# -- word gaps on tightly set pages (#30.2) ------------------------------------------------
+
+TIGHT_PDF = FIXTURES / "tight_set.pdf"
+MARKUP = {"#", "##", "###", "|", "---"}
+
+
+def test_a_tightly_set_page_keeps_its_words_apart() -> None:
+    """Word gaps of 0.22 em (2 pt at 9 pt) placed by TJ offsets, no space characters: pdfplumber's default
+    3 pt tolerance read "Largelanguagemodels(LLMs)are…"."""
+    document = structured(TIGHT_PDF)
+    assert document.text == (
+        "# Why chunk size matters\n\n"
+        "Large language models (LLMs) are handed the passages a retriever finds, so what a chunk holds decides "
+        "what the model can read. A chunk that is too small cuts an answer in half; one that is too large buries "
+        "it among unrelated sentences and spends the context window on text nobody asked for. Always measure."
+    )
+
+
+def test_the_fallback_text_of_a_page_keeps_tight_words_apart_too() -> None:
+    from core.loaders.pdf_structure import page_text
+
+    (text,) = page_text(TIGHT_PDF.read_bytes(), [1]).values()
+    assert text.splitlines()[1].startswith("Large language models (LLMs) are handed")
+
+
+def test_the_handbook_reads_the_same_words_with_either_parser_but_the_markup() -> None:
+    """The sample typeset at 10-11 pt: the word gap no longer joins a list number to its word ("10.Review")."""
+    (plain,) = load(HANDBOOK_PDF)
+    rich = structured(HANDBOOK_PDF)
+    assert [word for word in rich.text.split() if word not in MARKUP] == plain.text.split()
+    assert "10. Review the grounded prompt" in rich.text
