@@ -123,3 +123,23 @@ def test_lowercase_prose_is_never_suspect(words: list[str]) -> None:
 @given(st.text(alphabet=st.characters(min_codepoint=0xE000, max_codepoint=0xF8FF), min_size=1))
 def test_private_use_text_is_garbled(text: str) -> None:
     assert text_quality(text).garbled
+
+
+def test_the_pdfplumber_parser_takes_pypdfs_text_for_a_page_only_pypdf_reads() -> None:
+    """No font we can write garbles pdfminer and not pypdf, so pypdf's side is a page object that extracts text."""
+    from types import SimpleNamespace
+
+    from core.loaders.pdf_garble import repair_garbled_blocks
+    from core.loaders.pdf_structure import Block
+
+    good = "Chunks overlap a little.\n\nSo an answer cut at a boundary is whole in one of them."
+    reader = SimpleNamespace(pages=[SimpleNamespace(extract_text=lambda: "clean text"),
+                                    SimpleNamespace(extract_text=lambda: good)])  # fmt: skip
+    pages = [[Block("paragraph", "Clean text")], [Block("paragraph", "\ue001\ue002\ue003 \ue004\ue005")]]
+    repaired, replaced = repair_garbled_blocks(reader, pages)
+    assert replaced == [2]
+    assert repaired[0] is pages[0]
+    assert [(b.kind, b.text) for b in repaired[1]] == [
+        ("paragraph", "Chunks overlap a little."),
+        ("paragraph", "So an answer cut at a boundary is whole in one of them."),
+    ]

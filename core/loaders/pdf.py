@@ -41,7 +41,7 @@ from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocum
 from core.forking import start_forked
 from core.loaders.base import Loader
 from core.loaders.blocks import BlockText
-from core.loaders.pdf_garble import better_text, garbled_pages, text_quality
+from core.loaders.pdf_garble import better_text, blocks_text, garbled_pages, repair_garbled, repair_garbled_blocks
 from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
 from core.loaders.pdf_ocr import (
     OcrPage,
@@ -172,18 +172,18 @@ class PdfLoader(Loader):
                 raise CorruptDocumentError(
                     file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
                 )
-            blocks, fallback = _repair_garbled_blocks(reader, blocks)
+            blocks, fallback = repair_garbled_blocks(reader, blocks)
             unreadable: dict[int, str] = {}
             partly: dict[int, str] = {}
             blank = [number for number, page in enumerate(blocks, start=1) if not page]
         else:
             texts, skipped = self._extract(reader, file_name)
-            texts, fallback = _repair_garbled(data, texts, layout=self.extraction_mode == "layout")
+            texts, fallback = repair_garbled(data, texts, layout=self.extraction_mode == "layout")
             unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
             partly = {number: reason for number, reason in skipped.items() if texts[number - 1]}
             blank = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
         if self.parser == "pdfplumber":
-            layer = {number: _blocks_text(page) for number, page in enumerate(blocks, start=1) if page}
+            layer = {number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page}
         else:
             layer = {number: text for number, text in enumerate(texts, start=1) if text}
         ocr_read, ocr_notes, ocr_found_nothing, over_layer = self._ocr(data, reader, blank, layer)
@@ -349,48 +349,6 @@ class PdfLoader(Loader):
         return texts, unreadable
 
 
-def _repair_garbled(data: bytes, texts: list[str], *, layout: bool) -> tuple[list[str], list[int]]:
-    """pypdf's page texts, with pdfplumber's where pypdf's is suspect and pdfplumber's reads clearly better
-    (:mod:`core.loaders.pdf_garble`); and the numbers of the pages so replaced.
-
-    pdfplumber opens the file only when a page is suspect: on a clean PDF this costs one scan of the texts.
-    """
-    suspect = [number for number, text in enumerate(texts, start=1) if text and text_quality(text).suspect]
-    if not suspect:
-        return texts, []
-    from core.loaders.pdf_structure import page_text
-
-    repaired = list(texts)
-    replaced: list[int] = []
-    for number, text in page_text(data, suspect, layout=layout).items():
-        if better_text(texts[number - 1], text):
-            repaired[number - 1] = text
-            replaced.append(number)
-    return repaired, replaced
-
-
-def _repair_garbled_blocks(reader: PdfReader, pages_blocks: list[list[Any]]) -> tuple[list[list[Any]], list[int]]:
-    """pdfplumber's blocks, with a page's pypdf text as paragraphs where pdfplumber's is suspect and pypdf's reads
-    clearly better; and the numbers of the pages so replaced."""
-    from core.loaders.pdf_structure import Block
-
-    repaired = list(pages_blocks)
-    replaced: list[int] = []
-    for number, blocks in enumerate(pages_blocks, start=1):
-        ours = _blocks_text(blocks)
-        if not ours or not text_quality(ours).suspect:
-            continue
-        try:
-            theirs = reader.pages[number - 1].extract_text()
-        except Exception:  # pypdf cannot read the page either: keep pdfplumber's text
-            continue
-        if better_text(ours, theirs):
-            spans = paragraph_spans(theirs, 0, len(theirs))
-            repaired[number - 1] = [Block("paragraph", theirs[start:end]) for start, end in spans]
-            replaced.append(number)
-    return repaired, replaced
-
-
 def _assemble_texts(
     texts: list[str], labels: list[str], ocr_read: dict[int, OcrPage]
 ) -> tuple[str, list[Element], list[Page]]:
@@ -437,11 +395,6 @@ def _assemble_blocks(
             else:
                 out.add(block.text, block.kind)
     return out.result()
-
-
-def _blocks_text(blocks: list[Any]) -> str:
-    """A page's pdfplumber blocks as plain text (table cells joined by spaces), for judging how it reads."""
-    return "\n\n".join(block.text or " ".join(" ".join(row) for row in block.rows) for block in blocks)
 
 
 def _ocr_attrs(ocr_read: dict[int, OcrPage], number: int) -> dict[str, Any]:

@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from core.loaders.text import paragraph_spans
 
 # From this share of junk characters on, a page's text is garbled (real text has none at all).
 JUNK_SHARE = 0.02
@@ -113,3 +116,50 @@ def better_text(first: str, second: str) -> bool:
 def garbled_pages(page_texts: dict[int, str]) -> list[int]:
     """The page numbers whose text is garbled (junk characters, ``(cid:N)`` aside: those have their own note)."""
     return [number for number, text in sorted(page_texts.items()) if text_quality(_CID.sub("", text)).garbled]
+
+
+def repair_garbled(data: bytes, texts: list[str], *, layout: bool) -> tuple[list[str], list[int]]:
+    """pypdf's page texts, with pdfplumber's where pypdf's is suspect and pdfplumber's reads clearly better
+    (:mod:`core.loaders.pdf_garble`); and the numbers of the pages so replaced.
+
+    pdfplumber opens the file only when a page is suspect: on a clean PDF this costs one scan of the texts.
+    """
+    suspect = [number for number, text in enumerate(texts, start=1) if text and text_quality(text).suspect]
+    if not suspect:
+        return texts, []
+    from core.loaders.pdf_structure import page_text
+
+    repaired = list(texts)
+    replaced: list[int] = []
+    for number, text in page_text(data, suspect, layout=layout).items():
+        if better_text(texts[number - 1], text):
+            repaired[number - 1] = text
+            replaced.append(number)
+    return repaired, replaced
+
+
+def repair_garbled_blocks(reader: Any, pages_blocks: list[list[Any]]) -> tuple[list[list[Any]], list[int]]:
+    """pdfplumber's blocks, with a page's pypdf text as paragraphs where pdfplumber's is suspect and pypdf's reads
+    clearly better; and the numbers of the pages so replaced."""
+    from core.loaders.pdf_structure import Block
+
+    repaired = list(pages_blocks)
+    replaced: list[int] = []
+    for number, blocks in enumerate(pages_blocks, start=1):
+        ours = blocks_text(blocks)
+        if not ours or not text_quality(ours).suspect:
+            continue
+        try:
+            theirs = reader.pages[number - 1].extract_text()
+        except Exception:  # pypdf cannot read the page either: keep pdfplumber's text
+            continue
+        if better_text(ours, theirs):
+            spans = paragraph_spans(theirs, 0, len(theirs))
+            repaired[number - 1] = [Block("paragraph", theirs[start:end]) for start, end in spans]
+            replaced.append(number)
+    return repaired, replaced
+
+
+def blocks_text(blocks: list[Any]) -> str:
+    """A page's pdfplumber blocks as plain text (table cells joined by spaces), for judging how it reads."""
+    return "\n\n".join(block.text or " ".join(" ".join(row) for row in block.rows) for block in blocks)
