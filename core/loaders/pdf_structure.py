@@ -3,9 +3,11 @@
 A PDF has no paragraphs or headings, only characters with a position, a font and
 a size. This module rebuilds them the way a reader does:
 
-* **tables** are pdfplumber's ``find_tables`` (ruled cells by default); their
-  characters are left out of the running text, and each becomes one table block
-  placed where its top edge is;
+* **tables** are pdfplumber's ``find_tables`` (ruled cells by default), but a
+  table inside another's cell, which is read as that cell's text; the characters
+  in their cells are left out of the running text (those in a table's outline
+  but in no cell stay in it, or fill the unruled grid position they sit in), and
+  each table becomes one table block placed where its top edge is;
 * **lines** are pdfplumber's text lines of the remaining characters;
 * the **body size** is the font size most characters of the whole document have;
   a line at least ``heading_ratio`` times larger is a heading, and so is a line in
@@ -99,15 +101,13 @@ def page_text(data: bytes, numbers: list[int], *, layout: bool = False) -> dict[
 
 
 def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
-    tables = page.find_tables() if find_tables else []
-    boxes = [table.bbox for table in tables]
+    tables = _outermost(page.find_tables()) if find_tables else []
+    read = [_read_table(page, table) for table in tables]
+    boxes = [box for _, table_boxes in read for box in table_boxes]
 
     def outside_tables(obj: dict[str, Any]) -> bool:
-        if obj.get("object_type") != "char":
-            return True
-        x = (obj["x0"] + obj["x1"]) / 2
-        y = (obj["top"] + obj["bottom"]) / 2
-        return not any(x0 <= x <= x1 and top <= y <= bottom for x0, top, x1, bottom in boxes)
+        # Only a character inside a cell is the table's: one in its outline but in no cell stays running text.
+        return obj.get("object_type") != "char" or not any(_center_in(obj, box) for box in boxes)
 
     text_page = page.filter(outside_tables) if boxes else page
     items: list[_Line | _Table] = []
@@ -118,12 +118,64 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
         size = round(Counter(round(float(c["size"]), 1) for c in chars).most_common(1)[0][0], 1)
         bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in chars)
         items.append(_Line(line["text"].strip(), float(line["top"]), float(line["bottom"]), size, bold))
-    for table in tables:
-        rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
+    for table, (rows, _) in zip(tables, read, strict=True):
         if any(any(cell.strip() for cell in row) for row in rows):
             items.append(_Table(float(table.bbox[1]), rows))
     items.sort(key=lambda item: item.top)
     return items
+
+
+def _outermost(tables: list[Any]) -> list[Any]:
+    """The tables not inside another: a table drawn in a cell is read once, as that cell's text."""
+
+    def holds(outer: Any, inner: Any) -> bool:
+        a, b = outer.bbox, inner.bbox
+        return a[0] <= b[0] and a[1] <= b[1] and b[2] <= a[2] and b[3] <= a[3]
+
+    return [
+        table
+        for index, table in enumerate(tables)
+        if not any(
+            holds(other, table) and (other.bbox != table.bbox or other_index < index)
+            for other_index, other in enumerate(tables)
+            if other_index != index
+        )
+    ]
+
+
+def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[float, float, float, float]]]:
+    """A table's rows of cell texts, and the boxes its text was taken from.
+
+    pdfplumber leaves a grid position that no ruled cell starts at as None, e.g. the unruled top-left
+    corner of a cross table; the characters there (and in no cell) are that position's text, so a
+    label written in the corner is not lost.
+    """
+    from pdfplumber.utils import extract_text
+
+    rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
+    boxes = list(table.cells)
+    columns = table.columns
+    for r, row in enumerate(table.rows):
+        for c, cell in enumerate(row.cells):
+            if cell is not None:
+                continue
+            box = (columns[c].bbox[0], row.bbox[1], columns[c].bbox[2], row.bbox[3])
+            chars = [
+                char
+                for char in page.chars
+                if _center_in(char, box) and not any(_center_in(char, real) for real in table.cells)
+            ]
+            if chars:
+                rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM)
+                boxes.append(box)
+    return rows, boxes
+
+
+def _center_in(char: dict[str, Any], box: tuple[float, float, float, float]) -> bool:
+    # As pdfplumber assigns characters to cells: by the centre, the box's right and bottom edges excluded.
+    x = (char["x0"] + char["x1"]) / 2
+    y = (char["top"] + char["bottom"]) / 2
+    return box[0] <= x < box[2] and box[1] <= y < box[3]
 
 
 def _is_heading(line: _Line, body: float, ratio: float) -> bool:
