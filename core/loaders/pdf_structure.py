@@ -13,7 +13,9 @@ a size. This module rebuilds them the way a reader does:
   a line at least ``heading_ratio`` times larger is a heading, and so is a line in
   bold at body size or above that is short and does not end like a sentence. The
   distinct heading sizes, largest first, are levels 1, 2, 3 (bold body-size
-  headings come last); consecutive heading lines of one size are one heading;
+  headings come last); consecutive heading lines of one size are one heading,
+  kept as one only if it reads as a title (:func:`reads_as_heading`: at most
+  200 characters, mostly words), else it is a paragraph;
 * other lines join into a **paragraph** until the gap above a line is more than
   half a line high, the size changes, or the line starts with a list marker
   (``-``, ``•``, ``1.``), which opens a **list item**. Lines are joined by a space;
@@ -36,6 +38,10 @@ BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 # A bold line longer than this, or ending like a sentence, is emphasis in the text, not a heading.
 MAX_BOLD_HEADING_CHARS = 90
 MAX_HEADING_LEVEL = 6
+# A heading is a title: longer than this, a block in a heading's font is a paragraph set large.
+MAX_HEADING_CHARS = 200
+# A word for the heading test: two letters in a row (so "N/A", "12.5" or "--" are not).
+_WORD_PART = re.compile(r"[^\W\d_]{2,}")
 # Two characters farther apart than this share of the font size are two words. pdfplumber's default is a
 # fixed 3 pt, which runs words together on tightly set pages (TeX's 9-10 pt text has word gaps of 2-3 pt:
 # "Largelanguagemodels(LLMs)are"); letters within a word sit less than 0.05 em apart, a word gap is
@@ -84,7 +90,9 @@ def read_pages(data: bytes, *, find_tables: bool = True, heading_ratio: float = 
                 sizes[item.size] += len(item.text)
     body = sizes.most_common(1)[0][0] if sizes else 0.0
     levels = _heading_levels(pages, body, heading_ratio)
-    return [_blocks(items, body, heading_ratio, levels) for items in pages]
+    pages_blocks = [_blocks(items, body, heading_ratio, levels) for items in pages]
+    _demote_non_headings(pages_blocks)
+    return pages_blocks
 
 
 def page_text(data: bytes, numbers: list[int], *, layout: bool = False) -> dict[int, str]:
@@ -231,6 +239,37 @@ def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict
             blocks.append(Block(kind, item.text, level=levels.get(item.size) if heading else None))
         previous = item
     return blocks
+
+
+def reads_as_heading(text: str) -> bool:
+    """Whether a block set in a heading's font reads as one: short, and mostly words.
+
+    A large font alone is no heading: a paragraph set large (an introduction, a pull quote; 350-480
+    characters in the wild) or a table value on a line of its own ("N/A", "12.5") are not titles.
+    """
+    tokens = text.split()
+    words = sum(1 for token in tokens if _WORD_PART.search(token))
+    return len(text) <= MAX_HEADING_CHARS and words > 0 and words >= 0.5 * len(tokens)
+
+
+def _demote_non_headings(pages_blocks: list[list[Block]]) -> None:
+    """Make the heading blocks that do not read as headings paragraphs (or list items), and number the levels
+    that remain 1, 2, 3 in their order, so a demoted size leaves no gap."""
+    kept: set[int] = set()
+    for blocks in pages_blocks:
+        for block in blocks:
+            if block.kind != "heading":
+                continue
+            if reads_as_heading(block.text):
+                kept.add(block.level or 1)
+            else:
+                block.kind = "list_item" if LIST_MARKER.match(block.text) else "paragraph"
+                block.level = None
+    renumbered = {level: index for index, level in enumerate(sorted(kept), start=1)}
+    for blocks in pages_blocks:
+        for block in blocks:
+            if block.kind == "heading":
+                block.level = renumbered[block.level or 1]
 
 
 def _join(text: str, line: str) -> str:
