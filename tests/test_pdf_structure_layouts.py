@@ -96,3 +96,49 @@ def test_a_heading_reads_as_a_title(text: str, heading: bool) -> None:
     from core.loaders.pdf_structure import reads_as_heading
 
     assert reads_as_heading(text) is heading
+
+
+# -- two columns -------------------------------------------------------------------------
+
+COLUMNS = FIXTURES / "two_columns.pdf"
+HANDBOOK_PDF = Path(__file__).resolve().parent.parent / "sample_docs" / "rag_handbook.pdf"
+
+
+def test_pdfplumber_alone_reads_a_two_column_page_across_the_columns() -> None:
+    with pdfplumber.open(COLUMNS) as pdf:
+        lines = pdf.pages[0].extract_text().splitlines()
+    assert lines[1] == "When comparing embedding models, look Retrieval augmented generation finds the"
+
+
+def test_a_two_column_page_is_read_column_by_column_between_full_width_lines() -> None:
+    document = structured(COLUMNS)
+    paragraphs = [document.text[e.start_char : e.end_char] for e in document.elements]
+    assert [p[:40] for p in paragraphs] == [
+        "# Two settings, side by side",
+        "When comparing embedding models, look be",
+        "Embedding models are trained on pairs of",
+        "Retrieval augmented generation finds the",
+        "Cosine scores are not probabilities, and",
+        "Both columns end here; this line runs ac",
+    ]
+    assert paragraphs[3] == (
+        "Retrieval augmented generation finds the passages that answer a question and hands them to the model. "
+        "Chunk size decides how much text each passage holds, and overlap repeats a little."
+    )
+
+
+def test_column_regions_cover_every_word_once_and_leave_one_column_pages_alone() -> None:
+    from core.loaders.pdf_columns import column_regions
+
+    with pdfplumber.open(COLUMNS) as pdf:
+        page = pdf.pages[0]
+        words = page.extract_words()
+        regions = column_regions(page, words)
+    # The title ends before the gutter, so it opens the left column: left, right, then the closing line.
+    assert regions is not None and len(regions) == 3
+    assert regions[0][2] == regions[1][0] and regions[2][0] == page.bbox[0] and regions[2][2] == page.bbox[2]
+    for word in words:
+        x, y = (word["x0"] + word["x1"]) / 2, (word["top"] + word["bottom"]) / 2
+        assert sum(1 for x0, top, x1, bottom in regions if x0 <= x < x1 and top <= y < bottom) == 1
+    with pdfplumber.open(HANDBOOK_PDF) as pdf:
+        assert all(column_regions(page, page.extract_words()) is None for page in pdf.pages)

@@ -21,8 +21,8 @@ a size. This module rebuilds them the way a reader does:
   (``-``, ``•``, ``1.``), which opens a **list item**. Lines are joined by a space;
   a line ending in a hyphen joins the next without one.
 
-Multi-column pages read across the columns (pdfplumber's lines run the page's
-width); the pypdf parser keeps them apart with ``extraction_mode="layout"``.
+A page set in two columns is read column by column, band by band
+(:mod:`core.loaders.pdf_columns`); a paragraph never joins across a column.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from io import BytesIO
 from typing import Any
+
+from core.loaders.pdf_columns import column_regions
 
 LIST_MARKER = re.compile(r"^(?:[-\u2022\u2023\u25aa\u25e6\u2013*]|\d{1,3}[.)])\s+")
 BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
@@ -66,12 +68,14 @@ class _Line:
     bottom: float
     size: float
     bold: bool
+    region: int = 0  # which of the page's regions (columns, bands) it is in, in reading order
 
 
 @dataclass
 class _Table:
     top: float
     rows: list[list[str]]
+    region: int = 0
 
 
 def read_pages(data: bytes, *, find_tables: bool = True, heading_ratio: float = 1.15) -> list[list[Block]]:
@@ -118,19 +122,32 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
         return obj.get("object_type") != "char" or not any(_center_in(obj, box) for box in boxes)
 
     text_page = page.filter(outside_tables) if boxes else page
+    regions = column_regions(page, text_page.extract_words(x_tolerance_ratio=WORD_GAP_EM)) or [page.bbox]
     items: list[_Line | _Table] = []
-    for line in text_page.extract_text_lines(return_chars=True, strip=True, x_tolerance_ratio=WORD_GAP_EM):
-        chars = [c for c in line["chars"] if c["text"].strip()]
-        if not chars or not line["text"].strip():
-            continue
-        size = round(Counter(round(float(c["size"]), 1) for c in chars).most_common(1)[0][0], 1)
-        bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in chars)
-        items.append(_Line(line["text"].strip(), float(line["top"]), float(line["bottom"]), size, bold))
+    for region_index, region in enumerate(regions):
+        view = text_page if len(regions) == 1 else text_page.crop(region)
+        for line in view.extract_text_lines(return_chars=True, strip=True, x_tolerance_ratio=WORD_GAP_EM):
+            chars = [c for c in line["chars"] if c["text"].strip()]
+            if not chars or not line["text"].strip():
+                continue
+            size = round(Counter(round(float(c["size"]), 1) for c in chars).most_common(1)[0][0], 1)
+            bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in chars)
+            top, bottom = float(line["top"]), float(line["bottom"])
+            items.append(_Line(line["text"].strip(), top, bottom, size, bold, region_index))
     for table, (rows, _) in zip(tables, read, strict=True):
         if any(any(cell.strip() for cell in row) for row in rows):
-            items.append(_Table(float(table.bbox[1]), rows))
-    items.sort(key=lambda item: item.top)
+            items.append(_Table(float(table.bbox[1]), rows, _region_of(table.bbox, regions)))
+    # Reading order: region by region (one region unless the page is set in columns), top to bottom in each.
+    items.sort(key=lambda item: (item.region, item.top))
     return items
+
+
+def _region_of(bbox: tuple[float, float, float, float], regions: list[Any]) -> int:
+    x = (bbox[0] + bbox[2]) / 2
+    y = bbox[1]
+    return next(
+        (index for index, (x0, top, x1, bottom) in enumerate(regions) if x0 <= x <= x1 and top <= y <= bottom), 0
+    )
 
 
 def _outermost(tables: list[Any]) -> list[Any]:
@@ -230,6 +247,7 @@ def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict
             and kind != "list_item"
             and (current.kind == "heading") == heading
             and (not heading or current.level == levels.get(item.size))
+            and previous.region == item.region
             and abs(previous.size - item.size) < 0.5
             and item.top - previous.bottom <= 0.5 * max(previous.bottom - previous.top, 1.0)
         )
