@@ -15,7 +15,8 @@ Two measures, both cheap and language-agnostic:
   share of the page's non-space characters. Real text has none; a share of
   :data:`JUNK_SHARE` or more is garbled, whatever else the page holds.
 * **word-like tokens**: tokens made of letters in one case pattern (``word``,
-  ``Word``, ``CamelCase``, any script) or a number, as a share of the tokens.
+  ``Word``, ``CamelCase``, any script, at most 30 characters: longer is words
+  run together) or a number, as a share of the tokens.
   ALL-CAPS tokens do not count: glyph numbers shifted from lowercase letters
   come out in capitals ("DXJPHQWHG"), and a real page has few of them. Below
   :data:`SUSPECT_WORD_SHARE` a page is *suspect*: a second extractor is asked,
@@ -40,6 +41,9 @@ SUSPECT_WORD_SHARE = 0.6
 BETTER_BY = 1.5
 # ...and at least this many more (a page of five words proves nothing).
 BETTER_BY_AT_LEAST = 5
+
+# Longer than this, a token is words run together ("Largelanguagemodelsarehanded"), not one word.
+MAX_WORD_CHARS = 30
 
 _CID = re.compile(r"\(cid:\d+\)")
 _JUNK = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd\U000f0000-\U0010ffff]")
@@ -87,7 +91,7 @@ def text_quality(text: str) -> TextQuality:
 def is_word_like(token: str) -> bool:
     """Whether a token reads as a word (letters in one case pattern other than ALL CAPS, any script) or a number."""
     core = token.strip(_EDGE_PUNCTUATION)
-    if not core:
+    if not core or len(core) > MAX_WORD_CHARS:
         return False
     if _NUMBER.fullmatch(core):
         return True
