@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.loaders import load
+from core.loaders.parsers import parse_summary
 from core.loaders.pdf_garble import better_text, garbled_pages, is_word_like, text_quality
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -53,6 +54,7 @@ def test_the_pypdf_parser_reads_a_garbled_page_with_pdfplumber_and_says_so() -> 
         f"pypdf's text was garbled on page 2: read by pdfplumber instead; {PAGE_3_WARNING}"
     )
     assert text_quality(third).garbled
+    assert parse_summary(document)["parser"] == "pypdf + pdfplumber"
 
 
 def test_the_pdfplumber_parser_names_the_glyph_codes_it_cannot_read_and_falls_back_nowhere() -> None:
