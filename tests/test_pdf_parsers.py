@@ -219,6 +219,15 @@ def test_auto_reads_a_scan_whose_text_layer_is_one_stamp_line(parser: str) -> No
     )
 
 
+def test_when_pdfplumber_cannot_measure_a_page_auto_reads_its_text_layer(monkeypatch) -> None:
+    def fail(*args, **kwargs):
+        raise ValueError("pdfminer could not parse this file")
+
+    monkeypatch.setattr(pdf_module, "page_coverage", fail)
+    (document,) = load_bytes(stamped_scan(), "stamped.pdf")
+    assert " ".join(document.text.split()) == STAMP and "ocr_pages" not in document.metadata
+
+
 def test_the_stamp_is_all_the_text_layer_holds() -> None:
     """The defect as it was: ocr='off' reads only the stamp."""
     (document,) = load_bytes(stamped_scan(), "stamped.pdf", ocr="off")

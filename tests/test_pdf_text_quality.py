@@ -146,3 +146,15 @@ def test_the_pdfplumber_parser_takes_pypdfs_text_for_a_page_only_pypdf_reads() -
         ("paragraph", "Chunks overlap a little."),
         ("paragraph", "So an answer cut at a boundary is whole in one of them."),
     ]
+
+
+def test_when_pdfplumber_cannot_read_the_file_pypdfs_text_stays_and_the_garbled_pages_are_named(monkeypatch) -> None:
+    from core.loaders import pdf_structure
+
+    def fail(*args, **kwargs):
+        raise ValueError("pdfminer could not parse this file")
+
+    monkeypatch.setattr(pdf_structure, "page_text", fail)
+    (document,) = load(GARBLED)
+    assert "fallback_pages" not in document.metadata
+    assert document.metadata["load_warning"].startswith("garbled text on pages 2, 3: ")

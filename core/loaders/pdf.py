@@ -270,8 +270,11 @@ class PdfLoader(Loader):
                 if len(text) <= SCAN_LAYER_MAX_CHARS and has_image(reader.pages[number - 1])
             ]
             if few_words:
-                coverage = page_coverage(data, few_words)
-                scan_like = [number for number in few_words if coverage[number].scan_like]
+                try:
+                    coverage = page_coverage(data, few_words)
+                except Exception:  # pdfplumber cannot read a file pypdf did: measure nothing, read as before
+                    coverage = {}
+                scan_like = [number for number in few_words if number in coverage and coverage[number].scan_like]
                 wanted = sorted(wanted + scan_like)
         if not wanted:
             return {}, [], [], []

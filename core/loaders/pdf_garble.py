@@ -133,9 +133,13 @@ def repair_garbled(data: bytes, texts: list[str], *, layout: bool) -> tuple[list
         return texts, []
     from core.loaders.pdf_structure import page_text
 
+    try:
+        theirs = page_text(data, suspect, layout=layout)
+    except Exception:  # pdfplumber cannot read a file pypdf did: keep pypdf's text (a garbled page is still named)
+        return texts, []
     repaired = list(texts)
     replaced: list[int] = []
-    for number, text in page_text(data, suspect, layout=layout).items():
+    for number, text in theirs.items():
         if better_text(texts[number - 1], text):
             repaired[number - 1] = text
             replaced.append(number)
