@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from core.loaders import load
 from core.loaders.parsers import parse_summary
-from core.loaders.pdf_garble import better_text, garbled_pages, is_word_like, text_quality
+from core.loaders.pdf_garble import better_text, garbled_pages, is_word_like, suspect, text_quality
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GARBLED = FIXTURES / "garbled_layer.pdf"
@@ -158,3 +158,19 @@ def test_when_pdfplumber_cannot_read_the_file_pypdfs_text_stays_and_the_garbled_
     (document,) = load(GARBLED)
     assert "fallback_pages" not in document.metadata
     assert document.metadata["load_warning"].startswith("garbled text on pages 2, 3: ")
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.from_regex(r"[a-z]{1,12}[.,]?", fullmatch=True),
+            st.from_regex(
+                r"[A-Z][a-z]{0,8}|[A-Z]{2,6}|\d{1,4}|\(cid:\d\)|[\ue000-\ue00f]{1,3}|[\x01-\x08]", fullmatch=True
+            ),
+        ),
+        max_size=30,
+    )
+)
+def test_the_quick_suspect_check_agrees_with_the_full_measure(tokens: list[str]) -> None:
+    text = " ".join(tokens)
+    assert suspect(text) == text_quality(text).suspect
