@@ -31,8 +31,9 @@ ROW_TOLERANCE = 2.0
 def column_regions(page: Any, words: list[dict[str, Any]]) -> list[Box] | None:
     """The page's regions in reading order when it is set in two columns, else None.
 
-    ``words`` are pdfplumber's words of the page (outside its tables); the regions span the
-    page's width and height, so every word falls in exactly one.
+    ``words`` are pdfplumber's words of the page outside its tables, or its visible characters
+    (cheaper: no word grouping; a character crosses the gutter where its word does); the regions
+    span the page's width and height, so every word falls in exactly one.
     """
     if len(words) < MIN_WORDS:
         return None

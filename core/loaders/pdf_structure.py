@@ -122,7 +122,8 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
         return obj.get("object_type") != "char" or not any(_center_in(obj, box) for box in boxes)
 
     text_page = page.filter(outside_tables) if boxes else page
-    regions = column_regions(page, text_page.extract_words(x_tolerance_ratio=WORD_GAP_EM)) or [page.bbox]
+    visible = [char for char in text_page.chars if char["text"].strip()]
+    regions = column_regions(page, visible) or [page.bbox]
     items: list[_Line | _Table] = []
     for region_index, region in enumerate(regions):
         view = text_page if len(regions) == 1 else text_page.crop(region)
