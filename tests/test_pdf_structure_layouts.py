@@ -142,3 +142,46 @@ def test_column_regions_cover_every_word_once_and_leave_one_column_pages_alone()
         assert sum(1 for x0, top, x1, bottom in regions if x0 <= x < x1 and top <= y < bottom) == 1
     with pdfplumber.open(HANDBOOK_PDF) as pdf:
         assert all(column_regions(page, page.extract_words()) is None for page in pdf.pages)
+
+
+GLOSSARY = (
+    ("chunk", "a piece of a document embedded as one unit"),
+    ("chunk overlap in characters", "what two neighbouring chunks share at the edge"),
+    ("embedding", "numbers that place similar texts near each other"),
+    ("cross-encoder reranker model", "reads the query with each passage and reorders"),
+    ("BM25", "a lexical ranking function over query terms"),
+    ("hit rate at five results", "questions whose answer is among the first five"),
+    ("node", "a chunk with its metadata and relationships"),
+    ("reciprocal rank fusion", "merges ranked lists by summing inverse ranks"),
+)
+
+
+def glossary_pdf() -> bytes:
+    """Terms on the left, their definitions on the right: a gutter, but not two columns of running text."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    y = 80.0
+    for term, definition in GLOSSARY:
+        pdf.text(60, y, term)
+        pdf.text(260, y, definition)
+        y += 16
+    return bytes(pdf.output())
+
+
+def test_a_glossary_is_not_taken_for_two_columns() -> None:
+    import io
+
+    from core.loaders import load_bytes
+    from core.loaders.pdf_columns import column_regions
+
+    data = glossary_pdf()
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        page = pdf.pages[0]
+        assert column_regions(page, [c for c in page.chars if c["text"].strip()]) is None
+    (document,) = load_bytes(data, "glossary.pdf", parser="pdfplumber")
+    assert document.text.startswith(
+        "chunk a piece of a document embedded as one unit\n\nchunk overlap in characters what"
+    )

@@ -10,8 +10,10 @@ left column first. A page without a clear gutter is one region, read as before.
 The gutter is the widest vertical strip in the middle of the text (30-70% of its
 width) crossed by at most a tenth of the page's rows (a title or a closing line
 may run across). It counts only when it is at least :data:`MIN_GUTTER` points
-wide and has at least a quarter of the words on each side; a single-column page
-has no such strip, since its words cover the middle on almost every row.
+wide, has at least a quarter of the words on each side, and the lines on each
+side mostly fill their column (running text does; a glossary's terms do not). A
+single-column page has no such strip, since its words cover the middle on
+almost every row.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ Box = tuple[float, float, float, float]
 
 MIN_GUTTER = 6.0
 MIN_WORDS = 40
+# Each column holds at least this many lines, and its median line runs at least this share of its width.
+MIN_COLUMN_ROWS = 5
+MIN_LINE_FILL = 0.7
 # Words whose tops are this close (points) are one row.
 ROW_TOLERANCE = 2.0
 
@@ -41,7 +46,7 @@ def column_regions(page: Any, words: list[dict[str, Any]]) -> list[Box] | None:
     gutter = _gutter(words, len(rows))
     if gutter is None:
         return None
-    if sum(_crosses(row, gutter) for row in rows) > 0.1 * len(rows):
+    if sum(_crosses(row, gutter) for row in rows) > 0.1 * len(rows) or not _both_sides_fill(rows, gutter):
         return None
     x0, top, x1, bottom = page.bbox
     regions: list[Box] = []
@@ -102,6 +107,27 @@ def _gutter(words: list[dict[str, Any]], rows: int) -> float | None:
     if min(left_words, right_words) < 0.25 * len(words):
         return None
     return middle
+
+
+def _both_sides_fill(rows: list[list[dict[str, Any]]], gutter: float) -> bool:
+    """Whether the lines on each side of the gutter mostly run the width of their column, as running text does.
+
+    A glossary or a form (short terms on the left, values on the right) also leaves a gutter, but
+    its left lines are ragged; read column by column, each term would be parted from its value.
+    """
+    for side in (lambda w: w["x1"] <= gutter, lambda w: w["x0"] >= gutter):
+        widths = []
+        for row in rows:
+            boxes = [w for w in row if side(w)]
+            if boxes:
+                widths.append((min(w["x0"] for w in boxes), max(w["x1"] for w in boxes)))
+        if len(widths) < MIN_COLUMN_ROWS:
+            return False
+        column = max(end for _, end in widths) - min(start for start, _ in widths)
+        fills = sorted((end - start) / column for start, end in widths)
+        if fills[len(fills) // 2] < MIN_LINE_FILL:
+            return False
+    return True
 
 
 def _rows(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
