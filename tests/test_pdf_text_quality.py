@@ -55,6 +55,8 @@ def test_the_pypdf_parser_reads_a_garbled_page_with_pdfplumber_and_says_so() -> 
     )
     assert text_quality(third).garbled
     assert parse_summary(document)["parser"] == "pypdf + pdfplumber"
+    assert "fallback_pages" not in document.get_metadata_str("embed")
+    assert "fallback_pages" not in document.get_metadata_str("llm")
 
 
 def test_the_pdfplumber_parser_names_the_glyph_codes_it_cannot_read_and_falls_back_nowhere() -> None:
