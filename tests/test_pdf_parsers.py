@@ -184,6 +184,80 @@ def test_auto_reads_only_the_page_without_a_text_layer() -> None:
     assert {e.page for e in document.elements if "ocr_confidence" in e.attrs} == {2}
 
 
+STAMP = "RECEIVED 12 MARCH 2024 - ARCHIVE COPY"
+
+
+def stamped_scan() -> bytes:
+    """The scanned page with one small line of real text on top, as a scanner's software stamps it."""
+    from fpdf import FPDF
+
+    reader = pypdf.PdfReader(SCANNED_PDF)
+    scan = reader.pages[0]
+    stamp = FPDF(unit="pt", format=(float(scan.mediabox.width), float(scan.mediabox.height)))
+    stamp.add_page()
+    stamp.set_font("Helvetica", size=8)
+    stamp.text(x=400, y=20, text=STAMP)
+    stamp_page = pypdf.PdfReader(io.BytesIO(bytes(stamp.output()))).pages[0]
+    writer = pypdf.PdfWriter()
+    page = writer.add_page(scan)
+    page.merge_page(stamp_page)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("parser", ["pypdf", "pdfplumber"])
+def test_auto_reads_a_scan_whose_text_layer_is_one_stamp_line(parser: str) -> None:
+    """Any text layer used to make a page 'not scanned': the stamp was read and the page's words lost."""
+    (document,) = load_bytes(stamped_scan(), "stamped.pdf", parser=parser)
+    words = " ".join(document.text.split())
+    assert "Embedding models are trained on pairs of texts" in words
+    assert document.metadata["ocr_pages"] == [1]
+    assert document.metadata["load_warning"].endswith(
+        "the text layer of page 1 covers little of a page-size image (a scan with a stamp or a page number "
+        "on top): OCR's text kept instead"
+    )
+
+
+def test_when_pdfplumber_cannot_measure_a_page_auto_reads_its_text_layer(monkeypatch) -> None:
+    def fail(*args, **kwargs):
+        raise ValueError("pdfminer could not parse this file")
+
+    monkeypatch.setattr(pdf_module, "page_coverage", fail)
+    (document,) = load_bytes(stamped_scan(), "stamped.pdf")
+    assert " ".join(document.text.split()) == STAMP and "ocr_pages" not in document.metadata
+
+
+def test_the_stamp_is_all_the_text_layer_holds() -> None:
+    """The defect as it was: ocr='off' reads only the stamp."""
+    (document,) = load_bytes(stamped_scan(), "stamped.pdf", ocr="off")
+    assert " ".join(document.text.split()) == STAMP
+
+
+def test_coverage_tells_a_stamped_scan_from_a_text_page() -> None:
+    from core.loaders.pdf_ocr import page_coverage
+
+    (scan,) = page_coverage(stamped_scan(), [1]).values()
+    assert scan.images == pytest.approx(1.0) and scan.text < 0.005 and scan.scan_like
+    text_page = page_coverage(HANDBOOK_PDF.read_bytes(), [2])[2]
+    assert text_page.images == 0.0 and text_page.text > 0.2 and not text_page.scan_like
+
+
+def test_a_page_of_text_over_a_page_size_image_is_not_sent_to_ocr(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("OCR ran on a page of text")
+
+    writer = pypdf.PdfWriter()
+    page = writer.add_page(pypdf.PdfReader(SCANNED_PDF).pages[0])
+    page.merge_page(pypdf.PdfReader(HANDBOOK_PDF).pages[1])
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    monkeypatch.setattr(pdf_module, "ocr_page", refuse)
+    (document,) = load_bytes(buffer.getvalue(), "background.pdf")
+    assert "ocr_pages" not in document.metadata
+    assert document.text == pypdf.PdfReader(HANDBOOK_PDF).pages[1].extract_text()
+
+
 def test_ocr_off_says_so_in_one_sentence() -> None:
     with pytest.raises(EmptyDocumentError) as caught:
         load(SCANNED_PDF, ocr="off")
@@ -260,3 +334,36 @@ def test_the_two_parsers_of_the_handbook_read_the_same_words_but_the_markup() ->
     added = [rich.text[r.b_start : r.b_end] for r in diff.runs if r.kind == "b_only"]
     assert diff.similarity > 0.98
     assert sum(1 for words in added if re.fullmatch(r"#{1,3}", words)) == 33
+
+
+# -- word gaps on tightly set pages (#30.2) ------------------------------------------------
+
+TIGHT_PDF = FIXTURES / "tight_set.pdf"
+MARKUP = {"#", "##", "###", "|", "---"}
+
+
+def test_a_tightly_set_page_keeps_its_words_apart() -> None:
+    """Word gaps of 0.22 em (2 pt at 9 pt) placed by TJ offsets, no space characters: pdfplumber's default
+    3 pt tolerance read "Largelanguagemodels(LLMs)are…"."""
+    document = structured(TIGHT_PDF)
+    assert document.text == (
+        "# Why chunk size matters\n\n"
+        "Large language models (LLMs) are handed the passages a retriever finds, so what a chunk holds decides "
+        "what the model can read. A chunk that is too small cuts an answer in half; one that is too large buries "
+        "it among unrelated sentences and spends the context window on text nobody asked for. Always measure."
+    )
+
+
+def test_the_fallback_text_of_a_page_keeps_tight_words_apart_too() -> None:
+    from core.loaders.pdf_structure import page_text
+
+    (text,) = page_text(TIGHT_PDF.read_bytes(), [1]).values()
+    assert text.splitlines()[1].startswith("Large language models (LLMs) are handed")
+
+
+def test_the_handbook_reads_the_same_words_with_either_parser_but_the_markup() -> None:
+    """The sample typeset at 10-11 pt: the word gap no longer joins a list number to its word ("10.Review")."""
+    (plain,) = load(HANDBOOK_PDF)
+    rich = structured(HANDBOOK_PDF)
+    assert [word for word in rich.text.split() if word not in MARKUP] == plain.text.split()
+    assert "10. Review the grounded prompt" in rich.text

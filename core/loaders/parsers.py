@@ -106,8 +106,11 @@ def diff_lines(diff: TextDiff, a: str, b: str, *, context_words: int = 12, max_r
 
 
 def parser_name(document: Document) -> str:
-    """Which parser read the document: the PDF's ``parser`` (with ``+ OCR`` when Tesseract read pages), else the loader's type."""
+    """Which parser read the document: the PDF's ``parser`` (with ``+ pdfplumber`` or ``+ pypdf`` when the other
+    parser read the pages it garbled, ``+ OCR`` when Tesseract read pages), else the loader's type."""
     parser = str(document.metadata.get("parser") or document.metadata.get("file_type", ""))
+    if document.metadata.get("fallback_pages"):
+        parser += " + pdfplumber" if parser == "pypdf" else " + pypdf"
     return f"{parser} + OCR" if document.metadata.get("ocr_pages") else parser
 
 

@@ -10,9 +10,15 @@ Two parsers, one declared option (``parser``):
   level, paragraphs, list items, and tables as Markdown rows (table and
   ``table_row`` elements, so the splitters that keep rows whole never cut one).
 
+A page whose text one parser garbles (glyph numbers instead of letters, see
+:mod:`core.loaders.pdf_garble`) is read by the other where that one reads it
+clearly better (``fallback_pages``, and a note); a page both garble is named in
+``load_warning``, never passed on silently.
+
 Either way the pages follow each other with one blank line between them, and a
 page without a text layer but with an image (a scan) is read by Tesseract when
-``ocr`` allows (:mod:`core.loaders.pdf_ocr`): its words' mean confidence goes in
+``ocr`` allows (:mod:`core.loaders.pdf_ocr`), and so is a page whose images cover it while
+its text layer covers almost none (a stamp line on a scan). OCR's words' mean confidence goes in
 ``ocr_confidence`` (by page number), its number in ``ocr_pages``, and a note in
 ``load_warning``. pypdf checks the file first (encryption, page count, content
 size), for both parsers. Neither parser runs anything embedded in the file (no
@@ -35,8 +41,16 @@ from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocum
 from core.forking import start_forked
 from core.loaders.base import Loader
 from core.loaders.blocks import BlockText
+from core.loaders.pdf_garble import better_text, blocks_text, garbled_pages, repair_garbled, repair_garbled_blocks
 from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
-from core.loaders.pdf_ocr import OcrPage, OcrUnavailable, has_image, ocr_page, ocr_unavailable_reason
+from core.loaders.pdf_ocr import (
+    OcrPage,
+    OcrUnavailable,
+    has_image,
+    ocr_page,
+    ocr_unavailable_reason,
+    page_coverage,
+)
 from core.loaders.registry import LOADERS
 from core.loaders.text import make_document, paragraph_spans
 from core.params import param
@@ -48,6 +62,9 @@ MB = 1024 * 1024
 CHILD_GRACE_SECONDS = 10.0
 # From this many pages on, a second process extracts half of them (below it, a fork costs more than it saves).
 PARALLEL_FROM_PAGES = 24
+# A text layer longer than this covers too much of a page to be a stamp on a scan (0.05 of an A4 page
+# holds some 500 characters at 10 pt): its page is not measured for OCR.
+SCAN_LAYER_MAX_CHARS = 2000
 
 # pypdf logs the damage it works around; what matters reaches the user as our own
 # error or load_warning, so its notes must not print to a terminal (the CLI's one line).
@@ -78,8 +95,8 @@ class PdfLoader(Loader):
     )
     ocr: Literal["auto", "off", "all"] = param(
         "auto",
-        "OCR with Tesseract: 'auto' reads the pages that have no text layer but an image (scans), 'all' reads every "
-        "page from its image, 'off' never.",
+        "OCR with Tesseract: 'auto' reads scanned pages (an image covering the page, no text layer or a few words "
+        "on top), 'all' reads every page from its image, 'off' never.",
     )
     find_tables: bool = param(
         True, "Find ruled tables and write them as Markdown rows (pdfplumber parser only).", advanced=True
@@ -155,15 +172,21 @@ class PdfLoader(Loader):
                 raise CorruptDocumentError(
                     file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
                 )
+            blocks, fallback = repair_garbled_blocks(reader, blocks)
             unreadable: dict[int, str] = {}
             partly: dict[int, str] = {}
             blank = [number for number, page in enumerate(blocks, start=1) if not page]
         else:
             texts, skipped = self._extract(reader, file_name)
+            texts, fallback = repair_garbled(data, texts, layout=self.extraction_mode == "layout")
             unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
             partly = {number: reason for number, reason in skipped.items() if texts[number - 1]}
             blank = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
-        ocr_read, ocr_notes, ocr_found_nothing = self._ocr(data, reader, blank)
+        if self.parser == "pdfplumber":
+            layer = {number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page}
+        else:
+            layer = {number: text for number, text in enumerate(texts, start=1) if text}
+        ocr_read, ocr_notes, ocr_found_nothing, over_layer = self._ocr(data, reader, blank, layer)
         if len(blank) + len(unreadable) == page_count and not ocr_read:
             if unreadable:
                 raise CorruptDocumentError(
@@ -180,6 +203,8 @@ class PdfLoader(Loader):
         metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pdf", "page_count": page_count}
         metadata.update(_info(reader))
         metadata["parser"] = self.parser
+        if fallback:
+            metadata["fallback_pages"] = fallback
         if ocr_read:
             metadata["ocr_pages"] = sorted(ocr_read)
             metadata["ocr_confidence"] = {str(number): ocr_read[number].confidence for number in sorted(ocr_read)}
@@ -196,31 +221,66 @@ class PdfLoader(Loader):
             notes.append(ocr_phrase(ocr_read))
         if ocr_found_nothing:
             notes.append(f"OCR read no text on {pages_phrase(ocr_found_nothing)}")
+        if over_layer:
+            notes.append(
+                f"the text layer of {pages_phrase(over_layer)} covers little of a page-size image "
+                "(a scan with a stamp or a page number on top): OCR's text kept instead"
+            )
+        if fallback:
+            other = "pdfplumber" if self.parser == "pypdf" else "pypdf"
+            notes.append(f"{self.parser}'s text was garbled on {pages_phrase(fallback)}: read by {other} instead")
         cid = cid_note(full_text, pages)
         if cid:
             notes.append(cid)
+        garbled = garbled_pages(
+            {p.number: full_text[p.start_char : p.end_char] for p in pages if p.number not in ocr_read}
+        )
+        if garbled:
+            notes.append(
+                f"garbled text on {pages_phrase(garbled)}: the PDF's fonts do not say which characters they draw "
+                "(ocr='all' reads the page as an image)"
+            )
         notes.extend(ocr_notes)
         if notes:
             metadata["load_warning"] = "; ".join(notes)
         return [make_document(full_text, metadata, elements, pages)]
 
-    def _ocr(self, data: bytes, reader: PdfReader, blank: list[int]) -> tuple[dict[int, OcrPage], list[str], list[int]]:
-        """The pages OCR read (by number), one-line notes about what it could not do, and the pages
-        it read without finding a word.
+    def _ocr(
+        self, data: bytes, reader: PdfReader, blank: list[int], layer: dict[int, str]
+    ) -> tuple[dict[int, OcrPage], list[str], list[int], list[int]]:
+        """The pages OCR read (by number), one-line notes about what it could not do, the pages it read
+        without finding a word, and the pages whose text layer OCR's text replaced.
 
-        ``blank`` are the pages the parser found no text on; 'auto' reads those that draw an image.
+        ``blank`` are the pages the parser found no text on, ``layer`` the others' text. 'auto' reads
+        the blank pages that draw an image, and the pages whose images cover most of the page while
+        their characters cover almost none (:func:`~core.loaders.pdf_ocr.page_coverage`): a scan with a
+        stamp line on top. There OCR's text is kept only when it reads clearly more words than the layer.
         """
         if self.ocr == "off":
-            return {}, [], []
+            return {}, [], [], []
+        scan_like: list[int] = []
         if self.ocr == "all":
             wanted = list(range(1, len(reader.pages) + 1))
         else:
             wanted = [number for number in blank if has_image(reader.pages[number - 1])]
+            # Only a short text layer can cover little of a page; measuring coverage needs pdfplumber's characters.
+            few_words = [
+                number
+                for number, text in layer.items()
+                if len(text) <= SCAN_LAYER_MAX_CHARS and has_image(reader.pages[number - 1])
+            ]
+            if few_words:
+                try:
+                    coverage = page_coverage(data, few_words)
+                except Exception:  # pdfplumber cannot read a file pypdf did: measure nothing, read as before
+                    coverage = {}
+                scan_like = [number for number in few_words if number in coverage and coverage[number].scan_like]
+                wanted = sorted(wanted + scan_like)
         if not wanted:
-            return {}, [], []
+            return {}, [], [], []
         reason = ocr_unavailable_reason()
         if reason:
-            return {}, [f"{pages_phrase(wanted)} not read: {reason}"], []
+            return {}, [f"{pages_phrase(wanted)} not read: {reason}"], [], []
         notes = []
         if len(wanted) > self.max_ocr_pages:
             notes.append(
@@ -229,17 +289,22 @@ class PdfLoader(Loader):
             wanted = wanted[: self.max_ocr_pages]
         read: dict[int, OcrPage] = {}
         found_nothing: list[int] = []
+        over_layer: list[int] = []
         for number in wanted:
             try:
                 page = ocr_page(data, number - 1, self.ocr_dpi, reflow=self.parser == "pdfplumber")
             except OcrUnavailable as exc:
                 notes.append(f"page {number} not read by OCR: {exc}")
                 continue
-            if page.text.strip():
+            if number in scan_like:
+                if better_text(layer[number], page.text):
+                    read[number] = page
+                    over_layer.append(number)
+            elif page.text.strip():
                 read[number] = page
             else:
                 found_nothing.append(number)
-        return read, notes, found_nothing
+        return read, notes, found_nothing, over_layer
 
     def _extract(self, reader: PdfReader, file_name: str) -> tuple[list[str], dict[int, str]]:
         """Every page's text ("" for a blank or unreadable page), and why pypdf skipped a page or part of one.

@@ -1,5 +1,8 @@
 """OCR for PDF pages without a text layer: pypdfium2 renders the page, Debian's Tesseract reads it.
 
+A page counts as scanned by what covers it, not by whether it has any text: a
+full-page image with one stamped line of text on top is a scan (:func:`page_coverage`).
+
 Tesseract is a program (``apt-get install tesseract-ocr tesseract-ocr-eng``; the
 Makefile's ``system-deps`` installs it), run once per page as
 ``tesseract stdin stdout tsv`` with the page image on its standard input. We
@@ -139,6 +142,55 @@ def ocr_page(data: bytes, page_index: int, dpi: int, *, reflow: bool = False) ->
 def _environment() -> dict[str, str]:
     # One OpenMP thread per Tesseract run: several threads on a small machine were 3x slower per page.
     return {**os.environ, "OMP_THREAD_LIMIT": "1"}
+
+
+# A page whose images cover at least this share of it, and whose characters cover less than TEXT_COVERAGE,
+# is a scan with a few words on top (a stamp, a page number, a searchable layer of one line): OCR reads it.
+IMAGE_COVERAGE = 0.5
+# A page of running text covers 0.24-0.29 of its area with character boxes (sample_docs/rag_handbook.pdf),
+# a stamp line 0.005; below 0.05 the text layer holds a few lines at most.
+TEXT_COVERAGE = 0.05
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a page its images and its characters' boxes cover (shares of the page's area, 0-1)."""
+
+    images: float
+    text: float
+
+    @property
+    def scan_like(self) -> bool:
+        return self.images >= IMAGE_COVERAGE and self.text < TEXT_COVERAGE
+
+
+def page_coverage(data: bytes, numbers: list[int]) -> dict[int, Coverage]:
+    """What share of each page ``numbers`` (1-based) its images and its text layer's characters cover.
+
+    The images are placed rectangles clipped to the page (overlaps counted twice, the sum capped at 1);
+    the text is the sum of the visible characters' boxes.
+    """
+    import pdfplumber
+
+    found: dict[int, Coverage] = {}
+    with pdfplumber.open(io.BytesIO(data), password="") as pdf:
+        for number in numbers:
+            page = pdf.pages[number - 1]
+            x0, top, x1, bottom = page.bbox
+            area = max((x1 - x0) * (bottom - top), 1.0)
+            images = 0.0
+            for image in page.images:
+                width = min(image["x1"], x1) - max(image["x0"], x0)
+                height = min(image["bottom"], bottom) - max(image["top"], top)
+                images += max(width, 0.0) * max(height, 0.0)
+            text = sum(
+                (char["x1"] - char["x0"]) * (char["bottom"] - char["top"])
+                for char in page.chars
+                if char["text"].strip()
+            )
+            found[number] = Coverage(images=min(images / area, 1.0), text=min(text / area, 1.0))
+            page.close()
+    return found
 
 
 def has_image(page: Any) -> bool:

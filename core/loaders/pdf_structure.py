@@ -3,22 +3,26 @@
 A PDF has no paragraphs or headings, only characters with a position, a font and
 a size. This module rebuilds them the way a reader does:
 
-* **tables** are pdfplumber's ``find_tables`` (ruled cells by default); their
-  characters are left out of the running text, and each becomes one table block
-  placed where its top edge is;
+* **tables** are pdfplumber's ``find_tables`` (ruled cells by default), but a
+  table inside another's cell, which is read as that cell's text; the characters
+  in their cells are left out of the running text (those in a table's outline
+  but in no cell stay in it, or fill the unruled grid position they sit in), and
+  each table becomes one table block placed where its top edge is;
 * **lines** are pdfplumber's text lines of the remaining characters;
 * the **body size** is the font size most characters of the whole document have;
   a line at least ``heading_ratio`` times larger is a heading, and so is a line in
   bold at body size or above that is short and does not end like a sentence. The
   distinct heading sizes, largest first, are levels 1, 2, 3 (bold body-size
-  headings come last); consecutive heading lines of one size are one heading;
+  headings come last); consecutive heading lines of one size are one heading,
+  kept as one only if it reads as a title (:func:`reads_as_heading`: at most
+  200 characters, mostly words), else it is a paragraph;
 * other lines join into a **paragraph** until the gap above a line is more than
   half a line high, the size changes, or the line starts with a list marker
   (``-``, ``•``, ``1.``), which opens a **list item**. Lines are joined by a space;
   a line ending in a hyphen joins the next without one.
 
-Multi-column pages read across the columns (pdfplumber's lines run the page's
-width); the pypdf parser keeps them apart with ``extraction_mode="layout"``.
+A page set in two columns is read column by column, band by band
+(:mod:`core.loaders.pdf_columns`); a paragraph never joins across a column.
 """
 
 from __future__ import annotations
@@ -29,11 +33,22 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from typing import Any
 
+from core.loaders.pdf_columns import column_regions
+
 LIST_MARKER = re.compile(r"^(?:[-\u2022\u2023\u25aa\u25e6\u2013*]|\d{1,3}[.)])\s+")
 BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 # A bold line longer than this, or ending like a sentence, is emphasis in the text, not a heading.
 MAX_BOLD_HEADING_CHARS = 90
 MAX_HEADING_LEVEL = 6
+# A heading is a title: longer than this, a block in a heading's font is a paragraph set large.
+MAX_HEADING_CHARS = 200
+# A word for the heading test: two letters in a row (so "N/A", "12.5" or "--" are not).
+_WORD_PART = re.compile(r"[^\W\d_]{2,}")
+# Two characters farther apart than this share of the font size are two words. pdfplumber's default is a
+# fixed 3 pt, which runs words together on tightly set pages (TeX's 9-10 pt text has word gaps of 2-3 pt:
+# "Largelanguagemodels(LLMs)are"); letters within a word sit less than 0.05 em apart, a word gap is
+# 0.2-0.33 em, so 0.15 em splits both ways at every size (1.5 pt at 10 pt, 3.6 pt in a 24 pt title).
+WORD_GAP_EM = 0.15
 
 
 @dataclass
@@ -53,12 +68,14 @@ class _Line:
     bottom: float
     size: float
     bold: bool
+    region: int = 0  # which of the page's regions (columns, bands) it is in, in reading order
 
 
 @dataclass
 class _Table:
     top: float
     rows: list[list[str]]
+    region: int = 0
 
 
 def read_pages(data: bytes, *, find_tables: bool = True, heading_ratio: float = 1.15) -> list[list[Block]]:
@@ -77,35 +94,114 @@ def read_pages(data: bytes, *, find_tables: bool = True, heading_ratio: float = 
                 sizes[item.size] += len(item.text)
     body = sizes.most_common(1)[0][0] if sizes else 0.0
     levels = _heading_levels(pages, body, heading_ratio)
-    return [_blocks(items, body, heading_ratio, levels) for items in pages]
+    pages_blocks = [_blocks(items, body, heading_ratio, levels) for items in pages]
+    _demote_non_headings(pages_blocks)
+    return pages_blocks
+
+
+def page_text(data: bytes, numbers: list[int], *, layout: bool = False) -> dict[int, str]:
+    """pdfplumber's plain text of the pages ``numbers`` (1-based): what the pypdf parser falls back to on a garbled page."""
+    import pdfplumber
+
+    texts: dict[int, str] = {}
+    with pdfplumber.open(BytesIO(data), password="") as pdf:
+        for number in numbers:
+            page = pdf.pages[number - 1]
+            texts[number] = page.extract_text(layout=layout, x_tolerance_ratio=WORD_GAP_EM) or ""
+            page.close()
+    return texts
 
 
 def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
-    tables = page.find_tables() if find_tables else []
-    boxes = [table.bbox for table in tables]
+    tables = _outermost(page.find_tables()) if find_tables else []
+    read = [_read_table(page, table) for table in tables]
+    boxes = [box for _, table_boxes in read for box in table_boxes]
 
     def outside_tables(obj: dict[str, Any]) -> bool:
-        if obj.get("object_type") != "char":
-            return True
-        x = (obj["x0"] + obj["x1"]) / 2
-        y = (obj["top"] + obj["bottom"]) / 2
-        return not any(x0 <= x <= x1 and top <= y <= bottom for x0, top, x1, bottom in boxes)
+        # Only a character inside a cell is the table's: one in its outline but in no cell stays running text.
+        return obj.get("object_type") != "char" or not any(_center_in(obj, box) for box in boxes)
 
     text_page = page.filter(outside_tables) if boxes else page
+    visible = [char for char in text_page.chars if char["text"].strip()]
+    regions = column_regions(page, visible) or [page.bbox]
     items: list[_Line | _Table] = []
-    for line in text_page.extract_text_lines(return_chars=True, strip=True):
-        chars = [c for c in line["chars"] if c["text"].strip()]
-        if not chars or not line["text"].strip():
-            continue
-        size = round(Counter(round(float(c["size"]), 1) for c in chars).most_common(1)[0][0], 1)
-        bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in chars)
-        items.append(_Line(line["text"].strip(), float(line["top"]), float(line["bottom"]), size, bold))
-    for table in tables:
-        rows = [[cell or "" for cell in row] for row in table.extract()]
+    for region_index, region in enumerate(regions):
+        view = text_page if len(regions) == 1 else text_page.crop(region)
+        for line in view.extract_text_lines(return_chars=True, strip=True, x_tolerance_ratio=WORD_GAP_EM):
+            chars = [c for c in line["chars"] if c["text"].strip()]
+            if not chars or not line["text"].strip():
+                continue
+            size = round(Counter(round(float(c["size"]), 1) for c in chars).most_common(1)[0][0], 1)
+            bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in chars)
+            top, bottom = float(line["top"]), float(line["bottom"])
+            items.append(_Line(line["text"].strip(), top, bottom, size, bold, region_index))
+    for table, (rows, _) in zip(tables, read, strict=True):
         if any(any(cell.strip() for cell in row) for row in rows):
-            items.append(_Table(float(table.bbox[1]), rows))
-    items.sort(key=lambda item: item.top)
+            items.append(_Table(float(table.bbox[1]), rows, _region_of(table.bbox, regions)))
+    # Reading order: region by region (one region unless the page is set in columns), top to bottom in each.
+    items.sort(key=lambda item: (item.region, item.top))
     return items
+
+
+def _region_of(bbox: tuple[float, float, float, float], regions: list[Any]) -> int:
+    x = (bbox[0] + bbox[2]) / 2
+    y = bbox[1]
+    return next(
+        (index for index, (x0, top, x1, bottom) in enumerate(regions) if x0 <= x <= x1 and top <= y <= bottom), 0
+    )
+
+
+def _outermost(tables: list[Any]) -> list[Any]:
+    """The tables not inside another: a table drawn in a cell is read once, as that cell's text."""
+
+    def holds(outer: Any, inner: Any) -> bool:
+        a, b = outer.bbox, inner.bbox
+        return a[0] <= b[0] and a[1] <= b[1] and b[2] <= a[2] and b[3] <= a[3]
+
+    return [
+        table
+        for index, table in enumerate(tables)
+        if not any(
+            holds(other, table) and (other.bbox != table.bbox or other_index < index)
+            for other_index, other in enumerate(tables)
+            if other_index != index
+        )
+    ]
+
+
+def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[float, float, float, float]]]:
+    """A table's rows of cell texts, and the boxes its text was taken from.
+
+    pdfplumber leaves a grid position that no ruled cell starts at as None, e.g. the unruled top-left
+    corner of a cross table; the characters there (and in no cell) are that position's text, so a
+    label written in the corner is not lost.
+    """
+    from pdfplumber.utils import extract_text
+
+    rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
+    boxes = list(table.cells)
+    columns = table.columns
+    for r, row in enumerate(table.rows):
+        for c, cell in enumerate(row.cells):
+            if cell is not None:
+                continue
+            box = (columns[c].bbox[0], row.bbox[1], columns[c].bbox[2], row.bbox[3])
+            chars = [
+                char
+                for char in page.chars
+                if _center_in(char, box) and not any(_center_in(char, real) for real in table.cells)
+            ]
+            if chars:
+                rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM)
+                boxes.append(box)
+    return rows, boxes
+
+
+def _center_in(char: dict[str, Any], box: tuple[float, float, float, float]) -> bool:
+    # As pdfplumber assigns characters to cells: by the centre, the box's right and bottom edges excluded.
+    x = (char["x0"] + char["x1"]) / 2
+    y = (char["top"] + char["bottom"]) / 2
+    return box[0] <= x < box[2] and box[1] <= y < box[3]
 
 
 def _is_heading(line: _Line, body: float, ratio: float) -> bool:
@@ -152,6 +248,7 @@ def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict
             and kind != "list_item"
             and (current.kind == "heading") == heading
             and (not heading or current.level == levels.get(item.size))
+            and previous.region == item.region
             and abs(previous.size - item.size) < 0.5
             and item.top - previous.bottom <= 0.5 * max(previous.bottom - previous.top, 1.0)
         )
@@ -161,6 +258,37 @@ def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict
             blocks.append(Block(kind, item.text, level=levels.get(item.size) if heading else None))
         previous = item
     return blocks
+
+
+def reads_as_heading(text: str) -> bool:
+    """Whether a block set in a heading's font reads as one: short, and mostly words.
+
+    A large font alone is no heading: a paragraph set large (an introduction, a pull quote; 350-480
+    characters in the wild) or a table value on a line of its own ("N/A", "12.5") are not titles.
+    """
+    tokens = text.split()
+    words = sum(1 for token in tokens if _WORD_PART.search(token))
+    return len(text) <= MAX_HEADING_CHARS and words > 0 and words >= 0.5 * len(tokens)
+
+
+def _demote_non_headings(pages_blocks: list[list[Block]]) -> None:
+    """Make the heading blocks that do not read as headings paragraphs (or list items), and number the levels
+    that remain 1, 2, 3 in their order, so a demoted size leaves no gap."""
+    kept: set[int] = set()
+    for blocks in pages_blocks:
+        for block in blocks:
+            if block.kind != "heading":
+                continue
+            if reads_as_heading(block.text):
+                kept.add(block.level or 1)
+            else:
+                block.kind = "list_item" if LIST_MARKER.match(block.text) else "paragraph"
+                block.level = None
+    renumbered = {level: index for index, level in enumerate(sorted(kept), start=1)}
+    for blocks in pages_blocks:
+        for block in blocks:
+            if block.kind == "heading":
+                block.level = renumbered[block.level or 1]
 
 
 def _join(text: str, line: str) -> str:

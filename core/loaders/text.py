@@ -59,8 +59,11 @@ _IGNORED_DECLARATIONS = frozenset(
 
 # Metadata keys about how a file was read rather than what it says: kept out of
 # what the embedding model and the LLM see unless the user asks for them. The last
-# four: what a page is called (slide, sheet, chapter), which PDF parser ran, OCR.
-LOAD_DETAIL_KEYS = ("encoding", "load_warning", "replaced_bytes", "page_unit", "parser", "ocr_pages", "ocr_confidence")
+# five: what a page is called (slide, sheet, chapter), which PDF parser ran, the pages
+# the other parser read, OCR.
+LOAD_DETAIL_KEYS = (
+    "encoding", "load_warning", "replaced_bytes", "page_unit", "parser", "fallback_pages", "ocr_pages", "ocr_confidence"
+)  # fmt: skip
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # "\r(?!\n)" keeps a CRLF from being read as two line breaks when the regex backtracks.
