@@ -54,7 +54,7 @@ _OWN_TOKENIZER = (
 @lru_cache(maxsize=1)
 def model_tokens() -> Callable[[str], list[str]]:
     """The embedding model's tokens of a text, as an exported script takes them: ``tokenize`` of transformers'
-    AutoTokenizer for the packaged all-MiniLM-L6-v2 (:func:`core.codegen.llamaindex_tokenizer` writes that line).
+    AutoTokenizer for the packaged all-MiniLM-L6-v2 (:func:`core.codegen.model_tokenizer` writes that line).
 
     No special tokens and BERT's own normalisation: as many tokens as ChunkScope's ``model`` tokenizer counts
     (tests/test_compat_model.py holds the two equal on accents, CJK, emoji, ``[CLS]`` written in the text and
@@ -67,8 +67,8 @@ def model_tokens() -> Callable[[str], list[str]]:
     from core.tokenizers import default_model_path
 
     tokenizer = AutoTokenizer.from_pretrained(default_model_path(), local_files_only=True)
-    # The first call turns off the truncation and padding tokenizer.json sets (the Rust tokenizer then refuses
-    # a second thread: "Already borrowed"); made here, before any thread shares it.
+    # The first call turns off the truncation and padding tokenizer.json sets, a change to the Rust tokenizer:
+    # made here, once, so that no thread changes it while another encodes ("Already borrowed").
     tokenizer.tokenize("")
     return tokenizer.tokenize
 
