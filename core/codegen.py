@@ -285,6 +285,19 @@ def _tokenizer_name(code: CodeSnippet, tokenizer: str | Callable[[str], int]) ->
     return "model"
 
 
+def model_tokenizer(code: CodeSnippet) -> Code:
+    """``MODEL_TOKENIZER``: transformers' tokenizer of the embedding model, whose ``tokenize`` the scripts count with.
+
+    ``tokenize`` adds no special tokens and normalises as the model does: as many tokens as ChunkScope's
+    ``model`` tokenizer (and the engines' :func:`core.engines.llamaindex.model_tokens`) counts, ``[CLS]``
+    written in a text, accents, CJK and emoji included (tests/test_compat_model.py).
+    """
+    code.needs_model = True
+    code.use("from transformers import AutoTokenizer")
+    code.set_up("MODEL_TOKENIZER = AutoTokenizer.from_pretrained(EMBED_MODEL)")
+    return Code("MODEL_TOKENIZER")
+
+
 def llamaindex_tokenizer(code: CodeSnippet, tokenizer: str | Callable[[str], int]) -> Code:
     """The ``tokenizer=`` callable (text -> list of tokens) LlamaIndex counts sizes with."""
     name = _tokenizer_name(code, tokenizer)
@@ -294,9 +307,8 @@ def llamaindex_tokenizer(code: CodeSnippet, tokenizer: str | Callable[[str], int
         return Code("str.split")
     if name in TIKTOKEN_TOKENIZERS:  # as LlamaIndex builds its own default tokenizer
         return llamaindex_tiktoken(code, TIKTOKEN_TOKENIZERS[name])
-    code.needs_model = True
-    code.use("from transformers import AutoTokenizer")
-    code.set_up("MODEL_TOKENS = AutoTokenizer.from_pretrained(EMBED_MODEL).tokenize  # the embedding model's tokens")
+    model_tokenizer(code)
+    code.set_up("MODEL_TOKENS = MODEL_TOKENIZER.tokenize  # the embedding model's tokens")
     return Code("MODEL_TOKENS")
 
 
@@ -328,9 +340,7 @@ def langchain_length(code: CodeSnippet, tokenizer: str | Callable[[str], int]) -
     if name in TIKTOKEN_TOKENIZERS:
         encoding = bundled_tiktoken(code, TIKTOKEN_TOKENIZERS[name])
         return {"length_function": Code(f'lambda text: len({encoding}.encode(text, allowed_special="all"))')}
-    code.needs_model = True
-    code.use("from transformers import AutoTokenizer")
-    code.set_up("MODEL_TOKENIZER = AutoTokenizer.from_pretrained(EMBED_MODEL)")
+    model_tokenizer(code)
     code.set_up(
         "def model_length(text: str) -> int:\n"
         '    """Size in the embedding model\'s own tokens, as ChunkScope counts with tokenizer=model."""\n'

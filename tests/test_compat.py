@@ -388,34 +388,40 @@ def test_every_compat_choice_has_a_mirror_or_is_refused_in_one_sentence() -> Non
         "sentence", "token", "hierarchical", "sentence_window", "markdown", "recursive", "character"
     }  # fmt: skip
     mirrored = refused = 0
+    counting_model_tokens = set()
     for name, compat, params in choices:
         try:
             splitter = get_splitter(name, **params, compat=compat)
         except ConfigError as exc:
             framework = {"llamaindex": "LlamaIndex", "langchain": "LangChain"}[compat]
             assert re.fullmatch(rf"{name}: compat={compat} [^;\n]+; \S+ has no {framework} equivalent", str(exc)), exc
+            # Every named tokenizer has a framework call counting it (the embedding model's included).
+            assert "tokenizer=" not in str(exc), exc
             refused += 1
             continue
         engine = mirrored_engine(splitter)
         assert engine is not None, f"{name} compat={compat} {params} is offered without a mirror"
+        if "tokenizer" in params and name != "markdown":  # a mode that counts sizes counts them as its engine does
+            assert engine.size_unit == params["tokenizer"], (name, compat, params)
+            if params["tokenizer"] == "model":
+                counting_model_tokens.add(name)
         assert engine.framework_class.lower().startswith(("sentence", "token", "hierarchical", "markdown",
                                                           "recursive", "character"))  # fmt: skip
         mirrored += 1
     assert mirrored and refused
+    # ChunkScope's default tokenizer for sentence, token and hierarchical: a compat mode takes it.
+    assert counting_model_tokens == {"sentence", "token", "hierarchical", "recursive", "character"}
 
 
 @pytest.mark.parametrize(
     ("name", "params", "refused"),
     [
-        ("sentence", {"tokenizer": "model"}, "tokenizer=model has no LlamaIndex equivalent"),
         ("sentence", {"tokenizer": "cl100k", "metadata_aware": False}, "metadata_aware=false has no LlamaIndex"),
         ("hierarchical", {"tokenizer": "cl100k", "metadata_aware": False}, "metadata_aware=false has no LlamaIndex"),
-        ("token", {"tokenizer": "model"}, "tokenizer=model has no LlamaIndex equivalent"),
         ("sentence_window", {"window_size": 0}, "window_size=0 has no LlamaIndex equivalent"),
         ("markdown", {"heading_level": 2}, "heading_level=2 has no LlamaIndex equivalent"),
         ("markdown", {"chunk_size": 400}, "chunk_size=400 has no LlamaIndex equivalent"),
         ("recursive", {"keep_separator": "end"}, "keep_separator=end has no LangChain equivalent"),
-        ("character", {"tokenizer": "model"}, "tokenizer=model has no LangChain equivalent"),
     ],
 )
 def test_a_compat_setting_no_framework_call_expresses_is_refused(name: str, params: dict, refused: str) -> None:

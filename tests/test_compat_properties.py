@@ -15,8 +15,12 @@ in the document came from. The framework returns text only, and span recovery
 picks a copy; the compat mode knows the cut. There (and only there) the spans may
 differ, and the compat mode's span must still hold its chunk (``check_spans``).
 
-The default run takes a few dozen examples per splitter; ``make fuzz``
-(``HYPOTHESIS_PROFILE=fuzz pytest -m fuzz``) takes 2,000 each.
+Sizes counted in the embedding model's tokens (``tokenizer=model``, ChunkScope's
+default) have a run of their own, with fewer examples: the engine counts them with
+transformers' ``tokenize``, as an exported script does.
+
+The default run takes a few dozen examples per splitter (30 with model tokens);
+``make fuzz`` (``HYPOTHESIS_PROFILE=fuzz pytest -m fuzz``) takes 2,000 each (500).
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ FUZZ_RUN = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
 EXAMPLES = settings(
     max_examples=2_000 if FUZZ_RUN else 40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )
+
+# Model tokens are slower to count (and the engine loads transformers' tokenizer): fewer examples.
+MODEL_EXAMPLES = settings(EXAMPLES, max_examples=500 if FUZZ_RUN else 30)
 
 # ---------------------------------------------------------------------------------------------- documents
 
@@ -118,24 +125,27 @@ documents = st.builds(lambda text, metadata: Document(text=text, metadata=metada
 
 
 @st.composite
-def sized(draw: st.DrawFn, *, tokens: tuple[int, int] = (6, 80), characters: tuple[int, int] = (10, 300)) -> dict:
+def sized(draw: st.DrawFn, tokenizers: st.SearchStrategy[str] | None = None) -> dict:
     """A tokenizer, a chunk_size in its units (small, so short texts make several chunks) and an overlap below it."""
-    tokenizer = draw(TOKENIZERS)
+    tokenizer = draw(TOKENIZERS if tokenizers is None else tokenizers)
+    characters, tokens = (10, 300), (6, 80)
     low, high = characters if tokenizer == "characters" else tokens
     size = draw(st.integers(low, high))
     overlap = draw(st.one_of(st.integers(0, min(size - 1, 10)), st.integers(0, size - 1)))
     return {"tokenizer": tokenizer, "chunk_size": size, "chunk_overlap": overlap}
 
 
-# Mostly the tokenizers the frameworks count with; now and then one a compat mode refuses (the model's).
+# Mostly the tokenizers quick to count; now and then any named one (a new name without a framework call is
+# refused). The embedding model's, slower, has its own run below (MODEL_CASES).
 TOKENIZERS = st.one_of(st.sampled_from(["characters", "words", "cl100k", "o200k"]), st.sampled_from(TOKENIZER_NAMES))
+MODEL = st.just("model")
 _LINKS = {"include_metadata": st.booleans(), "include_prev_next_rel": st.booleans()}
 
 
 @st.composite
-def sentence_params(draw: st.DrawFn) -> dict:
+def sentence_params(draw: st.DrawFn, tokenizers: st.SearchStrategy[str] | None = None) -> dict:
     return {
-        **draw(sized()),
+        **draw(sized(tokenizers)),
         "paragraph_separator": draw(st.sampled_from(["\n\n\n", "\n\n", "\n"])),
         "separator": draw(st.sampled_from([" ", "\n", ", "])),
         "metadata_aware": draw(st.sampled_from([True, True, True, False])),
@@ -144,13 +154,13 @@ def sentence_params(draw: st.DrawFn) -> dict:
 
 
 @st.composite
-def token_params(draw: st.DrawFn) -> dict:
-    return {**draw(sized()), **draw(st.fixed_dictionaries(_LINKS))}
+def token_params(draw: st.DrawFn, tokenizers: st.SearchStrategy[str] | None = None) -> dict:
+    return {**draw(sized(tokenizers)), **draw(st.fixed_dictionaries(_LINKS))}
 
 
 @st.composite
-def hierarchical_params(draw: st.DrawFn) -> dict:
-    first = draw(sized())
+def hierarchical_params(draw: st.DrawFn, tokenizers: st.SearchStrategy[str] | None = None) -> dict:
+    first = draw(sized(tokenizers))
     sizes = draw(st.lists(st.integers(first["chunk_overlap"] + 1, first["chunk_size"]), min_size=0, max_size=2))
     return {
         "tokenizer": first["tokenizer"],
@@ -182,9 +192,9 @@ _REGEXES = [r"\n\n+", r"\n", r"(?<=\.) ", r"\s+", r"(?=#)", ""]
 
 
 @st.composite
-def recursive_params(draw: st.DrawFn) -> dict:
+def recursive_params(draw: st.DrawFn, tokenizers: st.SearchStrategy[str] | None = None) -> dict:
     params: dict[str, Any] = {
-        **draw(sized()),
+        **draw(sized(tokenizers)),
         "keep_separator": draw(st.sampled_from(["start", "start", "start", "end"])),
     }
     kind = draw(st.sampled_from(["preset", "language", "literal", "regex"]))
@@ -199,9 +209,9 @@ def recursive_params(draw: st.DrawFn) -> dict:
 
 
 @st.composite
-def character_params(draw: st.DrawFn) -> dict:
+def character_params(draw: st.DrawFn, tokenizers: st.SearchStrategy[str] | None = None) -> dict:
     separator = draw(st.sampled_from(["\n\n", "\n", " ", ".", ", ", "", "\r\n", "the", "😀"]))
-    return {**draw(sized()), "separator": separator, **draw(st.fixed_dictionaries(_LINKS))}
+    return {**draw(sized(tokenizers)), "separator": separator, **draw(st.fixed_dictionaries(_LINKS))}
 
 
 # name -> (its compat value, its settings, the metadata keys the framework adds to a node)
@@ -213,6 +223,14 @@ CASES: dict[str, tuple[str, st.SearchStrategy[dict], tuple[str, ...]]] = {
     "markdown": ("llamaindex", markdown_params(), ("header_path",)),
     "recursive": ("langchain", recursive_params(), ()),
     "character": ("langchain", character_params(), ()),
+}
+# The splitters that count sizes, with the embedding model's tokens (ChunkScope's default for the first three).
+MODEL_CASES = {
+    "sentence": ("llamaindex", sentence_params(MODEL), ()),
+    "token": ("llamaindex", token_params(MODEL), ()),
+    "hierarchical": ("llamaindex", hierarchical_params(MODEL), ("level",)),
+    "recursive": ("langchain", recursive_params(MODEL), ()),
+    "character": ("langchain", character_params(MODEL), ()),
 }
 
 
@@ -258,6 +276,24 @@ def _quiet_frameworks():
         logger.setLevel(level)
 
 
+def check_compat_equals_mirror(name: str, compat: str, params: dict, document: Document, keys: tuple[str, ...]):
+    """Refused at validation in one sentence, or the compat mode and its mirror engine split ``document`` alike."""
+    try:
+        native = get_splitter(name, **params, compat=compat)
+    except ConfigError as exc:
+        # Refused at validation: one sentence naming the splitter (a setting it has no mirror for, or an
+        # ordinary cross-field rule).
+        assert str(exc).startswith(f"{name}: ") and "\n" not in str(exc)
+        assume(False)
+    engine = mirrored_engine(native)
+    assert engine is not None, f"{name} {params}: a compat choice without a mirror is offered"
+    ours, theirs = outcome(native, document), outcome(engine, document)
+    if isinstance(ours, str) or isinstance(theirs, str):
+        assert ours == theirs, "one of the two refused the document"
+    else:
+        assert_same_split(document, ours, theirs, keys)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_compat_mode_equals_the_engine_it_mirrors(name: str) -> None:
     compat, params_strategy, keys = CASES[name]
@@ -265,23 +301,26 @@ def test_a_compat_mode_equals_the_engine_it_mirrors(name: str) -> None:
     @EXAMPLES
     @given(document=documents, params=params_strategy)
     def run(document: Document, params: dict) -> None:
-        try:
-            native = get_splitter(name, **params, compat=compat)
-        except ConfigError as exc:
-            # Refused at validation: one sentence naming the splitter (a setting it has no mirror for, or an
-            # ordinary cross-field rule).
-            assert str(exc).startswith(f"{name}: ") and "\n" not in str(exc)
-            assume(False)
-        engine = mirrored_engine(native)
-        assert engine is not None, f"{name} {params}: a compat choice without a mirror is offered"
-        ours, theirs = outcome(native, document), outcome(engine, document)
-        if isinstance(ours, str) or isinstance(theirs, str):
-            assert ours == theirs, "one of the two refused the document"
-        else:
-            assert_same_split(document, ours, theirs, keys)
+        check_compat_equals_mirror(name, compat, params, document, keys)
+
+    run()
+
+
+@pytest.mark.parametrize("name", list(MODEL_CASES))
+def test_a_compat_mode_counting_model_tokens_equals_the_engine_it_mirrors(name: str) -> None:
+    # The engine counts with transformers' tokenize (the exported script's line), the compat mode with
+    # ChunkScope's own model tokenizer: equal chunks only if every count on the way is equal.
+    compat, params_strategy, keys = MODEL_CASES[name]
+
+    @MODEL_EXAMPLES
+    @given(document=documents, params=params_strategy)
+    def run(document: Document, params: dict) -> None:
+        assert params["tokenizer"] == "model"
+        check_compat_equals_mirror(name, compat, params, document, keys)
 
     run()
 
 
 def test_the_fuzz_run_is_long() -> None:
     assert EXAMPLES.max_examples == (2_000 if FUZZ_RUN else 40)
+    assert MODEL_EXAMPLES.max_examples == (500 if FUZZ_RUN else 30)

@@ -16,7 +16,6 @@ from core.codegen import notes_of
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import run_split
-from core.errors import ConfigError
 from core.export import (
     TABLE_COLUMNS,
     config_to_json,
@@ -242,6 +241,12 @@ COMPAT_CASES = [
     ("recursive", {"compat": "langchain", "tokenizer": "characters", "chunk_size": 300, "language": "python"}, "py"),
     ("recursive", {"compat": "langchain", "tokenizer": "characters", "separators": ("\\n\\n", "\\n", " ", "")}, "txt"),
     ("character", {"compat": "langchain", "tokenizer": "characters", "chunk_size": 400, "chunk_overlap": 50}, "md"),
+    # The embedding model's tokens (the default tokenizer of sentence, token and hierarchical).
+    ("sentence", {"compat": "llamaindex", "tokenizer": "model"}, "md"),
+    ("token", {"compat": "llamaindex", "tokenizer": "model", "chunk_size": 128, "chunk_overlap": 16}, "txt"),
+    ("hierarchical", {"compat": "llamaindex", "tokenizer": "model", "chunk_sizes": "512,128"}, "md"),
+    ("character", {"compat": "langchain", "tokenizer": "model", "chunk_size": 60, "chunk_overlap": 8}, "txt"),
+    ("recursive", {"compat": "langchain", "tokenizer": "model", "chunk_size": 100, "chunk_overlap": 20}, "md"),
 ]
 _SAMPLE = {"md": "chunking_guide.md", "txt": "release_notes.txt", "py": "chunk_stats.py"}
 
@@ -250,14 +255,14 @@ def _run_exported(splitter, library: str, document) -> list[str]:
     """Execute the splitter part Export writes for ``library`` on ``document``; the chunk texts it makes."""
     from langchain_core.documents import Document as LangChainDocument
 
-    from core.codegen import CodeSnippet
+    from core.codegen import MODEL_SETUP, CodeSnippet
     from core.engines.llamaindex import llama_document
     from core.export import splitter_code
 
     code = CodeSnippet(library, "")
     body = splitter_code(splitter, code)
     namespace: dict = {}
-    exec("\n".join([*code.imports, *code.setup]), namespace)
+    exec("\n".join([*code.imports, *([MODEL_SETUP] if code.needs_model else []), *code.setup]), namespace)
     if library == "LlamaIndex":
         parser = eval(body, namespace)
         return [node.get_content() for node in parser.get_nodes_from_documents([llama_document(document)])]
@@ -289,16 +294,34 @@ def test_a_compatible_mode_exports_the_call_it_mirrors_and_it_runs_to_the_chunks
         assert any(f"compat={splitter.compat}, which cuts as" in note for note in notes_of(script))
 
 
-def test_a_compat_setting_is_exported_as_the_call_that_ran_or_refused():
+def test_a_compat_setting_is_exported_as_the_call_that_ran():
     # Words: LlamaIndex counts them with tokenizer=str.split, LangChain with a length_function; that call is written.
     config = PipelineConfig(splitter=get_splitter("sentence", compat="llamaindex", tokenizer="words"))
     assert "which cuts as" in llamaindex_snippet(config) and "tokenizer=str.split" in llamaindex_snippet(config)
     config = PipelineConfig(splitter=get_splitter("character", compat="langchain", tokenizer="cl100k"))
     assert "which cuts as" in langchain_snippet(config) and "length_function=" in langchain_snippet(config)
     assert "keep_separator='end'" not in langchain_snippet(config)
-    # The embedding model's tokens: no framework call the engines make counts them, so the mode is refused.
-    with pytest.raises(ConfigError, match="tokenizer=model has no LlamaIndex equivalent"):
-        get_splitter("sentence", compat="llamaindex", tokenizer="model")
+    # The embedding model's tokens (the default): counted with its tokenize, in LlamaIndex and in LangChain.
+    config = PipelineConfig(splitter=get_splitter("sentence", compat="llamaindex"))
+    assert "which cuts as" in llamaindex_snippet(config) and "tokenizer=MODEL_TOKENS" in llamaindex_snippet(config)
+    assert "MODEL_TOKENS = MODEL_TOKENIZER.tokenize" in llamaindex_snippet(config)
+    config = PipelineConfig(splitter=get_splitter("recursive", compat="langchain", tokenizer="model"))
+    assert "which cuts as" in langchain_snippet(config) and "length_function=model_length" in langchain_snippet(config)
+
+
+def test_the_export_check_finds_the_defaults_in_compat_mode_rebuilt_exactly(sample_docs):
+    # Sentence with its defaults counts model tokens; with compat=llamaindex the script rebuilds every chunk, in order.
+    from core.export_check import check_export
+
+    documents = [load(sample_docs / name)[0] for name in ("chunking_guide.md", "release_notes.txt")]
+    for name, compat in [("sentence", "llamaindex"), ("token", "llamaindex"), ("hierarchical", "llamaindex"),
+                         ("character", "langchain"), ("recursive", "langchain")]:  # fmt: skip
+        sizes = {"chunk_sizes": "400,100"} if name == "hierarchical" else {"chunk_size": 100, "chunk_overlap": 20}
+        splitter = get_splitter(name, compat=compat, tokenizer="model", **sizes)
+        libraries = ["LlamaIndex"] if compat == "llamaindex" else ["LangChain", "LlamaIndex"]
+        for library in libraries:
+            check = check_export(PipelineConfig(splitter=splitter), documents, library)
+            assert check.exact and check.same_order and check.app_chunks > 10, (name, library, check.sentence())
 
 
 # -- each postprocessor's block is a statement of retrieve(), at its indent ----------------------------------------

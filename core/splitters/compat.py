@@ -37,11 +37,12 @@ LANGCHAIN = "langchain"
 
 
 # The tokenizers each framework's call can count with, as ChunkScope names them (the engines' own choices):
-# LlamaIndex's ``tokenizer=`` callable, LangChain's ``length_function=``. The embedding model's tokenizer is
-# not among them: no engine loads it, so no call that ran could be written.
+# LlamaIndex's ``tokenizer=`` callable, LangChain's ``length_function=``; the embedding model's tokens through
+# its ``tokenize`` (core.engines.llamaindex.model_tokens). Every named tokenizer, today: a new one is refused
+# here until an engine counts with it.
 FRAMEWORK_TOKENIZERS = {
-    LLAMAINDEX: ("characters", "words", "cl100k", "o200k"),
-    LANGCHAIN: ("characters", "words", "cl100k", "o200k"),
+    LLAMAINDEX: ("characters", "words", "cl100k", "o200k", "model"),
+    LANGCHAIN: ("characters", "words", "cl100k", "o200k", "model"),
 }
 _FRAMEWORK_NAMES = {LLAMAINDEX: "LlamaIndex", LANGCHAIN: "LangChain"}
 
