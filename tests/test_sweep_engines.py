@@ -44,7 +44,7 @@ def sweep_rows(corpus, engine: Engine | None) -> list[tuple[str, dict, list]]:
 def tune_rows(corpus, engine: Engine | None, search: str) -> list[dict]:
     documents, queries = corpus
     space = TuneSpace(
-        (SweepSpec("sentence", {"chunk_size": [64, 128, 256, 512], "chunk_overlap": [0]}),),
+        (SweepSpec("sentence", {"chunk_size": [160, 256, 384, 512], "chunk_overlap": [0]}),),
         modes=("bm25",),
         top_ks=(1, 2, 3, 5, 8),
     )
