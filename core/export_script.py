@@ -1,0 +1,207 @@
+"""The sections every exported script shares: reading the user's files, retrieval kept apart, ``__main__``.
+
+Metadata-aware splitters (LlamaIndex's sentence, token and hierarchical parsers)
+leave room in every chunk for the metadata a node carries, so the script must give
+the framework the very Document the app split: the same text, metadata, excluded
+keys and templates, or the cuts move. The script therefore reads with ChunkScope's
+own loaders when ChunkScope is installed (with the loader options the app ran) and
+converts each document field by field. Without ChunkScope it reads the plain-text
+formats itself, the way those loaders read a UTF-8 file, and says that any other
+format needs ChunkScope's loader to give the same text. The file lists in the
+script (suffixes, languages) are taken from the loaders' declarations here, so
+they cannot drift from what the app reads.
+
+Retrieval imports its packages inside ``retrieve()``, so the split (``nodes`` or
+``chunks`` at the top level) runs with the framework alone.
+"""
+
+from __future__ import annotations
+
+import pprint
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from core.codegen import CodeSnippet
+
+SAMPLE_QUERY = "What does chunk overlap protect against?"
+
+# The converters: one ChunkScope Document -> the framework's, every field the split or the views read.
+_LLAMAINDEX_DOCUMENT = '''\
+def framework_document(document) -> Document:
+    """A ChunkScope Document as LlamaIndex's: text, id, metadata, excluded keys and templates."""
+    return Document(
+        text={text},
+        id_=document.id,
+        metadata=dict(document.metadata),
+        excluded_llm_metadata_keys=list(document.excluded_llm_metadata_keys),
+        excluded_embed_metadata_keys=list(document.excluded_embed_metadata_keys),
+        metadata_template=document.metadata_template,
+        metadata_separator=document.metadata_separator,
+        text_template=document.text_template,
+    )'''
+
+_LANGCHAIN_DOCUMENT = '''\
+def framework_document(document) -> Document:
+    """A ChunkScope Document as LangChain's: text, id and metadata (the views are rendered below)."""
+    return Document(page_content={text}, metadata=dict(document.metadata), id=document.id)'''
+
+# Without ChunkScope: a plain-text file as its loader reads a UTF-8 one. Keys ChunkScope keeps out of the
+# LLM and EMBED views (load details) are excluded here too.
+_PLAIN_TEXT_READER = '''\
+def plain_text_document(file: Path) -> Document:
+    """A UTF-8 text, Markdown or code file as ChunkScope's loader reads it: its text and its metadata."""
+    file_type = PLAIN_TEXT.get(file.suffix.lower())
+    if file_type is None:
+        raise SystemExit(f"{file.name}: only ChunkScope's loaders read this format as the app did (pip install chunkscope)")
+    options = LOADER_OPTIONS.get(file_type, {})
+    text = file.read_bytes().decode("utf-8")  # ChunkScope also detects other encodings; this reads UTF-8 only
+    if options.get("normalize_newlines", True):
+        text = text.replace("\\r\\n", "\\n").replace("\\r", "\\n")
+    metadata = {"file_name": file.name, "file_type": file_type, "encoding": "utf-8"}
+    if file_type == "markdown":
+        # ChunkScope's title is the first level-1 heading's words; here, the first "# " line outside code fences.
+        fenced = False
+        for line in text.split("\\n"):
+            fenced ^= line.lstrip().startswith(("```", "~~~"))
+            if not fenced and line.startswith("# "):
+                metadata["title"] = " ".join(line[2:].strip().rstrip("#").split())
+                break
+    if CODE_LANGUAGES.get(file.suffix.lower()):
+        metadata["language"] = CODE_LANGUAGES[file.suffix.lower()]
+    return {make}'''
+
+_MAKE = {
+    "LlamaIndex": (
+        'Document(\n        text=text,\n        metadata=metadata,\n        excluded_llm_metadata_keys=["encoding"],\n'
+        '        excluded_embed_metadata_keys=["encoding"],\n    )'
+    ),
+    "LangChain": "Document(page_content=text, metadata=metadata)",
+}
+
+_READ_DOCUMENTS = '''\
+def files_in(paths: list[str], suffixes) -> list[Path]:
+    """Each file named, and under each folder every file with one of ``suffixes`` (sorted, as ChunkScope walks it)."""
+    files = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
+        else:
+            files.append(path)
+    return files
+
+
+def read_documents(paths: list[str]) -> list[Document]:
+    """The Documents ChunkScope split: read by its own loaders when installed, else the plain-text files."""
+    try:
+        from core.loaders import folder_extensions, load, loader_for
+    except ImportError:  # ChunkScope is not installed
+        return [plain_text_document(file) for file in files_in(paths, PLAIN_TEXT)]
+    documents = []
+    for file in files_in(paths, folder_extensions()):
+        options = LOADER_OPTIONS.get(loader_for(file.name).name, {})
+        documents += [framework_document(document) for document in load(file, **options)]
+    return documents'''
+
+
+def plain_text_types() -> dict[str, str]:
+    """Suffix -> ``file_type`` of the formats a script reads without ChunkScope (text, Markdown, code)."""
+    from core.loaders import LOADERS
+
+    kinds = {"text": "text", "markdown": "markdown", "code": "code"}
+    return {suffix: kinds[cls.name] for cls in LOADERS if cls.name in kinds for suffix in cls.extensions}
+
+
+def _source_text(config: Any) -> str:
+    """What the framework call is handed: the document's text, or a web page's markup for a parser that reads HTML."""
+    from core.engines.mirrors import mirrored_engine
+
+    splitter = config.splitter
+    if getattr(mirrored_engine(splitter) or splitter, "reads_markup", False):
+        return "document.text if document.markup is None else document.markup"
+    return "document.text"
+
+
+def _literal(value: Any) -> str:
+    """A Python literal of plain data (repr, so any text in it is quoted), wrapped at 100 columns."""
+    return pprint.pformat(value, width=100, sort_dicts=False)
+
+
+def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) -> None:
+    """Add to ``snippet`` the lines that make ``documents``: the files at ``paths``, read as the app read them."""
+    from core.loaders.code import LANGUAGES
+
+    llamaindex = snippet.library == "LlamaIndex"
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    options = {loader.name: loader.to_params(only_changed=True) for loader in config.loaders}
+    options = {name: values for name, values in options.items() if values}
+    snippet.use("from pathlib import Path")
+    snippet.use(
+        "from llama_index.core import Document" if llamaindex else "from langchain_core.documents import Document"
+    )
+    snippet.add(
+        "# -- Documents -----------------------------------------------------------------------------\n"
+        "# With ChunkScope installed (pip install chunkscope), its own loaders read the files, with the options\n"
+        "# the app ran: the same text, metadata, excluded keys and templates the app split. Metadata-aware\n"
+        "# splitters leave room for that metadata in every chunk, so another reader's metadata moves the cuts.\n"
+        "# Without ChunkScope, UTF-8 text, Markdown and code files are read here with the metadata ChunkScope\n"
+        "# gives them; PDF, Office, HTML, CSV and other formats need ChunkScope's loaders to give the same text.\n"
+        f"PATHS = {_literal(paths)}\n"
+        f"LOADER_OPTIONS = {_literal(options)}\n"
+        f"PLAIN_TEXT = {_literal(plain_text_types())}\n"
+        f"CODE_LANGUAGES = {_literal(dict(LANGUAGES))}"
+    )
+    converter = (_LLAMAINDEX_DOCUMENT if llamaindex else _LANGCHAIN_DOCUMENT).replace("{text}", _source_text(config))
+    reader = _PLAIN_TEXT_READER.replace("{make}", _MAKE[snippet.library])
+    # One part, so the blank lines between its definitions are PEP 8's.
+    snippet.body[-1] += "".join(f"\n\n\n{code}" for code in (converter, reader, _READ_DOCUMENTS))
+    snippet.body[-1] += "\n\n\ndocuments = read_documents(PATHS)"
+
+
+def retrieval_section(
+    snippet: CodeSnippet, config: Any, write: Callable[[CodeSnippet, Any], None], packages: str
+) -> None:
+    """Retrieval and postprocessors, imported inside ``retrieve()``: the split runs with the framework alone.
+
+    The Install line says what the split needs, then what ``retrieve()`` adds.
+    """
+    split_install, before = snippet.install, set(snippet.imports)
+    snippet.install = ""
+    write(snippet, config)
+    extra = f"{packages}{snippet.install}"
+    snippet.install = f"{split_install}\n(the split); retrieve() also needs: pip install {extra}"
+    moved = [line for line in snippet.imports if line not in before]
+    for line in moved:
+        del snippet.imports[line]
+    for index, part in enumerate(snippet.body):
+        lines = part.split("\n")
+        if not any(line.startswith("def retrieve(") for line in lines):
+            continue
+        at = next(i for i, line in enumerate(lines) if line.startswith("def retrieve(")) + 1
+        if lines[at].lstrip().startswith('"""'):
+            at += 1
+        imports = [f"    {line}" for block in moved for line in block.split("\n")]
+        lines[at:at] = [
+            "    # Only retrieval needs these (see Install at the top); the split above does not.",
+            *imports,
+        ]
+        snippet.body[index] = (
+            "# -- Retrieval and postprocessors ---------------------------------------------------------\n\n\n"
+            + "\n".join(lines).strip("\n")
+        )
+        return
+
+
+def main_block(snippet: CodeSnippet, chunks: str, shown: str) -> None:
+    """Run as a script: the chunk count, then one sample query if retrieval's packages are installed."""
+    main = [
+        'if __name__ == "__main__":',
+        f'    print(f"{{len({chunks})}} {chunks}")',
+        "    try:",
+        f"        results = retrieve({SAMPLE_QUERY!r})",
+        "    except ImportError as exc:  # retrieval's packages are not installed: the split is done",
+        '        print(f"retrieve() skipped: {exc}")',
+        "    else:",
+        "        for result in results:",
+        f"            print({shown})",
+    ]
+    snippet.body[-1] = snippet.body[-1].rstrip("\n") + "\n\n\n" + "\n".join(main)
