@@ -168,7 +168,7 @@ def retrieval_section(
     snippet.install = ""
     write(snippet, config)
     extra = f"{packages}{snippet.install}"
-    snippet.install = f"{split_install}\n(the split); retrieve() also needs: pip install {extra}"
+    snippet.install = f"{split_install}  (the split)\nretrieve() also needs: pip install {extra}"
     moved = [line for line in snippet.imports if line not in before]
     for line in moved:
         del snippet.imports[line]

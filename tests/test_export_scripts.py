@@ -144,8 +144,11 @@ def _config(name: str, params: dict, custom_metadata: bool, case_id: str) -> Pip
     if case_id in RETRIEVAL:
         config = config.replace(retrieval=RETRIEVAL[case_id])
     if case_id == POSTPROCESSED:
-        config = config.replace(postprocessors=tuple(POSTPROCESSORS.create(name) for name in POSTPROCESSORS.names()
-                                                     if name not in UNINSTALLED_POSTPROCESSORS))
+        config = config.replace(
+            postprocessors=tuple(
+                POSTPROCESSORS.create(name) for name in POSTPROCESSORS.names() if name not in UNINSTALLED_POSTPROCESSORS
+            )
+        )
     return config
 
 
