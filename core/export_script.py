@@ -52,23 +52,48 @@ def plain_text_document(file: Path) -> Document:
     """A UTF-8 text, Markdown or code file as ChunkScope's loader reads it: its text and its metadata."""
     file_type = PLAIN_TEXT.get(file.suffix.lower())
     if file_type is None:
-        raise SystemExit(f"{file.name}: only ChunkScope's loaders read this format as the app did (pip install chunkscope)")
+        raise SystemExit(f"{file.name}: only ChunkScope's loaders read this format as the app did: install ChunkScope")
     options = LOADER_OPTIONS.get(file_type, {})
     text = file.read_bytes().decode("utf-8")  # ChunkScope also detects other encodings; this reads UTF-8 only
     if options.get("normalize_newlines", True):
         text = text.replace("\\r\\n", "\\n").replace("\\r", "\\n")
     metadata = {"file_name": file.name, "file_type": file_type, "encoding": "utf-8"}
-    if file_type == "markdown":
-        # ChunkScope's title is the first level-1 heading's words; here, the first "# " line outside code fences.
-        fenced = False
-        for line in text.split("\\n"):
-            fenced ^= line.lstrip().startswith(("```", "~~~"))
-            if not fenced and line.startswith("# "):
-                metadata["title"] = " ".join(line[2:].strip().rstrip("#").split())
-                break
+    if file_type == "markdown" and markdown_title(text):
+        metadata["title"] = markdown_title(text)
     if CODE_LANGUAGES.get(file.suffix.lower()):
         metadata["language"] = CODE_LANGUAGES[file.suffix.lower()]
     return {make}'''
+
+_MARKDOWN_TITLE = r'''
+def markdown_title(text: str) -> str:
+    """ChunkScope's title of a Markdown file: its first level-1 heading's words, without inline markup."""
+    fence, paragraph = "", []
+    for line in text.split("\n"):
+        stripped = line.lstrip(" ")
+        outside = len(line) - len(stripped) < 4  # four spaces in: indented code
+        if outside and stripped[:3] in ("```", "~~~"):
+            fence, paragraph = ("" if fence == stripped[:3] else fence or stripped[:3]), []
+        elif fence:
+            continue
+        elif not outside:  # indented code, or the continuation of a paragraph
+            paragraph += [stripped] if paragraph else []
+        elif re.match(r"#(?:[ \t]|$)", stripped):
+            return _inline_words(re.sub(r"(?:^|[ \t])#+[ \t]*$", "", stripped[1:]))  # less any closing #s
+        elif paragraph and re.fullmatch(r"=+[ \t]*", stripped):
+            return _inline_words(" ".join(paragraph))  # a setext heading: a paragraph underlined with =
+        elif not stripped or re.match(r"#|[-*+>|]|\d+[.)]", stripped):
+            paragraph = []  # a blank line or another block: no paragraph for a setext underline
+        else:
+            paragraph.append(stripped)
+    return ""
+
+
+def _inline_words(heading: str) -> str:
+    heading = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link or image: its text
+    heading = re.sub(r"(\*+|`+)(.+?)\1", r"\2", heading)  # emphasis and code spans: their text
+    heading = re.sub(r"(?<!\w)(_+)(.+?)\1(?!\w)", r"\2", heading)  # _emphasis_, never inside a word
+    return " ".join(heading.split())'''
+
 
 _MAKE = {
     "LlamaIndex": (
@@ -134,13 +159,13 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     paths = [paths] if isinstance(paths, str) else list(paths)
     options = {loader.name: loader.to_params(only_changed=True) for loader in config.loaders}
     options = {name: values for name, values in options.items() if values}
-    snippet.use("from pathlib import Path")
+    snippet.use("from pathlib import Path", "import re")
     snippet.use(
         "from llama_index.core import Document" if llamaindex else "from langchain_core.documents import Document"
     )
     snippet.add(
         "# -- Documents -----------------------------------------------------------------------------\n"
-        "# With ChunkScope installed (pip install chunkscope), its own loaders read the files, with the options\n"
+        "# With ChunkScope installed (its core package importable), its own loaders read the files, with the options\n"
         "# the app ran: the same text, metadata, excluded keys and templates the app split. Metadata-aware\n"
         "# splitters leave room for that metadata in every chunk, so another reader's metadata moves the cuts.\n"
         "# Without ChunkScope, UTF-8 text, Markdown and code files are read here with the metadata ChunkScope\n"
@@ -153,7 +178,8 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     converter = (_LLAMAINDEX_DOCUMENT if llamaindex else _LANGCHAIN_DOCUMENT).replace("{text}", _source_text(config))
     reader = _PLAIN_TEXT_READER.replace("{make}", _MAKE[snippet.library])
     # One part, so the blank lines between its definitions are PEP 8's.
-    snippet.body[-1] += "".join(f"\n\n\n{code}" for code in (converter, reader, _READ_DOCUMENTS))
+    parts = (converter, reader, _MARKDOWN_TITLE.strip("\n"), _READ_DOCUMENTS)
+    snippet.body[-1] += "".join(f"\n\n\n{code}" for code in parts)
     snippet.body[-1] += "\n\n\ndocuments = read_documents(PATHS)"
 
 

@@ -252,3 +252,21 @@ def test_the_split_runs_with_only_the_framework_installed(runs):
             module = ast.parse(script)
             top = [ast.unparse(node) for node in module.body if isinstance(node, ast.Import | ast.ImportFrom)]
             assert not [line for line in top if "huggingface" in line or "bm25" in line or "community" in line], top
+
+
+def test_scripts_ask_for_the_framework_versions_the_project_pins_and_these_tests_ran():
+    import tomllib
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    from core.export import FRAMEWORK_REQUIREMENTS
+
+    pinned = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    for library, requirement in FRAMEWORK_REQUIREMENTS.items():
+        assert requirement in pinned, library
+        wanted = Requirement(requirement)
+        assert version(wanted.name) in wanted.specifier, (wanted.name, version(wanted.name))
+        assert wanted.specifier.contains(version(wanted.name)) and len(wanted.specifier) == 2  # a floor and a ceiling
+        script = (llamaindex_snippet if library == "LlamaIndex" else langchain_snippet)(PipelineConfig(), [])
+        assert f"pip install {requirement!r}" in script
