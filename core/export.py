@@ -343,8 +343,10 @@ def _extractor_notes(snippet: CodeSnippet, config: PipelineConfig, *, llamaindex
     keys = ", ".join(key for extractor in config.extractors for key in extractor.keys)
     if llamaindex:
         snippet.note(
-            f"extractors ({names}): ChunkScope extracts {keys} offline; LlamaIndex's TitleExtractor, "
-            "KeywordExtractor and SummaryExtractor write the same keys but call an LLM (commented out below)."
+            f"extractors ({names}): read_documents() adds {keys} with ChunkScope's offline extractors when "
+            "ChunkScope is installed; without it the keys are missing and metadata-aware splits cut elsewhere. "
+            "LlamaIndex's TitleExtractor, KeywordExtractor and SummaryExtractor write the same keys but call an "
+            "LLM (commented out below)."
         )
         calls = [code for code in (extractor.llamaindex() for extractor in config.extractors) if code is not None]
         snippet.add(
@@ -355,6 +357,7 @@ def _extractor_notes(snippet: CodeSnippet, config: PipelineConfig, *, llamaindex
         )
     else:
         snippet.note(
-            f"extractors ({names}): LangChain has no offline metadata extractors; add {keys} to each "
-            "document's metadata yourself (ChunkScope's values are in its JSON export)."
+            f"extractors ({names}): read_documents() adds {keys} with ChunkScope's offline extractors when "
+            "ChunkScope is installed; without it the keys are missing (LangChain has no offline extractors): add "
+            "them to each document's metadata yourself (ChunkScope's values are in its JSON export)."
         )

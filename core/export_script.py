@@ -124,8 +124,16 @@ def read_documents(paths: list[str]) -> list[Document]:
     documents = []
     for file in files_in(paths, folder_extensions()):
         options = LOADER_OPTIONS.get(loader_for(file.name).name, {})
-        documents += [framework_document(document) for document in load(file, **options)]
+        documents += [framework_document(document) for document in {loaded}]
     return documents'''
+
+_EXTRACTED = '''
+def extracted(documents: list) -> list:
+    """Each document with the keys ChunkScope's offline extractors add, as the app added them before splitting."""
+    from core.documents import apply_extractors
+    from core.extractors import EXTRACTORS as extractors
+
+    return apply_extractors(documents, [extractors.create(name, **params) for name, params in EXTRACTORS])'''
 
 
 def plain_text_types() -> dict[str, str]:
@@ -175,10 +183,18 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
         f"PLAIN_TEXT = {_literal(plain_text_types())}\n"
         f"CODE_LANGUAGES = {_literal(dict(LANGUAGES))}"
     )
+    if config.extractors:
+        extractors = [(extractor.name, extractor.to_params(only_changed=True)) for extractor in config.extractors]
+        snippet.body[-1] += (
+            f"\n# ChunkScope's offline metadata extractors, run on each document as the app ran them.\nEXTRACTORS = {_literal(extractors)}"
+        )
     converter = (_LLAMAINDEX_DOCUMENT if llamaindex else _LANGCHAIN_DOCUMENT).replace("{text}", _source_text(config))
     reader = _PLAIN_TEXT_READER.replace("{make}", _MAKE[snippet.library])
     # One part, so the blank lines between its definitions are PEP 8's.
-    parts = (converter, reader, _MARKDOWN_TITLE.strip("\n"), _READ_DOCUMENTS)
+    loaded = "extracted(load(file, **options))" if config.extractors else "load(file, **options)"
+    parts = (converter, reader, _MARKDOWN_TITLE.strip("\n"), _READ_DOCUMENTS.replace("{loaded}", loaded))
+    if config.extractors:
+        parts += (_EXTRACTED.strip("\n"),)
     snippet.body[-1] += "".join(f"\n\n\n{code}" for code in parts)
     snippet.body[-1] += "\n\n\ndocuments = read_documents(PATHS)"
 

@@ -112,3 +112,18 @@ def test_bad_input_is_one_line_naming_the_file(capsys, argv, message, monkeypatc
     assert main(["export", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "target, blocked", [("llamaindex", "llama_index.embeddings"), ("langchain", "langchain_community")]
+)
+def test_without_retrievals_packages_the_script_still_splits(capsys, tmp_path, files, monkeypatch, target, blocked):
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "--to", target, "--retrieval-set", "mode=bm25", "-o", "script.py", *files]) == 0
+    # As if only the framework were installed: retrieval's packages cannot be imported.
+    run = f"import runpy, sys; sys.modules[{blocked!r}] = None; runpy.run_path('script.py', run_name='__main__')"
+    ran = _python(tmp_path, "-c", run)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    count, skipped = ran.stdout.splitlines()
+    assert count.split()[0].isdigit() and int(count.split()[0]) > 0
+    assert skipped.startswith("retrieve() skipped:")
