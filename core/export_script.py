@@ -212,14 +212,15 @@ def retrieval_section(
     extra = f"{packages}{snippet.install}"
     snippet.install = f"{split_install}  (the split)\nretrieve() also needs: pip install {extra}"
     moved = [line for line in snippet.imports if line not in before]
-    for line in moved:
-        del snippet.imports[line]
     for index, part in enumerate(snippet.body):
         lines = part.split("\n")
-        if not any(line.startswith("def retrieve(") for line in lines):
+        starts = [i for i, line in enumerate(lines) if line.startswith("def retrieve(")]
+        if not starts:
             continue
-        at = next(i for i, line in enumerate(lines) if line.startswith("def retrieve(")) + 1
-        if lines[at].lstrip().startswith('"""'):
+        at = starts[0] + 1
+        if lines[at].lstrip().startswith('"""'):  # after the docstring, however many lines it takes
+            if lines[at].count('"""') == 1:
+                at += next(i for i, line in enumerate(lines[at + 1 :], 1) if '"""' in line)
             at += 1
         imports = [f"    {line}" for block in moved for line in block.split("\n")]
         lines[at:at] = [
@@ -230,6 +231,8 @@ def retrieval_section(
             "# -- Retrieval and postprocessors ---------------------------------------------------------\n\n\n"
             + "\n".join(lines).strip("\n")
         )
+        for line in moved:  # imported inside retrieve() now, not at the top
+            del snippet.imports[line]
         return
 
 

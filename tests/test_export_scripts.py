@@ -264,7 +264,7 @@ def test_the_split_runs_with_only_the_framework_installed(runs):
             assert not [line for line in top if "huggingface" in line or "bm25" in line or "community" in line], top
 
 
-def test_scripts_ask_for_the_framework_versions_the_project_pins_and_these_tests_ran():
+def test_scripts_and_readme_name_the_framework_versions_the_project_pins_and_these_tests_ran():
     import tomllib
     from importlib.metadata import version
 
@@ -273,6 +273,7 @@ def test_scripts_ask_for_the_framework_versions_the_project_pins_and_these_tests
     from core.export import FRAMEWORK_REQUIREMENTS
 
     pinned = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     for library, requirement in FRAMEWORK_REQUIREMENTS.items():
         assert requirement in pinned, library
         wanted = Requirement(requirement)
@@ -280,3 +281,4 @@ def test_scripts_ask_for_the_framework_versions_the_project_pins_and_these_tests
         assert wanted.specifier.contains(version(wanted.name)) and len(wanted.specifier) == 2  # a floor and a ceiling
         script = (llamaindex_snippet if library == "LlamaIndex" else langchain_snippet)(PipelineConfig(), [])
         assert f"pip install {requirement!r}" in script
+        assert f"`{requirement}`" in readme and "a new minor version is a deliberate bump" in readme
