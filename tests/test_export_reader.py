@@ -2,20 +2,25 @@
 
 The reader's functions are taken from a generated script and run here on
 generated text, Markdown and code files: same text, metadata and excluded keys,
-for LlamaIndex's Document and LangChain's.
+for LlamaIndex's Document and LangChain's. Then whole scripts, run in this process
+on generated Markdown (documents no test has seen), make the app's chunks.
 """
 
 from __future__ import annotations
 
 import ast
+import runpy
+import sys
 import tempfile
 from pathlib import Path
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import load
+from core import get_splitter, load
 from core.config import PipelineConfig
+from core.documents import load_documents, run_split
 from core.export import langchain_snippet, llamaindex_snippet
 
 _READER_NAMES = {"PLAIN_TEXT", "CODE_LANGUAGES", "LOADER_OPTIONS", "plain_text_document", "markdown_title"}
@@ -85,3 +90,30 @@ def test_a_title_example_reads_as_a_person_expects():
     assert title("```\n# not this\n```\n\n## Intro\n\n# The *naïve* `RAG` guide #\n") == "The naïve RAG guide"
     assert title("A guide\nin two lines\n===\n") == "A guide in two lines"
     assert title("    # indented code\n\n## only level two\n") == ""
+
+
+# -- documents the tests never saw: generated Markdown, split by the exported scripts in this process -------------
+
+EXACT = {
+    "LlamaIndex": PipelineConfig(splitter=get_splitter("llamaindex.sentence", chunk_size=64, chunk_overlap=8)),
+    "LangChain": PipelineConfig(splitter=get_splitter("langchain.recursive", chunk_size=120, chunk_overlap=20)),
+}
+
+
+@settings(max_examples=25)
+@given(blocks=markdown, crlf=st.booleans(), own_reader=st.booleans())
+def test_scripts_split_generated_documents_as_the_app_does(blocks, crlf, own_reader):
+    with tempfile.TemporaryDirectory() as folder:
+        path = _write(folder, "generated.md", "\n\n".join(blocks) + "\n", crlf)
+        for library, config in EXACT.items():
+            app = [node.text for node in run_split(load_documents([path], config), config)]
+            snippet, variable = (
+                (llamaindex_snippet, "nodes") if library == "LlamaIndex" else (langchain_snippet, "chunks")
+            )
+            script = Path(folder) / f"{library}.py"
+            script.write_text(snippet(config, [str(path)]), encoding="utf-8")
+            with pytest.MonkeyPatch.context() as patch:
+                if own_reader:  # as if ChunkScope were not installed
+                    patch.setitem(sys.modules, "core.loaders", None)
+                made = runpy.run_path(str(script), run_name="exported_script")[variable]
+            assert [getattr(item, "text", None) or item.page_content for item in made] == app, library
