@@ -127,3 +127,37 @@ def test_without_retrievals_packages_the_script_still_splits(capsys, tmp_path, f
     count, skipped = ran.stdout.splitlines()
     assert count.split()[0].isdigit() and int(count.split()[0]) > 0
     assert skipped.startswith("retrieve() skipped:")
+
+
+def test_the_parser_chosen_for_a_pdf_reaches_chunkscopes_loader_in_the_script(capsys, tmp_path, sample_docs):
+    import runpy
+
+    shutil.copy(sample_docs / "rag_handbook.pdf", tmp_path / "handbook.pdf")
+    options = ["--splitter", "llamaindex.sentence", "--set", "chunk_size=256", "--loader-set", "pdf.parser=pdfplumber"]
+    script = _export(capsys, "--to", "llamaindex", *options, str(tmp_path / "handbook.pdf"))
+    assert "LOADER_OPTIONS = {'pdf': {'parser': 'pdfplumber'}}" in script
+    # The app's split first: it loads cl100k from the bundled file, which the script then finds in memory.
+    assert main(["split", *options, str(tmp_path / "handbook.pdf")]) == 0
+    app = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    (tmp_path / "script.py").write_text(script, encoding="utf-8")
+    nodes = runpy.run_path(str(tmp_path / "script.py"), run_name="check")["nodes"]
+    assert app[0]["metadata"]["parser"] == "pdfplumber"
+    assert [node.text for node in nodes] == [node["text"] for node in app]
+
+
+def test_a_file_name_reaches_the_script_as_a_literal_never_as_code(capsys, tmp_path):
+    import ast
+
+    name = "o'neil \"notes\"\n__import__('os').system('echo pwned') #.md"
+    (tmp_path / name).write_text("# Notes\n\nSome text.\n", encoding="utf-8")
+    script = _export(capsys, "--to", "langchain", str(tmp_path / name))
+    assignments = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in ast.parse(script).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PATHS"
+    }
+    assert assignments == {"PATHS": [str(tmp_path / name)]}
+    # Formatted into code, the name would have made a call to os.system somewhere in the script.
+    assert not [
+        node for node in ast.walk(ast.parse(script)) if isinstance(node, ast.Attribute) and node.attr == "system"
+    ]
