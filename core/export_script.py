@@ -144,12 +144,19 @@ def plain_text_types() -> dict[str, str]:
     return {suffix: kinds[cls.name] for cls in LOADERS if cls.name in kinds for suffix in cls.extensions}
 
 
-def _source_text(config: Any) -> str:
-    """What the framework call is handed: the document's text, or a web page's markup for a parser that reads HTML."""
-    from core.engines.mirrors import mirrored_engine
+def _source_text(config: Any, library: str) -> str:
+    """What the framework call is handed: the document's text, or a web page's markup for a parser that reads HTML.
 
-    splitter = config.splitter
-    if getattr(mirrored_engine(splitter) or splitter, "reads_markup", False):
+    The parsers that read markup are the engines that say so (``reads_markup``); a script whose split uses one
+    of their classes (the engine itself, or a native splitter's translation) hands it the page's source.
+    """
+    from core.export import splitter_code
+    from core.splitters import SPLITTERS
+
+    markup_readers = {cls.framework_class for cls in SPLITTERS if getattr(cls, "reads_markup", False)}
+    probe = CodeSnippet(library, "")
+    splitter_code(config.splitter, probe)
+    if any(line.rsplit(" ", 1)[-1] in markup_readers for line in probe.imports):
         return "document.text if document.markup is None else document.markup"
     return "document.text"
 
@@ -188,7 +195,9 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
         snippet.body[-1] += (
             f"\n# ChunkScope's offline metadata extractors, run on each document as the app ran them.\nEXTRACTORS = {_literal(extractors)}"
         )
-    converter = (_LLAMAINDEX_DOCUMENT if llamaindex else _LANGCHAIN_DOCUMENT).replace("{text}", _source_text(config))
+    converter = (_LLAMAINDEX_DOCUMENT if llamaindex else _LANGCHAIN_DOCUMENT).replace(
+        "{text}", _source_text(config, snippet.library)
+    )
     reader = _PLAIN_TEXT_READER.replace("{make}", _MAKE[snippet.library])
     # One part, so the blank lines between its definitions are PEP 8's.
     loaded = "extracted(load(file, **options))" if config.extractors else "load(file, **options)"

@@ -33,6 +33,7 @@ from core.documents import load_documents, run_split
 from core.export import langchain_snippet, llamaindex_snippet
 from core.extractors import EXTRACTORS
 from core.postprocessors import POSTPROCESSORS
+from core.schema import MetadataMode
 
 pytestmark = pytest.mark.xdist_group("export_scripts")
 
@@ -130,6 +131,12 @@ for blocked in (True, False):
             namespace = runpy.run_path(job["path"], run_name="exported_script")
             items = namespace[job["variable"]]
             result["chunks"] = [getattr(item, "text", None) or item.page_content for item in items]
+            if "llm_view" in namespace:  # LangChain: the script renders the views itself
+                views = [(namespace["llm_view"](item), namespace["embed_view"](item)) for item in items]
+            else:
+                from llama_index.core.schema import MetadataMode
+                views = [(item.get_content(MetadataMode.LLM), item.get_content(MetadataMode.EMBED)) for item in items]
+            result["views"] = views
             if job["query"]:
                 found = namespace["retrieve"](job["query"])
                 result["retrieved"] = [r.node.get_content() if hasattr(r, "node") else r.page_content for r in found]
@@ -164,12 +171,15 @@ def runs(tmp_path_factory, sample_docs) -> dict:
     folder = tmp_path_factory.mktemp("export_scripts")
     for name in SAMPLES:
         shutil.copy(sample_docs / name, folder / name)
-    jobs, expected = [], {}
+    jobs, expected, views = [], {}, {}
     for case_id, name, params, custom in CASES:
         config = _config(name, params, custom, case_id)
         for blocked, samples in ((True, PLAIN_SAMPLES), (False, SAMPLES)):
             paths = [str(folder / sample) for sample in samples]
-            app = [node.text for node in run_split(load_documents(paths, config), config)]
+            nodes = run_split(load_documents(paths, config), config)
+            app = [node.text for node in nodes]
+            views[case_id, blocked] = [[node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED)]
+                                       for node in nodes]  # fmt: skip
             for library, (snippet, variable) in LIBRARIES.items():
                 script = folder / f"{case_id}-{library}-{'plain' if blocked else 'chunkscope'}.py"
                 script.write_text(snippet(config, paths), encoding="utf-8")
@@ -188,7 +198,9 @@ def runs(tmp_path_factory, sample_docs) -> dict:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout)
-    return {key: (app, results[path], Path(path).read_text(encoding="utf-8")) for key, (app, path) in expected.items()}
+    runs = {key: (app, results[path], Path(path).read_text(encoding="utf-8")) for key, (app, path) in expected.items()}
+    runs["views"] = views
+    return runs
 
 
 def _differences(header: str) -> list[str]:
@@ -238,10 +250,33 @@ def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
         del verdicts["own reader"]
     if _exact(config, library, runs[case_id, library, False][2]):
         assert set(verdicts.values()) == {"identical"}, verdicts
+
     else:
         assert not any(verdict.startswith("failed") for verdict in verdicts.values()), verdicts
         stated = [note for note in notes if note.startswith(f"{config.splitter.name}:")]
         assert stated or set(verdicts.values()) == {"identical"}, (verdicts, notes)
+
+
+def _exact_cases() -> list[tuple[str, str]]:
+    cases = []
+    for case_id, name, params, custom in CASES:
+        config = _config(name, params, custom, case_id)
+        for library, (snippet, _) in LIBRARIES.items():
+            if _exact(config, library, snippet(config, [])):
+                cases.append((case_id, library))
+    return cases
+
+
+@pytest.mark.parametrize("case_id, library", _exact_cases())
+def test_each_chunk_reads_the_same_to_the_llm_and_the_embedding_model(runs, case_id, library):
+    """Where the chunks are the app's, so are the node views: metadata, excluded keys and templates."""
+    readers = (False,) if case_id in EXTRACTED else (True, False)  # only ChunkScope's reader runs the extractors
+    for blocked in readers:
+        shown = runs["views"][case_id, blocked]
+        made = [list(view) for view in runs[case_id, library, blocked][1].get("views", [])]
+        different = [i for i, (a, b) in enumerate(zip(shown, made, strict=False)) if a != b]
+        reader = "own reader" if blocked else "ChunkScope's loaders"
+        assert len(made) == len(shown) and not different, f"{reader}: {len(different)} of {len(shown)} views differ"
 
 
 @pytest.mark.parametrize("case_id", list(RETRIEVAL))
