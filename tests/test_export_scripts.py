@@ -269,7 +269,7 @@ def _exact_cases() -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("case_id, library", _exact_cases())
-def test_each_chunk_reads_the_same_to_the_llm_and_the_embedding_model(runs, case_id, library):
+def test_each_node_shows_the_llm_and_embed_views_the_app_shows(runs, case_id, library):
     """Where the chunks are the app's, so are the node views: metadata, excluded keys and templates."""
     readers = (False,) if case_id in EXTRACTED else (True, False)  # only ChunkScope's reader runs the extractors
     for blocked in readers:
