@@ -17,7 +17,6 @@ Retrieval imports its packages inside ``retrieve()``, so the split (``nodes`` or
 
 from __future__ import annotations
 
-import pprint
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -120,7 +119,7 @@ def read_documents(paths: list[str]) -> list[Document]:
     try:
         from core.loaders import folder_extensions, load, loader_for
     except ImportError:  # ChunkScope is not installed
-        return [plain_text_document(file) for file in files_in(paths, PLAIN_TEXT)]
+        return [plain_text_document(file) for file in files_in(paths, FOLDER_SUFFIXES)]  # others: refused
     documents = []
     for file in files_in(paths, folder_extensions()):
         options = LOADER_OPTIONS.get(loader_for(file.name).name, {})
@@ -162,12 +161,23 @@ def _source_text(config: Any, library: str) -> str:
 
 
 def _literal(value: Any) -> str:
-    """A Python literal of plain data (repr, so any text in it is quoted), wrapped at 100 columns."""
-    return pprint.pformat(value, width=100, sort_dicts=False)
+    """A Python literal of plain data (each value by repr, so any text in it is quoted), wrapped under 100 columns."""
+    text = repr(value)
+    if len(text) <= 100 or not isinstance(value, dict | list):
+        return text
+    items = [f"{key!r}: {item!r}" for key, item in value.items()] if isinstance(value, dict) else list(map(repr, value))
+    lines = [""]
+    for item in items:
+        if lines[-1] and len(lines[-1]) + len(item) > 90:
+            lines.append("")
+        lines[-1] += f" {item}," if lines[-1] else f"{item},"
+    brackets = "{}" if isinstance(value, dict) else "[]"
+    return brackets[0] + "".join(f"\n    {line}" for line in lines) + "\n" + brackets[1]
 
 
 def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) -> None:
     """Add to ``snippet`` the lines that make ``documents``: the files at ``paths``, read as the app read them."""
+    from core.loaders import folder_extensions
     from core.loaders.code import LANGUAGES
 
     llamaindex = snippet.library == "LlamaIndex"
@@ -188,7 +198,9 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
         f"PATHS = {_literal(paths)}\n"
         f"LOADER_OPTIONS = {_literal(options)}\n"
         f"PLAIN_TEXT = {_literal(plain_text_types())}\n"
-        f"CODE_LANGUAGES = {_literal(dict(LANGUAGES))}"
+        f"CODE_LANGUAGES = {_literal(dict(LANGUAGES))}\n"
+        "# What ChunkScope reads in a folder (without it, a file here that is not plain text stops the script).\n"
+        f"FOLDER_SUFFIXES = {_literal(sorted(folder_extensions()))}"
     )
     if config.extractors:
         extractors = [(extractor.name, extractor.to_params(only_changed=True)) for extractor in config.extractors]

@@ -117,3 +117,17 @@ def test_scripts_split_generated_documents_as_the_app_does(blocks, crlf, own_rea
                     patch.setitem(sys.modules, "core.loaders", None)
                 made = runpy.run_path(str(script), run_name="exported_script")[variable]
             assert [getattr(item, "text", None) or item.page_content for item in made] == app, library
+
+
+def test_without_chunkscope_a_folder_with_a_pdf_stops_the_script_naming_the_file(tmp_path, sample_docs):
+    (tmp_path / "docs").mkdir()
+    for name in ("release_notes.txt", "rag_handbook.pdf"):
+        (tmp_path / "docs" / name).write_bytes((sample_docs / name).read_bytes())
+    script = tmp_path / "script.py"
+    script.write_text(langchain_snippet(PipelineConfig(), [str(tmp_path / "docs")]), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(SystemExit, match=r"^rag_handbook\.pdf: only ChunkScope"):
+        patch.setitem(sys.modules, "core.loaders", None)  # as if ChunkScope were not installed
+        runpy.run_path(str(script), run_name="exported_script")
+    # With ChunkScope, the folder reads as the app reads it: both files.
+    chunks = runpy.run_path(str(script), run_name="exported_script")["chunks"]
+    assert {chunk.metadata["file_name"] for chunk in chunks} == {"release_notes.txt", "rag_handbook.pdf"}
