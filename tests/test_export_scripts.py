@@ -27,6 +27,7 @@ import pytest
 
 from core import get_splitter
 from core.bundled_data import bundled_folder
+from core.codegen import notes_of
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import load_documents, run_split
@@ -204,11 +205,9 @@ def runs(tmp_path_factory, sample_docs) -> dict:
     return runs
 
 
-def _differences(header: str) -> list[str]:
-    """The notes under "Where this differs from ChunkScope:" in a script's docstring."""
-    docstring = ast.get_docstring(ast.parse(header)) or ""
-    return [line[2:] for line in docstring.split("Where this differs from ChunkScope:")[-1].splitlines()
-            if line.startswith("- ")] if "Where this differs" in docstring else []  # fmt: skip
+def _differences(script: str) -> list[str]:
+    """The notes a script lists at its top under "Where this differs from ChunkScope:" (comment lines)."""
+    return notes_of(script)
 
 
 def _verdict(app: list[str], result: dict) -> str:
