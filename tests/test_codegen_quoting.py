@@ -196,6 +196,18 @@ def test_a_triple_quote_in_a_loader_option_is_a_literal_in_loader_options():
         assert ast.literal_eval(assigned) == {"json": {"text_field": value}}
 
 
+def test_no_note_quotes_free_text_a_link_can_carry():
+    # Notes are comments the Export page also shows: a user's text never reaches one (it is a literal in the code).
+    marker = "kZQZk"
+    for kind, name, param, extra in CASES:
+        try:
+            config = _config(kind, name, param, marker, extra)
+        except ChunkScopeError:
+            continue
+        for make in (llamaindex_snippet, langchain_snippet):
+            assert not [note for note in notes_of(make(config)) if marker in note], (name, param)
+
+
 def test_literal_writes_what_evaluates_back_and_refuses_what_is_not_a_value():
     for value in [
         "",
