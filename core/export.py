@@ -140,8 +140,38 @@ def splitter_code(splitter: Any, snippet: CodeSnippet) -> str:
             f"{splitter.name}: ChunkScope ran compat={splitter.compat}, which cuts as {engine.title()} does; "
             "this is that call."
         )
+        added = [key for key in COMPAT_NODE_KEYS if key != "level" or splitter.has_levels]
+        meanings = "; ".join(f"{key}: {COMPAT_NODE_KEYS[key]}" for key in added)
+        snippet.note(
+            f"{splitter.name}: the chunks are the app's; ChunkScope's compat={splitter.compat} nodes also carry "
+            f"{' and '.join(added)} in their metadata ({meanings}), which {engine.framework}'s do not, so the "
+            "LLM and EMBED views of those nodes show them in the app and not here.",
+            at_call=True,
+        )
         return engine.llamaindex(snippet) if llamaindex else engine.langchain(snippet)
-    return splitter.llamaindex(snippet) if llamaindex else splitter.langchain(snippet)
+    notes = len(snippet.notes)
+    code = splitter.llamaindex(snippet) if llamaindex else splitter.langchain(snippet)
+    if not any(note.startswith(f"{splitter.name}:") for note in snippet.notes[notes:]):
+        # A translation of ChunkScope's own splitter, not the call that ran: say so, even where no setting differs.
+        ran = (
+            f"its own {splitter.name} splitter, not a {snippet.library} call"
+            if engine is None
+            else f"compat={splitter.compat}, which cuts as {engine.title()} does and {snippet.library} has no "
+            "equivalent of"
+        )
+        snippet.note(
+            f"{splitter.name}: ChunkScope ran {ran}; this is the closest {snippet.library} translation, so chunks "
+            "may differ (the Export page counts how many).",
+            at_call=True,
+        )
+    return code
+
+
+# Keys ChunkScope's node builder adds that a framework's nodes do not have (compat modes build nodes that way).
+COMPAT_NODE_KEYS = {
+    "table_header": "the header row of the table a chunk starts inside",
+    "level": "its depth in the hierarchy",
+}
 
 
 def _metadata_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:

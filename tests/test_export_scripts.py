@@ -16,6 +16,7 @@ so scripts that count cl100k tokens run offline here.
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import os
 import shutil
@@ -31,7 +32,7 @@ from core.codegen import notes_of
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import load_documents, run_split
-from core.export import langchain_snippet, llamaindex_snippet
+from core.export import COMPAT_NODE_KEYS, langchain_snippet, llamaindex_snippet
 from core.extractors import EXTRACTORS
 from core.postprocessors import POSTPROCESSORS
 from core.schema import MetadataMode
@@ -180,8 +181,9 @@ def runs(tmp_path_factory, sample_docs) -> dict:
             paths = [str(folder / sample) for sample in samples]
             nodes = run_split(load_documents(paths, config), config)
             app = [node.text for node in nodes]
-            views[case_id, blocked] = [[node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED)]
-                                       for node in nodes]  # fmt: skip
+            views[case_id, blocked] = _views(nodes)
+            # What a framework's nodes show: without the keys only ChunkScope's node builder adds (compat modes).
+            views[case_id, blocked, "framework"] = _views(nodes, hidden=COMPAT_NODE_KEYS)
             for library, (snippet, variable) in LIBRARIES.items():
                 script = folder / f"{case_id}-{library}-{'plain' if blocked else 'chunkscope'}.py"
                 script.write_text(snippet(config, paths), encoding="utf-8")
@@ -203,6 +205,17 @@ def runs(tmp_path_factory, sample_docs) -> dict:
     runs = {key: (app, results[path], Path(path).read_text(encoding="utf-8")) for key, (app, path) in expected.items()}
     runs["views"] = views
     return runs
+
+
+def _views(nodes: list, hidden: dict | tuple = ()) -> list[list[str]]:
+    """Each node's LLM and EMBED views, as the app shows them (less the metadata keys in ``hidden``)."""
+    views = []
+    for node in nodes:
+        if hidden:
+            node = copy.copy(node)
+            node.metadata = {key: value for key, value in node.metadata.items() if key not in hidden}
+        views.append([node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED)])
+    return views
 
 
 def _differences(script: str) -> list[str]:
@@ -252,9 +265,30 @@ def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
         assert set(verdicts.values()) == {"identical"}, verdicts
 
     else:
+        for reader, verdict in verdicts.items():
+            if verdict.startswith("failed: ImportError") or verdict.startswith("failed: ModuleNotFoundError"):
+                # A package the script's Install line names and this environment lacks (CodeSplitter's
+                # tree-sitter-language-pack): the script stops at the call, and says so at it.
+                package = _uninstalled_package(runs[case_id, library, False][2], verdict)
+                assert package, (reader, verdict)
+                verdicts[reader] = f"needs {package}"
         assert not any(verdict.startswith("failed") for verdict in verdicts.values()), verdicts
         stated = [note for note in notes if note.startswith(f"{config.splitter.name}:")]
         assert stated or set(verdicts.values()) == {"identical"}, (verdicts, notes)
+
+
+def _uninstalled_package(script: str, error: str) -> str | None:
+    """The package an ImportError asks for, if the script's Install line and a note at the call name it and it is
+    not installed here."""
+    from importlib.util import find_spec
+
+    install = script.split("Install:", 1)[1].split("\n", 1)[0]
+    for package in install.split():
+        module = package.replace("-", "_")
+        at_call = [line for line in script.splitlines() if line.startswith("# ") and not line.startswith("# - ")]
+        if module in error and find_spec(module) is None and any(f"(pip install {package})" in line for line in at_call):
+            return package
+    return None
 
 
 def _exact_cases() -> list[tuple[str, str]]:
@@ -271,8 +305,19 @@ def _exact_cases() -> list[tuple[str, str]]:
 def test_each_node_shows_the_llm_and_embed_views_the_app_shows(runs, case_id, library):
     """Where the chunks are the app's, so are the node views: metadata, excluded keys and templates."""
     readers = (False,) if case_id in EXTRACTED else (True, False)  # only ChunkScope's reader runs the extractors
+    _, name, params, custom = CASES[CASE_IDS.index(case_id)]
+    splitter = _config(name, params, custom, case_id).splitter
+    compat = getattr(splitter, "compat", None) not in (None, "none")
+    if compat:
+        # A compat mode's nodes also carry keys ChunkScope's node builder adds (table_header, level): the chunks
+        # are the framework's, the views differ by those keys, and the script says so at the call.
+        keys = [key for key in COMPAT_NODE_KEYS if key != "level" or splitter.has_levels]
+        script = runs[case_id, library, False][2]
+        assert [note for note in _differences(script) if note.startswith(f"{name}: the chunks are the app's")
+                and f"{' and '.join(keys)} in their metadata" in note], _differences(script)  # fmt: skip
+        assert f"# {name}: the chunks are the app's" in script  # at the call too
     for blocked in readers:
-        shown = runs["views"][case_id, blocked]
+        shown = runs["views"][(case_id, blocked, "framework") if compat else (case_id, blocked)]
         made = [list(view) for view in runs[case_id, library, blocked][1].get("views", [])]
         different = [i for i, (a, b) in enumerate(zip(shown, made, strict=False)) if a != b]
         reader = "own reader" if blocked else "ChunkScope's loaders"
