@@ -133,6 +133,9 @@ for blocked in (True, False):
         try:
             namespace = runpy.run_path(job["path"], run_name="exported_script")
             items = namespace[job["variable"]]
+            # A LangChain hierarchy keeps its smallest level in chunks and every level, as the app lists them, here.
+            levels = namespace.get("all_chunks")
+            result["chunks_every_level"] = None if levels is None else [item.page_content for item in levels]
             result["chunks"] = [getattr(item, "text", None) or item.page_content for item in items]
             if "llm_view" in namespace:  # LangChain: the script renders the views itself
                 views = [(namespace["llm_view"](item), namespace["embed_view"](item)) for item in items]
@@ -249,7 +252,8 @@ def _exact(config: PipelineConfig, library: str, script: str) -> bool:
 @pytest.mark.parametrize("case_id", CASE_IDS)
 def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
     """Identical chunks (count, text, order), whether the script reads with ChunkScope's loaders or its own reader;
-    where the library cannot run the app's splitter, the script runs and its header says so for that splitter."""
+    where the library cannot run the app's splitter, the script runs, says so for that splitter at the top and at
+    the call, and the Export page's count of the chunks it changes is what the script changes."""
     _, name, params, custom = CASES[CASE_IDS.index(case_id)]
     config = _config(name, params, custom, case_id)
     verdicts = {}
@@ -275,6 +279,24 @@ def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
         assert not any(verdict.startswith("failed") for verdict in verdicts.values()), verdicts
         stated = [note for note in notes if note.startswith(f"{config.splitter.name}:")]
         assert stated or set(verdicts.values()) == {"identical"}, (verdicts, notes)
+        _assert_the_export_page_counts_what_the_script_changes(runs, config, case_id, library)
+
+
+def _assert_the_export_page_counts_what_the_script_changes(runs, config, case_id: str, library: str) -> None:
+    """The count the Export page shows for a translation or stand-in (core.export_check, run in-process) is what the
+    script itself changes when run on the same files with ChunkScope's loaders: which chunks differ, counted."""
+    from collections import Counter
+
+    from core.export_check import check_export
+
+    app, result, script = runs[case_id, library, False]
+    if "chunks" not in result:
+        return  # stopped at the call for a package it names (checked above)
+    made = result.get("chunks_every_level") or result["chunks"]
+    paths = ast.literal_eval(script.split("\nPATHS = ", 1)[1].split("\nLOADER_OPTIONS", 1)[0])
+    check = check_export(config, load_documents(paths, config), library)
+    changed = len(app) - sum((Counter(app) & Counter(made)).values())
+    assert (check.app_chunks, check.changed, check.script_chunks) == (len(app), changed, len(made)), check
 
 
 def _uninstalled_package(script: str, error: str) -> str | None:
