@@ -308,7 +308,11 @@ def _uninstalled_package(script: str, error: str) -> str | None:
     for package in install.split():
         module = package.replace("-", "_")
         at_call = [line for line in script.splitlines() if line.startswith("# ") and not line.startswith("# - ")]
-        if module in error and find_spec(module) is None and any(f"(pip install {package})" in line for line in at_call):
+        if (
+            module in error
+            and find_spec(module) is None
+            and any(f"(pip install {package})" in line for line in at_call)
+        ):
             return package
     return None
 
