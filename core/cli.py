@@ -1,4 +1,4 @@
-"""The ``chunkscope`` command line: split, list components, measure, print configs, start the app.
+"""The ``chunkscope`` command line: split, list components, measure, print configs and scripts, start the app.
 
 Every option that sets a parameter (``--set``, ``--loader-set``, ``--extractor``,
 ...) takes strings that the component's declared parameters coerce and validate,
@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("--headless", action="store_true", help="Do not open a browser.")
     app.set_defaults(func=cmd_app)
 
+    from core import cli_export  # export: the LlamaIndex or LangChain script for these files (issue 26)
+
+    cli_export.register(commands)
     _register_plugins(commands)
     return parser
 

@@ -177,9 +177,8 @@ class CodeSnippet:
         self.body.append(f"{notes}\n{text.strip(chr(10))}" if notes else text)
 
     def render(self) -> str:
-        header = docstring(
-            f"Reproduces a ChunkScope configuration with {self.library}.", "", f"Install: {self.install}"
-        )
+        first, *more = self.install.split("\n")  # what the split needs, then what retrieve() adds
+        header = docstring(f"Reproduces a ChunkScope configuration with {self.library}.", "", f"Install: {first}", *more)
         notes = [comment(DIFFERENCES_HEADING), *(comment(note, hanging="- ") for note in self.notes)]
         parts = [header, "\n".join(notes) if self.notes else ""]
         parts.append("\n".join(sorted(self.imports, key=_import_order)))

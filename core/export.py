@@ -18,7 +18,20 @@ from typing import Any
 
 from core.codegen import Code, CodeSnippet, call, comment, indent, literal
 from core.config import PipelineConfig
+from core.export_script import main_block, reading_code, retrieval_section
+from core.loaders.text import LOAD_DETAIL_KEYS
 from core.schema import Node
+
+# What a script's split needs: the framework, in the versions the tests ran its scripts against (pyproject's range).
+FRAMEWORK_REQUIREMENTS = {
+    "LlamaIndex": "llama-index-core>=0.14.25,<0.15",
+    "LangChain": "langchain-text-splitters>=1.1.3,<1.2",
+}
+# What retrieve() needs beyond it (the project's dev extra installs them, so the tests run retrieve() too).
+RETRIEVAL_PACKAGES = {
+    "LlamaIndex": "llama-index-embeddings-huggingface llama-index-retrievers-bm25",
+    "LangChain": "langchain-community langchain-classic sentence-transformers",
+}
 
 # Columns of the CSV and Parquet exports; nested values (metadata, relationships) are JSON text.
 TABLE_COLUMNS = (
@@ -94,14 +107,10 @@ def config_to_json(config: PipelineConfig) -> str:
 # ---------------------------------------------------------------------------- scripts
 
 
-def llamaindex_snippet(config: PipelineConfig, documents_dir: str = "sample_docs") -> str:
-    """Python that rebuilds ``config`` with LlamaIndex (llama-index-core and its integrations)."""
-    snippet = CodeSnippet(
-        "LlamaIndex", "pip install llama-index-core llama-index-embeddings-huggingface llama-index-retrievers-bm25"
-    )
-    snippet.use("from llama_index.core import SimpleDirectoryReader")
-    _loader_notes(snippet, config)
-    snippet.add(f"documents = SimpleDirectoryReader(input_dir={literal(documents_dir)}).load_data()")
+def llamaindex_snippet(config: PipelineConfig, paths: str | Sequence[str] = "sample_docs") -> str:
+    """Python that rebuilds ``config`` with LlamaIndex: the app's nodes from the files at ``paths``, in ``nodes``."""
+    snippet = CodeSnippet("LlamaIndex", f"pip install {FRAMEWORK_REQUIREMENTS['LlamaIndex']!r}")
+    reading_code(snippet, config, paths)
     _metadata_llamaindex(snippet, config)
     _extractor_notes(snippet, config, llamaindex=True)
     snippet.add(f"node_parser = {splitter_code(config.splitter, snippet)}")
@@ -109,7 +118,8 @@ def llamaindex_snippet(config: PipelineConfig, documents_dir: str = "sample_docs
     if config.splitter.has_levels:
         snippet.use("from llama_index.core.node_parser import get_leaf_nodes")
         snippet.add("leaf_nodes = get_leaf_nodes(nodes)  # ChunkScope retrieves over the smallest level")
-    _retrieval_llamaindex(snippet, config)
+    retrieval_section(snippet, config, _retrieval_llamaindex, RETRIEVAL_PACKAGES["LlamaIndex"])
+    main_block(snippet, "nodes", "round(result.score or 0.0, 3), result.node.get_content()[:80].replace('\\n', ' ')")
     return snippet.render()
 
 
@@ -130,8 +140,38 @@ def splitter_code(splitter: Any, snippet: CodeSnippet) -> str:
             f"{splitter.name}: ChunkScope ran compat={splitter.compat}, which cuts as {engine.title()} does; "
             "this is that call."
         )
+        added = [key for key in COMPAT_NODE_KEYS if key != "level" or splitter.has_levels]
+        meanings = "; ".join(f"{key}: {COMPAT_NODE_KEYS[key]}" for key in added)
+        snippet.note(
+            f"{splitter.name}: the chunks are the app's; ChunkScope's compat={splitter.compat} nodes also carry "
+            f"{' and '.join(added)} in their metadata ({meanings}), which {engine.framework}'s do not, so the "
+            "LLM and EMBED views of those nodes show them in the app and not here.",
+            at_call=True,
+        )
         return engine.llamaindex(snippet) if llamaindex else engine.langchain(snippet)
-    return splitter.llamaindex(snippet) if llamaindex else splitter.langchain(snippet)
+    notes = len(snippet.notes)
+    code = splitter.llamaindex(snippet) if llamaindex else splitter.langchain(snippet)
+    if not any(note.startswith(f"{splitter.name}:") for note in snippet.notes[notes:]):
+        # A translation of ChunkScope's own splitter, not the call that ran: say so, even where no setting differs.
+        ran = (
+            f"its own {splitter.name} splitter, not a {snippet.library} call"
+            if engine is None
+            else f"compat={splitter.compat}, which cuts as {engine.title()} does and {snippet.library} has no "
+            "equivalent of"
+        )
+        snippet.note(
+            f"{splitter.name}: ChunkScope ran {ran}; this is the closest {snippet.library} translation, so chunks "
+            "may differ (the Export page counts how many).",
+            at_call=True,
+        )
+    return code
+
+
+# Keys ChunkScope's node builder adds that a framework's nodes do not have (compat modes build nodes that way).
+COMPAT_NODE_KEYS = {
+    "table_header": "the header row of the table a chunk starts inside",
+    "level": "its depth in the hierarchy",
+}
 
 
 def _metadata_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
@@ -181,7 +221,11 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
         if retrieval.mode == "bm25":
             lines.append(f"    retriever = {bm25}")
         else:
-            snippet.use("from llama_index.core.retrievers import QueryFusionRetriever")
+            # num_queries=1 generates no query; an LLM is still resolved (Settings.llm: OpenAI), so a mock one.
+            snippet.use(
+                "from llama_index.core.retrievers import QueryFusionRetriever",
+                "from llama_index.core.llms import MockLLM",
+            )
             snippet.note(
                 "hybrid: QueryFusionRetriever's relative_score mode min-max-normalises each retriever's scores and "
                 "weights them, as ChunkScope does, but only over the nodes each retriever returned."
@@ -199,6 +243,7 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
                         similarity_top_k=retrieval.top_k,
                         num_queries=1,
                         use_async=False,
+                        llm=Code("MockLLM()"),
                     )
                 )
             )
@@ -216,51 +261,36 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
         else:
             lines.append(f"    results = {indent(code)}.postprocess_nodes(results, query_bundle=bundle)")
     lines.append("    return results")
-    lines += [
-        "",
-        "",
-        'if __name__ == "__main__":',
-        '    print(f"{len(nodes)} nodes")',
-        '    for result in retrieve("What does chunk overlap protect against?"):',
-        '        print(round(result.score or 0.0, 3), result.node.get_content()[:80].replace("\\n", " "))',
-    ]
     snippet.add("\n".join(lines))
 
 
-def langchain_snippet(config: PipelineConfig, documents_dir: str = "sample_docs") -> str:
-    """Python that rebuilds ``config`` with LangChain (langchain-text-splitters and friends)."""
-    snippet = CodeSnippet(
-        "LangChain",
-        "pip install langchain-text-splitters langchain-community langchain-huggingface",
-    )
-    snippet.use("from pathlib import Path", "from langchain_core.documents import Document")
-    _loader_notes(snippet, config)
+def langchain_snippet(config: PipelineConfig, paths: str | Sequence[str] = "sample_docs") -> str:
+    """Python that rebuilds ``config`` with LangChain: the app's chunks from the files at ``paths``, in ``chunks``."""
+    snippet = CodeSnippet("LangChain", f"pip install {FRAMEWORK_REQUIREMENTS['LangChain']!r}")
     snippet.note(
         "LangChain documents carry metadata but no templates or excluded keys; llm_view() and embed_view() "
         "below render what ChunkScope's LLM and EMBED views show."
     )
-    snippet.add(
-        "# Plain-text formats only; for PDFs use langchain_community.document_loaders.PyPDFLoader.\n"
-        "documents = [\n"
-        f"    Document(page_content=path.read_text(encoding='utf-8'), metadata={{'file_name': path.name}})\n"
-        f"    for path in sorted(Path({literal(documents_dir)}).iterdir())\n"
-        "    if path.suffix in {'.txt', '.md', '.py', '.html', '.csv'}\n"
-        "]"
-    )
+    reading_code(snippet, config, paths)
     settings = config.metadata
     if settings.extra:
         snippet.add(f"for document in documents:\n    document.metadata.update({literal(settings.extra_metadata)})")
     _extractor_notes(snippet, config, llamaindex=False)
     snippet.add(splitter_code(config.splitter, snippet))
     _views_langchain(snippet, config)
-    _retrieval_langchain(snippet, config)
+    retrieval_section(snippet, config, _retrieval_langchain, RETRIEVAL_PACKAGES["LangChain"])
+    main_block(snippet, "chunks", "result.metadata['text'][:80].replace('\\n', ' ')")
     return snippet.render()
 
 
 def _views_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     settings = config.metadata
-    llm_excluded = list(settings.excluded_llm_metadata_keys or [])
-    embed_excluded = list(settings.excluded_embed_metadata_keys or [])
+    # Left unset, the keys ChunkScope's loaders keep out of both views (load details: encoding, parser, ...).
+    hidden = list(LOAD_DETAIL_KEYS)
+    llm_excluded = hidden if settings.excluded_llm_metadata_keys is None else list(settings.excluded_llm_metadata_keys)
+    embed_excluded = (
+        hidden if settings.excluded_embed_metadata_keys is None else list(settings.excluded_embed_metadata_keys)
+    )
     snippet.add(
         "\n".join(
             [
@@ -299,7 +329,9 @@ def _retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     snippet.needs_model = True
     snippet.use(
         "from langchain_core.vectorstores import InMemoryVectorStore",
-        "from langchain_huggingface import HuggingFaceEmbeddings",
+        "try:\n    from langchain_huggingface import HuggingFaceEmbeddings\n"
+        "except ImportError:  # the same class in langchain-community (langchain-huggingface needs huggingface-hub<2)\n"
+        "    from langchain_community.embeddings import HuggingFaceEmbeddings",
     )
     lines = [
         "",
@@ -336,22 +368,7 @@ def _retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     for post in config.postprocessors:
         lines += post.langchain(snippet)
     lines.append("    return results")
-    lines += [
-        "",
-        "",
-        'if __name__ == "__main__":',
-        '    print(f"{len(chunks)} chunks")',
-        '    for result in retrieve("What does chunk overlap protect against?"):',
-        '        print(result.metadata["text"][:80].replace("\\n", " "))',
-    ]
     snippet.add("\n".join(lines))
-
-
-def _loader_notes(snippet: CodeSnippet, config: PipelineConfig) -> None:
-    for loader in config.loaders:
-        # A note is a comment line (core.codegen.comment): the values are quoted for reading, not for running.
-        options = ", ".join(f"{key}={literal(value)}" for key, value in loader.to_params(only_changed=True).items())
-        snippet.note(f"ChunkScope's {loader.name} loader ran with {options}; the reader here uses its own defaults.")
 
 
 def _extractor_notes(snippet: CodeSnippet, config: PipelineConfig, *, llamaindex: bool) -> None:
@@ -361,8 +378,10 @@ def _extractor_notes(snippet: CodeSnippet, config: PipelineConfig, *, llamaindex
     keys = ", ".join(key for extractor in config.extractors for key in extractor.keys)
     if llamaindex:
         snippet.note(
-            f"extractors ({names}): ChunkScope extracts {keys} offline; LlamaIndex's TitleExtractor, "
-            "KeywordExtractor and SummaryExtractor write the same keys but call an LLM (commented out below)."
+            f"extractors ({names}): read_documents() adds {keys} with ChunkScope's offline extractors when "
+            "ChunkScope is installed; without it the keys are missing and metadata-aware splits cut elsewhere. "
+            "LlamaIndex's TitleExtractor, KeywordExtractor and SummaryExtractor write the same keys but call an "
+            "LLM (commented out below)."
         )
         calls = [code for code in (extractor.llamaindex() for extractor in config.extractors) if code is not None]
         pipeline = call("IngestionPipeline", transformations=Code(f"[node_parser, {', '.join(calls)}]"))
@@ -374,6 +393,7 @@ def _extractor_notes(snippet: CodeSnippet, config: PipelineConfig, *, llamaindex
         )
     else:
         snippet.note(
-            f"extractors ({names}): LangChain has no offline metadata extractors; add {keys} to each "
-            "document's metadata yourself (ChunkScope's values are in its JSON export)."
+            f"extractors ({names}): read_documents() adds {keys} with ChunkScope's offline extractors when "
+            "ChunkScope is installed; without it the keys are missing (LangChain has no offline extractors): add "
+            "them to each document's metadata yourself (ChunkScope's values are in its JSON export)."
         )

@@ -57,9 +57,14 @@ config_download(config_to_json(config))
 # -- code ----------------------------------------------------------------------------
 
 st.subheader(":material/code: Reproduce in code", anchor=False)
-st.caption("Runnable scripts that rebuild this configuration with each library's own classes.")
+st.caption(
+    "Runnable scripts that rebuild this configuration with each library's own classes, from the files picked "
+    "above (put them beside the script, or edit `PATHS`)."
+)
+# The script reads the user's own files by name, in the order they are picked.
+paths = list(dict.fromkeys(str(d.metadata.get("file_name") or d.id) for d in picked)) if documents else "sample_docs"
 snippet_tabs(
-    {"LlamaIndex": llamaindex_snippet(config), "LangChain": langchain_snippet(config)},
+    {"LlamaIndex": llamaindex_snippet(config, paths), "LangChain": langchain_snippet(config, paths)},
     config,
     picked if documents else [],
 )

@@ -1,8 +1,9 @@
-"""The Export page in a real browser: a note quoting a shared link's loader option is text, and fetches nothing.
+"""The Export page in a real browser: a shared link's loader option is shown as text, and fetches nothing.
 
 The reported attack: a share link set ``loader.json.text_field`` to Markdown; the
 Export page's "Where LlamaIndex differs" box rendered it as a live off-site link
-and an image the browser requested.
+and an image the browser requested. The option now reaches the script as a value
+of its ``LOADER_OPTIONS`` literal (no note quotes it): shown in the code, as text.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ OFF_SITE = """() => ({
 })"""
 
 
-def test_a_loader_option_from_a_link_shows_as_text_in_the_export_notes(browser, app_url: str) -> None:
+def test_a_loader_option_from_a_link_shows_as_text_in_the_exported_script(browser, app_url: str) -> None:
     context = browser.new_context(viewport={"width": 1440, "height": 1400})
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
@@ -33,11 +34,13 @@ def test_a_loader_option_from_a_link_shows_as_text_in_the_export_notes(browser, 
             f"{app_url}/Export?splitter=character&loader.json.text_field={quote(PAYLOAD)}",
             wait_until="domcontentloaded",
         )
-        note = page.locator('[data-testid="stAlert"]').filter(has_text="Where LlamaIndex differs").first
-        note.wait_for(state="visible")
+        script = page.locator('[data-testid="stCode"]').filter(has_text="LOADER_OPTIONS").first
+        script.wait_for(state="visible")
         idle(page)
-        text = note.inner_text().replace("\u2060", "")
-        assert "[x](https://evil.example)" in text and "![i](https://evil.example/i.png)" in text
+        text = script.inner_text().replace("\u2060", "")
+        assert f"{{'json': {{'text_field': '{PAYLOAD}'}}}}" in " ".join(text.split())  # the literal, as text
+        notes = page.locator('[data-testid="stAlert"]').filter(has_text="Where LlamaIndex differs")
+        assert "evil" not in " ".join(notes.all_inner_texts())  # no note quotes it
         page.wait_for_timeout(500)  # an image wrongly rendered would have been requested by now
         assert page.evaluate(OFF_SITE) == {"links": 0, "images": 0}
         assert requests.foreign == [], requests.foreign

@@ -176,16 +176,36 @@ def test_every_free_text_parameter_is_covered_and_most_accept_hostile_text():
 # -- literal examples ------------------------------------------------------------------------------------------
 
 
-def test_a_triple_quote_in_a_loader_option_stays_in_a_comment():
-    # The attack that planted code: a share link's loader option closed the script's docstring.
+def test_a_triple_quote_in_a_loader_option_is_a_literal_in_loader_options():
+    # The attack that planted code: a share link's loader option closed the script's docstring. The option now
+    # reaches the loader, as a value of the LOADER_OPTIONS literal, and runs nothing.
     value = '"""\nopen("/tmp/pwned", "w")\n"""'
     config = PipelineConfig(loaders=(loader_registry().create("json", text_field=value),))
-    for script in (llamaindex_snippet(config), langchain_snippet(config)):
+    benign = PipelineConfig(loaders=(loader_registry().create("json", text_field="body"),))
+    for make in (llamaindex_snippet, langchain_snippet):
+        script = make(config)
         tree = ast.parse(script)
         assert not any(isinstance(node, ast.Call) and getattr(node.func, "id", "") == "open" for node in ast.walk(tree))
         assert ast.get_docstring(tree).startswith("Reproduces a ChunkScope configuration with")
-        (note,) = [note for note in notes_of(script) if "json loader" in note]
-        assert 'text_field=\'"""\\nopen(' in note  # the value as its literal: the line break written as \\n
+        assert _shape(tree) == _shape(ast.parse(make(benign)))  # the same statements as for a plain field name
+        (assigned,) = [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["LOADER_OPTIONS"]
+        ]
+        assert ast.literal_eval(assigned) == {"json": {"text_field": value}}
+
+
+def test_no_note_quotes_free_text_a_link_can_carry():
+    # Notes are comments the Export page also shows: a user's text never reaches one (it is a literal in the code).
+    marker = "kZQZk"
+    for kind, name, param, extra in CASES:
+        try:
+            config = _config(kind, name, param, marker, extra)
+        except ChunkScopeError:
+            continue
+        for make in (llamaindex_snippet, langchain_snippet):
+            assert not [note for note in notes_of(make(config)) if marker in note], (name, param)
 
 
 def test_literal_writes_what_evaluates_back_and_refuses_what_is_not_a_value():

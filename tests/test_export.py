@@ -342,6 +342,13 @@ def test_every_postprocessor_block_sits_in_retrieve_at_the_right_indent(name):
         lines, retrieve = _retrieve_statements(script)
         for statement in retrieve.body:
             assert statement.col_offset == 4, (library, lines[statement.lineno - 1])
+            if isinstance(statement, ast.Try):
+                # An import with a fallback (retrieve() imports its packages itself): imports one level in.
+                inner = [*statement.body, *(node for handler in statement.handlers for node in handler.body)]
+                assert all(isinstance(node, ast.Import | ast.ImportFrom) for node in inner), library
+                assert {node.col_offset for node in inner} == {8}, (library, lines[statement.lineno - 1])
+                assert {handler.col_offset for handler in statement.handlers} == {4}, library
+                continue
             # A statement's continuation lines go further in; only its closing bracket comes back to its indent.
             for line in lines[statement.lineno : statement.end_lineno]:
                 closing = line.strip() in (")", "]", "})", "))") or line.strip().startswith(")")

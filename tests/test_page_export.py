@@ -225,10 +225,20 @@ def test_the_snapshot_carries_the_last_query_trace_when_one_ran(downloads):
     assert html.escape(query) not in page
 
 
-def test_a_note_carrying_markdown_from_a_link_is_shown_as_text():
-    # A loader option is quoted in the notes; a share link sets it to Markdown that would link and load an image.
+def test_a_note_carrying_markdown_is_shown_as_text(monkeypatch):
+    # No note quotes a setting a link can carry any more (tests/test_codegen_quoting.py checks every free-text
+    # parameter); should one ever, the page still shows it as text. A note made to carry a link and an image:
+    from core.codegen import CodeSnippet
+
     hostile = "[x](https://evil.example) ![i](https://evil.example/i.png)"
-    at = open_page({"splitter": "character", "loader.json.text_field": hostile})
+    render = CodeSnippet.render
+
+    def render_with_a_hostile_note(self: CodeSnippet) -> str:
+        self.note(f"character: {hostile}")
+        return render(self)
+
+    monkeypatch.setattr(CodeSnippet, "render", render_with_a_hostile_note)
+    at = open_page({"splitter": "character"})
     assert not at.exception
     (llamaindex_info, *_) = [info.value for info in at.info if "Where LlamaIndex differs" in info.value]
     assert "evil" in llamaindex_info

@@ -52,7 +52,11 @@ class CodeSplitter(Splitter):
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use("from llama_index.core.node_parser import CodeSplitter")
-        code.note("code: CodeSplitter cuts along a tree-sitter syntax tree (pip install tree-sitter-language-pack).")
+        code.requires("tree-sitter-language-pack")  # CodeSplitter's parsers: without it the script stops at the call
+        code.note(
+            "code: CodeSplitter cuts along a tree-sitter syntax tree (pip install tree-sitter-language-pack).",
+            at_call=True,
+        )
         code.note(
             "code: ChunkScope takes each file's language from its extension; CodeSplitter needs one language, "
             "so set language= to your files' language (python here)."

@@ -1,0 +1,390 @@
+"""Exported scripts, run end to end: each rebuilds the app's nodes from the user's files (count, text, order).
+
+Every configuration below is exported for LlamaIndex and for LangChain and the
+scripts are executed as a person would run them, in one subprocess (runpy: the
+framework imports are paid once): first with ChunkScope's loaders blocked, so
+each script reads the plain-text samples with its own reader, then with
+ChunkScope importable, so it reads every sample (HTML included) with ChunkScope's
+loaders. The chunks each script leaves in ``nodes`` or ``chunks`` are compared with
+the app's nodes (``core.documents.run_split``) on the same files. A few scripts
+also run ``retrieve()``, the retrieval and postprocessor section.
+
+The subprocess points ``TIKTOKEN_CACHE_DIR`` at the files llama-index-core ships,
+so scripts that count cl100k tokens run offline here.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import get_splitter
+from core.bundled_data import bundled_folder
+from core.codegen import notes_of
+from core.config import PipelineConfig
+from core.config_parts import MetadataSettings, RetrievalSettings
+from core.documents import load_documents, run_split
+from core.export import COMPAT_NODE_KEYS, langchain_snippet, llamaindex_snippet
+from core.extractors import EXTRACTORS
+from core.postprocessors import POSTPROCESSORS
+from core.schema import MetadataMode
+
+pytestmark = pytest.mark.xdist_group("export_scripts")
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAIN_SAMPLES = ("chunking_guide.md", "release_notes.txt")  # what a script reads without ChunkScope
+SAMPLES = (*PLAIN_SAMPLES, "vector_search_faq.html")
+SEPARATORS = ("\n\n", "\n", ". ", " ", "")
+CUSTOM_METADATA = MetadataSettings(
+    metadata_template="{key}=>{value}",
+    metadata_separator=" | ",
+    excluded_embed_metadata_keys=("file_name",),
+    extra=(("team", "search"), ("source", "handbook")),
+)
+
+# (id, splitter, its parameters, custom metadata?) — every engine, every compat mode, and every native
+# splitter with a framework equivalent; with the loaders' metadata and with more of it; separators and a regex.
+CASES = [
+    # LlamaIndex's engines (sentence and token leave room for the metadata: the documents must be the app's)
+    ("li-sentence", "llamaindex.sentence", {"chunk_size": 512, "chunk_overlap": 200}, False),
+    ("li-sentence-meta", "llamaindex.sentence", {"chunk_size": 256, "chunk_overlap": 40}, True),
+    ("li-sentence-nometa", "llamaindex.sentence", {"chunk_size": 256, "include_metadata": False}, False),
+    ("li-sentence-extract", "llamaindex.sentence", {"chunk_size": 256, "chunk_overlap": 20}, False),
+    ("li-token", "llamaindex.token", {"chunk_size": 128, "chunk_overlap": 16}, True),
+    ("li-window", "llamaindex.sentence_window", {"window_size": 2}, False),
+    ("li-markdown", "llamaindex.markdown", {}, False),
+    ("li-hierarchical", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, True),
+    ("li-html", "llamaindex.html", {}, False),
+    # LangChain's engines
+    ("lc-recursive", "langchain.recursive", {"chunk_size": 400, "chunk_overlap": 50}, False),
+    ("lc-recursive-seps", "langchain.recursive", {"chunk_size": 300, "chunk_overlap": 0, "separators": SEPARATORS}, True),
+    ("lc-recursive-regex", "langchain.recursive",
+     {"chunk_size": 300, "chunk_overlap": 30, "separators": (r"\n#{1,3} ", r"\n\n", r"\s+"), "is_separator_regex": True},
+     False),
+    ("lc-character", "langchain.character", {"chunk_size": 500, "chunk_overlap": 50}, False),
+    ("lc-token", "langchain.token", {"chunk_size": 200, "chunk_overlap": 20}, False),
+    ("lc-markdown-header", "langchain.markdown_header", {}, False),
+    ("lc-html-header", "langchain.html_header", {}, False),
+    # the other engines (no LlamaIndex or LangChain call of their own: stand-ins)
+    ("chonkie-recursive", "chonkie.recursive", {}, False),
+    ("chonkie-token", "chonkie.token", {"chunk_size": 256}, False),
+    ("chonkie-sentence", "chonkie.sentence", {}, False),
+    ("semchunk", "semchunk", {"chunk_size": 128}, False),
+    # compat modes
+    ("character-compat", "character", {"compat": "langchain", "chunk_size": 400, "chunk_overlap": 50}, False),
+    ("recursive-compat", "recursive", {"compat": "langchain", "chunk_size": 400, "chunk_overlap": 40}, True),
+    ("recursive-compat-seps", "recursive",
+     {"compat": "langchain", "chunk_size": 300, "separators": ("\\n\\n", "\\n", ". ")}, False),
+    ("token-compat", "token", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_size": 128, "chunk_overlap": 30}, True),
+    ("sentence-compat", "sentence", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_size": 256, "chunk_overlap": 20}, False),
+    ("sentence-compat-meta", "sentence", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_size": 256}, True),
+    ("window-compat", "sentence_window", {"compat": "llamaindex", "window_size": 1}, False),
+    ("markdown-compat", "markdown", {"compat": "llamaindex"}, False),
+    ("hierarchical-compat", "hierarchical",
+     {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_sizes": (512, 128)}, False),
+    # native splitters with a framework equivalent, in their own mode (semantic is left out: it embeds every
+    # sentence of every sample, in the app and in each script, which doubles this module's time)
+    ("character", "character", {"chunk_size": 400, "chunk_overlap": 40, "separator": "\n"}, False),
+    ("recursive", "recursive", {"chunk_size": 400, "chunk_overlap": 50}, True),
+    ("recursive-regex", "recursive",
+     {"chunk_size": 300, "separators": (r"\n#+ ", r"\n\n", r"\s+"), "is_separator_regex": True}, False),
+    ("token", "token", {"chunk_size": 128, "chunk_overlap": 16, "tokenizer": "cl100k"}, False),
+    ("sentence", "sentence", {"chunk_size": 256, "chunk_overlap": 20, "tokenizer": "cl100k"}, True),
+    ("sentence-window", "sentence_window", {"window_size": 2}, False),
+    ("markdown", "markdown", {}, False),
+    ("html", "html", {}, False),
+    ("code", "code", {}, False),
+    ("hierarchical", "hierarchical", {"chunk_sizes": (512, 128), "tokenizer": "cl100k"}, False),
+]  # fmt: skip
+CASE_IDS = [case[0] for case in CASES]
+# Scripts that also run retrieve(): each retrieval mode and every postprocessor, in both libraries.
+RETRIEVAL = {
+    "li-sentence": RetrievalSettings(mode="dense", top_k=4),
+    "recursive-compat": RetrievalSettings(mode="hybrid", alpha=0.6),  # dense and BM25, fused
+}
+POSTPROCESSED = "recursive-compat"
+# Cases whose documents also get ChunkScope's offline extractors' keys (which only ChunkScope's reader adds).
+EXTRACTED = {"li-sentence-extract": ("title", "keywords")}
+# rerank needs a local cross-encoder; LlamaIndex's KeywordNodePostprocessor needs spaCy (neither is installed).
+UNINSTALLED_POSTPROCESSORS = ("rerank", "keyword")
+LIBRARIES = {"LlamaIndex": (llamaindex_snippet, "nodes"), "LangChain": (langchain_snippet, "chunks")}
+
+RUNNER = r"""
+import json, runpy, sys, time, warnings
+warnings.simplefilter("ignore")
+jobs = json.load(sys.stdin)
+out = {}
+for blocked in (True, False):
+    if blocked:
+        sys.modules["core.loaders"] = None  # as if ChunkScope were not installed: the script's own reader
+    else:
+        sys.modules.pop("core.loaders", None)
+    for job in (job for job in jobs if job["blocked"] == blocked):
+        started = time.perf_counter()
+        result = {}
+        try:
+            namespace = runpy.run_path(job["path"], run_name="exported_script")
+            items = namespace[job["variable"]]
+            # A LangChain hierarchy keeps its smallest level in chunks and every level, as the app lists them, here.
+            levels = namespace.get("all_chunks")
+            result["chunks_every_level"] = None if levels is None else [item.page_content for item in levels]
+            result["chunks"] = [getattr(item, "text", None) or item.page_content for item in items]
+            if "llm_view" in namespace:  # LangChain: the script renders the views itself
+                views = [(namespace["llm_view"](item), namespace["embed_view"](item)) for item in items]
+            else:
+                from llama_index.core.schema import MetadataMode
+                views = [(item.get_content(MetadataMode.LLM), item.get_content(MetadataMode.EMBED)) for item in items]
+            result["views"] = views
+            if job["query"]:
+                found = namespace["retrieve"](job["query"])
+                result["retrieved"] = [r.node.get_content() if hasattr(r, "node") else r.page_content for r in found]
+        except BaseException as exc:
+            result["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        result["seconds"] = time.perf_counter() - started
+        out[job["path"]] = result
+json.dump(out, sys.stdout)
+"""
+
+
+def _config(name: str, params: dict, custom_metadata: bool, case_id: str) -> PipelineConfig:
+    config = PipelineConfig(splitter=get_splitter(name, **params))
+    if custom_metadata:
+        config = config.replace(metadata=CUSTOM_METADATA)
+    if case_id in RETRIEVAL:
+        config = config.replace(retrieval=RETRIEVAL[case_id])
+    if case_id in EXTRACTED:
+        config = config.replace(extractors=tuple(EXTRACTORS.create(name) for name in EXTRACTED[case_id]))
+    if case_id == POSTPROCESSED:
+        config = config.replace(
+            postprocessors=tuple(
+                POSTPROCESSORS.create(name) for name in POSTPROCESSORS.names() if name not in UNINSTALLED_POSTPROCESSORS
+            )
+        )
+    return config
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, sample_docs) -> dict:
+    """Every case's scripts, run; keyed by (case, library, blocked): the app's chunks, the script's, its header."""
+    folder = tmp_path_factory.mktemp("export_scripts")
+    for name in SAMPLES:
+        shutil.copy(sample_docs / name, folder / name)
+    jobs, expected, views = [], {}, {}
+    for case_id, name, params, custom in CASES:
+        config = _config(name, params, custom, case_id)
+        for blocked, samples in ((True, PLAIN_SAMPLES), (False, SAMPLES)):
+            paths = [str(folder / sample) for sample in samples]
+            nodes = run_split(load_documents(paths, config), config)
+            app = [node.text for node in nodes]
+            views[case_id, blocked] = _views(nodes)
+            # What a framework's nodes show: without the keys only ChunkScope's node builder adds (compat modes).
+            views[case_id, blocked, "framework"] = _views(nodes, hidden=COMPAT_NODE_KEYS)
+            for library, (snippet, variable) in LIBRARIES.items():
+                script = folder / f"{case_id}-{library}-{'plain' if blocked else 'chunkscope'}.py"
+                script.write_text(snippet(config, paths), encoding="utf-8")
+                query = "What does chunk overlap protect against?" if case_id in RETRIEVAL and not blocked else None
+                jobs.append({"path": str(script), "variable": variable, "blocked": blocked, "query": query})
+                expected[case_id, library, blocked] = (app, str(script))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "TIKTOKEN_CACHE_DIR": str(bundled_folder("tiktoken_cache")),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
+        cwd=folder, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
+    runs = {key: (app, results[path], Path(path).read_text(encoding="utf-8")) for key, (app, path) in expected.items()}
+    runs["views"] = views
+    return runs
+
+
+def _views(nodes: list, hidden: dict | tuple = ()) -> list[list[str]]:
+    """Each node's LLM and EMBED views, as the app shows them (less the metadata keys in ``hidden``)."""
+    views = []
+    for node in nodes:
+        if hidden:
+            node = copy.copy(node)
+            node.metadata = {key: value for key, value in node.metadata.items() if key not in hidden}
+        views.append([node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED)])
+    return views
+
+
+def _differences(script: str) -> list[str]:
+    """The notes a script lists at its top under "Where this differs from ChunkScope:" (comment lines)."""
+    return notes_of(script)
+
+
+def _verdict(app: list[str], result: dict) -> str:
+    if "chunks" not in result:
+        return f"failed: {result['error']}"
+    got = result["chunks"]
+    if got == app:
+        return "identical"
+    same = sum(a == b for a, b in zip(app, got, strict=False))
+    return f"{same} of {len(app)} chunks identical in place ({len(got)} chunks from the script)"
+
+
+def _exact(config: PipelineConfig, library: str, script: str) -> bool:
+    """Whether ``library`` runs the very splitter the app ran: its engine or compat mode's mirror, or LangChain's
+    text splitter inside LlamaIndex's LangchainNodeParser. Anything else is a translation or a stand-in."""
+    from core.engines.base import FrameworkSplitter
+    from core.engines.mirrors import mirrored_engine
+
+    engine = mirrored_engine(config.splitter) or config.splitter
+    if not isinstance(engine, FrameworkSplitter):
+        return False
+    return engine.framework == library or (engine.framework == "LangChain" and "LangchainNodeParser(" in script)
+
+
+@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
+    """Identical chunks (count, text, order), whether the script reads with ChunkScope's loaders or its own reader;
+    where the library cannot run the app's splitter, the script runs, says so for that splitter at the top and at
+    the call, and the Export page's count of the chunks it changes is what the script changes."""
+    _, name, params, custom = CASES[CASE_IDS.index(case_id)]
+    config = _config(name, params, custom, case_id)
+    verdicts = {}
+    for blocked in (True, False):
+        app, result, _ = runs[case_id, library, blocked]
+        verdicts["own reader" if blocked else "ChunkScope's loaders"] = _verdict(app, result)
+    notes = _differences(runs[case_id, library, False][2])
+    if config.extractors and verdicts["own reader"] != "identical":
+        # Only ChunkScope's reader runs its offline extractors: without it the script says the keys are missing.
+        assert any(note.startswith("extractors (") and "keys are missing" in note for note in notes), notes
+        del verdicts["own reader"]
+    if _exact(config, library, runs[case_id, library, False][2]):
+        assert set(verdicts.values()) == {"identical"}, verdicts
+
+    else:
+        for reader, verdict in verdicts.items():
+            if verdict.startswith("failed: ImportError") or verdict.startswith("failed: ModuleNotFoundError"):
+                # A package the script's Install line names and this environment lacks (CodeSplitter's
+                # tree-sitter-language-pack): the script stops at the call, and says so at it.
+                package = _uninstalled_package(runs[case_id, library, False][2], verdict)
+                assert package, (reader, verdict)
+                verdicts[reader] = f"needs {package}"
+        assert not any(verdict.startswith("failed") for verdict in verdicts.values()), verdicts
+        stated = [note for note in notes if note.startswith(f"{config.splitter.name}:")]
+        assert stated or set(verdicts.values()) == {"identical"}, (verdicts, notes)
+        _assert_the_export_page_counts_what_the_script_changes(runs, config, case_id, library)
+
+
+def _assert_the_export_page_counts_what_the_script_changes(runs, config, case_id: str, library: str) -> None:
+    """The count the Export page shows for a translation or stand-in (core.export_check, run in-process) is what the
+    script itself changes when run on the same files with ChunkScope's loaders: which chunks differ, counted."""
+    from collections import Counter
+
+    from core.export_check import check_export
+
+    app, result, script = runs[case_id, library, False]
+    if "chunks" not in result:
+        return  # stopped at the call for a package it names (checked above)
+    made = result.get("chunks_every_level") or result["chunks"]
+    paths = ast.literal_eval(script.split("\nPATHS = ", 1)[1].split("\nLOADER_OPTIONS", 1)[0])
+    check = check_export(config, load_documents(paths, config), library)
+    changed = len(app) - sum((Counter(app) & Counter(made)).values())
+    assert (check.app_chunks, check.changed, check.script_chunks) == (len(app), changed, len(made)), check
+
+
+def _uninstalled_package(script: str, error: str) -> str | None:
+    """The package an ImportError asks for, if the script's Install line and a note at the call name it and it is
+    not installed here."""
+    from importlib.util import find_spec
+
+    install = script.split("Install:", 1)[1].split("\n", 1)[0]
+    for package in install.split():
+        module = package.replace("-", "_")
+        at_call = [line for line in script.splitlines() if line.startswith("# ") and not line.startswith("# - ")]
+        if (
+            module in error
+            and find_spec(module) is None
+            and any(f"(pip install {package})" in line for line in at_call)
+        ):
+            return package
+    return None
+
+
+def _exact_cases() -> list[tuple[str, str]]:
+    cases = []
+    for case_id, name, params, custom in CASES:
+        config = _config(name, params, custom, case_id)
+        for library, (snippet, _) in LIBRARIES.items():
+            if _exact(config, library, snippet(config, [])):
+                cases.append((case_id, library))
+    return cases
+
+
+@pytest.mark.parametrize("case_id, library", _exact_cases())
+def test_each_node_shows_the_llm_and_embed_views_the_app_shows(runs, case_id, library):
+    """Where the chunks are the app's, so are the node views: metadata, excluded keys and templates."""
+    readers = (False,) if case_id in EXTRACTED else (True, False)  # only ChunkScope's reader runs the extractors
+    _, name, params, custom = CASES[CASE_IDS.index(case_id)]
+    splitter = _config(name, params, custom, case_id).splitter
+    compat = getattr(splitter, "compat", None) not in (None, "none")
+    if compat:
+        # A compat mode's nodes also carry keys ChunkScope's node builder adds (table_header, level): the chunks
+        # are the framework's, the views differ by those keys, and the script says so at the call.
+        keys = [key for key in COMPAT_NODE_KEYS if key != "level" or splitter.has_levels]
+        script = runs[case_id, library, False][2]
+        assert [note for note in _differences(script) if note.startswith(f"{name}: the chunks are the app's")
+                and f"{' and '.join(keys)} in their metadata" in note], _differences(script)  # fmt: skip
+        assert f"# {name}: the chunks are the app's" in script  # at the call too
+    for blocked in readers:
+        shown = runs["views"][(case_id, blocked, "framework") if compat else (case_id, blocked)]
+        made = [list(view) for view in runs[case_id, library, blocked][1].get("views", [])]
+        different = [i for i, (a, b) in enumerate(zip(shown, made, strict=False)) if a != b]
+        reader = "own reader" if blocked else "ChunkScope's loaders"
+        assert len(made) == len(shown) and not different, f"{reader}: {len(different)} of {len(shown)} views differ"
+
+
+@pytest.mark.parametrize("case_id", list(RETRIEVAL))
+@pytest.mark.parametrize("library", list(LIBRARIES))
+def test_the_retrieval_section_runs_and_returns_the_scripts_own_chunks(runs, case_id, library):
+    app, result, script = runs[case_id, library, False]
+    assert "error" not in result, result["error"]
+    retrieved = result["retrieved"]
+    assert 0 < len(retrieved) <= RETRIEVAL[case_id].top_k
+    assert "def retrieve(" in script and "retrieve() also needs" in script
+
+
+def test_the_split_runs_with_only_the_framework_installed(runs):
+    """Nothing retrieval needs is imported at the top: a script's split imports only the framework (and pathlib)."""
+    for case_id in RETRIEVAL:
+        for library in LIBRARIES:
+            script = runs[case_id, library, False][2]
+            module = ast.parse(script)
+            top = [ast.unparse(node) for node in module.body if isinstance(node, ast.Import | ast.ImportFrom)]
+            assert not [line for line in top if "huggingface" in line or "bm25" in line or "community" in line], top
+
+
+def test_scripts_and_readme_name_the_framework_versions_the_project_pins_and_these_tests_ran():
+    import tomllib
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    from core.export import FRAMEWORK_REQUIREMENTS
+
+    pinned = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for library, requirement in FRAMEWORK_REQUIREMENTS.items():
+        assert requirement in pinned, library
+        wanted = Requirement(requirement)
+        assert version(wanted.name) in wanted.specifier, (wanted.name, version(wanted.name))
+        assert wanted.specifier.contains(version(wanted.name)) and len(wanted.specifier) == 2  # a floor and a ceiling
+        script = (llamaindex_snippet if library == "LlamaIndex" else langchain_snippet)(PipelineConfig(), [])
+        assert f"pip install {requirement!r}" in script
+        assert f"`{requirement}`" in readme and "a new minor version is a deliberate bump" in readme
