@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 def load_documents(paths: Sequence[str | os.PathLike[str]], config: PipelineConfig) -> list[Document]:
     """Load files (or every supported file under a directory), each with its own loader's options."""
-    from core.loaders import folder_extensions, load, loader_for
+    from core.document_cache import load  # a file read the same way before comes from core.document_cache
+    from core.loaders import folder_extensions, loader_for
 
     documents: list[Document] = []
     for path in map(Path, paths):

@@ -131,7 +131,7 @@ HASH_FUNCS: dict[Any, Any] = {
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...]:
-    from core.loaders import load_bytes
+    from core.document_cache import load_bytes  # a file read before a restart comes back from disk
 
     documents = tuple(load_bytes(_data, file_name, **json.loads(options_json or "{}")))
     for position, document in enumerate(documents):
