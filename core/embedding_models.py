@@ -188,13 +188,24 @@ def _quiet_transformers() -> None:
     transformers_logging.disable_progress_bar()
 
 
+# A model's own L2 normalization leaves a float32 row's norm within a few 1e-8 of 1.
+_UNIT = 1e-5
+
+
 def normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; a row the model already normalized is returned as it is, bit for bit.
+
+    Both routes normalize (as ``SentenceTransformer.encode(..., normalize_embeddings=True)`` does);
+    dividing such a row by its norm again would move the last bit of some components away from
+    what sentence-transformers gives, so only a row that is not unit length is scaled here.
+    """
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim == 1:
         vectors = vectors[None, :]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
     # An all-zero vector stays zero rather than becoming NaN.
-    return vectors / np.where(norms == 0, 1, norms)
+    scale = np.where((np.abs(norms - 1) <= _UNIT) | (norms == 0), 1, norms)
+    return vectors if (scale == 1).all() else (vectors / scale).astype(np.float32)
 
 
 def default_path_or_none() -> str | None:

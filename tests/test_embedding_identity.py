@@ -1,0 +1,88 @@
+"""How close the Embedder's vectors are to ``SentenceTransformer.encode``, as the README states it.
+
+Bit for bit for the same batch; within float32 rounding otherwise. A float32 forward pass gives a
+text's vector last bits that depend on which texts share its padded batch (sentence-transformers
+too: one text at a time against one call, most sample rows differ in the 7th decimal), and with a
+cache, which texts share a batch depends on what was cached before.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.config import PipelineConfig
+from core.documents import run_split
+from core.embeddings import Embedder
+from core.loaders import load
+from core.schema import MetadataMode
+from core.splitters.hierarchical import leaf_nodes
+from core.tokenizers import default_model_path
+
+ROOT = Path(__file__).resolve().parent.parent
+# What the README promises: the largest difference of one component, and of a cosine from 1.
+MAX_COMPONENT_DIFFERENCE = 1e-6
+MAX_COSINE_DIFFERENCE = 1e-6
+
+pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
+
+
+@pytest.fixture(scope="module")
+def texts():
+    """Every sample chunk's EMBED view (default pipeline), then every sample query."""
+    nodes = leaf_nodes(run_split(load(ROOT / "sample_docs"), PipelineConfig()))
+    queries = [entry["query"] for entry in json.loads((ROOT / "sample_docs" / "queries.json").read_text())]
+    return [node.get_content(MetadataMode.EMBED) for node in nodes] + queries
+
+
+@pytest.fixture(scope="module")
+def reference():
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(default_model_path(), device="cpu", local_files_only=True)
+    return lambda texts, batch_size=32: model.encode(
+        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
+
+
+def fresh() -> Embedder:
+    return Embedder(disk_cache=False)
+
+
+def assert_within_rounding(ours: np.ndarray, theirs: np.ndarray) -> None:
+    assert ours.shape == theirs.shape and ours.dtype == np.float32
+    assert np.abs(ours - theirs).max() <= MAX_COMPONENT_DIFFERENCE
+    cosine = np.sum(ours.astype(np.float64) * theirs, axis=1)
+    assert np.abs(cosine - 1).max() <= MAX_COSINE_DIFFERENCE
+
+
+def test_a_batch_the_embedder_encodes_is_bit_identical_to_sentence_transformers_encoding_it(texts, reference):
+    for start in range(0, len(texts), 32):
+        batch = texts[start : start + 32]
+        np.testing.assert_array_equal(fresh().embed(batch), reference(batch, batch_size=len(batch)))
+
+
+def test_every_sample_chunk_is_within_float32_rounding_of_one_encode_call(texts, reference):
+    assert_within_rounding(fresh().embed(texts), reference(texts))
+
+
+def test_the_bound_holds_when_part_of_the_texts_were_cached_first(texts, reference):
+    embedder = fresh()
+    embedder.embed(texts[::3])  # cached: the rest is encoded in batches of its own
+    vectors = embedder.embed(texts)
+    assert embedder.cache_stats()["hits"] == len(texts[::3])
+    assert_within_rounding(vectors, reference(texts))
+
+
+def test_every_sample_query_ranks_the_chunks_as_sentence_transformers_does(texts, reference):
+    queries = len(json.loads((ROOT / "sample_docs" / "queries.json").read_text()))
+    ours, theirs = fresh().embed(texts), reference(texts)
+
+    def top_five(vectors: np.ndarray) -> list[list[int]]:
+        chunks = vectors[:-queries]
+        return [np.argsort(-(chunks @ query), kind="stable")[:5].tolist() for query in vectors[-queries:]]
+
+    assert top_five(ours) == top_five(theirs)
