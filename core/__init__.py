@@ -78,4 +78,29 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "ChunkScopeError",
+    "ConfigError",
+    "Document",
+    "Element",
+    "EvalQuery",
+    "Evaluation",
+    "LoadError",
+    "MetadataMode",
+    "Node",
+    "NodeRelationship",
+    "NodeWithScore",
+    "Page",
+    "PipelineConfig",
+    "SweepSpec",
+    "evaluate",
+    "get_extractor",
+    "get_postprocessor",
+    "get_splitter",
+    "load",
+    "load_bytes",
+    "load_queries",
+    "run_split",
+    "sweep",
+    "sweep_evaluations",
+]

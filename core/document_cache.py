@@ -126,9 +126,7 @@ def document_to_json(document: Document) -> dict[str, Any]:
         "metadata_separator": document.metadata_separator,
         "text_template": document.text_template,
         "relationships": {NodeRelationship(key).value: value for key, value in document.relationships.items()},
-        "elements": [
-            [e.kind, e.start_char, e.end_char, e.level, e.page, e.attrs] for e in document.elements
-        ],
+        "elements": [[e.kind, e.start_char, e.end_char, e.level, e.page, e.attrs] for e in document.elements],
         "pages": [[p.number, p.label, p.start_char, p.end_char] for p in document.pages],
         "markup": document.markup,
     }
@@ -174,7 +172,9 @@ def document_from_json(data: Any) -> Document:
     for row in _expect(data["elements"], list):
         kind, start, end, level, page, attrs = _expect(row, list)
         start, end = _span(start, end, len(text))
-        elements.append(Element(_expect(kind, str), start, end, _optional_int(level), _optional_int(page), _expect(attrs, dict)))
+        elements.append(
+            Element(_expect(kind, str), start, end, _optional_int(level), _optional_int(page), _expect(attrs, dict))
+        )
     pages = []
     for row in _expect(data["pages"], list):
         number, label, start, end = _expect(row, list)
@@ -253,7 +253,9 @@ class DocumentCache:
 
     def _write(self, key: str, value: Any) -> bool:
         try:
-            text = json.dumps({"format": FORMAT_VERSION, "key": key, "value": value}, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(
+                {"format": FORMAT_VERSION, "key": key, "value": value}, ensure_ascii=False, allow_nan=False
+            )
         except (ValueError, TypeError):
             return False
         data = text.encode("utf-8", "surrogatepass")
@@ -330,8 +332,13 @@ def load_bytes(
         from core.loaders import load_bytes as load_uncached  # and the refusal of a file over the limit
 
         return load_uncached(
-            data, file_name, loader=loader, file_metadata=file_metadata, filename_as_id=filename_as_id,
-            limits=limits, **options,
+            data,
+            file_name,
+            loader=loader,
+            file_metadata=file_metadata,
+            filename_as_id=filename_as_id,
+            limits=limits,
+            **options,
         )
     cache = cache or default_cache()
     key = entry_key(data, file_name, loader, options, limits)

@@ -170,8 +170,14 @@ def documents(draw):
     text = draw(st.text(max_size=40))
     spans = st.tuples(st.integers(0, len(text)), st.integers(0, len(text))).map(sorted)
     elements = [
-        Element(draw(st.sampled_from(["heading", "paragraph", "table"])), a, b, draw(st.none() | st.integers(1, 6)),
-                draw(st.none() | st.integers(1, 9)), draw(st.dictionaries(st.text(max_size=5), json_values, max_size=2)))
+        Element(
+            draw(st.sampled_from(["heading", "paragraph", "table"])),
+            a,
+            b,
+            draw(st.none() | st.integers(1, 6)),
+            draw(st.none() | st.integers(1, 9)),
+            draw(st.dictionaries(st.text(max_size=5), json_values, max_size=2)),
+        )
         for a, b in draw(st.lists(spans, max_size=4))
     ]
     pages = [Page(i + 1, draw(st.text(max_size=4)), a, b) for i, (a, b) in enumerate(draw(st.lists(spans, max_size=3)))]
@@ -190,7 +196,9 @@ def test_json_gives_every_document_back_equal(document):
     assert document_from_json(json.loads(json.dumps(document_to_json(document)))) == document
 
 
-@given(st.binary(max_size=300) | json_values.map(lambda v: json.dumps({"format": 1, "key": "k" * 64, "value": v}).encode()))
+@given(
+    st.binary(max_size=300) | json_values.map(lambda v: json.dumps({"format": 1, "key": "k" * 64, "value": v}).encode())
+)
 def test_any_bytes_in_an_entry_are_a_miss_never_an_error(tmp_path_factory, raw):
     cache = DocumentCache(tmp_path_factory.mktemp("entries"))
     cache.folder.mkdir(parents=True, exist_ok=True)
