@@ -1,7 +1,8 @@
 """What runs an embedding model: transformers alone for the mean-pooling layout, else sentence-transformers.
 
 :class:`MeanPoolingModel` computes what ``SentenceTransformer.encode`` computes for a
-Transformer -> mean pooling -> Normalize folder (bit-identical vectors, tested),
+Transformer -> mean pooling -> Normalize folder (bit-identical vectors for the same batch; a text in
+another batch can differ in its last bits, within 1e-6: tests/test_embedding_identity.py),
 without importing sentence-transformers and scikit-learn; :class:`SentenceTransformersModel`
 runs any other layout. Both load their weights only when first asked to encode.
 """
