@@ -86,3 +86,40 @@ def test_every_sample_query_ranks_the_chunks_as_sentence_transformers_does(texts
         return [np.argsort(-(chunks @ query), kind="stable")[:5].tolist() for query in vectors[-queries:]]
 
     assert top_five(ours) == top_five(theirs)
+
+
+def test_the_plain_torch_route_is_bit_identical_to_transformers_bert_model(texts):
+    """The packaged model runs without transformers (core.embedding_models.PlainBertModel); transformers'
+    AutoModel on the same folder gives the same bits, padded batches and single texts, truncated or not."""
+    from core.embedding_models import MeanPoolingModel, PlainBertModel, mean_pooling_layout
+
+    path = default_model_path()
+    plain, through_transformers = (
+        PlainBertModel(path, mean_pooling_layout(path)),
+        MeanPoolingModel(path, mean_pooling_layout(path)),
+    )
+    assert isinstance(fresh()._model, PlainBertModel)
+    extra = ["", "  padded with spaces  ", "word " * 400, "ünïcödé ☃ 中文"]
+    for batch in ([*texts, *extra][i : i + 13] for i in range(0, len(texts) + len(extra), 13)):
+        np.testing.assert_array_equal(plain.encode(batch), through_transformers.encode(batch))
+    for text in extra:
+        np.testing.assert_array_equal(plain.encode([text]), through_transformers.encode([text]))
+
+
+def test_a_new_query_imports_torch_but_not_transformers(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import json, sys
+from core.embeddings import Embedder
+Embedder(disk_cache=False).embed_query("a query no cache holds")
+print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers', 'scipy', 'sklearn', 'sentence_transformers'})))
+"""
+    env = {**os.environ, "CHUNKSCOPE_CACHE_DIR": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["torch"]
