@@ -1,16 +1,18 @@
 """Start-up costs: a cold ``chunkscope query`` on sample_docs, and a second ``make run`` to HTTP 200.
 
 Each query runs in a fresh interpreter (what a person typing the command gets), in
-four states of the cache folder (``$CHUNKSCOPE_CACHE_DIR``):
+three states of the cache folder (``$CHUNKSCOPE_CACHE_DIR``: vectors and loaded documents):
 
-- vectors cached: the folder a previous run of the same command filled (the query's vector too);
+- vectors cached: the folder a previous run of the same command filled (the query's vector and
+  every loaded document too: no file is parsed, no OCR);
 - vectors cached, new query: that folder, and a query it has never seen (only the query is embedded);
-- no vectors cached: a fresh folder (holding a link to the exported ONNX graph when ``--root``
-  is an older checkout that still has that backend);
-- nothing cached: a fresh, empty folder.
+- nothing cached: a fresh, empty folder (every file parsed, Tesseract run, every node embedded).
 
-Each state reports wall seconds and CPU seconds (user + sys of the child process), and lists
-which of sentence-transformers, transformers, scikit-learn and torch the run imported. ``--root`` times another checkout's code with this venv (e.g. ``git archive HEAD``
+The states are interleaved rep by rep, so a busy moment on a shared machine hits each of them. Each
+state reports wall and CPU seconds (user + sys of the child process: its Tesseract included), median
+and min-max, the load average around its runs, and lists which of the heavy packages (the model's,
+the PDF parser) the run imported. Python's bytecode is not written when ``PYTHONDONTWRITEBYTECODE``
+is set; the report says whether it was. ``--root`` times another checkout's code with this venv (e.g. ``git archive HEAD``
 unpacked in /tmp/head) for a before/after comparison. ``--make-run`` also starts ``make run``
 twice and times the second start until the server answers HTTP 200. Prints one JSON object.
 """
@@ -32,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = "How much overlap should chunks have?"
-HEAVY = ("sentence_transformers", "transformers", "sklearn", "torch")
+HEAVY = ("sentence_transformers", "transformers", "sklearn", "torch", "pypdf")
 # Runs the CLI and, on the way out, names the heavy packages the run imported (on stderr's last line).
 CLI = f"""
 import atexit, json, sys
@@ -59,41 +61,35 @@ def query_once(root: Path, cache_dir: Path, backend: str | None, query: str = QU
     return elapsed, cpu, json.loads(done.stderr.strip().splitlines()[-1])
 
 
-def graph_of(cache_dir: Path) -> Path | None:
-    """The ONNX graph an older checkout exported (the backend was removed: benchmarks/NOTES.md), if any."""
-    graphs = sorted((cache_dir / "onnx").glob("*.onnx"))
-    return graphs[0] if graphs else None
-
-
 def queries(root: Path, reps: int, backend: str | None) -> dict[str, dict]:
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         filled = scratch / "filled"
         seconds, cpu, heavy = query_once(root, filled, backend)  # fills the cache
-        results["nothing cached"] = {"seconds": [round(seconds, 2)], "cpu_s": [round(cpu, 2)], "heavy_imports": heavy}
-        graph = graph_of(filled) if backend in ("auto", "onnx") else None
-        states = ("vectors cached", "vectors cached, new query", "no vectors cached")
+        results["filling run (nothing cached)"] = {"seconds": [round(seconds, 2)], "cpu_s": [round(cpu, 2)]}
+        states = ("vectors cached", "vectors cached, new query", "nothing cached")
         rows: dict[str, list[tuple[float, float]]] = {state: [] for state in states}
+        loads: dict[str, list[float]] = {state: [] for state in states}
         imports: dict[str, list[str]] = {}
         for rep in range(reps):  # interleaved, so a busy moment on the shared machine hits every state
-            *row, imports["vectors cached"] = query_once(root, filled, backend)
-            rows["vectors cached"].append(row)
-            # A query no run has asked: its vector is not on disk, every node's is.
-            *row, imports["vectors cached, new query"] = query_once(root, filled, backend, f"{QUERY} (run {rep})")
-            rows["vectors cached, new query"].append(row)
-            bare = scratch / f"bare{rep}"
-            if graph is not None:
-                (bare / "onnx").mkdir(parents=True)
-                (bare / "onnx" / graph.name).symlink_to(graph)
-            *row, imports["no vectors cached"] = query_once(root, bare, backend)
-            rows["no vectors cached"].append(row)
+            for state in states:
+                folder = scratch / f"fresh{rep}" if state == "nothing cached" else filled
+                # A query no run has asked: its vector is not on disk, every node's is.
+                query = f"{QUERY} (run {rep})" if state == "vectors cached, new query" else QUERY
+                loads[state].append(os.getloadavg()[0])
+                *row, imports[state] = query_once(root, folder, backend, query)
+                rows[state].append(row)
         for state, runs in rows.items():
+            walls, cpus = [wall for wall, _ in runs], [cpu for _, cpu in runs]
             results[state] = {
-                "median_s": round(statistics.median(wall for wall, _ in runs), 2),
-                "median_cpu_s": round(statistics.median(cpu for _, cpu in runs), 2),
-                "seconds": [round(wall, 2) for wall, _ in runs],
-                "cpu_s": [round(cpu, 2) for _, cpu in runs],
+                "median_s": round(statistics.median(walls), 2),
+                "min_max_s": [round(min(walls), 2), round(max(walls), 2)],
+                "median_cpu_s": round(statistics.median(cpus), 2),
+                "min_max_cpu_s": [round(min(cpus), 2), round(max(cpus), 2)],
+                "seconds": [round(wall, 2) for wall in walls],
+                "cpu_s": [round(cpu, 2) for cpu in cpus],
+                "load_average": [round(load, 1) for load in loads[state]],
                 "heavy_imports": imports[state],
             }
     return results
@@ -146,6 +142,8 @@ def main() -> None:
         "root": str(args.root),
         "backend": args.backend,
         "load_average_at_start": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
+        "PYTHONDONTWRITEBYTECODE": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
         "query": queries(args.root.resolve(), args.reps, args.backend),
     }
     if args.make_run:

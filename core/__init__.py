@@ -3,16 +3,80 @@
 Framework-free: usable from a notebook, a script or the ``chunkscope`` CLI.
 """
 
-from core.config import PipelineConfig
-from core.documents import run_split
-from core.errors import ChunkScopeError, ConfigError, LoadError
-from core.evaluation import EvalQuery, Evaluation, evaluate, load_queries
-from core.extractors import get_extractor
-from core.loaders import load, load_bytes
-from core.postprocessors import get_postprocessor
-from core.schema import Document, Element, MetadataMode, Node, NodeRelationship, NodeWithScore, Page
-from core.splitters import get_splitter
-from core.sweep import SweepSpec, sweep, sweep_evaluations
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+# Each public name and the module it comes from. They are imported on first use (PEP 562), so a command
+# that needs one module (``chunkscope query`` with every vector cached) does not pay for all of them.
+_EXPORTS = {
+    "PipelineConfig": "core.config",
+    "run_split": "core.documents",
+    "ChunkScopeError": "core.errors",
+    "ConfigError": "core.errors",
+    "LoadError": "core.errors",
+    "EvalQuery": "core.evaluation",
+    "Evaluation": "core.evaluation",
+    "evaluate": "core.evaluation",
+    "load_queries": "core.evaluation",
+    "get_extractor": "core.extractors",
+    "load": "core.loaders",
+    "load_bytes": "core.loaders",
+    "get_postprocessor": "core.postprocessors",
+    "Document": "core.schema",
+    "Element": "core.schema",
+    "MetadataMode": "core.schema",
+    "Node": "core.schema",
+    "NodeRelationship": "core.schema",
+    "NodeWithScore": "core.schema",
+    "Page": "core.schema",
+    "get_splitter": "core.splitters",
+    "SweepSpec": "core.sweep",
+    "sweep": "core.sweep",
+    "sweep_evaluations": "core.sweep",
+}
+
+if TYPE_CHECKING:
+    from core.config import PipelineConfig
+    from core.documents import run_split
+    from core.errors import ChunkScopeError, ConfigError, LoadError
+    from core.evaluation import EvalQuery, Evaluation, evaluate, load_queries
+    from core.extractors import get_extractor
+    from core.loaders import load, load_bytes
+    from core.postprocessors import get_postprocessor
+    from core.schema import Document, Element, MetadataMode, Node, NodeRelationship, NodeWithScore, Page
+    from core.splitters import get_splitter
+    from core.sweep import SweepSpec, sweep, sweep_evaluations
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+class _Package(types.ModuleType):
+    """``core`` itself. Importing the submodule ``core.sweep`` binds the name ``sweep`` here to that module;
+    the function of the same name stays what ``core.sweep`` means, as it did when it was imported eagerly."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "ChunkScopeError",

@@ -280,7 +280,7 @@ def _splitter_instance(name: str, params: dict[str, str]):  # noqa: ANN202
 
 
 def _load(paths: Sequence[str]):  # noqa: ANN202
-    from core.loaders import load
+    from core.document_cache import load  # a file read before (OCR, PDF, Office) comes from disk
 
     documents = []
     for path in paths:

@@ -34,7 +34,8 @@ def load_documents(
     ``bounded``: each file is loaded in a child stopped at ``limits.load_seconds`` or
     ``limits.work_memory_mb`` (:func:`load_bounded`).
     """
-    from core.loaders import folder_extensions, load, loader_for
+    from core.document_cache import load  # a file read the same way before comes from core.document_cache
+    from core.loaders import folder_extensions, loader_for
 
     documents: list[Document] = []
     for path in map(Path, paths):
@@ -45,8 +46,9 @@ def load_documents(
             files = [path]
         for file in files:
             options = config.loader_options(loader_for(file.name).name)
-            read = partial(load, file, limits=limits, **options)
-            documents.extend(load_bounded(read, file.name, _regular_size(file), limits) if bounded else read())
+            # Only a read the disk cache cannot serve runs in the bounded child.
+            child = partial(load_bounded, file_name=file.name, size=_regular_size(file), limits=limits)
+            documents.extend(load(file, limits=limits, run_load=child if bounded else None, **options))
     return documents
 
 

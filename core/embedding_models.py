@@ -1,7 +1,8 @@
 """What runs an embedding model: transformers alone for the mean-pooling layout, else sentence-transformers.
 
 :class:`MeanPoolingModel` computes what ``SentenceTransformer.encode`` computes for a
-Transformer -> mean pooling -> Normalize folder (bit-identical vectors, tested),
+Transformer -> mean pooling -> Normalize folder (bit-identical vectors for the same batch; a text in
+another batch can differ in its last bits, within 1e-6: tests/test_embedding_identity.py),
 without importing sentence-transformers and scikit-learn; :class:`SentenceTransformersModel`
 runs any other layout. Both load their weights only when first asked to encode.
 """
@@ -105,15 +106,7 @@ class MeanPoolingModel:
         )
         with torch.inference_mode():
             tokens = model(**batch, return_dict=True).last_hidden_state
-            mask = batch["attention_mask"].unsqueeze(-1).to(tokens.dtype)
-            summed = (tokens * mask).sum(dim=1)
-            counts = torch.clamp(mask.sum(dim=1), min=1e-9)
-            vectors = torch.nn.functional.normalize(summed / counts, p=2, dim=-1)
-            # Twice, as sentence-transformers does (its Normalize module, then encode's normalize_embeddings):
-            # the second pass moves the last bit of some components, and repeating it keeps these vectors
-            # bit-identical to the ones that route computed and the disk cache already holds.
-            vectors = torch.nn.functional.normalize(vectors, p=2, dim=-1)
-        return vectors.numpy()
+            return _mean_pool_normalized(tokens, batch["attention_mask"])
 
     def _load(self):  # noqa: ANN202 - (tokenizer, model)
         with self._lock:
@@ -131,6 +124,123 @@ class MeanPoolingModel:
                     ) from exc
                 self._loaded = (tokenizer, model)
             return self._loaded
+
+
+class PlainBertModel(MeanPoolingModel):
+    """The packaged all-MiniLM-L6-v2 (a 6-layer BERT) run in plain torch: no transformers import.
+
+    ``AutoModel.from_pretrained`` costs ~4 s of CPU before the first forward pass, nearly all of it
+    imports transformers makes whatever the model (its loss functions import scipy.optimize, its mask
+    utilities torch._dynamo); a new query's vector then took ~5.6 s of CPU in a fresh process, this
+    ~2 s. The same torch calls in the same order as transformers' ``BertModel`` with SDPA attention
+    (no mask when nothing is padded, a boolean one otherwise), the tokenizer its own ``tokenizer.json``
+    with the truncation and padding transformers sets, so the vectors are bit-identical to the
+    transformers route (tests/test_embeddings.py checks every sample text in mixed batches). Only
+    the packaged folder runs here: another folder's tokenizer settings could differ from its file's.
+    """
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import torch
+        import torch.nn.functional as F
+
+        tokenizer, weights, config = self._load()
+        encoded = tokenizer.encode_batch(texts)
+        ids = torch.tensor([e.ids for e in encoded], dtype=torch.long)
+        types = torch.tensor([e.type_ids for e in encoded], dtype=torch.long)
+        padding = torch.tensor([e.attention_mask for e in encoded], dtype=torch.long)
+        size, heads, eps = config["hidden_size"], config["num_attention_heads"], config["layer_norm_eps"]
+        head_size = size // heads
+        batch, length = ids.shape
+
+        def norm(x: torch.Tensor, name: str) -> torch.Tensor:
+            return F.layer_norm(x, (size,), weights[name + ".weight"], weights[name + ".bias"], eps)
+
+        def linear(x: torch.Tensor, name: str) -> torch.Tensor:
+            return F.linear(x, weights[name + ".weight"], weights[name + ".bias"])
+
+        def split_heads(x: torch.Tensor) -> torch.Tensor:
+            return x.view(batch, length, -1, head_size).transpose(1, 2)
+
+        with torch.inference_mode():
+            x = F.embedding(ids, weights["embeddings.word_embeddings.weight"])
+            x = x + F.embedding(types, weights["embeddings.token_type_embeddings.weight"])
+            x = x + F.embedding(torch.arange(length).unsqueeze(0), weights["embeddings.position_embeddings.weight"])
+            x = norm(x, "embeddings.LayerNorm")
+            # transformers gives SDPA no mask when nothing is padded (its faster kernel), else a boolean one.
+            mask = (
+                None
+                if bool(padding.bool().all())
+                else padding.bool()[:, None, None, :].expand(batch, 1, length, length)
+            )
+            for layer in range(config["num_hidden_layers"]):
+                at = f"encoder.layer.{layer}."
+                query, key, value = (
+                    split_heads(linear(x, at + f"attention.self.{n}")) for n in ("query", "key", "value")
+                )
+                attended = F.scaled_dot_product_attention(
+                    query, key, value, attn_mask=mask, dropout_p=0.0, scale=head_size**-0.5, is_causal=False
+                )
+                attended = attended.reshape(batch, -1, length, head_size).transpose(1, 2).contiguous()
+                attended = attended.reshape(batch, length, -1).contiguous()
+                attended = norm(linear(attended, at + "attention.output.dense") + x, at + "attention.output.LayerNorm")
+                inner = F.gelu(linear(attended, at + "intermediate.dense"))
+                x = norm(linear(inner, at + "output.dense") + attended, at + "output.LayerNorm")
+            return _mean_pool_normalized(x, padding)
+
+    def _load(self):  # noqa: ANN202 - (tokenizer, weights, config)
+        with self._lock:
+            if self._loaded is None:
+                _use_all_cores()
+                from safetensors.torch import load_file
+                from tokenizers import Tokenizer
+
+                try:
+                    config = _read_json(os.path.join(self.path, "config.json"))
+                    tokenizer = Tokenizer.from_file(os.path.join(self.path, "tokenizer.json"))
+                    weights = load_file(os.path.join(self.path, "model.safetensors"))
+                except Exception as exc:  # noqa: BLE001 - tokenizers and safetensors raise their own types
+                    raise ModelUnavailableError(
+                        f"the embedding model at {self.path} could not be loaded ({exc})"
+                    ) from exc
+                # What transformers' tokenizer call sets (padding=True, truncation="longest_first"), over the file's.
+                tokenizer.enable_truncation(max_length=self.max_seq_length, strategy="longest_first")
+                tokenizer.enable_padding(pad_id=int(config.get("pad_token_id", 0)), pad_token="[PAD]")
+                weights = {name.removeprefix("bert."): tensor for name, tensor in weights.items()}
+                self._loaded = (tokenizer, weights, config)
+            return self._loaded
+
+
+def plain_bert_runs(path: str) -> bool:
+    """Whether :class:`PlainBertModel` runs this folder: the packaged model, as shipped (BERT, GELU, safetensors)."""
+    if path != default_path_or_none():
+        return False
+    try:
+        config = _read_json(os.path.join(path, "config.json"))
+    except (OSError, ValueError):
+        return False
+    return (
+        config.get("model_type") == "bert"
+        and config.get("hidden_act") == "gelu"
+        and config.get("position_embedding_type", "absolute") == "absolute"
+        and os.path.exists(os.path.join(path, "model.safetensors"))
+        and os.path.exists(os.path.join(path, "tokenizer.json"))
+    )
+
+
+def _mean_pool_normalized(tokens, attention_mask):  # noqa: ANN001, ANN202 - torch tensors
+    """Mean of the token vectors over the attention mask, L2-normalized.
+
+    Twice, as sentence-transformers does (its Normalize module, then encode's normalize_embeddings): the
+    second pass moves the last bit of some components, and repeating it keeps these vectors bit-identical
+    to the ones that route computed and the disk cache already holds.
+    """
+    import torch
+
+    mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
+    summed = (tokens * mask).sum(dim=1)
+    counts = torch.clamp(mask.sum(dim=1), min=1e-9)
+    vectors = torch.nn.functional.normalize(summed / counts, p=2, dim=-1)
+    return torch.nn.functional.normalize(vectors, p=2, dim=-1).numpy()
 
 
 class SentenceTransformersModel:
@@ -188,13 +298,24 @@ def _quiet_transformers() -> None:
     transformers_logging.disable_progress_bar()
 
 
+# A model's own L2 normalization leaves a float32 row's norm within a few 1e-8 of 1.
+_UNIT = 1e-5
+
+
 def normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; a row the model already normalized is returned as it is, bit for bit.
+
+    Both routes normalize (as ``SentenceTransformer.encode(..., normalize_embeddings=True)`` does);
+    dividing such a row by its norm again would move the last bit of some components away from
+    what sentence-transformers gives, so only a row that is not unit length is scaled here.
+    """
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim == 1:
         vectors = vectors[None, :]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
     # An all-zero vector stays zero rather than becoming NaN.
-    return vectors / np.where(norms == 0, 1, norms)
+    scale = np.where((np.abs(norms - 1) <= _UNIT) | (norms == 0), 1, norms)
+    return vectors if (scale == 1).all() else (vectors / scale).astype(np.float32)
 
 
 def default_path_or_none() -> str | None:

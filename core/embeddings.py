@@ -9,11 +9,12 @@ strings go through the same cache, so a repeated query needs no model at all.
 
 Nothing heavy is imported until a text that no cache holds must be encoded. A model
 whose sentence-transformers layout is Transformer -> mean pooling -> Normalize (all
-MiniLM/mpnet-style sentence models, the packaged one included) is then run by
-transformers alone (:class:`MeanPoolingModel`), computing what
-``SentenceTransformer.encode`` computes without importing sentence-transformers
-(seconds of CPU on two cores: it pulls in scikit-learn); any other layout is run by
-sentence-transformers (:class:`SentenceTransformersModel`).
+MiniLM/mpnet-style sentence models) is then run by transformers alone
+(:class:`MeanPoolingModel`), computing what ``SentenceTransformer.encode`` computes
+without importing sentence-transformers (seconds of CPU on two cores: it pulls in
+scikit-learn); the packaged model, a BERT, by plain torch (:class:`PlainBertModel`: the
+same bits without importing transformers, ~4 s of CPU less for a cold query's first
+vector); any other layout by sentence-transformers (:class:`SentenceTransformersModel`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ import numpy as np
 from core.embedding_cache import DiskCache, cache_root, hash_model_files, usable_vector
 from core.embedding_models import (
     MeanPoolingModel,
+    PlainBertModel,
     SentenceTransformersModel,
     default_path_or_none,
     mean_pooling_layout,
     normalize,
+    plain_bert_runs,
 )
 from core.errors import ModelUnavailableError
 from core.schema import MetadataMode, Node, contents
@@ -44,8 +47,8 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 32
 # About 30 MB of 384-dimension float32 vectors: enough for several sweeps over the samples.
 DEFAULT_CACHE_ENTRIES = 20_000
-# Torch runs the model (through transformers, or sentence-transformers for an unusual layout: the same
-# vectors). An ONNX Runtime backend was no faster on two cores (0.98x wall, 0.78x per CPU on 256-token
+# Torch runs the model (plain for the packaged BERT, through transformers, or sentence-transformers for an
+# unusual layout: the same vectors for the same batch). An ONNX Runtime backend was no faster on two cores (0.98x wall, 0.78x per CPU on 256-token
 # chunks, benchmarks/NOTES.md) and was removed with its switch. The disk cache's key still names the
 # runtime, so vectors cached before stay valid and a future runtime gets keys of its own.
 RUNTIME = "torch"
@@ -96,7 +99,9 @@ class Embedder:
                 f"{path} does not look like a sentence-transformers model (no modules.json or config.json)"
             )
         layout = mean_pooling_layout(path)
-        return MeanPoolingModel(path, layout) if layout is not None else SentenceTransformersModel(path)
+        if layout is None:
+            return SentenceTransformersModel(path)
+        return PlainBertModel(path, layout) if plain_bert_runs(path) else MeanPoolingModel(path, layout)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         with self._encode_lock:

@@ -132,15 +132,16 @@ HASH_FUNCS: dict[Any, Any] = {
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...] | WorkLimitError:
-    from functools import partial
-
+    from core.document_cache import load_bytes  # a file read before a restart comes back from disk
     from core.documents import load_bounded
-    from core.loaders import load_bytes
 
     # Bounded: a small upload may unpack to gigabytes or parse for minutes; it must not hold the server.
-    read = partial(load_bytes, _data, file_name, **json.loads(options_json or "{}"))
+    # Only a read the disk cache cannot serve runs in the bounded child.
+    def bounded(read: Callable[[], list[Document]]) -> list[Document]:
+        return load_bounded(read, file_name, len(_data))
+
     try:
-        documents = tuple(load_bounded(read, file_name, len(_data)))
+        documents = tuple(load_bytes(_data, file_name, run_load=bounded, **json.loads(options_json or "{}")))
     except WorkLimitError as exc:
         return exc  # remembered (see _limit_reached)
     for position, document in enumerate(documents):
