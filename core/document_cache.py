@@ -38,9 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from core.embedding_cache import cache_root
-from core.errors import LoadError
-from core.file_kinds import refuse_special_file
-from core.limits import DEFAULT_LIMITS, Limits, check_upload_size
+from core.file_kinds import folder_files, read_file
+from core.limits import DEFAULT_LIMITS, Limits
 from core.schema import Document, Element, NodeRelationship, Page
 
 # The entry layout; raise it when the JSON below changes shape.
@@ -331,6 +330,7 @@ def load_bytes(
     cache cannot serve (the app passes :func:`core.documents.load_bounded`'s child), so a hit
     costs no fork.
     """
+
     def load_uncached(*args: Any, **kwargs: Any) -> list[Document]:
         from core.loaders import load_bytes as uncached  # imported on a miss only: a hit needs no loader
 
@@ -382,15 +382,7 @@ def load(
         else:
             supported = cache.folder_extensions()
         documents: list[Document] = []
-        for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported):
+        for child in folder_files(path, supported):
             documents.extend(load(child, limits=limits, cache=cache, **options))
         return documents
-    refuse_special_file(path)  # a FIFO would block the read below forever; a device may never end
-    try:
-        check_upload_size(path.stat().st_size, path.name, limits)
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise LoadError(path.name, "file not found") from None
-    except OSError as exc:
-        raise LoadError(path.name, f"cannot be read ({exc.strerror or exc})") from None
-    return load_bytes(data, path.name, limits=limits, cache=cache, **options)
+    return load_bytes(read_file(path, limits), path.name, limits=limits, cache=cache, **options)

@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from core.errors import LoadError
+from core.limits import DEFAULT_LIMITS, Limits, check_upload_size
 
 
 def special_file_problem(path: str | os.PathLike[str]) -> str:
@@ -56,3 +57,20 @@ def _target(path: str | os.PathLike[str]) -> str:
         return repr(os.readlink(path))
     except OSError:
         return "a missing file"
+
+
+def folder_files(folder: Path, supported: set[str]) -> list[Path]:
+    """The files under ``folder`` with a ``supported`` suffix, sorted by path: what loading a folder reads."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in supported)
+
+
+def read_file(path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """The bytes of the regular file at ``path``, refused by kind or size before anything is read."""
+    refuse_special_file(path)  # a FIFO would block the read below forever; a device may never end
+    try:
+        check_upload_size(path.stat().st_size, path.name, limits)
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise LoadError(path.name, "file not found") from None
+    except OSError as exc:
+        raise LoadError(path.name, f"cannot be read ({exc.strerror or exc})") from None

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.errors import LoadError, UnsupportedFileError
-from core.file_kinds import refuse_special_file
+from core.errors import UnsupportedFileError
+from core.file_kinds import folder_files, read_file
 from core.limits import DEFAULT_LIMITS, Limits, check_text_size, check_upload_size
 from core.loaders.base import Loader
 from core.loaders.registry import LOADERS
@@ -80,19 +80,10 @@ def load(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS, **opt
     path = Path(path)
     if path.is_dir():
         documents: list[Document] = []
-        supported = folder_extensions()
-        for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in supported):
+        for child in folder_files(path, folder_extensions()):
             documents.extend(load(child, limits=limits, **options))
         return documents
-    refuse_special_file(path)  # a FIFO would block the read below forever; a device may never end
-    try:
-        check_upload_size(path.stat().st_size, path.name, limits)
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise LoadError(path.name, "file not found") from None
-    except OSError as exc:
-        raise LoadError(path.name, f"cannot be read ({exc.strerror or exc})") from None
-    return load_bytes(data, path.name, limits=limits, **options)
+    return load_bytes(read_file(path, limits), path.name, limits=limits, **options)
 
 
-__all__ = ["LOADERS", "Loader", "folder_extensions", "load", "load_bytes", "loader_for"]
+__all__ = ["LOADERS", "Loader", "folder_extensions", "folder_files", "load", "load_bytes", "loader_for", "read_file"]
