@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 from strategies import hard_words, unicode_text
 from test_compat import agreement, llama_texts
 
-from core.codegen import MODEL_SETUP, CodeSnippet, langchain_length, llamaindex_tokenizer
-from core.engines.langchain import LengthArg
+from core.codegen import MODEL_SETUP, CodeSnippet
+from core.engines.langchain_args import LengthArg
 from core.engines.llamaindex import TokenizerArg, model_tokens
 from core.engines.mirrors import mirrored_engine
+from core.framework_code import langchain_length, llamaindex_tokenizer
 from core.splitters import get_splitter
 from core.tokenizers import get_tokenizer
 

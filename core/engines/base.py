@@ -15,9 +15,10 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar
 
-from core.codegen import Code, CodeSnippet, call, langchain_recursive, llamaindex_tokenizer, split_with
+from core.codegen import Code, CodeSnippet, call, split_with
 from core.engines.chunk_nodes import FrameworkChunk, framework_nodes
 from core.errors import ConfigError
+from core.framework_code import langchain_recursive, llamaindex_tokenizer
 from core.schema import Document, Node
 from core.splitters.base import Span, Splitter
 

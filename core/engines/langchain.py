@@ -16,22 +16,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
-from core.codegen import Code, CodeSnippet, bundled_tiktoken, call, langchain_length, literal
+from core.bundled_data import TIKTOKEN_ENCODINGS
+from core.codegen import CodeSnippet, call
 from core.engines.base import (
-    FrameworkArg,
     FrameworkSplitter,
     check_overlap,
     engine_summary,
     no_headings_reason,
 )
 from core.engines.chunk_nodes import FrameworkChunk
-from core.engines.llamaindex import model_tokens
+from core.engines.langchain_args import EncodingNameArg, LanguageArg, length_kwargs, length_param
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import TIKTOKEN_TOKENIZERS
 
 LANGCHAIN = "LangChain"
 DISTRIBUTION = "langchain-text-splitters"
@@ -42,87 +40,6 @@ LANGUAGES = (
     "swift", "markdown", "latex", "html", "sol", "csharp", "cobol", "c", "lua", "haskell", "elixir", "powershell",
     "visualbasic6",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class LanguageArg(FrameworkArg):
-    """``from_language``'s ``language``: the ``Language`` member whose value is ``name``."""
-
-    name: str
-
-    def value(self) -> Any:
-        from langchain_text_splitters import Language
-
-        return Language(self.name)
-
-    def code(self, code: CodeSnippet) -> Code:
-        code.use("from langchain_text_splitters import Language")
-        return Code(f"Language.{self.value().name}")
-
-
-# What LangChain's sizes can count, by ChunkScope's tokenizer names: characters (its default ``len``), or a
-# ``length_function`` counting whitespace-separated words, tiktoken tokens or the embedding model's tokens
-# (what a compat mode counts).
-LENGTHS = ("characters", "words", "cl100k", "o200k", "model")
-
-
-def _word_count(text: str) -> int:
-    return len(text.split())
-
-
-def _model_length(text: str) -> int:
-    """The embedding model's tokens in ``text``, as the exported ``model_length`` counts them (its ``tokenize``)."""
-    return len(model_tokens()(text))
-
-
-@dataclass(frozen=True)
-class LengthArg(FrameworkArg):
-    """``length_function=``: what LangChain measures a piece with, written as the export writes it."""
-
-    name: str
-
-    def value(self) -> Any:
-        if self.name == "words":
-            return _word_count
-        if self.name == "model":
-            model_tokens()  # loaded now, as the script loads it before the splitter is built
-            return _model_length
-        encoding = tiktoken_encoding(TIKTOKEN_TOKENIZERS[self.name])
-        return lambda text: len(encoding.encode(text, allowed_special="all"))
-
-    def code(self, code: CodeSnippet) -> Code:
-        return langchain_length(code, self.name)["length_function"]
-
-
-def _length_param() -> Any:
-    return param(
-        "characters",
-        "What sizes count: characters (LangChain's len), whitespace-separated words, tiktoken's cl100k or "
-        "o200k tokens, or the embedding model's own tokens (model; as a length_function).",
-        choices=LENGTHS,
-        advanced=True,
-    )
-
-
-def _length_kwargs(engine: Any) -> dict[str, Any]:
-    """``length_function=`` when sizes are not LangChain's default characters (so a default call stays as it was)."""
-    return {} if engine.length_function == "characters" else {"length_function": LengthArg(engine.length_function)}
-
-
-@dataclass(frozen=True)
-class EncodingNameArg(FrameworkArg):
-    """TokenTextSplitter's ``encoding_name``: LangChain loads the encoding by name, so it is loaded from the
-    bundled file first (in ChunkScope and in the script), and found loaded."""
-
-    name: str
-
-    def value(self) -> str:
-        tiktoken_encoding(self.name)
-        return self.name
-
-    def code(self, code: CodeSnippet) -> Code:
-        bundled_tiktoken(code, self.name)
-        return Code(literal(self.name))
 
 
 @dataclass(frozen=True)
@@ -210,7 +127,7 @@ class LangChainRecursiveSplitter(LangChainEngine):
         False, "Separators are regular expressions (a language's always are).", advanced=True
     )
     strip_whitespace: bool = param(True, "Strip whitespace from the ends of each chunk.", advanced=True)
-    length_function: str = _length_param()
+    length_function: str = length_param()
 
     def validate(self) -> None:
         check_overlap(self)
@@ -238,7 +155,7 @@ class LangChainRecursiveSplitter(LangChainEngine):
             "chunk_overlap": self.chunk_overlap,
             "keep_separator": self.keep_separator,
             "strip_whitespace": self.strip_whitespace,
-            **_length_kwargs(self),
+            **length_kwargs(self),
         }
         if self.language is not None:
             return {"language": LanguageArg(self.language), **common}
@@ -270,7 +187,7 @@ class LangChainCharacterSplitter(LangChainEngine):
     is_separator_regex: bool = param(False, "The separator is a regular expression.", advanced=True)
     keep_separator: bool = param(False, "Keep the separator, at the start of the piece after it.", advanced=True)
     strip_whitespace: bool = param(True, "Strip whitespace from the ends of each chunk.", advanced=True)
-    length_function: str = _length_param()
+    length_function: str = length_param()
 
     def validate(self) -> None:
         check_overlap(self)
@@ -292,7 +209,7 @@ class LangChainCharacterSplitter(LangChainEngine):
             "chunk_overlap": self.chunk_overlap,
             "keep_separator": self.keep_separator,
             "strip_whitespace": self.strip_whitespace,
-            **_length_kwargs(self),
+            **length_kwargs(self),
         }
 
 

@@ -21,8 +21,7 @@ from functools import lru_cache, partial
 from typing import Any, ClassVar
 
 from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
-from core.codegen import Code, CodeSnippet, langchain_recursive, llamaindex_tiktoken, split_with
-from core.codegen import llamaindex_tokenizer as llamaindex_tokenizer_code
+from core.codegen import Code, CodeSnippet, split_with
 from core.engines.base import (
     FrameworkArg,
     FrameworkSplitter,
@@ -32,6 +31,8 @@ from core.engines.base import (
 )
 from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError, ModelUnavailableError
+from core.framework_code import langchain_recursive, llamaindex_tiktoken
+from core.framework_code import llamaindex_tokenizer as llamaindex_tokenizer_code
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
@@ -54,7 +55,7 @@ _OWN_TOKENIZER = (
 @lru_cache(maxsize=1)
 def model_tokens() -> Callable[[str], list[str]]:
     """The embedding model's tokens of a text, as an exported script takes them: ``tokenize`` of transformers'
-    AutoTokenizer for the packaged all-MiniLM-L6-v2 (:func:`core.codegen.model_tokenizer` writes that line).
+    AutoTokenizer for the packaged all-MiniLM-L6-v2 (:func:`core.framework_code.model_tokenizer` writes that line).
 
     No special tokens and BERT's own normalisation: as many tokens as ChunkScope's ``model`` tokenizer counts
     (tests/test_compat_model.py holds the two equal on accents, CJK, emoji, ``[CLS]`` written in the text and

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from core.codegen import CodeSnippet, call, langchain_recursive, split_with
+from core.codegen import CodeSnippet, call, split_with
+from core.framework_code import langchain_recursive
 from core.params import Configurable, param
 from core.schema import Document, Node
 from core.splitters.fast.gc_pause import gc_paused

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import CodeSnippet, langchain_character, llamaindex_token_splitter, split_with
+from core.codegen import CodeSnippet, split_with
 from core.errors import ConfigError
+from core.framework_code import langchain_character, llamaindex_token_splitter
 from core.params import param
 from core.schema import Document, Node
 from core.segmentation import trim_span

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import CodeSnippet, call, langchain_recursive, split_with
+from core.codegen import CodeSnippet, call, split_with
 from core.errors import ConfigError
+from core.framework_code import langchain_recursive
 from core.params import param
 from core.schema import Document
 from core.splitters.base import Span, Splitter

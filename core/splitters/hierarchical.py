@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from core.codegen import Code, CodeSnippet, call, indent, langchain_recursive, literal, llamaindex_tokenizer
+from core.codegen import Code, CodeSnippet, call, indent, literal
 from core.errors import ConfigError
+from core.framework_code import langchain_recursive, llamaindex_tokenizer
 from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
 from core.span_recovery import SpanStatus, recover_spans

@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from core.codegen import CodeSnippet, call, langchain_recursive
+from core.codegen import CodeSnippet, call
 from core.errors import ConfigError
+from core.framework_code import langchain_recursive
 from core.params import param
 from core.schema import Document, Element, Node
 from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param

@@ -24,8 +24,9 @@ from typing import Any, Literal
 
 import regex
 
-from core.codegen import Code, CodeSnippet, call, langchain_recursive, split_with
+from core.codegen import Code, CodeSnippet, call, split_with
 from core.errors import ConfigError
+from core.framework_code import langchain_recursive
 from core.params import param
 from core.schema import Document
 from core.segmentation import trim_span

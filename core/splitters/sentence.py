@@ -19,18 +19,18 @@ counts the cut word's tokens on both sides, never fewer.)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from core import segmentation
-from core.codegen import CodeSnippet, call, langchain_recursive, llamaindex_tokenizer, split_with
+from core.codegen import CodeSnippet, call, split_with
 from core.errors import ConfigError
+from core.framework_code import langchain_recursive, llamaindex_tokenizer
 from core.memo import Memo
 from core.params import param
 from core.schema import Document, MetadataMode, Node
-from core.segmentation import punkt_sentence_starts, sentence_spans_within
+from core.segmentation import sentence_spans_within
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
 from core.splitters.compat import (
     LLAMAINDEX,
@@ -40,7 +40,6 @@ from core.splitters.compat import (
     compat_param,
     compat_spans,
     empty_text_chunks,
-    joined_chunk,
     llamaindex_tokenizer_name,
     mirror_engine,
     refuse_unmirrored,
@@ -49,11 +48,8 @@ from core.splitters.fast.packing import merge_pieces
 from core.splitters.fast.token_index import TokenIndex
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.registry import SPLITTERS
+from core.splitters.sentence_llamaindex import CLAUSE_END, LlamaIndexPieces, llamaindex_merge, occurrences
 from core.tokenizers import FunctionTokenizer, SizeFn, Tokenizer
-
-# LlamaIndex's secondary chunking regex, ``[^,.;。？！]+[,.;。？！]?``, cuts just
-# after each of these characters.
-_CLAUSE_END = re.compile(r"[,.;。？！]")
 
 
 @SPLITTERS.register
@@ -168,7 +164,7 @@ class SentenceSplitter(SizedSplitter):
             return empty_text_chunks()
         if not text.strip():
             return []
-        pieces = _LlamaIndexPieces(self, text, self.get_tokenizer()).fitting(budget)
+        pieces = LlamaIndexPieces(text, self.get_tokenizer(), self.paragraph_separator, self.separator).fitting(budget)
         # A piece still over the budget is one character: LlamaIndex refuses the whole text.
         oversized = next((size for _, _, size in pieces if size > budget), None)
         if oversized is not None:
@@ -274,10 +270,10 @@ class _Pieces:
         paragraph, word = splitter.paragraph_separator, splitter.separator
         self.known = _known_splits(text, (paragraph, word, tokenizer, tuple(guard.spans)))
         self.levels: list[Cutter] = [
-            lambda t, a, b: _occurrences(t, paragraph, a, b),
+            lambda t, a, b: occurrences(t, paragraph, a, b),
             _sentence_cuts,
-            lambda t, a, b: [m.end() for m in _CLAUSE_END.finditer(t, a, b)],
-            lambda t, a, b: _occurrences(t, word, a, b),
+            lambda t, a, b: [m.end() for m in CLAUSE_END.finditer(t, a, b)],
+            lambda t, a, b: occurrences(t, word, a, b),
             lambda t, a, b: range(a + 1, b),
         ]
 
@@ -351,113 +347,5 @@ class _TextSizes:
         return piece_sizes(self.tokenizer, self.text, pieces)
 
 
-def _occurrences(text: str, needle: str, start: int, end: int) -> list[int]:
-    """Where ``needle`` occurs in ``text[start:end]`` (non-overlapping): the cut keeps it with the next piece."""
-    cuts = []
-    at = text.find(needle, start, end)
-    while at != -1:
-        cuts.append(at)
-        at = text.find(needle, at + len(needle), end)
-    return cuts
-
-
 def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
     return [s for s, _ in sentence_spans_within(text, start, end)[1:]]
-
-
-class _LlamaIndexPieces:
-    """LlamaIndex's ``SentenceSplitter._split`` over spans: pieces of the text that each fit the budget.
-
-    A piece too big is split by the first of: the paragraph separator, Punkt
-    sentences, clause punctuation, the word separator, characters; each part still
-    too big is split again from the paragraph level. A piece's size is its own text's
-    token count. A Punkt split drops the whitespace before its first sentence.
-    """
-
-    def __init__(self, splitter: SentenceSplitter, text: str, tokenizer: Tokenizer) -> None:
-        self.text = text
-        self.tokenizer = tokenizer
-        self.paragraph, self.word = splitter.paragraph_separator, splitter.separator
-        self.none = CutGuard()
-
-    def sizes(self, pieces: Sequence[tuple[int, int]]) -> list[int]:
-        return piece_sizes(self.tokenizer, self.text, pieces)
-
-    def parts(self, start: int, end: int) -> list[tuple[int, int]]:
-        """LlamaIndex's ``_get_splits_by_fns``: the first split into more than one part (else the last one tried)."""
-        text = self.text
-        pieces = self.none.pieces(start, end, _occurrences(text, self.paragraph, start, end))
-        if len(pieces) > 1:
-            return pieces
-        starts = punkt_sentence_starts(text, start, end)
-        if len(starts) > 1:
-            return list(zip(starts, [*starts[1:], end], strict=True))
-        for cuts in (
-            [m.end() for m in _CLAUSE_END.finditer(text, start, end)],
-            _occurrences(text, self.word, start, end),
-            range(start + 1, end),
-        ):
-            pieces = self.none.pieces(start, end, cuts)
-            if len(pieces) > 1:
-                return pieces
-        return pieces
-
-    def fitting(self, budget: int) -> list[tuple[int, int, int]]:
-        """``(start, end, size)`` of consecutive splits, each within ``budget`` unless nothing may cut it."""
-        text = self.text
-        done: list[tuple[int, int, int]] = []
-        pending = [(0, len(text), self.sizes([(0, len(text))])[0])]
-        while pending:
-            start, end, size = pending.pop()
-            if size <= budget:
-                done.append((start, end, size))
-                continue
-            parts = self.parts(start, end)
-            if len(parts) <= 1:
-                done.append((start, end, size))
-                continue
-            sizes = self.sizes(parts)
-            pending.extend((a, b, n) for (a, b), n in zip(reversed(parts), reversed(sizes), strict=True))
-        return done
-
-
-def llamaindex_merge(
-    text: str, splits: Sequence[tuple[int, int, int]], chunk_size: int, chunk_overlap: int
-) -> list[CompatChunk]:
-    """LlamaIndex's ``SentenceSplitter._merge`` over spans: pack splits greedily, carry trailing splits as overlap.
-
-    A new chunk starts with the previous chunk's trailing splits that together hold
-    at most ``chunk_overlap``, dropped from the front while the next split does not
-    fit beside them. A chunk's text is its splits joined and stripped; blank chunks vanish.
-    """
-    chunks: list[CompatChunk] = []
-    current: list[tuple[int, int, int]] = []
-    length, new_chunk = 0, True
-
-    def close() -> None:
-        nonlocal current, length, new_chunk
-        chunk = joined_chunk(text, [(a, b) for a, b, _ in current])
-        if chunk is not None:
-            chunks.append(chunk)
-        last, current, length, new_chunk = current, [], 0, True
-        for split in reversed(last):
-            if length + split[2] > chunk_overlap:
-                break
-            length += split[2]
-            current.insert(0, split)
-
-    index = 0
-    while index < len(splits):
-        split = splits[index]
-        if length + split[2] > chunk_size and not new_chunk:
-            close()
-            continue
-        while new_chunk and current and length + split[2] > chunk_size:
-            length -= current.pop(0)[2]
-        current.append(split)
-        length += split[2]
-        new_chunk = False
-        index += 1
-    if not new_chunk:
-        close()
-    return chunks

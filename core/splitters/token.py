@@ -15,17 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import (
-    EMBED_MODEL_MAX_TOKENS,
-    Code,
-    CodeSnippet,
-    bundled_tiktoken,
-    call,
-    langchain_character,
-    llamaindex_token_splitter,
-    split_with,
-)
+from core.codegen import Code, CodeSnippet, call, split_with
 from core.errors import ConfigError
+from core.framework_code import EMBED_MODEL_MAX_TOKENS, bundled_tiktoken, langchain_character, llamaindex_token_splitter
 from core.schema import Document, MetadataMode, Node
 from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
