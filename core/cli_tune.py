@@ -25,7 +25,7 @@ from core.cli_query import (
     engine_from_args,
     format_table,
 )
-from core.folds import DEFAULT_FOLDS, FOLD_KINDS
+from core.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
 from core.retrieval import SCOPES
 from core.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
 
@@ -211,7 +211,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         f"({result.search}, {len(result.rows)} configurations, {result.queries} queries)"
     )
     print(format_table(table_rows(result.front_rows(), result.quality)))
-    for line in summary_lines(data):
+    for line in validation_summary(data, QUALITIES[data["quality"]]):
         print(line)
     return 130 if result.stopped == "interrupted" else 0
 
@@ -230,35 +230,6 @@ def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, A
         shown["truncated"] = f"{share:.0%}" if share else ""
         table.append(shown)
     return table
-
-
-def summary_lines(result: dict[str, Any]) -> list[str]:
-    """The folds, the pick, what choosing on training folds scored held out, and the default's held-out score."""
-    name = QUALITIES[result["quality"]]
-    rows, folds = result["rows"], result["folds"]
-    sizes = ", ".join(str(n) for n in folds["questions"])
-    lines = [
-        f"Folds: {folds['count']} by {folds['by']} ({sizes} questions)"
-        + (f"; {folds['note']}" if folds["note"] else "")
-    ]
-    if result["pick"] is not None:
-        pick = rows[result["pick"]]
-        lines.append(
-            f"Pick (best held-out {name}): {pick['config']}: held-out {pick['heldout']:.3f} ± "
-            f"{pick['heldout_spread']:.3f}, in sample {pick[result['quality']]:.3f}"
-        )
-    validation = result["cross_validation"]
-    chosen = "; ".join(
-        f"fold {fold['fold'] + 1}: {rows[fold['chosen']]['config']} {fold['chosen_heldout']:.3f}"
-        for fold in validation["folds"]
-    )
-    if validation["estimate"] is not None:
-        lines.append(
-            f"Chosen on the other folds, scored on each held-out fold: {validation['estimate']:.3f} ({chosen})"
-        )
-    if validation["default_estimate"] is not None:
-        lines.append(f"Default configuration, held out: {validation['default_estimate']:.3f}")
-    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

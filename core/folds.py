@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,3 +231,34 @@ def held_out_rows(
         row["chosen_in_folds"] = chosen.count(row["id"])
         row["default"] = row["id"] == default
     return validation
+
+
+def validation_summary(result: Mapping[str, Any], quality_name: str, quote: Callable[[str], str] = str) -> list[str]:
+    """The folds, the pick, what choosing on the other folds scored held out, and the default's held-out score.
+
+    One sentence a line, for the CLI and the Tune page alike; ``quote`` renders text that came from the
+    user's configuration or files (the page escapes it as Markdown).
+    """
+    rows, folds, validation = result["rows"], result["folds"], result["cross_validation"]
+    sizes = ", ".join(str(n) for n in folds["questions"])
+    lines = [
+        f"Folds: {folds['count']} by {folds['by']} ({sizes} questions)"
+        + (f"; {quote(folds['note'])}" if folds["note"] else "")
+    ]
+    if result["pick"] is not None:
+        pick = rows[result["pick"]]
+        lines.append(
+            f"Pick (best held-out {quality_name}): {quote(pick['config'])}: held-out {pick['heldout']:.3f} ± "
+            f"{pick['heldout_spread']:.3f}, in sample {pick[result['quality']]:.3f}"
+        )
+    chosen = "; ".join(
+        f"fold {fold['fold'] + 1}: {quote(rows[fold['chosen']]['config'])} {fold['chosen_heldout']:.3f}"
+        for fold in validation["folds"]
+    )
+    if validation["estimate"] is not None:
+        lines.append(
+            f"Chosen on the other folds, scored on each held-out fold: {validation['estimate']:.3f} ({chosen})"
+        )
+    if validation["default_estimate"] is not None:
+        lines.append(f"Default configuration, held out: {validation['default_estimate']:.3f}")
+    return lines

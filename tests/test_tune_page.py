@@ -81,7 +81,7 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     assert table["heldout_spread"].tolist() == pytest.approx([row["heldout_spread"] for row in expected.front_rows()])
     captions = " ".join(c.value for c in at.caption)
     assert f"Folds: {expected.folds['count']} by document" in captions
-    assert "Chosen on the other folds and scored on the held-out one" in captions
+    assert "Chosen on the other folds, scored on each held-out fold" in captions
     # The pick offered first is the best held-out configuration.
     assert at.selectbox(key="eval.tune.pick").value == expected.pick
 
@@ -110,7 +110,7 @@ def test_with_the_default_configuration_the_pick_is_never_below_its_held_out_sco
     result = at.session_state["cs_evaluation"]["result"]
     captions = " ".join(c.value for c in at.caption)
     default = result["rows"][result["default"]]
-    assert f"the default configuration scores {default['heldout']:.3f} held out" in captions
+    assert f"Default configuration, held out: {default['heldout']:.3f}" in captions
     assert default["default"] and default["mode"] == "dense"
     assert result["rows"][result["pick"]]["heldout"] >= default["heldout"]
     assert at.selectbox(key="eval.tune.pick").value == result["pick"]

@@ -23,7 +23,7 @@ from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError
 from core.evaluation import EvalQuery
-from core.folds import DEFAULT_FOLDS, FOLD_KINDS
+from core.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
 from core.schema import Document
 from core.splitters import SPLITTERS, get_splitter
 from core.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
@@ -313,7 +313,7 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
         + (f" ({dropped} dropped on a sample of the queries)" if dropped else "")
         + f" · {result['embedded_texts']:,} texts embedded, the rest from the cache"
     )
-    for line in validation_lines(result):
+    for line in validation_summary(result, QUALITIES[result["quality"]], quote=widgets.md_escape):
         st.caption(line)
     if stored["signature"] != signature:
         st.info("The settings changed since this search: press **Search** to update.", icon=":material/update:")
@@ -354,28 +354,6 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
             args=(splitter, retrieval),
             help="Make it the session's splitter and retrieval settings",
         )
-
-
-def validation_lines(result: dict[str, Any]) -> list[str]:
-    """The folds, the pick, what choosing on training folds scored held out, the default's held-out score (escaped)."""
-    name = QUALITIES[result["quality"]]
-    rows, folds, validation = result["rows"], result["folds"], result["cross_validation"]
-    sizes = ", ".join(str(n) for n in folds["questions"])
-    lines = [
-        f"Folds: {folds['count']} by {folds['by']} ({sizes} questions)"
-        + (f"; {widgets.md_escape(folds['note'])}" if folds["note"] else "")
-    ]
-    if result["pick"] is not None:
-        pick = rows[result["pick"]]
-        lines.append(
-            f"Pick (best held-out {name}): **{widgets.md_escape(pick['config'])}**, held out {pick['heldout']:.3f} ± "
-            f"{pick['heldout_spread']:.3f}, in sample {pick[result['quality']]:.3f}"
-        )
-    line = f"Chosen on the other folds and scored on the held-out one: {validation['estimate']:.3f} on average"
-    if validation["default_estimate"] is not None:
-        line += f"; the default configuration scores {validation['default_estimate']:.3f} held out"
-    lines.append(line)
-    return lines
 
 
 def _settings(row: dict[str, Any]) -> tuple[Any, RetrievalSettings]:
