@@ -26,8 +26,7 @@ from core.errors import (
     UnsupportedFileError,
 )
 from core.limits import DEFAULT_LIMITS
-from core.loaders import LOADERS, load, load_bytes, loader_for
-from core.loaders import pdf as pdf_module
+from core.loaders import LOADERS, load, load_bytes, loader_for, pdf_reader
 from core.loaders.code import LANGUAGES
 from core.loaders.text import decode_text
 from core.schema import Document, MetadataMode
@@ -664,7 +663,7 @@ def test_readme_states_every_limit_with_its_unit() -> None:
         f"{DEFAULT_LIMITS.max_nodes:,}, estimated before splitting",
         f"{DEFAULT_LIMITS.max_embed_chars:,} characters per split",
         f"**PDF pages:** {pdf.max_pages:,}, counted before any page is read",
-        f"{pdf.max_content_mb} MiB ({pdf.max_content_mb * pdf_module.MB:,} bytes)",
+        f"{pdf.max_content_mb} MiB ({pdf.max_content_mb * pdf_reader.MB:,} bytes)",
     ):
         assert stated in section
 

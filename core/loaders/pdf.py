@@ -34,8 +34,8 @@ from functools import partial
 from io import BytesIO
 from typing import Any, Literal
 
-from pypdf import PasswordType, PdfReader
-from pypdf.errors import DependencyError, FileNotDecryptedError
+from pypdf import PdfReader
+from pypdf.errors import FileNotDecryptedError
 
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.forking import start_forked
@@ -51,13 +51,19 @@ from core.loaders.pdf_ocr import (
     ocr_unavailable_reason,
     page_coverage,
 )
+from core.loaders.pdf_reader import (
+    check_content_size,
+    decrypt_with_empty_password,
+    document_info,
+    error_reason,
+    page_labels,
+)
 from core.loaders.registry import LOADERS
 from core.loaders.text import make_document, paragraph_spans
 from core.params import param
 from core.schema import Document, Element, Page
 
 PAGE_SEPARATOR = "\n\n"
-MB = 1024 * 1024
 # How long past this process's own half a forked child may take before its pages are read here instead.
 CHILD_GRACE_SECONDS = 10.0
 # From this many pages on, a second process extracts half of them (below it, a fork costs more than it saves).
@@ -150,19 +156,19 @@ class PdfLoader(Loader):
         except RecursionError:
             raise CorruptDocumentError(file_name, "has a page tree or object nesting too deep to read") from None
         except Exception as exc:  # pypdf raises many kinds of errors on damaged files
-            raise CorruptDocumentError(file_name, f"is not a readable PDF ({_reason(exc)})") from None
+            raise CorruptDocumentError(file_name, f"is not a readable PDF ({error_reason(exc)})") from None
 
     def _load(self, data: bytes, file_name: str) -> list[Document]:
         reader = PdfReader(BytesIO(data), strict=False)
         if reader.is_encrypted:
-            _decrypt_with_empty_password(reader, file_name)
+            decrypt_with_empty_password(reader, file_name)
         page_count = len(reader.pages)
         if page_count == 0:
             raise EmptyDocumentError(file_name, "has no pages")
         if page_count > self.max_pages:
             raise TooLargeError(file_name, f"has {page_count:,} pages, more than max_pages={self.max_pages:,}")
-        _check_content_size(reader, file_name, self.max_content_mb)
-        labels = _page_labels(reader, page_count)
+        check_content_size(reader, file_name, self.max_content_mb)
+        labels = page_labels(reader, page_count)
 
         if self.parser == "pdfplumber":
             from core.loaders.pdf_structure import read_pages
@@ -201,7 +207,7 @@ class PdfLoader(Loader):
             full_text, elements, pages = _assemble_texts(texts, labels, ocr_read)
 
         metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pdf", "page_count": page_count}
-        metadata.update(_info(reader))
+        metadata.update(document_info(reader))
         metadata["parser"] = self.parser
         if fallback:
             metadata["fallback_pages"] = fallback
@@ -344,7 +350,7 @@ class PdfLoader(Loader):
                     file_name, "is encrypted and cannot be read without its password"
                 ) from None
             except Exception as exc:  # one damaged page should not lose the others
-                text, gave_up = "", [f"pypdf failed on it ({_reason(exc)})"]
+                text, gave_up = "", [f"pypdf failed on it ({error_reason(exc)})"]
             if gave_up:
                 # pypdf skipped drawing that may hold text: unread (or partly read), not blank.
                 unreadable[number] = gave_up[0]
@@ -402,60 +408,3 @@ def _assemble_blocks(
 
 def _ocr_attrs(ocr_read: dict[int, OcrPage], number: int) -> dict[str, Any]:
     return {"ocr_confidence": ocr_read[number].confidence} if number in ocr_read else {}
-
-
-def _decrypt_with_empty_password(reader: PdfReader, file_name: str) -> None:
-    """Open a PDF encrypted only against editing (empty user password); refuse a real password."""
-    try:
-        result = reader.decrypt("")
-    except DependencyError:
-        raise EncryptedDocumentError(
-            file_name, "is AES-encrypted, and reading it needs the cryptography package, which is not installed"
-        ) from None
-    if result == PasswordType.NOT_DECRYPTED:
-        raise EncryptedDocumentError(file_name, "is encrypted and cannot be read without its password")
-
-
-def _check_content_size(reader: PdfReader, file_name: str, max_mb: int) -> None:
-    """Refuse before extracting: extraction interprets every instruction, so its time grows with these bytes.
-
-    Decompressing is fast (zlib, capped per stream by pypdf) and pypdf keeps the
-    result for the extraction that follows.
-    """
-    total = 0
-    for page in reader.pages:
-        try:
-            contents = page.get_contents()
-            total += len(contents.get_data()) if contents is not None else 0
-        except Exception:  # a damaged page is reported when its text is extracted
-            continue
-        if total > max_mb * MB:
-            raise TooLargeError(
-                file_name, f"holds more than {max_mb} MB of page content to interpret (max_content_mb={max_mb})"
-            )
-
-
-def _page_labels(reader: PdfReader, page_count: int) -> list[str]:
-    """The PDF's page labels ("iv", "12"), or the page numbers where the labels are missing or broken."""
-    try:
-        labels = [str(label) for label in reader.page_labels]
-    except Exception:
-        labels = []
-    if len(labels) != page_count:
-        labels = [str(number) for number in range(1, page_count + 1)]
-    return labels
-
-
-def _info(reader: PdfReader) -> dict[str, str]:
-    """Title and author from the document info, when present and not blank."""
-    try:
-        info = reader.metadata
-        found = {"title": info.title if info else None, "author": info.author if info else None}
-    except Exception:
-        return {}
-    return {key: " ".join(str(value).split()) for key, value in found.items() if value and str(value).strip()}
-
-
-def _reason(exc: Exception) -> str:
-    text = " ".join(str(exc).split())[:120]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
