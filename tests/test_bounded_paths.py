@@ -9,12 +9,12 @@ naming the file; the batch lists its stuck file and goes on; the app remembers a
 from __future__ import annotations
 
 import os
-import re
 import time
 from functools import partial
 from pathlib import Path
 
 import pytest
+from test_bounded import GRACE, MB, ROOT, SAMPLES, spin  # the same probes as the mechanism's own tests
 
 from core import documents as documents_module
 from core.config import PipelineConfig
@@ -28,15 +28,6 @@ from core.splitters import SPLITTERS, get_splitter
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "sample_docs"
-GRACE = 5.0  # seconds a busy shared machine may add to a deadline before the test calls it missed
-MB = 1_000_000
-
-
-def spin() -> None:
-    """Backtrack for ever inside ``re``, holding the GIL (as test_bounded.py's)."""
-    re.match(r"(a+)+$", "a" * 48 + "!")
 
 
 # -- the same nodes, and the limits, through the app's, the CLI's and the batch's paths ---------
