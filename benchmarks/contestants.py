@@ -14,7 +14,7 @@ Token-sized contestants all count with one tokenizer: the packaged model's
 ``tokenizer.json`` (all-MiniLM-L6-v2's WordPiece), without truncation or special
 tokens, which is what ChunkScope's ``model`` tokenizer uses. Every peer runs
 single-threaded (``TOKENIZERS_PARALLELISM=false``); a contestant that uses more
-threads (ChunkScope's tokenizer pool, :mod:`core.tokenizer_threads`) says so in
+threads (ChunkScope's tokenizer pool, :mod:`core.tokens.threads`) says so in
 ``threads``, and the report compares it per CPU second as well as per wall second.
 """
 
@@ -40,7 +40,7 @@ def hf_tokenizer():  # noqa: ANN201 - tokenizers.Tokenizer
     """The packaged model's tokenizer, as every token-sized contestant gets it."""
     from tokenizers import Tokenizer
 
-    from core.tokenizers import default_model_path
+    from core.tokens.tokenizers import default_model_path
 
     tokenizer = Tokenizer.from_file(os.path.join(default_model_path(), "tokenizer.json"))
     # tokenizer.json carries the model's 128-token truncation; counting must see whole texts.
@@ -134,9 +134,9 @@ class Group:
 def chunkscope(name: str, **params: object) -> Callable[[], Split]:
     def build() -> Split:
         from core.schema import Document
-        from core.segmentation import reuse_sentence_spans
         from core.splitters import get_splitter
-        from core.splitters.fast.token_index import reuse_token_indexes
+        from core.tokens.segmentation import reuse_sentence_spans
+        from core.tokens.token_index import reuse_token_indexes
 
         # Every timed split pays for its own tokenizer pass and sentence segmentation, as a peer's
         # does: the app's reuse of a text's token index and sentence cuts across splits would
@@ -159,11 +159,11 @@ def chunkscope(name: str, **params: object) -> Callable[[], Split]:
 
 
 def model_threads() -> int:
-    """Threads ChunkScope's model tokenizer may encode a large batch on (core.tokenizer_threads).
+    """Threads ChunkScope's model tokenizer may encode a large batch on (core.tokens.threads).
 
-    At most: a text its ASCII path takes (core/wordpiece.py) is tokenized on one thread.
+    At most: a text its ASCII path takes (core/tokens/wordpiece.py) is tokenized on one thread.
     """
-    from core.tokenizer_threads import WORKERS
+    from core.tokens.threads import WORKERS
 
     return WORKERS
 
@@ -308,11 +308,11 @@ def tokenize_once() -> Split:
 def token_index_once() -> Split:
     """The same floor through ChunkScope's model tokenizer: the text's token index, built afresh.
 
-    Its ASCII path (``core/wordpiece.py``) gives the Rust tokenizer's tokens sooner,
+    Its ASCII path (``core/tokens/wordpiece.py``) gives the Rust tokenizer's tokens sooner,
     so the floor of a splitter counting with it is this pass, not ``encode_batch``.
     """
-    from core.splitters.fast.token_index import TokenIndex
-    from core.tokenizers import get_tokenizer
+    from core.tokens.token_index import TokenIndex
+    from core.tokens.tokenizers import get_tokenizer
 
     tokenizer = get_tokenizer("model")
 

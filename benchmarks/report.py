@@ -346,7 +346,7 @@ METHOD = """
   `tests/test_benchmarks.py` pins that ChunkScope's timed callable takes the `str` and builds the `Document`.
 - Every group reports wall time and CPU time: `time.perf_counter` and `time.process_time` (the process's CPU, every
   thread included) around each call. A contestant that may use more than one thread (ChunkScope's model tokenizer
-  encodes large batches of text with many non-ASCII characters on two threads, `core/tokenizer_threads.py`; every peer
+  encodes large batches of text with many non-ASCII characters on two threads, `core/tokens/threads.py`; every peer
   runs with `TOKENIZERS_PARALLELISM=false`) is labelled in the `threads` column with that maximum, its measured
   CPU/wall stated in the verdict, and compared per CPU too.
 - Each group includes every peer that does the same job at the same unit: chonkie SentenceChunker and
@@ -354,7 +354,7 @@ METHOD = """
   splitter, as well as the peers of earlier rounds. Token-sized splitting also shows its physical floor: the text
   tokenized once with the same tokenizer, both by the `tokenizers` library's `encode_batch` and by ChunkScope's own
   model tokenizer (its token index: the Rust tokenizer's tokens, plain ASCII read from the vocabulary by
-  `core/wordpiece.py`); the verdict takes the lower of the two.
+  `core/tokens/wordpiece.py`); the verdict takes the lower of the two.
 - Inputs are both one document per file (the per-file corpus: whole documents from `files.json`, in corpus order, up to
   the group's size; what users load) and one large document (the same size cut from `corpus.txt` or `corpus.md`); the
   verdict uses the per-file corpus (the markdown target also the large document), by CPU time against the fastest peer

@@ -265,10 +265,10 @@ def pdf_rss() -> dict:
 def embedding(args: argparse.Namespace) -> dict:
     from sentence_transformers import SentenceTransformer
 
-    from core.embeddings import Embedder, embed_nodes
+    from core.embed.embedder import Embedder, embed_nodes
     from core.schema import Document
     from core.splitters import get_splitter
-    from core.tokenizers import default_model_path
+    from core.tokens.tokenizers import default_model_path
 
     text = read_input("corpus.txt", 0.25)
     nodes = get_splitter("sentence", chunk_size=256, chunk_overlap=20).split([Document(text=text)])

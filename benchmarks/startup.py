@@ -39,7 +39,7 @@ HEAVY = ("sentence_transformers", "transformers", "sklearn", "torch", "pypdf")
 CLI = f"""
 import atexit, json, sys
 atexit.register(lambda: print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})), file=sys.stderr))
-from core.cli import main
+from core.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/sweep_cache.py --append   # and append a section to benchmarks/RESULTS.md
 
 1. **Cold and warm sweep.** The app's sample documents and ``sample_docs/queries.json``, the sentence splitter at
-   chunk_size 128, 256, 512, 1024 × chunk_overlap 0, 64, dense top-5 (``core.sweep.sweep``). Each run is a fresh
+   chunk_size 128, 256, 512, 1024 × chunk_overlap 0, 64, dense top-5 (``core.evaluate.sweep.sweep``). Each run is a fresh
    process (no vectors in memory) on the same fresh ``CHUNKSCOPE_CACHE_DIR``: the first finds it empty (cold), the
    second finds the first's vectors on disk (warm). The model is loaded and one text embedded before the clock
    starts, so both time the sweep alone. Wall time and the process's CPU time (every thread).
@@ -34,7 +34,7 @@ SIZES, OVERLAPS = [128, 256, 512, 1024], [0, 64]
 def sample_corpus():
     from core.config import PipelineConfig
     from core.documents import prepare_documents
-    from core.evaluation import load_queries
+    from core.evaluate.evaluation import load_queries
     from core.loaders import load
     from ui.documents import sample_files
 
@@ -44,8 +44,8 @@ def sample_corpus():
 
 def child_sweep() -> None:
     """One timed sweep in this process; prints its numbers as JSON."""
-    from core.embeddings import RUNTIME, get_embedder
-    from core.sweep import sweep
+    from core.embed.embedder import RUNTIME, get_embedder
+    from core.evaluate.sweep import sweep
 
     documents, queries = sample_corpus()
     start = time.perf_counter()
@@ -85,7 +85,7 @@ def sweeps(cache: str) -> dict:
 
 
 def bm25_scaling() -> dict:
-    from core.evaluation import evaluate
+    from core.evaluate.evaluation import evaluate
     from core.splitters import get_splitter
 
     documents, queries = sample_corpus()
@@ -113,9 +113,9 @@ def _timed(work) -> float:  # noqa: ANN001
 
 
 def tuner_vs_sweep() -> dict:
-    from core.embeddings import get_embedder
-    from core.sweep import SweepSpec
-    from core.tune import TuneSpace, tune
+    from core.embed.embedder import get_embedder
+    from core.evaluate.sweep import SweepSpec
+    from core.evaluate.tune import TuneSpace, tune
 
     documents, queries = sample_corpus()
     embedder = get_embedder()

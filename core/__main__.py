@@ -2,6 +2,6 @@
 
 import sys
 
-from core.cli import main
+from core.cli.main import main
 
 sys.exit(main())

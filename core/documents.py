@@ -14,8 +14,9 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.limits import DEFAULT_LIMITS, Limits, check_split_size
+from core.limits import DEFAULT_LIMITS, Limits
 from core.schema import Document, Node
+from core.splitters.size_check import check_split_size
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
@@ -34,8 +35,8 @@ def load_documents(
     ``bounded``: each file is loaded in a child stopped at ``limits.load_seconds`` or
     ``limits.work_memory_mb`` (:func:`load_bounded`).
     """
-    from core.document_cache import load  # a file read the same way before comes from core.document_cache
     from core.loaders import folder_extensions, loader_for
+    from core.loaders.cache import load  # a file read the same way before comes from core.loaders.cache
 
     documents: list[Document] = []
     for path in map(Path, paths):
@@ -91,7 +92,7 @@ def run_split(
     ``bounded`` (the app, ``chunkscope split`` and ``batch``: input from anyone) runs the
     split, where :func:`split_needs_child` says so, in a child stopped after
     ``limits.split_seconds`` per document or beyond ``limits.work_memory_mb``
-    (:mod:`core.bounded`); its nodes are the same as in-process.
+    (:mod:`core.runtime.bounded`); its nodes are the same as in-process.
     """
     splitter = config.splitter
     check_split_size(documents, splitter, limits)
@@ -103,7 +104,7 @@ def split_bounded(documents: Sequence[Document], splitter: Splitter, limits: Lim
     """``splitter.split(documents)``, in a child that can be stopped where :func:`split_needs_child` says so."""
     if not split_needs_child(documents, splitter):
         return splitter.split(documents)
-    from core.bounded import map_bounded
+    from core.runtime.bounded import map_bounded
 
     _warm(splitter)
     # One document at a time, so a deadline names its file; Splitter.split is the same loop.
@@ -137,7 +138,7 @@ IN_PROCESS_CHARS = 300_000
 
 
 def split_needs_child(documents: Sequence[Document], splitter: Splitter) -> bool:
-    """Whether a split of untrusted input must run in a child that can be stopped (:mod:`core.bounded`).
+    """Whether a split of untrusted input must run in a child that can be stopped (:mod:`core.runtime.bounded`).
 
     In-process, sparing the fork (5-20 ms) and keeping what the split caches (a
     text's token index) for the next one, only when the work is known to be
@@ -186,11 +187,11 @@ def load_bounded(
     read: Callable[[], list[Document]], file_name: str, size: int | None, limits: Limits = DEFAULT_LIMITS
 ) -> list[Document]:
     """``read()`` (a :func:`core.loaders.load_bytes` or ``load`` call for a file of ``size`` bytes), in a child
-    stopped after ``limits.load_seconds`` or beyond ``limits.work_memory_mb`` (:mod:`core.bounded`) unless
+    stopped after ``limits.load_seconds`` or beyond ``limits.work_memory_mb`` (:mod:`core.runtime.bounded`) unless
     :func:`load_needs_child` finds the work small."""
     if not load_needs_child(file_name, size):
         return read()
-    from core.bounded import run_bounded
+    from core.runtime.bounded import run_bounded
 
     return run_bounded(
         read,

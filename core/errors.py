@@ -20,7 +20,7 @@ class LoadError(ChunkScopeError):
         super().__init__(f"{file_name}: {problem}")
 
     def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        # Rebuilt from its two parts, so it crosses a pipe from a forked child (core.bounded) unchanged.
+        # Rebuilt from its two parts, so it crosses a pipe from a forked child (core.runtime.bounded) unchanged.
         return type(self), (self.file_name, self.problem)
 
 

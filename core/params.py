@@ -38,7 +38,7 @@ class ParamSpec:
     # A function is accepted too (a tokenizer's size function): from Python only, so listings leave it out.
     accepts_function: bool = False
     # A regular expression the component compiles: "always", or the name of the bool parameter that makes it
-    # one (``is_separator_regex``); checked by core.splitters.regex_check wherever the value comes from.
+    # one (``is_separator_regex``); checked by core.runtime.regex_check wherever the value comes from.
     regex: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -198,7 +198,7 @@ class Configurable:
     def _check_regexes(self) -> None:
         """Refuse a declared regex (see :func:`param`) that is long or can backtrack exponentially."""
         for spec, pattern in self.regex_values():
-            from core.splitters.regex_check import check_bounded_regex  # core.splitters imports this module
+            from core.runtime.regex_check import check_bounded_regex  # core.splitters imports this module
 
             # An entry of a list is named in the singular: "separators" holds separators, each "separator".
             label = spec.name[:-1] if spec.kind == "str_list" and spec.name.endswith("s") else spec.name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Iterator
 from importlib.metadata import entry_points
@@ -18,13 +19,17 @@ class Registry(Generic[C]):
 
     Plugins are found only through installed entry points of ``entry_point_group``:
     nothing a document or a URL says can make ChunkScope import a module.
+    ``providers`` names ChunkScope's own modules that register components of this kind from a higher
+    layer (the framework engines are splitters, and they import the splitters' base): they are imported
+    on the first lookup, before the plugins, so importing the lower layer never imports the higher one.
     """
 
-    def __init__(self, kind: str, entry_point_group: str | None = None) -> None:
+    def __init__(self, kind: str, entry_point_group: str | None = None, providers: tuple[str, ...] = ()) -> None:
         self.kind = kind
         self.entry_point_group = entry_point_group
+        self.providers = providers
         self._classes: dict[str, C] = {}
-        self._plugins_loaded = entry_point_group is None
+        self._plugins_loaded = entry_point_group is None and not providers
         self._plugins_loading = False
         self._plugin_lock = threading.RLock()
         self.plugin_errors: list[str] = []
@@ -50,7 +55,9 @@ class Registry(Generic[C]):
                 return
             self._plugins_loading = True
             try:
-                for ep in entry_points(group=self.entry_point_group):
+                for module in self.providers:
+                    importlib.import_module(module)
+                for ep in entry_points(group=self.entry_point_group) if self.entry_point_group else ():
                     try:
                         cls = ep.load()
                         if cls.name not in self._classes:

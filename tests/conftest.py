@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
-# The embedding cache (core.embedding_cache) goes to the project's ignored .pytest_cache, not the
+# The embedding cache (core.embed.cache) goes to the project's ignored .pytest_cache, not the
 # user's home; the xdist workers and the browser tests' server share it.
 os.environ.setdefault("CHUNKSCOPE_CACHE_DIR", str(ROOT / ".pytest_cache" / "chunkscope"))
 SAMPLE_DOCS = ROOT / "sample_docs"

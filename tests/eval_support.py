@@ -6,7 +6,7 @@ import hashlib
 
 import numpy as np
 
-from core.embeddings import Embedder
+from core.embed.embedder import Embedder
 
 DIMENSION = 32
 

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from core.batch import MANIFEST, BatchInterrupted, expand_inputs, read_manifest, run_batch
-from core.cli import main
+from core.cli.main import main
 from core.config import PipelineConfig
 from core.schema import MetadataMode, Node
 from core.splitters import get_splitter
@@ -317,7 +317,7 @@ def test_a_file_over_the_upload_limit_fails_before_it_is_read(tmp_path: Path):
 def test_embed_adds_a_fixed_size_float32_column_of_the_embed_views(corpus: Path, tmp_path: Path):
     import numpy as np
 
-    from core.embeddings import get_embedder
+    from core.embed.embedder import get_embedder
 
     result = run_batch(
         [str(corpus / "release_notes.txt")], small_config(), tmp_path / "out", workers=1, embed="default"

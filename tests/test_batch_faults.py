@@ -25,11 +25,11 @@ import pytest
 from core.batch import MANIFEST, OutputWriteError, expand_inputs, read_manifest, run_batch
 from core.batch.dataset import Manifest
 from core.batch.storage import OutputStore
-from core.cli import main
+from core.cli.main import main
 from core.config import PipelineConfig
 from core.errors import LoadError
-from core.file_kinds import refuse_special_file, special_file_problem
 from core.loaders import load
+from core.loaders.file_kinds import refuse_special_file, special_file_problem
 from core.splitters import get_splitter
 
 ROOT = Path(__file__).resolve().parent.parent

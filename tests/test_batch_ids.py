@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from core.batch import expand_inputs, run_batch
-from core.cli import main
+from core.cli.main import main
 from core.config import PipelineConfig
 from core.schema import Document, content_id
 from core.splitters import get_splitter

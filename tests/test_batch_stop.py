@@ -31,7 +31,7 @@ import signal, sys
 # Python leaves SIGINT ignored when its parent started it ignored (a background job): restore it as a terminal has it.
 signal.signal(signal.SIGINT, signal.default_int_handler)
 from core.batch import work
-from core.cli import main
+from core.cli.main import main
 
 process = work._process
 

@@ -20,7 +20,7 @@ from test_batch import BAD, make_corpus, part_hashes, small_config
 
 from core.batch import BatchInterrupted, read_manifest, run_batch
 from core.batch.storage import OutputStore
-from core.cli import main
+from core.cli.main import main
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,13 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pyarrow as pa
 
-from core import tokenizer_threads
 from core.batch.local_engine import _start_worker
 from core.batch.work import use_one_core
 from core.config import PipelineConfig
-from core.forking import Forked
-from core.parallel import pool_context
-from core.tokenizers import get_tokenizer
+from core.runtime.forking import Forked
+from core.runtime.parallel import pool_context
+from core.tokens import threads as tokenizer_threads
+from core.tokens.tokenizers import get_tokenizer
 
 # Long enough that the app's process would encode it on two threads (2 KB per thread at least).
 TEXTS = [f"Paragraph {n}: chunk overlap keeps a sentence whole across the cut. " * 20 for n in range(40)]
@@ -108,7 +108,7 @@ def test_the_local_engine_keeps_a_window_of_files_in_flight_bounded_by_count_and
 _HALF_A_RESULT = """
 import os, struct, sys
 from concurrent.futures import ProcessPoolExecutor
-from core.parallel import pool_context, stop_pool
+from core.runtime.parallel import pool_context, stop_pool
 
 pool = ProcessPoolExecutor(max_workers=1, mp_context=pool_context())
 assert pool.submit(abs, -1).result() == 1

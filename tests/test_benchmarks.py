@@ -51,6 +51,6 @@ def test_only_the_floor_is_not_a_peer_and_a_multi_threaded_contestant_says_so():
         "floor: the text tokenized once (encode_batch of its paragraphs)",
         "floor: the text tokenized once (ChunkScope's token index)",
     ]
-    from core.tokenizer_threads import WORKERS
+    from core.tokens.threads import WORKERS
 
     assert contestants.group("sentence").ours.threads == WORKERS

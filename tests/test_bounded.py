@@ -1,4 +1,4 @@
-"""Work on untrusted input runs where it can be stopped (core.bounded): a deadline, a memory ceiling, the file named.
+"""Work on untrusted input runs where it can be stopped (core.runtime.bounded): a deadline, a memory ceiling, the file named.
 
 The slow work here is a backtracking ``re`` match: C code that holds the GIL for as
 long as it runs (``(a+)+$`` on 48 a's and a "!" would take years), which is what a
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from core import documents as documents_module
-from core.bounded import map_bounded, run_bounded
 from core.documents import (
     load_needs_child,
     split_needs_child,
 )
 from core.errors import ConfigError, EmptyDocumentError, WorkMemoryError, WorkTimeoutError
+from core.runtime.bounded import map_bounded, run_bounded
 from core.schema import Document
 from core.splitters import get_splitter
 

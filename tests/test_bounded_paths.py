@@ -160,7 +160,7 @@ def test_a_small_docx_that_unpacks_to_millions_of_paragraphs_is_refused_not_left
 def test_the_cli_split_runs_a_framework_engine_in_a_child(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys
 ) -> None:
-    from core.cli import main
+    from core.cli.main import main
 
     pids = tmp_path / "pids"
 

@@ -175,9 +175,9 @@ def test_untrusted_html_in_documents_never_runs(page) -> None:
 
 
 def test_run_a_sample_query_and_read_a_stage_trace(page) -> None:
-    from core.embeddings import get_embedder
+    from core.embed.embedder import get_embedder
     from core.loaders import load
-    from core.query import final_context, run_query
+    from core.query.chain import final_context, run_query
     from core.splitters.hierarchical import leaf_nodes
     from ui.documents import sample_files
     from ui.query import sample_queries

@@ -3,7 +3,7 @@
 ``\\s*\\s*\\s*\\d`` passes the regex check (its backtracking is polynomial, not
 exponential), yet LangChain's ``re.split`` on a run of 20,000 spaces tries about
 10^12 ways, in C, holding the GIL the whole time: in-process, that froze every
-session of the server. Split in a child (core.bounded), the server's event loop
+session of the server. Split in a child (core.runtime.bounded), the server's event loop
 runs on: ``/_stcore/health`` answers within a second, a second session renders,
 and the first session gets the deadline's sentence instead of a spinner for ever.
 """

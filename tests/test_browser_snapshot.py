@@ -15,9 +15,9 @@ from core.config import PipelineConfig
 from core.config_parts import MetadataSettings
 from core.documents import run_split
 from core.loaders import load
-from core.query import run_query
+from core.output.snapshot import snapshot_html
+from core.query.chain import run_query
 from core.schema import MetadataMode
-from core.snapshot import snapshot_html
 from core.splitters import get_splitter
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]

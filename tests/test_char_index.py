@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.char_index import WORD_BREAKS, CharIndex
+from core.tokens.char_index import WORD_BREAKS, CharIndex
 
 # Words, ASCII and Unicode whitespace (NBSP, ideographic space, line separator), punctuation, a lone surrogate.
 _CHARS = st.sampled_from(["a", "bc", "é", "中", " ", "  ", "\n", "\t", "\u00a0", "\u3000", "\u2028", ".", ",", "-", "\ud800"])

@@ -20,7 +20,7 @@ from core.splitters.base import Span
 from core.splitters.character import CharacterSplitter, chunk_bounds, pack_pieces
 from core.splitters.fast import separator_search
 from core.splitters.fast.separator_search import DenseRun, bounds_by_search
-from core.tokenizers import get_tokenizer
+from core.tokens.tokenizers import get_tokenizer
 
 CHARACTERS = get_tokenizer("characters")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core import load
-from core.cli import main
+from core.cli.main import main
 from core.config import PipelineConfig
 from core.splitters import SPLITTERS
 
@@ -156,7 +156,7 @@ def test_query_commands_are_plugged_in(capsys):
 
 
 def test_app_is_found_in_the_checkout():
-    from core.cli import find_app
+    from core.cli.main import find_app
 
     assert find_app() == ROOT / "app.py"
 
@@ -200,7 +200,7 @@ def test_set_strips_the_items_of_a_list(capsys):
 
 _QUERY = """
 import json, sys
-from core.cli import main
+from core.cli.main import main
 code = main(sys.argv[1:])
 sys.exit(code)
 """

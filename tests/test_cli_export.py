@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from core import get_splitter
-from core.bundled_data import bundled_folder
-from core.cli import main
+from core.cli.main import main
 from core.config import PipelineConfig
 from core.documents import load_documents, run_split
-from core.export import langchain_snippet, llamaindex_snippet
+from core.output.export import langchain_snippet, llamaindex_snippet
+from core.tokens.bundled_data import bundled_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 OPTIONS = ["--splitter", "llamaindex.sentence", "--set", "chunk_size=256", "--set", "chunk_overlap=32"]

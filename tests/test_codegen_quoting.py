@@ -23,15 +23,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import get_splitter
-from core.codegen import comment, literal, notes_of, one_line
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, loader_registry
 from core.errors import ChunkScopeError
-from core.export import langchain_snippet, llamaindex_snippet
 from core.extractors import EXTRACTORS
+from core.output.export import langchain_snippet, llamaindex_snippet
 from core.postprocessors import POSTPROCESSORS
 from core.splitters import SPLITTERS
 from core.splitters.recursive import _unescape
+from core.translate.snippet import comment, literal, notes_of, one_line
 
 # Pieces that end a string, a docstring, a comment or a line, or read otherwise than they run.
 HOSTILE_PIECES = [

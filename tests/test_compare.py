@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.compare import BoundaryChange, boundary_diff, cut_points
 from core.errors import ConfigError
+from core.measure.compare import BoundaryChange, boundary_diff, cut_points
 from core.schema import Node
 
 

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from core import load
-from core.bundled_data import tiktoken_encoding, use_bundled_nltk_data
 from core.engines.llamaindex import llama_document, llamaindex_tokenizer
 from core.schema import Document, Node, NodeRelationship
-from core.span_recovery import SPAN_STATUS_KEY
+from core.spans.recovery import SPAN_STATUS_KEY
 from core.splitters import get_splitter
+from core.tokens.bundled_data import tiktoken_encoding, use_bundled_nltk_data
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_docs"
 FILES = ("chunking_guide.md", "release_notes.txt", "vector_search_faq.html", "chunk_stats.py", "rag_handbook.pdf")

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 from strategies import hard_words, unicode_text
 from test_compat import agreement, llama_texts
 
-from core.codegen import MODEL_SETUP, CodeSnippet
 from core.engines.langchain_args import LengthArg
 from core.engines.llamaindex import TokenizerArg, model_tokens
 from core.engines.mirrors import mirrored_engine
-from core.framework_code import langchain_length, llamaindex_tokenizer
 from core.splitters import get_splitter
-from core.tokenizers import get_tokenizer
+from core.tokens.tokenizers import get_tokenizer
+from core.translate.framework_code import langchain_length, llamaindex_tokenizer
+from core.translate.snippet import MODEL_SETUP, CodeSnippet
 
 # Each with the count ChunkScope's model tokenizer gives it.
 TRICKY = [
@@ -50,8 +50,8 @@ def _exported(library: str) -> Any:
         expression = langchain_length(code, "model")["length_function"]
     assert code.needs_model
     namespace: dict[str, Any] = {}
-    exec("\n".join([*code.imports, MODEL_SETUP, *code.setup]), namespace)  # noqa: S102 - built by core.codegen
-    counter = eval(expression, namespace)  # noqa: S307 - a name core.codegen wrote
+    exec("\n".join([*code.imports, MODEL_SETUP, *code.setup]), namespace)  # noqa: S102 - built by core.translate.snippet
+    counter = eval(expression, namespace)  # noqa: S307 - a name core.translate.snippet wrote
     return (lambda text: len(counter(text))) if library == "LlamaIndex" else counter
 
 

@@ -35,12 +35,12 @@ from hypothesis import strategies as st
 from strategies import markdownish, prose, sentences, unicode_text, whitespace_runs, with_long_words
 from test_compat import check_spans
 
-from core.bundled_data import use_bundled_nltk_data
 from core.engines.mirrors import mirrored_engine
 from core.errors import ConfigError
 from core.schema import Document, Node
 from core.splitters import get_splitter
-from core.tokenizers import TOKENIZER_NAMES
+from core.tokens.bundled_data import use_bundled_nltk_data
+from core.tokens.tokenizers import TOKENIZER_NAMES
 
 pytestmark = pytest.mark.fuzz
 

@@ -1,4 +1,4 @@
-"""The document cache (core.document_cache): what a file loads to is kept, given back equal, and never trusted blindly."""
+"""The document cache (core.loaders.cache): what a file loads to is kept, given back equal, and never trusted blindly."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import core.loaders
-from core import document_cache
-from core.document_cache import DocumentCache, document_from_json, document_to_json
 from core.errors import LoadError
 from core.limits import Limits
+from core.loaders import cache as document_cache
+from core.loaders.cache import DocumentCache, document_from_json, document_to_json
 from core.schema import Document, Element, Page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,8 +213,9 @@ HEAVY = ["markdown_it", "openpyxl", "pdfplumber", "pypdf", "sentence_transformer
 # Fills the caches without the model: every node's EMBED view and the query get a random unit vector.
 FILL = f"""
 import numpy as np
-from core import cli, cli_query
-from core.embeddings import Embedder
+from core.cli import main as cli
+from core.cli import query as cli_query
+from core.embed.embedder import Embedder
 from core.schema import MetadataMode, contents
 args = cli.build_parser().parse_args(["query", "sample_docs", "--query", {QUERY!r}])
 texts = contents(cli_query._split(args), MetadataMode.EMBED) + [{QUERY!r}]
@@ -225,7 +226,7 @@ embedder._disk.put(embedder._disk_model, [(embedder._key(t), v / np.linalg.norm(
 RUN = f"""
 import atexit, json, sys
 atexit.register(lambda: print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))), file=sys.stderr))
-from core.cli import main
+from core.cli.main import main
 sys.exit(main(["query", "sample_docs", "--query", {QUERY!r}]))
 """
 

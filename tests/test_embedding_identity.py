@@ -16,11 +16,11 @@ import pytest
 
 from core.config import PipelineConfig
 from core.documents import run_split
-from core.embeddings import Embedder
+from core.embed.embedder import Embedder
 from core.loaders import load
 from core.schema import MetadataMode
 from core.splitters.hierarchical import leaf_nodes
-from core.tokenizers import default_model_path
+from core.tokens.tokenizers import default_model_path
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the README promises: the largest difference of one component, and of a cosine from 1.
@@ -89,9 +89,9 @@ def test_every_sample_query_ranks_the_chunks_as_sentence_transformers_does(texts
 
 
 def test_the_plain_torch_route_is_bit_identical_to_transformers_bert_model(texts):
-    """The packaged model runs without transformers (core.embedding_models.PlainBertModel); transformers'
+    """The packaged model runs without transformers (core.embed.models.PlainBertModel); transformers'
     AutoModel on the same folder gives the same bits, padded batches and single texts, truncated or not."""
-    from core.embedding_models import MeanPoolingModel, PlainBertModel, mean_pooling_layout
+    from core.embed.models import MeanPoolingModel, PlainBertModel, mean_pooling_layout
 
     path = default_model_path()
     plain, through_transformers = (
@@ -113,7 +113,7 @@ def test_a_new_query_imports_torch_but_not_transformers(tmp_path):
 
     script = """
 import json, sys
-from core.embeddings import Embedder
+from core.embed.embedder import Embedder
 Embedder(disk_cache=False).embed_query("a query no cache holds")
 print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers', 'scipy', 'sklearn', 'sentence_transformers'})))
 """

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.embedding_models as embedding_models
-import core.embeddings as embeddings
-from core.embedding_cache import DiskCache
-from core.embeddings import Embedder, embed_nodes, get_embedder
+import core.embed.embedder as embeddings
+import core.embed.models as embedding_models
+from core.embed.cache import DiskCache
+from core.embed.embedder import Embedder, embed_nodes, get_embedder
 from core.errors import ModelUnavailableError
 from core.schema import MetadataMode, Node
-from core.tokenizers import default_model_path
+from core.tokens.tokenizers import default_model_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -267,7 +267,7 @@ def test_a_damaged_vector_on_disk_is_encoded_again_and_replaced(tmp_path, own_ca
     _corrupt(own_cache_dir / "embeddings.sqlite3", DAMAGED[damage])
 
     second = FakeEmbedder(str(tmp_path))
-    with caplog.at_level("WARNING", logger="core.embedding_cache"):
+    with caplog.at_level("WARNING", logger="core.embed.cache"):
         vectors = second.embed(["a text"])
     assert second.batches == [["a text"]]  # not trusted: encoded again
     np.testing.assert_array_equal(vectors, good)
@@ -450,7 +450,7 @@ def test_nothing_heavy_is_imported_while_every_text_is_cached(tmp_path):
     script = f"""
 import json, sys
 import numpy as np
-from core.embeddings import Embedder
+from core.embed.embedder import Embedder
 first = Embedder()
 unit = np.eye(384, dtype=np.float32)[0]  # the packaged model's length, unit norm: what the cache checks
 first._disk.put(first._disk_model, [(first._key(t), unit) for t in ("chunk", "query?")])
@@ -525,7 +525,7 @@ def test_the_transformers_route_computes_what_sentence_transformers_did(both_rou
     assert np.abs(new - old).max() <= 1e-6
     cosine = np.sum(new * old, axis=1) / (np.linalg.norm(new, axis=1) * np.linalg.norm(old, axis=1))
     assert cosine.min() >= 0.999999
-    # Bit for bit, in fact: that is why the disk cache's key did not change (core.embeddings._model_key).
+    # Bit for bit, in fact: that is why the disk cache's key did not change (core.embed.embedder._model_key).
     # If this fails after an upgrade, the two routes must be told apart in that key.
     np.testing.assert_array_equal(new, old)
 

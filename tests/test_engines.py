@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 
 from core import MetadataMode, load
-from core.bundled_data import bundled_encodings, tiktoken_encoding
 from core.engines import FrameworkSplitter
 from core.engines.langchain import LANGUAGES
-from core.rewrites import span_counts
 from core.schema import Document, NodeRelationship
-from core.span_recovery import SPAN_STATUS_KEY
+from core.spans.recovery import SPAN_STATUS_KEY
+from core.spans.rewrites import span_counts
 from core.splitters import SPLITTERS
+from core.tokens.bundled_data import bundled_encodings, tiktoken_encoding
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_docs"
@@ -479,7 +479,7 @@ def run_snippet(engine: FrameworkSplitter, library: str, document: Document) -> 
 
     The exported code reads files as they are, so an HTML engine's snippet is given the page's source.
     """
-    from core.codegen import CodeSnippet
+    from core.translate.snippet import CodeSnippet
 
     code = CodeSnippet(library, "")
     body = getattr(engine, library)(code)
@@ -597,7 +597,7 @@ def test_the_chunks_page_offers_the_engines_and_shows_their_nodes() -> None:
 def test_the_cli_lists_the_engines_and_splits_with_one(capsys: pytest.CaptureFixture[str]) -> None:
     from importlib.metadata import version
 
-    from core.cli import main
+    from core.cli.main import main
 
     assert main(["splitters", "--format", "json"]) == 0
     listing = {entry["name"]: entry for entry in json.loads(capsys.readouterr().out)}

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from core import MetadataMode, load
 from core.loaders import LOADERS
-from core.rewrites import span_counts
 from core.schema import Document
-from core.span_recovery import SPAN_STATUS_KEY
+from core.spans.recovery import SPAN_STATUS_KEY
+from core.spans.rewrites import span_counts
 from core.splitters import SPLITTERS
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_docs"

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from core import cli_query
+from core.cli import query as cli_query
 from core.errors import ConfigError, LoadError
-from core.evaluation import (
+from core.evaluate.evaluation import (
     EvalQuery,
     evaluate,
     load_queries,
@@ -17,8 +17,8 @@ from core.evaluation import (
     rank_scores,
     span_scores,
 )
+from core.evaluate.sweep import sweep, sweep_values
 from core.schema import Document
-from core.sweep import sweep, sweep_values
 
 # -- metrics on literal spans -------------------------------------------------------
 

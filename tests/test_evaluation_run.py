@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import core
-import core.embeddings
-from core import cli_query
+import core.embed.embedder
+from core.cli import query as cli_query
 from core.errors import ConfigError
-from core.evaluation import EvalQuery, evaluate
-from core.retrieval import BM25Index, bm25_scores
+from core.evaluate.evaluation import EvalQuery, evaluate
+from core.query.retrieval import BM25Index, bm25_scores
 from core.schema import Document, MetadataMode, Node
 from core.splitters import get_splitter
 
@@ -157,7 +157,7 @@ def test_the_cli_refuses_bad_arguments_before_loading_the_model(sample_docs, cap
     def no_model(*args, **kwargs):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(core.embeddings, "get_embedder", no_model)
+    monkeypatch.setattr(core.embed.embedder, "get_embedder", no_model)
     corpus = [str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
     assert cli_query.main(["evaluate", *corpus, "--splitter", "character", *argument]) == 2
     err = capsys.readouterr().err
@@ -165,7 +165,7 @@ def test_the_cli_refuses_bad_arguments_before_loading_the_model(sample_docs, cap
 
 
 def test_a_missing_excerpt_fails_before_the_model_loads(tmp_path, sample_docs, capsys, monkeypatch):
-    monkeypatch.setattr(core.embeddings, "get_embedder", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(core.embed.embedder, "get_embedder", lambda *a, **k: pytest.fail("the model was loaded"))
     bad = tmp_path / "q.json"
     bad.write_text(json.dumps([{"query": "q", "doc": "chunking_guide.md", "excerpts": ["not in the guide at all"]}]))
     assert cli_query.main(["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(bad)]) == 2
@@ -256,7 +256,7 @@ def test_a_second_cli_run_embeds_nothing_new(sample_docs, tmp_path, monkeypatch,
         runs.append(WordsEmbedder(str(tmp_path / "model")))  # a new process: nothing in memory
         return runs[-1]
 
-    monkeypatch.setattr(core.embeddings, "get_embedder", fresh_process_embedder)
+    monkeypatch.setattr(core.embed.embedder, "get_embedder", fresh_process_embedder)
     args = ["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
     args += ["--splitter", "character", "--sweep-sizes", "300,600", "--quiet", "--format", "json"]
     assert cli_query.main(args) == 0
@@ -270,6 +270,6 @@ def test_a_second_cli_run_embeds_nothing_new(sample_docs, tmp_path, monkeypatch,
 
 def test_evaluate_and_sweep_are_exported_from_core():
     assert core.evaluate is evaluate
-    from core.sweep import sweep
+    from core.evaluate.sweep import sweep
 
-    assert core.sweep is sweep and {"evaluate", "sweep", "load_queries"} <= set(core.__all__)
+    assert core.evaluate.sweep is sweep and {"evaluate", "sweep", "load_queries"} <= set(core.__all__)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.evaluation import EvalQuery, evaluate, reference_spans
-from core.excerpts import ExcerptFinder, without_markup
+from core.evaluate.evaluation import EvalQuery, evaluate, reference_spans
+from core.evaluate.excerpts import ExcerptFinder, without_markup
 from core.loaders import load, load_bytes
 
 PAGE = b"""<html><body>

@@ -12,11 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from core import Node, get_splitter, load
-from core.codegen import notes_of
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import run_split
-from core.export import (
+from core.output.export import (
     TABLE_COLUMNS,
     config_to_json,
     langchain_snippet,
@@ -27,6 +26,7 @@ from core.export import (
 )
 from core.postprocessors import POSTPROCESSORS
 from core.splitters import SPLITTERS
+from core.translate.snippet import notes_of
 
 
 @pytest.fixture(scope="module")
@@ -255,9 +255,9 @@ def _run_exported(splitter, library: str, document) -> list[str]:
     """Execute the splitter part Export writes for ``library`` on ``document``; the chunk texts it makes."""
     from langchain_core.documents import Document as LangChainDocument
 
-    from core.codegen import MODEL_SETUP, CodeSnippet
     from core.engines.llamaindex import llama_document
-    from core.export import splitter_code
+    from core.output.splitter_code import splitter_code
+    from core.translate.snippet import MODEL_SETUP, CodeSnippet
 
     code = CodeSnippet(library, "")
     body = splitter_code(splitter, code)
@@ -279,7 +279,7 @@ def _run_exported(splitter, library: str, document) -> list[str]:
 def test_a_compatible_mode_exports_the_call_it_mirrors_and_it_runs_to_the_chunks_shown(
     name, params, sample, sample_docs
 ):
-    from core.bundled_data import use_bundled_nltk_data
+    from core.tokens.bundled_data import use_bundled_nltk_data
 
     use_bundled_nltk_data()
     splitter = get_splitter(name, **params)
@@ -311,7 +311,7 @@ def test_a_compat_setting_is_exported_as_the_call_that_ran():
 
 def test_the_export_check_finds_the_defaults_in_compat_mode_rebuilt_exactly(sample_docs):
     # Sentence with its defaults counts model tokens; with compat=llamaindex the script rebuilds every chunk, in order.
-    from core.export_check import check_export
+    from core.output.export_check import check_export
 
     documents = [load(sample_docs / name)[0] for name in ("chunking_guide.md", "release_notes.txt")]
     for name, compat in [("sentence", "llamaindex"), ("token", "llamaindex"), ("hierarchical", "llamaindex"),
@@ -334,7 +334,7 @@ def _retrieve_statements(script: str) -> tuple[list[str], ast.FunctionDef]:
 
 @pytest.mark.parametrize("name", POSTPROCESSORS.names())
 def test_every_postprocessor_block_sits_in_retrieve_at_the_right_indent(name):
-    from core.codegen import CodeSnippet
+    from core.translate.snippet import CodeSnippet
 
     post = POSTPROCESSORS.create(name)
     config = PipelineConfig(splitter=get_splitter("character"), postprocessors=(post,))

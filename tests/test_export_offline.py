@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from core.codegen import MODEL_SETUP, CodeSnippet
-from core.export import splitter_code
+from core.output.splitter_code import splitter_code
 from core.splitters import SPLITTERS
+from core.translate.snippet import MODEL_SETUP, CodeSnippet
 
 TEXT = "Tokens are counted offline. " * 40 + "\n\n" + "日本語のテキストも数えます。" * 10
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from core import get_splitter, load
 from core.config import PipelineConfig
 from core.documents import load_documents, run_split
-from core.export import langchain_snippet, llamaindex_snippet
+from core.output.export import langchain_snippet, llamaindex_snippet
 
 _READER_NAMES = {"PLAIN_TEXT", "CODE_LANGUAGES", "LOADER_OPTIONS", "plain_text_document", "markdown_title"}
 

@@ -18,15 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import load
-from core.cli import build_parser
-from core.cli_config import config_from_args
-from core.codegen import MODEL_SETUP, CodeSnippet
+from core.cli.config import config_from_args
+from core.cli.main import build_parser
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
-from core.export import splitter_code
-from core.export_check import check_export
+from core.output.export_check import check_export
+from core.output.splitter_code import splitter_code
 from core.params import format_list
 from core.splitters import SPLITTERS
+from core.translate.snippet import MODEL_SETUP, CodeSnippet
 
 SAMPLE = "Größe 日本 — a test.\n\nSecond  paragraph\twith tabs; and a URL https://x.y/z?q=1."
 

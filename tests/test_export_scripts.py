@@ -27,15 +27,16 @@ from pathlib import Path
 import pytest
 
 from core import get_splitter
-from core.bundled_data import bundled_folder
-from core.codegen import notes_of
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import load_documents, run_split
-from core.export import COMPAT_NODE_KEYS, langchain_snippet, llamaindex_snippet
 from core.extractors import EXTRACTORS
+from core.output.export import langchain_snippet, llamaindex_snippet
+from core.output.splitter_code import COMPAT_NODE_KEYS
 from core.postprocessors import POSTPROCESSORS
 from core.schema import MetadataMode
+from core.tokens.bundled_data import bundled_folder
+from core.translate.snippet import notes_of
 
 pytestmark = pytest.mark.xdist_group("export_scripts")
 
@@ -283,11 +284,11 @@ def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
 
 
 def _assert_the_export_page_counts_what_the_script_changes(runs, config, case_id: str, library: str) -> None:
-    """The count the Export page shows for a translation or stand-in (core.export_check, run in-process) is what the
+    """The count the Export page shows for a translation or stand-in (core.output.export_check, run in-process) is what the
     script itself changes when run on the same files with ChunkScope's loaders: which chunks differ, counted."""
     from collections import Counter
 
-    from core.export_check import check_export
+    from core.output.export_check import check_export
 
     app, result, script = runs[case_id, library, False]
     if "chunks" not in result:
@@ -376,7 +377,7 @@ def test_scripts_and_readme_name_the_framework_versions_the_project_pins_and_the
 
     from packaging.requirements import Requirement
 
-    from core.export import FRAMEWORK_REQUIREMENTS
+    from core.output.export import FRAMEWORK_REQUIREMENTS
 
     pinned = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())

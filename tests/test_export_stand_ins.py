@@ -8,7 +8,7 @@ from test_export import _calls, _keywords
 
 from core import get_splitter, load
 from core.config import PipelineConfig
-from core.export import langchain_snippet, llamaindex_snippet
+from core.output.export import langchain_snippet, llamaindex_snippet
 from core.splitters import SPLITTERS
 
 # -- no silent stand-in ---------------------------------------------------------------------------------------------
@@ -68,7 +68,7 @@ def test_every_engine_stand_in_says_so_at_the_call_and_keeps_its_overlap(name):
 
 
 def test_the_export_check_counts_the_chunks_a_stand_in_changes(sample_docs):
-    from core.export_check import check_export
+    from core.output.export_check import check_export
 
     config = PipelineConfig(splitter=SPLITTERS.create("llamaindex.sentence", chunk_size=512, chunk_overlap=200))
     documents = load(sample_docs / "chunking_guide.md")
@@ -80,7 +80,7 @@ def test_the_export_check_counts_the_chunks_a_stand_in_changes(sample_docs):
 
 
 def test_token_windows_in_tiktoken_export_to_langchains_token_splitter_and_rebuild_every_chunk(sample_docs):
-    from core.export_check import check_export
+    from core.output.export_check import check_export
 
     config = PipelineConfig(splitter=get_splitter("token", tokenizer="cl100k", chunk_size=128, chunk_overlap=16))
     chain = langchain_snippet(config)
@@ -96,7 +96,7 @@ def test_token_windows_in_tiktoken_export_to_langchains_token_splitter_and_rebui
 @pytest.mark.parametrize("name", [n for n in SPLITTERS.names() if n.startswith(("llamaindex.", "langchain."))])
 def test_the_export_check_finds_an_engines_own_script_exact(name, sample_docs):
     # The call that ran, run again by the check on a page (markup) and on Markdown (text): every chunk comes back.
-    from core.export_check import check_export
+    from core.output.export_check import check_export
 
     engine = SPLITTERS.create(name)
     documents = load(sample_docs / "chunking_guide.md") + load(sample_docs / "vector_search_faq.html")
@@ -106,7 +106,7 @@ def test_the_export_check_finds_an_engines_own_script_exact(name, sample_docs):
 
 def test_model_token_windows_longer_than_the_models_export_a_splitter_that_runs():
     from core import Document
-    from core.export_check import script_chunks
+    from core.output.export_check import script_chunks
 
     # SentenceTransformersTokenTextSplitter refuses windows over the model's 256 tokens: the default 1024 stands in.
     splitter = get_splitter("token", tokenizer="model", chunk_size=1024, chunk_overlap=20)

@@ -17,13 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import prose, texts, unicode_text, whitespace_runs
 
-from core import segmentation
 from core.schema import Document
 from core.splitters import get_splitter
 from core.splitters.fast.gc_pause import gc_paused
 from core.splitters.fast.literal_cuts import literal_of, literal_pieces
 from core.splitters.fast.packing import merge_bounds, merge_pieces
 from core.splitters.pieces import CutGuard, merge_pieces_plainly
+from core.tokens import segmentation
 
 
 @st.composite

@@ -1,4 +1,4 @@
-"""Work in a forked child (core.forking), and the PDF loader reading a long PDF on two cores."""
+"""Work in a forked child (core.runtime.forking), and the PDF loader reading a long PDF on two cores."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import time
 import pytest
 from hostile.make_hostile import text_pdf
 
-from core import forking
 from core.errors import EncryptedDocumentError
-from core.forking import Forked, start_forked
 from core.loaders import load_bytes
 from core.loaders import pdf as pdf_loader
+from core.runtime import forking
+from core.runtime.forking import Forked, start_forked
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -164,7 +164,7 @@ def test_long_pdfs_load_right_while_other_threads_log_import_and_tokenize(
     import sys
     import threading
 
-    from core.tokenizers import get_tokenizer
+    from core.tokens.tokenizers import get_tokenizer
 
     stop = threading.Event()
     log = logging.getLogger("chunkscope.test.busy")

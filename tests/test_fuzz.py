@@ -158,7 +158,7 @@ URL_KEYS = [
 ]  # fmt: skip
 url_values = st.one_of(
     st.sampled_from(["", "-1", "0", "1", "10", "abc", "none", "sentence", "recursive", "top_n,top_n", "(a+)+$",
-                     "true", "{content}", "{", "<img src=x onerror=alert(1)>", "os.path", "core.cli:main"]),
+                     "true", "{content}", "{", "<img src=x onerror=alert(1)>", "os.path", "core.cli.main:main"]),
     st.text(max_size=10),
 )  # fmt: skip
 

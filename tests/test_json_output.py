@@ -2,7 +2,7 @@
 
 A score from a damaged cached vector once came out as ``"score": NaN``. The cache now
 refuses such vectors (tests/test_embeddings.py); whatever else yields a number that is
-not finite is written as null by ``core.cli_output.json_text``.
+not finite is written as null by ``core.cli.output.json_text``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.cli_output import finite, json_text
+from core.cli.output import finite, json_text
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "sample_docs" / "chunking_guide.md"
@@ -78,7 +78,7 @@ def test_json_text_always_parses_strictly_and_keeps_every_finite_value(value):
     assert same(value, parsed)
 
 
-_QUERY = "import sys; from core.cli import main; sys.exit(main(sys.argv[1:]))"
+_QUERY = "import sys; from core.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.mark.model

@@ -11,10 +11,11 @@ from cpu_budget import cpu_budget
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.errors import ConfigError, TooLargeError
-from core.limits import DEFAULT_LIMITS, MB, Limits, check_split_size, check_upload_size, estimated_nodes
+from core.limits import DEFAULT_LIMITS, MB, Limits, check_upload_size
 from core.loaders import load, load_bytes
 from core.schema import Document
 from core.splitters import get_splitter
+from core.splitters.size_check import check_split_size, estimated_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 

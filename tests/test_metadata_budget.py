@@ -16,10 +16,10 @@ from strategies import prose, table_documents
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.loaders import load
-from core.metrics import chunk_metrics
+from core.measure.metrics import chunk_metrics
 from core.schema import Document, MetadataMode, Page
 from core.splitters import get_splitter
-from core.tokenizers import get_tokenizer
+from core.tokens.tokenizers import get_tokenizer
 
 MODEL_WINDOW = 254  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] among them
 

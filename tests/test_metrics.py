@@ -7,8 +7,8 @@ from cpu_budget import cpu_budget
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.lint import splitter_warnings
-from core.metrics import SizeStats, chunk_metrics, chunk_report
+from core.measure.lint import splitter_warnings
+from core.measure.metrics import SizeStats, chunk_metrics, chunk_report
 from core.schema import Document, Element, Page
 from core.splitters import get_splitter
 from core.splitters.nodes import build_nodes
@@ -168,7 +168,7 @@ def test_splitter_warnings_name_an_overlap_that_is_most_of_the_chunk(name, param
     st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8),
 )
 def test_coverage_and_overlap_count_every_position_as_a_per_character_pass_does(text, pairs):
-    from core.metrics import _coverage
+    from core.measure.metrics import _coverage
 
     document = Document(text=text, id="c")
     spans = [(min(a, b) % (len(text) + 1), max(a, b) % (len(text) + 1)) for a, b in pairs]
@@ -211,7 +211,7 @@ def test_csv_sample_split_with_defaults_has_no_mid_sentence_nodes(sample_docs):
 
 
 def test_a_chunk_far_over_its_limit_is_worth_a_sentence_and_one_a_little_over_is_not():
-    from core.lint import oversized_chunk_warning
+    from core.measure.lint import oversized_chunk_warning
 
     assert oversized_chunk_warning(500, 250, "model tokens", "chunk_size") is None  # twice: an indivisible row, say
     assert oversized_chunk_warning(3414, 254, "model tokens", "what the embedding model reads") == (

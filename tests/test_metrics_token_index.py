@@ -10,10 +10,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.metrics import chunk_metrics, chunk_report
+from core.measure.metrics import chunk_metrics, chunk_report
 from core.schema import Document, MetadataMode
 from core.splitters.nodes import build_nodes
-from core.tokenizers import get_tokenizer
+from core.tokens.tokenizers import get_tokenizer
 
 MODEL = get_tokenizer("model")
 # Words, punctuation, accents (composed and combining), control characters, CJK and runs of spaces.
@@ -66,7 +66,7 @@ def test_counts_match_the_tokenizer_wherever_the_nodes_are_cut(words, cuts, titl
 
 
 def test_a_span_cut_inside_words_at_both_ends_tokenizes_only_the_cut_words():
-    from core.token_counts import _span_counts
+    from core.tokens.counts import _span_counts
 
     text = "It is unbelievably good and remarkably cheap."
     start, end = text.index("believably"), text.index("cheap") + 2  # "believably good and remarkably ch"

@@ -10,10 +10,10 @@ import pytest
 from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
-from core.compare import boundary_diff, identical_chunks
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.loaders import load
+from core.measure.compare import boundary_diff, identical_chunks
 from core.splitters import get_splitter
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,6 +1,6 @@
 """AppTest: the Evaluate page scores configurations and sweeps, one row per configuration, per document too.
 
-The numbers on the page must be core's (``core.evaluation``) for the same
+The numbers on the page must be core's (``core.evaluate.evaluation``) for the same
 documents, queries and settings. The dense run uses the real packaged model
 (loaded once, shared); the sweep uses BM25 so it embeds nothing.
 """
@@ -17,11 +17,11 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
 from core.documents import prepare_documents
-from core.embeddings import get_embedder
-from core.evaluation import evaluate, load_queries
+from core.embed.embedder import get_embedder
+from core.evaluate.evaluation import evaluate, load_queries
+from core.evaluate.sweep import sweep
 from core.loaders import load
 from core.splitters import get_splitter
-from core.sweep import sweep
 from ui.documents import sample_files
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,8 +20,8 @@ from streamlit.testing.v1 import AppTest
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.loaders import load
+from core.output.snapshot import DEFAULT_VIEWS
 from core.schema import MetadataMode, Node
-from core.snapshot import DEFAULT_VIEWS
 from ui.export import SNAPSHOT_DOC_KEY, SNAPSHOT_NODES_KEY, differences, share_link
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,8 +90,8 @@ def test_config_download_reads_back_as_the_same_config(downloads):
 def test_the_batch_command_reads_the_downloaded_config_and_writes_the_apps_nodes(downloads, tmp_path, monkeypatch):
     import pyarrow.parquet as pq
 
-    from core.cli import build_parser, main
-    from core.cli_config import config_from_args
+    from core.cli.config import config_from_args
+    from core.cli.main import build_parser, main
 
     at = open_page(LINK)
     local, ray = (shlex.split(code.value) for code in at.code if code.value.startswith("chunkscope batch"))
@@ -228,7 +228,7 @@ def test_the_snapshot_carries_the_last_query_trace_when_one_ran(downloads):
 def test_a_note_carrying_markdown_is_shown_as_text(monkeypatch):
     # No note quotes a setting a link can carry any more (tests/test_codegen_quoting.py checks every free-text
     # parameter); should one ever, the page still shows it as text. A note made to carry a link and an image:
-    from core.codegen import CodeSnippet
+    from core.translate.snippet import CodeSnippet
 
     hostile = "[x](https://evil.example) ![i](https://evil.example/i.png)"
     render = CodeSnippet.render

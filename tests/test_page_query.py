@@ -19,15 +19,15 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
 from core.documents import run_split
-from core.embeddings import get_embedder
+from core.embed.embedder import get_embedder
 from core.loaders import load
 from core.postprocessors import get_postprocessor
 from core.postprocessors.rerank import NO_MODEL
-from core.query import QueryResult, final_context, run_query
-from core.retrieval import retrieve
+from core.query.chain import QueryResult, final_context, run_query
+from core.query.retrieval import retrieve
+from core.query.trace_view import node_labels
 from core.splitters import get_splitter
 from core.splitters.hierarchical import leaf_nodes
-from core.trace_view import node_labels
 from ui.documents import sample_files
 from ui.query import sample_queries
 
@@ -240,9 +240,9 @@ def test_window_replacement_and_optimizer_sentences_are_drawn_escaped():
 
 
 def test_the_window_marks_the_retrieved_sentence_where_it_is_even_when_its_text_repeats():
-    from core.query import TextChange
+    from core.query.chain import TextChange
+    from core.query.trace_view import window_html, window_offset
     from core.schema import Document, Node
-    from core.trace_view import window_html, window_offset
 
     text = "Yes. No. Yes. Maybe."
     document = Document(text=text, id="d")
@@ -261,7 +261,7 @@ def test_the_window_marks_the_retrieved_sentence_where_it_is_even_when_its_text_
 
 def test_optimizer_sentences_are_escaped_kept_and_struck_with_their_similarity():
     from core.postprocessors import SentenceSelection
-    from core.trace_view import sentences_html
+    from core.query.trace_view import sentences_html
 
     text = "Keep <b>this</b>. Drop that."
     selection = SentenceSelection(kept=((0, 17),), removed=((18, 28),), scores=(0.71, 0.12))

@@ -21,13 +21,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import hard_words, prose, unicode_text, whitespace_runs
 
-from core import segmentation, tokenizer_threads
 from core.schema import Document
-from core.segmentation import SENTENCE_SPANS, reuse_sentence_spans
 from core.splitters import get_splitter
-from core.splitters.fast.token_index import TokenIndex, reuse_token_indexes
-from core.tokenizer_threads import in_parallel, parts
-from core.tokenizers import _offset_columns, get_tokenizer
+from core.tokens import segmentation
+from core.tokens import threads as tokenizer_threads
+from core.tokens.segmentation import SENTENCE_SPANS, reuse_sentence_spans
+from core.tokens.threads import in_parallel, parts
+from core.tokens.token_index import TokenIndex, reuse_token_indexes
+from core.tokens.tokenizers import _offset_columns, get_tokenizer
 
 MODEL = get_tokenizer("model")
 

@@ -128,7 +128,7 @@ SENTENCES = ["Alpha one.", "Beta two!", "Gamma three?", "Delta four.", "Epsilon 
 )
 def test_optimizer_keeps_whole_sentences_in_order(sentences, percentile, threshold, before, after):
     from core.postprocessors import PostprocessContext
-    from core.segmentation import sentence_spans
+    from core.tokens.segmentation import sentence_spans
 
     text = " ".join(sentences)
     item = NodeWithScore(node=Node(text=text, id="n"), score=0.5)

@@ -189,8 +189,8 @@ def test_window_replaces_the_sentence_and_a_node_without_it_is_unchanged():
 
 
 def test_window_replacement_on_nodes_without_a_window_says_why_it_changed_nothing():
-    from core.query import trace_stage
-    from core.trace_view import stage_summary
+    from core.query.chain import trace_stage
+    from core.query.trace_view import stage_summary
 
     nodes = scored(0.8, 0.6, 0.4)
     step = get_postprocessor("metadata_replacement")

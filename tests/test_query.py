@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from core import cli_query
+from core.cli import query as cli_query
 from core.errors import ConfigError
 from core.postprocessors import POSTPROCESSORS
 from core.postprocessors.rerank import RerankPostprocessor
-from core.query import build_chain, chain_needs_embedder, final_context, run_query
+from core.query.chain import build_chain, chain_needs_embedder, final_context, run_query
 from core.schema import MetadataMode, Node
 from core.splitters.nodes import link_chain
 
@@ -223,7 +223,7 @@ def test_post_parsing_keeps_list_values_together():
 
 
 def test_the_chunkscope_cli_runs_the_query_commands(sample_docs, capsys):
-    from core import cli
+    from core.cli import main as cli
 
     code = cli.main(["query", str(sample_docs / "chunking_guide.md"), "--query", "overlap", "--mode", "bm25", "--top-k", "2"])
     assert code == 0

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-import core.embeddings
-from core import cli_query
+import core.embed.embedder
+from core.cli import query as cli_query
 from core.errors import LoadError
-from core.evaluation import EvalQuery, decode_queries, load_queries
-from core.query_checks import check_queries
+from core.evaluate.evaluation import EvalQuery, decode_queries, load_queries
+from core.evaluate.query_checks import check_queries
 from core.schema import Document
 
 NOTES = Document(text="Set the overlap to ten percent. The size is 256. The end.", metadata={"file_name": "notes.txt"})
@@ -85,7 +85,7 @@ def test_the_cli_warns_about_a_misspelt_document_and_strict_makes_it_exit_2(tmp_
     good = {"query": "overlap?", "doc": "chunking_guide.md", "excerpts": ["Start with an overlap of 10 to 15 percent"]}
     queries.write_text(json.dumps([good, {**good, "doc": "chunking_guid.md"}]))
     corpus = [str(sample_docs / "chunking_guide.md"), "--queries", str(queries), "--mode", "bm25", "--quiet"]
-    monkeypatch.setattr(core.embeddings, "get_embedder", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(core.embed.embedder, "get_embedder", lambda *a, **k: pytest.fail("the model was loaded"))
     assert cli_query.main(["evaluate", *corpus, "--strict"]) == 2
     err = capsys.readouterr().err
     assert "warning: 1 query names 'chunking_guid.md', which is not loaded (did you mean 'chunking_guide.md'?)" in err

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.reference import reference_markdown
+from core.output.reference import reference_markdown
 from core.splitters import SPLITTERS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,7 +2,7 @@
 
 The issue's freezing share link set ``(\\w+\\s?)+$`` as a LangChain separator with
 ``is_separator_regex=true``; LlamaIndex's ``secondary_chunking_regex`` took the same.
-One checker (core.splitters.regex_check), applied at the declaration
+One checker (core.runtime.regex_check), applied at the declaration
 (``param(..., regex=...)``), refuses it from Python, a JSON config, a share link,
 ``--set`` and a batch config with the same sentence.
 """
@@ -19,13 +19,13 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.cli import main
+from core.cli.main import main
 from core.config import PipelineConfig
 from core.errors import ConfigError
 from core.params import Configurable, param
+from core.runtime.regex_check import check_bounded_regex
 from core.splitters import SPLITTERS, get_splitter
 from core.splitters.recursive import LANGUAGES, RecursiveSplitter
-from core.splitters.regex_check import check_bounded_regex
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "sample_docs" / "chunking_guide.md"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core.errors import ConfigError
-from core.retrieval import bm25_scores, min_max, retrieve
+from core.query.retrieval import bm25_scores, min_max, retrieve
 from core.schema import Document, MetadataMode, Node
 from core.splitters import get_splitter
 
@@ -120,7 +120,7 @@ def test_no_nodes_retrieve_nothing():
 
 @pytest.fixture(scope="session")
 def real_embedder():
-    from core.embeddings import get_embedder
+    from core.embed.embedder import get_embedder
 
     return get_embedder()
 

@@ -9,8 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core import get_splitter, load
-from core.compare import identical_chunks
-from core.rewrites import (
+from core.measure.compare import identical_chunks
+from core.schema import Document
+from core.spans.recovery import SpanStatus
+from core.spans.rewrites import (
     Segment,
     changed_characters,
     has_span_status,
@@ -18,8 +20,6 @@ from core.rewrites import (
     status_of,
     status_summary,
 )
-from core.schema import Document
-from core.span_recovery import SpanStatus
 
 
 def test_a_stripped_header_is_source_only_and_the_rest_is_the_same():

@@ -23,7 +23,7 @@ from core.documents import run_split
 from core.registry import Registry
 from core.schema import Document
 from core.splitters import get_splitter
-from core.tokenizers import get_tokenizer
+from core.tokens.tokenizers import get_tokenizer
 
 THREADS = 8
 T = TypeVar("T")
@@ -78,7 +78,7 @@ def test_plugins_are_loaded_once_for_everyone_who_asks_first() -> None:
 
 @pytest.mark.model
 def test_the_shared_embedder_from_eight_threads_equals_one_thread_alone() -> None:
-    from core.embeddings import Embedder, get_embedder
+    from core.embed.embedder import Embedder, get_embedder
 
     shared = get_embedder()
     texts = [[f"Session {i} asks question {j} about chunk overlap {i * j}." for j in range(6)] for i in range(THREADS)]

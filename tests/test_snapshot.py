@@ -19,10 +19,10 @@ from core.config import PipelineConfig
 from core.config_parts import MetadataSettings
 from core.documents import run_split
 from core.loaders import load
-from core.metrics import chunk_metrics
-from core.query import final_context, run_query
+from core.measure.metrics import chunk_metrics
+from core.output.snapshot import DEFAULT_VIEWS, snapshot_html
+from core.query.chain import final_context, run_query
 from core.schema import MetadataMode
-from core.snapshot import DEFAULT_VIEWS, snapshot_html
 from core.splitters import get_splitter
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,8 +11,8 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.rewrites import span_counts
-from core.span_recovery import RecoveredSpan, SpanRecovery, SpanStatus, recover_spans
+from core.spans.recovery import RecoveredSpan, SpanRecovery, SpanStatus, recover_spans
+from core.spans.rewrites import span_counts
 
 EXACT, REWRITTEN, UNPLACED = SpanStatus.EXACT, SpanStatus.REWRITTEN, SpanStatus.UNPLACED
 
@@ -325,14 +325,14 @@ def test_overlapping_slices_of_a_repetitive_text_come_back_exact_and_leave_no_ga
 
 
 def test_the_whitespace_table_is_every_character_str_isspace_counts() -> None:
-    from core.char_index import WHITESPACE_CODES
+    from core.tokens.char_index import WHITESPACE_CODES
 
     assert WHITESPACE_CODES.tolist() == [code for code in range(0x110000) if chr(code).isspace()]
 
 
 @given(st.text(alphabet=st.sampled_from("ab é\t\n\u00a0\u2003\u3000\U0001f600\ud800"), max_size=60))
 def test_the_squeezed_index_maps_offsets_as_removing_whitespace_does(text: str) -> None:
-    from core.span_matching import Squeezed
+    from core.spans.matching import Squeezed
 
     index = Squeezed(text)
     assert index.text == "".join(text.split())
@@ -395,7 +395,7 @@ def test_the_one_pass_chain_finds_by_a_short_head_what_it_finds_by_the_whole_chu
     (repeated everywhere in these texts) it must answer exactly as with heads as long as the chunks."""
     from unittest.mock import patch
 
-    from core import span_recovery
+    from core.spans import recovery as span_recovery
 
     text, chunks = case
     chunks = [text[a:b] for a, b in chunks] if chunks and isinstance(chunks[0], tuple) else chunks

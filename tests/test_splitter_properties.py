@@ -46,11 +46,11 @@ from core.engines import FrameworkSplitter
 from core.errors import ConfigError
 from core.params import ParamSpec
 from core.schema import Document, Node, NodeRelationship
-from core.span_recovery import SPAN_STATUS_KEY
+from core.spans.recovery import SPAN_STATUS_KEY
 from core.splitters import SPLITTERS
 from core.splitters.base import Splitter
 from core.splitters.pieces import protected_cuts
-from core.tokenizers import TIKTOKEN_TOKENIZERS, get_tokenizer
+from core.tokens.tokenizers import TIKTOKEN_TOKENIZERS, get_tokenizer
 
 # Tokenizers whose tokens depend on their neighbours (a slice re-tokenizes differently): sized from the document's.
 IN_CONTEXT = ("model", *TIKTOKEN_TOKENIZERS)

@@ -9,9 +9,9 @@ import pytest
 
 from core.errors import ConfigError
 from core.schema import Document, Element, MetadataMode
-from core.segmentation import sentence_spans
 from core.splitters import get_splitter
 from core.splitters.pieces import CutGuard
+from core.tokens.segmentation import sentence_spans
 
 
 def chunks(name: str, text: str, **params: object) -> list[str]:
@@ -381,7 +381,7 @@ def test_a_separator_regex_that_runs_too_long_is_a_config_error() -> None:
 )
 def test_a_size_function_cuts_as_the_named_tokenizer_that_counts_the_same(sample_docs, name, params) -> None:
     from core import load
-    from core.metrics import chunk_metrics
+    from core.measure.metrics import chunk_metrics
 
     documents = load(sample_docs / "chunking_guide.md")
     named = get_splitter(name, tokenizer="words", **params)

@@ -1,4 +1,4 @@
-"""Sweeps over any declared numeric or choice parameter, of several splitters in one run; decided in core.sweep alone."""
+"""Sweeps over any declared numeric or choice parameter, of several splitters in one run; decided in core.evaluate.sweep alone."""
 
 from __future__ import annotations
 
@@ -7,12 +7,9 @@ import json
 import pytest
 from eval_support import WordsEmbedder, words_embed
 
-from core import cli_query
+from core.cli import query as cli_query
 from core.errors import ConfigError
-from core.loaders import load
-from core.splitters import SPLITTERS
-from core.splitters.semantic import embedder_override
-from core.sweep import (
+from core.evaluate.sweep import (
     SweepSpec,
     configurations,
     plan_sweeps,
@@ -22,6 +19,9 @@ from core.sweep import (
     sweepable,
     sweepable_params,
 )
+from core.loaders import load
+from core.splitters import SPLITTERS
+from core.splitters.semantic import embedder_override
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def guide(sample_docs):
 
 @pytest.fixture(scope="module")
 def guide_queries(sample_docs):
-    from core.evaluation import load_queries
+    from core.evaluate.evaluation import load_queries
 
     return [q for q in load_queries(sample_docs / "queries.json") if q.doc == "chunking_guide.md"]
 

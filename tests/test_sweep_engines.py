@@ -1,4 +1,4 @@
-"""Sweeps and the tuner on every engine (core.parallel): the same rows in the same order, wherever they ran.
+"""Sweeps and the tuner on every engine (core.runtime.parallel): the same rows in the same order, wherever they ran.
 
 BM25 only, so no model is needed. One local Ray (two CPUs) for the module; its
 start-up is most of the time. Like tests/test_batch_ray.py, the module shares
@@ -16,14 +16,15 @@ import numpy as np
 import pytest
 from eval_support import WordsEmbedder
 
-from core import cli_query, cli_tune
-from core.embedding_cache import DiskCache
+from core.cli import query as cli_query
+from core.cli import tune as cli_tune
+from core.embed.cache import DiskCache
 from core.errors import ConfigError
-from core.evaluation import load_queries
+from core.evaluate.evaluation import load_queries
+from core.evaluate.sweep import SweepSpec, sweep_evaluations
+from core.evaluate.tune import TuneSpace, tune
 from core.loaders import load
-from core.parallel import Engine, ordered_map
-from core.sweep import SweepSpec, sweep_evaluations
-from core.tune import TuneSpace, tune
+from core.runtime.parallel import Engine, ordered_map
 
 pytestmark = pytest.mark.xdist_group("ray")
 
@@ -78,7 +79,7 @@ def test_a_process_pool_gives_the_same_rows_as_this_process(corpus):
 
 
 def test_halving_on_workers_measures_each_round_together(ray_cluster, corpus, monkeypatch):
-    from core import tune as tune_module
+    from core.evaluate import tune as tune_module
 
     calls = []
     real = tune_module.ordered_map

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from core import load
-from core.bundled_data import tiktoken_encoding
 from core.schema import Document
 from core.splitters import SPLITTERS
-from core.tokenizers import TIKTOKEN_TOKENIZERS, get_tokenizer
+from core.tokens.bundled_data import tiktoken_encoding
+from core.tokens.tokenizers import TIKTOKEN_TOKENIZERS, get_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 TRICKY = "Emoji 😀👍🏽, CJK 中文字符, a lone surrogate \udc80, <|endoftext|> and   spaces\r\n\ttabs."
@@ -80,7 +80,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = refuse
 socket.create_connection = refuse
 
-from core.tokenizers import get_tokenizer
+from core.tokens.tokenizers import get_tokenizer
 
 print(get_tokenizer("cl100k").count("hello world"), get_tokenizer("o200k").count("hello world"))
 """

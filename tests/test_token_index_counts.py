@@ -9,8 +9,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.splitters.fast.token_index import TokenIndex
-from core.tokenizers import get_tokenizer
+from core.tokens.token_index import TokenIndex
+from core.tokens.tokenizers import get_tokenizer
 
 TEXT = (
     "Chunk sizes are counted in model tokens. Unbelievably long words split into pieces, "

@@ -6,14 +6,14 @@ import threading
 
 import pytest
 
-from core import metrics
-from core.memo import Memo
+from core.measure import metrics
+from core.runtime.memo import Memo
 from core.schema import Document
 from core.splitters import get_splitter
-from core.splitters.fast.token_index import TOKEN_INDEXES, TokenIndex, reuse_token_indexes
 from core.splitters.sentence import SentenceSplitter
-from core.token_counts import document_token_count
-from core.tokenizers import get_tokenizer
+from core.tokens.counts import document_token_count
+from core.tokens.token_index import TOKEN_INDEXES, TokenIndex, reuse_token_indexes
+from core.tokens.tokenizers import get_tokenizer
 
 TEXT = (
     "Chunks hold whole sentences. A sentence that does not fit is cut at clauses, then words. "

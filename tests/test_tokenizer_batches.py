@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.splitters.fast.token_index import TokenIndex
-from core.tokenizers import TOKENIZER_NAMES, get_tokenizer
+from core.tokens.token_index import TokenIndex
+from core.tokens.tokenizers import TOKENIZER_NAMES, get_tokenizer
 
 TEXTS = ["", "   ", "Chunk sizes, in tokens.", "naïve café ☕ 東京 x\u0000y \u200b end", "unaffable\n\nsentences."]
 

@@ -1,4 +1,4 @@
-"""The tuner (core.tune, chunkscope tune): scores equal to evaluate's, embeddings reused, a checked front."""
+"""The tuner (core.evaluate.tune, chunkscope tune): scores equal to evaluate's, embeddings reused, a checked front."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import json
 import pytest
 from eval_support import WordsEmbedder
 
-from core import cli_tune
+from core.cli import tune as cli_tune
 from core.errors import ConfigError
-from core.evaluation import evaluate, load_queries
+from core.evaluate.evaluation import evaluate, load_queries
+from core.evaluate.pareto import dominates
+from core.evaluate.sweep import SweepSpec, plan_sweeps
+from core.evaluate.tune import TuneSpace, retrieval_values, tune
 from core.loaders import load
-from core.pareto import dominates
 from core.splitters import get_splitter
-from core.sweep import SweepSpec, plan_sweeps
-from core.tune import TuneSpace, retrieval_values, tune
 
 METRICS = ("hit_rate", "mrr", "recall", "precision", "iou")
 
@@ -60,7 +60,7 @@ def test_every_row_scores_as_evaluate_scores_that_configuration(corpus):
 
 def test_context_tokens_are_the_retrieved_chunks_llm_views_in_model_tokens(corpus):
     from core.schema import MetadataMode
-    from core.tokenizers import get_tokenizer
+    from core.tokens.tokenizers import get_tokenizer
 
     documents, queries = corpus
     result = tune(documents, queries, TuneSpace(sizes(200), modes=("bm25",), top_ks=(1,)), include_default=False)
@@ -263,11 +263,11 @@ def test_cli_tune_table_shows_held_out_beside_in_sample_and_says_how_it_folded(s
 def test_the_semantic_splitters_sentence_embeddings_count_in_its_tokens_and_seconds(sample_docs):
     import numpy as np
 
-    from core.embeddings import get_embedder
-    from core.metrics import SPECIAL_TOKENS
+    from core.embed.embedder import get_embedder
+    from core.measure.metrics import SPECIAL_TOKENS
     from core.schema import MetadataMode
     from core.splitters.semantic import embedder_override
-    from core.tokenizers import get_tokenizer
+    from core.tokens.tokenizers import get_tokenizer
 
     documents = load(sample_docs / "release_notes.txt")
     queries = [q for q in load_queries(sample_docs / "queries.json") if q.doc == "release_notes.txt"]
@@ -298,13 +298,13 @@ def test_halving_keeps_the_exhaustive_pick_on_the_samples_and_its_schedule_does_
 
 
 def test_the_sample_order_of_halving_deals_questions_round_robin_over_documents():
-    from core.halving import interleaved
+    from core.evaluate.halving import interleaved
 
     assert interleaved(["a", "a", "a", "b", "c", "c"]) == [0, 3, 4, 1, 5, 2]
 
 
 def test_a_spent_budget_or_ctrl_c_returns_what_was_measured_the_default_first(corpus, monkeypatch):
-    from core import tune as tune_module
+    from core.evaluate import tune as tune_module
 
     documents, queries = corpus
     space = TuneSpace(sizes(128, 256, 512), modes=("bm25", "dense"), top_ks=(5,))
@@ -327,7 +327,7 @@ def test_a_spent_budget_or_ctrl_c_returns_what_was_measured_the_default_first(co
 
 
 def test_the_cli_prints_and_saves_the_front_so_far_on_ctrl_c(sample_docs, tmp_path, capsys, monkeypatch):
-    from core import tune as tune_module
+    from core.evaluate import tune as tune_module
 
     real, seen = tune_module.measure_setup, []
 

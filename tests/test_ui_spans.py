@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import Document, Node, Page
-from core.highlight import (
+from core.output.highlight import (
     MAX_SEGMENTS,
     MIN_WINDOW_CHARS,
     WINDOW_CHARS,

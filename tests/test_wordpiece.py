@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import hard_words, long_words, prose, unicode_text, whitespace_runs
 
-from core.splitters.fast.token_index import TokenIndex
-from core.tokenizers import ModelTokenizer, default_model_path, get_tokenizer
-from core.wordpiece import AsciiWordPiece
+from core.tokens.token_index import TokenIndex
+from core.tokens.tokenizers import ModelTokenizer, default_model_path, get_tokenizer
+from core.tokens.wordpiece import AsciiWordPiece
 
 FAST = get_tokenizer("model")
 RUST = ModelTokenizer(default_model_path(), ascii_fast_path=False)

@@ -132,8 +132,8 @@ HASH_FUNCS: dict[Any, Any] = {
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...] | WorkLimitError:
-    from core.document_cache import load_bytes  # a file read before a restart comes back from disk
     from core.documents import load_bounded
+    from core.loaders.cache import load_bytes  # a file read before a restart comes back from disk
 
     # Bounded: a small upload may unpack to gigabytes or parse for minutes; it must not hold the server.
     # Only a read the disk cache cannot serve runs in the bounded child.
@@ -180,7 +180,7 @@ def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Docu
 def _split(split_key: str, _documents: Sequence[Document], _config: Any) -> tuple[Node, ...] | WorkLimitError:
     from core.documents import run_split
 
-    # Bounded: a link's regex or a framework engine on a hostile text must not hold the server (core.bounded).
+    # Bounded: a link's regex or a framework engine on a hostile text must not hold the server (core.runtime.bounded).
     try:
         return tuple(run_split(list(_documents), _config, bounded=True))
     except WorkLimitError as exc:
@@ -195,19 +195,19 @@ def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _metrics(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:
-    from core.metrics import chunk_metrics
+    from core.measure.metrics import chunk_metrics
 
     return chunk_metrics(list(_documents), list(_nodes), **json.loads(options_json or "{}"))
 
 
 def metrics_cached(documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}") -> Any:
-    """``core.metrics.chunk_metrics(documents, nodes, **options)`` (a frozen ChunkMetrics; read it, never change it)."""
+    """``core.measure.metrics.chunk_metrics(documents, nodes, **options)`` (a frozen ChunkMetrics; read it, never change it)."""
     return _metrics(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _report(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:
-    from core.metrics import chunk_report_deferred
+    from core.measure.metrics import chunk_report_deferred
 
     metrics, rows = chunk_report_deferred(list(_documents), list(_nodes), **json.loads(options_json or "{}"))
     return metrics, rows
@@ -216,7 +216,7 @@ def _report(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _
 def report_cached(
     documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}"
 ) -> tuple[Any, Callable[[], list[dict[str, Any]]]]:
-    """``core.metrics.chunk_report_deferred``: the metrics, and the node table's rows on first call, from one
+    """``core.measure.metrics.chunk_report_deferred``: the metrics, and the node table's rows on first call, from one
     measurement (shared: read only)."""
     return _report(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
 
@@ -236,7 +236,7 @@ def semantic_analysis_cached(document: Document, splitter_name: str, params_json
 
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _document_tokens(doc_key: str, tokenizer: str, _text: str) -> int:
-    from core.token_counts import document_token_count
+    from core.tokens.counts import document_token_count
 
     return document_token_count(_text, tokenizer)
 
@@ -282,8 +282,8 @@ def clear() -> None:
 
 @st.cache_resource(show_spinner=False)
 def model_tokenizer(name: str = "model") -> Any:
-    """A tokenizer from :func:`core.tokenizers.get_tokenizer`, held once per process."""
-    from core.tokenizers import get_tokenizer
+    """A tokenizer from :func:`core.tokens.tokenizers.get_tokenizer`, held once per process."""
+    from core.tokens.tokenizers import get_tokenizer
 
     return get_tokenizer(name)
 
@@ -291,13 +291,13 @@ def model_tokenizer(name: str = "model") -> Any:
 @st.cache_resource(show_spinner="Loading the embedding model (all-MiniLM-L6-v2, a few seconds)…")
 def embedder() -> Any:
     """The embedding model, loaded once per process and shared by every session."""
-    from core.embeddings import get_embedder
+    from core.embed.embedder import get_embedder
 
     return get_embedder()
 
 
 def embedding_window() -> int:
     """How many text tokens the embedding model reads (its max_seq_length less [CLS] and [SEP])."""
-    from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+    from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     return DEFAULT_MAX_SEQ_LENGTH - SPECIAL_TOKENS

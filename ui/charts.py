@@ -9,7 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from core.highlight import PALETTE
+from core.output.highlight import PALETTE
 
 # Stronger versions of the span palette for bars and lines.
 SERIES_COLOURS = ("#4f46e5", "#059669", "#d97706", "#db2777")

@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core import split_summary
-from core.highlight import Mark
+from core.measure import split_summary
+from core.output.highlight import Mark
 from core.schema import Document, Node
 from ui import cache, charts, state
 from ui.chunks_view import PAGE_KEY, Split, pick_node

@@ -13,12 +13,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core import rewrites, split_summary
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
 from core.loaders import loader_for
-from core.metrics import ChunkMetrics
+from core.measure import split_summary
+from core.measure.metrics import ChunkMetrics
 from core.schema import Document, Node
+from core.spans import rewrites
 from core.splitters import SPLITTERS
 from ui import cache, documents, state, widgets
 from ui import nodes as node_ui
@@ -37,7 +38,7 @@ class Split:
 
     nodes: list[Node]
     metrics: ChunkMetrics
-    # The node table's rows (core.metrics.chunk_report_deferred), built on first call; shared with the cache: read only.
+    # The node table's rows (core.measure.metrics.chunk_report_deferred), built on first call; shared with the cache: read only.
     rows: Callable[[], list[dict[str, Any]]]
     # Names the split and the measure: the key of everything derived from the nodes alone.
     view_key: str

@@ -1,7 +1,7 @@
 """What the Compare page draws: its configurations, their splits, metrics, spans, diff and sizes.
 
 The plain data under it (starting configurations, settings summaries, table
-rows) comes from :mod:`core.compare_view`; the top half here builds the
+rows) comes from :mod:`core.measure.compare_view`; the top half here builds the
 boundary-diff figure. The sections under "drawing" are the page's Streamlit
 blocks, each fed a list of :class:`Run`, so the page reads as a short script of them.
 """
@@ -17,8 +17,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.compare import BoundaryDiff, boundary_diff, identical_chunks
-from core.compare_view import (
+from core.config import PipelineConfig
+from core.errors import ChunkScopeError
+from core.measure.compare import BoundaryDiff, boundary_diff, identical_chunks
+from core.measure.compare_view import (
     LABELS,
     MAX_CONFIGS,
     change_rows,
@@ -28,9 +30,7 @@ from core.compare_view import (
     settings_summary,
     starting_slots,
 )
-from core.config import PipelineConfig
-from core.errors import ChunkScopeError
-from core.highlight import CSS, Window, legend_html, source_html, source_windows
+from core.output.highlight import CSS, Window, legend_html, source_html, source_windows
 from core.schema import Document, Node
 from core.splitters import SPLITTERS
 from core.splitters.hierarchical import leaf_nodes

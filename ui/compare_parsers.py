@@ -13,10 +13,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.compare_view import LABELS, metrics_options, settings_summary
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
-from core.highlight import CSS, legend_html, ocr_confidence_by_page, source_html, source_windows
+from core.measure.compare_view import LABELS, metrics_options, settings_summary
+from core.output.highlight import CSS, legend_html, ocr_confidence_by_page, source_html, source_windows
 from core.schema import Document, Node
 from core.splitters.hierarchical import leaf_nodes
 from ui import cache, state, widgets
@@ -115,7 +115,7 @@ def splitter_notes(config: PipelineConfig, runs: Sequence[ParserRun]) -> None:
 
 def run_problems(splitter: Any, run: ParserRun) -> list[str]:
     """Why the splitter's chunks of one reading are not worth comparing: unsuited to its text, else far too big."""
-    from core.lint import oversized_chunk_warning
+    from core.measure.lint import oversized_chunk_warning
 
     reason = splitter.unsuited_reason(run.document)
     if reason:  # it says why the chunks are few and big: their size would only repeat it

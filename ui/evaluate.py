@@ -1,7 +1,7 @@
 """What the Evaluate page asks and runs: the queries, the configurations or sweep, the scope, runs with progress.
 
-The evaluation itself is :mod:`core.evaluation` (one configuration) and
-:mod:`core.sweep` (several, with progress); this module draws the page's forms,
+The evaluation itself is :mod:`core.evaluate.evaluation` (one configuration) and
+:mod:`core.evaluate.sweep` (several, with progress); this module draws the page's forms,
 feeds them the session's documents and shows their progress (splitting,
 embedding, scoring) as a bar. The sweep form is :mod:`ui.evaluate_sweep`, the
 results :mod:`ui.evaluate_results`.
@@ -17,17 +17,17 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.compare_view import LABELS, starting_slots
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError, LoadError
-from core.evaluation import EvalQuery, decode_queries
-from core.query_checks import check_queries
-from core.retrieval import SCOPES
+from core.evaluate.evaluation import EvalQuery, decode_queries
+from core.evaluate.query_checks import check_queries
+from core.evaluate.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
+from core.measure.compare_view import LABELS, starting_slots
+from core.query.retrieval import SCOPES
 from core.schema import Document
 from core.splitters import SPLITTERS
-from core.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
 from ui import cache, state, widgets
 from ui.evaluate_builder import chosen_written_queries
 from ui.evaluate_results import show_results

@@ -1,8 +1,8 @@
 """The Evaluate page's Tune section: a space to search, the Pareto front of quality against cost, one click to use a point.
 
-The search is :func:`core.tune.tune`; the front and the pick are by held-out
-quality (the questions cut into folds, :mod:`core.folds`), shown beside the in-sample score; what may vary and how its values are read
-is :mod:`core.sweep`'s (and the retrieval settings' own declarations). A point
+The search is :func:`core.evaluate.tune.tune`; the front and the pick are by held-out
+quality (the questions cut into folds, :mod:`core.evaluate.folds`), shown beside the in-sample score; what may vary and how its values are read
+is :mod:`core.evaluate.sweep`'s (and the retrieval settings' own declarations). A point
 picked on the chart (or in the list under it) can be loaded into the session's
 configuration, which every other page then uses.
 """
@@ -22,12 +22,21 @@ from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError
-from core.evaluation import EvalQuery
-from core.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
+from core.evaluate.evaluation import EvalQuery
+from core.evaluate.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
+from core.evaluate.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
+from core.evaluate.tune import (
+    COSTS,
+    EXHAUSTIVE_BUDGET,
+    QUALITIES,
+    SEARCHES,
+    TuneSpace,
+    exhaustive,
+    retrieval_values,
+    tune,
+)
 from core.schema import Document
 from core.splitters import SPLITTERS, get_splitter
-from core.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
-from core.tune import COSTS, EXHAUSTIVE_BUDGET, QUALITIES, SEARCHES, TuneSpace, exhaustive, retrieval_values, tune
 from ui import cache, state, widgets
 from ui.charts import SERIES_COLOURS
 from ui.evaluate_sweep import default_values

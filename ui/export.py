@@ -9,19 +9,19 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
-from core.codegen import notes_of
-from core.compare_view import settings_summary
 from core.errors import ChunkScopeError
+from core.measure.compare_view import settings_summary
+from core.output.snapshot import DEFAULT_VIEWS, snapshot_html
 from core.schema import Document, Node
-from core.snapshot import DEFAULT_VIEWS, snapshot_html
+from core.translate.snippet import notes_of
 from ui import cache, state, widgets
 from ui import nodes as node_ui
 from ui.cache import HASH_FUNCS
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
-    from core.export_check import ExportCheck
-    from core.query import QueryResult
+    from core.output.export_check import ExportCheck
+    from core.query.chain import QueryResult
 
 DEFAULT_BASE_URL = "http://localhost:8501/"
 # The page a shared link opens: where the configuration is seen at work.
@@ -65,7 +65,7 @@ class ExportFile:
 @st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
 def node_files(nodes: Sequence[Node], stem: str) -> dict[str, ExportFile]:
     """The nodes as JSONL, CSV and Parquet, keyed by format name (cached per node set)."""
-    from core.export import nodes_to_csv, nodes_to_jsonl, nodes_to_parquet
+    from core.output.export import nodes_to_csv, nodes_to_jsonl, nodes_to_parquet
 
     nodes = list(nodes)
     return {
@@ -94,7 +94,7 @@ def snapshot_file(
 
 
 def differences(snippet: str) -> list[str]:
-    """The notes a script lists under "Where this differs from ChunkScope:" (see core.codegen.notes_of)."""
+    """The notes a script lists under "Where this differs from ChunkScope:" (see core.translate.snippet.notes_of)."""
     return notes_of(snippet)
 
 
@@ -281,7 +281,7 @@ def config_download(config_json: str) -> None:
 
 def batch_commands_block() -> None:
     """The exact ``chunkscope batch`` command for the downloaded configuration, on this machine and on Ray."""
-    from core.cli_batch import batch_commands
+    from core.cli.batch import batch_commands
 
     commands = batch_commands(CONFIG_FILE_NAME)
     st.markdown("**:material/terminal: Apply it to a whole corpus**")
@@ -298,7 +298,7 @@ def batch_commands_block() -> None:
 @st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
 def export_check(documents: Sequence[Document], config: PipelineConfig, library: str) -> ExportCheck:
     """How many of the app's chunks the ``library`` script's splitter rebuilds (cached per documents and config)."""
-    from core.export_check import check_export
+    from core.output.export_check import check_export
 
     return check_export(config, documents, library, cache.run_split_cached(documents, config))
 

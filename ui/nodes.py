@@ -13,9 +13,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.rewrites import Segment, changed_characters, rewrite_segments, status_of
 from core.schema import MetadataMode, Node
-from core.span_recovery import SpanStatus
+from core.spans.recovery import SpanStatus
+from core.spans.rewrites import Segment, changed_characters, rewrite_segments, status_of
 from ui import cache
 
 VIEW_HEIGHT_PX = 320

@@ -16,7 +16,7 @@ import streamlit as st
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
 from core.postprocessors import Postprocessor
-from core.query import QueryResult, chain_needs_embedder, final_context, run_query
+from core.query.chain import QueryResult, chain_needs_embedder, final_context, run_query
 from core.schema import Document, MetadataMode, Node, contents
 from core.splitters.hierarchical import leaf_nodes
 from ui import cache, state, widgets
@@ -87,7 +87,7 @@ def run(
     embedder: Any,
     embeddings: np.ndarray | None,
 ) -> QueryResult:
-    """``core.query.run_query`` with the page's embedder and precomputed node embeddings.
+    """``core.query.chain.run_query`` with the page's embedder and precomputed node embeddings.
 
     Not cached by Streamlit: with the vectors at hand it is quick, and the nodes'
     views (which the Metadata page changes) would all have to be part of a key.

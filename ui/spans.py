@@ -1,6 +1,6 @@
-"""Draw the source with chunk spans in Streamlit; the HTML itself comes from :mod:`core.highlight`.
+"""Draw the source with chunk spans in Streamlit; the HTML itself comes from :mod:`core.output.highlight`.
 
-:func:`show_source` draws :func:`core.highlight.source_html` one window at a
+:func:`show_source` draws :func:`core.output.highlight.source_html` one window at a
 time, so a large document never sends megabytes of HTML to the browser.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.highlight import (
+from core.output.highlight import (
     HasSpan,
     Mark,
     legend_html,
@@ -39,7 +39,7 @@ def show_source(
     """Draw the document's source with chunk spans, one window at a time.
 
     When the selected node changes, the view jumps to the window holding its start. A window is
-    ``window_chars`` long, or by default as long as :func:`core.highlight.window_chars_for` says for this many nodes.
+    ``window_chars`` long, or by default as long as :func:`core.output.highlight.window_chars_for` says for this many nodes.
     """
     windows = source_windows(document, window_chars or window_chars_for(len(document.text), len(nodes)))
     index = 0

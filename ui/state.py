@@ -22,9 +22,9 @@ import streamlit as st
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
-    from core.evaluation import EvalQuery
+    from core.evaluate.evaluation import EvalQuery
     from core.postprocessors import Postprocessor
-    from core.query import QueryResult
+    from core.query.chain import QueryResult
 
 _SOURCES = "cs_sources"  # list[SourceFile], in upload order
 _FAILED = "cs_failed"  # dict[file_name, reason]

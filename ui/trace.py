@@ -1,6 +1,6 @@
-"""The Query page's trace of a :class:`core.query.QueryResult`: what was searched, each stage, the final context.
+"""The Query page's trace of a :class:`core.query.chain.QueryResult`: what was searched, each stage, the final context.
 
-The trace's labels, rows, summaries and HTML come from :mod:`core.trace_view`;
+The trace's labels, rows, summaries and HTML come from :mod:`core.query.trace_view`;
 here are what needs plotly or Streamlit: the funnel and reorder figures, the
 styled stage tables, and the panels the page draws in order.
 """
@@ -13,11 +13,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import trace_view
 from core.config import PipelineConfig
-from core.query import QueryResult, StageTrace
+from core.query import trace_view
+from core.query.chain import QueryResult, StageTrace
+from core.query.trace_view import stage_labels, stage_params, stage_summary
 from core.schema import Document, Node, NodeWithScore
-from core.trace_view import stage_labels, stage_params, stage_summary
 from ui import cache
 from ui.charts import SERIES_COLOURS
 from ui.widgets import md_escape
@@ -195,7 +195,7 @@ def overview(result: QueryResult, mode: str, node_count: int, key: str) -> None:
 
 
 def chain_summary(result: QueryResult, mode: str, node_count: int) -> str:
-    """:func:`core.trace_view.chain_summary` with each stage's summary literal: a summary can hold the user's
+    """:func:`core.query.trace_view.chain_summary` with each stage's summary literal: a summary can hold the user's
     text (a metadata key named in why a stage changed nothing), never Markdown."""
     lines = [f"- **retrieval** ({mode}): {len(result.retrieved)} of {node_count:,} nodes"]
     for label, stage in zip(stage_labels(result), result.stages, strict=True):

@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from core import lint
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
+from core.measure import lint
 from core.params import Configurable, ParamSpec, format_list
 from core.splitters import SPLITTERS
 from ui import state
@@ -163,7 +163,7 @@ def retrieval_form(current: RetrievalSettings, key: str, *, columns: int = 1) ->
 
 
 def splitter_warnings(splitter: Any) -> None:
-    """One warning per problem with the splitter's settings themselves (core.lint lints them)."""
+    """One warning per problem with the splitter's settings themselves (core.measure.lint lints them)."""
     for message in lint.splitter_warnings(splitter):
         st.warning(md_escape(message), icon=":material/warning:")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.batch.work import one_line
-from core.file_kinds import special_file_problem
+from core.loaders.file_kinds import special_file_problem
 
 
 @dataclass(frozen=True)

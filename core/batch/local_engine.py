@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from core.batch.work import process_file, use_one_core
-from core.parallel import ignore_sigint, pool_context, stop_pool, submit_blocked
+from core.runtime.parallel import ignore_sigint, pool_context, stop_pool, submit_blocked
 
 # How often a worker's watchdog looks for its driver (where the kernel cannot be asked to kill it).
 WATCHDOG_SECONDS = 1.0

@@ -18,8 +18,8 @@ from typing import Any
 
 from core.batch.work import process_file, result_schema, use_one_core, warm_worker
 from core.errors import ConfigError
-from core.forking import CORES
-from core.parallel import ray_session
+from core.runtime.forking import CORES
+from core.runtime.parallel import ray_session
 
 # Files per batch an actor takes: large enough that Ray's per-batch cost is small beside the files' work,
 # small enough that a slow file holds back few results (order is preserved).
@@ -47,7 +47,7 @@ def run_ray(
     """The same ``process_file`` as a Ray Data pipeline (the task list, a map over an actor pool, back in order).
 
     Uses the Ray already initialized in this process, else starts one for the run
-    (``num_cpus=workers``, or joins ``address``) and shuts it down after (:func:`core.parallel.ray_session`).
+    (``num_cpus=workers``, or joins ``address``) and shuts it down after (:func:`core.runtime.parallel.ray_session`).
     ``workers``: the actors (one CPU each); None: every CPU of the Ray it runs on.
     """
     try:

@@ -1,7 +1,7 @@
 """The corpus report of a batch: ``report.json`` and ``report.html``, rebuilt from what is on disk.
 
 Everything comes from the output folder, not from the run: the manifest gives
-each input's status, timing and :class:`core.metrics.ChunkMetrics` (the numbers
+each input's status, timing and :class:`core.measure.metrics.ChunkMetrics` (the numbers
 ``chunkscope metrics FILE`` prints), the part files give every node's size and
 flags. So a resumed run reports the whole corpus, and memory holds one part's
 size columns and a count per size value, never the nodes.
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from core.batch.storage import OutputStore
-from core.split_summary import unit_name
+from core.measure.split_summary import unit_name
 
 TOP = 10  # slowest and largest documents listed
 HTML_DOCUMENT_ROWS = 1_000  # rows of the per-document table in the page (report.json holds all)
@@ -64,7 +64,7 @@ class _Sizes:
         return int(self.counts.sum())
 
     def stats(self) -> dict[str, float]:
-        """min, mean, p50, p95, max, sd: the same as :meth:`core.metrics.SizeStats.of` on the values."""
+        """min, mean, p50, p95, max, sd: the same as :meth:`core.measure.metrics.SizeStats.of` on the values."""
         n = self.n
         if n == 0:
             return {"min": 0.0, "mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0.0, "sd": 0.0}
@@ -108,7 +108,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     import pyarrow.parquet as pq
 
     from core.batch.dataset import NODES, read_manifest
-    from core.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+    from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     splitter = config.splitter
     lines = read_manifest(out)

@@ -25,7 +25,7 @@ from core.batch.ray_engine import run_ray
 from core.batch.resume import prepare_output
 from core.batch.storage import OutputStore, OutputWriteError
 from core.errors import ConfigError
-from core.forking import CORES
+from core.runtime.forking import CORES
 
 ENGINES = ("local", "ray")
 

@@ -51,14 +51,14 @@ _WORKER: dict[str, Any] = {}
 def use_one_core() -> None:
     """Make this process a worker that computes on one thread: the engines run one worker per core.
 
-    The model tokenizer's second encoding thread (:mod:`core.tokenizer_threads`) made
+    The model tokenizer's second encoding thread (:mod:`core.tokens.threads`) made
     one worker use ~1.3 cores, so two workers competed for two cores; pyarrow's pools
     are one thread too. (With ``--embed``, torch keeps its threads: fewer would change
     the vectors' last bits against the ones the app and the disk cache hold.)
     """
     import pyarrow as pa
 
-    from core.tokenizer_threads import use_one_thread
+    from core.tokens.threads import use_one_thread
 
     use_one_thread()
     pa.set_cpu_count(1)
@@ -68,7 +68,7 @@ def use_one_core() -> None:
 def warm_worker(config_json: str) -> None:
     """Pay a worker's one-time costs before its first file: the configuration parsed, the tokenizers loaded."""
     from core.schema import Document
-    from core.tokenizers import get_tokenizer
+    from core.tokens.tokenizers import get_tokenizer
 
     config = _worker_config(config_json)
     get_tokenizer("model").count_many(["A sentence to warm up with."])
@@ -163,12 +163,13 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     from core.batch.ids import assign_batch_ids
     from core.documents import load_bounded, prepare_documents, split_bounded
     from core.errors import LoadError
-    from core.file_kinds import refuse_special_file
-    from core.limits import DEFAULT_LIMITS, check_split_size, check_upload_size
+    from core.limits import DEFAULT_LIMITS, check_upload_size
     from core.loaders import load_bytes, loader_for
-    from core.metrics import chunk_report
+    from core.loaders.file_kinds import refuse_special_file
+    from core.measure.metrics import chunk_report
     from core.schema import MetadataMode, contents, numbers_in_document
-    from core.tokenizers import get_tokenizer
+    from core.splitters.size_check import check_split_size
+    from core.tokens.tokenizers import get_tokenizer
 
     path = Path(task["path"])
     refuse_special_file(path)  # listed as a regular file, but a FIFO since: reading it would block this worker
@@ -189,7 +190,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     splitter = config.splitter
     # As `chunkscope split` and `chunkscope metrics` do it: this loader's options, the size
     # check before any work, extractors and the user's metadata, then the split.
-    # Each stage on the file's bytes runs where a deadline and a memory ceiling can stop it (core.bounded):
+    # Each stage on the file's bytes runs where a deadline and a memory ceiling can stop it (core.runtime.bounded):
     # a file that hits one fails with that reason and the run goes on.
     read = partial(load_bytes, data, path.name, **config.loader_options(loader_for(path.name).name))
     documents = load_bounded(read, path.name, len(data), DEFAULT_LIMITS)
@@ -227,7 +228,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     if embed:
         import numpy as np
 
-        from core.embeddings import get_embedder
+        from core.embed.embedder import get_embedder
 
         embedder = get_embedder(None if embed == "default" else embed)
         dimension = embedder.dimension

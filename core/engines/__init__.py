@@ -4,8 +4,8 @@ One module per framework (and one beside it where an engine needs more than the
 framework's shared plumbing: a hierarchy, a parser that reads HTML markup);
 importing a module registers its engines in the splitter registry (names such as ``llamaindex.sentence``, ``langchain.recursive``).
 The frameworks themselves are imported only when an engine splits, so importing
-``core`` stays fast. Every chunk goes through :mod:`core.span_recovery`; nothing
-is downloaded (see :mod:`core.bundled_data`).
+``core`` stays fast. Every chunk goes through :mod:`core.spans.recovery`; nothing
+is downloaded (see :mod:`core.tokens.bundled_data`).
 """
 
 from core.engines.base import FrameworkSplitter, framework_version

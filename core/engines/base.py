@@ -15,14 +15,14 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar
 
-from core.codegen import Code, CodeSnippet, call, split_with
 from core.engines.chunk_nodes import FrameworkChunk, framework_nodes
 from core.errors import ConfigError
-from core.framework_code import langchain_recursive, llamaindex_tokenizer
 from core.schema import Document, Node
 from core.splitters.base import Span, Splitter
+from core.translate.framework_code import langchain_recursive, llamaindex_tokenizer
+from core.translate.snippet import Code, CodeSnippet, call, split_with
 
-# The frameworks' names for units -> ChunkScope's tokenizer names (core.tokenizers).
+# The frameworks' names for units -> ChunkScope's tokenizer names (core.tokens.tokenizers).
 _UNITS = {"cl100k_base": "cl100k", "o200k_base": "o200k", "character": "characters", "word": "words"}
 
 

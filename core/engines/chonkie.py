@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
-from core.codegen import Code, CodeSnippet, literal
 from core.engines.base import FrameworkArg, FrameworkSplitter, check_overlap, engine_summary
 from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError
-from core.framework_code import bundled_tiktoken
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
+from core.tokens.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
+from core.translate.framework_code import bundled_tiktoken
+from core.translate.snippet import Code, CodeSnippet, literal
 
 CHONKIE = "chonkie"
 DISTRIBUTION = "chonkie"

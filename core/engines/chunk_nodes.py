@@ -1,7 +1,7 @@
 """Framework chunks to nodes: each chunk placed in the source, with the framework's text, metadata and links.
 
 Each node's text is the framework's text; its span comes from
-:mod:`core.span_recovery` (or from the offsets the framework states, where they hold
+:mod:`core.spans.recovery` (or from the offsets the framework states, where they hold
 the chunk), and its ``span_status`` metadata says whether
 ``text == document.text[start_char:end_char]`` (``exact``), the framework changed the
 text (``rewritten``, the span covers the source it was aligned with), or it could not
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.schema import Document, Node, NodeRelationship
-from core.span_recovery import SPAN_STATUS_KEY, RecoveredSpan, SpanRecovery, SpanStatus
+from core.spans.recovery import SPAN_STATUS_KEY, RecoveredSpan, SpanRecovery, SpanStatus
 from core.splitters.nodes import build_nodes, link_chain
 
 

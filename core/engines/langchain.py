@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from core.bundled_data import TIKTOKEN_ENCODINGS
-from core.codegen import CodeSnippet, call
 from core.engines.base import (
     FrameworkSplitter,
     check_overlap,
@@ -30,6 +28,8 @@ from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
+from core.tokens.bundled_data import TIKTOKEN_ENCODINGS
+from core.translate.snippet import CodeSnippet, call
 
 LANGCHAIN = "LangChain"
 DISTRIBUTION = "langchain-text-splitters"

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.bundled_data import tiktoken_encoding
-from core.codegen import Code, CodeSnippet, literal
 from core.engines.base import FrameworkArg
 from core.engines.llamaindex import model_tokens
-from core.framework_code import bundled_tiktoken, langchain_length
 from core.params import param
-from core.tokenizers import TIKTOKEN_TOKENIZERS
+from core.tokens.bundled_data import tiktoken_encoding
+from core.tokens.tokenizers import TIKTOKEN_TOKENIZERS
+from core.translate.framework_code import bundled_tiktoken, langchain_length
+from core.translate.snippet import Code, CodeSnippet, literal
 
 
 @dataclass(frozen=True)

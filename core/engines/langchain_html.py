@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from core.codegen import CodeSnippet, call
 from core.engines.base import engine_summary
 from core.engines.langchain import _OWN_LINKS, DISTRIBUTION, LANGCHAIN, LangChainHeaderEngine
 from core.errors import ConfigError
 from core.params import param
 from core.splitters.registry import SPLITTERS
+from core.translate.snippet import CodeSnippet, call
 
 _HEADING_TAG = re.compile(r"h[1-6]")
 

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, ClassVar
 
-from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
-from core.codegen import Code, CodeSnippet, split_with
 from core.engines.base import (
     FrameworkArg,
     FrameworkSplitter,
@@ -31,11 +29,13 @@ from core.engines.base import (
 )
 from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError, ModelUnavailableError
-from core.framework_code import langchain_recursive, llamaindex_tiktoken
-from core.framework_code import llamaindex_tokenizer as llamaindex_tokenizer_code
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
+from core.tokens.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
+from core.translate.framework_code import langchain_recursive, llamaindex_tiktoken
+from core.translate.framework_code import llamaindex_tokenizer as llamaindex_tokenizer_code
+from core.translate.snippet import Code, CodeSnippet, split_with
 
 LLAMAINDEX = "LlamaIndex"
 DISTRIBUTION = "llama-index-core"
@@ -55,7 +55,7 @@ _OWN_TOKENIZER = (
 @lru_cache(maxsize=1)
 def model_tokens() -> Callable[[str], list[str]]:
     """The embedding model's tokens of a text, as an exported script takes them: ``tokenize`` of transformers'
-    AutoTokenizer for the packaged all-MiniLM-L6-v2 (:func:`core.framework_code.model_tokenizer` writes that line).
+    AutoTokenizer for the packaged all-MiniLM-L6-v2 (:func:`core.translate.framework_code.model_tokenizer` writes that line).
 
     No special tokens and BERT's own normalisation: as many tokens as ChunkScope's ``model`` tokenizer counts
     (tests/test_compat_model.py holds the two equal on accents, CJK, emoji, ``[CLS]`` written in the text and
@@ -65,7 +65,7 @@ def model_tokens() -> Callable[[str], list[str]]:
         from transformers import AutoTokenizer
     except ImportError as exc:  # pragma: no cover - a dependency of sentence-transformers
         raise ModelUnavailableError("the 'transformers' package is not installed") from exc
-    from core.tokenizers import default_model_path
+    from core.tokens.tokenizers import default_model_path
 
     tokenizer = AutoTokenizer.from_pretrained(default_model_path(), local_files_only=True)
     # The first call turns off the truncation and padding tokenizer.json sets, a change to the Rust tokenizer:

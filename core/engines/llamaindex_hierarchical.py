@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from core.codegen import Code, CodeSnippet, call, literal
 from core.engines.base import FrameworkArg, code_values, engine_summary, run_values
 from core.engines.chunk_nodes import FrameworkChunk
 from core.engines.llamaindex import (
@@ -28,6 +27,7 @@ from core.params import param
 from core.schema import Document
 from core.splitters.hierarchical import HierarchicalSplitter, check_levels
 from core.splitters.registry import SPLITTERS
+from core.translate.snippet import Code, CodeSnippet, call, literal
 
 
 @SPLITTERS.register

@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from core.codegen import CodeSnippet
 from core.engines.base import engine_summary
 from core.engines.llamaindex import DISTRIBUTION, LLAMAINDEX, LlamaIndexEngine, _links
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
+from core.translate.snippet import CodeSnippet
 
 _TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from core.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
 from core.engines.base import FrameworkSplitter, engine_summary
 from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
+from core.tokens.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
 
 SEMCHUNK = "semchunk"
 DISTRIBUTION = "semchunk"

@@ -12,13 +12,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.codegen import call
 from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.extractors.terms import WORD, is_content_word, smoothed_idf, stem
 from core.params import param
 from core.schema import Document
-from core.segmentation import sentence_spans
+from core.tokens.segmentation import sentence_spans
+from core.translate.snippet import call
 
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
 

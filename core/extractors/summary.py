@@ -13,13 +13,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import call
 from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.extractors.terms import content_terms, smoothed_idf
 from core.params import param
 from core.schema import Document
-from core.segmentation import sentence_spans
+from core.tokens.segmentation import sentence_spans
+from core.translate.snippet import call
 
 # Sentences inside these elements are structure or data, not prose worth quoting.
 _SKIPPED_KINDS = frozenset({"heading", "code", "table", "table_row"})

@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import call
 from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.params import param
 from core.schema import Document
+from core.translate.snippet import call
 
 # Markdown heading marks ("## Title ##") and setext underlines are not part of a title.
 _HEADING_MARKS = re.compile(r"^\s{0,3}#{1,6}\s+|\s+#+\s*$")

@@ -8,14 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UnsupportedFileError
-from core.file_kinds import folder_files, read_file
 from core.limits import DEFAULT_LIMITS, Limits, check_text_size, check_upload_size
 from core.loaders.base import Loader
+from core.loaders.file_kinds import folder_files, read_file
 from core.loaders.registry import LOADERS
 from core.schema import Document
-
-# Importing a module registers its loaders (order = the order the app lists them).
-from core.loaders import text, markdown, html, pdf, code, csv, docx, pptx, xlsx, epub, json  # noqa: F401, E402  isort: skip
 
 FileMetadata = Callable[[str], dict[str, Any]]
 

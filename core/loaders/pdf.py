@@ -38,7 +38,6 @@ from pypdf import PdfReader
 from pypdf.errors import FileNotDecryptedError
 
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
-from core.forking import start_forked
 from core.loaders.base import Loader
 from core.loaders.blocks import BlockText
 from core.loaders.pdf_garble import better_text, blocks_text, garbled_pages, repair_garbled, repair_garbled_blocks
@@ -61,6 +60,7 @@ from core.loaders.pdf_reader import (
 from core.loaders.registry import LOADERS
 from core.loaders.text import make_document, paragraph_spans
 from core.params import param
+from core.runtime.forking import start_forked
 from core.schema import Document, Element, Page
 
 PAGE_SEPARATOR = "\n\n"

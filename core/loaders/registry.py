@@ -2,4 +2,7 @@
 
 from core.registry import Registry
 
-LOADERS: Registry = Registry("loader")
+# Each format's module registers its loader when the registry is first read (order = the order the app lists
+# them), so importing this package (the document cache does, on every cold run) imports no parser.
+_FORMATS = ("text", "markdown", "html", "pdf", "code", "csv", "docx", "pptx", "xlsx", "epub", "json")
+LOADERS: Registry = Registry("loader", providers=tuple(f"core.loaders.{name}" for name in _FORMATS))

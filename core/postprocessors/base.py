@@ -5,7 +5,7 @@ Its public face is ``process(nodes, query, context=None) -> list[NodeWithScore]`
 it never mutates what it is given (a node whose text changes is copied first).
 ``run`` does the same work and also says why: which nodes it dropped and for
 what reason, what it added, and which sentences of a node it kept. The query
-runner (:mod:`core.query`) records that in each stage's trace.
+runner (:mod:`core.query.chain`) records that in each stage's trace.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from core.params import Configurable
 from core.schema import Node, NodeWithScore
 
 if TYPE_CHECKING:
-    from core.codegen import CodeSnippet
-    from core.embeddings import Embedder
+    from core.embed.embedder import Embedder
+    from core.translate.snippet import CodeSnippet
 
 
 @dataclass
@@ -64,7 +64,7 @@ class Postprocessor(Configurable):
     # Whether the result depends on the query (the UI greys the query-free ones less).
     uses_query: ClassVar[bool] = False
     # Whether this step embeds text itself, so a chain holding it needs the embedding model
-    # even when retrieval does not (BM25); see :func:`core.query.chain_needs_embedder`.
+    # even when retrieval does not (BM25); see :func:`core.query.chain.chain_needs_embedder`.
     needs_embedder: ClassVar[bool] = False
     # Whether all this step does is put the nodes in another order (the Query page draws that order).
     reorders: ClassVar[bool] = False

@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call, literal
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import NodeWithScore
+from core.translate.snippet import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call, literal
 
 
 @POSTPROCESSORS.register

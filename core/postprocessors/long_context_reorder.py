@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import NodeWithScore
+from core.translate.snippet import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call
 
 
 @POSTPROCESSORS.register

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call, comment, literal
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, with_text
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import NodeWithScore
+from core.translate.snippet import LLAMAINDEX_POSTPROCESSOR, CodeSnippet, call, comment, literal
 
 
 @POSTPROCESSORS.register

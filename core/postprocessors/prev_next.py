@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call
 from core.errors import ConfigError
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import Node, NodeWithScore
+from core.translate.snippet import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call
 
 
 @POSTPROCESSORS.register

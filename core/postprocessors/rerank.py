@@ -7,12 +7,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call, indent
 from core.errors import ModelUnavailableError
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, fmt_score, with_score
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import MetadataMode, NodeWithScore
+from core.translate.snippet import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call, indent
 
 # (query, texts) -> one relevance score per text.
 Scorer = Callable[[str, Sequence[str]], Sequence[float]]

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call
 from core.errors import ConfigError
 from core.params import param
 from core.postprocessors.base import (
@@ -18,7 +17,8 @@ from core.postprocessors.base import (
 )
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import NodeWithScore
-from core.segmentation import sentence_spans
+from core.tokens.segmentation import sentence_spans
+from core.translate.snippet import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call
 
 
 @POSTPROCESSORS.register
@@ -73,7 +73,7 @@ class SentenceEmbeddingOptimizerPostprocessor(Postprocessor):
             raise ConfigError("sentence_embedding_optimizer needs a query to compare sentences with")
         embedder = context.embedder if context is not None and context.embedder is not None else None
         if embedder is None:
-            from core.embeddings import get_embedder
+            from core.embed.embedder import get_embedder
 
             embedder = get_embedder()
         query_vector = np.asarray(embedder.embed_query(query), dtype=np.float32)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call, indent
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor, fmt_score
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import NodeWithScore
+from core.translate.snippet import LLAMAINDEX_POSTPROCESSOR, Code, CodeSnippet, call, indent
 
 
 @POSTPROCESSORS.register

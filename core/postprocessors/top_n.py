@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import CodeSnippet, literal
 from core.params import param
 from core.postprocessors.base import Outcome, PostprocessContext, Postprocessor
 from core.postprocessors.registry import POSTPROCESSORS
 from core.schema import NodeWithScore
+from core.translate.snippet import CodeSnippet, literal
 
 
 @POSTPROCESSORS.register

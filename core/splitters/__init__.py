@@ -13,7 +13,6 @@ from core.splitters.registry import SPLITTERS
 from core.splitters import character  # noqa: F401  isort: skip
 from core.splitters import recursive, token, sentence, sentence_window, code  # noqa: F401  isort: skip
 from core.splitters import markdown, html, semantic, hierarchical  # noqa: F401  isort: skip
-from core import engines  # noqa: F401, E402  framework engines (llamaindex.*, langchain.*, chonkie.*, semchunk)  isort: skip
 
 
 def get_splitter(name: str, **params: Any) -> Splitter:

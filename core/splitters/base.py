@@ -1,4 +1,4 @@
-"""What every splitter shares: the Splitter base, its sizing parameters, and the Span it cuts.
+"""What every splitter shares: the Splitter base and its sizing parameters (the Span it cuts lives in ``nodes``).
 
 A splitter computes spans ``(start, end)`` into the document's text;
 :func:`core.splitters.nodes.build_nodes` turns spans into nodes with
@@ -12,23 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
-from core.codegen import CodeSnippet, call, split_with
-from core.framework_code import langchain_recursive
 from core.params import Configurable, param
 from core.schema import Document, Node
 from core.splitters.fast.gc_pause import gc_paused
-from core.splitters.nodes import build_nodes
-from core.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer, get_tokenizer
-
-
-class Span(NamedTuple):
-    """A cut: ``document.text[start:end]``, with metadata this node alone adds."""
-
-    start: int
-    end: int
-    metadata: dict[str, Any] | None = None
+from core.splitters.nodes import Span, build_nodes
+from core.tokens.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer, get_tokenizer
+from core.translate.framework_code import langchain_recursive
+from core.translate.snippet import CodeSnippet, call, split_with
 
 
 @dataclass(frozen=True)

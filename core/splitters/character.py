@@ -10,12 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import CodeSnippet, split_with
 from core.errors import ConfigError
-from core.framework_code import langchain_character, llamaindex_token_splitter
 from core.params import param
 from core.schema import Document, Node
-from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
 from core.splitters.compat import (
     LANGCHAIN,
@@ -32,7 +29,10 @@ from core.splitters.fast.separator_search import DenseRun, bounds_by_search
 from core.splitters.nodes import build_nodes
 from core.splitters.pieces import literal_pattern, piece_sizes
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import Tokenizer, get_tokenizer
+from core.tokens.segmentation import trim_span
+from core.tokens.tokenizers import Tokenizer, get_tokenizer
+from core.translate.framework_code import langchain_character, llamaindex_token_splitter
+from core.translate.snippet import CodeSnippet, split_with
 
 
 @SPLITTERS.register

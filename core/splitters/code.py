@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.codegen import CodeSnippet, call, split_with
 from core.errors import ConfigError
-from core.framework_code import langchain_recursive
 from core.params import param
 from core.schema import Document
 from core.splitters.base import Span, Splitter
 from core.splitters.registry import SPLITTERS
+from core.translate.framework_code import langchain_recursive
+from core.translate.snippet import CodeSnippet, call, split_with
 
 
 @SPLITTERS.register

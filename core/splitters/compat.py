@@ -17,7 +17,7 @@ Where a framework's chunk is not a slice of the source (it joined sentences with
 spaces, or dropped the whitespace between two pieces), the node keeps the
 framework's text, its span still covers the source it came from, and it is
 marked as the engines mark such chunks: ``span_status = "rewritten"``
-(:data:`core.span_recovery.SPAN_STATUS_KEY`), hidden from both readers.
+(:data:`core.spans.recovery.SPAN_STATUS_KEY`), hidden from both readers.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any, NamedTuple
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Node
-from core.span_recovery import SPAN_STATUS_KEY, SpanStatus
-from core.tokenizers import TIKTOKEN_TOKENIZERS
+from core.spans.recovery import SPAN_STATUS_KEY, SpanStatus
+from core.tokens.tokenizers import TIKTOKEN_TOKENIZERS
 
 NONE = "none"
 LLAMAINDEX = "llamaindex"

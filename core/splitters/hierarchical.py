@@ -18,12 +18,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from core.codegen import Code, CodeSnippet, call, indent, literal
 from core.errors import ConfigError
-from core.framework_code import langchain_recursive, llamaindex_tokenizer
 from core.params import param
 from core.schema import Document, Element, Node, NodeRelationship
-from core.span_recovery import SpanStatus, recover_spans
+from core.spans.recovery import SpanStatus, recover_spans
 from core.splitters.base import MAX_CHUNK_SIZE, Span, Splitter, chunk_overlap_param, tokenizer_param
 from core.splitters.compat import (
     LLAMAINDEX,
@@ -37,7 +35,9 @@ from core.splitters.compat import (
 )
 from core.splitters.nodes import build_nodes, link_chain
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import SizeFn
+from core.tokens.tokenizers import SizeFn
+from core.translate.framework_code import langchain_recursive, llamaindex_tokenizer
+from core.translate.snippet import Code, CodeSnippet, call, indent, literal
 
 MAX_LEVELS = 6
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from core.codegen import CodeSnippet, call
 from core.params import param
 from core.splitters.markdown import SectionSplitter, validate_heading_tags
 from core.splitters.registry import SPLITTERS
+from core.translate.snippet import CodeSnippet, call
 
 
 @SPLITTERS.register

@@ -23,9 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from core.codegen import CodeSnippet, call
 from core.errors import ConfigError
-from core.framework_code import langchain_recursive
 from core.params import param
 from core.schema import Document, Element, Node
 from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param
@@ -43,7 +41,9 @@ from core.splitters.fast.packing import merge_pieces
 from core.splitters.markdown_llamaindex import llamaindex_headings, llamaindex_sections
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import SizeFn, Tokenizer, get_tokenizer
+from core.tokens.tokenizers import SizeFn, Tokenizer, get_tokenizer
+from core.translate.framework_code import langchain_recursive
+from core.translate.snippet import CodeSnippet, call
 
 
 class Heading(NamedTuple):

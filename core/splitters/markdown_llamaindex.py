@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from core.segmentation import trim_span
 from core.splitters.compat import CompatChunk
+from core.tokens.segmentation import trim_span
 
 # LlamaIndex's MarkdownNodeParser: a heading line, and a fence line (which toggles code blocks).
 _LLAMAINDEX_HEADING = re.compile(r"(#+)\s(.*)")

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from core.schema import Document, Element, Node, NodeRelationship, page_range_label
 
-if TYPE_CHECKING:
-    from core.splitters.base import Span
+
+class Span(NamedTuple):
+    """A cut: ``document.text[start:end]``, with metadata this node alone adds."""
+
+    start: int
+    end: int
+    metadata: dict[str, Any] | None = None
+
 
 
 def build_nodes(

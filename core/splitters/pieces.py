@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from core.schema import Document
-from core.segmentation import trim_span
 from core.splitters.base import Span
-from core.tokenizers import Tokenizer
+from core.tokens.segmentation import trim_span
+from core.tokens.tokenizers import Tokenizer
 
 
 def merge_pieces_plainly(

@@ -24,12 +24,10 @@ from typing import Any, Literal
 
 import regex
 
-from core.codegen import Code, CodeSnippet, call, split_with
 from core.errors import ConfigError
-from core.framework_code import langchain_recursive
 from core.params import param
+from core.runtime.regex_check import MAX_PATTERN_LENGTH
 from core.schema import Document
-from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span
 from core.splitters.compat import LANGCHAIN, compat_param, langchain_merge, mirror_engine, refuse_unmirrored
 from core.splitters.fast.literal_cuts import literal_bounds, literal_of
@@ -42,9 +40,11 @@ from core.splitters.recursive_languages import (
     langchain_separators,
     literal_braces,
 )
-from core.splitters.regex_check import MAX_PATTERN_LENGTH
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import Tokenizer
+from core.tokens.segmentation import trim_span
+from core.tokens.tokenizers import Tokenizer
+from core.translate.framework_code import langchain_recursive
+from core.translate.snippet import Code, CodeSnippet, call, split_with
 
 MAX_SEPARATORS = 20
 # Matching one separator over one document may take at most this long.

@@ -2,4 +2,6 @@
 
 from core.registry import Registry
 
-SPLITTERS: Registry = Registry("splitter", entry_point_group="chunkscope.splitters")
+# The framework engines (llamaindex.*, langchain.*, chonkie.*, semchunk) register here when the registry is
+# first read; they sit a layer above the splitters, whose base they build on.
+SPLITTERS: Registry = Registry("splitter", entry_point_group="chunkscope.splitters", providers=("core.engines",))

@@ -23,7 +23,7 @@ every semantic splitter within a block::
 
 ``fn(texts: Sequence[str]) -> numpy.ndarray`` returns one row per text (rows are
 L2-normalized here, so any vectors do). Without either, the packaged model is
-used through :func:`core.embeddings.get_embedder`.
+used through :func:`core.embed.embedder.get_embedder`.
 """
 
 from __future__ import annotations
@@ -38,15 +38,15 @@ from typing import Literal
 
 import numpy as np
 
-from core.codegen import Code, CodeSnippet, call, split_with
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
-from core.segmentation import trim_span
 from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param
 from core.splitters.markdown import WORD_CUTS, fit_pieces
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import SizeFn, get_tokenizer
+from core.tokens.segmentation import trim_span
+from core.tokens.tokenizers import SizeFn, get_tokenizer
+from core.translate.snippet import Code, CodeSnippet, call, split_with
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 Progress = Callable[[int, int], None]
@@ -179,7 +179,7 @@ class SemanticSplitter(Splitter):
 
     def analyze(self, document: Document, progress: Progress | None = None) -> SemanticAnalysis:
         """Sentences, distances between neighbouring groups, threshold and breakpoints."""
-        from core.segmentation import sentence_spans
+        from core.tokens.segmentation import sentence_spans
 
         text = document.text
         sentences = [(start, end) for start, end in sentence_spans(text)]
@@ -231,7 +231,7 @@ class SemanticSplitter(Splitter):
         embed = self.embed_fn or _EMBED_OVERRIDE.get()
         if embed is not None:
             return np.asarray(embed(texts), dtype=np.float32)
-        from core.embeddings import get_embedder
+        from core.embed.embedder import get_embedder
 
         return get_embedder().embed(texts, progress=progress)
 

@@ -2,13 +2,13 @@
 
 Text that does not fit is cut, in this order, until every piece fits
 ``chunk_size`` tokens: at paragraph separators, at sentences
-(:func:`core.segmentation.sentence_spans`, kept per text and range), after clause punctuation
+(:func:`core.tokens.segmentation.sentence_spans`, kept per text and range), after clause punctuation
 (``, . ; 。 ？ ！``), at word separators, and between characters. The pieces are
 then packed greedily; a new chunk begins with whole trailing pieces of the
 previous one, at most ``chunk_overlap`` tokens. A separator stays with the piece
 after it, as in LlamaIndex.
 
-Speed: the text is tokenized once (:mod:`core.splitters.fast.token_index`, shared by later splits of
+Speed: the text is tokenized once (:mod:`core.tokens.token_index`, shared by later splits of
 the same text with the same tokenizer, e.g. at another chunk_size); a piece's size is
 the number of tokens overlapping it, found by bisection, and a chunk's size is
 the sum of its pieces' sizes. Nothing is tokenized twice, at any level or
@@ -23,14 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core import segmentation
-from core.codegen import CodeSnippet, call, split_with
 from core.errors import ConfigError
-from core.framework_code import langchain_recursive, llamaindex_tokenizer
-from core.memo import Memo
 from core.params import param
+from core.runtime.memo import Memo
 from core.schema import Document, MetadataMode, Node
-from core.segmentation import sentence_spans_within
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
 from core.splitters.compat import (
     LLAMAINDEX,
@@ -45,11 +41,15 @@ from core.splitters.compat import (
     refuse_unmirrored,
 )
 from core.splitters.fast.packing import merge_pieces
-from core.splitters.fast.token_index import TokenIndex
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.registry import SPLITTERS
 from core.splitters.sentence_llamaindex import CLAUSE_END, LlamaIndexPieces, llamaindex_merge, occurrences
-from core.tokenizers import FunctionTokenizer, SizeFn, Tokenizer
+from core.tokens import segmentation
+from core.tokens.segmentation import sentence_spans_within
+from core.tokens.token_index import TokenIndex
+from core.tokens.tokenizers import FunctionTokenizer, SizeFn, Tokenizer
+from core.translate.framework_code import langchain_recursive, llamaindex_tokenizer
+from core.translate.snippet import CodeSnippet, call, split_with
 
 
 @SPLITTERS.register
@@ -314,7 +314,7 @@ class _Pieces:
 # How pieces of the last few texts split, and their sizes: a piece splits the same way whatever the budget
 # (only whether it must split depends on it), so a Chunks rerun with a smaller chunk_size splits again only
 # the pieces the last split kept whole. Keyed by the text, then the separators, tokenizer and protected
-# spans; on and off with the reuse of sentence cuts (core.segmentation.reuse_sentence_spans).
+# spans; on and off with the reuse of sentence cuts (core.tokens.segmentation.reuse_sentence_spans).
 _SPLITS = Memo(8_000_000, max_entries=8)
 _SETTINGS_PER_TEXT = 4
 

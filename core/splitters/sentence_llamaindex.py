@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.segmentation import punkt_sentence_starts
 from core.splitters.compat import CompatChunk, joined_chunk
 from core.splitters.pieces import CutGuard, piece_sizes
-from core.tokenizers import Tokenizer
+from core.tokens.segmentation import punkt_sentence_starts
+from core.tokens.tokenizers import Tokenizer
 
 # LlamaIndex's secondary chunking regex, ``[^,.;。？！]+[,.;。？！]?``, cuts just
 # after each of these characters.

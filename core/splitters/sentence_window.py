@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import CodeSnippet, call, literal
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document, Node
-from core.segmentation import punkt_sentence_starts, sentence_spans
 from core.splitters.base import Span, Splitter
 from core.splitters.compat import LLAMAINDEX, compat_param, mirror_engine, refuse_unmirrored
 from core.splitters.registry import SPLITTERS
+from core.tokens.segmentation import punkt_sentence_starts, sentence_spans
+from core.translate.snippet import CodeSnippet, call, literal
 
 
 @SPLITTERS.register

@@ -15,11 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.codegen import Code, CodeSnippet, call, split_with
 from core.errors import ConfigError
-from core.framework_code import EMBED_MODEL_MAX_TOKENS, bundled_tiktoken, langchain_character, llamaindex_token_splitter
 from core.schema import Document, MetadataMode, Node
-from core.segmentation import trim_span
 from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
 from core.splitters.compat import (
     LLAMAINDEX,
@@ -32,10 +29,18 @@ from core.splitters.compat import (
     mirror_engine,
     refuse_unmirrored,
 )
-from core.splitters.fast.token_index import TokenIndex
 from core.splitters.pieces import piece_sizes
 from core.splitters.registry import SPLITTERS
-from core.tokenizers import TIKTOKEN_TOKENIZERS, TOKENIZER_NAMES, SizeFn, Tokenizer
+from core.tokens.segmentation import trim_span
+from core.tokens.token_index import TokenIndex
+from core.tokens.tokenizers import TIKTOKEN_TOKENIZERS, TOKENIZER_NAMES, SizeFn, Tokenizer
+from core.translate.framework_code import (
+    EMBED_MODEL_MAX_TOKENS,
+    bundled_tiktoken,
+    langchain_character,
+    llamaindex_token_splitter,
+)
+from core.translate.snippet import Code, CodeSnippet, call, split_with
 
 # LlamaIndex's TokenTextSplitter reserves this many tokens of every chunk for metadata formatting.
 LLAMAINDEX_METADATA_FORMAT_LEN = 2

@@ -36,7 +36,6 @@ from bisect import bisect_left
 from functools import lru_cache
 
 from core.schema import Element
-from core.segmentation import trim_span
 from core.splitters.fast.markdown_stretches import (
     LIST_MARKER,
     LineTable,
@@ -45,6 +44,7 @@ from core.splitters.fast.markdown_stretches import (
     parse_stretch,
     title_parser,
 )
+from core.tokens.segmentation import trim_span
 
 _FENCE_OPEN = re.compile(r"(`{3,})[^`]*$|(~{3,})")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")

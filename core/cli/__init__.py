@@ -1,0 +1,1 @@
+"""The ``chunkscope`` command line: ``core.cli.main`` builds the parser; one module per group of subcommands."""

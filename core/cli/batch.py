@@ -1,0 +1,175 @@
+"""``chunkscope batch``: one configuration over a corpus, on a process pool or on Ray.
+
+``core.cli.main`` calls :func:`register` with its subparsers (as it does ``core.cli.query``).
+The pipeline options (``--config``, ``--splitter``, ``--set``, ...) are the ones
+``chunkscope split`` takes, read by the same code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import textwrap
+from typing import Any
+
+from core.batch import ENGINES, PART_BYTES, PART_ROWS, BatchInterrupted, OutputWriteError, Progress, run_batch
+from core.cli.config import pipeline_options
+from core.cli.output import StderrProgress
+
+# sysexits.h's EX_IOERR: the output cannot be written (the inputs were fine).
+OUTPUT_ERROR = 74
+EXIT_CODES = """exit codes:
+  0    done (files that failed are listed in the report)
+  2    a usage or configuration error; nothing was run
+  74   the output cannot be written (read-only, disk full): one line names the path;
+       the temporary files are removed and the manifest is consistent: rerun with --resume
+  130  Ctrl-C (SIGINT), 143 SIGTERM: the workers stop, what arrived is written, the report
+       says complete: false; rerun with --resume to finish"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``batch`` to the chunkscope CLI."""
+    batch = subparsers.add_parser(
+        "batch",
+        help="Split a corpus with one configuration: nodes to Parquet, statistics to a report.",
+        description=textwrap.fill(
+            "Apply a configuration to every input and write OUT/nodes/part-*.parquet (one row per node), "
+            "OUT/manifest.jsonl and OUT/report.json + report.html. A file that fails is listed in the "
+            "report and skipped.",
+            width=100,
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    batch.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="Files, directories (recursive), globs ('docs/**/*.md'), or lists of paths: @paths.txt or paths.parquet.",
+    )
+    pipeline_options(batch)
+    batch.add_argument(
+        "--out",
+        "-o",
+        required=True,
+        metavar="DIR_OR_URI",
+        help="Output folder: a local path or a URI pyarrow opens (s3://bucket/prefix, gs://..., file://...).",
+    )
+    batch.add_argument("--engine", choices=ENGINES, default="local", help="local: a process pool; ray: Ray Data.")
+    batch.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="Worker processes / Ray workers, one CPU each (default: the cores; Ray: its CPUs).",
+    )
+    batch.add_argument(
+        "--ray-address", default=None, metavar="ADDR", help="Join this Ray cluster instead of a local one."
+    )
+    batch.add_argument(
+        "--embed",
+        nargs="?",
+        const="default",
+        default=None,
+        metavar="MODEL_PATH",
+        help="Add an embedding column (the packaged model, or a local model folder).",
+    )
+    batch.add_argument(
+        "--resume", action="store_true", help="Keep inputs already written (unchanged files) and do the rest."
+    )
+    batch.add_argument("--overwrite", action="store_true", help="Replace an earlier output in DIR.")
+    batch.add_argument(
+        "--content-ids",
+        action="store_true",
+        help="Document and node ids from the text alone, so identical files share them (for deduplication); "
+        "by default they also hash each file's path inside its input folder, unique across the corpus.",
+    )
+    batch.add_argument("--part-rows", type=int, default=PART_ROWS, help="Rows per part file at most.")
+    batch.add_argument("--part-mb", type=float, default=PART_BYTES / 2**20, help="Text MiB per part file at most.")
+    batch.add_argument("--quiet", "-q", action="store_true", help="No progress line.")
+    batch.set_defaults(func=cmd_batch)
+
+
+def batch_commands(config_file: str, inputs: str = "DOCS/", out: str = "corpus_nodes/") -> dict[str, str]:
+    """The ``chunkscope batch`` command line that applies a saved configuration to a corpus, per engine.
+
+    ``config_file`` is the JSON that ``--config`` reads (the app's configuration download).
+    """
+    local = ["chunkscope", "batch", inputs, "--config", config_file, "--out", out]
+    return {"local": shlex.join(local), "ray": shlex.join([*local, "--engine", "ray"])}
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from core.cli.config import config_from_args
+
+    config = config_from_args(args)
+    line = None if args.quiet else StderrProgress()
+    try:
+        result = run_batch(
+            args.inputs,
+            config,
+            args.out,
+            engine=args.engine,
+            workers=args.workers,
+            ray_address=args.ray_address,
+            embed=args.embed,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            content_ids=args.content_ids,
+            part_rows=args.part_rows,
+            part_bytes=int(args.part_mb * 2**20),
+            progress=_progress_line(line) if line else None,
+        )
+    except BatchInterrupted as stop:
+        if line:
+            line.close()
+        print(
+            f"chunkscope: interrupted ({stop.signal.name}) after {stop.result.processed:,} files; "
+            f"the output is consistent, rerun with --resume to finish",
+            file=sys.stderr,
+        )
+        return 128 + int(stop.signal)
+    except OutputWriteError as failure:
+        if line:
+            line.close()
+        print(
+            f"chunkscope: {failure}; what is written is recorded in the manifest: "
+            f"make room (or fix the folder) and rerun with --resume",
+            file=sys.stderr,
+        )
+        return OUTPUT_ERROR
+    if line:
+        line.close()
+    corpus = result.report["corpus"]
+    print(
+        f"{corpus['files_ok']:,} files ({result.skipped:,} kept from before), {corpus['nodes']:,} nodes, "
+        f"{corpus['files_failed']:,} failed; {len(result.report['parts'])} parts in {result.out}",
+        file=sys.stderr,
+    )
+    if corpus["files_sharing_content"]:
+        print(
+            f"  {corpus['files_sharing_content']:,} files share their content with another "
+            f"({corpus['shared_contents']:,} distinct contents; see same_content in report.json)",
+            file=sys.stderr,
+        )
+    for failure in result.report["failed"][:10]:
+        print(f"  failed: {failure['source']}: {failure['reason']}", file=sys.stderr)
+    if len(result.report["failed"]) > 10:
+        print(f"  ... and {len(result.report['failed']) - 10:,} more in report.json", file=sys.stderr)
+    return 0
+
+
+def _progress_line(progress: StderrProgress):  # noqa: ANN202 - run_batch's progress callback
+    """run_batch's counts as one progress line: files, nodes, MB/s and failures."""
+
+    def show(state: Progress) -> None:
+        done = state.files_done + state.files_skipped
+        text = f"files {done:,}/{state.files_total:,} · nodes {state.nodes:,} · {state.mb_per_s:,.2f} MB/s" + (
+            f" · {state.failed:,} failed" if state.failed else ""
+        )
+        progress(done / state.files_total if state.files_total else 1.0, text)
+
+    return show
+
+
+__all__: list[Any] = ["register", "cmd_batch", "batch_commands"]

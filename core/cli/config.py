@@ -1,0 +1,131 @@
+"""The PipelineConfig a ``chunkscope`` command runs: ``--config`` or ``--from-url``, with the options on top.
+
+Every option takes strings that the components' declared parameters coerce and
+validate (``--set`` for the splitter, ``--loader-set``, ``--extractor``,
+``--meta``, ``--view-set``, ``--post``, ``--retrieval-set``), so nothing here
+knows any particular component.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from core.cli.args import parse_assignments, parse_named
+from core.errors import ConfigError
+
+
+def pipeline_options(parser: argparse.ArgumentParser) -> None:
+    """The options every command that runs a configuration takes; :func:`config_from_args` reads them."""
+    parser.add_argument("--config", metavar="FILE", help="A config JSON (chunkscope config, or the app's export).")
+    parser.add_argument("--splitter", metavar="NAME", help="Splitter by registry name (see 'chunkscope splitters').")
+    parser.add_argument("--set", action="append", default=[], metavar="K=V", help="A splitter parameter (repeatable).")
+    parser.add_argument(
+        "--loader-set",
+        action="append",
+        default=[],
+        metavar="[LOADER.]K=V",
+        help="A loader option, e.g. pdf.extraction_mode=layout; a bare K applies to every loader that has it.",
+    )
+    parser.add_argument(
+        "--extractor", action="append", default=[], metavar="NAME[:K=V,...]", help="A metadata extractor (repeatable)."
+    )
+    parser.add_argument("--meta", action="append", default=[], metavar="K=V", help="Extra metadata for every document.")
+    parser.add_argument(
+        "--view-set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="A metadata view setting: metadata_template, metadata_separator, text_template, excluded_*_metadata_keys.",
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """A PipelineConfig from ``--config`` (or ``--from-url``) plus the options on top."""
+    from core.config import PipelineConfig
+    from core.config_parts import MetadataSettings, RetrievalSettings, default_splitter_name
+    from core.extractors import EXTRACTORS
+    from core.splitters import SPLITTERS
+
+    base = _base_config(args)
+    changes: dict[str, Any] = {}
+
+    name = args.splitter or (base.splitter.name if base is not None else default_splitter_name())
+    params: dict[str, Any] = {}
+    if base is not None and base.splitter.name == name:
+        params.update(base.splitter.to_params(only_changed=True))
+    params.update(parse_assignments(args.set, "--set"))
+    changes["splitter"] = SPLITTERS.create(name, **params)
+
+    if args.loader_set:
+        changes["loaders"] = _loaders_from(args.loader_set, base.loaders if base is not None else ())
+
+    if args.extractor:
+        changes["extractors"] = tuple(
+            EXTRACTORS.create(step, **step_params)
+            for step, step_params in (parse_named(text, "--extractor") for text in args.extractor)
+        )
+
+    if args.meta or args.view_set:
+        current = base.metadata if base is not None else MetadataSettings()
+        view = {**current.to_params(only_changed=True), **parse_assignments(args.view_set, "--view-set")}
+        extra = {**current.extra_metadata, **parse_assignments(args.meta, "--meta")}
+        settings = MetadataSettings.from_params(view)
+        changes["metadata"] = MetadataSettings(
+            **{spec.name: getattr(settings, spec.name) for spec in settings.params()}, extra=tuple(extra.items())
+        )
+
+    if getattr(args, "post", None):
+        from core.postprocessors import POSTPROCESSORS
+
+        changes["postprocessors"] = tuple(
+            POSTPROCESSORS.create(step, **p) for step, p in (parse_named(text, "--post") for text in args.post)
+        )
+
+    if getattr(args, "retrieval_set", None):
+        current_retrieval = base.retrieval if base is not None else RetrievalSettings()
+        values = {**current_retrieval.to_params(), **parse_assignments(args.retrieval_set, "--retrieval-set")}
+        changes["retrieval"] = RetrievalSettings.from_params(values)
+
+    return base.replace(**changes) if base is not None else PipelineConfig(**changes)
+
+
+def _base_config(args: argparse.Namespace) -> Any:
+    from core.config import PipelineConfig
+
+    if getattr(args, "from_url", None):
+        query = urlsplit(args.from_url).query if "?" in args.from_url or "://" in args.from_url else args.from_url
+        return PipelineConfig.from_query_params(parse_qs(query, keep_blank_values=True))
+    if args.config:
+        path = Path(args.config)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+        try:
+            return PipelineConfig.from_json(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{path.name}: {exc}") from None
+    return None
+
+
+def _loaders_from(items: Sequence[str], current: Sequence[Any]) -> tuple[Any, ...]:
+    """Loader instances from ``[LOADER.]K=V`` options, on top of the loaders already configured."""
+    from core.loaders import LOADERS
+
+    options: dict[str, dict[str, Any]] = {loader.name: loader.to_params(only_changed=True) for loader in current}
+    for key, value in parse_assignments(items, "--loader-set").items():
+        owner, dot, name = key.partition(".")
+        if dot:
+            LOADERS.get_class(owner)  # names the unknown loader
+            options.setdefault(owner, {})[name] = value
+            continue
+        owners = [cls.name for cls in LOADERS if any(spec.name == key for spec in cls.params())]
+        if not owners:
+            raise ConfigError(f"--loader-set: no loader has an option {key!r} (see 'chunkscope loaders')")
+        for owner in owners:
+            options.setdefault(owner, {})[key] = value
+    return tuple(LOADERS.create(name, **params) for name, params in options.items())

@@ -1,0 +1,240 @@
+"""``chunkscope tune``: search splitters and retrieval settings for the Pareto front of quality against cost.
+
+``core.cli.main`` calls :func:`register` with its subparsers, as it does
+:mod:`core.cli.query`'s. The space is given as ``evaluate``'s sweep is
+(``--splitter A,B``, ``--set``, ``--sweep [SPLITTER.]PARAM=V,V``, read by
+:mod:`core.evaluate.sweep`) plus lists of retrieval modes, alphas and top_k values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from core.cli.args import parse_assignments, run_standalone
+from core.cli.output import StderrProgress
+from core.cli.query import (
+    _embedder,
+    _load,
+    _print_json,
+    _splitter_names,
+    add_engine_arguments,
+    engine_from_args,
+    format_table,
+)
+from core.evaluate.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
+from core.evaluate.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
+from core.query.retrieval import SCOPES
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``tune`` to the chunkscope CLI."""
+    tune = subparsers.add_parser(
+        "tune", help="Search splitter and retrieval settings for the Pareto front of quality against cost."
+    )
+    tune.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories to load.")
+    tune.add_argument("--queries", required=True, help="JSON file of {query, doc, excerpts} entries.")
+    tune.add_argument("--splitter", default=None, help="Splitter names to try, as NAME,NAME (default: sentence).")
+    tune.add_argument(
+        "--set", action="append", default=[], metavar="[SPLITTER.]K=V", help="A fixed splitter parameter."
+    )
+    tune.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="[SPLITTER.]PARAM=V,V,...",
+        help="Values of a declared number, choice or switch to try (repeatable), as for evaluate --sweep. "
+        "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them, and "
+        "LlamaIndex's SentenceSplitter at its defaults.",
+    )
+    # Retrieval settings cost a ranking each once a configuration is embedded: the default tries them all.
+    tune.add_argument(
+        "--modes", default="dense,bm25,hybrid", metavar="M,M", help="Retrieval modes to try: dense, bm25, hybrid."
+    )
+    tune.add_argument(
+        "--alphas", default="0.3,0.5,0.7", metavar="A,A", help="Hybrid weights of the dense score to try."
+    )
+    tune.add_argument("--top-ks", default="5", metavar="K,K", help="top_k values to try.")
+    tune.add_argument(
+        "--scope", choices=SCOPES, default="corpus", help="Retrieve from the corpus or the query's document."
+    )
+    tune.add_argument("--metric", choices=list(QUALITIES), default="mrr", help="The quality to maximise.")
+    tune.add_argument("--cost", choices=list(COSTS), default="context_tokens", help="The cost to minimise.")
+    tune.add_argument(
+        "--search",
+        choices=SEARCHES,
+        default="auto",
+        help="exhaustive: every configuration on every query; halving: successive halving on a growing query "
+        "sample; auto: exhaustive up to 20,000 (configuration, query) pairs.",
+    )
+    tune.add_argument("--eta", type=int, default=2, help="Halving: keep 1/eta of the configurations each round.")
+    tune.add_argument("--keep", type=int, default=8, help="Halving: configurations measured on every query.")
+    tune.add_argument(
+        "--seed", type=int, default=0, help="Halving: the order queries are sampled in; folds by question: the shuffle."
+    )
+    tune.add_argument(
+        "--folds-by",
+        choices=FOLD_KINDS,
+        default="document",
+        help="Cut the questions into folds by document (a held-out fold asks about unseen documents) or by "
+        'question. A "fold" on every entry of the queries file is used instead. With questions about one '
+        "document only, folds are by question (and the output says so).",
+    )
+    tune.add_argument(
+        "--folds", type=int, default=DEFAULT_FOLDS, help="How many folds (fewer when there are fewer documents)."
+    )
+    tune.add_argument(
+        "--without-default",
+        action="store_true",
+        help="Leave out evaluate's default configuration, otherwise always measured as the yardstick.",
+    )
+    tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
+    add_engine_arguments(tune)
+    tune.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_MINUTES,
+        metavar="MINUTES",
+        help=f"Start no splitter configuration after this many minutes (default {DEFAULT_BUDGET_MINUTES:g}, sized for "
+        "2 cores; 0: no limit). A stopped search prints and saves the front of what it measured, the default "
+        "configuration first; so does Ctrl-C.",
+    )
+    tune.add_argument(
+        "--save",
+        default=None,
+        metavar="PATH",
+        help=f"Write the result as JSON here (a stopped search writes it to {INTERRUPTED_FILE} when not given).",
+    )
+    tune.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
+    tune.add_argument("--format", choices=("json", "table"), default="table")
+    tune.set_defaults(func=cmd_tune)
+
+
+DEFAULT_BUDGET_MINUTES = 20.0
+FRAMEWORK_DEFAULT = "llamaindex.sentence"  # LlamaIndex's SentenceSplitter() at its defaults
+INTERRUPTED_FILE = "chunkscope-tune-partial.json"
+DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
+
+
+def build_space(args: argparse.Namespace) -> TuneSpace:
+    """The space the arguments describe, every value checked (nothing is loaded yet)."""
+    from core.evaluate.sweep import SweepSpec, plan_sweeps, sweepable_params
+    from core.splitters import SPLITTERS
+
+    names = _splitter_names(args)
+    grid: dict[str, Any] = parse_assignments(args.sweep, "--sweep")
+    if not args.sweep:
+        # The classic sizes and overlaps, for each chosen splitter that declares them.
+        for name in names:
+            declared = {spec.name for spec in sweepable_params(SPLITTERS.get_class(name))}
+            for param, values in DEFAULT_GRID.items():
+                if param in declared:
+                    grid[f"{name}.{param}"] = values
+    specs = plan_sweeps(names, parse_assignments(args.set, "--set"), grid)
+    if not args.splitter and not args.sweep and not args.set and FRAMEWORK_DEFAULT in SPLITTERS:
+        # The framework default people ship untuned, as the yardstick beside the native default.
+        specs.append(SweepSpec(FRAMEWORK_DEFAULT))
+    return TuneSpace(
+        tuple(specs),
+        tuple(retrieval_values("mode", args.modes)),
+        tuple(retrieval_values("alpha", args.alphas)),
+        tuple(retrieval_values("top_k", args.top_ks)),
+    )
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Check the space, then load, then embed: a bad argument fails before the model loads."""
+    from core.evaluate.evaluation import load_queries, references
+    from core.evaluate.tune import tune
+
+    space = build_space(args)
+    space.check()
+    engine = engine_from_args(args)
+    setups = space.setups()
+    queries = load_queries(args.queries)
+    documents = _load(args.paths)
+    from core.evaluate.query_checks import check_queries
+
+    for warning in check_queries(documents, queries).warnings:  # an unloaded name, a repeated excerpt
+        print(f"chunkscope: warning: {warning}", file=sys.stderr)
+    references(documents, queries)  # a missing excerpt fails before anything is embedded
+    progress = None if args.quiet else StderrProgress()
+    needs = any(mode != "bm25" for mode in space.modes)
+    if progress is not None:
+        progress(
+            0.0,
+            f"{len(space.arms(len(setups)))} configurations"
+            + ("" if args.without_default else " and the default one")
+            + (", loading the embedding model" if needs and engine.kind == "local" else ""),
+        )
+    result = tune(
+        documents,
+        queries,
+        space,
+        embedder=_embedder(args, needs=needs, engine=engine),
+        scope=args.scope,
+        quality=args.metric,
+        cost=args.cost,
+        search=args.search,
+        eta=args.eta,
+        keep=args.keep,
+        seed=args.seed,
+        folds_by=args.folds_by,
+        folds=args.folds,
+        include_default=not args.without_default,
+        budget=args.budget * 60 if args.budget > 0 else None,
+        report=progress,
+        engine=engine,
+    )
+    if progress is not None:
+        progress.close()
+    data = result.to_dict()
+    saved = args.save or (INTERRUPTED_FILE if result.stopped else None)
+    if saved:
+        with open(saved, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=2)
+    if result.stopped:
+        why = "the budget was spent" if result.stopped == "budget" else "interrupted"
+        print(
+            f"chunkscope: stopped ({why}): {len(result.rows)} of {result.space_size} configurations measured; "
+            f"the front so far is below and in {saved}",
+            file=sys.stderr,
+        )
+    if args.format == "json":
+        _print_json(data)
+        return 130 if result.stopped == "interrupted" else 0
+    print(
+        f"Pareto front: held-out {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "
+        f"({result.search}, {len(result.rows)} configurations, {result.queries} queries)"
+    )
+    print(format_table(table_rows(result.front_rows(), result.quality)))
+    for line in validation_summary(data, QUALITIES[data["quality"]]):
+        print(line)
+    return 130 if result.stopped == "interrupted" else 0
+
+
+def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, Any]]:
+    """The held-out quality and its spread beside the in-sample one, then the costs."""
+    columns = ("config", "hit_rate", "mrr", "recall", "context_tokens", "nodes", "embed_tokens", "embed_seconds")
+    table = []
+    for row in rows:
+        shown: dict[str, Any] = {"config": row["config"], f"heldout_{quality}": row["heldout"]}
+        shown["spread"] = row["heldout_spread"]
+        shown.update({column: row[column] for column in columns[1:]})
+        shown[f"{quality} (in sample)"] = shown.pop(quality)
+        # Chunks past the model's window are embedded truncated: their share, so a reader sees it.
+        share = row.get("truncated_share")
+        shown["truncated"] = f"{share:.0%}" if share else ""
+        table.append(shown)
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_standalone(register, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

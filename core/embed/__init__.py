@@ -1,0 +1,1 @@
+"""Embeddings: the model, how it runs, and the vectors kept on disk."""

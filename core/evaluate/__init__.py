@@ -1,0 +1,1 @@
+"""Evaluation and tuning: queries and excerpts, retrieval scores, sweeps, cross-validated tuning."""

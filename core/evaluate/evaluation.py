@@ -1,0 +1,363 @@
+"""Retrieval evaluation: how well a chunking configuration serves a set of sample queries.
+
+A queries file is a JSON list of ``{"query", "doc", "excerpts"}``: ``doc`` is a
+file name and each excerpt a passage of that document (the reference answer),
+copied from the loaded text or from the file itself: it is found exactly, else
+whitespace-insensitively, else without its markup (:mod:`core.evaluate.excerpts`).
+Every occurrence of an excerpt counts as reference text.
+
+Per query, with the top-k retrieved nodes (from every loaded document, or with
+``scope="document"`` only from the query's own):
+
+- **hit rate@k**: 1 if a retrieved node overlaps reference text, else 0; the
+  **hit curve** is the hit rate at every k from 1 to top_k;
+- **MRR**: 1 / rank of the first such node (0 on a miss);
+- **recall, precision, IoU** over character positions, as in Chroma's chunking
+  evaluation (which measures character ranges too). With *R* the positions
+  the retrieved nodes cover, *E* the reference positions and *L* the total
+  length of the retrieved nodes (text repeated by overlapping nodes counts each
+  time the context holds it, so overlap costs precision):
+  recall = |R ∩ E| / |E|, precision = |R ∩ E| / L, IoU = |R ∩ E| / (L + |E \\ R|).
+
+A configuration's numbers are the means over its queries (and, per document,
+over that document's queries). The span arithmetic is :mod:`core.evaluate.span_metrics`;
+the run's progress, scoped retrieval and window check are :mod:`core.evaluate.runner`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.errors import ConfigError, LoadError
+from core.evaluate.excerpts import ExcerptFinder, occurrences
+from core.evaluate.runner import SCOPES, Report, RunPhases, Scope, ScopedRetriever, over_window, split_with_progress
+from core.evaluate.span_metrics import (
+    DocSpan,
+    SpanScores,
+    covered,
+    hit_curve,
+    intersection,
+    merge_spans,
+    rank_scores,
+    span_scores,
+)
+from core.query.retrieval import RetrievalMode, check_retrieval
+from core.schema import Document, Node
+from core.splitters import Splitter, get_splitter
+
+if TYPE_CHECKING:
+    from core.embed.embedder import Embedder
+
+# Names kept here for the callers that import them from this module.
+__all__ = [
+    "METRICS",
+    "SCOPES",
+    "DocSpan",
+    "EvalQuery",
+    "Evaluation",
+    "QueryScore",
+    "SpanScores",
+    "covered",
+    "evaluate",
+    "intersection",
+    "decode_queries",
+    "load_queries",
+    "merge_spans",
+    "occurrences",
+    "parse_queries",
+    "rank_scores",
+    "reference_spans",
+    "score_query",
+    "span_scores",
+]
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    query: str
+    doc: str  # the file name of the document holding the answer
+    excerpts: tuple[str, ...]
+    fold: str | None = None  # the cross-validation fold the queries file declares (core.evaluate.folds), if any
+
+
+def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
+    """Read a queries file; a malformed one raises LoadError naming the file and the entry."""
+    name = os.path.basename(os.fspath(path))
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        raise LoadError(name, "file not found") from None
+    return decode_queries(raw, name)
+
+
+def decode_queries(raw: bytes, source: str = "queries") -> list[EvalQuery]:
+    """The queries in a file's bytes: UTF-8 (a byte order mark is accepted), a JSON error with its line and column."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise LoadError(source, f"is not UTF-8 text (byte {raw[exc.start]:#04x} at position {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # json's messages may end in "at" ("Unterminated string starting at"): the position follows once.
+        problem = exc.msg.removesuffix(" at")
+        raise LoadError(source, f"is not valid JSON: {problem} at line {exc.lineno}, column {exc.colno}") from None
+    return parse_queries(data, source)
+
+
+def parse_queries(data: Any, source: str = "queries") -> list[EvalQuery]:
+    if not isinstance(data, list) or not data:
+        raise LoadError(source, "must hold a non-empty JSON list of queries")
+    queries = []
+    for number, entry in enumerate(data, start=1):
+        where = f"query {number}"
+        if not isinstance(entry, dict):
+            raise LoadError(source, f"{where} is not an object")
+        query, doc, excerpts = entry.get("query"), entry.get("doc"), entry.get("excerpts")
+        if not isinstance(query, str) or not query.strip():
+            raise LoadError(source, f"{where} has no query text")
+        if not isinstance(doc, str) or not doc:
+            raise LoadError(source, f"{where} names no doc (the file name holding the answer)")
+        if not isinstance(excerpts, list) or not excerpts or not all(isinstance(e, str) and e for e in excerpts):
+            raise LoadError(source, f"{where} needs a non-empty list of excerpt strings")
+        fold = entry.get("fold")
+        if fold is not None and (isinstance(fold, bool) or not isinstance(fold, (str, int)) or fold == ""):
+            raise LoadError(source, f"{where} has a fold that is not a name or a number: {fold!r}")
+        queries.append(
+            EvalQuery(query=query, doc=doc, excerpts=tuple(excerpts), fold=None if fold is None else str(fold))
+        )
+    return queries
+
+
+# -- evaluating a configuration -------------------------------------------------
+
+
+@dataclass
+class QueryScore:
+    query: str
+    doc: str
+    hit: float
+    reciprocal_rank: float
+    recall: float
+    precision: float
+    iou: float
+    retrieved: list[str]  # node ids, best first
+    first_relevant_rank: int | None
+
+
+# The metrics of a row (Evaluation.to_row), in the order a reader compares them, with their names and meanings.
+METRICS: dict[str, str] = {
+    "hit_rate": "Hit rate@k",
+    "mrr": "MRR",
+    "recall": "Recall",
+    "precision": "Precision",
+    "iou": "IoU",
+}
+METRIC_HELP = {
+    "hit_rate": "Share of queries with reference text in some retrieved chunk",
+    "mrr": "Mean of 1 / rank of the first chunk holding reference text (0 on a miss)",
+    "recall": "Share of the reference characters the retrieved chunks hold",
+    "precision": "Share of the retrieved characters that are reference text (repeats count each time)",
+    "iou": "Reference ∩ retrieved over their union (repeats count each time)",
+}
+# Which QueryScore field each metric of a row is the mean of.
+_FIELDS = {"hit_rate": "hit", "mrr": "reciprocal_rank", "recall": "recall", "precision": "precision", "iou": "iou"}
+
+
+@dataclass
+class Evaluation:
+    """One configuration's scores: per query and their means."""
+
+    splitter: str
+    params: dict[str, Any]
+    top_k: int
+    mode: str
+    node_count: int
+    per_query: list[QueryScore]
+    skipped_queries: list[str] = field(default_factory=list)  # their doc was not loaded
+    scope: str = "corpus"
+    # Chunks whose EMBED view is longer than the model reads (their vectors are of a truncated text); None: nothing embedded.
+    over_window: int | None = None
+    window_tokens: int | None = None
+
+    def mean(self, metric: str) -> float:
+        values = [getattr(score, metric) for score in self.per_query]
+        return sum(values) / len(values) if values else 0.0
+
+    def hit_curve(self) -> list[float]:
+        """Hit rate at k = 1 … top_k (the last is the hit rate)."""
+        return hit_curve([score.first_relevant_rank for score in self.per_query], self.top_k)
+
+    def per_document(self) -> list[dict[str, Any]]:
+        """One row per document the queries are about: its query count and the means of its queries' metrics."""
+        by_doc: dict[str, list[QueryScore]] = {}
+        for score in self.per_query:
+            by_doc.setdefault(score.doc, []).append(score)
+        rows = []
+        for doc, scores in sorted(by_doc.items()):
+            row: dict[str, Any] = {"doc": doc, "queries": len(scores)}
+            row.update(
+                {metric: sum(getattr(s, name) for s in scores) / len(scores) for metric, name in _FIELDS.items()}
+            )
+            rows.append(row)
+        return rows
+
+    @property
+    def warnings(self) -> list[str]:
+        if not self.over_window:
+            return []
+        return [
+            f"{self.over_window:,} of {self.node_count:,} chunks are longer than the embedding model's window "
+            f"({self.window_tokens} tokens): they were embedded truncated"
+        ]
+
+    def to_row(self) -> dict[str, Any]:
+        """A flat, JSON-ready row: the configuration, the mean of each metric, the hit@1..k curve, the window count."""
+        row: dict[str, Any] = {"splitter": self.splitter}
+        row.update(self.params)
+        row.update({"top_k": self.top_k, "mode": self.mode, "scope": self.scope, "nodes": self.node_count})
+        row["queries"] = len(self.per_query)
+        row.update({metric: self.mean(name) for metric, name in _FIELDS.items()})
+        row["hit_curve"] = self.hit_curve()
+        row["over_window"] = self.over_window
+        return row
+
+
+def reference_spans(
+    documents: Sequence[Document],
+    query: EvalQuery,
+    number: int = 0,
+    finders: dict[str, ExcerptFinder] | None = None,
+) -> list[DocSpan]:
+    """Where the query's excerpts lie in the documents loaded from its file (found as :mod:`core.evaluate.excerpts` says).
+
+    ``finders`` (by document id) keeps each document's whitespace-free form across queries.
+    """
+    finders = {} if finders is None else finders
+    sources = [doc for doc in documents if doc.metadata.get("file_name") == query.doc]
+    spans: list[DocSpan] = []
+    for excerpt in query.excerpts:
+        found = []
+        for doc in sources:
+            finder = finders.setdefault(doc.id, ExcerptFinder(doc.text))
+            found.extend((doc.id, start, end) for start, end in finder.find(excerpt))
+        if not found:
+            label = f"query {number}" if number else repr(query.query)
+            raise ConfigError(f"{label}: an excerpt does not occur in {query.doc}: {excerpt[:60]!r}")
+        spans.extend(found)
+    return spans
+
+
+def references(
+    documents: Sequence[Document], queries: Sequence[EvalQuery]
+) -> tuple[list[tuple[EvalQuery, list[DocSpan]]], list[str]]:
+    """(query, its reference spans) for each query whose document is loaded, and the texts of the others.
+
+    Raises ConfigError when no query's document is loaded or an excerpt is not found (naming the query).
+    """
+    loaded = {doc.metadata.get("file_name") for doc in documents}
+    if not any(query.doc in loaded for query in queries):
+        names = ", ".join(sorted({q.doc for q in queries}))
+        raise ConfigError(f"none of the queries' documents is loaded (they name: {names})")
+    finders: dict[str, ExcerptFinder] = {}
+    usable = [
+        (query, reference_spans(documents, query, number, finders))
+        for number, query in enumerate(queries, start=1)
+        if query.doc in loaded
+    ]
+    return usable, [query.query for query in queries if query.doc not in loaded]
+
+
+def check_evaluation(top_k: int, mode: str, alpha: float, scope: str) -> None:
+    """Raise ConfigError for settings no evaluation accepts, before anything is split or embedded."""
+    check_retrieval(top_k, mode, alpha)
+    if scope not in SCOPES:
+        raise ConfigError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+
+
+def evaluate(
+    documents: Sequence[Document],
+    queries: Sequence[EvalQuery],
+    splitter: Splitter | str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    embedder: Embedder | None = None,
+    top_k: int = 5,
+    mode: RetrievalMode = "dense",
+    alpha: float = 0.5,
+    scope: Scope = "corpus",
+    progress: Callable[[int, int], None] | None = None,
+    report: Report | None = None,
+) -> Evaluation:
+    """Split ``documents`` with one configuration and score retrieval for every query.
+
+    Queries whose ``doc`` is not among ``documents`` are skipped (and listed).
+    With ``scope="document"`` a query retrieves only among the chunks of its own
+    document. Every setting and every excerpt is checked before anything is
+    embedded. ``report(fraction, text)`` follows the whole run (splitting,
+    embedding, scoring); ``progress(done, total)`` counts scored queries.
+    """
+    check_evaluation(top_k, mode, alpha, scope)
+    if isinstance(splitter, str):
+        splitter = get_splitter(splitter, **dict(params or {}))
+    usable, skipped = references(documents, queries)
+    phases = RunPhases(report, splitting=0.3 if splitter.embeds_text else 0.05, embedding=mode != "bm25")
+    nodes = split_with_progress(splitter, documents, phases)
+    if mode != "bm25" and embedder is None:
+        from core.embed.embedder import get_embedder
+
+        embedder = get_embedder()
+    retriever = ScopedRetriever(nodes, documents, embedder, mode, phases)
+    retriever.embed_queries([query.query for query, _ in usable])
+    per_query = []
+    for done, (query, reference) in enumerate(usable, start=1):
+        results = retriever.retrieve(query.query, query.doc if scope == "document" else None, top_k, alpha)
+        per_query.append(score_query(query, [item.node for item in results], reference))
+        phases.scoring(done, len(usable))
+        if progress is not None:
+            progress(done, len(usable))
+    over, window = (None, None) if mode == "bm25" else over_window(nodes, embedder)
+    return Evaluation(
+        splitter=splitter.name,
+        params=_shown_params(splitter),
+        top_k=top_k,
+        mode=mode,
+        node_count=len(nodes),
+        per_query=per_query,
+        skipped_queries=skipped,
+        scope=scope,
+        over_window=over,
+        window_tokens=window,
+    )
+
+
+def _shown_params(splitter: Splitter) -> dict[str, Any]:
+    """The sizes (always: they are what a reader compares) and every other parameter set away from its default."""
+    every = splitter.to_params()
+    shown = {key: every[key] for key in ("chunk_size", "chunk_overlap") if key in every}
+    shown.update(splitter.to_params(only_changed=True))
+    return shown
+
+
+def score_query(query: EvalQuery, retrieved: Sequence[Node], reference: Sequence[DocSpan]) -> QueryScore:
+    """One query's scores, from the retrieved nodes' spans (best first) and the reference spans."""
+    spans = [(node.doc_id, node.start_char, node.end_char) for node in retrieved]
+    relevant = [intersection([span], reference) > 0 for span in spans]
+    hit, reciprocal_rank = rank_scores(relevant)
+    scores = span_scores(spans, reference)
+    return QueryScore(
+        query=query.query,
+        doc=query.doc,
+        hit=hit,
+        reciprocal_rank=reciprocal_rank,
+        recall=scores.recall,
+        precision=scores.precision,
+        iou=scores.iou,
+        retrieved=[node.id for node in retrieved],
+        first_relevant_rank=relevant.index(True) + 1 if any(relevant) else None,
+    )

@@ -1,0 +1,151 @@
+"""The working parts of an evaluation run: progress through its phases, retrieval within a scope, the window check.
+
+:func:`core.evaluate.evaluation.evaluate` splits, embeds and scores; this module holds
+what it does that is not scoring:
+
+- :class:`RunPhases` turns the counts of each phase (documents split, chunks
+  embedded, queries scored) into one fraction of the whole run and a line of text;
+- :class:`ScopedRetriever` embeds the chunks once and builds a BM25 index once
+  per scope (the corpus, or one document's chunks), then retrieves for any number
+  of queries with them;
+- :func:`over_window` counts the chunks whose EMBED view is longer than the
+  embedding model reads (as the chunk metrics do, :mod:`core.measure.metrics`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+from core.query.retrieval import SCOPES, BM25Index, RetrievalMode, Scope, retrieve
+from core.schema import Document, MetadataMode, Node, NodeWithScore, contents
+
+if TYPE_CHECKING:
+    from core.embed.embedder import Embedder
+    from core.splitters import Splitter
+
+__all__ = ["SCOPES", "Report", "RunPhases", "Scope", "ScopedRetriever", "over_window", "split_with_progress"]
+# (fraction of the whole run done, what is happening): how a run reports progress.
+Report = Callable[[float, str], None]
+
+
+class RunPhases:
+    """Progress of one evaluation: splitting, then embedding (unless BM25 only), then scoring, as one fraction."""
+
+    def __init__(self, report: Report | None, *, splitting: float, embedding: bool) -> None:
+        self.report = report
+        self.split_end = splitting
+        # Embedding the chunks is most of a dense run; scoring (a query embedding and a dot product each) the rest.
+        self.embed_end = splitting + (0.8 * (1.0 - splitting) if embedding else 0.0)
+
+    def _say(self, fraction: float, text: str) -> None:
+        if self.report is not None:
+            self.report(min(max(fraction, 0.0), 1.0), text)
+
+    def splitting(self, done: int, total: int) -> None:
+        self._say(self.split_end * done / max(total, 1), f"Splitting: {done:,} of {total:,} documents")
+
+    def embedding(self, done: int, total: int) -> None:
+        width = self.embed_end - self.split_end
+        self._say(self.split_end + width * done / max(total, 1), f"Embedding: {done:,} of {total:,} chunks")
+
+    def scoring(self, done: int, total: int) -> None:
+        width = 1.0 - self.embed_end
+        self._say(self.embed_end + width * done / max(total, 1), f"Scoring: {done:,} of {total:,} queries")
+
+
+def split_with_progress(splitter: Splitter, documents: Sequence[Document], phases: RunPhases) -> list[Node]:
+    """``splitter.split(documents)``, one document at a time so the progress moves (a split is per document)."""
+    from core.documents import split_bounded
+
+    nodes: list[Node] = []
+    phases.splitting(0, len(documents))
+    for done, document in enumerate(documents, start=1):
+        nodes.extend(split_bounded([document], splitter))  # a link's engine must not hold the server (core.runtime.bounded)
+        phases.splitting(done, len(documents))
+    return nodes
+
+
+class ScopedRetriever:
+    """Retrieval over one configuration's chunks, for many queries: each chunk embedded once, each BM25 index built once."""
+
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        documents: Sequence[Document],
+        embedder: Embedder | None,
+        mode: RetrievalMode,
+        phases: RunPhases,
+    ) -> None:
+        from core.embed.embedder import embed_nodes
+
+        self.nodes = list(nodes)
+        self.embedder = embedder
+        self.mode = mode
+        self.embeddings: np.ndarray | None = None
+        if mode != "bm25" and self.nodes:
+            phases.embedding(0, len(self.nodes))
+            self.embeddings = embed_nodes(self.nodes, embedder, progress=phases.embedding)
+        file_of = {doc.id: doc.metadata.get("file_name") for doc in documents}
+        # Chunk positions by the file name of their document: a "document" scope's candidates.
+        self.groups: dict[Any, list[int]] = {}
+        for index, node in enumerate(self.nodes):
+            self.groups.setdefault(file_of.get(node.doc_id), []).append(index)
+        self._bm25: dict[Any, BM25Index] = {}
+
+    def embed_queries(self, queries: Sequence[str]) -> None:
+        """Embed the queries in batches up front (the embedder keeps them, so retrieval finds them cached)."""
+        if self.mode != "bm25" and self.embedder is not None and queries:
+            self.embedder.embed(list(queries))
+
+    def retrieve(self, query: str, doc: str | None, top_k: int, alpha: float) -> list[NodeWithScore]:
+        """The top chunks for ``query``: among all chunks (``doc`` None), or among the chunks of the file ``doc``."""
+        if doc is None:
+            nodes, embeddings = self.nodes, self.embeddings
+        else:
+            positions = self.groups.get(doc, [])
+            nodes = [self.nodes[i] for i in positions]
+            embeddings = self.embeddings[positions] if self.embeddings is not None else None
+        if not nodes:
+            return []
+        bm25 = None
+        if self.mode != "dense":
+            bm25 = self._bm25.get(doc)
+            if bm25 is None:
+                bm25 = self._bm25[doc] = BM25Index(nodes)
+        return retrieve(
+            nodes,
+            query,
+            embedder=self.embedder,
+            top_k=top_k,
+            mode=self.mode,
+            alpha=alpha,
+            node_embeddings=embeddings,
+            bm25=bm25,
+        )
+
+
+def over_window(nodes: Sequence[Node], embedder: Embedder | None) -> tuple[int, int]:
+    """(chunks whose EMBED view has more model tokens than the window, the window in tokens).
+
+    The window is the model's ``max_seq_length`` less its two special tokens, as
+    in the chunk metrics; a view of no more UTF-8 bytes than the window cannot
+    exceed it (every token covers at least one byte), so only longer ones are counted.
+    """
+    from core.tokens.tokenizers import get_tokenizer
+
+    max_seq_length = int(getattr(embedder, "max_seq_length", 0) or DEFAULT_MAX_SEQ_LENGTH)
+    window = max_seq_length - SPECIAL_TOKENS
+    views = contents(nodes, MetadataMode.EMBED)
+    long_views = list(dict.fromkeys(view for view in views if len(view.encode("utf-8", "surrogatepass")) > window))
+    if not long_views:
+        return 0, window
+    model_path = getattr(embedder, "model_path", None)
+    own = model_path and os.path.exists(os.path.join(model_path, "tokenizer.json"))
+    counter = get_tokenizer("model", model_path if own else None)
+    counts = dict(zip(long_views, counter.count_many(long_views), strict=True))
+    return sum(1 for view in views if counts.get(view, 0) > window), window

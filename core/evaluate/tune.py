@@ -1,0 +1,412 @@
+"""The tuner: search a space of splitter and retrieval settings for the Pareto front of quality against cost.
+
+A space is what :mod:`core.evaluate.sweep` sweeps (splitters and any of their declared
+numbers, choices or switches, read by its own rules) times the retrieval modes,
+hybrid weights (alpha) and top_k values to try. Each point of it, an **arm**,
+gets a quality (a metric of :data:`core.evaluate.evaluation.METRICS`, e.g. MRR) and
+costs:
+
+- ``context_tokens``: per query, the tokens of the retrieved chunks' LLM views,
+  i.e. what the LLM is sent (counted by the embedding model's tokenizer);
+- ``nodes``: the chunks the index holds;
+- ``embed_tokens``: the model tokens of every chunk's EMBED view (at most the
+  model's window each), and of every text the splitter embedded while splitting
+  (the semantic splitter's sentence groups, counted in ``split_embeddings``),
+  the work of embedding the configuration from scratch:
+  embedding time is proportional to it, and unlike seconds it does not depend
+  on what the cache already held;
+- ``embed_seconds``: the time this run spent embedding the configuration's
+  chunks and its splitter's texts (texts other configurations share are
+  embedded once and then cost 0).
+
+Every row also carries its **held-out** quality: the questions are cut into
+folds (by document by default, :mod:`core.evaluate.folds`) and each configuration's
+score on each fold is a score on questions no choice was made on; the row's
+``quality`` column stays the in-sample score beside it. The **pick** and the
+**front** are by held-out quality, and the result says what choosing on the
+training folds scored on the held-out ones (the honest estimate of tuning),
+next to the default configuration's held-out score: evaluate's default
+(:func:`core.config_parts.default_splitter`, default retrieval) is always in
+the space unless ``include_default=False``.
+
+Small spaces are searched exhaustively; large ones by successive halving over a
+growing sample of the queries (:mod:`core.evaluate.halving`). Splitting and embedding
+happen once per splitter configuration whatever the retrieval settings; each
+query's ranking is computed once per (configuration, mode, alpha) at the largest
+top_k (a smaller top_k keeps its first chunks: the ranking is a stable sort),
+and the embedder's caches, in memory and on disk, embed a chunk text shared by
+several configurations once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.config_parts import RetrievalSettings, default_splitter
+from core.errors import ConfigError
+from core.evaluate.evaluation import METRICS, EvalQuery, check_evaluation, references
+from core.evaluate.folds import DEFAULT_FOLDS, held_out_rows, make_folds
+from core.evaluate.halving import interleaved, schedule, successive_halving
+from core.evaluate.jobs import shippable_embedder
+from core.evaluate.pareto import front
+from core.evaluate.runner import Report
+from core.evaluate.sweep import SweepSpec, configurations, sweep_values
+from core.evaluate.tune_measure import SetupTask, TuneInputs, measure_setup
+from core.runtime.parallel import Engine, ordered_map
+from core.schema import Document
+
+if TYPE_CHECKING:
+    from core.embed.embedder import Embedder
+
+COSTS: dict[str, str] = {
+    "context_tokens": "Context tokens per query",
+    "nodes": "Chunks in the index",
+    "embed_tokens": "Embedding work (model tokens)",
+    "embed_seconds": "Embedding time (s)",
+}
+QUALITIES = dict(METRICS)
+SEARCHES = ("auto", "exhaustive", "halving")
+# "auto" measures every arm on every query up to this many (arm, query) pairs: scoring is cheap next to
+# splitting and embedding (done once per splitter configuration either way), and a small query set is
+# a noisy sample (on 4 queries many arms tie at a hit rate of 1, and the cheapest would crowd out the rest).
+EXHAUSTIVE_BUDGET = 20_000
+__all__ = ["COSTS", "QUALITIES", "SEARCHES", "Arm", "exhaustive", "TuneResult", "TuneSpace", "retrieval_values", "tune"]
+
+
+def retrieval_values(name: str, text: Any) -> list[Any]:
+    """Values of ``top_k``, ``mode`` or ``alpha`` from ``"3, 5"`` or a list, checked by RetrievalSettings' declaration."""
+    specs = {spec.name: spec for spec in RetrievalSettings.params()}
+    return sweep_values(text, name, specs[name])
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One point of the space: a splitter configuration (by position) and the retrieval settings."""
+
+    setup: int
+    mode: str
+    alpha: float
+    top_k: int
+
+    def retrieval_label(self) -> str:
+        mode = f"hybrid α={self.alpha:g}" if self.mode == "hybrid" else self.mode
+        return f"{mode} · k={self.top_k}"
+
+
+@dataclass(frozen=True)
+class TuneSpace:
+    """Splitter sweeps × retrieval modes × alphas (hybrid only) × top_k values."""
+
+    specs: tuple[SweepSpec, ...]
+    modes: tuple[str, ...] = ("dense",)
+    alphas: tuple[float, ...] = (0.5,)
+    top_ks: tuple[int, ...] = (5,)
+
+    def check(self) -> None:
+        """Raise ConfigError for an empty list or a value no retrieval accepts."""
+        if not self.specs or not self.modes or not self.top_ks or ("hybrid" in self.modes and not self.alphas):
+            raise ConfigError("the space needs at least one splitter, mode, top_k (and alpha for hybrid)")
+        for mode in self.modes:
+            for top_k in self.top_ks:
+                for alpha in self.alphas:
+                    check_evaluation(top_k, mode, alpha, "corpus")
+
+    def setups(self) -> list[tuple[str, Any, dict[str, Any]]]:
+        """(label, splitter, swept values) of every valid splitter configuration."""
+        return configurations(self.specs)
+
+    def arms(self, setup_count: int | None = None) -> list[Arm]:
+        count = len(self.setups()) if setup_count is None else setup_count
+        retrievals = [(mode, alpha) for mode in self.modes for alpha in (self.alphas if mode == "hybrid" else (0.5,))]
+        return [
+            Arm(setup, mode, alpha, top_k)
+            for setup in range(count)
+            for mode, alpha in retrievals
+            for top_k in self.top_ks
+        ]
+
+
+@dataclass
+class TuneResult:
+    """Every arm's row (measured on ``queries`` of them, fewer for arms halving dropped) and the front's row ids."""
+
+    quality: str
+    cost: str
+    search: str
+    rows: list[dict[str, Any]]
+    front: list[int]  # row ids on the Pareto front, cheapest first
+    queries: int
+    rungs: list[dict[str, Any]] = field(default_factory=list)
+    embedded_texts: int = 0  # texts the model encoded in this run (the rest came from a cache)
+    skipped_queries: list[str] = field(default_factory=list)
+    folds: dict[str, Any] = field(default_factory=dict)  # how the questions were folded (core.evaluate.folds)
+    cross_validation: dict[str, Any] = field(default_factory=dict)  # per fold: the training choice, held out
+    pick: int | None = None  # the row with the best held-out quality
+    default: int | None = None  # the default configuration's row
+    stopped: str | None = None  # "budget" or "interrupted" when the search did not finish
+    space_size: int = 0  # configurations in the space (rows holds the measured ones)
+
+    def front_rows(self) -> list[dict[str, Any]]:
+        return [self.rows[i] for i in self.front]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "quality": self.quality,
+            "cost": self.cost,
+            "search": self.search,
+            "queries": self.queries,
+            "front": self.front_rows(),
+            "rows": self.rows,
+            "rungs": self.rungs,
+            "embedded_texts": self.embedded_texts,
+            "skipped_queries": self.skipped_queries,
+            "folds": self.folds,
+            "cross_validation": self.cross_validation,
+            "pick": self.pick,
+            "default": self.default,
+            "stopped": self.stopped,
+            "space_size": self.space_size,
+        }
+
+
+def tune(
+    documents: Sequence[Document],
+    queries: Sequence[EvalQuery],
+    space: TuneSpace,
+    *,
+    embedder: Embedder | None = None,
+    scope: str = "corpus",
+    quality: str = "mrr",
+    cost: str = "context_tokens",
+    search: str = "auto",
+    eta: int = 2,
+    keep: int = 8,
+    min_queries: int = 4,
+    seed: int = 0,
+    folds_by: str = "document",
+    folds: int = DEFAULT_FOLDS,
+    include_default: bool = True,
+    budget: float | None = None,
+    report: Report | None = None,
+    engine: Engine | None = None,
+) -> TuneResult:
+    """Search ``space``; every setting and excerpt is checked before anything is split or embedded.
+
+    ``report(fraction, text)`` follows the run. With ``search="auto"`` a space of
+    at most :data:`EXHAUSTIVE_BUDGET` (arm, query) pairs is searched exhaustively.
+    ``engine`` spreads the splitter configurations (every one, or each round's of
+    successive halving) over workers (:mod:`core.runtime.parallel`); the rows are the same on every engine.
+    ``folds_by`` and ``folds`` say how the questions are cut for the held-out scores
+    (:func:`core.evaluate.folds.make_folds`; folds declared in the queries file win).
+    ``budget`` (seconds) stops the search from starting a splitter configuration
+    once spent; Ctrl-C (KeyboardInterrupt) stops it at once. Either way the result
+    holds what was measured (the default configuration first), with ``stopped`` saying why.
+    """
+    if quality not in QUALITIES:
+        raise ConfigError(f"quality must be one of {', '.join(QUALITIES)}, got {quality!r}")
+    if cost not in COSTS:
+        raise ConfigError(f"cost must be one of {', '.join(COSTS)}, got {cost!r}")
+    if search not in SEARCHES:
+        raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    space.check()
+    check_evaluation(1, "dense", 0.5, scope)
+    engine = engine or Engine()
+    setups = space.setups()
+    arms = space.arms(len(setups))
+    default_arm = _add_default(setups, arms) if include_default else None
+    usable, skipped = references(documents, queries)
+    folding = make_folds([q.doc for q, _ in usable], [q.fold for q, _ in usable], by=folds_by, count=folds, seed=seed)
+    needs_vectors = any(arm.mode != "bm25" for arm in arms)
+    if needs_vectors and embedder is None and engine.kind == "local":
+        from core.embed.embedder import get_embedder
+
+        embedder = get_embedder()
+    used = (
+        "halving"
+        if search == "halving" or (search == "auto" and not exhaustive(len(arms), len(usable)))
+        else "exhaustive"
+    )
+    order = interleaved([q.doc for q, _ in usable]) if used == "halving" else list(range(len(usable)))
+    shared = embedder if engine.kind == "local" else shippable_embedder(embedder)
+    max_k = max(arm.top_k for arm in arms)
+    inputs = TuneInputs(tuple(documents), tuple(usable), tuple(order), scope, max_k, needs_vectors, shared)
+    say = report or (lambda fraction, text: None)
+    deadline = None if budget is None else time.monotonic() + budget
+    at = [0.0]  # the run's fraction done, for the progress inside a configuration
+    if engine.kind == "local":
+        inputs.bench().note = lambda text: say(at[0], text)
+    default_setup = arms[default_arm].setup if default_arm is not None else None
+    measured: dict[int, dict[str, Any]] = {}  # each arm's last row
+    setup_of: dict[int, dict[str, Any]] = {}  # what each splitter configuration is, as a task reported it
+    encoded = 0
+
+    def run(arm_indices: Sequence[int], count: int, start: float, width: float, text: str | None) -> None:
+        """Measure these arms on the first ``count`` queries: a task per splitter configuration, on the engine."""
+        nonlocal encoded
+        groups: dict[int, list[int]] = {}
+        for arm_index in arm_indices:
+            groups.setdefault(arms[arm_index].setup, []).append(arm_index)
+        tasks = [_task(setup, setups[setup], [(i, arms[i]) for i in group], count) for setup, group in groups.items()]
+        tasks.sort(key=lambda task: task.setup != default_setup)  # the yardstick first: a stopped run still has it
+        # With a budget, a batch at a time so the clock is read between them (workers' worth each).
+        batch = 1 if engine.kind == "local" else (engine.size() if deadline is not None else max(len(tasks), 1))
+        done = 0
+        for first in range(0, len(tasks), batch):
+            if deadline is not None and time.monotonic() > deadline:
+                raise _OutOfBudget
+            part = tasks[first : first + batch]
+            for task, result in zip(part, ordered_map(measure_setup, part, inputs, engine), strict=True):
+                done += 1
+                encoded += result["encoded"]
+                setup_of[task.setup] = result
+                measured.update(result["rows"])
+                at[0] = start + width * done / len(tasks)
+                if text is not None:
+                    say(at[0], f"{text}: configuration {done} of {len(tasks)} ({task.label})")
+
+    rungs: list[dict[str, Any]] = []
+    chosen = measured  # the row of each arm as the search used it
+    stopped = None
+    try:
+        if used == "exhaustive":
+            _exhaustive(run, len(arms), len(usable), engine, needs_vectors, say)
+        else:
+            chosen = {}
+            weights = [folding.weight(position) for position in order]
+            rungs = _halving(run, arms, usable, chosen, measured, quality, cost, eta, keep, min_queries, weights)
+            if default_arm is not None and chosen.get(default_arm, {}).get("queries") != len(usable):
+                # The default is the yardstick: always measured on every question.
+                run([default_arm], len(usable), 1.0, 0.0, None)
+                chosen[default_arm] = measured[default_arm]
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    except _OutOfBudget:
+        stopped = "budget"
+    done = [index for index in range(len(arms)) if index in chosen and arms[index].setup in setup_of]
+    rows = [_row(row_id, arms[index], setup_of[arms[index].setup], chosen[index]) for row_id, index in enumerate(done)]
+    default_row = done.index(default_arm) if default_arm in done else None
+    validation = held_out_rows(rows, order, folding, quality, cost, default_row)
+    full = [row["id"] for row in rows if row["heldout"] is not None]
+    on_front = [full[i] for i in front([(rows[i]["heldout"], rows[i][cost]) for i in full])]
+    on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["heldout"]))
+    for row in rows:
+        row["on_front"] = row["id"] in on_front
+    say(1.0, "Done" if stopped is None else f"Stopped ({stopped}): {len(rows)} of {len(arms)} configurations measured")
+    return TuneResult(
+        quality,
+        cost,
+        used,
+        rows,
+        on_front,
+        len(usable),
+        rungs,
+        encoded,
+        skipped,
+        folding.to_dict(),
+        {key: validation[key] for key in ("folds", "estimate", "default_estimate")},
+        validation["pick"],
+        default_row,
+        stopped,
+        len(arms),
+    )
+
+
+class _OutOfBudget(Exception):
+    """The time budget is spent: no further splitter configuration is started."""
+
+
+def _exhaustive(run: Any, arm_count: int, queries: int, engine: Engine, needs_vectors: bool, say: Report) -> None:
+    say(0.0, f"Measuring {arm_count} configurations in {engine.describe()}")
+    text = "Splitting, embedding and scoring" if needs_vectors else "Splitting and scoring"
+    run(range(arm_count), queries, 0.0, 1.0, text)
+
+
+def _halving(run, arms, usable, chosen, measured, quality, cost, eta, keep, min_queries, weights):  # noqa: ANN001
+    """Successive halving on the interleaved question order; ``chosen`` gets each arm's row as the search used it.
+
+    An arm is cut only when it ranks low on the sample *and* cannot be the best
+    any more: its held-out quality (``weights`` per question, in sample order)
+    with a perfect score on every unseen question is below the best arm's with
+    a zero on each. So the pick of an exhaustive search is never cut.
+    """
+    rounds = len(schedule(len(arms), len(usable), eta=eta, keep=keep, min_items=min_queries))
+
+    def on_rung(number: int, alive: list[int], items: int) -> None:
+        # Measure the round's arms together, spread over the engine (measure() then finds them measured).
+        run(
+            alive,
+            items,
+            number / rounds,
+            1 / rounds,
+            f"Round {number + 1} of {rounds}: {len(alive)} configurations on {items} queries",
+        )
+
+    def measure(arm_index: int, count: int) -> tuple[float, float]:
+        if measured.get(arm_index, {}).get("queries") != count:
+            run([arm_index], count, 0.0, 0.0, None)
+        row = chosen[arm_index] = measured[arm_index]
+        return row[quality], row[cost]
+
+    def spare(alive: list[int], count: int) -> set[int]:
+        unseen = sum(weights[count:])
+        floor = {
+            arm: sum(w * v for w, v in zip(weights[:count], measured[arm]["per_query"][quality], strict=True))
+            for arm in alive
+        }
+        best = max(floor.values())
+        return {arm for arm in alive if floor[arm] + unseen >= best - 1e-12}
+
+    halving = successive_halving(
+        len(arms), measure, len(usable), eta=eta, keep=keep, min_items=min_queries, on_rung=on_rung, spare=spare
+    )
+    return [{"queries": r.items, "measured": len(r.arms), "kept": len(r.kept)} for r in halving.rungs]
+
+
+def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm]) -> int:
+    """Put evaluate's default configuration into the space (if it is not there) and return its arm's index."""
+    splitter = default_splitter()
+    position = next((i for i, (_, other, _) in enumerate(setups) if other == splitter), None)
+    if position is None:
+        setups.append((f"{splitter.name} (defaults)", splitter, {}))
+        position = len(setups) - 1
+    retrieval = RetrievalSettings()
+    alpha = retrieval.alpha if retrieval.mode == "hybrid" else 0.5
+    arm = Arm(position, retrieval.mode, alpha, retrieval.top_k)
+    if arm not in arms:
+        arms.append(arm)
+    return arms.index(arm)
+
+
+def _task(setup: int, built: tuple[str, Any, dict[str, Any]], arms: list[tuple[int, Arm]], count: int) -> SetupTask:
+    label, splitter, combination = built
+    measured = tuple((index, arm.mode, arm.alpha, arm.top_k) for index, arm in arms)
+    return SetupTask(setup, label, splitter.name, splitter.to_params(), combination, measured, count)
+
+
+def exhaustive(arms: int, queries: int) -> bool:
+    """Whether ``search="auto"`` measures every arm on every query."""
+    return arms * queries <= EXHAUSTIVE_BUDGET
+
+
+def _row(index: int, arm: Arm, setup: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-ready row: labels, the splitter's shown parameters, retrieval, scores, costs, the config to load."""
+    return {
+        "id": index,
+        "config": f"{setup['label']} · {arm.retrieval_label()}",
+        "splitter": setup["splitter"],
+        "params": dict(setup["params"]),
+        "mode": arm.mode,
+        "alpha": arm.alpha if arm.mode == "hybrid" else None,
+        "top_k": arm.top_k,
+        **measured,
+        "over_window": setup["over_window"],
+        # The share of its chunks the model reads truncated (past its window); None when nothing is embedded.
+        "truncated_share": None if setup["over_window"] is None else setup["over_window"] / max(measured["nodes"], 1),
+        "settings": {
+            "splitter": {"name": setup["splitter"], "params": setup["splitter_params"]},
+            "retrieval": {"top_k": arm.top_k, "mode": arm.mode, "alpha": arm.alpha},
+        },
+    }

@@ -1,0 +1,256 @@
+"""The tuner's work on one splitter configuration, plain values in and out: split, embed, rank, score.
+
+:func:`measure_setup` is what :func:`core.evaluate.tune.tune` spreads over an engine
+(:func:`core.runtime.parallel.ordered_map`): a :class:`SetupTask` (one splitter
+configuration by name and parameters, the arms to measure on it, on how many
+queries) and the run's :class:`TuneInputs` in, a dict of plain rows out. The
+same function runs in this process, a process pool or a Ray task, so every
+engine measures the same rows.
+
+A process splits and embeds a configuration once and keeps it (its bench), so
+later rounds of successive halving reuse it there; a Ray task or another
+worker prepares it again, with its chunk vectors from the disk cache. Each
+query's ranking is computed once per (configuration, mode, alpha) at the run's
+largest top_k (a smaller top_k keeps its first chunks: the ranking is a stable sort).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from core.documents import split_bounded
+from core.evaluate.evaluation import _shown_params, score_query
+from core.evaluate.jobs import resolve_embedder
+from core.evaluate.runner import RunPhases, ScopedRetriever
+from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+from core.schema import MetadataMode, Node, contents
+from core.splitters import get_splitter
+from core.splitters.semantic import embedder_override
+
+__all__ = ["SetupTask", "TuneInputs", "encoded_texts", "measure_setup"]
+
+
+@dataclass(frozen=True)
+class SetupTask:
+    """Measure ``arms`` (index, mode, alpha, top_k) of one splitter configuration on the first ``queries`` queries."""
+
+    setup: int
+    label: str
+    splitter: str
+    params: dict[str, Any]
+    combination: dict[str, Any]
+    arms: tuple[tuple[int, str, float, int], ...]
+    queries: int
+
+
+@dataclass
+class TuneInputs:
+    """What every task of a run shares: documents, usable queries in scoring order, scope, the model (or its ref).
+
+    ``usable`` holds (query, its reference spans); ``order`` is the order queries are sampled in.
+    """
+
+    documents: tuple[Any, ...]
+    usable: tuple[tuple[Any, list[Any]], ...]
+    order: tuple[int, ...]
+    scope: str
+    max_k: int
+    needs_vectors: bool
+    embedder: Any = None
+
+    def bench(self) -> _Bench:
+        """This process's bench for the run: made on first use, kept with these inputs, never pickled."""
+        bench = self.__dict__.get("_bench")
+        if bench is None:
+            from core.tokens.tokenizers import get_tokenizer
+
+            embedder = resolve_embedder(self.embedder) if self.needs_vectors else None
+            counter = get_tokenizer("model")
+            bench = _Bench(self.documents, self.usable, embedder, self.scope, self.max_k, list(self.order), counter)
+            self.__dict__["_bench"] = bench
+        return bench
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != "_bench"}
+
+
+def measure_setup(task: SetupTask, inputs: TuneInputs) -> dict[str, Any]:
+    """The task's arms measured (a row each, by arm index), what its configuration is, and the texts encoded for it."""
+    bench = inputs.bench()
+    before = encoded_texts(bench.embedder)
+    splitter = get_splitter(task.splitter, **task.params)
+    prepared = bench.prepare(task.setup, (task.label, splitter, task.combination), inputs.needs_vectors)
+    if inputs.needs_vectors:
+        bench.embedder.embed([query.query for query, _ in inputs.usable])  # in batches; retrieval finds them cached
+    rows = {}
+    for arm, mode, alpha, top_k in task.arms:
+        row = bench.measure(prepared, mode, alpha, top_k, task.queries)
+        row.update(
+            nodes=len(prepared.nodes),
+            embed_tokens=prepared.embed_tokens,
+            embed_seconds=prepared.embed_seconds,
+            split_embeddings=prepared.split_embeddings,
+        )
+        rows[arm] = row
+    return {
+        "rows": rows,
+        "label": task.label,
+        "splitter": splitter.name,
+        "params": {**_shown_params(splitter), **task.combination},
+        "splitter_params": splitter.to_params(),
+        "over_window": prepared.over_window,
+        "encoded": encoded_texts(bench.embedder) - before,
+    }
+
+
+def encoded_texts(embedder: Any) -> int:
+    """Texts the embedder has encoded so far (not served from memory or disk)."""
+    if embedder is None or not hasattr(embedder, "cache_stats"):
+        return 0
+    stats = embedder.cache_stats()
+    return stats["misses"] - stats["disk_hits"]
+
+
+@dataclass
+class _Prepared:
+    """One splitter configuration, split and embedded: its chunks, their token counts, its retrievers."""
+
+    label: str
+    splitter: Any
+    combination: dict[str, Any]
+    nodes: list[Node]
+    llm_tokens: np.ndarray
+    embed_tokens: int
+    embed_seconds: float
+    over_window: int | None
+    split_embeddings: int  # texts the splitter embedded while splitting
+    retrievers: dict[str, ScopedRetriever] = field(default_factory=dict)
+    ranked: dict[tuple[str, float, int], list[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.position = {id(node): i for i, node in enumerate(self.nodes)}
+
+
+class _Bench:
+    """Splits, embeds and ranks on demand, each once; scores an arm on the first n queries of a fixed order."""
+
+    def __init__(self, documents, usable, embedder, scope, max_k, order, counter) -> None:  # noqa: ANN001
+        self.documents = documents
+        self.usable = usable
+        self.embedder = embedder
+        self.scope = scope
+        self.max_k = max_k
+        self.order = order
+        self.counter = counter
+        self.prepared: dict[int, _Prepared] = {}
+        # Progress inside a configuration (a line of text), where the run can show it (this process only).
+        self.note: Callable[[str], None] | None = None
+        # The window as the chunk metrics and the evaluation count it: the model reads this much of each chunk.
+        self.window = int(getattr(embedder, "max_seq_length", 0) or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS
+
+    def prepare(self, index: int, setup: tuple[str, Any, dict[str, Any]], needs_vectors: bool) -> _Prepared:
+        if index in self.prepared:
+            return self.prepared[index]
+        label, splitter, combination = setup
+        splitting = SplitEmbeddings(self._progress(f"{label}: splitting, sentence embeddings"))
+        with embedder_override(splitting):
+            # A link's engine must not hold the server (core.runtime.bounded); semantic splits stay here, recorded.
+            nodes = split_bounded(self.documents, splitter)
+        seconds = splitting.seconds
+        if needs_vectors and nodes:
+            from core.embed.embedder import embed_nodes
+
+            start = time.perf_counter()
+            embed_nodes(nodes, self.embedder, progress=self._progress(f"{label}: embedding chunks"))
+            seconds = time.perf_counter() - start
+        llm = _counts(self.counter, contents(nodes, MetadataMode.LLM))
+        embed = _counts(self.counter, contents(nodes, MetadataMode.EMBED))
+        over = int((embed > self.window).sum()) if needs_vectors else None
+        # The model reads at most its window of each chunk, plus its special tokens; and so of each text the
+        # splitter embedded while splitting (the semantic splitter's sentence groups): a cost of this configuration.
+        embed_tokens = int(np.minimum(embed, self.window).sum()) + SPECIAL_TOKENS * len(nodes)
+        split_counts = _counts(self.counter, splitting.texts)
+        embed_tokens += int(np.minimum(split_counts, self.window).sum()) + SPECIAL_TOKENS * len(splitting.texts)
+        done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over, len(splitting.texts))
+        self.prepared[index] = done
+        return done
+
+    def _progress(self, text: str) -> Callable[[int, int], None] | None:
+        note = self.note
+        if note is None:
+            return None
+        return lambda done, total: note(f"{text} {done:,} of {total:,}")
+
+    def ranking(self, prepared: _Prepared, mode: str, alpha: float, query: int) -> list[int]:
+        key = (mode, alpha if mode == "hybrid" else 0.0, query)
+        if key not in prepared.ranked:
+            retriever = prepared.retrievers.get(mode)
+            if retriever is None:
+                phases = RunPhases(None, splitting=0.0, embedding=mode != "bm25")
+                embedder = self.embedder if mode != "bm25" else None
+                retriever = prepared.retrievers[mode] = ScopedRetriever(
+                    prepared.nodes, self.documents, embedder, mode, phases
+                )
+            eval_query = self.usable[query][0]
+            doc = eval_query.doc if self.scope == "document" else None
+            found = retriever.retrieve(eval_query.query, doc, self.max_k, alpha)
+            prepared.ranked[key] = [prepared.position[id(item.node)] for item in found]
+        return prepared.ranked[key]
+
+    def measure(self, prepared: _Prepared, mode: str, alpha: float, top_k: int, count: int) -> dict[str, Any]:
+        scores, tokens = [], []
+        for query in self.order[:count]:
+            positions = self.ranking(prepared, mode, alpha, query)[:top_k]
+            eval_query, reference = self.usable[query]
+            scores.append(score_query(eval_query, [prepared.nodes[p] for p in positions], reference))
+            tokens.append(int(sum(prepared.llm_tokens[p] for p in positions)))
+        row: dict[str, Any] = {"queries": count}
+        per_query: dict[str, list[float]] = {}
+        for metric, name in (
+            ("hit_rate", "hit"),
+            ("mrr", "reciprocal_rank"),
+            ("recall", "recall"),
+            ("precision", "precision"),
+            ("iou", "iou"),
+        ):
+            row[metric] = sum(getattr(score, name) for score in scores) / len(scores)
+            # Each query's value, in sampling order: the tuner's cross-validation (core.evaluate.folds) reads them.
+            per_query[metric] = [getattr(score, name) for score in scores]
+        row["per_query"] = per_query
+        row["context_tokens"] = sum(tokens) / len(tokens)
+        return row
+
+
+class SplitEmbeddings:
+    """The embed function a splitter uses while splitting, as it would (the packaged model), recording its texts and time.
+
+    Installed with :func:`core.splitters.semantic.embedder_override`, it changes
+    no vector: it calls what the splitter calls without it.
+    """
+
+    def __init__(self, progress: Callable[[int, int], None] | None = None) -> None:
+        self.texts: list[str] = []
+        self.seconds = 0.0
+        self.progress = progress
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        from core.embed.embedder import get_embedder
+
+        start = time.perf_counter()
+        try:
+            return get_embedder().embed(texts, progress=self.progress)
+        finally:
+            self.seconds += time.perf_counter() - start
+            self.texts.extend(texts)
+
+
+def _counts(counter: Any, texts: list[str]) -> np.ndarray:
+    """Token counts of ``texts``, each distinct text counted once."""
+    unique = list(dict.fromkeys(texts))
+    counted = dict(zip(unique, counter.count_many(unique), strict=True)) if unique else {}
+    return np.array([counted[text] for text in texts], dtype=np.int64)

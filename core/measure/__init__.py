@@ -1,0 +1,1 @@
+"""Measuring a split: chunk metrics, lint, boundary diffs, and the summaries pages draw."""

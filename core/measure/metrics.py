@@ -1,0 +1,391 @@
+"""Chunk metrics: how a set of nodes covers its documents, and what looks wrong with each node.
+
+Everything is computed from spans and batched token counts, so a run of a few
+thousand nodes is measured in well under a second (the model tokenizer is the
+fast Rust one; the embedding model itself is never loaded).
+
+Terms used below:
+
+- *coverage*: the share of a document's non-whitespace characters inside at least one node;
+- *overlap*: characters inside two or more nodes, as a share of the characters inside any node;
+- *mid-sentence*: a node whose end (ignoring trailing whitespace) is not where a
+  sentence of :func:`core.tokens.segmentation.sentence_spans` ends;
+- *over-window*: a node whose EMBED view has more model tokens than the
+  embedding model reads (``max_seq_length`` minus the two special tokens).
+
+For a hierarchical run, measure one level at a time (e.g. ``leaf_nodes(nodes)``):
+levels nest, so all levels together overlap by design.
+
+The rules that turn these numbers into lint flags (and the warnings about a
+splitter's settings) are in :mod:`core.measure.lint`; token counting, with its fast
+per-document index, is in :mod:`core.tokens.counts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from core.measure.lint import node_flags
+from core.runtime.memo import Memo
+from core.schema import Document, MetadataMode, Node, contents, page_range_label
+from core.tokens.char_index import CharIndex, exact_spans
+from core.tokens.counts import count_node_strings
+from core.tokens.tokenizers import SizeFn, get_tokenizer
+
+DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2
+SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places in the model's window
+FIRST_WORDS = 8
+
+
+@dataclass(frozen=True)
+class SizeStats:
+    """A size distribution: min, mean, median, 95th percentile, max and standard deviation."""
+
+    min: float
+    mean: float
+    p50: float
+    p95: float
+    max: float
+    sd: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> SizeStats:
+        if len(values) == 0:
+            return cls(0, 0, 0, 0, 0, 0)
+        array = np.asarray(values, dtype=float)
+        return cls(
+            min=float(array.min()),
+            mean=float(array.mean()),
+            p50=float(np.percentile(array, 50)),
+            p95=float(np.percentile(array, 95)),
+            max=float(array.max()),
+            sd=float(array.std()),
+        )
+
+
+@dataclass(frozen=True)
+class ChunkMetrics:
+    """The summary of one chunking run (shares are fractions in [0, 1])."""
+
+    count: int
+    tokenizer: str | SizeFn
+    characters: SizeStats
+    tokens: SizeStats
+    coverage: float  # over all documents' non-whitespace characters
+    coverage_by_document: dict[str, float]
+    overlap: float
+    mid_sentence: float
+    window_tokens: int  # the EMBED view's token budget: max_seq_length minus special tokens
+    over_window: float
+    size_limit: int | None
+    over_limit: float  # share above size_limit (0 without one)
+    duplicates: int  # nodes whose text repeats an earlier node's
+    metadata_tokens: dict[str, float]  # mean tokens the metadata adds, per view ("llm", "embed")
+    metadata_tokens_max: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Facts:
+    """Per-node measurements shared by the metrics, the flags and the node table."""
+
+    characters: list[int]
+    tokens: list[int]
+    embed_tokens: list[int]  # model tokens of the EMBED view
+    metadata_tokens: dict[str, list[int]]
+    mid_sentence: list[bool]
+    duplicate: list[bool]
+    words: list[int]
+    window_tokens: int
+    size_limit: int | None
+    tokenizer: str | SizeFn
+
+    def flags(self, index: int) -> list[str]:
+        return node_flags(
+            mid_sentence=self.mid_sentence[index],
+            embed_tokens=self.embed_tokens[index],
+            window_tokens=self.window_tokens,
+            tokens=self.tokens[index],
+            size_limit=self.size_limit,
+            words=self.words[index],
+            duplicate=self.duplicate[index],
+        )
+
+
+def chunk_metrics(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    *,
+    size_limit: int | None = None,
+    tokenizer: str | SizeFn = "model",
+    max_seq_length: int | None = None,
+) -> ChunkMetrics:
+    """Measure ``nodes`` cut from ``documents``.
+
+    Sizes are counted with ``tokenizer`` (characters, words, model or a size function), and
+    ``size_limit`` is in the same units (pass the splitter's ``size_limit`` and
+    ``size_unit``). The window check always counts model tokens of the EMBED view.
+    """
+    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    return _summary(documents, nodes, facts)
+
+
+def chunk_report(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    *,
+    size_limit: int | None = None,
+    tokenizer: str | SizeFn = "model",
+    max_seq_length: int | None = None,
+) -> tuple[ChunkMetrics, list[dict[str, Any]]]:
+    """``chunk_metrics`` and the node table's rows (one per node) from one measurement.
+
+    A page that shows both (the Chunks page does) measures every node's text and
+    views once instead of twice.
+    """
+    metrics, rows = chunk_report_deferred(
+        documents, nodes, size_limit=size_limit, tokenizer=tokenizer, max_seq_length=max_seq_length
+    )
+    return metrics, rows()
+
+
+def chunk_report_deferred(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    *,
+    size_limit: int | None = None,
+    tokenizer: str | SizeFn = "model",
+    max_seq_length: int | None = None,
+) -> tuple[ChunkMetrics, Callable[[], list[dict[str, Any]]]]:
+    """:func:`chunk_report` with the rows built on the first call of the second value (then kept).
+
+    The Chunks page shows the metrics on every rerun and the rows only in its
+    node table and size tabs: building a row per node was ~15 ms of a new
+    chunk_size's ~3,400 nodes before the metrics could show.
+    """
+    documents, nodes = list(documents), list(nodes)
+    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    return _summary(documents, nodes, facts), cache(lambda: _rows(documents, nodes, facts))
+
+
+def _summary(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> ChunkMetrics:
+    count = len(nodes)
+    coverage_by_document, coverage, overlap = _coverage(documents, nodes)
+
+    def share(flags: Sequence[bool]) -> float:
+        return sum(flags) / count if count else 0.0
+
+    return ChunkMetrics(
+        count=count,
+        tokenizer=facts.tokenizer,
+        characters=SizeStats.of(facts.characters),
+        tokens=SizeStats.of(facts.tokens),
+        coverage=coverage,
+        coverage_by_document=coverage_by_document,
+        overlap=overlap,
+        mid_sentence=share(facts.mid_sentence),
+        window_tokens=facts.window_tokens,
+        over_window=share([n > facts.window_tokens for n in facts.embed_tokens]),
+        size_limit=facts.size_limit,
+        over_limit=share([n > facts.size_limit for n in facts.tokens]) if facts.size_limit is not None else 0.0,
+        duplicates=sum(facts.duplicate),
+        metadata_tokens={
+            view: float(np.mean(extra)) if extra else 0.0 for view, extra in facts.metadata_tokens.items()
+        },
+        metadata_tokens_max={view: max(extra, default=0) for view, extra in facts.metadata_tokens.items()},
+    )
+
+
+def _rows(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> list[dict[str, Any]]:
+    """One row per node for the app's node table."""
+    by_id = {document.id: document for document in documents}
+    rows = []
+    for index, node in enumerate(nodes):
+        document = by_id.get(node.doc_id)
+        pages = document.pages_for_span(node.start_char, node.end_char) if document is not None else []
+        words = node.text.split(None, FIRST_WORDS)
+        first_words = " ".join(words[:FIRST_WORDS]) + (" …" if len(words) > FIRST_WORDS else "")
+        rows.append(
+            {
+                "id": node.id,
+                "doc_id": node.doc_id,
+                "span": f"{node.start_char}–{node.end_char}",
+                "start_char": node.start_char,
+                "end_char": node.end_char,
+                "characters": facts.characters[index],
+                "tokens": facts.tokens[index],
+                "pages": page_range_label(pages),
+                "header_path": str(node.metadata.get("header_path", "")),
+                "first_words": first_words,
+                "flags": facts.flags(index),
+            }
+        )
+    return rows
+
+
+def _measure(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    size_limit: int | None,
+    tokenizer: str | SizeFn,
+    max_seq_length: int | None,
+) -> _Facts:
+    counter = get_tokenizer(tokenizer)
+    model = get_tokenizer("model")
+    texts = [node.text for node in nodes]
+    embed_views = contents(nodes, MetadataMode.EMBED)
+    same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
+    llm_views = embed_views if same_views else contents(nodes, MetadataMode.LLM)
+    exact = exact_spans(documents, nodes, texts)
+    # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
+    views = (embed_views,) if same_views else (embed_views, llm_views)
+    tokens, view_tokens = count_node_strings(counter, documents, nodes, texts, views, exact=exact)
+    embed_tokens = view_tokens[0]
+    llm_tokens = embed_tokens if same_views else view_tokens[1]
+    if counter is model:
+        embed_model_tokens = embed_tokens
+    else:
+        embed_model_tokens = count_node_strings(model, documents, nodes, texts, (embed_views,), exact=exact)[1][0]
+    seen: set[str] = set()
+    duplicate = []
+    for text in texts:
+        duplicate.append(text in seen)
+        seen.add(text)
+    return _Facts(
+        characters=[len(text) for text in texts],
+        tokens=tokens,
+        embed_tokens=embed_model_tokens,
+        metadata_tokens={
+            "llm": [view - own for view, own in zip(llm_tokens, tokens, strict=True)],
+            "embed": [view - own for view, own in zip(embed_tokens, tokens, strict=True)],
+        },
+        mid_sentence=_mid_sentence(documents, nodes),
+        duplicate=duplicate,
+        words=_words(documents, texts, exact),
+        window_tokens=(max_seq_length or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS,
+        size_limit=size_limit,
+        tokenizer=tokenizer,
+    )
+
+
+def _words(
+    documents: Sequence[Document], texts: Sequence[str], exact: dict[str, tuple[list[int], np.ndarray, np.ndarray]]
+) -> list[int]:
+    """``len(text.split())`` of each text: from the document's index for a node that is its span."""
+    words: list[int | None] = [None] * len(texts)
+    by_id = {document.id: document for document in documents}
+    for doc_id, (positions, starts, ends) in exact.items():
+        counted = CharIndex.of(by_id[doc_id].text).words(starts, ends).tolist()
+        for i, count in zip(positions, counted, strict=True):
+            words[i] = count
+    # str.split() cuts at the same whitespace runs as \S+ matches, several times faster.
+    return [count if count is not None else len(text.split()) for count, text in zip(words, texts, strict=True)]
+
+
+# Sentence ends keyed by a document's text, sorted: the last few documents measured.
+_SENTENCE_ENDS = Memo(8)
+
+
+def _sentence_ends(text: str) -> np.ndarray:
+    from core.tokens.segmentation import sentence_spans
+
+    (ends,) = _SENTENCE_ENDS.get_many([text])
+    if ends is None:
+        ends = np.array(sorted({end for _, end in sentence_spans(text)}), dtype=np.int64)
+        _SENTENCE_ENDS.put(text, ends, 1)
+    return ends
+
+
+def _row_ends(document: Document) -> np.ndarray:
+    """Where a table's rows end (its header row included), sorted: a cut there ends no sentence but is clean."""
+    ends = set()
+    for element in document.elements:
+        if element.kind == "table_row":
+            ends.add(element.end_char)
+        elif element.kind == "table":
+            ends.add(element.end_char)
+            if "header_end" in element.attrs:
+                ends.add(int(element.attrs["header_end"]))
+    return np.array(sorted(ends), dtype=np.int64)
+
+
+def _mid_sentence(documents: Sequence[Document], nodes: Sequence[Node]) -> list[bool]:
+    """For each node: does it end (trailing whitespace dropped) somewhere other than a sentence end of its
+    document or the end of a table row (rows hold no sentences)? False for a node of no document given."""
+    by_id = {document.id: document for document in documents}
+    groups: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        if node.doc_id in by_id:
+            groups.setdefault(node.doc_id, []).append(i)
+    flags = [False] * len(nodes)
+    for doc_id, positions in groups.items():
+        text = by_id[doc_id].text
+        starts = np.fromiter((nodes[i].start_char for i in positions), dtype=np.int64, count=len(positions))
+        ends = np.fromiter((nodes[i].end_char for i in positions), dtype=np.int64, count=len(positions))
+        trimmed = CharIndex.of(text).trimmed_ends(starts, np.minimum(ends, len(text)))
+        sentence_ends = _sentence_ends(text)
+        if len(sentence_ends):
+            at = np.minimum(np.searchsorted(sentence_ends, trimmed), len(sentence_ends) - 1)
+            mid = sentence_ends[at] != trimmed
+        else:
+            mid = np.ones(len(positions), dtype=bool)
+        row_ends = _row_ends(by_id[doc_id])
+        if len(row_ends):
+            mid &= ~np.isin(trimmed, row_ends)
+        for i, flag in zip(positions, mid.tolist(), strict=True):
+            flags[i] = flag
+    return flags
+
+
+def _coverage(documents: Sequence[Document], nodes: Sequence[Node]) -> tuple[dict[str, float], float, float]:
+    """Per-document and overall non-whitespace coverage, and the overlap share."""
+    spans_by_doc: dict[str, tuple[list[int], list[int]]] = {document.id: ([], []) for document in documents}
+    for node in nodes:
+        spans = spans_by_doc.get(node.doc_id)
+        if spans is not None and node.end_char > node.start_char:
+            spans[0].append(node.start_char)
+            spans[1].append(node.end_char)
+    by_document: dict[str, float] = {}
+    covered_total = non_space_total = 0
+    union_total = multiple_total = 0
+    for document in documents:
+        prefix = _non_space_prefix(document.text)
+        covered, union, multiple = _sweep(*spans_by_doc[document.id], prefix)
+        non_space = int(prefix[-1])
+        by_document[document.id] = covered / non_space if non_space else 1.0
+        covered_total += covered
+        non_space_total += non_space
+        union_total += union
+        multiple_total += multiple
+    coverage = covered_total / non_space_total if non_space_total else 1.0
+    overlap = multiple_total / union_total if union_total else 0.0
+    return by_document, coverage, overlap
+
+
+def _sweep(starts: Sequence[int], ends: Sequence[int], prefix: np.ndarray) -> tuple[int, int, int]:
+    """For spans ``[starts[k], ends[k])``: the non-whitespace characters their union holds (``prefix`` counts
+    them), the union's length, and how many positions two or more spans hold."""
+    if not starts:
+        return 0, 0, 0
+    positions = np.concatenate([np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)])
+    changes = np.concatenate([np.ones(len(starts), dtype=np.int64), np.full(len(ends), -1, dtype=np.int64)])
+    order = np.argsort(positions, kind="stable")
+    positions = positions[order]
+    # Between consecutive events the depth is the number of spans open there.
+    depth = np.cumsum(changes[order])[:-1]
+    lengths = np.diff(positions)
+    inside = depth >= 1
+    covered = int((prefix[positions[1:]] - prefix[positions[:-1]])[inside].sum())
+    return covered, int(lengths[inside].sum()), int(lengths[depth >= 2].sum())
+
+
+def _non_space_prefix(text: str) -> np.ndarray:
+    """``prefix[i]`` = non-whitespace characters in ``text[:i]``: any span's count is one subtraction."""
+    return CharIndex.of(text).non_space_prefix

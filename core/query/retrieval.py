@@ -1,0 +1,167 @@
+"""Retrieval: the top-k nodes for a query, by embeddings, by BM25, or by both.
+
+- ``dense``: cosine similarity between the query and each node's EMBED view.
+- ``bm25``: BM25 (the ``bm25s`` library) over the same EMBED views, English stopwords removed. The
+  index depends on the nodes only: :class:`BM25Index` builds it once for a set of nodes and scores
+  any number of queries against it.
+- ``hybrid``: each score list is min-max normalized over all nodes, then fused as
+  ``alpha * dense + (1 - alpha) * bm25`` (alpha 1 is pure dense, 0 pure BM25).
+
+Ties keep the nodes' input order, so results are deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Integral, Real
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from core.errors import ConfigError
+from core.schema import MetadataMode, Node, NodeWithScore, contents
+
+if TYPE_CHECKING:
+    from core.embed.embedder import Embedder
+
+RetrievalMode = Literal["dense", "bm25", "hybrid"]
+RETRIEVAL_MODES: tuple[str, ...] = ("dense", "bm25", "hybrid")
+# Where an evaluation retrieves a query's chunks from: every loaded document, or only the query's own.
+Scope = Literal["corpus", "document"]
+SCOPES: tuple[str, ...] = ("corpus", "document")
+
+
+def check_retrieval(top_k: int, mode: str, alpha: float) -> None:
+    """Raise ConfigError for settings no retrieval accepts: checked before anything is loaded or embedded."""
+    if mode not in RETRIEVAL_MODES:
+        raise ConfigError(f"retrieval mode must be one of {', '.join(RETRIEVAL_MODES)}, got {mode!r}")
+    if isinstance(top_k, bool) or not isinstance(top_k, Integral):
+        raise ConfigError(f"top_k must be a whole number, got {top_k!r}")
+    if top_k < 1:
+        raise ConfigError(f"top_k must be at least 1, got {top_k}")
+    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0.0 <= alpha <= 1.0:
+        raise ConfigError(f"alpha must be between 0 and 1, got {alpha}")
+
+
+def retrieve(
+    nodes: Sequence[Node],
+    query: str,
+    *,
+    embedder: Embedder | None = None,
+    top_k: int = 5,
+    mode: RetrievalMode = "dense",
+    alpha: float = 0.5,
+    node_embeddings: np.ndarray | None = None,
+    bm25: BM25Index | None = None,
+) -> list[NodeWithScore]:
+    """The ``top_k`` best nodes for ``query``, best first, each scored and tagged with the query.
+
+    ``node_embeddings`` (one row per node, normalized) skips embedding the nodes,
+    and ``bm25`` (an index of the same nodes) skips indexing them; without an
+    ``embedder`` the shared default model is used for dense and hybrid.
+    """
+    check_retrieval(top_k, mode, alpha)
+    if not query.strip():
+        raise ConfigError("the query is empty")
+    if not nodes:
+        return []
+    scores = score_nodes(
+        nodes, query, embedder=embedder, mode=mode, alpha=alpha, node_embeddings=node_embeddings, bm25=bm25
+    )
+    order = np.argsort(-scores, kind="stable")[:top_k]
+    return [NodeWithScore(node=nodes[i], score=float(scores[i]), query=query) for i in order]
+
+
+def score_nodes(
+    nodes: Sequence[Node],
+    query: str,
+    *,
+    embedder: Embedder | None = None,
+    mode: RetrievalMode = "dense",
+    alpha: float = 0.5,
+    node_embeddings: np.ndarray | None = None,
+    bm25: BM25Index | None = None,
+) -> np.ndarray:
+    """Every node's score for the query (float64, input order)."""
+    if mode != "dense" and bm25 is None:
+        bm25 = BM25Index(nodes)
+    if mode == "bm25":
+        return bm25.scores(query)
+    dense = dense_scores(nodes, query, embedder=embedder, node_embeddings=node_embeddings)
+    if mode == "dense":
+        return dense
+    return alpha * min_max(dense) + (1.0 - alpha) * min_max(bm25.scores(query))
+
+
+def dense_scores(
+    nodes: Sequence[Node],
+    query: str,
+    *,
+    embedder: Embedder | None = None,
+    node_embeddings: np.ndarray | None = None,
+) -> np.ndarray:
+    """Cosine similarity of the query with each node (rows are normalized, so a dot product)."""
+    if embedder is None:
+        from core.embed.embedder import get_embedder
+
+        embedder = get_embedder()
+    if node_embeddings is None:
+        from core.embed.embedder import embed_nodes
+
+        node_embeddings = embed_nodes(nodes, embedder)
+    node_embeddings = np.asarray(node_embeddings, dtype=np.float32)
+    if node_embeddings.shape[0] != len(nodes):
+        raise ConfigError(f"node_embeddings has {node_embeddings.shape[0]} rows for {len(nodes)} nodes")
+    query_vector = np.asarray(embedder.embed_query(query), dtype=np.float32)
+    return (node_embeddings @ query_vector).astype(np.float64)
+
+
+class BM25Index:
+    """BM25 over the EMBED views of a fixed list of nodes: tokenized and indexed once, then any number of queries.
+
+    The scores are the ones a fresh index per query gives (the index depends on
+    the nodes alone); building it only once makes an evaluation's BM25 time grow
+    with queries + corpus instead of queries x corpus.
+    """
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        import bm25s
+
+        self.size = len(nodes)
+        self._index = None
+        self._known: set[str] = set()
+        if not nodes:
+            return
+        texts = contents(nodes, MetadataMode.EMBED)
+        corpus_tokens = bm25s.tokenize(texts, stopwords="en", show_progress=False)
+        self._known = set(corpus_tokens.vocab)
+        self._index = bm25s.BM25()
+        self._index.index(corpus_tokens, show_progress=False)
+
+    def scores(self, query: str) -> np.ndarray:
+        """Each node's score for the query, in node order (0 where no query term occurs)."""
+        import bm25s
+
+        if self._index is None:
+            return np.zeros(self.size, dtype=np.float64)
+        query_tokens = bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
+        query_tokens = [token for token in query_tokens if token in self._known]
+        if not query_tokens:
+            return np.zeros(self.size, dtype=np.float64)
+        return np.asarray(self._index.get_scores(query_tokens), dtype=np.float64)
+
+
+def bm25_scores(nodes: Sequence[Node], query: str) -> np.ndarray:
+    """BM25 score of each node's EMBED view for the query (0 where no query term occurs)."""
+    return BM25Index(nodes).scores(query)
+
+
+def min_max(scores: np.ndarray) -> np.ndarray:
+    """Scale to [0, 1]; all-equal scores become 0 (they say nothing about order)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0:
+        return scores
+    low, high = float(scores.min()), float(scores.max())
+    if high == low:
+        return np.zeros_like(scores)
+    return (scores - low) / (high - low)

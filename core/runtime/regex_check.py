@@ -1,0 +1,79 @@
+r"""A user's regex is checked before it runs: short, and free of the shapes that backtrack exponentially.
+
+Every parameter that holds a regular expression says so where it is declared
+(``param(..., regex=...)`` in :mod:`core.params`), and construction runs this one
+check, so a form, a share link, ``--set``, a JSON config and a batch refuse
+``(a+)+`` with the same sentence instead of a stalled page. It does not catch
+polynomial blow-ups (``\s*\s*\s*\d``): the native splitter matches under the
+``regex`` module's timeout, and the framework engines, whose ``re`` cannot be
+interrupted, split in a child stopped at a deadline (:mod:`core.runtime.bounded`).
+"""
+
+from __future__ import annotations
+
+import re
+
+# The parser behind ``re`` (Python 3.11+), used only to read a pattern's shape.
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+import regex
+
+from core.errors import ConfigError
+
+MAX_PATTERN_LENGTH = 200
+_REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT}
+if hasattr(sre_constants, "POSSESSIVE_REPEAT"):
+    _REPEATS.add(sre_constants.POSSESSIVE_REPEAT)
+
+
+def check_bounded_regex(pattern: str, where: str) -> None:
+    """Raise ConfigError unless ``pattern`` is short and free of the shapes that backtrack exponentially.
+
+    Rejected: nested repetition (``(a+)+``), repeated alternation (``(a|ab)*``)
+    and back-references. Matching also runs under a timeout.
+    """
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise ConfigError(f"{where} {pattern[:20]!r}… is longer than {MAX_PATTERN_LENGTH} characters")
+    try:
+        regex.compile(pattern, regex.VERSION0)
+        parsed = sre_parse.parse(pattern)
+    except (regex.error, re.error, RecursionError, OverflowError) as exc:
+        raise ConfigError(f"{where} {pattern!r} is not a valid regular expression ({exc})") from None
+    problem = _risky(parsed, inside_repeat=False)
+    if problem:
+        raise ConfigError(f"{where} {pattern!r} is rejected: {problem} can take exponential time")
+
+
+def _risky(items: object, inside_repeat: bool) -> str | None:
+    for op, arg in items:  # type: ignore[attr-defined]
+        if op in _REPEATS:
+            low, high, sub = arg
+            repeats = high > 1
+            if repeats and inside_repeat:
+                return "a quantifier inside a quantifier"
+            found = _risky(sub, inside_repeat or repeats)
+            if found:
+                return found
+        elif op is sre_constants.BRANCH:
+            if inside_repeat:
+                return "an alternation inside a quantifier"
+            for branch in arg[1]:
+                found = _risky(branch, inside_repeat)
+                if found:
+                    return found
+        elif op is sre_constants.SUBPATTERN:
+            found = _risky(arg[-1], inside_repeat)
+            if found:
+                return found
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            found = _risky(arg[1], inside_repeat)
+            if found:
+                return found
+        elif op is sre_constants.GROUPREF or op is sre_constants.GROUPREF_EXISTS:
+            return "a back-reference"
+        elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
+            found = _risky(arg, inside_repeat)
+            if found:
+                return found
+    return None

@@ -1,0 +1,1 @@
+"""How a component translates itself into framework code: quoted values, snippets, and the calls several translations share."""
