@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from core.params import param
 from core.schema import Document
-from core.segmentation import trim_span
 from core.splitters.base import Span, Splitter
+from core.tokens.segmentation import trim_span
 
 # A paragraph ends at a blank line: a line break, optional spaces, another line break.
 _BLANK_LINE = re.compile(r"(?:\r\n|\r|\n)[^\S\r\n]*(?:\r\n|\r|\n)\s*")
