@@ -39,7 +39,7 @@ from pypdf.errors import FileNotDecryptedError
 
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.base import Loader
-from core.loaders.blocks import BlockText
+from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
 from core.loaders.pdf_garble import better_text, blocks_text, garbled_pages, repair_garbled, repair_garbled_blocks
 from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
 from core.loaders.pdf_ocr import (
@@ -58,12 +58,11 @@ from core.loaders.pdf_reader import (
     page_labels,
 )
 from core.loaders.registry import LOADERS
-from core.loaders.text import make_document, paragraph_spans
+from core.loaders.text import make_document
 from core.params import param
 from core.runtime.forking import start_forked
-from core.schema import Document, Element, Page
+from core.schema import Document
 
-PAGE_SEPARATOR = "\n\n"
 # How long past this process's own half a forked child may take before its pages are read here instead.
 CHILD_GRACE_SECONDS = 10.0
 # From this many pages on, a second process extracts half of them (below it, a fork costs more than it saves).
@@ -75,6 +74,19 @@ SCAN_LAYER_MAX_CHARS = 2000
 # pypdf logs the damage it works around; what matters reaches the user as our own
 # error or load_warning, so its notes must not print to a terminal (the CLI's one line).
 logging.getLogger("pypdf").addHandler(logging.NullHandler())
+
+
+@dataclass
+class _TextLayer:
+    """What the parser read of every page, before OCR: pdfplumber's blocks or pypdf's texts, and what went wrong."""
+
+    blocks: list[Any] | None  # pdfplumber's blocks per page; None when pypdf read the pages
+    page_texts: list[str]  # pypdf's text per page (empty for pdfplumber)
+    fallback: list[int]  # the pages read by the other parser because this one's text was garbled
+    unreadable: dict[int, str]  # pages that gave no text because pypdf failed on them, with the reason
+    partly: dict[int, str]  # pages pypdf read only in part, with the reason
+    blank: list[int]  # pages with no text (and no failure)
+    texts: dict[int, str]  # the text of every page that has some, by number
 
 
 @LOADERS.register
@@ -170,71 +182,32 @@ class PdfLoader(Loader):
         check_content_size(reader, file_name, self.max_content_mb)
         labels = page_labels(reader, page_count)
 
-        if self.parser == "pdfplumber":
-            from core.loaders.pdf_structure import read_pages
-
-            blocks = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
-            if len(blocks) != page_count:
+        layer = self._text_layer(data, reader, file_name, page_count)
+        ocr_read, ocr_notes, ocr_found_nothing, over_layer = self._ocr(data, reader, layer.blank, layer.texts)
+        if len(layer.blank) + len(layer.unreadable) == page_count and not ocr_read:
+            if layer.unreadable:
                 raise CorruptDocumentError(
-                    file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
-                )
-            blocks, fallback = repair_garbled_blocks(reader, blocks)
-            unreadable: dict[int, str] = {}
-            partly: dict[int, str] = {}
-            blank = [number for number, page in enumerate(blocks, start=1) if not page]
-        else:
-            texts, skipped = self._extract(reader, file_name)
-            texts, fallback = repair_garbled(data, texts, layout=self.extraction_mode == "layout")
-            unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
-            partly = {number: reason for number, reason in skipped.items() if texts[number - 1]}
-            blank = [number for number, text in enumerate(texts, start=1) if not text and number not in unreadable]
-        if self.parser == "pdfplumber":
-            layer = {number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page}
-        else:
-            layer = {number: text for number, text in enumerate(texts, start=1) if text}
-        ocr_read, ocr_notes, ocr_found_nothing, over_layer = self._ocr(data, reader, blank, layer)
-        if len(blank) + len(unreadable) == page_count and not ocr_read:
-            if unreadable:
-                raise CorruptDocumentError(
-                    file_name, f"has pages whose content could not be read ({unreadable_reason(unreadable)})"
+                    file_name, f"has pages whose content could not be read ({unreadable_reason(layer.unreadable)})"
                 )
             unavailable = None if self.ocr == "off" else ocr_unavailable_reason()
             raise EmptyDocumentError(file_name, no_text_reason(self.ocr, ocr_notes, ocr_found_nothing, unavailable))
 
-        if self.parser == "pdfplumber":
-            full_text, elements, pages = _assemble_blocks(blocks, labels, ocr_read)
+        if layer.blocks is not None:
+            full_text, elements, pages = assemble_blocks(layer.blocks, labels, ocr_read)
         else:
-            full_text, elements, pages = _assemble_texts(texts, labels, ocr_read)
+            full_text, elements, pages = assemble_texts(layer.page_texts, labels, ocr_read)
 
         metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pdf", "page_count": page_count}
         metadata.update(document_info(reader))
         metadata["parser"] = self.parser
-        if fallback:
-            metadata["fallback_pages"] = fallback
+        if layer.fallback:
+            metadata["fallback_pages"] = layer.fallback
         if ocr_read:
             metadata["ocr_pages"] = sorted(ocr_read)
             metadata["ocr_confidence"] = {str(number): ocr_read[number].confidence for number in sorted(ocr_read)}
-        notes = []
         read = {number for number, page in enumerate(pages, start=1) if page.end_char > page.start_char}
-        empty = [number for number in range(1, page_count + 1) if number not in read and number not in unreadable]
-        if empty:
-            notes.append(f"no text on {pages_phrase(empty)}")
-        if unreadable:
-            notes.append(f"could not read {unreadable_reason(unreadable)}")
-        if partly:
-            notes.append(f"could not read part of {unreadable_reason(partly)}")
-        if ocr_read:
-            notes.append(ocr_phrase(ocr_read))
-        if ocr_found_nothing:
-            notes.append(f"OCR read no text on {pages_phrase(ocr_found_nothing)}")
-        if over_layer:
-            notes.append(
-                f"the text layer of {pages_phrase(over_layer)} covers little of a page-size image "
-                "(a scan with a stamp or a page number on top): OCR's text kept instead"
-            )
-        if fallback:
-            other = "pdfplumber" if self.parser == "pypdf" else "pypdf"
-            notes.append(f"{self.parser}'s text was garbled on {pages_phrase(fallback)}: read by {other} instead")
+        empty = [n for n in range(1, page_count + 1) if n not in read and n not in layer.unreadable]
+        notes = self._notes(layer, empty, ocr_read, ocr_found_nothing, over_layer)
         cid = cid_note(full_text, pages)
         if cid:
             notes.append(cid)
@@ -250,6 +223,69 @@ class PdfLoader(Loader):
         if notes:
             metadata["load_warning"] = "; ".join(notes)
         return [make_document(full_text, metadata, elements, pages)]
+
+    def _text_layer(self, data: bytes, reader: PdfReader, file_name: str, page_count: int) -> _TextLayer:
+        """What the chosen parser reads of every page, garbled pages read again by the other parser."""
+        if self.parser == "pdfplumber":
+            from core.loaders.pdf_structure import read_pages
+
+            blocks = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
+            if len(blocks) != page_count:
+                raise CorruptDocumentError(
+                    file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
+                )
+            blocks, fallback = repair_garbled_blocks(reader, blocks)
+            return _TextLayer(
+                blocks=blocks,
+                page_texts=[],
+                fallback=fallback,
+                unreadable={},
+                partly={},
+                blank=[number for number, page in enumerate(blocks, start=1) if not page],
+                texts={number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page},
+            )
+        texts, skipped = self._extract(reader, file_name)
+        texts, fallback = repair_garbled(data, texts, layout=self.extraction_mode == "layout")
+        unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
+        return _TextLayer(
+            blocks=None,
+            page_texts=texts,
+            fallback=fallback,
+            unreadable=unreadable,
+            partly={number: reason for number, reason in skipped.items() if texts[number - 1]},
+            blank=[number for number, text in enumerate(texts, start=1) if not text and number not in unreadable],
+            texts={number: text for number, text in enumerate(texts, start=1) if text},
+        )
+
+    def _notes(
+        self,
+        layer: _TextLayer,
+        empty: list[int],
+        ocr_read: dict[int, OcrPage],
+        ocr_found_nothing: list[int],
+        over_layer: list[int],
+    ) -> list[str]:
+        """What the user is told about the pages: empty, unreadable, read by OCR or by the other parser."""
+        notes = []
+        if empty:
+            notes.append(f"no text on {pages_phrase(empty)}")
+        if layer.unreadable:
+            notes.append(f"could not read {unreadable_reason(layer.unreadable)}")
+        if layer.partly:
+            notes.append(f"could not read part of {unreadable_reason(layer.partly)}")
+        if ocr_read:
+            notes.append(ocr_phrase(ocr_read))
+        if ocr_found_nothing:
+            notes.append(f"OCR read no text on {pages_phrase(ocr_found_nothing)}")
+        if over_layer:
+            notes.append(
+                f"the text layer of {pages_phrase(over_layer)} covers little of a page-size image "
+                "(a scan with a stamp or a page number on top): OCR's text kept instead"
+            )
+        if layer.fallback:
+            other = "pdfplumber" if self.parser == "pypdf" else "pypdf"
+            notes.append(f"{self.parser}'s text was garbled on {pages_phrase(layer.fallback)}: read by {other} instead")
+        return notes
 
     def _ocr(
         self, data: bytes, reader: PdfReader, blank: list[int], layer: dict[int, str]
@@ -356,55 +392,3 @@ class PdfLoader(Loader):
                 unreadable[number] = gave_up[0]
             texts.append(text if text.strip() else "")
         return texts, unreadable
-
-
-def _assemble_texts(
-    texts: list[str], labels: list[str], ocr_read: dict[int, OcrPage]
-) -> tuple[str, list[Element], list[Page]]:
-    """pypdf's page texts (or OCR's, where it read a page) joined by a blank line; paragraphs found per page."""
-    pieces: list[str] = []
-    pages: list[Page] = []
-    offset = 0
-    for number, (label, text) in enumerate(zip(labels, texts, strict=True), start=1):
-        if number in ocr_read:
-            text = ocr_read[number].text
-        if number > 1:
-            pieces.append(PAGE_SEPARATOR)
-            offset += len(PAGE_SEPARATOR)
-        pieces.append(text)
-        pages.append(Page(number=number, label=label, start_char=offset, end_char=offset + len(text)))
-        offset += len(text)
-    full_text = "".join(pieces)
-    elements: list[Element] = []
-    for page in pages:
-        attrs = _ocr_attrs(ocr_read, page.number)
-        for start, end in paragraph_spans(full_text, page.start_char, page.end_char):
-            elements.append(Element("paragraph", start, end, page=page.number, attrs=dict(attrs)))
-    return full_text, elements, pages
-
-
-def _assemble_blocks(
-    pages_blocks: list[list[Any]], labels: list[str], ocr_read: dict[int, OcrPage]
-) -> tuple[str, list[Element], list[Page]]:
-    """pdfplumber's blocks page by page: headings as ``#`` lines, tables as Markdown rows (or OCR's paragraphs)."""
-    out = BlockText()
-    for number, (label, blocks) in enumerate(zip(labels, pages_blocks, strict=True), start=1):
-        out.start_page(label)
-        if number in ocr_read:
-            attrs = _ocr_attrs(ocr_read, number)
-            for paragraph in ocr_read[number].text.split("\n\n"):
-                out.add(paragraph, "paragraph", attrs=dict(attrs))
-            continue
-        for block in blocks:
-            if block.kind == "table":
-                out.add_table(block.rows)
-            elif block.kind == "heading":
-                title = " ".join(block.text.split())
-                out.add(f"{'#' * (block.level or 1)} {title}", "heading", level=block.level, attrs={"title": title})
-            else:
-                out.add(block.text, block.kind)
-    return out.result()
-
-
-def _ocr_attrs(ocr_read: dict[int, OcrPage], number: int) -> dict[str, Any]:
-    return {"ocr_confidence": ocr_read[number].confidence} if number in ocr_read else {}

@@ -170,28 +170,20 @@ def source_html(
     visible = [(i, n) for i, n in numbered if n.start_char < end and n.end_char > start and n.end_char > n.start_char]
     page_starts = {p.start_char: p for p in pages if start <= p.start_char < end}
     clipped_marks = [m for m in marks if m.start < end and m.end > start]
-
-    cuts = {start, end, *page_starts}
-    for _, node in visible:
-        cuts.add(max(node.start_char, start))
-        cuts.add(min(node.end_char, end))
-    for mark in clipped_marks:
-        cuts.add(max(mark.start, start))
-        cuts.add(min(mark.end, end))
-    boundaries = sorted(cuts)
+    boundaries = _boundaries(start, end, visible, page_starts, clipped_marks)
 
     starting: dict[int, list[tuple[int, HasSpan]]] = {}
     for index, node in visible:
         starting.setdefault(max(node.start_char, start), []).append((index, node))
     active: dict[int, HasSpan] = {}
-    parts: list[str] = []
-    if include_css:
-        parts.append(CSS)
+    parts: list[str] = [CSS] if include_css else []
     parts.append(f'<div class="cs-source" style="--cs-height:{int(height_px)}px">')
-    truncated_at: int | None = None
     for seg_no, (a, b) in enumerate(zip(boundaries, boundaries[1:], strict=False)):
         if seg_no >= MAX_SEGMENTS:
-            truncated_at = a
+            parts.append(
+                f'<span class="more">… {end - a:,} more characters in this window are not drawn '
+                "(too many tiny chunks to show at once).</span>"
+            )
             break
         for index in [i for i, n in active.items() if n.end_char <= a]:
             del active[index]
@@ -199,48 +191,76 @@ def source_html(
             parts.append(_page_marker(page_starts[a], ocr_confidence or {}))
         for index, node in starting.get(a, []):
             active[index] = node
-            is_sel = node.id == selected_id
-            parts.append(
-                f'<span class="tag{" sel-tag" if is_sel else ""}" title="{html.escape(str(node.id), quote=True)}">'
-                f"#{index}</span>"
-            )
-        piece = html.escape(text[a:b], quote=True)
-        classes: list[str] = []
-        style = ""
-        title = ""
-        if active:
-            top = max(active)
-            classes.append("c")
-            style = f' style="background-color:{colour_for(top)}"'
-            if len(active) > 1:
-                classes.append("ov")
-            if selected_id is not None and any(n.id == selected_id for n in active.values()):
-                classes.append("sel")
-            numbers = ", ".join(f"#{i}" for i in sorted(active))
-            title = f' title="{"overlap of " if len(active) > 1 else "chunk "}{numbers}"'
-        elif text[a:b].strip():
-            classes.append("hole")
-            title = ' title="not in any chunk"'
-        for mark in clipped_marks:
-            if mark.start <= a and b <= mark.end:
-                classes.append(f"mk-{html.escape(mark.kind, quote=True)}")
-        if classes:
-            # Line breaks stay outside the spans: an empty line fragment would draw a stray box.
-            opening = f'<span class="{" ".join(classes)}"{style}{title}>'
-            for line in _LINE_SPLIT.split(piece):
-                if line == "\n":
-                    parts.append(line)
-                elif line:
-                    parts.append(f"{opening}{line}</span>")
-        else:
-            parts.append(piece)
-    if truncated_at is not None:
-        parts.append(
-            f'<span class="more">… {end - truncated_at:,} more characters in this window are not drawn '
-            "(too many tiny chunks to show at once).</span>"
-        )
+            parts.append(_tag(index, node, selected_id))
+        parts.extend(_segment(text[a:b], _segment_classes(text[a:b], a, b, active, selected_id, clipped_marks)))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _boundaries(
+    start: int,
+    end: int,
+    visible: Sequence[tuple[int, HasSpan]],
+    page_starts: Mapping[int, Any],
+    marks: Sequence[Mark],
+) -> list[int]:
+    """Every position where the drawing changes: a chunk, a page or a mark starts or ends (clipped to the window)."""
+    cuts = {start, end, *page_starts}
+    for _, node in visible:
+        cuts.add(max(node.start_char, start))
+        cuts.add(min(node.end_char, end))
+    for mark in marks:
+        cuts.add(max(mark.start, start))
+        cuts.add(min(mark.end, end))
+    return sorted(cuts)
+
+
+def _tag(index: int, node: HasSpan, selected_id: str | None) -> str:
+    """The ``#N`` label drawn where a chunk starts."""
+    selected = " sel-tag" if node.id == selected_id else ""
+    return f'<span class="tag{selected}" title="{html.escape(str(node.id), quote=True)}">#{index}</span>'
+
+
+def _segment_classes(
+    piece: str,
+    a: int,
+    b: int,
+    active: Mapping[int, HasSpan],
+    selected_id: str | None,
+    marks: Sequence[Mark],
+) -> tuple[list[str], str, str]:
+    """How one segment between two boundaries is drawn: its classes, its colour and its tooltip."""
+    classes: list[str] = []
+    style = ""
+    title = ""
+    if active:
+        top = max(active)
+        classes.append("c")
+        style = f' style="background-color:{colour_for(top)}"'
+        if len(active) > 1:
+            classes.append("ov")
+        if selected_id is not None and any(n.id == selected_id for n in active.values()):
+            classes.append("sel")
+        numbers = ", ".join(f"#{i}" for i in sorted(active))
+        title = f' title="{"overlap of " if len(active) > 1 else "chunk "}{numbers}"'
+    elif piece.strip():
+        classes.append("hole")
+        title = ' title="not in any chunk"'
+    for mark in marks:
+        if mark.start <= a and b <= mark.end:
+            classes.append(f"mk-{html.escape(mark.kind, quote=True)}")
+    return classes, style, title
+
+
+def _segment(piece: str, drawn: tuple[list[str], str, str]) -> list[str]:
+    """One segment's escaped text, wrapped in its spans line by line."""
+    escaped = html.escape(piece, quote=True)
+    classes, style, title = drawn
+    if not classes:
+        return [escaped]
+    # Line breaks stay outside the spans: an empty line fragment would draw a stray box.
+    opening = f'<span class="{" ".join(classes)}"{style}{title}>'
+    return [line if line == "\n" else f"{opening}{line}</span>" for line in _LINE_SPLIT.split(escaped) if line]
 
 
 def _page_marker(page: Any, ocr_confidence: Mapping[int, float]) -> str:

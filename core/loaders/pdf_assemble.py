@@ -1,0 +1,69 @@
+"""A PDF's pages joined into one document text: page spans, paragraphs, headings and tables as elements.
+
+The PDF loader (:mod:`core.loaders.pdf`) reads every page with the chosen parser, or with OCR; these functions
+lay the pages out one after another, so every page and element has an exact span in the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.loaders.blocks import BlockText
+from core.loaders.pdf_ocr import OcrPage
+from core.loaders.text import paragraph_spans
+from core.schema import Element, Page
+
+# Between two pages' texts: a blank line, so a paragraph never runs across a page break.
+PAGE_SEPARATOR = "\n\n"
+
+
+def assemble_texts(
+    texts: list[str], labels: list[str], ocr_read: dict[int, OcrPage]
+) -> tuple[str, list[Element], list[Page]]:
+    """pypdf's page texts (or OCR's, where it read a page) joined by a blank line; paragraphs found per page."""
+    pieces: list[str] = []
+    pages: list[Page] = []
+    offset = 0
+    for number, (label, text) in enumerate(zip(labels, texts, strict=True), start=1):
+        if number in ocr_read:
+            text = ocr_read[number].text
+        if number > 1:
+            pieces.append(PAGE_SEPARATOR)
+            offset += len(PAGE_SEPARATOR)
+        pieces.append(text)
+        pages.append(Page(number=number, label=label, start_char=offset, end_char=offset + len(text)))
+        offset += len(text)
+    full_text = "".join(pieces)
+    elements: list[Element] = []
+    for page in pages:
+        attrs = _ocr_attrs(ocr_read, page.number)
+        for start, end in paragraph_spans(full_text, page.start_char, page.end_char):
+            elements.append(Element("paragraph", start, end, page=page.number, attrs=dict(attrs)))
+    return full_text, elements, pages
+
+
+def assemble_blocks(
+    pages_blocks: list[list[Any]], labels: list[str], ocr_read: dict[int, OcrPage]
+) -> tuple[str, list[Element], list[Page]]:
+    """pdfplumber's blocks page by page: headings as ``#`` lines, tables as Markdown rows (or OCR's paragraphs)."""
+    out = BlockText()
+    for number, (label, blocks) in enumerate(zip(labels, pages_blocks, strict=True), start=1):
+        out.start_page(label)
+        if number in ocr_read:
+            attrs = _ocr_attrs(ocr_read, number)
+            for paragraph in ocr_read[number].text.split("\n\n"):
+                out.add(paragraph, "paragraph", attrs=dict(attrs))
+            continue
+        for block in blocks:
+            if block.kind == "table":
+                out.add_table(block.rows)
+            elif block.kind == "heading":
+                title = " ".join(block.text.split())
+                out.add(f"{'#' * (block.level or 1)} {title}", "heading", level=block.level, attrs={"title": title})
+            else:
+                out.add(block.text, block.kind)
+    return out.result()
+
+
+def _ocr_attrs(ocr_read: dict[int, OcrPage], number: int) -> dict[str, Any]:
+    return {"ocr_confidence": ocr_read[number].confidence} if number in ocr_read else {}
