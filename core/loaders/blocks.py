@@ -59,14 +59,6 @@ class BlockText:
         self.elements.append(Element(kind, start, end, level=level, page=self._page_number(), attrs=attrs or {}))
         return True
 
-    def add_exact(self, text: str, kind: str, attrs: dict[str, Any] | None = None) -> tuple[int, int] | None:
-        """One block exactly as given (not trimmed); its span, or None when it is blank and left out."""
-        if not text.strip():
-            return None
-        start, end = self._block(text, kind)
-        self.elements.append(Element(kind, start, end, page=self._page_number(), attrs=attrs or {}))
-        return start, end
-
     def add_elements(self, text: str, elements: Sequence[Element]) -> None:
         """A block of text that comes with its own elements (spans relative to ``text``), e.g. an HTML chapter."""
         if not text.strip():

@@ -61,8 +61,6 @@ class Outcome:
 class Postprocessor(Configurable):
     """Base of every postprocessor. Subclasses implement :meth:`run`."""
 
-    # Whether the result depends on the query (the UI greys the query-free ones less).
-    uses_query: ClassVar[bool] = False
     # Whether this step embeds text itself, so a chain holding it needs the embedding model
     # even when retrieval does not (BM25); see :func:`core.query.chain.chain_needs_embedder`.
     needs_embedder: ClassVar[bool] = False

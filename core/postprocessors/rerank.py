@@ -36,7 +36,6 @@ class RerankPostprocessor(Postprocessor):
 
     name = "rerank"
     summary = "Rescore nodes with a local cross-encoder model and keep the best n."
-    uses_query = True
 
     model_path: str | None = param(None, "Directory of a local sentence-transformers cross-encoder model.")
     top_n: int = param(3, "How many nodes to keep after reranking.", ge=1, le=1000)

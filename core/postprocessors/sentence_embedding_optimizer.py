@@ -39,7 +39,6 @@ class SentenceEmbeddingOptimizerPostprocessor(Postprocessor):
 
     name = "sentence_embedding_optimizer"
     summary = "Trim each node to the sentences most similar to the query (plus neighbours)."
-    uses_query = True
     needs_embedder = True
 
     # LlamaIndex sets neither cutoff by default (a no-op); keeping the better half of each node's sentences acts.
