@@ -265,15 +265,3 @@ def no_headings_reason(engine: FrameworkSplitter, document: Document) -> str:
         f"{f' ({kind})' if kind else ''} has none it recognises, so the whole document is one chunk; "
         "pick a splitter that cuts by size"
     )
-
-
-def check_overlap(engine: Any) -> None:
-    """ChunkScope's one overlap rule, for the engines as for every sized splitter: below chunk_size.
-
-    The frameworks refuse only a larger overlap; an equal one only repeats whole
-    chunks, so it is refused here with the same sentence as everywhere else.
-    """
-    if engine.chunk_overlap >= engine.chunk_size:
-        raise ConfigError(
-            f"{engine.name}: chunk_overlap ({engine.chunk_overlap}) must be smaller than chunk_size ({engine.chunk_size})"
-        )

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from core.engines.base import FrameworkArg, FrameworkSplitter, check_overlap, engine_summary
+from core.engines.base import FrameworkArg, FrameworkSplitter, engine_summary
 from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
+from core.splitters.base import check_overlap, chunk_overlap_param, chunk_size_param
 from core.splitters.registry import SPLITTERS
 from core.tokens.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
 from core.translate.framework_code import bundled_tiktoken
@@ -102,7 +103,7 @@ class ChonkieRecursiveSplitter(ChonkieEngine):
     own_params = _OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
-    chunk_size: int = param(2048, "Largest chunk, in the tokenizer's units.", ge=1, le=1_000_000)
+    chunk_size: int = chunk_size_param(2048, "Largest chunk, in the tokenizer's units.")
     min_characters_per_chunk: int = param(
         24, "Shortest piece, in characters; shorter ones join their neighbour.", ge=1, le=1_000_000, advanced=True
     )
@@ -128,8 +129,8 @@ class ChonkieTokenSplitter(ChonkieEngine):
     own_params = _OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
-    chunk_size: int = param(2048, "Tokens per window.", ge=1, le=1_000_000)
-    chunk_overlap: int = param(0, "Tokens consecutive windows share; below chunk_size.", ge=0, le=1_000_000)
+    chunk_size: int = chunk_size_param(2048, "Tokens per window.")
+    chunk_overlap: int = chunk_overlap_param(0, "Tokens consecutive windows share; below chunk_size.")
 
     def validate(self) -> None:
         check_overlap(self)
@@ -163,8 +164,8 @@ class ChonkieSentenceSplitter(ChonkieEngine):
     own_params = _OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
-    chunk_size: int = param(2048, "Largest chunk, in the tokenizer's units.", ge=1, le=1_000_000)
-    chunk_overlap: int = param(0, "Tokens consecutive chunks share; below chunk_size.", ge=0, le=1_000_000)
+    chunk_size: int = chunk_size_param(2048, "Largest chunk, in the tokenizer's units.")
+    chunk_overlap: int = chunk_overlap_param(0, "Tokens consecutive chunks share; below chunk_size.")
     min_sentences_per_chunk: int = param(1, "Fewest sentences in a chunk.", ge=1, le=1000, advanced=True)
     min_characters_per_sentence: int = param(
         12, "Shortest sentence, in characters; shorter ones join the next.", ge=1, le=100_000, advanced=True

@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 
 from core.engines.base import (
     FrameworkSplitter,
-    check_overlap,
     engine_summary,
     no_headings_reason,
 )
@@ -27,6 +26,7 @@ from core.engines.langchain_args import EncodingNameArg, LanguageArg, length_kwa
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
+from core.splitters.base import check_overlap, chunk_overlap_param, chunk_size_param
 from core.splitters.registry import SPLITTERS
 from core.tokens.bundled_data import TIKTOKEN_ENCODINGS
 from core.translate.snippet import CodeSnippet, call
@@ -109,8 +109,8 @@ class LangChainRecursiveSplitter(LangChainEngine):
         **_OWN_LINKS,
     }
 
-    chunk_size: int = param(4000, _CHUNK_SIZE_HELP, ge=1, le=1_000_000)
-    chunk_overlap: int = param(200, _OVERLAP_HELP, ge=0, le=1_000_000)
+    chunk_size: int = chunk_size_param(4000, _CHUNK_SIZE_HELP)
+    chunk_overlap: int = chunk_overlap_param(200, _OVERLAP_HELP)
     language: str | None = param(
         None,
         "A language's separators (RecursiveCharacterTextSplitter.from_language); none: the default ones.",
@@ -177,8 +177,8 @@ class LangChainCharacterSplitter(LangChainEngine):
     mirrored = {**_BASE_MIRRORED, "separator": "separator", "is_separator_regex": "is_separator_regex"}
     own_params = {**_OWN_LENGTH, **_OWN_LINKS}
 
-    chunk_size: int = param(4000, _CHUNK_SIZE_HELP, ge=1, le=1_000_000)
-    chunk_overlap: int = param(200, _OVERLAP_HELP, ge=0, le=1_000_000)
+    chunk_size: int = chunk_size_param(4000, _CHUNK_SIZE_HELP)
+    chunk_overlap: int = chunk_overlap_param(200, _OVERLAP_HELP)
     separator: str = param(
         "\n\n",
         "The separator pieces are split at (a piece longer than chunk_size stays whole).",
@@ -229,8 +229,8 @@ class LangChainTokenSplitter(LangChainEngine):
         **_OWN_LINKS,
     }
 
-    chunk_size: int = param(4000, "Tokens per window.", ge=1, le=1_000_000)
-    chunk_overlap: int = param(200, "Tokens consecutive windows share; below chunk_size.", ge=0, le=1_000_000)
+    chunk_size: int = chunk_size_param(4000, "Tokens per window.")
+    chunk_overlap: int = chunk_overlap_param(200, "Tokens consecutive windows share; below chunk_size.")
     encoding_name: str = param(
         "cl100k_base", "The tiktoken encoding (LangChain's default, gpt2, is not bundled).", choices=TIKTOKEN_ENCODINGS
     )

@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 from core.engines.base import (
     FrameworkArg,
     FrameworkSplitter,
-    check_overlap,
     engine_summary,
     no_headings_reason,
 )
@@ -31,6 +30,7 @@ from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError, ModelUnavailableError
 from core.params import param
 from core.schema import Document
+from core.splitters.base import check_overlap, chunk_overlap_param, chunk_size_param
 from core.splitters.registry import SPLITTERS
 from core.tokens.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding, use_bundled_nltk_data
 from core.translate.framework_code import langchain_recursive, llamaindex_tiktoken
@@ -208,8 +208,8 @@ class LlamaIndexSentenceSplitter(LlamaIndexEngine):
     }
     own_params = {"tokenizer": _OWN_TOKENIZER}
 
-    chunk_size: int = param(1024, "Largest chunk, in tokens (less the metadata's length).", ge=1, le=1_000_000)
-    chunk_overlap: int = param(200, "Tokens consecutive chunks share; below chunk_size.", ge=0, le=1_000_000)
+    chunk_size: int = chunk_size_param(1024, "Largest chunk, in tokens (less the metadata's length).")
+    chunk_overlap: int = chunk_overlap_param(200, "Tokens consecutive chunks share; below chunk_size.")
     tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
     separator: str = param(" ", "Where words are split when a sentence is too long.", advanced=True)
     paragraph_separator: str = param("\n\n\n", "Where paragraphs are split first.", advanced=True)
@@ -272,8 +272,8 @@ class LlamaIndexTokenSplitter(LlamaIndexEngine):
     }
     own_params = {"tokenizer": _OWN_TOKENIZER}
 
-    chunk_size: int = param(1024, "Largest chunk, in tokens (less the metadata's length).", ge=1, le=1_000_000)
-    chunk_overlap: int = param(20, "Tokens consecutive chunks share; below chunk_size.", ge=0, le=1_000_000)
+    chunk_size: int = chunk_size_param(1024, "Largest chunk, in tokens (less the metadata's length).")
+    chunk_overlap: int = chunk_overlap_param(20, "Tokens consecutive chunks share; below chunk_size.")
     tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
     separator: str = param(" ", "Where words are split first.", advanced=True)
     backup_separators: tuple[str, ...] = param(("\n",), "Where a piece still too long is split next.", advanced=True)

@@ -25,6 +25,7 @@ from core.engines.llamaindex import (
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
+from core.splitters.base import chunk_overlap_param
 from core.splitters.hierarchical import HierarchicalSplitter, check_levels
 from core.splitters.registry import SPLITTERS
 from core.translate.snippet import Code, CodeSnippet, call, literal
@@ -59,7 +60,7 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
     chunk_sizes: tuple[int, ...] = param(
         (2048, 512, 128), "Chunk size of each level in tokens, the roots' first.", ge=1, le=1_000_000
     )
-    chunk_overlap: int = param(20, "Tokens consecutive chunks of one parent share.", ge=0, le=1_000_000)
+    chunk_overlap: int = chunk_overlap_param(20, "Tokens consecutive chunks of one parent share.")
     tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
 
     def validate(self) -> None:

@@ -19,6 +19,7 @@ from core.engines.chunk_nodes import FrameworkChunk
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
+from core.splitters.base import chunk_size_param
 from core.splitters.registry import SPLITTERS
 from core.tokens.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
 
@@ -59,7 +60,7 @@ class SemchunkSplitter(FrameworkSplitter):
         "include_prev_next_rel": "ChunkScope's: semchunk's chunks have no links; this adds PREVIOUS/NEXT.",
     }
 
-    chunk_size: int = param(512, "Largest chunk, in the token counter's units.", ge=1, le=1_000_000)
+    chunk_size: int = chunk_size_param(512, "Largest chunk, in the token counter's units.")
     token_counter: str = param(
         "cl100k_base",
         "What sizes count: tiktoken's cl100k_base or o200k_base tokens, characters, or words.",

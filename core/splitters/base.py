@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from core.errors import ConfigError
 from core.params import Configurable, param
-from core.schema import Document, Node
+from core.schema import Document, MetadataMode, Node
 from core.splitters.fast.gc_pause import gc_paused
 from core.splitters.nodes import Span, build_nodes
 from core.tokens.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer, get_tokenizer
@@ -139,17 +140,18 @@ class Splitter(Configurable):
 MAX_CHUNK_SIZE = 1_000_000
 
 
-def chunk_size_param(default: int, *, ge: int = 1) -> Any:
-    """The ``chunk_size`` parameter; ``ge=0`` lets 0 mean no limit."""
+def chunk_size_param(default: int, help: str | None = None, *, ge: int = 1) -> Any:
+    """The ``chunk_size`` parameter; ``ge=0`` lets 0 mean no limit. ``help`` says the unit where it is not the
+    tokenizer's (an engine counts as its framework does)."""
     no_limit = "; 0 means no limit" if ge == 0 else ""
-    return param(default, f"Largest chunk, in the tokenizer's units{no_limit}.", ge=ge, le=MAX_CHUNK_SIZE)
+    return param(default, help or f"Largest chunk, in the tokenizer's units{no_limit}.", ge=ge, le=MAX_CHUNK_SIZE)
 
 
-def chunk_overlap_param(default: int) -> Any:
-    """The ``chunk_overlap`` parameter."""
+def chunk_overlap_param(default: int, help: str | None = None) -> Any:
+    """The ``chunk_overlap`` parameter (below ``chunk_size``: :func:`check_overlap`)."""
     return param(
         default,
-        "Units consecutive chunks share, in the tokenizer's units; below the chunk size.",
+        help or "Units consecutive chunks share, in the tokenizer's units; below the chunk size.",
         ge=0,
         le=MAX_CHUNK_SIZE,
     )
@@ -182,12 +184,42 @@ class SizedSplitter(Splitter):
         return self.chunk_overlap
 
     def validate(self) -> None:
-        from core.errors import ConfigError
-
-        if self.chunk_overlap >= self.chunk_size:
-            raise ConfigError(
-                f"{self.name}: chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})"
-            )
+        check_overlap(self)
 
     def get_tokenizer(self) -> Tokenizer:
         return get_tokenizer(self.tokenizer)
+
+    def budget_after_metadata(self, document: Document, used: int, counted: str, remedy: str) -> int:
+        """``chunk_size`` less the ``used`` units of metadata a node of ``document`` carries: the one metadata
+        budget of the metadata-aware splitters. ``counted`` says how the metadata was counted, ``remedy`` the
+        way out besides a larger chunk_size; a budget of nothing is refused with both."""
+        budget = self.chunk_size - used
+        if budget <= 0:
+            where = document.metadata.get("file_name") or document.id
+            unit = {"characters": "characters", "words": "words"}.get(self.tokenizer, "tokens")
+            raise ConfigError(
+                f"{self.name}: the metadata of {where}{counted} is {used} {unit} long, which leaves no room in "
+                f"chunk_size {self.chunk_size}; raise chunk_size, {remedy}"
+            )
+        return budget
+
+
+def llamaindex_metadata_length(document: Document, tokenizer: Tokenizer) -> int:
+    """What LlamaIndex's metadata-aware splitters subtract from chunk_size: the tokens of the longer of the
+    document's LLM and EMBED metadata strings (``MetadataAwareTextSplitter._get_metadata_str``)."""
+    llm = document.get_metadata_str(MetadataMode.LLM)
+    embed = document.get_metadata_str(MetadataMode.EMBED)
+    longest = embed if len(embed) > len(llm) else llm
+    return tokenizer.count(longest) if longest else 0
+
+
+def check_overlap(splitter: Any) -> None:
+    """ChunkScope's one overlap rule, for every sized splitter and the framework engines: below chunk_size.
+
+    The frameworks refuse only a larger overlap; an equal one only repeats whole
+    chunks, so it is refused here with the same sentence as everywhere else.
+    """
+    if splitter.chunk_overlap >= splitter.chunk_size:
+        raise ConfigError(
+            f"{splitter.name}: chunk_overlap ({splitter.chunk_overlap}) must be smaller than chunk_size ({splitter.chunk_size})"
+        )

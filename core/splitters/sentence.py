@@ -27,7 +27,14 @@ from core.errors import ConfigError
 from core.params import param
 from core.runtime.memo import Memo
 from core.schema import Document, MetadataMode, Node
-from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
+from core.splitters.base import (
+    SizedSplitter,
+    Span,
+    chunk_overlap_param,
+    chunk_size_param,
+    llamaindex_metadata_length,
+    tokenizer_param,
+)
 from core.splitters.compat import (
     LLAMAINDEX,
     NONE,
@@ -123,22 +130,14 @@ class SentenceSplitter(SizedSplitter):
             return self.chunk_size
         tokenizer = self.get_tokenizer()
         if self.compat == LLAMAINDEX:
-            llm = document.get_metadata_str(MetadataMode.LLM)
-            embed = document.get_metadata_str(MetadataMode.EMBED)
-            longest = embed if len(embed) > len(llm) else llm
-            used = tokenizer.count(longest) if longest else 0
-        else:
-            used = _node_metadata_tokens(document, tokenizer)
-        budget = self.chunk_size - used
-        if budget <= 0:
-            where = document.metadata.get("file_name") or document.id
-            unit = {"characters": "characters", "words": "words"}.get(self.tokenizer, "tokens")
-            shown = "" if self.compat == LLAMAINDEX else " (as its nodes show it, with any page label and table header)"
-            raise ConfigError(
-                f"{self.name}: the metadata of {where}{shown} is {used} {unit} long, which leaves no room in chunk_size "
-                f"{self.chunk_size}; raise chunk_size, exclude metadata keys or turn off metadata_aware"
-            )
-        return budget
+            used = llamaindex_metadata_length(document, tokenizer)
+            return self.budget_after_metadata(document, used, "", "exclude metadata keys or turn off metadata_aware")
+        return self.budget_after_metadata(
+            document,
+            _node_metadata_tokens(document, tokenizer),
+            " (as its nodes show it, with any page label and table header)",
+            "exclude metadata keys or turn off metadata_aware",
+        )
 
     def spans(self, document: Document) -> list[Span]:
         if self.compat == LLAMAINDEX:

@@ -16,8 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import ConfigError
-from core.schema import Document, MetadataMode, Node
-from core.splitters.base import SizedSplitter, Span, chunk_overlap_param, chunk_size_param, tokenizer_param
+from core.schema import Document, Node
+from core.splitters.base import (
+    SizedSplitter,
+    Span,
+    chunk_overlap_param,
+    chunk_size_param,
+    llamaindex_metadata_length,
+    tokenizer_param,
+)
 from core.splitters.compat import (
     LLAMAINDEX,
     CompatChunk,
@@ -137,18 +144,10 @@ class TokenSplitter(SizedSplitter):
 
     def chunk_budget(self, document: Document) -> int:
         """LlamaIndex's ``effective_chunk_size``: chunk_size less the metadata's tokens and 2 for its format."""
-        llm = document.get_metadata_str(MetadataMode.LLM)
-        embed = document.get_metadata_str(MetadataMode.EMBED)
-        longest = embed if len(embed) > len(llm) else llm
-        used = (self.get_tokenizer().count(longest) if longest else 0) + LLAMAINDEX_METADATA_FORMAT_LEN
-        budget = self.chunk_size - used
-        if budget <= 0:
-            where = document.metadata.get("file_name") or document.id
-            raise ConfigError(
-                f"{self.name}: the metadata of {where} takes {used} of chunk_size {self.chunk_size} "
-                "(LlamaIndex reserves it, with 2 more for its format); raise chunk_size or exclude metadata keys"
-            )
-        return budget
+        used = llamaindex_metadata_length(document, self.get_tokenizer()) + LLAMAINDEX_METADATA_FORMAT_LEN
+        return self.budget_after_metadata(
+            document, used, " (with the 2 tokens LlamaIndex reserves for its format)", "or exclude metadata keys"
+        )
 
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """LlamaIndex's TokenTextSplitter chunks of ``document`` (``compat="llamaindex"``)."""
