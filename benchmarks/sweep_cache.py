@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/sweep_cache.py --append   # and append a section to benchmarks/RESULTS.md
 
 1. **Cold and warm sweep.** The app's sample documents and ``sample_docs/queries.json``, the sentence splitter at
-   chunk_size 128, 256, 512, 1024 × chunk_overlap 0, 64, dense top-5 (``core.evaluate.sweep.sweep``). Each run is a fresh
+   chunk_size 128, 256, 512, 1024 × chunk_overlap 0, 64, dense top-5 (``core.evaluation.sweep.sweep``). Each run is a fresh
    process (no vectors in memory) on the same fresh ``CHUNKSCOPE_CACHE_DIR``: the first finds it empty (cold), the
    second finds the first's vectors on disk (warm). The model is loaded and one text embedded before the clock
    starts, so both time the sweep alone. Wall time and the process's CPU time (every thread).
@@ -34,7 +34,7 @@ SIZES, OVERLAPS = [128, 256, 512, 1024], [0, 64]
 def sample_corpus():
     from core.config import PipelineConfig
     from core.documents import prepare_documents
-    from core.evaluate.evaluation import load_queries
+    from core.evaluation.evaluate import load_queries
     from core.loaders import load
     from ui.documents import sample_files
 
@@ -44,8 +44,9 @@ def sample_corpus():
 
 def child_sweep() -> None:
     """One timed sweep in this process; prints its numbers as JSON."""
+    from core.config_parts import RetrievalSettings
     from core.embed.embedder import RUNTIME, get_embedder
-    from core.evaluate.sweep import sweep
+    from core.evaluation.sweep import sweep
 
     documents, queries = sample_corpus()
     start = time.perf_counter()
@@ -53,7 +54,7 @@ def child_sweep() -> None:
     embedder.embed(["warm-up"])  # the model loaded before the clock starts
     load_seconds = time.perf_counter() - start
     wall, cpu = time.perf_counter(), time.process_time()
-    rows = sweep(documents, queries, "sentence", SIZES, OVERLAPS, embedder=embedder, top_k=5)
+    rows = sweep(documents, queries, "sentence", SIZES, OVERLAPS, embedder=embedder, retrieval=RetrievalSettings(top_k=5))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     stats = embedder.cache_stats()
     print(
@@ -85,16 +86,17 @@ def sweeps(cache: str) -> dict:
 
 
 def bm25_scaling() -> dict:
-    from core.evaluate.evaluation import evaluate
+    from core.config_parts import RetrievalSettings
+    from core.evaluation.evaluate import evaluate
     from core.splitters import get_splitter
 
     documents, queries = sample_corpus()
     splitter = get_splitter("sentence", chunk_size=256, chunk_overlap=0)
-    evaluate(documents, queries, splitter, mode="bm25")  # imports and first-use costs out of the way
+    evaluate(documents, queries, splitter, retrieval=RetrievalSettings(mode="bm25"))  # imports and first-use costs out of the way
     points = []
     for times in (1, 2, 4, 8, 16):
         many = list(queries) * times
-        best = min(_timed(lambda many=many: evaluate(documents, many, splitter, mode="bm25")) for _ in range(3))
+        best = min(_timed(lambda many=many: evaluate(documents, many, splitter, retrieval=RetrievalSettings(mode="bm25"))) for _ in range(3))
         points.append((len(many), best))
     n = len(points)
     mean_x = sum(x for x, _ in points) / n
@@ -114,8 +116,8 @@ def _timed(work) -> float:  # noqa: ANN001
 
 def tuner_vs_sweep() -> dict:
     from core.embed.embedder import get_embedder
-    from core.evaluate.sweep import SweepSpec
-    from core.evaluate.tune import TuneSpace, tune
+    from core.evaluation.sweep import SweepSpec
+    from core.evaluation.tune import TuneSpace, tune
 
     documents, queries = sample_corpus()
     embedder = get_embedder()

@@ -18,10 +18,10 @@ _EXPORTS = {
     "ChunkScopeError": "core.errors",
     "ConfigError": "core.errors",
     "LoadError": "core.errors",
-    "EvalQuery": "core.evaluate.evaluation",
-    "Evaluation": "core.evaluate.evaluation",
-    "evaluate": "core.evaluate.evaluation",
-    "load_queries": "core.evaluate.evaluation",
+    "EvalQuery": "core.evaluation.evaluate",
+    "Evaluation": "core.evaluation.evaluate",
+    "evaluate": "core.evaluation.evaluate",
+    "load_queries": "core.evaluation.evaluate",
     "get_extractor": "core.extractors",
     "load": "core.loaders",
     "load_bytes": "core.loaders",
@@ -34,17 +34,17 @@ _EXPORTS = {
     "NodeWithScore": "core.schema",
     "Page": "core.schema",
     "get_splitter": "core.splitters",
-    "SweepSpec": "core.evaluate.sweep",
-    "sweep": "core.evaluate.sweep",
-    "sweep_evaluations": "core.evaluate.sweep",
+    "SweepSpec": "core.evaluation.sweep",
+    "sweep": "core.evaluation.sweep",
+    "sweep_evaluations": "core.evaluation.sweep",
 }
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
     from core.documents import run_split
     from core.errors import ChunkScopeError, ConfigError, LoadError
-    from core.evaluate.evaluation import EvalQuery, Evaluation, evaluate, load_queries
-    from core.evaluate.sweep import SweepSpec, sweep, sweep_evaluations
+    from core.evaluation.evaluate import EvalQuery, Evaluation, evaluate, load_queries
+    from core.evaluation.sweep import SweepSpec, sweep, sweep_evaluations
     from core.extractors import get_extractor
     from core.loaders import load, load_bytes
     from core.postprocessors import get_postprocessor
@@ -62,8 +62,8 @@ def __getattr__(name: str) -> Any:
 
 
 class _Package(types.ModuleType):
-    """``core`` itself. Importing the submodule ``core.evaluate.sweep`` binds the name ``sweep`` here to that module;
-    the function of the same name stays what ``core.evaluate.sweep`` means, as it did when it was imported eagerly."""
+    """``core`` itself. Importing the submodule ``core.evaluation.sweep`` binds the name ``sweep`` here to that module;
+    the function of the same name stays what ``core.evaluation.sweep`` means, as it did when it was imported eagerly."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _EXPORTS and isinstance(value, types.ModuleType):

@@ -147,6 +147,9 @@ def _field_problem(
     return None
 
 
+RetrievalMode = Literal["dense", "bm25", "hybrid"]
+
+
 @dataclass(frozen=True)
 class RetrievalSettings(Configurable):
     """How nodes are retrieved for a query before the postprocessors run."""
@@ -155,10 +158,14 @@ class RetrievalSettings(Configurable):
     summary = "Top-k retrieval over node embeddings, optionally hybrid with BM25."
 
     top_k: int = param(5, "How many nodes the retriever returns (LlamaIndex's similarity_top_k).", ge=1, le=200)
-    mode: Literal["dense", "bm25", "hybrid"] = param(
+    mode: RetrievalMode = param(
         "dense", "Dense: cosine over embeddings; bm25: keywords only; hybrid: a weighted mix of both."
     )
     alpha: float = param(0.5, "Hybrid only: the dense score's weight (1 = dense only, 0 = BM25 only).", ge=0.0, le=1.0)
+
+
+# The settings a retrieval uses when none are given: the app's, the CLI's and the Python API's defaults.
+DEFAULT_RETRIEVAL = RetrievalSettings()
 
 
 def splitter_registry() -> Registry:

@@ -4,7 +4,7 @@ Pick several configurations (or sweep any declared parameters of a splitter),
 the retrieval settings and scope, and run: every configuration splits the session's documents, embeds
 the chunks and retrieves for each query; the table and charts show hit rate@k,
 MRR and the token-level recall, precision and IoU against the reference
-excerpts (``core.evaluate.evaluation``). Running is explicit because it embeds.
+excerpts (``core.evaluation.evaluate``). Running is explicit because it embeds.
 """
 
 from __future__ import annotations

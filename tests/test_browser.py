@@ -17,6 +17,7 @@ from browser_support import pick as choose
 
 from core import MetadataMode, load_bytes
 from core.config import PipelineConfig
+from core.config_parts import RetrievalSettings
 from core.documents import run_split
 from core.splitters import get_splitter
 
@@ -196,7 +197,7 @@ def test_run_a_sample_query_and_read_a_stage_trace(page) -> None:
     # What core does with the same documents, query and chain (the first sample query, top 5, then top_n 3).
     documents = [doc for path in sample_files() for doc in load(path)]
     nodes = leaf_nodes(run_split(documents, PipelineConfig()))
-    expected = run_query(nodes, sample_queries()[0].query, embedder=get_embedder(), top_k=5, postprocessors=[("top_n", {})])
+    expected = run_query(nodes, sample_queries()[0].query, embedder=get_embedder(), postprocessors=[("top_n", {})], retrieval=RetrievalSettings(top_k=5))
     stage = expected.stages[0]
 
     summary = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="1 · top_n:").first.inner_text()

@@ -12,7 +12,7 @@ from browser_support import WAIT_MS
 from hostile.make_hostile import XSS_IMG
 
 from core.config import PipelineConfig
-from core.config_parts import MetadataSettings
+from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import run_split
 from core.loaders import load
 from core.output.snapshot import snapshot_html
@@ -33,7 +33,7 @@ def snapshot(tmp_path_factory, sample_docs):
     )
     (document,) = load(sample_docs / "chunking_guide.md")
     nodes = run_split([document], config)
-    result = run_query(nodes, QUERY, mode="bm25", top_k=4, postprocessors=[("top_n", {"top_n": 2})])
+    result = run_query(nodes, QUERY, postprocessors=[("top_n", {"top_n": 2})], retrieval=RetrievalSettings(mode="bm25", top_k=4))
     chosen = (nodes[2].id, nodes[3].id)
     path = tmp_path_factory.mktemp("snapshot") / "snapshot.html"
     path.write_text(snapshot_html(document, nodes, config, selected_ids=chosen, query_result=result), encoding="utf-8")

@@ -8,8 +8,9 @@ import re
 import pytest
 
 from core.cli import query as cli_query
+from core.config_parts import RetrievalSettings
 from core.errors import ConfigError, LoadError
-from core.evaluate.evaluation import (
+from core.evaluation.evaluate import (
     EvalQuery,
     evaluate,
     load_queries,
@@ -17,7 +18,7 @@ from core.evaluate.evaluation import (
     rank_scores,
     span_scores,
 )
-from core.evaluate.sweep import sweep, sweep_values
+from core.evaluation.sweep import sweep, sweep_values
 from core.schema import Document
 
 # -- metrics on literal spans -------------------------------------------------------
@@ -80,7 +81,7 @@ SPLIT = {"chunk_size": 60, "chunk_overlap": 0, "separator": "\n\n"}
 
 
 def test_evaluate_scores_each_query_and_averages():
-    result = evaluate(DOCS, QUERIES, "character", SPLIT, top_k=2, mode="bm25")
+    result = evaluate(DOCS, QUERIES, "character", SPLIT, retrieval=RetrievalSettings(top_k=2, mode="bm25"))
     assert result.node_count == 3
     assert [(q.hit, q.reciprocal_rank, q.first_relevant_rank) for q in result.per_query] == [
         (1.0, 1.0, 1),
@@ -104,25 +105,25 @@ def test_evaluate_scores_each_query_and_averages():
 def test_an_excerpt_missing_from_its_document_names_the_query():
     bad = [EvalQuery("q", "notes.txt", ("this text is not there",))]
     with pytest.raises(ConfigError, match="query 1: an excerpt does not occur in notes.txt"):
-        evaluate(DOCS, bad, "character", SPLIT, mode="bm25")
+        evaluate(DOCS, bad, "character", SPLIT, retrieval=RetrievalSettings(mode="bm25"))
 
 
 def test_no_loaded_document_for_any_query_is_an_error():
     with pytest.raises(ConfigError, match="none of the queries' documents is loaded"):
-        evaluate(DOCS, QUERIES[3:], "character", SPLIT, mode="bm25")
+        evaluate(DOCS, QUERIES[3:], "character", SPLIT, retrieval=RetrievalSettings(mode="bm25"))
 
 
 def test_sweep_skips_invalid_pairs_and_returns_a_row_per_valid_one():
     rows = sweep(
-        DOCS, QUERIES[:3], "character", [60, 20], [30, 0], base_params={"separator": "\n\n"}, top_k=2, mode="bm25"
-    )
+        DOCS, QUERIES[:3], "character", [60, 20], [30, 0], base_params={"separator": "\n\n"}
+    , retrieval=RetrievalSettings(top_k=2, mode="bm25"))
     assert [(r["chunk_size"], r["chunk_overlap"]) for r in rows] == [(20, 0), (60, 0), (60, 30)]
     assert all(r["mrr"] == pytest.approx(0.5) for r in rows)
 
 
 def test_sweep_with_no_valid_pair_is_an_error():
     with pytest.raises(ConfigError, match="no combination in the sweep is valid"):
-        sweep(DOCS, QUERIES, "character", [10], [10, 20], mode="bm25")
+        sweep(DOCS, QUERIES, "character", [10], [10, 20], retrieval=RetrievalSettings(mode="bm25"))
 
 
 def test_sweep_values_are_read_like_any_list_parameter_sorted_and_once():
@@ -137,7 +138,7 @@ def test_a_parameter_a_splitter_does_not_declare_cannot_be_swept_anywhere(sample
     # markdown has a chunk_size (0: no limit) but no chunk_overlap.
     message = "splitter 'markdown' has no parameter 'chunk_overlap' to sweep (sweepable: "
     with pytest.raises(ConfigError, match=re.escape(message)):
-        sweep(DOCS, QUERIES, "markdown", [100], [0], mode="bm25")
+        sweep(DOCS, QUERIES, "markdown", [100], [0], retrieval=RetrievalSettings(mode="bm25"))
     corpus = [str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
     assert cli_query.main(["evaluate", *corpus, "--splitter", "markdown", "--sweep-overlaps", "0", "--quiet"]) == 2
     assert message in capsys.readouterr().err

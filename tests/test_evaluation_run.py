@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 import core
 import core.embed.embedder
 from core.cli import query as cli_query
+from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
-from core.evaluate.evaluation import EvalQuery, evaluate
+from core.evaluation.evaluate import EvalQuery, evaluate
 from core.query.retrieval import BM25Index, bm25_scores
 from core.schema import Document, MetadataMode, Node
 from core.splitters import get_splitter
@@ -80,10 +81,10 @@ def test_bm25_indexes_the_corpus_once_for_all_queries(monkeypatch):
     builds = []
     original = bm25s.BM25.index
     monkeypatch.setattr(bm25s.BM25, "index", lambda self, *a, **k: builds.append(1) or original(self, *a, **k))
-    evaluate(DOCS, QUERIES * 4, "character", SPLIT, mode="bm25")
+    evaluate(DOCS, QUERIES * 4, "character", SPLIT, retrieval=RetrievalSettings(mode="bm25"))
     assert len(builds) == 1
     builds.clear()
-    evaluate(DOCS, QUERIES * 4, "character", SPLIT, mode="bm25", scope="document")
+    evaluate(DOCS, QUERIES * 4, "character", SPLIT, scope="document", retrieval=RetrievalSettings(mode="bm25"))
     assert len(builds) == 2  # one index per document
 
 
@@ -127,9 +128,9 @@ class ExplodingEmbedder:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"top_k": 0}, "top_k must be at least 1"),
-        ({"alpha": 1.5}, "alpha must be between 0 and 1"),
-        ({"mode": "sparse"}, "retrieval mode must be one of"),
+        ({"top_k": 0}, "retrieval: top_k must be at least 1"),
+        ({"alpha": 1.5}, "retrieval: alpha must be at most 1"),
+        ({"mode": "sparse"}, "retrieval: mode must be one of dense, bm25, hybrid"),
         ({"scope": "page"}, "scope must be one of corpus, document"),
     ],
 )
@@ -140,15 +141,17 @@ def test_bad_settings_fail_before_anything_is_split_or_embedded(settings, messag
         def split(self, documents):
             raise AssertionError("split before the settings were checked")
 
-    with pytest.raises(ConfigError, match=message):
-        evaluate(DOCS, QUERIES, ExplodingSplitter(), embedder=ExplodingEmbedder(), **settings)
+    scope = settings.pop("scope", "corpus")
+    with pytest.raises(ConfigError, match=message):  # the retrieval settings refuse themselves as they are made
+        retrieval = RetrievalSettings.from_params(settings)
+        evaluate(DOCS, QUERIES, ExplodingSplitter(), embedder=ExplodingEmbedder(), retrieval=retrieval, scope=scope)
 
 
 @pytest.mark.parametrize(
     ("argument", "message"),
     [
-        (["--alpha", "2"], "chunkscope: alpha must be between 0 and 1, got 2.0\n"),
-        (["--top-k", "0"], "chunkscope: top_k must be at least 1, got 0\n"),
+        (["--alpha", "2"], "chunkscope: retrieval: alpha must be at most 1, got 2.0\n"),
+        (["--top-k", "0"], "chunkscope: retrieval: top_k must be at least 1, got 0\n"),
         (["--set", "chunk_size=0"], "chunkscope: character: chunk_size must be at least 1, got 0\n"),
         (["--sweep", "chunk_overlap=a"], "chunkscope: --sweep chunk_overlap: chunk_overlap must be a whole number"),
     ],
@@ -176,21 +179,21 @@ def test_a_missing_excerpt_fails_before_the_model_loads(tmp_path, sample_docs, c
 
 
 def test_document_scope_retrieves_only_from_the_querys_own_document():
-    corpus = evaluate(DOCS, QUERIES[:2], "character", SPLIT, mode="bm25", top_k=1)
-    own = evaluate(DOCS, QUERIES[:2], "character", SPLIT, mode="bm25", top_k=1, scope="document")
+    corpus = evaluate(DOCS, QUERIES[:2], "character", SPLIT, retrieval=RetrievalSettings(mode="bm25", top_k=1))
+    own = evaluate(DOCS, QUERIES[:2], "character", SPLIT, scope="document", retrieval=RetrievalSettings(mode="bm25", top_k=1))
     # "dogs sleep all day" matches dogs.txt's last chunk best; within cats.txt it finds "Cats sleep all day."
     assert [q.hit for q in corpus.per_query] == [0.0, 0.0]
     assert [q.hit for q in own.per_query] == [1.0, 0.0]
     assert own.to_row()["scope"] == "document"
     doc_of = {node.id: node.doc_id for node in get_splitter("character", **SPLIT).split(DOCS)}
-    wide = evaluate(DOCS, QUERIES, "character", SPLIT, mode="bm25", top_k=6, scope="document")
+    wide = evaluate(DOCS, QUERIES, "character", SPLIT, scope="document", retrieval=RetrievalSettings(mode="bm25", top_k=6))
     for query, score in zip(QUERIES, wide.per_query, strict=True):
         expected = CATS.id if query.doc == "cats.txt" else DOGS.id
         assert len(score.retrieved) == 3 and {doc_of[node_id] for node_id in score.retrieved} == {expected}
 
 
 def test_per_document_scores_are_the_means_of_each_documents_queries():
-    result = evaluate(DOCS, QUERIES, "character", SPLIT, mode="bm25", top_k=2, scope="document")
+    result = evaluate(DOCS, QUERIES, "character", SPLIT, scope="document", retrieval=RetrievalSettings(mode="bm25", top_k=2))
     rows = {row["doc"]: row for row in result.per_document()}
     assert rows["cats.txt"]["queries"] == 2 and rows["dogs.txt"]["queries"] == 1
     cats = [q for q in result.per_query if q.doc == "cats.txt"]
@@ -209,7 +212,7 @@ def test_the_hit_curve_is_the_hit_rate_at_every_k():
         EvalQuery("cats sleep day", "notes.txt", ("Dogs bark at night.",)),
     ]
     split = {"chunk_size": 60, "chunk_overlap": 0, "separator": "\n\n"}
-    result = evaluate([tiny], queries, "character", split, top_k=3, mode="bm25")
+    result = evaluate([tiny], queries, "character", split, retrieval=RetrievalSettings(top_k=3, mode="bm25"))
     assert result.hit_curve() == pytest.approx([1 / 3, 2 / 3, 1.0])
     assert result.to_row()["hit_curve"] == result.hit_curve()
 
@@ -223,7 +226,7 @@ def test_chunks_longer_than_the_embedding_window_are_counted_and_warned_about(em
     assert long.warnings == [
         "2 of 2 chunks are longer than the embedding model's window (14 tokens): they were embedded truncated"
     ]
-    assert evaluate(DOCS, QUERIES, "character", SPLIT, mode="bm25").over_window is None
+    assert evaluate(DOCS, QUERIES, "character", SPLIT, retrieval=RetrievalSettings(mode="bm25")).over_window is None
 
 
 # -- the CLI: the report, the disk cache, the exports --------------------------------------------
@@ -270,6 +273,6 @@ def test_a_second_cli_run_embeds_nothing_new(sample_docs, tmp_path, monkeypatch,
 
 def test_evaluate_and_sweep_are_exported_from_core():
     assert core.evaluate is evaluate
-    from core.evaluate.sweep import sweep
+    from core.evaluation.sweep import sweep
 
-    assert core.evaluate.sweep is sweep and {"evaluate", "sweep", "load_queries"} <= set(core.__all__)
+    assert core.sweep is sweep and {"evaluate", "sweep", "load_queries"} <= set(core.__all__)

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.evaluate.evaluation import EvalQuery, evaluate, reference_spans
-from core.evaluate.excerpts import ExcerptFinder, without_markup
+from core.config_parts import RetrievalSettings
+from core.evaluation.evaluate import EvalQuery, evaluate, reference_spans
+from core.evaluation.excerpts import ExcerptFinder, without_markup
 from core.loaders import load, load_bytes
 
 PAGE = b"""<html><body>
@@ -35,7 +36,7 @@ def test_an_excerpt_with_the_sources_markup_is_found_without_it():
 def test_an_html_query_no_longer_aborts_the_evaluation():
     documents = load_bytes(PAGE, "page.html")
     query = EvalQuery("How much overlap?", "page.html", ("overlap should be\n   ten percent of the",))
-    result = evaluate(documents, [query], "character", {"chunk_size": 40, "chunk_overlap": 0}, mode="bm25")
+    result = evaluate(documents, [query], "character", {"chunk_size": 40, "chunk_overlap": 0}, retrieval=RetrievalSettings(mode="bm25"))
     assert result.per_query[0].hit == 1.0
 
 

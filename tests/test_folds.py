@@ -1,4 +1,4 @@
-"""Folds for the tuner's cross-validation (core.evaluate.folds): who is held out, and what choosing on the rest scores there."""
+"""Folds for the tuner's cross-validation (core.evaluation.folds): who is held out, and what choosing on the rest scores there."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import ConfigError
-from core.evaluate.folds import Folds, cross_validate, make_folds
+from core.evaluation.folds import Folds, cross_validate, make_folds
 
 
 def test_folds_by_document_keep_each_documents_questions_together_and_balance_the_counts():

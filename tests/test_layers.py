@@ -30,7 +30,7 @@ ROOMS = [
     ("core.config",),
     ("core.documents",),
     ("core.query", "core.measure"),
-    ("core.evaluate", "core.output"),
+    ("core.evaluation", "core.output"),
     ("core.batch",),
     ("core.cli",),
     ("core", "core.__main__"),

@@ -1,6 +1,6 @@
 """AppTest: the Evaluate page scores configurations and sweeps, one row per configuration, per document too.
 
-The numbers on the page must be core's (``core.evaluate.evaluation``) for the same
+The numbers on the page must be core's (``core.evaluation.evaluate``) for the same
 documents, queries and settings. The dense run uses the real packaged model
 (loaded once, shared); the sweep uses BM25 so it embeds nothing.
 """
@@ -16,10 +16,11 @@ from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
+from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.embed.embedder import get_embedder
-from core.evaluate.evaluation import evaluate, load_queries
-from core.evaluate.sweep import sweep
+from core.evaluation.evaluate import evaluate, load_queries
+from core.evaluation.sweep import sweep
 from core.loaders import load
 from core.splitters import get_splitter
 from ui.documents import sample_files
@@ -78,7 +79,7 @@ def test_two_configurations_give_two_rows_of_core_metrics_in_unit_range():
     for metric in METRICS:
         assert table[metric].between(0.0, 1.0).all(), metric
     # A is the session's splitter (the defaults), scored as core scores it.
-    expected = evaluate(sample_documents(), queries(), get_splitter("sentence"), embedder=get_embedder(), top_k=5)
+    expected = evaluate(sample_documents(), queries(), get_splitter("sentence"), embedder=get_embedder(), retrieval=RetrievalSettings(top_k=5))
     row = table.iloc[0]
     assert row["nodes"] == expected.node_count
     for metric, value in expected.to_row().items():
@@ -101,7 +102,7 @@ def test_a_sweep_skips_invalid_pairs_and_draws_a_heatmap():
     assert table["config"].tolist() == ["128/0", "256/0", "256/128"]
     for metric in METRICS:
         assert table[metric].between(0.0, 1.0).all(), metric
-    expected = sweep(sample_documents(), queries(), "sentence", [128, 256], [0, 128], mode="bm25", top_k=5)
+    expected = sweep(sample_documents(), queries(), "sentence", [128, 256], [0, 128], retrieval=RetrievalSettings(mode="bm25", top_k=5))
     assert table["mrr"].tolist() == pytest.approx([row["mrr"] for row in expected])
     assert table["nodes"].tolist() == [row["nodes"] for row in expected]
     heatmaps = [figure for figure in figures(at) if figure["data"][0]["type"] == "heatmap"]
@@ -139,7 +140,7 @@ def test_document_scope_shows_core_per_document_scores_and_a_hit_curve():
     at.segmented_control(key="eval.scope").set_value("document").run()
     run(at)
     assert any("each query within its own document" in caption.value for caption in at.caption)
-    expected = evaluate(sample_documents(), queries(), get_splitter("sentence"), mode="bm25", scope="document")
+    expected = evaluate(sample_documents(), queries(), get_splitter("sentence"), scope="document", retrieval=RetrievalSettings(mode="bm25"))
     table = per_document(at)
     mine = table[table["config"] == "A"]
     assert mine["doc"].tolist() == [row["doc"] for row in expected.per_document()]
@@ -160,7 +161,7 @@ def test_any_declared_parameter_can_be_swept_here_markdowns_heading_level():
     assert any("2 = 2 combinations, 2 valid" in caption.value for caption in at.caption)
     table = results(run(at))
     assert table["config"].tolist() == ["heading_level=1", "heading_level=2"]
-    expected = sweep(sample_documents(), queries(), "markdown", grid={"heading_level": [1, 2]}, mode="bm25")
+    expected = sweep(sample_documents(), queries(), "markdown", grid={"heading_level": [1, 2]}, retrieval=RetrievalSettings(mode="bm25"))
     assert table["nodes"].tolist() == [row["nodes"] for row in expected]
     assert table["mrr"].tolist() == pytest.approx([row["mrr"] for row in expected])
     # One swept parameter: no heatmap, the hit curve instead.

@@ -18,6 +18,7 @@ from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
+from core.config_parts import RetrievalSettings
 from core.documents import run_split
 from core.embed.embedder import get_embedder
 from core.loaders import load
@@ -73,12 +74,12 @@ def cutoff_run() -> tuple[AppTest, QueryResult, dict[str, str]]:
     base = PipelineConfig()
     nodes = sample_nodes(base)
     embedder = get_embedder()
-    scores = [item.score for item in retrieve(nodes, first_query(), embedder=embedder, top_k=5)]
+    scores = [item.score for item in retrieve(nodes, first_query(), embedder=embedder, retrieval=RetrievalSettings(top_k=5))]
     assert scores[2] > scores[3], "the sample query needs distinct 3rd and 4th scores"
     cutoff = round((scores[2] + scores[3]) / 2, 6)
     chain = (get_postprocessor("similarity_cutoff", similarity_cutoff=cutoff), get_postprocessor("long_context_reorder"))
     config = base.replace(postprocessors=chain)
-    expected = run_query(nodes, first_query(), embedder=embedder, top_k=5, postprocessors=chain)
+    expected = run_query(nodes, first_query(), embedder=embedder, postprocessors=chain, retrieval=RetrievalSettings(top_k=5))
     return open_page(config), expected, node_labels(nodes)
 
 
@@ -138,7 +139,7 @@ def test_the_tables_number_nodes_within_their_document_as_the_chunks_page_does()
         for document in load(path):
             for index, node in enumerate(run_split([document], PipelineConfig())):
                 chunks_page[node.id] = f"{document.metadata['file_name']} #{index}"
-    retrieved = retrieve(sample_nodes(PipelineConfig()), query, embedder=get_embedder(), top_k=5)
+    retrieved = retrieve(sample_nodes(PipelineConfig()), query, embedder=get_embedder(), retrieval=RetrievalSettings(top_k=5))
     assert any(chunks_page[item.id].startswith("release_notes.txt #") for item in retrieved)
     assert stage_tables(at)[0]["node"].tolist() == [chunks_page[item.id] for item in retrieved]
 
@@ -220,7 +221,7 @@ def test_window_replacement_and_optimizer_sentences_are_drawn_escaped():
     config = PipelineConfig(splitter=splitter, postprocessors=chain)
     at = open_page(config)
     nodes = sample_nodes(PipelineConfig(splitter=splitter))
-    expected = run_query(nodes, first_query(), embedder=get_embedder(), top_k=5, postprocessors=chain)
+    expected = run_query(nodes, first_query(), embedder=get_embedder(), postprocessors=chain, retrieval=RetrievalSettings(top_k=5))
     window_stage, optimizer_stage = expected.stages
     assert len(window_stage.text_changes) == 5
 

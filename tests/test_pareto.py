@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.evaluate.halving import schedule, successive_halving
-from core.evaluate.pareto import MAXIMISE, MINIMISE, dominates, front, layers
+from core.evaluation.halving import schedule, successive_halving
+from core.evaluation.pareto import MAXIMISE, MINIMISE, dominates, front, layers
 
 QUALITY_COST = (MAXIMISE, MINIMISE)
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from core.cli import query as cli_query
+from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.postprocessors import POSTPROCESSORS
 from core.postprocessors.rerank import RerankPostprocessor
@@ -47,7 +48,7 @@ def make_nodes() -> list[Node]:
 
 
 def run(steps, top_k=3):
-    return run_query(make_nodes(), "What is the limit?", embedder=KeywordEmbedder(), top_k=top_k, postprocessors=steps)
+    return run_query(make_nodes(), "What is the limit?", embedder=KeywordEmbedder(), postprocessors=steps, retrieval=RetrievalSettings(top_k=top_k))
 
 
 def test_retrieval_then_stages_in_order():

@@ -9,8 +9,8 @@ import pytest
 import core.embed.embedder
 from core.cli import query as cli_query
 from core.errors import LoadError
-from core.evaluate.evaluation import EvalQuery, decode_queries, load_queries
-from core.evaluate.query_checks import check_queries
+from core.evaluation.evaluate import EvalQuery, decode_queries, load_queries
+from core.evaluation.query_checks import check_queries
 from core.schema import Document
 
 NOTES = Document(text="Set the overlap to ten percent. The size is 256. The end.", metadata={"file_name": "notes.txt"})

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.query.retrieval import bm25_scores, min_max, retrieve
 from core.schema import Document, MetadataMode, Node
@@ -37,7 +38,7 @@ NODES = [
 
 
 def test_dense_ranks_by_cosine_and_tags_the_query():
-    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), top_k=2)
+    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), retrieval=RetrievalSettings(top_k=2))
     assert [r.id for r in results] == ["c", "b"]
     assert results[0].score == pytest.approx(1 / np.sqrt(1.25) * 1 / np.sqrt(1.25) + 0.25 / 1.25)
     assert all(r.query == "cat" for r in results)
@@ -46,7 +47,7 @@ def test_dense_ranks_by_cosine_and_tags_the_query():
 
 def test_dense_uses_given_embeddings_instead_of_embedding_the_nodes():
     given = np.eye(4, 3, dtype=np.float32)[[2, 1, 0, 0]]  # a->z, b->y, c->x, d->x
-    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), top_k=4, node_embeddings=given)
+    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), node_embeddings=given, retrieval=RetrievalSettings(top_k=4))
     assert [r.id for r in results] == ["c", "d", "a", "b"]  # c and d tie: input order
 
 
@@ -57,7 +58,7 @@ def test_bm25_scores_term_matches_and_gives_zero_to_the_rest():
 
 
 def test_bm25_mode_needs_no_embedder():
-    results = retrieve(NODES, "weather", mode="bm25", top_k=1)
+    results = retrieve(NODES, "weather", retrieval=RetrievalSettings(mode="bm25", top_k=1))
     assert [r.id for r in results] == ["d"]
 
 
@@ -75,16 +76,16 @@ def test_bm25_reads_the_embed_view_so_metadata_can_match():
 
 @pytest.mark.parametrize(("alpha", "first"), [(1.0, "c"), (0.0, "b")])
 def test_hybrid_alpha_moves_between_dense_and_bm25(alpha, first):
-    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), mode="hybrid", alpha=alpha, top_k=1)
+    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), retrieval=RetrievalSettings(mode="hybrid", alpha=alpha, top_k=1))
     assert results[0].id == first
 
 
 def test_hybrid_score_is_the_weighted_sum_of_normalized_scores():
     embedder = AxisEmbedder()
-    dense = np.array([r.score for r in sorted(retrieve(NODES, "cat", embedder=embedder, top_k=4), key=lambda r: r.id)])
+    dense = np.array([r.score for r in sorted(retrieve(NODES, "cat", embedder=embedder, retrieval=RetrievalSettings(top_k=4)), key=lambda r: r.id)])
     sparse = bm25_scores(NODES, "cat")
     fused = 0.3 * min_max(dense) + 0.7 * min_max(sparse)
-    results = {r.id: r.score for r in retrieve(NODES, "cat", embedder=embedder, mode="hybrid", alpha=0.3, top_k=4)}
+    results = {r.id: r.score for r in retrieve(NODES, "cat", embedder=embedder, retrieval=RetrievalSettings(mode="hybrid", alpha=0.3, top_k=4))}
     assert [results[i] for i in "abcd"] == pytest.approx(list(fused))
 
 
@@ -96,14 +97,16 @@ def test_min_max_of_equal_scores_is_zero():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"mode": "sparse"}, "retrieval mode must be one of dense, bm25, hybrid"),
-        ({"top_k": 0}, "top_k must be at least 1"),
-        ({"alpha": 1.5}, "alpha must be between 0 and 1"),
+        ({"mode": "sparse"}, "retrieval: mode must be one of dense, bm25, hybrid"),
+        ({"top_k": 0}, "retrieval: top_k must be at least 1"),
+        ({"top_k": 201}, "retrieval: top_k must be at most 200"),
+        ({"alpha": 1.5}, "retrieval: alpha must be at most 1"),
     ],
 )
-def test_bad_settings_are_config_errors(kwargs, message):
+def test_bad_settings_are_config_errors_as_the_settings_are_made(kwargs, message):
+    # Declared once (RetrievalSettings): Python, the CLI, configs and links refuse the same values.
     with pytest.raises(ConfigError, match=message):
-        retrieve(NODES, "cat", embedder=AxisEmbedder(), **kwargs)
+        RetrievalSettings.from_params(kwargs)
 
 
 def test_an_empty_query_is_a_config_error():
@@ -134,7 +137,7 @@ def test_the_packaged_model_ranks_the_answer_first(real_embedder, sample_docs):
     entry = next(q for q in json.loads((sample_docs / "queries.json").read_text()) if "reciprocal rank" in q["query"])
     assert entry["query"] == "How is mean reciprocal rank calculated?"
 
-    results = retrieve(nodes, entry["query"], embedder=real_embedder, top_k=3)
+    results = retrieve(nodes, entry["query"], embedder=real_embedder, retrieval=RetrievalSettings(top_k=3))
 
     assert entry["excerpts"][0] in results[0].node.text
     assert entry["excerpts"][0] not in results[1].node.text
@@ -144,5 +147,5 @@ def test_the_packaged_model_ranks_the_answer_first(real_embedder, sample_docs):
     vectors = real_embedder.embed([nodes[0].get_content(MetadataMode.EMBED)])
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     before = real_embedder.cache_stats()["hits"]
-    retrieve(nodes, entry["query"], embedder=real_embedder, top_k=3)  # every text is cached now
+    retrieve(nodes, entry["query"], embedder=real_embedder, retrieval=RetrievalSettings(top_k=3))  # every text is cached now
     assert real_embedder.cache_stats()["hits"] == before + len(nodes) + 1

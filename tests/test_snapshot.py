@@ -16,7 +16,7 @@ import pytest
 from hostile.make_hostile import XSS_IMG
 
 from core.config import PipelineConfig
-from core.config_parts import MetadataSettings
+from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import run_split
 from core.loaders import load
 from core.measure.metrics import chunk_metrics
@@ -180,7 +180,7 @@ def test_hostile_text_names_and_metadata_read_as_text(name):
 def test_a_query_trace_shows_retrieval_each_stage_and_the_final_context(guide):
     document, nodes, config = guide
     query = "<script>alert('q')</script> chunk overlap"
-    result = run_query(nodes, query, mode="bm25", top_k=5, postprocessors=[("top_n", {"top_n": 2})])
+    result = run_query(nodes, query, postprocessors=[("top_n", {"top_n": 2})], retrieval=RetrievalSettings(mode="bm25", top_k=5))
     page = assert_self_contained(snapshot_html(document, nodes, config, query_result=result))
     assert query in page.text
     assert "retrieval5" in page.text.replace("\n", "") and "top_n2" in page.text.replace("\n", "")

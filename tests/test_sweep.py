@@ -1,4 +1,4 @@
-"""Sweeps over any declared numeric or choice parameter, of several splitters in one run; decided in core.evaluate.sweep alone."""
+"""Sweeps over any declared numeric or choice parameter, of several splitters in one run; decided in core.evaluation.sweep alone."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 from eval_support import WordsEmbedder, words_embed
 
 from core.cli import query as cli_query
+from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
-from core.evaluate.sweep import (
+from core.evaluation.sweep import (
     SweepSpec,
     configurations,
     plan_sweeps,
@@ -31,7 +32,7 @@ def guide(sample_docs):
 
 @pytest.fixture(scope="module")
 def guide_queries(sample_docs):
-    from core.evaluate.evaluation import load_queries
+    from core.evaluation.evaluate import load_queries
 
     return [q for q in load_queries(sample_docs / "queries.json") if q.doc == "chunking_guide.md"]
 
@@ -74,14 +75,14 @@ def test_a_bad_sweep_value_is_refused_naming_the_option(param, text, message):
 
 
 def test_markdown_heading_level_sweeps(guide, guide_queries):
-    rows = sweep(guide, guide_queries, "markdown", grid={"heading_level": [1, 2, 3]}, mode="bm25")
+    rows = sweep(guide, guide_queries, "markdown", grid={"heading_level": [1, 2, 3]}, retrieval=RetrievalSettings(mode="bm25"))
     assert [row["heading_level"] for row in rows] == [1, 2, 3]
     assert rows[0]["nodes"] < rows[1]["nodes"] <= rows[2]["nodes"]
 
 
 def test_the_semantic_breakpoint_threshold_sweeps(guide, guide_queries):
     with embedder_override(words_embed):
-        rows = sweep(guide, guide_queries, "semantic", grid={"breakpoint_amount": [50, 95]}, mode="bm25")
+        rows = sweep(guide, guide_queries, "semantic", grid={"breakpoint_amount": [50, 95]}, retrieval=RetrievalSettings(mode="bm25"))
     assert [row["breakpoint_amount"] for row in rows] == [50, 95]
     assert rows[0]["nodes"] > rows[1]["nodes"]  # a lower percentile cuts more often
 

@@ -18,11 +18,12 @@ from eval_support import WordsEmbedder
 
 from core.cli import query as cli_query
 from core.cli import tune as cli_tune
+from core.config_parts import RetrievalSettings
 from core.embed.cache import DiskCache
 from core.errors import ConfigError
-from core.evaluate.evaluation import load_queries
-from core.evaluate.sweep import SweepSpec, sweep_evaluations
-from core.evaluate.tune import TuneSpace, tune
+from core.evaluation.evaluate import load_queries
+from core.evaluation.sweep import SweepSpec, sweep_evaluations
+from core.evaluation.tune import TuneSpace, tune
 from core.loaders import load
 from core.runtime.parallel import Engine, ordered_map
 
@@ -38,7 +39,7 @@ def corpus(sample_docs):
 
 def sweep_rows(corpus, engine: Engine | None) -> list[tuple[str, dict, list]]:
     documents, queries = corpus
-    done = sweep_evaluations(documents, queries, FOUR, mode="bm25", top_k=3, engine=engine)
+    done = sweep_evaluations(documents, queries, FOUR, engine=engine, retrieval=RetrievalSettings(mode="bm25", top_k=3))
     return [(label, result.to_row(), result.per_query) for label, result in done]
 
 
@@ -79,7 +80,7 @@ def test_a_process_pool_gives_the_same_rows_as_this_process(corpus):
 
 
 def test_halving_on_workers_measures_each_round_together(ray_cluster, corpus, monkeypatch):
-    from core.evaluate import tune as tune_module
+    from core.evaluation import tune as tune_module
 
     calls = []
     real = tune_module.ordered_map

@@ -1,4 +1,4 @@
-"""The tuner (core.evaluate.tune, chunkscope tune): scores equal to evaluate's, embeddings reused, a checked front."""
+"""The tuner (core.evaluation.tune, chunkscope tune): scores equal to evaluate's, embeddings reused, a checked front."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import pytest
 from eval_support import WordsEmbedder
 
 from core.cli import tune as cli_tune
+from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
-from core.evaluate.evaluation import evaluate, load_queries
-from core.evaluate.pareto import dominates
-from core.evaluate.sweep import SweepSpec, plan_sweeps
-from core.evaluate.tune import TuneSpace, retrieval_values, tune
+from core.evaluation.evaluate import evaluate, load_queries
+from core.evaluation.pareto import dominates
+from core.evaluation.sweep import SweepSpec, plan_sweeps
+from core.evaluation.tune import TuneSpace, retrieval_values, tune
 from core.loaders import load
 from core.splitters import get_splitter
 
@@ -48,9 +49,9 @@ def test_every_row_scores_as_evaluate_scores_that_configuration(corpus):
             queries,
             get_splitter("sentence", **row["settings"]["splitter"]["params"]),
             embedder=embedder,
-            top_k=row["top_k"],
-            mode=row["mode"],
-            alpha=row["alpha"] if row["mode"] == "hybrid" else 0.5,
+            retrieval=RetrievalSettings(
+                top_k=row["top_k"], mode=row["mode"], alpha=row["alpha"] if row["mode"] == "hybrid" else 0.5
+            ),
         )
         assert row["nodes"] == expected.node_count
         assert row["queries"] == len(queries)
@@ -67,7 +68,7 @@ def test_context_tokens_are_the_retrieved_chunks_llm_views_in_model_tokens(corpu
     (row,) = result.rows
     splitter = get_splitter("sentence", chunk_size=200, chunk_overlap=0)
     counter = get_tokenizer("model")
-    evaluation = evaluate(documents, queries, splitter, mode="bm25", top_k=1)
+    evaluation = evaluate(documents, queries, splitter, retrieval=RetrievalSettings(mode="bm25", top_k=1))
     nodes = {node.id: node for node in splitter.split(documents)}
     tokens = [counter.count(nodes[score.retrieved[0]].get_content(MetadataMode.LLM)) for score in evaluation.per_query]
     assert row["context_tokens"] == pytest.approx(sum(tokens) / len(tokens))
@@ -298,13 +299,13 @@ def test_halving_keeps_the_exhaustive_pick_on_the_samples_and_its_schedule_does_
 
 
 def test_the_sample_order_of_halving_deals_questions_round_robin_over_documents():
-    from core.evaluate.halving import interleaved
+    from core.evaluation.halving import interleaved
 
     assert interleaved(["a", "a", "a", "b", "c", "c"]) == [0, 3, 4, 1, 5, 2]
 
 
 def test_a_spent_budget_or_ctrl_c_returns_what_was_measured_the_default_first(corpus, monkeypatch):
-    from core.evaluate import tune as tune_module
+    from core.evaluation import tune as tune_module
 
     documents, queries = corpus
     space = TuneSpace(sizes(128, 256, 512), modes=("bm25", "dense"), top_ks=(5,))
@@ -327,7 +328,7 @@ def test_a_spent_budget_or_ctrl_c_returns_what_was_measured_the_default_first(co
 
 
 def test_the_cli_prints_and_saves_the_front_so_far_on_ctrl_c(sample_docs, tmp_path, capsys, monkeypatch):
-    from core.evaluate import tune as tune_module
+    from core.evaluation import tune as tune_module
 
     real, seen = tune_module.measure_setup, []
 

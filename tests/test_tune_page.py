@@ -1,6 +1,6 @@
 """AppTest: the Evaluate page's Tune section finds core's Pareto front, draws it, and loads a point into the session.
 
-BM25 only, so nothing is embedded; the front must be :func:`core.evaluate.tune.tune`'s
+BM25 only, so nothing is embedded; the front must be :func:`core.evaluation.tune.tune`'s
 for the same documents, queries and space.
 """
 
@@ -15,9 +15,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
 from core.documents import prepare_documents
-from core.evaluate.evaluation import load_queries
-from core.evaluate.sweep import SweepSpec
-from core.evaluate.tune import TuneSpace, tune
+from core.evaluation.evaluate import load_queries
+from core.evaluation.sweep import SweepSpec
+from core.evaluation.tune import TuneSpace, tune
 from core.loaders import load
 from ui.documents import sample_files
 

@@ -1,7 +1,7 @@
 """What the Evaluate page asks and runs: the queries, the configurations or sweep, the scope, runs with progress.
 
-The evaluation itself is :mod:`core.evaluate.evaluation` (one configuration) and
-:mod:`core.evaluate.sweep` (several, with progress); this module draws the page's forms,
+The evaluation itself is :mod:`core.evaluation.evaluate` (one configuration) and
+:mod:`core.evaluation.sweep` (several, with progress); this module draws the page's forms,
 feeds them the session's documents and shows their progress (splitting,
 embedding, scoring) as a bar. The sweep form is :mod:`ui.evaluate_sweep`, the
 results :mod:`ui.evaluate_results`.
@@ -21,9 +21,9 @@ from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError, LoadError
-from core.evaluate.evaluation import EvalQuery, decode_queries
-from core.evaluate.query_checks import check_queries
-from core.evaluate.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
+from core.evaluation.evaluate import EvalQuery, decode_queries
+from core.evaluation.query_checks import check_queries
+from core.evaluation.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
 from core.measure.compare_view import LABELS, starting_slots
 from core.query.retrieval import SCOPES
 from core.schema import Document

@@ -2,7 +2,7 @@
 
 The list is kept in the session, downloads as a queries file, and can be
 evaluated at once (``ui.evaluate`` reads it when the toggle is on). Checking a
-passage is ``core.evaluate.query_labels``'s job.
+passage is ``core.evaluation.query_labels``'s job.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import ConfigError
-from core.evaluate.evaluation import EvalQuery
-from core.evaluate.query_labels import labelled_query, queries_json
+from core.evaluation.evaluate import EvalQuery
+from core.evaluation.query_labels import labelled_query, queries_json
 from core.schema import Document
 from ui import state, widgets
 

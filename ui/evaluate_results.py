@@ -1,6 +1,6 @@
 """The Evaluate page's results: the table, warnings, per-document scores and the figures.
 
-Rows come from :mod:`core.evaluate.sweep` (``ui_rows``): a row's means, its hit@1..k
+Rows come from :mod:`core.evaluation.sweep` (``ui_rows``): a row's means, its hit@1..k
 curve, its per-document scores and its warnings. Every text from a document or
 a file name is escaped before Streamlit renders it as Markdown.
 """
@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.evaluate.evaluation import METRIC_HELP, METRICS
+from core.evaluation.evaluate import METRIC_HELP, METRICS
 from ui import state, widgets
 from ui.charts import SERIES_COLOURS
 

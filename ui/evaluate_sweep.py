@@ -1,7 +1,7 @@
 """The Evaluate page's sweep form: a splitter, which of its parameters to sweep and their values, the rest fixed.
 
-What may be swept is :func:`core.evaluate.sweep.sweepable_params` (every declared number,
-choice or switch); the values are read by :func:`core.evaluate.sweep.sweep_values` from the
+What may be swept is :func:`core.evaluation.sweep.sweepable_params` (every declared number,
+choice or switch); the values are read by :func:`core.evaluation.sweep.sweep_values` from the
 parameter's own declaration. Nothing here decides either.
 """
 
@@ -13,7 +13,7 @@ import streamlit as st
 
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
-from core.evaluate.sweep import SWEPT, SweepSpec, configurations, sweep_values, sweepable, sweepable_params
+from core.evaluation.sweep import SWEPT, SweepSpec, configurations, sweep_values, sweepable, sweepable_params
 from core.params import ParamSpec
 from core.splitters import SPLITTERS
 from ui import widgets

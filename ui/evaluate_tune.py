@@ -1,8 +1,8 @@
 """The Evaluate page's Tune section: a space to search, the Pareto front of quality against cost, one click to use a point.
 
-The search is :func:`core.evaluate.tune.tune`; the front and the pick are by held-out
-quality (the questions cut into folds, :mod:`core.evaluate.folds`), shown beside the in-sample score; what may vary and how its values are read
-is :mod:`core.evaluate.sweep`'s (and the retrieval settings' own declarations). A point
+The search is :func:`core.evaluation.tune.tune`; the front and the pick are by held-out
+quality (the questions cut into folds, :mod:`core.evaluation.folds`), shown beside the in-sample score; what may vary and how its values are read
+is :mod:`core.evaluation.sweep`'s (and the retrieval settings' own declarations). A point
 picked on the chart (or in the list under it) can be loaded into the session's
 configuration, which every other page then uses.
 """
@@ -22,10 +22,10 @@ from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError
-from core.evaluate.evaluation import EvalQuery
-from core.evaluate.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
-from core.evaluate.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
-from core.evaluate.tune import (
+from core.evaluation.evaluate import EvalQuery
+from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
+from core.evaluation.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
+from core.evaluation.tune import (
     COSTS,
     EXHAUSTIVE_BUDGET,
     QUALITIES,

@@ -14,6 +14,7 @@ import numpy as np
 import streamlit as st
 
 from core.config import PipelineConfig
+from core.config_parts import RetrievalSettings
 from core.errors import ChunkScopeError
 from core.postprocessors import Postprocessor
 from core.query.chain import QueryResult, chain_needs_embedder, final_context, run_query
@@ -80,10 +81,8 @@ def run(
     nodes: Sequence[Node],
     query: str,
     chain: Sequence[Postprocessor],
+    retrieval: RetrievalSettings,
     *,
-    top_k: int,
-    mode: str,
-    alpha: float,
     embedder: Any,
     embeddings: np.ndarray | None,
 ) -> QueryResult:
@@ -93,14 +92,7 @@ def run(
     views (which the Metadata page changes) would all have to be part of a key.
     """
     return run_query(
-        list(nodes),
-        query,
-        embedder=embedder,
-        top_k=top_k,
-        mode=mode,  # type: ignore[arg-type]
-        alpha=alpha,
-        postprocessors=list(chain),
-        node_embeddings=embeddings,
+        list(nodes), query, retrieval, embedder=embedder, postprocessors=list(chain), node_embeddings=embeddings
     )
 
 
@@ -125,10 +117,7 @@ def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: st
             embedder = cache.embedder() if needs_model else None
             embeddings = node_embeddings(nodes, embedder) if retrieval.mode != "bm25" else None
         pending.empty()
-        result = run(
-            nodes, query, chain, top_k=retrieval.top_k, mode=retrieval.mode, alpha=retrieval.alpha,
-            embedder=embedder, embeddings=embeddings,
-        )
+        result = run(nodes, query, chain, retrieval, embedder=embedder, embeddings=embeddings)
     except ChunkScopeError as exc:
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()

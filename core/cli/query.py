@@ -17,8 +17,9 @@ from typing import Any
 
 from core.cli.args import parse_assignments, parse_named, run_standalone
 from core.cli.output import StderrProgress, json_text
+from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
-from core.query.retrieval import RETRIEVAL_MODES, SCOPES
+from core.query.retrieval import SCOPES
 from core.runtime.parallel import ENGINES
 
 
@@ -109,9 +110,11 @@ def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
         help="Splitter name (default: sentence, else character); for evaluate, several as NAME,NAME.",
     )
     parser.add_argument("--set", action="append", default=[], metavar="K=V", help="A splitter parameter (repeatable).")
-    parser.add_argument("--top-k", type=int, default=5, help="How many nodes retrieval returns.")
-    parser.add_argument("--mode", choices=RETRIEVAL_MODES, default="dense", help="Retrieval: dense, bm25 or hybrid.")
-    parser.add_argument("--alpha", type=float, default=0.5, help="Hybrid weight of the dense score (0-1).")
+    # Defaults, choices and help come from RetrievalSettings' declaration; retrieval_from_args validates.
+    spec = {spec.name: spec for spec in RetrievalSettings.params()}
+    parser.add_argument("--top-k", type=int, default=spec["top_k"].default, help=spec["top_k"].help)
+    parser.add_argument("--mode", choices=spec["mode"].choices, default=spec["mode"].default, help=spec["mode"].help)
+    parser.add_argument("--alpha", type=float, default=spec["alpha"].default, help=spec["alpha"].help)
     parser.add_argument(
         "--model", default=None, help="Path of a local sentence-transformers model (default: packaged)."
     )
@@ -135,16 +138,20 @@ def cmd_postprocessors(args: argparse.Namespace) -> int:
     return 0
 
 
+def retrieval_from_args(args: argparse.Namespace) -> RetrievalSettings:
+    """The retrieval settings ``--top-k``, ``--mode`` and ``--alpha`` give, checked by their declaration."""
+    return RetrievalSettings.from_params({"top_k": args.top_k, "mode": args.mode, "alpha": args.alpha})
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     from core.query.chain import build_chain, chain_needs_embedder, run_query
 
+    retrieval = retrieval_from_args(args)
     steps = [parse_post(text) for text in args.post]
     chain = build_chain(steps)  # a bad step fails before loading anything
     nodes = _split(args)
-    embedder = _embedder(args, needs=chain_needs_embedder(args.mode, chain))
-    result = run_query(
-        nodes, args.query, embedder=embedder, top_k=args.top_k, mode=args.mode, alpha=args.alpha, postprocessors=steps
-    )
+    embedder = _embedder(args, needs=chain_needs_embedder(retrieval.mode, chain))
+    result = run_query(nodes, args.query, retrieval, embedder=embedder, postprocessors=steps)
     if args.format == "json":
         _print_json(result.to_dict())
         return 0
@@ -160,16 +167,16 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Check every setting, then load, then embed: a bad argument fails before the model loads."""
-    from core.evaluate.evaluation import check_evaluation, load_queries, references
-    from core.evaluate.sweep import configurations, plan_sweeps, sweep_evaluations
+    from core.evaluation.evaluate import load_queries, references
+    from core.evaluation.sweep import configurations, plan_sweeps, sweep_evaluations
 
-    check_evaluation(args.top_k, args.mode, args.alpha, args.scope)
+    retrieval = retrieval_from_args(args)
     engine = engine_from_args(args)
     queries = load_queries(args.queries)
     specs = plan_sweeps(_splitter_names(args), parse_assignments(args.set, "--set"), _sweep_grid(args))
     configurations(specs)  # every combination built (and checked) once before any document is read
     documents = _load(args.paths)
-    from core.evaluate.query_checks import check_queries
+    from core.evaluation.query_checks import check_queries
 
     checked = check_queries(documents, queries)
     for warning in checked.warnings:
@@ -179,17 +186,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return 2
     references(documents, queries)  # a missing excerpt fails before anything is embedded
     progress = None if args.quiet else StderrProgress()
-    if progress is not None and args.mode != "bm25" and engine.kind == "local":
+    if progress is not None and retrieval.mode != "bm25" and engine.kind == "local":
         progress(0.0, "Loading the embedding model")
-    embedder = _embedder(args, needs=args.mode != "bm25", engine=engine)
+    embedder = _embedder(args, needs=retrieval.mode != "bm25", engine=engine)
     results = sweep_evaluations(
         documents,
         queries,
         specs,
         embedder=embedder,
-        top_k=args.top_k,
-        mode=args.mode,
-        alpha=args.alpha,
+        retrieval=retrieval,
         scope=args.scope,
         report=progress,
         engine=engine,
@@ -301,7 +306,7 @@ def _embedder(args: argparse.Namespace, *, needs: bool, engine: Any = None):  # 
     if not needs:
         return None
     if engine is not None and engine.kind != "local":
-        from core.evaluate.jobs import EmbedderRef
+        from core.evaluation.jobs import EmbedderRef
         from core.tokens.tokenizers import default_model_path
 
         if args.model is None:

@@ -3,7 +3,7 @@
 ``core.cli.main`` calls :func:`register` with its subparsers, as it does
 :mod:`core.cli.query`'s. The space is given as ``evaluate``'s sweep is
 (``--splitter A,B``, ``--set``, ``--sweep [SPLITTER.]PARAM=V,V``, read by
-:mod:`core.evaluate.sweep`) plus lists of retrieval modes, alphas and top_k values.
+:mod:`core.evaluation.sweep`) plus lists of retrieval modes, alphas and top_k values.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from core.cli.query import (
     engine_from_args,
     format_table,
 )
-from core.evaluate.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
-from core.evaluate.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
+from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
+from core.evaluation.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
 from core.query.retrieval import SCOPES
 
 
@@ -121,7 +121,7 @@ DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
 
 def build_space(args: argparse.Namespace) -> TuneSpace:
     """The space the arguments describe, every value checked (nothing is loaded yet)."""
-    from core.evaluate.sweep import SweepSpec, plan_sweeps, sweepable_params
+    from core.evaluation.sweep import SweepSpec, plan_sweeps, sweepable_params
     from core.splitters import SPLITTERS
 
     names = _splitter_names(args)
@@ -147,8 +147,8 @@ def build_space(args: argparse.Namespace) -> TuneSpace:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Check the space, then load, then embed: a bad argument fails before the model loads."""
-    from core.evaluate.evaluation import load_queries, references
-    from core.evaluate.tune import tune
+    from core.evaluation.evaluate import load_queries, references
+    from core.evaluation.tune import tune
 
     space = build_space(args)
     space.check()
@@ -156,7 +156,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     setups = space.setups()
     queries = load_queries(args.queries)
     documents = _load(args.paths)
-    from core.evaluate.query_checks import check_queries
+    from core.evaluation.query_checks import check_queries
 
     for warning in check_queries(documents, queries).warnings:  # an unloaded name, a repeated excerpt
         print(f"chunkscope: warning: {warning}", file=sys.stderr)

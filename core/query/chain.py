@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.config_parts import DEFAULT_RETRIEVAL, RetrievalMode, RetrievalSettings
 from core.postprocessors import PostprocessContext, Postprocessor, SentenceSelection, get_postprocessor
-from core.query.retrieval import RetrievalMode, retrieve
+from core.query.retrieval import retrieve
 from core.schema import MetadataMode, Node, NodeWithScore
 
 if TYPE_CHECKING:
@@ -176,23 +177,19 @@ def chain_needs_embedder(mode: RetrievalMode, chain: Sequence[Postprocessor]) ->
 def run_query(
     nodes: Sequence[Node],
     query: str,
+    retrieval: RetrievalSettings = DEFAULT_RETRIEVAL,
     *,
     embedder: Embedder | None = None,
-    top_k: int = 5,
-    mode: RetrievalMode = "dense",
-    alpha: float = 0.5,
     postprocessors: Sequence[PostprocessorStep | Postprocessor] = (),
     node_embeddings: np.ndarray | None = None,
 ) -> QueryResult:
-    """Retrieve ``top_k`` nodes for ``query``, then run the postprocessor chain in order, tracing each stage."""
+    """Retrieve ``retrieval.top_k`` nodes for ``query``, then run the postprocessor chain in order, tracing each stage."""
     chain = build_chain(postprocessors)
-    if embedder is None and chain_needs_embedder(mode, chain):
+    if embedder is None and chain_needs_embedder(retrieval.mode, chain):
         from core.embed.embedder import get_embedder
 
         embedder = get_embedder()
-    retrieved = retrieve(
-        nodes, query, embedder=embedder, top_k=top_k, mode=mode, alpha=alpha, node_embeddings=node_embeddings
-    )
+    retrieved = retrieve(nodes, query, retrieval, embedder=embedder, node_embeddings=node_embeddings)
     context = PostprocessContext.from_nodes(nodes, embedder)
     current = retrieved
     stages: list[StageTrace] = []
@@ -202,8 +199,8 @@ def run_query(
         current = outcome.nodes
     return QueryResult(
         query=query,
-        mode=mode,
-        top_k=top_k,
+        mode=retrieval.mode,
+        top_k=retrieval.top_k,
         candidates=len(nodes),
         retrieved=retrieved,
         stages=stages,

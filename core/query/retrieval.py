@@ -13,76 +13,59 @@ Ties keep the nodes' input order, so results are deterministic.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from numbers import Integral, Real
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
+from core.config_parts import DEFAULT_RETRIEVAL, RetrievalMode, RetrievalSettings
 from core.errors import ConfigError
 from core.schema import MetadataMode, Node, NodeWithScore, contents
 
 if TYPE_CHECKING:
     from core.embed.embedder import Embedder
 
-RetrievalMode = Literal["dense", "bm25", "hybrid"]
-RETRIEVAL_MODES: tuple[str, ...] = ("dense", "bm25", "hybrid")
+RETRIEVAL_MODES: tuple[str, ...] = get_args(RetrievalMode)
 # Where an evaluation retrieves a query's chunks from: every loaded document, or only the query's own.
 Scope = Literal["corpus", "document"]
 SCOPES: tuple[str, ...] = ("corpus", "document")
 
 
-def check_retrieval(top_k: int, mode: str, alpha: float) -> None:
-    """Raise ConfigError for settings no retrieval accepts: checked before anything is loaded or embedded."""
-    if mode not in RETRIEVAL_MODES:
-        raise ConfigError(f"retrieval mode must be one of {', '.join(RETRIEVAL_MODES)}, got {mode!r}")
-    if isinstance(top_k, bool) or not isinstance(top_k, Integral):
-        raise ConfigError(f"top_k must be a whole number, got {top_k!r}")
-    if top_k < 1:
-        raise ConfigError(f"top_k must be at least 1, got {top_k}")
-    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0.0 <= alpha <= 1.0:
-        raise ConfigError(f"alpha must be between 0 and 1, got {alpha}")
-
-
 def retrieve(
     nodes: Sequence[Node],
     query: str,
+    retrieval: RetrievalSettings = DEFAULT_RETRIEVAL,
     *,
     embedder: Embedder | None = None,
-    top_k: int = 5,
-    mode: RetrievalMode = "dense",
-    alpha: float = 0.5,
     node_embeddings: np.ndarray | None = None,
     bm25: BM25Index | None = None,
 ) -> list[NodeWithScore]:
-    """The ``top_k`` best nodes for ``query``, best first, each scored and tagged with the query.
+    """The ``retrieval.top_k`` best nodes for ``query``, best first, each scored and tagged with the query.
 
-    ``node_embeddings`` (one row per node, normalized) skips embedding the nodes,
-    and ``bm25`` (an index of the same nodes) skips indexing them; without an
+    ``retrieval`` was validated when it was made (its parameters are declared once, in
+    :class:`~core.config_parts.RetrievalSettings`). ``node_embeddings`` (one row per node, normalized) skips
+    embedding the nodes, and ``bm25`` (an index of the same nodes) skips indexing them; without an
     ``embedder`` the shared default model is used for dense and hybrid.
     """
-    check_retrieval(top_k, mode, alpha)
     if not query.strip():
         raise ConfigError("the query is empty")
     if not nodes:
         return []
-    scores = score_nodes(
-        nodes, query, embedder=embedder, mode=mode, alpha=alpha, node_embeddings=node_embeddings, bm25=bm25
-    )
-    order = np.argsort(-scores, kind="stable")[:top_k]
+    scores = score_nodes(nodes, query, retrieval, embedder=embedder, node_embeddings=node_embeddings, bm25=bm25)
+    order = np.argsort(-scores, kind="stable")[: retrieval.top_k]
     return [NodeWithScore(node=nodes[i], score=float(scores[i]), query=query) for i in order]
 
 
 def score_nodes(
     nodes: Sequence[Node],
     query: str,
+    retrieval: RetrievalSettings = DEFAULT_RETRIEVAL,
     *,
     embedder: Embedder | None = None,
-    mode: RetrievalMode = "dense",
-    alpha: float = 0.5,
     node_embeddings: np.ndarray | None = None,
     bm25: BM25Index | None = None,
 ) -> np.ndarray:
-    """Every node's score for the query (float64, input order)."""
+    """Every node's score for the query (float64, input order); ``retrieval.top_k`` is not read."""
+    mode, alpha = retrieval.mode, retrieval.alpha
     if mode != "dense" and bm25 is None:
         bm25 = BM25Index(nodes)
     if mode == "bm25":

@@ -2,7 +2,7 @@
 
 :func:`evaluate_job` takes an :class:`EvalJob` (the splitter by name and
 parameters) and the run's :class:`EvalInputs` (documents, queries, retrieval
-settings) and returns the :class:`~core.evaluate.evaluation.Evaluation`, all picklable,
+settings) and returns the :class:`~core.evaluation.evaluate.Evaluation`, all picklable,
 so :func:`core.runtime.parallel.ordered_map` can run it in this process, a process pool
 or on Ray and get the same result. A model cannot be pickled: workers are sent
 an :class:`EmbedderRef` and load the model once per process; the vectors of
@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
 from core.errors import ConfigError
-from core.evaluate.evaluation import EvalQuery, Evaluation, evaluate
-from core.evaluate.runner import Report
+from core.evaluation.evaluate import EvalQuery, Evaluation, evaluate
+from core.evaluation.runner import Report
 from core.schema import Document
 from core.splitters import get_splitter
 
@@ -55,9 +56,7 @@ class EvalInputs:
 
     documents: tuple[Document, ...]
     queries: tuple[EvalQuery, ...]
-    top_k: int = 5
-    mode: str = "dense"
-    alpha: float = 0.5
+    retrieval: RetrievalSettings = DEFAULT_RETRIEVAL
     scope: str = "corpus"
     embedder: Any = None
 
@@ -78,7 +77,7 @@ def shippable_embedder(embedder: Any) -> Any:
     from core.embed.embedder import Embedder as Loaded
 
     if type(embedder) is not Loaded:
-        raise ConfigError("an embedder sent to workers must be a core.evaluate.sweep.EmbedderRef (or have get())")
+        raise ConfigError("an embedder sent to workers must be a core.evaluation.sweep.EmbedderRef (or have get())")
     return EmbedderRef(embedder.model_path)
 
 
@@ -89,10 +88,8 @@ def evaluate_job(job: EvalJob, inputs: EvalInputs, report: Report | None = None)
         inputs.documents,
         inputs.queries,
         splitter,
-        embedder=resolve_embedder(inputs.embedder) if inputs.mode != "bm25" else None,
-        top_k=inputs.top_k,
-        mode=inputs.mode,
-        alpha=inputs.alpha,
+        embedder=resolve_embedder(inputs.embedder) if inputs.retrieval.mode != "bm25" else None,
+        retrieval=inputs.retrieval,
         scope=inputs.scope,
         report=report,
     )

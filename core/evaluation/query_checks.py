@@ -20,8 +20,8 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.evaluate.evaluation import EvalQuery
-from core.evaluate.excerpts import ExcerptFinder
+from core.evaluation.evaluate import EvalQuery
+from core.evaluation.excerpts import ExcerptFinder
 from core.schema import Document
 
 __all__ = ["QueryCheck", "check_queries"]

@@ -1,9 +1,9 @@
 """The tuner: search a space of splitter and retrieval settings for the Pareto front of quality against cost.
 
-A space is what :mod:`core.evaluate.sweep` sweeps (splitters and any of their declared
+A space is what :mod:`core.evaluation.sweep` sweeps (splitters and any of their declared
 numbers, choices or switches, read by its own rules) times the retrieval modes,
 hybrid weights (alpha) and top_k values to try. Each point of it, an **arm**,
-gets a quality (a metric of :data:`core.evaluate.evaluation.METRICS`, e.g. MRR) and
+gets a quality (a metric of :data:`core.evaluation.evaluate.METRICS`, e.g. MRR) and
 costs:
 
 - ``context_tokens``: per query, the tokens of the retrieved chunks' LLM views,
@@ -20,7 +20,7 @@ costs:
   embedded once and then cost 0).
 
 Every row also carries its **held-out** quality: the questions are cut into
-folds (by document by default, :mod:`core.evaluate.folds`) and each configuration's
+folds (by document by default, :mod:`core.evaluation.folds`) and each configuration's
 score on each fold is a score on questions no choice was made on; the row's
 ``quality`` column stays the in-sample score beside it. The **pick** and the
 **front** are by held-out quality, and the result says what choosing on the
@@ -30,7 +30,7 @@ next to the default configuration's held-out score: evaluate's default
 the space unless ``include_default=False``.
 
 Small spaces are searched exhaustively; large ones by successive halving over a
-growing sample of the queries (:mod:`core.evaluate.halving`). Splitting and embedding
+growing sample of the queries (:mod:`core.evaluation.halving`). Splitting and embedding
 happen once per splitter configuration whatever the retrieval settings; each
 query's ranking is computed once per (configuration, mode, alpha) at the largest
 top_k (a smaller top_k keeps its first chunks: the ranking is a stable sort),
@@ -47,14 +47,14 @@ from typing import TYPE_CHECKING, Any
 
 from core.config_parts import RetrievalSettings, default_splitter
 from core.errors import ConfigError
-from core.evaluate.evaluation import METRICS, EvalQuery, check_evaluation, references
-from core.evaluate.folds import DEFAULT_FOLDS, held_out_rows, make_folds
-from core.evaluate.halving import interleaved, schedule, successive_halving
-from core.evaluate.jobs import shippable_embedder
-from core.evaluate.pareto import front
-from core.evaluate.runner import Report
-from core.evaluate.sweep import SweepSpec, configurations, sweep_values
-from core.evaluate.tune_measure import SetupTask, TuneInputs, measure_setup
+from core.evaluation.evaluate import METRICS, EvalQuery, check_scope, references
+from core.evaluation.folds import DEFAULT_FOLDS, held_out_rows, make_folds
+from core.evaluation.halving import interleaved, schedule, successive_halving
+from core.evaluation.jobs import shippable_embedder
+from core.evaluation.pareto import front
+from core.evaluation.runner import Report
+from core.evaluation.sweep import SweepSpec, configurations, sweep_values
+from core.evaluation.tune_measure import SetupTask, TuneInputs, measure_setup
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
 
@@ -112,7 +112,7 @@ class TuneSpace:
         for mode in self.modes:
             for top_k in self.top_ks:
                 for alpha in self.alphas:
-                    check_evaluation(top_k, mode, alpha, "corpus")
+                    RetrievalSettings(top_k=top_k, mode=mode, alpha=alpha)  # refused here as its declaration says
 
     def setups(self) -> list[tuple[str, Any, dict[str, Any]]]:
         """(label, splitter, swept values) of every valid splitter configuration."""
@@ -142,7 +142,7 @@ class TuneResult:
     rungs: list[dict[str, Any]] = field(default_factory=list)
     embedded_texts: int = 0  # texts the model encoded in this run (the rest came from a cache)
     skipped_queries: list[str] = field(default_factory=list)
-    folds: dict[str, Any] = field(default_factory=dict)  # how the questions were folded (core.evaluate.folds)
+    folds: dict[str, Any] = field(default_factory=dict)  # how the questions were folded (core.evaluation.folds)
     cross_validation: dict[str, Any] = field(default_factory=dict)  # per fold: the training choice, held out
     pick: int | None = None  # the row with the best held-out quality
     default: int | None = None  # the default configuration's row
@@ -200,7 +200,7 @@ def tune(
     ``engine`` spreads the splitter configurations (every one, or each round's of
     successive halving) over workers (:mod:`core.runtime.parallel`); the rows are the same on every engine.
     ``folds_by`` and ``folds`` say how the questions are cut for the held-out scores
-    (:func:`core.evaluate.folds.make_folds`; folds declared in the queries file win).
+    (:func:`core.evaluation.folds.make_folds`; folds declared in the queries file win).
     ``budget`` (seconds) stops the search from starting a splitter configuration
     once spent; Ctrl-C (KeyboardInterrupt) stops it at once. Either way the result
     holds what was measured (the default configuration first), with ``stopped`` saying why.
@@ -212,7 +212,7 @@ def tune(
     if search not in SEARCHES:
         raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
     space.check()
-    check_evaluation(1, "dense", 0.5, scope)
+    check_scope(scope)
     engine = engine or Engine()
     setups = space.setups()
     arms = space.arms(len(setups))

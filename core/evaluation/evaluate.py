@@ -3,7 +3,7 @@
 A queries file is a JSON list of ``{"query", "doc", "excerpts"}``: ``doc`` is a
 file name and each excerpt a passage of that document (the reference answer),
 copied from the loaded text or from the file itself: it is found exactly, else
-whitespace-insensitively, else without its markup (:mod:`core.evaluate.excerpts`).
+whitespace-insensitively, else without its markup (:mod:`core.evaluation.excerpts`).
 Every occurrence of an excerpt counts as reference text.
 
 Per query, with the top-k retrieved nodes (from every loaded document, or with
@@ -20,8 +20,8 @@ Per query, with the top-k retrieved nodes (from every loaded document, or with
   recall = |R ∩ E| / |E|, precision = |R ∩ E| / L, IoU = |R ∩ E| / (L + |E \\ R|).
 
 A configuration's numbers are the means over its queries (and, per document,
-over that document's queries). The span arithmetic is :mod:`core.evaluate.span_metrics`;
-the run's progress, scoped retrieval and window check are :mod:`core.evaluate.runner`.
+over that document's queries). The span arithmetic is :mod:`core.evaluation.span_metrics`;
+the run's progress, scoped retrieval and window check are :mod:`core.evaluation.runner`.
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
 from core.errors import ConfigError, LoadError
-from core.evaluate.excerpts import ExcerptFinder, occurrences
-from core.evaluate.runner import SCOPES, Report, RunPhases, Scope, ScopedRetriever, over_window, split_with_progress
-from core.evaluate.span_metrics import (
+from core.evaluation.excerpts import ExcerptFinder, occurrences
+from core.evaluation.runner import SCOPES, Report, RunPhases, Scope, ScopedRetriever, over_window, split_with_progress
+from core.evaluation.span_metrics import (
     DocSpan,
     SpanScores,
     covered,
@@ -45,7 +46,6 @@ from core.evaluate.span_metrics import (
     rank_scores,
     span_scores,
 )
-from core.query.retrieval import RetrievalMode, check_retrieval
 from core.schema import Document, Node
 from core.splitters import Splitter, get_splitter
 
@@ -81,7 +81,7 @@ class EvalQuery:
     query: str
     doc: str  # the file name of the document holding the answer
     excerpts: tuple[str, ...]
-    fold: str | None = None  # the cross-validation fold the queries file declares (core.evaluate.folds), if any
+    fold: str | None = None  # the cross-validation fold the queries file declares (core.evaluation.folds), if any
 
 
 def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
@@ -234,7 +234,7 @@ def reference_spans(
     number: int = 0,
     finders: dict[str, ExcerptFinder] | None = None,
 ) -> list[DocSpan]:
-    """Where the query's excerpts lie in the documents loaded from its file (found as :mod:`core.evaluate.excerpts` says).
+    """Where the query's excerpts lie in the documents loaded from its file (found as :mod:`core.evaluation.excerpts` says).
 
     ``finders`` (by document id) keeps each document's whitespace-free form across queries.
     """
@@ -273,9 +273,9 @@ def references(
     return usable, [query.query for query in queries if query.doc not in loaded]
 
 
-def check_evaluation(top_k: int, mode: str, alpha: float, scope: str) -> None:
-    """Raise ConfigError for settings no evaluation accepts, before anything is split or embedded."""
-    check_retrieval(top_k, mode, alpha)
+def check_scope(scope: str) -> None:
+    """Raise ConfigError for a scope no evaluation knows, before anything is split or embedded (the retrieval
+    settings were checked when they were made)."""
     if scope not in SCOPES:
         raise ConfigError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
 
@@ -287,9 +287,7 @@ def evaluate(
     params: Mapping[str, Any] | None = None,
     *,
     embedder: Embedder | None = None,
-    top_k: int = 5,
-    mode: RetrievalMode = "dense",
-    alpha: float = 0.5,
+    retrieval: RetrievalSettings = DEFAULT_RETRIEVAL,
     scope: Scope = "corpus",
     progress: Callable[[int, int], None] | None = None,
     report: Report | None = None,
@@ -302,7 +300,8 @@ def evaluate(
     embedded. ``report(fraction, text)`` follows the whole run (splitting,
     embedding, scoring); ``progress(done, total)`` counts scored queries.
     """
-    check_evaluation(top_k, mode, alpha, scope)
+    check_scope(scope)
+    mode = retrieval.mode
     if isinstance(splitter, str):
         splitter = get_splitter(splitter, **dict(params or {}))
     usable, skipped = references(documents, queries)
@@ -316,7 +315,8 @@ def evaluate(
     retriever.embed_queries([query.query for query, _ in usable])
     per_query = []
     for done, (query, reference) in enumerate(usable, start=1):
-        results = retriever.retrieve(query.query, query.doc if scope == "document" else None, top_k, alpha)
+        doc = query.doc if scope == "document" else None
+        results = retriever.retrieve(query.query, doc, retrieval.top_k, retrieval.alpha)
         per_query.append(score_query(query, [item.node for item in results], reference))
         phases.scoring(done, len(usable))
         if progress is not None:
@@ -325,7 +325,7 @@ def evaluate(
     return Evaluation(
         splitter=splitter.name,
         params=_shown_params(splitter),
-        top_k=top_k,
+        top_k=retrieval.top_k,
         mode=mode,
         node_count=len(nodes),
         per_query=per_query,

@@ -1,6 +1,6 @@
 """Evaluating many configurations: splitters side by side, or sweeps over any of their declared parameters.
 
-:func:`core.evaluate.evaluation.evaluate` scores one configuration; the functions here
+:func:`core.evaluation.evaluate.evaluate` scores one configuration; the functions here
 run it for several and report progress as they go. This module alone decides
 what may be swept: every declared number, choice or switch of a splitter
 (:func:`sweepable_params`), e.g. ``chunk_size``, markdown's ``heading_level``,
@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
-from core.config_parts import RetrievalSettings
+from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
 from core.errors import ConfigError
-from core.evaluate.evaluation import EvalQuery, Evaluation, check_evaluation, evaluate
-from core.evaluate.jobs import EvalInputs, EvalJob, evaluate_job, shippable_embedder
-from core.evaluate.runner import Report, Scope
+from core.evaluation.evaluate import EvalQuery, Evaluation, check_scope, evaluate
+from core.evaluation.jobs import EvalInputs, EvalJob, evaluate_job, shippable_embedder
+from core.evaluation.runner import Report, Scope
 from core.measure.compare_view import LABELS, settings_summary
 from core.params import Configurable, ParamSpec, _check_bounds, parse_list
-from core.query.retrieval import RetrievalMode
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
 from core.splitters import SPLITTERS, Splitter, get_splitter
@@ -194,9 +193,7 @@ def sweep_evaluations(
     specs: Sequence[SweepSpec],
     *,
     embedder: Embedder | None = None,
-    top_k: int = 5,
-    mode: RetrievalMode = "dense",
-    alpha: float = 0.5,
+    retrieval: RetrievalSettings = DEFAULT_RETRIEVAL,
     scope: Scope = "corpus",
     report: Report | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -209,13 +206,13 @@ def sweep_evaluations(
     workers, through the disk cache). ``engine`` spreads the configurations
     (:mod:`core.runtime.parallel`); results are the same, in the same order, on every engine.
     """
-    check_evaluation(top_k, mode, alpha, scope)
+    check_scope(scope)
     engine = engine or Engine()
     built = configurations(specs)
     jobs = [EvalJob(label, splitter.name, splitter.to_params(), combination) for label, splitter, combination in built]
     local = engine.kind == "local"
     inputs = EvalInputs(
-        tuple(documents), tuple(queries), top_k, mode, alpha, scope, embedder if local else shippable_embedder(embedder)
+        tuple(documents), tuple(queries), retrieval, scope, embedder if local else shippable_embedder(embedder)
     )
     if local:
         done = (evaluate_job(job, inputs, _part(report, i, len(jobs), job.label)) for i, job in enumerate(jobs))
@@ -255,9 +252,7 @@ def sweep(
     grid: Mapping[str, Sequence[Any]] | None = None,
     base_params: Mapping[str, Any] | None = None,
     embedder: Embedder | None = None,
-    top_k: int = 5,
-    mode: RetrievalMode = "dense",
-    alpha: float = 0.5,
+    retrieval: RetrievalSettings = DEFAULT_RETRIEVAL,
     scope: Scope = "corpus",
     progress: Callable[[int, int], None] | None = None,
     report: Report | None = None,
@@ -282,9 +277,7 @@ def sweep(
         queries,
         [spec],
         embedder=embedder,
-        top_k=top_k,
-        mode=mode,
-        alpha=alpha,
+        retrieval=retrieval,
         scope=scope,
         report=report,
         progress=progress,
@@ -318,12 +311,12 @@ def evaluate_configurations(
 ) -> list[dict[str, Any]]:
     """One row per splitter (labelled A, B, …, with its settings), reporting progress through every phase."""
     labels = [LABELS[i] if i < len(LABELS) else str(i + 1) for i in range(len(splitters))]
-    check_evaluation(retrieval.top_k, retrieval.mode, retrieval.alpha, scope)
+    check_scope(scope)
     results = []
     for index, splitter in enumerate(splitters):
         part = _part(report, index, len(splitters), labels[index])
         result = evaluate(
-            documents, queries, splitter, embedder=embedder, scope=scope, report=part, **retrieval.to_params()
+            documents, queries, splitter, embedder=embedder, retrieval=retrieval, scope=scope, report=part
         )
         results.append((labels[index], result))
     report(1.0, "Done")
@@ -342,7 +335,7 @@ def evaluate_sweep(
 ) -> list[dict[str, Any]]:
     """:func:`sweep_evaluations` of one spec as page rows, labelled ``size/overlap`` or ``param=value``."""
     results = sweep_evaluations(
-        documents, queries, [spec], embedder=embedder, scope=scope, report=report, **retrieval.to_params()
+        documents, queries, [spec], embedder=embedder, retrieval=retrieval, scope=scope, report=report
     )
     report(1.0, "Done")
     return ui_rows(results)

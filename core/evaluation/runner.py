@@ -1,6 +1,6 @@
 """The working parts of an evaluation run: progress through its phases, retrieval within a scope, the window check.
 
-:func:`core.evaluate.evaluation.evaluate` splits, embeds and scores; this module holds
+:func:`core.evaluation.evaluate.evaluate` splits, embeds and scores; this module holds
 what it does that is not scoring:
 
 - :class:`RunPhases` turns the counts of each phase (documents split, chunks
@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.config_parts import RetrievalMode, RetrievalSettings
 from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
-from core.query.retrieval import SCOPES, BM25Index, RetrievalMode, Scope, retrieve
+from core.query.retrieval import SCOPES, BM25Index, Scope, retrieve
 from core.schema import Document, MetadataMode, Node, NodeWithScore, contents
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class ScopedRetriever:
         for index, node in enumerate(self.nodes):
             self.groups.setdefault(file_of.get(node.doc_id), []).append(index)
         self._bm25: dict[Any, BM25Index] = {}
+        self._settings: dict[tuple[int, float], RetrievalSettings] = {}
 
     def embed_queries(self, queries: Sequence[str]) -> None:
         """Embed the queries in batches up front (the embedder keeps them, so retrieval finds them cached)."""
@@ -117,16 +119,10 @@ class ScopedRetriever:
             bm25 = self._bm25.get(doc)
             if bm25 is None:
                 bm25 = self._bm25[doc] = BM25Index(nodes)
-        return retrieve(
-            nodes,
-            query,
-            embedder=self.embedder,
-            top_k=top_k,
-            mode=self.mode,
-            alpha=alpha,
-            node_embeddings=embeddings,
-            bm25=bm25,
-        )
+        settings = self._settings.get((top_k, alpha))
+        if settings is None:  # the tuner asks for many (top_k, alpha) over one set of embeddings
+            settings = self._settings[top_k, alpha] = RetrievalSettings(top_k=top_k, mode=self.mode, alpha=alpha)
+        return retrieve(nodes, query, settings, embedder=self.embedder, node_embeddings=embeddings, bm25=bm25)
 
 
 def over_window(nodes: Sequence[Node], embedder: Embedder | None) -> tuple[int, int]:

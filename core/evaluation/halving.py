@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from core.evaluate.pareto import layers
+from core.evaluation.pareto import layers
 
 __all__ = ["Halving", "Rung", "interleaved", "schedule", "successive_halving"]
 # (quality to maximise, cost to minimise) of one arm on the first n items.

@@ -1,6 +1,6 @@
 """The tuner's work on one splitter configuration, plain values in and out: split, embed, rank, score.
 
-:func:`measure_setup` is what :func:`core.evaluate.tune.tune` spreads over an engine
+:func:`measure_setup` is what :func:`core.evaluation.tune.tune` spreads over an engine
 (:func:`core.runtime.parallel.ordered_map`): a :class:`SetupTask` (one splitter
 configuration by name and parameters, the arms to measure on it, on how many
 queries) and the run's :class:`TuneInputs` in, a dict of plain rows out. The
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from core.documents import split_bounded
-from core.evaluate.evaluation import _shown_params, score_query
-from core.evaluate.jobs import resolve_embedder
-from core.evaluate.runner import RunPhases, ScopedRetriever
+from core.evaluation.evaluate import _shown_params, score_query
+from core.evaluation.jobs import resolve_embedder
+from core.evaluation.runner import RunPhases, ScopedRetriever
 from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 from core.schema import MetadataMode, Node, contents
 from core.splitters import get_splitter
@@ -219,7 +219,7 @@ class _Bench:
             ("iou", "iou"),
         ):
             row[metric] = sum(getattr(score, name) for score in scores) / len(scores)
-            # Each query's value, in sampling order: the tuner's cross-validation (core.evaluate.folds) reads them.
+            # Each query's value, in sampling order: the tuner's cross-validation (core.evaluation.folds) reads them.
             per_query[metric] = [getattr(score, name) for score in scores]
         row["per_query"] = per_query
         row["context_tokens"] = sum(tokens) / len(tokens)
