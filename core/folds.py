@@ -213,14 +213,20 @@ def held_out_rows(
 ) -> dict[str, Any]:
     """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary."""
     total = len(order)
+    members = [folding.members(fold) for fold in range(folding.count)]
     scores: dict[int, list[float]] = {}
+    by_fold: dict[int, dict[str, list[float]]] = {}  # every metric's mean per fold, of each full row
     for row in rows:
         per_query = row.pop("per_query")
         if row["queries"] == total:
-            values = [0.0] * total
-            for position, value in zip(order, per_query[quality], strict=True):
-                values[position] = value
-            scores[row["id"]] = values
+            values = {metric: [0.0] * total for metric in per_query}
+            for metric, measured in per_query.items():
+                for position, value in zip(order, measured, strict=True):
+                    values[metric][position] = value
+            scores[row["id"]] = values[quality]
+            by_fold[row["id"]] = {
+                metric: [_mean([got[i] for i in group]) for group in members] for metric, got in values.items()
+            }
     validation = cross_validate(scores, {i: rows[i][cost] for i in scores}, folding, default)
     chosen = [fold["chosen"] for fold in validation["folds"]]
     for row in rows:
@@ -228,8 +234,17 @@ def held_out_rows(
         row["heldout"] = held["heldout"] if held else None
         row["heldout_spread"] = held["spread"] if held else None
         row["heldout_by_fold"] = held["by_fold"] if held else None
+        # Every metric held out (the mean over folds), so a pick by MRR also says its hit rate on unseen questions.
+        folds_of = by_fold.get(row["id"])
+        row["heldout_metrics"] = {m: _mean(v) for m, v in folds_of.items()} if folds_of else None
         row["chosen_in_folds"] = chosen.count(row["id"])
         row["default"] = row["id"] == default
+    # What choosing on the other folds scored on each held-out fold, in every metric.
+    validation["estimates"] = (
+        {m: _mean([by_fold[c][m][f] for f, c in enumerate(chosen)]) for m in next(iter(by_fold.values()))}
+        if chosen
+        else {}
+    )
     return validation
 
 
