@@ -153,7 +153,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     space = build_space(args)
     space.check()
-    budget = TuneBudget.from_params({"minutes": args.budget}).seconds()
+    budget = TuneBudget.from_params({"budget_minutes": args.budget}).seconds()
     engine = engine_from_args(args)
     setups = space.setups()
     queries = load_queries(args.queries)

@@ -97,7 +97,7 @@ class TuneBudget(Configurable):
     name = "tune_budget"
     summary = "The time a tune may spend before it stops starting new splitter configurations."
 
-    minutes: float = param(
+    budget_minutes: float = param(
         20.0,
         "Start no splitter configuration after this many minutes (0: no limit). Sized for 2 cores: the default "
         "space on ~250 kB of text takes a few minutes cold. A stopped search keeps what it measured, defaults first.",
@@ -106,7 +106,7 @@ class TuneBudget(Configurable):
     )
 
     def seconds(self) -> float | None:
-        return self.minutes * 60 if self.minutes > 0 else None
+        return self.budget_minutes * 60 if self.budget_minutes > 0 else None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The Evaluate page's Tune section: a space to search, the Pareto front of quality against cost, one click to use a point.
 
-The search is :func:`core.tune.tune`; the front and the pick are by held-out
-quality (the questions cut into folds, :mod:`core.folds`), shown beside the in-sample score; what may vary and how its values are read
+The search is :func:`core.tune.tune` within :class:`core.tune.TuneBudget`; the front and the pick are by held-out
+quality (:mod:`core.folds`), beside the in-sample score; what may vary and how its values are read
 is :mod:`core.sweep`'s (and the retrieval settings' own declarations). A point
 picked on the chart (or in the list under it) can be loaded into the session's
 configuration, which every other page then uses.
@@ -27,7 +27,17 @@ from core.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
 from core.schema import Document
 from core.splitters import SPLITTERS, get_splitter
 from core.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
-from core.tune import COSTS, EXHAUSTIVE_BUDGET, QUALITIES, SEARCHES, TuneSpace, exhaustive, retrieval_values, tune
+from core.tune import (
+    COSTS,
+    EXHAUSTIVE_BUDGET,
+    QUALITIES,
+    SEARCHES,
+    TuneBudget,
+    TuneSpace,
+    exhaustive,
+    retrieval_values,
+    tune,
+)
 from ui import cache, state, widgets
 from ui.charts import SERIES_COLOURS
 from ui.evaluate_sweep import default_values
@@ -65,6 +75,7 @@ def tune_section(
     space, problems = space_form(config)
     quality, cost, search = objectives()
     validation = validation_form()
+    budget = TuneBudget.from_params(widgets.param_widgets(TuneBudget, f"{KEY}.budget"))
     if space is not None:
         count = len(space.arms())
         way = (
@@ -97,7 +108,16 @@ def tune_section(
         on_click=state.request_evaluation,
     )
     if state.take_evaluation_request() and space is not None and not problems:
-        run_and_store(documents, queries, space, config, scope, (quality, cost, search), validation, signature)
+        run_and_store(
+            documents,
+            queries,
+            space,
+            config,
+            scope,
+            (quality, cost, search),
+            {**validation, "budget": budget},
+            signature,
+        )
     stored = state.evaluation()
     if not stored or stored.get("kind") != "Tune":
         st.info("Choose the space to search, then press **Search**.", icon=":material/travel_explore:")
@@ -234,6 +254,7 @@ def validation_form() -> dict[str, Any]:
 def run_and_store(documents, queries, space, config, scope, objectives, validation, signature) -> None:  # noqa: ANN001
     """Search under a progress bar and keep the result in the session; a failure is shown and ends this run."""
     quality, cost, search = objectives
+    budget = validation.pop("budget")
     prepared = prepare_documents(documents, config)
     needs = validation["include_default"] or any(mode != "bm25" for mode in space.modes)
     embedder = cache.embedder() if needs else None
@@ -249,7 +270,9 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
             cost=cost,
             search=search,
             **validation,
-            report=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=text),
+            budget=budget.seconds(),
+            # Inside a configuration too: "256/0: embedding chunks 120 of 343", the semantic splitter's sentences.
+            report=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=widgets.md_escape(text)),
         )
     except ChunkScopeError as exc:
         bar.empty()
@@ -315,6 +338,11 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
     )
     for line in validation_summary(result, QUALITIES[result["quality"]], quote=widgets.md_escape):
         st.caption(line)
+    why = {"budget": "the time budget was spent", "interrupted": "interrupted"}.get(result["stopped"])
+    notes = [f"Stopped ({why}) after {len(result['rows'])} of {result['space_size']} configurations."] if why else []
+    notes += [f"Skipped {widgets.md_escape(s['config'])}: {widgets.md_escape(s['reason'])}" for s in result["skipped"]]
+    for note in notes:
+        st.warning(note, icon=":material/warning:")
     if stored["signature"] != signature:
         st.info("The settings changed since this search: press **Search** to update.", icon=":material/update:")
     st.plotly_chart(
