@@ -409,3 +409,16 @@ def test_a_configuration_whose_metadata_leaves_no_room_is_skipped_with_its_reaso
     assert skipped["config"] == "32/0" and "leaves no room in chunk_size 32" in skipped["reason"]
     assert [row["config"] for row in result.rows] == ["512/0 · bm25 · k=5"] and result.stopped is None
     assert result.to_dict()["skipped"] == [skipped]
+
+
+def test_cli_tune_warns_of_a_skipped_configuration_and_checks_the_budget_by_its_declaration(sample_docs, capsys):
+    argv = ["tune", str(sample_docs / "release_notes.txt"), "--queries", str(sample_docs / "queries.json"), "--quiet"]
+    space = ["--sweep", "chunk_size=8,256", "--sweep", "chunk_overlap=0", "--modes", "bm25", "--without-default"]
+    assert cli_tune.main([*argv, *space, "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: skipped 8/0: sentence: the metadata of release_notes.txt" in captured.err
+    data = json.loads(captured.out)
+    assert [row["config"] for row in data["rows"]] == ["256/0 · bm25 · k=5"]
+    assert data["skipped"][0]["config"] == "8/0" and "leaves no room in chunk_size 8" in data["skipped"][0]["reason"]
+    assert cli_tune.main([*argv, "--budget", "-1"]) == 2
+    assert "budget_minutes must be at least 0" in capsys.readouterr().err
