@@ -422,3 +422,22 @@ def test_cli_tune_warns_of_a_skipped_configuration_and_checks_the_budget_by_its_
     assert data["skipped"][0]["config"] == "8/0" and "leaves no room in chunk_size 8" in data["skipped"][0]["reason"]
     assert cli_tune.main([*argv, "--budget", "-1"]) == 2
     assert "budget_minutes must be at least 0" in capsys.readouterr().err
+
+
+def test_a_stopped_default_search_still_holds_both_yardsticks_evaluates_default_and_llamaindexs(corpus, monkeypatch):
+    from core import tune as tune_module
+
+    documents, queries = corpus
+    real, calls = tune_module.measure_setup, []
+
+    def interrupted_on_the_third(task, inputs):
+        calls.append(task.label)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(task, inputs)
+
+    monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_third)
+    space = cli_tune.build_space(cli_tune_args("--modes", "bm25"))
+    result = tune(documents, queries, space, embedder=WordsEmbedder(disk_cache=False))
+    assert calls[:2] == ["sentence (defaults)", "llamaindex.sentence"] and result.stopped == "interrupted"
+    assert {row["splitter"] for row in result.rows} == {"sentence", "llamaindex.sentence"}
