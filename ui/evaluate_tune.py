@@ -340,7 +340,9 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
         st.caption(line)
     why = {"budget": "the time budget was spent", "interrupted": "interrupted"}.get(result["stopped"])
     notes = [f"Stopped ({why}) after {len(result['rows'])} of {result['space_size']} configurations."] if why else []
-    notes += [f"Skipped {widgets.md_escape(s['config'])}: {widgets.md_escape(s['reason'])}" for s in result["skipped"]]
+    notes += [
+        f"Skipped {widgets.md_escape(s['config'])}: {widgets.md_escape(s['reason'])}" for s in result.get("skipped", [])
+    ]
     for note in notes:
         st.warning(note, icon=":material/warning:")
     if stored["signature"] != signature:
