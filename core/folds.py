@@ -211,7 +211,11 @@ def _mean(values: Sequence[float]) -> float:
 def held_out_rows(
     rows: list[dict[str, Any]], order: list[int], folding: Folds, quality: str, cost: str, default: int | None
 ) -> dict[str, Any]:
-    """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary."""
+    """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary.
+
+    Each such row also gets ``heldout_metrics`` (every metric's mean over folds), and the summary ``estimates``
+    (every metric of the training folds' choices, scored on their held-out folds): a pick by MRR says its hit rate.
+    """
     total = len(order)
     members = [folding.members(fold) for fold in range(folding.count)]
     scores: dict[int, list[float]] = {}

@@ -87,3 +87,19 @@ def test_cross_validation_chooses_on_the_training_folds_and_scores_on_the_held_o
     assert result["pick"] == 2
     assert cross_validate(scores, {0: 10.0, 1: 20.0, 2: 30.0}, folds, default=None)["pick"] == 1
     assert cross_validate({0: scores[0], 1: scores[1]}, {0: 10.0, 1: 20.0}, folds, default=None)["pick"] == 1
+
+
+def test_held_out_rows_give_every_metric_of_each_row_and_of_the_training_choices():
+    from core.folds import held_out_rows
+
+    folds = make_folds(["a", "a", "b", "b"])  # two folds by document: questions 0, 1 and 2, 3
+    rows = [
+        {"id": 0, "queries": 4, "cost": 1.0, "per_query": {"mrr": [1.0, 0.5, 0.0, 0.0], "hit_rate": [1, 1, 0, 0]}},
+        {"id": 1, "queries": 4, "cost": 2.0, "per_query": {"mrr": [0.0, 0.0, 1.0, 1.0], "hit_rate": [0, 1, 1, 1]}},
+    ]
+    validation = held_out_rows(rows, [0, 1, 2, 3], folds, "mrr", "cost", None)
+    assert rows[0]["heldout_metrics"] == {"mrr": (0.75 + 0.0) / 2, "hit_rate": (1.0 + 0.0) / 2}
+    assert rows[1]["heldout_metrics"] == {"mrr": (0.0 + 1.0) / 2, "hit_rate": (0.5 + 1.0) / 2}
+    # Trained on fold b, row 1 is chosen and scored on fold a; trained on fold a, row 0 and scored on b.
+    assert [fold["chosen"] for fold in validation["folds"]] == [1, 0]
+    assert validation["estimates"] == {"mrr": (0.0 + 0.0) / 2, "hit_rate": (0.5 + 0.0) / 2}
