@@ -70,7 +70,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="exhaustive: every configuration on every query; halving: successive halving on a growing query "
         "sample; auto: exhaustive up to 20,000 (configuration, query) pairs.",
     )
-    tune.add_argument("--eta", type=int, default=2, help="Halving: keep 1/eta of the configurations each round.")
+    tune.add_argument(
+        "--eta",
+        type=int,
+        default=2,
+        help="Halving: keep the best 1/eta of the configurations each round, and every one not clearly worse than "
+        "the round's best (by 2 standard errors, question by question).",
+    )
     tune.add_argument("--keep", type=int, default=8, help="Halving: configurations measured on every query.")
     tune.add_argument(
         "--seed",
