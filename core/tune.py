@@ -19,15 +19,12 @@ costs:
   chunks and its splitter's texts (texts other configurations share are
   embedded once and then cost 0).
 
-Every row also carries its **held-out** quality: the questions are cut into
-folds (by document by default, :mod:`core.folds`) and each configuration's
-score on each fold is a score on questions no choice was made on; the row's
-``quality`` column stays the in-sample score beside it. The **pick** and the
-**front** are by held-out quality, and the result says what choosing on the
-training folds scored on the held-out ones (the honest estimate of tuning),
-next to the default configuration's held-out score: evaluate's default
-(:func:`core.config_parts.default_splitter`, default retrieval) is always in
-the space unless ``include_default=False``.
+Every row also carries its **held-out** quality: the questions are cut into folds (by
+document by default, :mod:`core.folds`), each fold scored as questions no choice was made
+on, beside the in-sample score. The **front** is by held-out quality; the **pick** too,
+staying with an untuned yardstick (evaluate's default, always in the space unless
+``include_default=False``, or a framework's defaults) unless another is clearly better.
+The result says what choosing on the training folds scored on the held-out ones.
 
 Small spaces are searched exhaustively; large ones by successive halving over a
 growing sample of the queries (:mod:`core.halving`). A configuration is split,
@@ -172,7 +169,7 @@ class TuneResult:
     skipped_queries: list[str] = field(default_factory=list)
     folds: dict[str, Any] = field(default_factory=dict)  # how the questions were folded (core.folds)
     cross_validation: dict[str, Any] = field(default_factory=dict)  # per fold: the training choice, held out
-    pick: int | None = None  # the row with the best held-out quality
+    pick: int | None = None  # the best held-out row, or a yardstick nothing clearly beat (core.folds)
     default: int | None = None  # the default configuration's row
     stopped: str | None = None  # "budget" or "interrupted" when the search did not finish
     space_size: int = 0  # configurations in the space (rows holds the measured ones)
@@ -265,7 +262,7 @@ def tune(
     at = [0.0]  # the run's fraction done, for the progress inside a configuration
     if engine.kind == "local":
         inputs.bench().note = lambda text: say(at[0], text)
-    first = _yardsticks(setups, arms, default_arm)
+    first, untuned = _yardsticks(setups, arms, default_arm)
     measured: dict[int, dict[str, Any]] = {}  # each arm's last row
     setup_of: dict[int, dict[str, Any]] = {}  # what each splitter configuration is, as a task reported it
     encoded = 0
@@ -303,13 +300,8 @@ def tune(
     try:
         if used == "exhaustive":
             say(0.0, f"Measuring {len(arms)} configurations in {engine.describe()}")
-            run(
-                range(len(arms)),
-                len(usable),
-                0.0,
-                1.0,
-                "Splitting, embedding and scoring" if needs_vectors else "Splitting and scoring",
-            )
+            what = "Splitting, embedding and scoring" if needs_vectors else "Splitting and scoring"
+            run(range(len(arms)), len(usable), 0.0, 1.0, what)
         else:
 
             def rung(alive: list[int], items: int, number: int, rounds: int) -> None:
@@ -332,7 +324,8 @@ def tune(
         tune_row(row_id, arms[index], setup_of[arms[index].setup], chosen[index]) for row_id, index in enumerate(done)
     ]
     default_row = done.index(default_arm) if default_arm in done else None
-    validation = held_out_rows(rows, order, folding, quality, cost, default_row)
+    marks = [done.index(index) for index in untuned if index in done]  # the pick stays on one unless beaten
+    validation = held_out_rows(rows, order, folding, quality, cost, default_row, marks)
     full = [row["id"] for row in rows if row["heldout"] is not None]
     on_front = [full[i] for i in front([(rows[i]["heldout"], rows[i][cost]) for i in full])]
     on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["heldout"]))
@@ -381,17 +374,21 @@ def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm])
 
 def _yardsticks(
     setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm], default_arm: int | None
-) -> dict[int, int]:
-    """The splitter configurations measured first (by position): the default, then any at its own defaults.
+) -> tuple[dict[int, int], list[int]]:
+    """The splitter configurations measured first (by position), and the untuned arms in order of preference.
 
-    A search the budget or Ctrl-C stops then still holds what a pick is judged against: evaluate's default
-    and a framework's untuned defaults (e.g. LlamaIndex's SentenceSplitter()).
+    First the default, then any splitter at its own defaults: a search the budget or Ctrl-C stops still holds
+    what a pick is judged against, evaluate's default and a framework's (e.g. LlamaIndex's SentenceSplitter()).
+    Their arms at the default top_k (and alpha) are what :func:`core.folds.cross_validate` stays with unless beaten.
     """
     first = {} if default_arm is None else {arms[default_arm].setup: 0}
     for position, (_, _, swept) in enumerate(setups):
         if not swept:
             first.setdefault(position, 1)
-    return first
+    plain, modes = RetrievalSettings(), ("hybrid", "dense", "bm25")  # hybrid first: the strongest untuned retrieval
+    untuned = [i for i, arm in enumerate(arms) if arm.setup in first and arm.top_k == plain.top_k]
+    untuned = [i for i in untuned if arms[i].mode != "hybrid" or arms[i].alpha == plain.alpha]
+    return first, sorted(untuned, key=lambda i: (-first[arms[i].setup], modes.index(arms[i].mode)))
 
 
 def exhaustive(arms: int, queries: int) -> bool:

@@ -103,3 +103,16 @@ def test_held_out_rows_give_every_metric_of_each_row_and_of_the_training_choices
     # Trained on fold b, row 1 is chosen and scored on fold a; trained on fold a, row 0 and scored on b.
     assert [fold["chosen"] for fold in validation["folds"]] == [1, 0]
     assert validation["estimates"] == {"mrr": (0.0 + 0.0) / 2, "hit_rate": (0.5 + 0.0) / 2}
+
+
+def test_a_choice_stays_with_the_yardstick_unless_another_arm_is_clearly_better_question_by_question():
+    folds = make_folds(["a", "a", "a", "a", "b", "b", "b", "b"])
+    costs = {0: 1.0, 1: 1.0, 2: 1.0}
+    # Arm 1 beats the yardstick 0 on one question in four (luck on a few questions); arm 2 on every question.
+    lucky = {0: [0.5] * 8, 1: [1.0, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 0.5]}
+    assert cross_validate(lucky, costs, folds)["pick"] == 1
+    stays = cross_validate(lucky, costs, folds, yardsticks=[0])
+    assert stays["pick"] == 0 and [fold["chosen"] for fold in stays["folds"]] == [0, 0]
+    clear = {**lucky, 2: [1.0] * 8}
+    moved = cross_validate(clear, costs, folds, yardsticks=[0])
+    assert moved["pick"] == 2 and [fold["chosen"] for fold in moved["folds"]] == [2, 2]

@@ -441,3 +441,19 @@ def test_a_stopped_default_search_still_holds_both_yardsticks_evaluates_default_
     result = tune(documents, queries, space, embedder=WordsEmbedder(disk_cache=False))
     assert calls[:2] == ["sentence (defaults)", "llamaindex.sentence"] and result.stopped == "interrupted"
     assert {row["splitter"] for row in result.rows} == {"sentence", "llamaindex.sentence"}
+
+
+def test_the_untuned_yardsticks_in_order_are_llamaindexs_defaults_hybrid_dense_bm25_then_evaluates_default():
+    from core import tune as tune_module
+
+    space = cli_tune.build_space(cli_tune_args())
+    setups, arms = space.setups(), space.arms()
+    default = tune_module._add_default(setups, arms)
+    _, untuned = tune_module._yardsticks(setups, arms, default)
+    shown = [(setups[arms[i].setup][0], arms[i].retrieval_label()) for i in untuned]
+    assert shown == [
+        ("llamaindex.sentence", "hybrid α=0.5 · k=5"),
+        ("llamaindex.sentence", "dense · k=5"),
+        ("llamaindex.sentence", "bm25 · k=5"),
+        ("sentence (defaults)", "dense · k=5"),
+    ]

@@ -82,7 +82,7 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     captions = " ".join(c.value for c in at.caption)
     assert f"Folds: {expected.folds['count']} by document" in captions
     assert "Chosen on the other folds, scored on each held-out fold" in captions
-    # The pick offered first is the best held-out configuration.
+    # The pick offered first is core's (the best held-out configuration, no yardstick in this space).
     assert at.selectbox(key="eval.tune.pick").value == expected.pick
 
     # Pick the front's costliest point (as a click on it does) and load it.
