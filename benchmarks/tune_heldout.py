@@ -1,4 +1,4 @@
-"""The tuner on questions the project never tuned on: ``chunkscope tune`` with its defaults against LlamaIndex's defaults.
+"""The tuner on questions the project never tuned on: ``chunkscope tune`` at its defaults against LlamaIndex's.
 
     .venv/bin/python benchmarks/tune_heldout.py            # fetch, tune, print the numbers
     .venv/bin/python benchmarks/tune_heldout.py --fetch    # only fetch and check the documents
@@ -12,10 +12,10 @@ chunks where every configuration finds nearly everything), fetched at run time i
 were set, each with one short excerpt copied exactly from its document (checked here: every excerpt occurs once);
 ``benchmarks/tune_heldout_paraphrased.json`` holds 23 more, worded away from their excerpts (``--questions``).
 
-**The run.** ``chunkscope tune <the ten files> --queries <the questions> --format json --save …``: every
+**The run.** ``chunkscope tune <the fifteen files> --queries <the questions> --format json --save …``: every
 default (search space, folds by document, quality MRR, cost context tokens, the default ``--budget``), the packaged
-model, one fresh process. Reported from its JSON: the **pick** (the best held-out MRR) with its hit@5 and MRR
-held out (each the mean over folds of the fold's mean), the **choice on the training folds scored on each
+model, one fresh process. Reported from its JSON: the **pick** (:func:`core.folds.cross_validate`) with its
+hit@5 and MRR held out (each the mean over folds of the fold's mean), the **choice on the training folds scored on each
 held-out fold** (the nested estimate: nothing about a held-out fold informed its choice), and on the same folds
 **LlamaIndex's** ``SentenceSplitter()`` at its defaults (``llamaindex.sentence``, 1024/200) with the same model
 and hybrid retrieval at α 0.5, top 5 (a row of the tune's own space, so the folds are the same). A separate

@@ -202,7 +202,7 @@ def cross_validate(
 def _anchored(
     best: int, scores: Mapping[int, Sequence[float]], questions: Sequence[int], yardsticks: Sequence[int]
 ) -> int:
-    """The first yardstick, moved to the next one (and last to ``best``) only when that is clearly better on ``questions``."""
+    """The first yardstick, moved on to the next (and last to ``best``) only when that one is clearly better."""
     present = [arm for arm in yardsticks if arm in scores]
     if not present:
         return best
