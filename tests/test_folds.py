@@ -87,3 +87,32 @@ def test_cross_validation_chooses_on_the_training_folds_and_scores_on_the_held_o
     assert result["pick"] == 2
     assert cross_validate(scores, {0: 10.0, 1: 20.0, 2: 30.0}, folds, default=None)["pick"] == 1
     assert cross_validate({0: scores[0], 1: scores[1]}, {0: 10.0, 1: 20.0}, folds, default=None)["pick"] == 1
+
+
+def test_held_out_rows_give_every_metric_of_each_row_and_of_the_training_choices():
+    from core.evaluation.folds import held_out_rows
+
+    folds = make_folds(["a", "a", "b", "b"])  # two folds by document: questions 0, 1 and 2, 3
+    rows = [
+        {"id": 0, "queries": 4, "cost": 1.0, "per_query": {"mrr": [1.0, 0.5, 0.0, 0.0], "hit_rate": [1, 1, 0, 0]}},
+        {"id": 1, "queries": 4, "cost": 2.0, "per_query": {"mrr": [0.0, 0.0, 1.0, 1.0], "hit_rate": [0, 1, 1, 1]}},
+    ]
+    validation = held_out_rows(rows, [0, 1, 2, 3], folds, "mrr", "cost", None)
+    assert rows[0]["heldout_metrics"] == {"mrr": (0.75 + 0.0) / 2, "hit_rate": (1.0 + 0.0) / 2}
+    assert rows[1]["heldout_metrics"] == {"mrr": (0.0 + 1.0) / 2, "hit_rate": (0.5 + 1.0) / 2}
+    # Trained on fold b, row 1 is chosen and scored on fold a; trained on fold a, row 0 and scored on b.
+    assert [fold["chosen"] for fold in validation["folds"]] == [1, 0]
+    assert validation["estimates"] == {"mrr": (0.0 + 0.0) / 2, "hit_rate": (0.5 + 0.0) / 2}
+
+
+def test_a_choice_stays_with_the_yardstick_unless_another_arm_is_clearly_better_question_by_question():
+    folds = make_folds(["a", "a", "a", "a", "b", "b", "b", "b"])
+    costs = {0: 1.0, 1: 1.0, 2: 1.0}
+    # Arm 1 beats the yardstick 0 on one question in four (luck on a few questions); arm 2 on every question.
+    lucky = {0: [0.5] * 8, 1: [1.0, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 0.5]}
+    assert cross_validate(lucky, costs, folds)["pick"] == 1
+    stays = cross_validate(lucky, costs, folds, yardsticks=[0])
+    assert stays["pick"] == 0 and [fold["chosen"] for fold in stays["folds"]] == [0, 0]
+    clear = {**lucky, 2: [1.0] * 8}
+    moved = cross_validate(clear, costs, folds, yardsticks=[0])
+    assert moved["pick"] == 2 and [fold["chosen"] for fold in moved["folds"]] == [2, 2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.evaluation.halving import schedule, successive_halving
+from core.evaluation.halving import clearly_worse, schedule, successive_halving
 from core.evaluation.pareto import MAXIMISE, MINIMISE, dominates, front, layers
 
 QUALITY_COST = (MAXIMISE, MINIMISE)
@@ -104,3 +104,15 @@ def test_an_arm_spared_by_the_caller_reaches_the_last_rung_whatever_its_rank():
     assert [rung.arms for rung in result.rungs][0] == tuple(range(8))
     assert 0 in result.survivors and 0 in result.rungs[1].arms
     assert len(result.rungs[1].arms) == 5  # the best half, and the spared one
+
+
+def test_an_arm_is_clearly_worse_only_when_the_samples_best_beats_it_by_two_standard_errors_question_by_question():
+    per_question = {
+        0: [1.0, 1.0, 1.0, 1.0],  # the best
+        1: [0.0, 0.0, 0.0, 0.0],  # worse by 1 on every question: cut
+        2: [1.0, 0.0, 1.0, 1.0],  # worse on one question of four: a mean gap of 0.25 within two errors of 0.25
+        3: [0.5, 0.5, 0.5, 0.5],  # worse by 0.5 every time: no spread, cut
+    }
+    assert clearly_worse(per_question) == {1, 3}
+    assert clearly_worse({0: [1.0, 0.0], 1: [1.0, 0.0]}) == set()  # ties are never cut
+    assert clearly_worse({}) == set()

@@ -286,12 +286,27 @@ def test_the_semantic_splitters_sentence_embeddings_count_in_its_tokens_and_seco
     assert row["embed_seconds"] > 0  # BM25 embeds no chunk: this is the splitting's time
 
 
-def test_halving_keeps_the_exhaustive_pick_on_the_samples_and_its_schedule_does_not_depend_on_the_seed(corpus):
+def test_halving_keeps_the_exhaustive_pick_on_the_samples_and_its_schedule_does_not_depend_on_the_seed(
+    corpus, monkeypatch
+):
+    from core.evaluation import tune_measure as tune_bench
+
     documents, queries = corpus
     space = TuneSpace(sizes(64, 128, 256, 512), modes=("dense", "bm25", "hybrid"), alphas=(0.3, 0.7), top_ks=(3, 5))
+    retrievals, real = [], tune_bench.ScopedRetriever.retrieve
+
+    def counted(self, *args, **kwargs):
+        retrievals.append(args[0])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(tune_bench.ScopedRetriever, "retrieve", counted)
     full = tune(documents, queries, space, search="exhaustive")
+    exhaustive_work = len(retrievals)
     halved = tune(documents, queries, space, search="halving", keep=4, min_queries=4)
     assert len(halved.rungs) > 1 and halved.rungs[0]["measured"] == len(full.rows)
+    # Even on 14 questions it cuts what is clearly worse on the sample, and so ranks fewer queries.
+    assert halved.rungs[-1]["measured"] < halved.rungs[0]["measured"]
+    assert len(retrievals) - exhaustive_work < exhaustive_work
     assert halved.rows[halved.pick]["config"] == full.rows[full.pick]["config"]
     assert halved.rows[halved.pick]["heldout"] == full.rows[full.pick]["heldout"]
     again = tune(documents, queries, space, search="halving", keep=4, min_queries=4, seed=7, folds_by="document")
@@ -379,3 +394,67 @@ def test_the_default_space_also_holds_llamaindexs_untuned_sentence_splitter():
     assert label == "llamaindex.sentence" and splitter.to_params(only_changed=True) == {}
     # Naming splitters or values is a space of one's own: no extra configuration.
     assert len(cli_tune.build_space(cli_tune_args("--splitter", "sentence")).specs) == 1
+
+
+def test_a_configuration_whose_metadata_leaves_no_room_is_skipped_with_its_reason_and_the_rest_measured(
+    corpus, capsys, tmp_path
+):
+    from core.schema import Document
+
+    documents, queries = corpus
+    # A long metadata value: 32 tokens cannot hold it and any text, 512 can.
+    noted = [Document(text=doc.text, metadata={**doc.metadata, "summary": "word " * 60}) for doc in documents]
+    space = TuneSpace(sizes(32, 512), modes=("bm25",), top_ks=(5,))
+    result = tune(noted, queries, space, include_default=False)
+    (skipped,) = result.skipped
+    assert skipped["config"] == "32/0" and "leaves no room in chunk_size 32" in skipped["reason"]
+    assert [row["config"] for row in result.rows] == ["512/0 · bm25 · k=5"] and result.stopped is None
+    assert result.to_dict()["skipped"] == [skipped]
+
+
+def test_cli_tune_warns_of_a_skipped_configuration_and_checks_the_budget_by_its_declaration(sample_docs, capsys):
+    argv = ["tune", str(sample_docs / "release_notes.txt"), "--queries", str(sample_docs / "queries.json"), "--quiet"]
+    space = ["--sweep", "chunk_size=8,256", "--sweep", "chunk_overlap=0", "--modes", "bm25", "--without-default"]
+    assert cli_tune.main([*argv, *space, "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: skipped 8/0: sentence: the metadata of release_notes.txt" in captured.err
+    data = json.loads(captured.out)
+    assert [row["config"] for row in data["rows"]] == ["256/0 · bm25 · k=5"]
+    assert data["skipped"][0]["config"] == "8/0" and "leaves no room in chunk_size 8" in data["skipped"][0]["reason"]
+    assert cli_tune.main([*argv, "--budget", "-1"]) == 2
+    assert "budget_minutes must be at least 0" in capsys.readouterr().err
+
+
+def test_a_stopped_default_search_still_holds_both_yardsticks_evaluates_default_and_llamaindexs(corpus, monkeypatch):
+    from core.evaluation import tune as tune_module
+
+    documents, queries = corpus
+    real, calls = tune_module.measure_setup, []
+
+    def interrupted_on_the_third(task, inputs):
+        calls.append(task.label)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(task, inputs)
+
+    monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_third)
+    space = cli_tune.build_space(cli_tune_args("--modes", "bm25"))
+    result = tune(documents, queries, space, embedder=WordsEmbedder(disk_cache=False))
+    assert calls[:2] == ["sentence (defaults)", "llamaindex.sentence"] and result.stopped == "interrupted"
+    assert {row["splitter"] for row in result.rows} == {"sentence", "llamaindex.sentence"}
+
+
+def test_the_untuned_yardsticks_in_order_are_llamaindexs_defaults_hybrid_dense_bm25_then_evaluates_default():
+    from core.evaluation import tune as tune_module
+
+    space = cli_tune.build_space(cli_tune_args())
+    setups, arms = space.setups(), space.arms()
+    default = tune_module._add_default(setups, arms)
+    _, untuned = tune_module._yardsticks(setups, arms, default)
+    shown = [(setups[arms[i].setup][0], arms[i].retrieval_label()) for i in untuned]
+    assert shown == [
+        ("llamaindex.sentence", "hybrid α=0.5 · k=5"),
+        ("llamaindex.sentence", "dense · k=5"),
+        ("llamaindex.sentence", "bm25 · k=5"),
+        ("sentence (defaults)", "dense · k=5"),
+    ]

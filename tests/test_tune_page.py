@@ -82,7 +82,7 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     captions = " ".join(c.value for c in at.caption)
     assert f"Folds: {expected.folds['count']} by document" in captions
     assert "Chosen on the other folds, scored on each held-out fold" in captions
-    # The pick offered first is the best held-out configuration.
+    # The pick offered first is core's (the best held-out configuration, no yardstick in this space).
     assert at.selectbox(key="eval.tune.pick").value == expected.pick
 
     # Pick the front's costliest point (as a click on it does) and load it.
@@ -114,3 +114,46 @@ def test_with_the_default_configuration_the_pick_is_never_below_its_held_out_sco
     assert default["default"] and default["mode"] == "dense"
     assert result["rows"][result["pick"]]["heldout"] >= default["heldout"]
     assert at.selectbox(key="eval.tune.pick").value == result["pick"]
+
+
+def test_the_budget_is_the_declared_one_and_a_spent_budget_says_how_far_the_search_got():
+    from core.evaluation.tune import TuneBudget
+
+    at = tune_page()
+    budget = at.number_input(key="eval.tune.budget.budget_minutes")
+    assert budget.value == TuneBudget().budget_minutes and budget.label == "Budget minutes"
+    budget.set_value(0.00001).run()  # under a millisecond: spent before the second configuration starts
+    at.button(key="eval.tune.run").click().run()
+    assert not at.exception, at.exception
+    result = at.session_state["cs_evaluation"]["result"]
+    assert result["stopped"] == "budget" and len(result["rows"]) < 4
+    warnings = [w.value for w in at.warning]
+    assert f"Stopped (the time budget was spent) after {len(result['rows'])} of 4 configurations." in warnings
+
+
+class HaltingEmbedder:
+    """Reports half of a configuration's chunks embedded, then ends the script run, as a person sees it midway."""
+
+    model_name = "fake-model"
+    dimension = 3
+
+    def embed(self, texts, progress=None):
+        progress(len(texts) // 2, len(texts))
+        import streamlit as st
+
+        st.stop()
+
+
+def test_progress_shows_the_chunks_embedded_inside_a_configuration(monkeypatch):
+    import ui.cache
+    from ui.widgets import md_escape
+
+    monkeypatch.setattr(ui.cache, "embedder", HaltingEmbedder)
+    at = tune_page()
+    at.multiselect(key="eval.tune.modes").set_value(["dense"]).run()
+    at.button(key="eval.tune.run").click().run()
+    (bar,) = at.get("progress")
+    label = md_escape("128/0: embedding chunks ")
+    assert bar.proto.text.startswith(label), bar.proto.text
+    done, total = bar.proto.text.removeprefix(label).split(" of ")
+    assert int(done.replace(",", "")) == int(total.replace(",", "")) // 2 > 0

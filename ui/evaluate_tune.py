@@ -1,7 +1,7 @@
 """The Evaluate page's Tune section: a space to search, the Pareto front of quality against cost, one click to use a point.
 
-The search is :func:`core.evaluation.tune.tune`; the front and the pick are by held-out
-quality (the questions cut into folds, :mod:`core.evaluation.folds`), shown beside the in-sample score; what may vary and how its values are read
+The search is :func:`core.evaluation.tune.tune` within :class:`core.evaluation.tune.TuneBudget`; the front and the pick are by held-out
+quality (:mod:`core.evaluation.folds`), beside the in-sample score; what may vary and how its values are read
 is :mod:`core.evaluation.sweep`'s (and the retrieval settings' own declarations). A point
 picked on the chart (or in the list under it) can be loaded into the session's
 configuration, which every other page then uses.
@@ -30,6 +30,7 @@ from core.evaluation.tune import (
     EXHAUSTIVE_BUDGET,
     QUALITIES,
     SEARCHES,
+    TuneBudget,
     TuneSpace,
     exhaustive,
     retrieval_values,
@@ -74,6 +75,7 @@ def tune_section(
     space, problems = space_form(config)
     quality, cost, search = objectives()
     validation = validation_form()
+    budget = TuneBudget.from_params(widgets.param_widgets(TuneBudget, f"{KEY}.budget"))
     if space is not None:
         count = len(space.arms())
         way = (
@@ -106,7 +108,16 @@ def tune_section(
         on_click=state.request_evaluation,
     )
     if state.take_evaluation_request() and space is not None and not problems:
-        run_and_store(documents, queries, space, config, scope, (quality, cost, search), validation, signature)
+        run_and_store(
+            documents,
+            queries,
+            space,
+            config,
+            scope,
+            (quality, cost, search),
+            {**validation, "budget": budget},
+            signature,
+        )
     stored = state.evaluation()
     if not stored or stored.get("kind") != "Tune":
         st.info("Choose the space to search, then press **Search**.", icon=":material/travel_explore:")
@@ -243,6 +254,7 @@ def validation_form() -> dict[str, Any]:
 def run_and_store(documents, queries, space, config, scope, objectives, validation, signature) -> None:  # noqa: ANN001
     """Search under a progress bar and keep the result in the session; a failure is shown and ends this run."""
     quality, cost, search = objectives
+    budget = validation.pop("budget")
     prepared = prepare_documents(documents, config)
     needs = validation["include_default"] or any(mode != "bm25" for mode in space.modes)
     embedder = cache.embedder() if needs else None
@@ -258,7 +270,9 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
             cost=cost,
             search=search,
             **validation,
-            report=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=text),
+            budget=budget.seconds(),
+            # Inside a configuration too: "256/0: embedding chunks 120 of 343", the semantic splitter's sentences.
+            report=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=widgets.md_escape(text)),
         )
     except ChunkScopeError as exc:
         bar.empty()
@@ -324,6 +338,13 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
     )
     for line in validation_summary(result, QUALITIES[result["quality"]], quote=widgets.md_escape):
         st.caption(line)
+    why = {"budget": "the time budget was spent", "interrupted": "interrupted"}.get(result["stopped"])
+    notes = [f"Stopped ({why}) after {len(result['rows'])} of {result['space_size']} configurations."] if why else []
+    notes += [
+        f"Skipped {widgets.md_escape(s['config'])}: {widgets.md_escape(s['reason'])}" for s in result.get("skipped", [])
+    ]
+    for note in notes:
+        st.warning(note, icon=":material/warning:")
     if stored["signature"] != signature:
         st.info("The settings changed since this search: press **Search** to update.", icon=":material/update:")
     st.plotly_chart(

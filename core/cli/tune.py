@@ -26,7 +26,7 @@ from core.cli.query import (
     format_table,
 )
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
-from core.evaluation.tune import COSTS, QUALITIES, SEARCHES, TuneSpace, retrieval_values
+from core.evaluation.tune import COSTS, QUALITIES, SEARCHES, TuneBudget, TuneSpace, retrieval_values
 from core.query.retrieval import SCOPES
 
 
@@ -70,10 +70,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="exhaustive: every configuration on every query; halving: successive halving on a growing query "
         "sample; auto: exhaustive up to 20,000 (configuration, query) pairs.",
     )
-    tune.add_argument("--eta", type=int, default=2, help="Halving: keep 1/eta of the configurations each round.")
+    tune.add_argument(
+        "--eta",
+        type=int,
+        default=2,
+        help="Halving: keep the best 1/eta of the configurations each round, and every one not clearly worse than "
+        "the round's best (by 2 standard errors, question by question).",
+    )
     tune.add_argument("--keep", type=int, default=8, help="Halving: configurations measured on every query.")
     tune.add_argument(
-        "--seed", type=int, default=0, help="Halving: the order queries are sampled in; folds by question: the shuffle."
+        "--seed",
+        type=int,
+        default=0,
+        help="Folds by question: the shuffle (halving samples the questions in a fixed order, dealt over documents).",
     )
     tune.add_argument(
         "--folds-by",
@@ -93,14 +102,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
     add_engine_arguments(tune)
+    (budget,) = TuneBudget.params()
     tune.add_argument(
         "--budget",
         type=float,
-        default=DEFAULT_BUDGET_MINUTES,
+        default=budget.default,
         metavar="MINUTES",
-        help=f"Start no splitter configuration after this many minutes (default {DEFAULT_BUDGET_MINUTES:g}, sized for "
-        "2 cores; 0: no limit). A stopped search prints and saves the front of what it measured, the default "
-        "configuration first; so does Ctrl-C.",
+        help=f"{budget.help} Default {budget.default:g}. The front so far is printed and saved; so on Ctrl-C.",
     )
     tune.add_argument(
         "--save",
@@ -113,7 +121,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.set_defaults(func=cmd_tune)
 
 
-DEFAULT_BUDGET_MINUTES = 20.0
 FRAMEWORK_DEFAULT = "llamaindex.sentence"  # LlamaIndex's SentenceSplitter() at its defaults
 INTERRUPTED_FILE = "chunkscope-tune-partial.json"
 DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
@@ -152,6 +159,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     space = build_space(args)
     space.check()
+    budget = TuneBudget.from_params({"budget_minutes": args.budget}).seconds()
     engine = engine_from_args(args)
     setups = space.setups()
     queries = load_queries(args.queries)
@@ -185,7 +193,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         folds_by=args.folds_by,
         folds=args.folds,
         include_default=not args.without_default,
-        budget=args.budget * 60 if args.budget > 0 else None,
+        budget=budget,
         report=progress,
         engine=engine,
     )
@@ -203,6 +211,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             f"the front so far is below and in {saved}",
             file=sys.stderr,
         )
+    for skipped in result.skipped:  # refused by the documents (e.g. metadata longer than its chunk_size)
+        print(f"chunkscope: warning: skipped {skipped['config']}: {skipped['reason']}", file=sys.stderr)
     if args.format == "json":
         _print_json(data)
         return 130 if result.stopped == "interrupted" else 0

@@ -16,7 +16,8 @@ other folds (training) and scores it on this one (held out); the mean of those
 scores is the honest estimate of what tuning buys. Each configuration's own
 held-out estimate is the mean of its score over the folds, with its standard
 deviation across them as the spread; the pick is the configuration with the
-best held-out estimate.
+best held-out estimate, unless an untuned yardstick is not clearly worse than it
+(a choice on a few questions among dozens is partly luck: :func:`cross_validate`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import ConfigError
+from core.evaluation.halving import clearly_worse
 
 FOLD_KINDS = ("document", "question")
 DEFAULT_FOLDS = 5
@@ -144,6 +146,7 @@ def cross_validate(
     costs: Mapping[int, float],
     folds: Folds,
     default: int | None = None,
+    yardsticks: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Held-out estimates from per-question scores (``scores[arm][question]``, every arm on every question).
 
@@ -152,6 +155,12 @@ def cross_validate(
     other folds and its held-out score, and the default's), ``estimate`` (the mean
     held-out score of the training folds' choices), ``default_estimate`` and
     ``pick`` (the best held-out estimate; ties go to the default, the smaller spread, then the lower cost).
+
+    ``yardsticks`` are untuned configurations in order of preference (a framework's defaults, then evaluate's):
+    a choice, on the training folds or for the pick, stays with the first unless another is **clearly better**
+    question by question (:func:`core.evaluation.halving.clearly_worse`), moving along the list and last to the best arm.
+    The best of dozens of arms on a few questions is partly luck; on paraphrased questions that luck lost to
+    LlamaIndex's defaults held out (benchmarks/RESULTS.md). The pick is never below the default's held-out score.
     """
     if not scores:  # a search stopped before anything was measured on every question
         return {"arms": {}, "folds": [], "estimate": None, "default_estimate": None, "pick": None}
@@ -165,7 +174,8 @@ def cross_validate(
     for fold, group in enumerate(members):
         held = set(group)
         training = [i for i in range(len(folds.assignment)) if i not in held]
-        chosen = _best({arm: _mean([values[i] for i in training]) for arm, values in scores.items()}, costs, default)
+        trained = {arm: _mean([values[i] for i in training]) for arm, values in scores.items()}
+        chosen = _anchored(_best(trained, costs, default), scores, training, yardsticks)
         per_fold.append(
             {
                 "fold": fold,
@@ -176,7 +186,10 @@ def cross_validate(
             }
         )
     held = {arm: row["heldout"] for arm, row in arms.items()}
-    pick = _best(held, costs, default, {arm: row["spread"] for arm, row in arms.items()}) if arms else None
+    pick = _best(held, costs, default, {arm: row["spread"] for arm, row in arms.items()})
+    pick = _anchored(pick, scores, range(len(folds.assignment)), yardsticks)
+    if default in held and held[default] > held[pick]:
+        pick = default  # evaluate's default is the floor of a pick (a yardstick kept by the rule may be below it)
     return {
         "arms": arms,
         "folds": per_fold,
@@ -184,6 +197,21 @@ def cross_validate(
         "default_estimate": arms[default]["heldout"] if default in arms else None,
         "pick": pick,
     }
+
+
+def _anchored(
+    best: int, scores: Mapping[int, Sequence[float]], questions: Sequence[int], yardsticks: Sequence[int]
+) -> int:
+    """The first yardstick, moved on to the next (and last to ``best``) only when that one is clearly better."""
+    present = [arm for arm in yardsticks if arm in scores]
+    if not present:
+        return best
+    anchor = present[0]
+    for arm in [*present[1:], best]:
+        paired = {arm: [scores[arm][i] for i in questions], anchor: [scores[anchor][i] for i in questions]}
+        if arm != anchor and anchor in clearly_worse(paired):
+            anchor = arm
+    return anchor
 
 
 def _best(
@@ -209,27 +237,53 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def held_out_rows(
-    rows: list[dict[str, Any]], order: list[int], folding: Folds, quality: str, cost: str, default: int | None
+    rows: list[dict[str, Any]],
+    order: list[int],
+    folding: Folds,
+    quality: str,
+    cost: str,
+    default: int | None,
+    yardsticks: Sequence[int] = (),
 ) -> dict[str, Any]:
-    """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary."""
+    """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary.
+
+    Each such row also gets ``heldout_metrics`` (every metric's mean over folds), and the summary ``estimates``
+    (every metric of the training folds' choices, scored on their held-out folds): a pick by MRR says its hit rate.
+    """
     total = len(order)
+    members = [folding.members(fold) for fold in range(folding.count)]
     scores: dict[int, list[float]] = {}
+    by_fold: dict[int, dict[str, list[float]]] = {}  # every metric's mean per fold, of each full row
     for row in rows:
         per_query = row.pop("per_query")
         if row["queries"] == total:
-            values = [0.0] * total
-            for position, value in zip(order, per_query[quality], strict=True):
-                values[position] = value
-            scores[row["id"]] = values
-    validation = cross_validate(scores, {i: rows[i][cost] for i in scores}, folding, default)
+            values = {metric: [0.0] * total for metric in per_query}
+            for metric, measured in per_query.items():
+                for position, value in zip(order, measured, strict=True):
+                    values[metric][position] = value
+            scores[row["id"]] = values[quality]
+            by_fold[row["id"]] = {
+                metric: [_mean([got[i] for i in group]) for group in members] for metric, got in values.items()
+            }
+    validation = cross_validate(scores, {i: rows[i][cost] for i in scores}, folding, default, yardsticks)
     chosen = [fold["chosen"] for fold in validation["folds"]]
     for row in rows:
         held = validation["arms"].get(row["id"])
         row["heldout"] = held["heldout"] if held else None
         row["heldout_spread"] = held["spread"] if held else None
         row["heldout_by_fold"] = held["by_fold"] if held else None
+        # Every metric held out (the mean over folds), so a pick by MRR also says its hit rate on unseen questions.
+        folds_of = by_fold.get(row["id"])
+        row["heldout_metrics"] = {m: _mean(v) for m, v in folds_of.items()} if folds_of else None
         row["chosen_in_folds"] = chosen.count(row["id"])
         row["default"] = row["id"] == default
+        row["yardstick"] = row["id"] in yardsticks
+    # What choosing on the other folds scored on each held-out fold, in every metric.
+    validation["estimates"] = (
+        {m: _mean([by_fold[c][m][f] for f, c in enumerate(chosen)]) for m in next(iter(by_fold.values()))}
+        if chosen
+        else {}
+    )
     return validation
 
 
@@ -247,8 +301,13 @@ def validation_summary(result: Mapping[str, Any], quality_name: str, quote: Call
     ]
     if result["pick"] is not None:
         pick = rows[result["pick"]]
+        why = (
+            "untuned: no configuration was clearly better, question by question"
+            if pick.get("yardstick")
+            else f"best held-out {quality_name}"
+        )
         lines.append(
-            f"Pick (best held-out {quality_name}): {quote(pick['config'])}: held-out {pick['heldout']:.3f} ± "
+            f"Pick ({why}): {quote(pick['config'])}: held-out {pick['heldout']:.3f} ± "
             f"{pick['heldout_spread']:.3f}, in sample {pick[result['quality']]:.3f}"
         )
     chosen = "; ".join(

@@ -7,17 +7,27 @@ left (or the sample is every item); those are measured on every item. The sample
 of the next), so a measurement can reuse what the smaller one computed. This
 is Jamieson and Talwalkar's successive halving with the queries as the budget;
 a few lines, so no optimisation library is needed for it.
+
+Ranking alone would cut arms that lose on a small sample by chance (on 4
+questions many arms tie or swap places), and sparing every arm that could
+still win in the worst case cuts nothing until the sample is nearly all the
+questions. So an arm ranked out is cut only when it is **clearly worse** than
+the sample's best: their per-question difference is above zero by
+:data:`CUT_Z` standard errors (a paired test, no randomness). Everything here is
+deterministic: the same arms, questions and order give the same rounds.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from core.evaluation.pareto import layers
 
-__all__ = ["Halving", "Rung", "interleaved", "schedule", "successive_halving"]
+__all__ = ["Halving", "Rung", "clearly_worse", "halve_rows", "interleaved", "schedule", "successive_halving"]
+# An arm is cut only when the best arm of the sample beats it by this many standard errors of the paired difference.
+CUT_Z = 2.0
 # (quality to maximise, cost to minimise) of one arm on the first n items.
 Measure = Callable[[int, int], tuple[float, float]]
 
@@ -117,3 +127,68 @@ def interleaved(docs: Sequence[str]) -> list[int]:
     for depth in range(max(len(queue) for queue in queues)):
         order.extend(queue[depth] for queue in queues if depth < len(queue))
     return order
+
+
+def clearly_worse(per_item: Mapping[int, Sequence[float]], z: float = CUT_Z) -> set[int]:
+    """Arms whose quality on each sampled item is below the sample's best arm's by more than ``z`` standard errors.
+
+    ``per_item[arm]`` is the arm's quality on each item of the sample (the same items, in the same order, for
+    every arm). The difference to the best arm (highest mean; the first such arm) is paired item by item, so two
+    arms that fail on the same hard questions are not told apart by them.
+    """
+    if not per_item:
+        return set()
+    best = max(per_item, key=lambda arm: (_mean(per_item[arm]), -arm))
+    worse = set()
+    for arm, values in per_item.items():
+        gaps = [b - v for b, v in zip(per_item[best], values, strict=True)]
+        count = len(gaps)
+        mean = _mean(gaps)
+        spread = math.sqrt(sum((g - mean) ** 2 for g in gaps) / (count - 1)) if count > 1 else 0.0
+        if mean > 1e-12 and mean > z * spread / math.sqrt(count):
+            worse.add(arm)
+    return worse
+
+
+def halve_rows(
+    arm_count: int,
+    item_count: int,
+    run: Callable[[list[int], int, int, int], None],
+    rows: Mapping[int, dict],
+    quality: str,
+    cost: str,
+    *,
+    eta: int = 2,
+    keep: int = 8,
+    min_items: int = 4,
+) -> tuple[dict[int, dict], list[dict]]:
+    """The tuner's successive halving: ``run(arms, items, round, rounds)`` measures arms, ``rows`` then holds them.
+
+    Each row holds ``quality``, ``cost`` and ``per_query[quality]`` (the quality per sampled item, in sample
+    order); an arm without a row (its configuration was skipped) ranks last. Returns the row of each arm as the
+    search last measured it, and a summary of each round.
+    """
+    rounds = len(schedule(arm_count, item_count, eta=eta, keep=keep, min_items=min_items))
+    chosen: dict[int, dict] = {}
+
+    def on_rung(number: int, alive: list[int], items: int) -> None:
+        run(alive, items, number, rounds)  # the round's arms together, spread over the engine
+
+    def measure(arm: int, count: int) -> tuple[float, float]:
+        if arm not in rows:
+            return -math.inf, math.inf
+        row = chosen[arm] = rows[arm]
+        return row[quality], row[cost]
+
+    def spare(alive: list[int], count: int) -> set[int]:
+        sampled = {arm: rows[arm]["per_query"][quality] for arm in alive if arm in rows}
+        return set(sampled) - clearly_worse(sampled)
+
+    halving = successive_halving(
+        arm_count, measure, item_count, eta=eta, keep=keep, min_items=min_items, on_rung=on_rung, spare=spare
+    )
+    return chosen, [{"queries": r.items, "measured": len(r.arms), "kept": len(r.kept)} for r in halving.rungs]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

@@ -19,23 +19,16 @@ costs:
   chunks and its splitter's texts (texts other configurations share are
   embedded once and then cost 0).
 
-Every row also carries its **held-out** quality: the questions are cut into
-folds (by document by default, :mod:`core.evaluation.folds`) and each configuration's
-score on each fold is a score on questions no choice was made on; the row's
-``quality`` column stays the in-sample score beside it. The **pick** and the
-**front** are by held-out quality, and the result says what choosing on the
-training folds scored on the held-out ones (the honest estimate of tuning),
-next to the default configuration's held-out score: evaluate's default
-(:func:`core.config_parts.default_splitter`, default retrieval) is always in
-the space unless ``include_default=False``.
+Every row also carries its **held-out** quality: the questions are cut into folds (by
+document by default, :mod:`core.evaluation.folds`), each fold scored as questions no choice was made
+on, beside the in-sample score. The **front** is by held-out quality; the **pick** too,
+staying with an untuned yardstick (evaluate's default, always in the space unless
+``include_default=False``, or a framework's defaults) unless another is clearly better.
+The result says what choosing on the training folds scored on the held-out ones.
 
 Small spaces are searched exhaustively; large ones by successive halving over a
-growing sample of the queries (:mod:`core.evaluation.halving`). Splitting and embedding
-happen once per splitter configuration whatever the retrieval settings; each
-query's ranking is computed once per (configuration, mode, alpha) at the largest
-top_k (a smaller top_k keeps its first chunks: the ranking is a stable sort),
-and the embedder's caches, in memory and on disk, embed a chunk text shared by
-several configurations once.
+growing sample of the queries (:mod:`core.evaluation.halving`). A configuration is split,
+embedded and ranked once whatever the retrieval settings (:mod:`core.evaluation.tune_measure`).
 """
 
 from __future__ import annotations
@@ -49,12 +42,13 @@ from core.config_parts import RetrievalSettings, default_splitter
 from core.errors import ConfigError
 from core.evaluation.evaluate import METRICS, EvalQuery, check_scope, references
 from core.evaluation.folds import DEFAULT_FOLDS, held_out_rows, make_folds
-from core.evaluation.halving import interleaved, schedule, successive_halving
+from core.evaluation.halving import halve_rows, interleaved
 from core.evaluation.jobs import shippable_embedder
 from core.evaluation.pareto import front
 from core.evaluation.runner import Report
 from core.evaluation.sweep import SweepSpec, configurations, sweep_values
-from core.evaluation.tune_measure import SetupTask, TuneInputs, measure_setup
+from core.evaluation.tune_measure import TuneInputs, make_task, measure_setup, skipped_row, tune_row
+from core.params import Configurable, param
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
 
@@ -73,13 +67,44 @@ SEARCHES = ("auto", "exhaustive", "halving")
 # splitting and embedding (done once per splitter configuration either way), and a small query set is
 # a noisy sample (on 4 queries many arms tie at a hit rate of 1, and the cheapest would crowd out the rest).
 EXHAUSTIVE_BUDGET = 20_000
-__all__ = ["COSTS", "QUALITIES", "SEARCHES", "Arm", "exhaustive", "TuneResult", "TuneSpace", "retrieval_values", "tune"]
+__all__ = [
+    "COSTS",
+    "QUALITIES",
+    "SEARCHES",
+    "Arm",
+    "TuneBudget",
+    "TuneResult",
+    "TuneSpace",
+    "exhaustive",
+    "retrieval_values",
+    "tune",
+]
 
 
 def retrieval_values(name: str, text: Any) -> list[Any]:
     """Values of ``top_k``, ``mode`` or ``alpha`` from ``"3, 5"`` or a list, checked by RetrievalSettings' declaration."""
     specs = {spec.name: spec for spec in RetrievalSettings.params()}
     return sweep_values(text, name, specs[name])
+
+
+@dataclass(frozen=True)
+class TuneBudget(Configurable):
+    """How long a search may run: declared once, read by the CLI's ``--budget`` and the Tune page."""
+
+    name = "tune_budget"
+    summary = "The time a tune may spend before it stops starting new splitter configurations."
+
+    budget_minutes: float = param(
+        20.0,
+        "Start no splitter configuration after this many minutes (0: no limit). Sized for 2 cores: the default "
+        "space on 250 kB of text took 9 minutes cold on a busy machine. A stopped search keeps what it measured, "
+        "the defaults first.",
+        ge=0.0,
+        le=1440.0,
+    )
+
+    def seconds(self) -> float | None:
+        return self.budget_minutes * 60 if self.budget_minutes > 0 else None
 
 
 @dataclass(frozen=True)
@@ -144,10 +169,11 @@ class TuneResult:
     skipped_queries: list[str] = field(default_factory=list)
     folds: dict[str, Any] = field(default_factory=dict)  # how the questions were folded (core.evaluation.folds)
     cross_validation: dict[str, Any] = field(default_factory=dict)  # per fold: the training choice, held out
-    pick: int | None = None  # the row with the best held-out quality
+    pick: int | None = None  # the best held-out row, or a yardstick nothing clearly beat (core.evaluation.folds)
     default: int | None = None  # the default configuration's row
     stopped: str | None = None  # "budget" or "interrupted" when the search did not finish
     space_size: int = 0  # configurations in the space (rows holds the measured ones)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # splitter configurations refused, with the reason
 
     def front_rows(self) -> list[dict[str, Any]]:
         return [self.rows[i] for i in self.front]
@@ -169,6 +195,7 @@ class TuneResult:
             "default": self.default,
             "stopped": self.stopped,
             "space_size": self.space_size,
+            "skipped": self.skipped,
         }
 
 
@@ -205,12 +232,9 @@ def tune(
     once spent; Ctrl-C (KeyboardInterrupt) stops it at once. Either way the result
     holds what was measured (the default configuration first), with ``stopped`` saying why.
     """
-    if quality not in QUALITIES:
-        raise ConfigError(f"quality must be one of {', '.join(QUALITIES)}, got {quality!r}")
-    if cost not in COSTS:
-        raise ConfigError(f"cost must be one of {', '.join(COSTS)}, got {cost!r}")
-    if search not in SEARCHES:
-        raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    for what, value, known in (("quality", quality, QUALITIES), ("cost", cost, COSTS), ("search", search, SEARCHES)):
+        if value not in known:
+            raise ConfigError(f"{what} must be one of {', '.join(known)}, got {value!r}")
     space.check()
     check_scope(scope)
     engine = engine or Engine()
@@ -238,7 +262,7 @@ def tune(
     at = [0.0]  # the run's fraction done, for the progress inside a configuration
     if engine.kind == "local":
         inputs.bench().note = lambda text: say(at[0], text)
-    default_setup = arms[default_arm].setup if default_arm is not None else None
+    first, untuned = _yardsticks(setups, arms, default_arm)
     measured: dict[int, dict[str, Any]] = {}  # each arm's last row
     setup_of: dict[int, dict[str, Any]] = {}  # what each splitter configuration is, as a task reported it
     encoded = 0
@@ -248,16 +272,19 @@ def tune(
         nonlocal encoded
         groups: dict[int, list[int]] = {}
         for arm_index in arm_indices:
-            groups.setdefault(arms[arm_index].setup, []).append(arm_index)
-        tasks = [_task(setup, setups[setup], [(i, arms[i]) for i in group], count) for setup, group in groups.items()]
-        tasks.sort(key=lambda task: task.setup != default_setup)  # the yardstick first: a stopped run still has it
+            if setup_of.get(arms[arm_index].setup, {}).get("skipped") is None:
+                groups.setdefault(arms[arm_index].setup, []).append(arm_index)
+        tasks = [
+            make_task(setup, setups[setup], [(i, arms[i]) for i in group], count) for setup, group in groups.items()
+        ]
+        tasks.sort(key=lambda task: first.get(task.setup, len(first)))  # the yardsticks first: a stopped run has them
         # With a budget, a batch at a time so the clock is read between them (workers' worth each).
         batch = 1 if engine.kind == "local" else (engine.size() if deadline is not None else max(len(tasks), 1))
         done = 0
-        for first in range(0, len(tasks), batch):
+        for start_at in range(0, len(tasks), batch):
             if deadline is not None and time.monotonic() > deadline:
                 raise _OutOfBudget
-            part = tasks[first : first + batch]
+            part = tasks[start_at : start_at + batch]
             for task, result in zip(part, ordered_map(measure_setup, part, inputs, engine), strict=True):
                 done += 1
                 encoded += result["encoded"]
@@ -272,12 +299,19 @@ def tune(
     stopped = None
     try:
         if used == "exhaustive":
-            _exhaustive(run, len(arms), len(usable), engine, needs_vectors, say)
+            say(0.0, f"Measuring {len(arms)} configurations in {engine.describe()}")
+            what = "Splitting, embedding and scoring" if needs_vectors else "Splitting and scoring"
+            run(range(len(arms)), len(usable), 0.0, 1.0, what)
         else:
-            chosen = {}
-            weights = [folding.weight(position) for position in order]
-            rungs = _halving(run, arms, usable, chosen, measured, quality, cost, eta, keep, min_queries, weights)
-            if default_arm is not None and chosen.get(default_arm, {}).get("queries") != len(usable):
+
+            def rung(alive: list[int], items: int, number: int, rounds: int) -> None:
+                text = f"Round {number + 1} of {rounds}: {len(alive)} configurations on {items} queries"
+                run(alive, items, number / rounds, 1 / rounds, text)
+
+            chosen, rungs = halve_rows(
+                len(arms), len(usable), rung, measured, quality, cost, eta=eta, keep=keep, min_items=min_queries
+            )
+            if default_arm in measured and chosen.get(default_arm, {}).get("queries") != len(usable):
                 # The default is the yardstick: always measured on every question.
                 run([default_arm], len(usable), 1.0, 0.0, None)
                 chosen[default_arm] = measured[default_arm]
@@ -286,14 +320,18 @@ def tune(
     except _OutOfBudget:
         stopped = "budget"
     done = [index for index in range(len(arms)) if index in chosen and arms[index].setup in setup_of]
-    rows = [_row(row_id, arms[index], setup_of[arms[index].setup], chosen[index]) for row_id, index in enumerate(done)]
+    rows = [
+        tune_row(row_id, arms[index], setup_of[arms[index].setup], chosen[index]) for row_id, index in enumerate(done)
+    ]
     default_row = done.index(default_arm) if default_arm in done else None
-    validation = held_out_rows(rows, order, folding, quality, cost, default_row)
+    marks = [done.index(index) for index in untuned if index in done]  # the pick stays on one unless beaten
+    validation = held_out_rows(rows, order, folding, quality, cost, default_row, marks)
     full = [row["id"] for row in rows if row["heldout"] is not None]
     on_front = [full[i] for i in front([(rows[i]["heldout"], rows[i][cost]) for i in full])]
     on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["heldout"]))
     for row in rows:
         row["on_front"] = row["id"] in on_front
+    refused = [skipped_row(setup) for _, setup in sorted(setup_of.items()) if setup["skipped"] is not None]
     say(1.0, "Done" if stopped is None else f"Stopped ({stopped}): {len(rows)} of {len(arms)} configurations measured")
     return TuneResult(
         quality,
@@ -306,63 +344,17 @@ def tune(
         encoded,
         skipped,
         folding.to_dict(),
-        {key: validation[key] for key in ("folds", "estimate", "default_estimate")},
+        {key: validation[key] for key in ("folds", "estimate", "default_estimate", "estimates")},
         validation["pick"],
         default_row,
         stopped,
         len(arms),
+        refused,
     )
 
 
 class _OutOfBudget(Exception):
     """The time budget is spent: no further splitter configuration is started."""
-
-
-def _exhaustive(run: Any, arm_count: int, queries: int, engine: Engine, needs_vectors: bool, say: Report) -> None:
-    say(0.0, f"Measuring {arm_count} configurations in {engine.describe()}")
-    text = "Splitting, embedding and scoring" if needs_vectors else "Splitting and scoring"
-    run(range(arm_count), queries, 0.0, 1.0, text)
-
-
-def _halving(run, arms, usable, chosen, measured, quality, cost, eta, keep, min_queries, weights):  # noqa: ANN001
-    """Successive halving on the interleaved question order; ``chosen`` gets each arm's row as the search used it.
-
-    An arm is cut only when it ranks low on the sample *and* cannot be the best
-    any more: its held-out quality (``weights`` per question, in sample order)
-    with a perfect score on every unseen question is below the best arm's with
-    a zero on each. So the pick of an exhaustive search is never cut.
-    """
-    rounds = len(schedule(len(arms), len(usable), eta=eta, keep=keep, min_items=min_queries))
-
-    def on_rung(number: int, alive: list[int], items: int) -> None:
-        # Measure the round's arms together, spread over the engine (measure() then finds them measured).
-        run(
-            alive,
-            items,
-            number / rounds,
-            1 / rounds,
-            f"Round {number + 1} of {rounds}: {len(alive)} configurations on {items} queries",
-        )
-
-    def measure(arm_index: int, count: int) -> tuple[float, float]:
-        if measured.get(arm_index, {}).get("queries") != count:
-            run([arm_index], count, 0.0, 0.0, None)
-        row = chosen[arm_index] = measured[arm_index]
-        return row[quality], row[cost]
-
-    def spare(alive: list[int], count: int) -> set[int]:
-        unseen = sum(weights[count:])
-        floor = {
-            arm: sum(w * v for w, v in zip(weights[:count], measured[arm]["per_query"][quality], strict=True))
-            for arm in alive
-        }
-        best = max(floor.values())
-        return {arm for arm in alive if floor[arm] + unseen >= best - 1e-12}
-
-    halving = successive_halving(
-        len(arms), measure, len(usable), eta=eta, keep=keep, min_items=min_queries, on_rung=on_rung, spare=spare
-    )
-    return [{"queries": r.items, "measured": len(r.arms), "kept": len(r.kept)} for r in halving.rungs]
 
 
 def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm]) -> int:
@@ -380,33 +372,25 @@ def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm])
     return arms.index(arm)
 
 
-def _task(setup: int, built: tuple[str, Any, dict[str, Any]], arms: list[tuple[int, Arm]], count: int) -> SetupTask:
-    label, splitter, combination = built
-    measured = tuple((index, arm.mode, arm.alpha, arm.top_k) for index, arm in arms)
-    return SetupTask(setup, label, splitter.name, splitter.to_params(), combination, measured, count)
+def _yardsticks(
+    setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm], default_arm: int | None
+) -> tuple[dict[int, int], list[int]]:
+    """The splitter configurations measured first (by position), and the untuned arms in order of preference.
+
+    First the default, then any splitter at its own defaults: a search the budget or Ctrl-C stops still holds
+    what a pick is judged against, evaluate's default and a framework's (e.g. LlamaIndex's SentenceSplitter()).
+    Their arms at the default top_k (and alpha) are what :func:`core.evaluation.folds.cross_validate` stays with unless beaten.
+    """
+    first = {} if default_arm is None else {arms[default_arm].setup: 0}
+    for position, (_, _, swept) in enumerate(setups):
+        if not swept:
+            first.setdefault(position, 1)
+    plain, modes = RetrievalSettings(), ("hybrid", "dense", "bm25")  # hybrid first: the strongest untuned retrieval
+    untuned = [i for i, arm in enumerate(arms) if arm.setup in first and arm.top_k == plain.top_k]
+    untuned = [i for i in untuned if arms[i].mode != "hybrid" or arms[i].alpha == plain.alpha]
+    return first, sorted(untuned, key=lambda i: (-first[arms[i].setup], modes.index(arms[i].mode)))
 
 
 def exhaustive(arms: int, queries: int) -> bool:
     """Whether ``search="auto"`` measures every arm on every query."""
     return arms * queries <= EXHAUSTIVE_BUDGET
-
-
-def _row(index: int, arm: Arm, setup: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-ready row: labels, the splitter's shown parameters, retrieval, scores, costs, the config to load."""
-    return {
-        "id": index,
-        "config": f"{setup['label']} · {arm.retrieval_label()}",
-        "splitter": setup["splitter"],
-        "params": dict(setup["params"]),
-        "mode": arm.mode,
-        "alpha": arm.alpha if arm.mode == "hybrid" else None,
-        "top_k": arm.top_k,
-        **measured,
-        "over_window": setup["over_window"],
-        # The share of its chunks the model reads truncated (past its window); None when nothing is embedded.
-        "truncated_share": None if setup["over_window"] is None else setup["over_window"] / max(measured["nodes"], 1),
-        "settings": {
-            "splitter": {"name": setup["splitter"], "params": setup["splitter_params"]},
-            "retrieval": {"top_k": arm.top_k, "mode": arm.mode, "alpha": arm.alpha},
-        },
-    }

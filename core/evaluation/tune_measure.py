@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from core.documents import split_bounded
+from core.errors import ConfigError
 from core.evaluation.evaluate import _shown_params, score_query
 from core.evaluation.jobs import resolve_embedder
 from core.evaluation.runner import RunPhases, ScopedRetriever
@@ -32,7 +33,7 @@ from core.schema import MetadataMode, Node, contents
 from core.splitters import get_splitter
 from core.splitters.semantic import embedder_override
 
-__all__ = ["SetupTask", "TuneInputs", "encoded_texts", "measure_setup"]
+__all__ = ["SetupTask", "TuneInputs", "encoded_texts", "make_task", "measure_setup", "skipped_row", "tune_row"]
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,18 @@ class TuneInputs:
 
 
 def measure_setup(task: SetupTask, inputs: TuneInputs) -> dict[str, Any]:
-    """The task's arms measured (a row each, by arm index), what its configuration is, and the texts encoded for it."""
+    """The task's arms measured (a row each, by arm index), what its configuration is, and the texts encoded for it.
+
+    A configuration the documents refuse (e.g. metadata that leaves no room for text in its chunk_size) is
+    not measured: ``skipped`` holds the reason, ``rows`` is empty, and the other configurations go on.
+    """
     bench = inputs.bench()
     before = encoded_texts(bench.embedder)
     splitter = get_splitter(task.splitter, **task.params)
-    prepared = bench.prepare(task.setup, (task.label, splitter, task.combination), inputs.needs_vectors)
+    try:
+        prepared = bench.prepare(task.setup, (task.label, splitter, task.combination), inputs.needs_vectors)
+    except ConfigError as exc:
+        return {**_described(task, splitter), "rows": {}, "over_window": None, "encoded": 0, "skipped": str(exc)}
     if inputs.needs_vectors:
         bench.embedder.embed([query.query for query, _ in inputs.usable])  # in batches; retrieval finds them cached
     rows = {}
@@ -98,13 +106,59 @@ def measure_setup(task: SetupTask, inputs: TuneInputs) -> dict[str, Any]:
         )
         rows[arm] = row
     return {
+        **_described(task, splitter),
         "rows": rows,
+        "over_window": prepared.over_window,
+        "encoded": encoded_texts(bench.embedder) - before,
+        "skipped": None,
+    }
+
+
+def _described(task: SetupTask, splitter: Any) -> dict[str, Any]:
+    """What the configuration is: its label, splitter, shown and full parameters."""
+    return {
         "label": task.label,
         "splitter": splitter.name,
         "params": {**_shown_params(splitter), **task.combination},
         "splitter_params": splitter.to_params(),
-        "over_window": prepared.over_window,
-        "encoded": encoded_texts(bench.embedder) - before,
+    }
+
+
+def make_task(setup: int, built: tuple[str, Any, dict[str, Any]], arms: list[tuple[int, Any]], count: int) -> SetupTask:
+    """The task of one splitter configuration (``built``: label, splitter, swept values) and its arms (index, Arm)."""
+    label, splitter, combination = built
+    measured = tuple((index, arm.mode, arm.alpha, arm.top_k) for index, arm in arms)
+    return SetupTask(setup, label, splitter.name, splitter.to_params(), combination, measured, count)
+
+
+def tune_row(index: int, arm: Any, setup: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-ready row: labels, the splitter's shown parameters, retrieval, scores, costs, the config to load."""
+    return {
+        "id": index,
+        "config": f"{setup['label']} · {arm.retrieval_label()}",
+        "splitter": setup["splitter"],
+        "params": dict(setup["params"]),
+        "mode": arm.mode,
+        "alpha": arm.alpha if arm.mode == "hybrid" else None,
+        "top_k": arm.top_k,
+        **measured,
+        "over_window": setup["over_window"],
+        # The share of its chunks the model reads truncated (past its window); None when nothing is embedded.
+        "truncated_share": None if setup["over_window"] is None else setup["over_window"] / max(measured["nodes"], 1),
+        "settings": {
+            "splitter": {"name": setup["splitter"], "params": setup["splitter_params"]},
+            "retrieval": {"top_k": arm.top_k, "mode": arm.mode, "alpha": arm.alpha},
+        },
+    }
+
+
+def skipped_row(setup: dict[str, Any]) -> dict[str, Any]:
+    """A configuration that was not measured, and why (in the words of the error that refused it)."""
+    return {
+        "config": setup["label"],
+        "splitter": setup["splitter"],
+        "params": dict(setup["params"]),
+        "reason": setup["skipped"],
     }
 
 
