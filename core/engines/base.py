@@ -80,9 +80,8 @@ class FrameworkSplitter(Splitter):
     framework_class: ClassVar[str] = ""
     # "module:qualname" of the callable whose signature holds the framework's defaults.
     defaults_from: ClassVar[str] = ""
-    # Our parameter -> the framework's argument it is passed as, declared with the framework's default.
-    mirrored: ClassVar[Mapping[str, str]] = {}
-    # Our parameters with no framework default to copy, and why (a test checks every parameter is in one of the two).
+    # Our parameters that are not an argument of the framework's class, and why. Every other parameter is the
+    # framework argument of the same name, declared with the framework's default (tests/test_engines.py checks).
     own_params: ClassVar[Mapping[str, str]] = {}
     # The framework reads HTML markup (HTMLNodeParser, HTMLHeaderTextSplitter): it is given the page's source.
     reads_markup: ClassVar[bool] = False

@@ -95,11 +95,6 @@ class ChonkieRecursiveSplitter(ChonkieEngine):
     framework_class = "RecursiveChunker"
     summary = engine_summary(CHONKIE, DISTRIBUTION, "RecursiveChunker: its default rules, pieces packed to chunk_size.")
     defaults_from = "chonkie:RecursiveChunker.__init__"
-    mirrored = {
-        "tokenizer": "tokenizer",
-        "chunk_size": "chunk_size",
-        "min_characters_per_chunk": "min_characters_per_chunk",
-    }
     own_params = _OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
@@ -125,7 +120,6 @@ class ChonkieTokenSplitter(ChonkieEngine):
     framework_class = "TokenChunker"
     summary = engine_summary(CHONKIE, DISTRIBUTION, "TokenChunker: windows of chunk_size tokens.")
     defaults_from = "chonkie:TokenChunker.__init__"
-    mirrored = {"tokenizer": "tokenizer", "chunk_size": "chunk_size", "chunk_overlap": "chunk_overlap"}
     own_params = _OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
@@ -152,15 +146,6 @@ class ChonkieSentenceSplitter(ChonkieEngine):
     framework_class = "SentenceChunker"
     summary = engine_summary(CHONKIE, DISTRIBUTION, "SentenceChunker: whole sentences packed to chunk_size.")
     defaults_from = "chonkie:SentenceChunker.__init__"
-    mirrored = {
-        "tokenizer": "tokenizer",
-        "chunk_size": "chunk_size",
-        "chunk_overlap": "chunk_overlap",
-        "min_sentences_per_chunk": "min_sentences_per_chunk",
-        "min_characters_per_sentence": "min_characters_per_sentence",
-        "delim": "delim",
-        "include_delim": "include_delim",
-    }
     own_params = _OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)

@@ -74,12 +74,6 @@ def _text_splitter(engine: LangChainEngine) -> Any:
 
 _CHUNK_SIZE_HELP = "Largest chunk, in characters (separators between pieces count, those at its ends do not)."
 _OVERLAP_HELP = "Characters consecutive chunks share at most; below chunk_size."
-_BASE_MIRRORED = {
-    "chunk_size": "chunk_size",
-    "chunk_overlap": "chunk_overlap",
-    "keep_separator": "keep_separator",
-    "strip_whitespace": "strip_whitespace",
-}
 _OWN_LINKS = {
     "include_metadata": "ChunkScope's: nodes inherit the document's metadata, as LangChain's split_documents copies it.",
     "include_prev_next_rel": "ChunkScope's: LangChain's chunks have no links; this adds PREVIOUS/NEXT.",
@@ -102,7 +96,6 @@ class LangChainRecursiveSplitter(LangChainEngine):
         "RecursiveCharacterTextSplitter: separators tried in turn, pieces packed to chunk_size.",
     )
     defaults_from = "langchain_text_splitters:RecursiveCharacterTextSplitter.__init__"
-    mirrored = {**_BASE_MIRRORED, "separators": "separators", "is_separator_regex": "is_separator_regex"}
     own_params = {
         "language": "from_language's argument (it has no default): none means the plain splitter.",
         **_OWN_LENGTH,
@@ -174,7 +167,6 @@ class LangChainCharacterSplitter(LangChainEngine):
         LANGCHAIN, DISTRIBUTION, "CharacterTextSplitter: split at one separator, pieces packed to chunk_size."
     )
     defaults_from = "langchain_text_splitters:CharacterTextSplitter.__init__"
-    mirrored = {**_BASE_MIRRORED, "separator": "separator", "is_separator_regex": "is_separator_regex"}
     own_params = {**_OWN_LENGTH, **_OWN_LINKS}
 
     chunk_size: int = chunk_size_param(4000, _CHUNK_SIZE_HELP)
@@ -222,7 +214,6 @@ class LangChainTokenSplitter(LangChainEngine):
     framework_class = "TokenTextSplitter"
     summary = engine_summary(LANGCHAIN, DISTRIBUTION, "TokenTextSplitter: windows of tiktoken tokens, decoded.")
     defaults_from = "langchain_text_splitters:TokenTextSplitter.__init__"
-    mirrored = {"chunk_size": "chunk_size", "chunk_overlap": "chunk_overlap", "strip_whitespace": "strip_whitespace"}
     own_params = {
         "encoding_name": "LangChain defaults to gpt2, whose files no installed package ships (nothing is downloaded); "
         "cl100k_base and o200k_base are bundled.",
@@ -293,7 +284,6 @@ class LangChainMarkdownHeaderSplitter(LangChainHeaderEngine):
         LANGCHAIN, DISTRIBUTION, "MarkdownHeaderTextSplitter: one chunk per section, its headers in metadata."
     )
     defaults_from = "langchain_text_splitters:MarkdownHeaderTextSplitter.__init__"
-    mirrored = {"return_each_line": "return_each_line", "strip_headers": "strip_headers"}
     own_params = {
         "headers_to_split_on": "required by LangChain (no default); these are its documentation's example.",
         **_OWN_LINKS,

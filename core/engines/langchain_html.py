@@ -36,7 +36,6 @@ class LangChainHTMLHeaderSplitter(LangChainHeaderEngine):
     )
     defaults_from = "langchain_text_splitters:HTMLHeaderTextSplitter.__init__"
     reads_markup: ClassVar[bool] = True
-    mirrored = {"return_each_element": "return_each_element"}
     own_params = {
         "headers_to_split_on": "required by LangChain (no default); these are its documentation's example.",
         **_OWN_LINKS,

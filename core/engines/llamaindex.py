@@ -197,15 +197,6 @@ class LlamaIndexSentenceSplitter(LlamaIndexEngine):
     framework_class = "SentenceSplitter"
     summary = engine_summary(LLAMAINDEX, DISTRIBUTION, "SentenceSplitter: chunks of whole sentences where they fit.")
     defaults_from = "llama_index.core.node_parser:SentenceSplitter.__init__"
-    mirrored = {
-        "chunk_size": "chunk_size",
-        "chunk_overlap": "chunk_overlap",
-        "separator": "separator",
-        "paragraph_separator": "paragraph_separator",
-        "secondary_chunking_regex": "secondary_chunking_regex",
-        "include_metadata": "include_metadata",
-        "include_prev_next_rel": "include_prev_next_rel",
-    }
     own_params = {"tokenizer": _OWN_TOKENIZER}
 
     chunk_size: int = chunk_size_param(1024, "Largest chunk, in tokens (less the metadata's length).")
@@ -261,15 +252,6 @@ class LlamaIndexTokenSplitter(LlamaIndexEngine):
     framework_class = "TokenTextSplitter"
     summary = engine_summary(LLAMAINDEX, DISTRIBUTION, "TokenTextSplitter: words packed to a token budget.")
     defaults_from = "llama_index.core.node_parser:TokenTextSplitter.__init__"
-    mirrored = {
-        "chunk_size": "chunk_size",
-        "chunk_overlap": "chunk_overlap",
-        "separator": "separator",
-        "backup_separators": "backup_separators",
-        "keep_whitespaces": "keep_whitespaces",
-        "include_metadata": "include_metadata",
-        "include_prev_next_rel": "include_prev_next_rel",
-    }
     own_params = {"tokenizer": _OWN_TOKENIZER}
 
     chunk_size: int = chunk_size_param(1024, "Largest chunk, in tokens (less the metadata's length).")
@@ -313,13 +295,6 @@ class LlamaIndexSentenceWindowSplitter(LlamaIndexEngine):
     )
     defaults_from = "llama_index.core.node_parser:SentenceWindowNodeParser.from_defaults"
     has_windows: ClassVar[bool] = True
-    mirrored = {
-        "window_size": "window_size",
-        "window_metadata_key": "window_metadata_key",
-        "original_text_metadata_key": "original_text_metadata_key",
-        "include_metadata": "include_metadata",
-        "include_prev_next_rel": "include_prev_next_rel",
-    }
 
     window_size: int = param(3, "Sentences on each side of a node's sentence that its window holds.", ge=1, le=100)
     window_metadata_key: str = param("window", "Metadata key for the window text.", advanced=True)
@@ -359,11 +334,6 @@ class LlamaIndexMarkdownSplitter(LlamaIndexEngine):
     framework_class = "MarkdownNodeParser"
     summary = engine_summary(LLAMAINDEX, DISTRIBUTION, "MarkdownNodeParser: one node per section, its header path.")
     defaults_from = "llama_index.core.node_parser:MarkdownNodeParser.from_defaults"
-    mirrored = {
-        "header_path_separator": "header_path_separator",
-        "include_metadata": "include_metadata",
-        "include_prev_next_rel": "include_prev_next_rel",
-    }
 
     header_path_separator: str = param("/", "What joins the headings of a node's header_path.", advanced=True)
 

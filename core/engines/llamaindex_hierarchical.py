@@ -47,11 +47,6 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
     )
     defaults_from = "llama_index.core.node_parser:HierarchicalNodeParser.from_defaults"
     has_levels: ClassVar[bool] = True
-    mirrored = {
-        "chunk_overlap": "chunk_overlap",
-        "include_metadata": "include_metadata",
-        "include_prev_next_rel": "include_prev_next_rel",
-    }
     own_params = {
         "chunk_sizes": "LlamaIndex's default is None, which it reads as 2048, 512, 128 (declared as such here).",
         "tokenizer": _OWN_TOKENIZER,

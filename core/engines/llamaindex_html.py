@@ -41,11 +41,6 @@ class LlamaIndexHTMLSplitter(LlamaIndexEngine):
     )
     defaults_from = "llama_index.core.node_parser:HTMLNodeParser.from_defaults"
     reads_markup: ClassVar[bool] = True
-    mirrored = {
-        "tags": "tags",
-        "include_metadata": "include_metadata",
-        "include_prev_next_rel": "include_prev_next_rel",
-    }
 
     tags: tuple[str, ...] = param(
         ("p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "b", "i", "u", "section"),

@@ -52,7 +52,6 @@ class SemchunkSplitter(FrameworkSplitter):
     framework_class = "chunkerify"
     summary = engine_summary(SEMCHUNK, DISTRIBUTION, "semantic separators first, pieces merged up to chunk_size.")
     defaults_from = "semchunk:chunk"
-    mirrored = {"overlap": "overlap"}
     own_params = {
         "chunk_size": "semchunk requires one (no default): 512, as its README's examples.",
         "token_counter": "semchunk requires one (no default): tiktoken's cl100k_base, gpt-4's encoding.",
