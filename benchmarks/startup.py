@@ -1,4 +1,5 @@
-"""Start-up costs: a cold ``chunkscope query`` on sample_docs, and a second ``make run`` to HTTP 200.
+"""Start-up costs: ``import core`` and ``chunkscope --help``, a cold ``chunkscope query`` on sample_docs, and a
+second ``make run`` to HTTP 200.
 
 Each query runs in a fresh interpreter (what a person typing the command gets), in
 three states of the cache folder (``$CHUNKSCOPE_CACHE_DIR``: vectors and loaded documents):
@@ -95,6 +96,42 @@ def queries(root: Path, reps: int, backend: str | None) -> dict[str, dict]:
     return results
 
 
+# Issue 27's budgets for a cheap start: `import core` under 0.3 s, `chunkscope --help` under 1 s.
+IMPORT_COMMANDS = {
+    "python -c 'import core'": (["-c", "import core"], 0.3),
+    "chunkscope --help": (["-m", "core", "--help"], 1.0),
+    "python -c 'import core.errors'": (["-c", "import core.errors"], None),
+}
+
+
+def imports(root: Path, reps: int) -> dict[str, dict]:
+    """Wall and CPU seconds of each IMPORT_COMMANDS entry in fresh interpreters (bytecode already compiled by a
+    first, uncounted run), interleaved rep by rep, with the budget and whether the median keeps it."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(root)}
+    rows: dict[str, list[tuple[float, float]]] = {name: [] for name in IMPORT_COMMANDS}
+    for rep in range(reps + 1):
+        for name, (argv, _) in IMPORT_COMMANDS.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run([sys.executable, *argv], cwd=root, env=env, capture_output=True, check=True)
+            elapsed = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if rep:  # the first round compiles bytecode where none is cached
+                rows[name].append((elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)))
+    results = {}
+    for name, runs in rows.items():
+        walls, cpus = [wall for wall, _ in runs], [cpu for _, cpu in runs]
+        budget = IMPORT_COMMANDS[name][1]
+        results[name] = {
+            "median_s": round(statistics.median(walls), 3),
+            "min_max_s": [round(min(walls), 3), round(max(walls), 3)],
+            "median_cpu_s": round(statistics.median(cpus), 3),
+            "budget_s": budget,
+            "met": None if budget is None else statistics.median(walls) < budget,
+        }
+    return results
+
+
 def make_run_twice(port: int) -> dict[str, float]:
     """Seconds from ``make run`` to HTTP 200, for a first and a second start (the server is stopped between)."""
     times = {}
@@ -144,6 +181,7 @@ def main() -> None:
         "load_average_at_start": os.getloadavg()[0],
         "cpus": os.cpu_count(),
         "PYTHONDONTWRITEBYTECODE": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+        "imports": imports(args.root.resolve(), args.reps),
         "query": queries(args.root.resolve(), args.reps, args.backend),
     }
     if args.make_run:
