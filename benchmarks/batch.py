@@ -83,6 +83,54 @@ def write_corpus(folder: Path, count: int) -> dict[str, int]:
     return {"files": len(texts), "bytes": total, "markdown_files": sum(text in markdown for text in texts)}
 
 
+# Where the machine keeps text of its own: the Python standard library's, the installed packages' (their
+# README, reST docs and licences) and Debian's /usr/share/doc. Read at run time, never committed.
+LOCAL_SUFFIXES = (".md", ".rst", ".txt")
+LOCAL_MIN_BYTES = 8192
+LOCAL_MAX_BYTES = 1_000_000
+
+
+def local_roots() -> list[Path]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return [Path(p) for p in dict.fromkeys([paths["stdlib"], paths["purelib"], "/usr/share/doc"]) if Path(p).is_dir()]
+
+
+def build_local_corpus(folder: Path, megabytes: float, copies: int = 1) -> dict[str, object]:
+    """About ``megabytes`` of the Markdown, reST and text files this machine holds, copied into ``folder``.
+
+    Files of 1 KB to 1 MB under :func:`local_roots`, in an order fixed by their paths' SHA-256 (so
+    the kinds mix and two runs on one machine pick the same files), each copied as ``NNNNN-name``
+    (its extension kept, so the loaders run as on a user's folder). ``copies`` > 1 repeats the
+    whole set in sub-folders ``copy-K/`` (the same texts, other paths: a corpus that grows).
+    """
+    found = []
+    for root in local_roots():
+        for path in root.rglob("*"):
+            if path.suffix.lower() in LOCAL_SUFFIXES and path.is_file() and not path.is_symlink():
+                size = path.stat().st_size
+                if LOCAL_MIN_BYTES <= size <= LOCAL_MAX_BYTES:
+                    found.append(path)
+    found.sort(key=lambda p: hashlib.sha256(str(p).encode()).hexdigest())
+    budget, chosen = megabytes * 1e6, []
+    for path in found:
+        if budget <= 0:
+            break
+        chosen.append(path)
+        budget -= path.stat().st_size
+    total, kinds = 0, {}
+    for copy in range(copies):
+        target = folder / f"copy-{copy}" if copies > 1 else folder
+        target.mkdir(parents=True, exist_ok=True)
+        for i, path in enumerate(chosen):
+            data = path.read_bytes()
+            (target / f"{i:05d}-{path.name}").write_bytes(data)
+            total += len(data)
+            kinds[path.suffix.lower()] = kinds.get(path.suffix.lower(), 0) + 1
+    return {"files": len(chosen) * copies, "bytes": total, "by_extension": kinds, "roots": [str(r) for r in local_roots()]}
+
+
 # ------------------------------------------------------------ /proc readings
 
 

@@ -80,6 +80,7 @@ def run_batch(
     resume: bool = False,
     overwrite: bool = False,
     content_ids: bool = False,
+    metrics: bool = False,
     part_rows: int = PART_ROWS,
     part_bytes: int = PART_BYTES,
     progress: Callable[[Progress], None] | None = None,
@@ -92,6 +93,9 @@ def run_batch(
     ``embed``: ``"default"`` (the packaged model) or a model path adds an ``embedding`` column.
     ``content_ids``: document (and node) ids from the text alone, so identical contents share them;
     by default they also hash the file's path inside its input root (:mod:`core.batch.ids`).
+    ``metrics`` (``--metrics``): each node's model tokens (``embed_tokens``) and lint ``flags`` as columns,
+    and each input's :class:`core.metrics.ChunkMetrics` in the manifest and the report; without it a
+    batch pays for loading, splitting and writing only (the sizes in characters and the splitter's unit).
     A KeyboardInterrupt (Ctrl-C, or SIGTERM in the main thread) stops the workers, writes what has
     arrived, records it, writes the report (``complete: false``) and raises :class:`BatchInterrupted`.
     A write the output refuses (read-only, full disk) raises
@@ -119,6 +123,8 @@ def run_batch(
         "embed": embed or "",
         # Document ids: from the text and the path inside the input root, or (content_ids) the text alone.
         "ids": "content" if content_ids else "path",
+        # Measured (--metrics): two more columns, so a resumed run must measure the same way.
+        "metrics": metrics,
     }
     # A write the output refuses, wherever it comes: no temporary file is left behind.
     with _temporaries_removed_on_failure(store):
@@ -131,6 +137,7 @@ def run_batch(
                 "path": f.path,
                 "problem": f.problem,
                 "id_salt": id_salt(f.id_key, content_ids=content_ids),
+                "metrics": metrics,
             }
             for i, f in enumerate(todo)
         ]

@@ -33,6 +33,7 @@ from core.splitters.compat import (
     refuse_unmirrored,
 )
 from core.splitters.fast.token_index import TokenIndex
+from core.splitters.nodes import TABLE_ELEMENTS
 from core.splitters.pieces import piece_sizes
 from core.splitters.registry import SPLITTERS
 from core.tokenizers import TIKTOKEN_TOKENIZERS, TOKENIZER_NAMES, SizeFn, Tokenizer
@@ -69,6 +70,7 @@ class TokenSplitter(SizedSplitter):
 
     name = "token"
     summary = "Windows of exactly chunk_size tokens, consecutive windows sharing chunk_overlap tokens."
+    elements_read = TABLE_ELEMENTS  # build_nodes' table headers
     framework_defaults = {
         "LlamaIndex TokenTextSplitter": {"chunk_size": 1024, "chunk_overlap": 20},
         "LangChain TokenTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200},
