@@ -210,7 +210,9 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     check_split_size(documents, splitter)
     documents = prepare_documents(documents, config)
     clock.mark("prepare")
-    nodes = split_bounded(documents, splitter, DEFAULT_LIMITS)
+    # A worker serves no other thread, so ChunkScope's own splitters (linear, no user regex) split any text
+    # within the upload limit in-process: the app's 300,000-character bound forked a child per large file.
+    nodes = split_bounded(documents, splitter, DEFAULT_LIMITS, in_process_chars=DEFAULT_LIMITS.max_text_chars)
     clock.mark("split")
     texts = [node.text for node in nodes]
     llm_views = contents(nodes, MetadataMode.LLM)
