@@ -91,6 +91,10 @@ class _Sizes:
 
         return at(low) + (at(high) - at(low)) * (position - low)
 
+    def above(self, limit: int) -> int:
+        """How many values exceed ``limit``."""
+        return int(self.counts[limit + 1 :].sum()) if limit + 1 < len(self.counts) else 0
+
     def histogram(self, bins: int = 40) -> tuple[list[float], list[int]]:
         """Bin starts and counts over [0, max], at most ``bins`` bins of whole units."""
         if self.n == 0:
@@ -115,7 +119,10 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     # The last line per input counts (a failed input retried by --resume has two).
     entries: dict[str, dict[str, Any]] = {}
     parts: list[dict[str, Any]] = []
-    ids = next((line.get("ids", "") for line in lines if line.get("kind") == "header"), "")
+    header = next((line for line in lines if line.get("kind") == "header"), {})
+    ids = header.get("ids", "")
+    # Outputs from before --metrics was optional were all measured.
+    measured = bool(header.get("metrics", True))
     for line in lines:
         if line.get("kind") == "input":
             entries.pop(line["path"], None)
@@ -125,27 +132,33 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
 
     characters, tokens, embed_tokens = _Sizes(), _Sizes(), _Sizes()
     flags: Counter[str] = Counter()
+    columns = ["characters", "tokens", *(["embed_tokens", "flags"] if measured else [])]
     for part in parts:
         # ParquetFile, not read_table: read_table's dataset layer imports pandas (0.26 s at the end of a run).
         with out.fs.open_input_file(out.path(NODES, part["part"])) as handle:
-            table = pq.ParquetFile(handle).read(columns=["characters", "tokens", "embed_tokens", "flags"])
+            table = pq.ParquetFile(handle).read(columns=columns)
         characters.add(table.column("characters"))
         tokens.add(table.column("tokens"))
-        embed_tokens.add(table.column("embed_tokens"))
-        counted = pc.value_counts(pc.list_flatten(table.column("flags")))
-        flags.update(dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)))
+        if measured:
+            embed_tokens.add(table.column("embed_tokens"))
+            counted = pc.value_counts(pc.list_flatten(table.column("flags")))
+            pairs = zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)
+            flags.update(dict(pairs))
 
     ok = [entry for entry in entries.values() if entry["status"] == "ok"]
     failed = [entry for entry in entries.values() if entry["status"] != "ok"]
     nodes = sum(entry["nodes"] for entry in ok)
     nonspace = sum(entry["nonspace"] for entry in ok)
     node_characters = sum(entry["metrics"]["characters"]["mean"] * entry["nodes"] for entry in ok)
+    limit = splitter.size_limit
 
     by_content: dict[str, list[str]] = {}
     for entry in ok:
         by_content.setdefault(entry["sha256"], []).append(entry["source"])
     same_content = sorted(sorted(group) for group in by_content.values() if len(group) > 1)
-    def share(flag: str) -> float:
+    def share(flag: str) -> float | None:
+        if not measured:
+            return None  # not measured: no flags (--metrics)
         return flags[flag] / nodes if nodes else 0.0
 
     corpus = {
@@ -158,17 +171,14 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         "characters_in_documents": sum(entry["characters"] for entry in ok),
         "characters": characters.stats(),
         "tokens": tokens.stats(),
-        "embed_tokens": embed_tokens.stats(),
-        "coverage": sum(e["metrics"]["coverage"] * e["nonspace"] for e in ok) / nonspace if nonspace else 0.0,
-        "overlap": (
-            sum(e["metrics"]["overlap"] * e["metrics"]["characters"]["mean"] * e["nodes"] for e in ok) / node_characters
-            if node_characters
-            else 0.0
-        ),
+        "embed_tokens": embed_tokens.stats() if measured else None,
+        "coverage": _coverage(ok, nonspace) if measured else None,
+        "overlap": _overlap(ok, node_characters) if measured else None,
         "mid_sentence": share("mid-sentence"),
         "over_window": share("over-window"),
-        "over_limit": share("over-limit"),
-        "duplicates_within_files": sum(entry["metrics"]["duplicates"] for entry in ok),
+        # The sizes are always there: nodes over the splitter's limit are counted from them.
+        "over_limit": tokens.above(limit) / nodes if nodes and limit is not None else 0.0,
+        "duplicates_within_files": sum(entry["metrics"]["duplicates"] for entry in ok) if measured else None,
         # Files whose bytes (SHA-256) another file also has: counted here, as each keeps ids of its own.
         "files_sharing_content": sum(len(group) for group in same_content),
         "shared_contents": len(same_content),
@@ -177,8 +187,10 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     }
     run = dict(run)
     seconds = run.get("seconds") or 0
-    run["mb_per_s"] = round(run.get("bytes", 0) / 1e6 / seconds, 3) if seconds else 0.0
-    run["files_per_s"] = round(run.get("processed", 0) / seconds, 3) if seconds else 0.0
+    # A run that processed nothing (a resume with nothing left) has no rate: None, not 0.00 MB/s.
+    processed = run.get("processed", 0)
+    run["mb_per_s"] = round(run.get("bytes", 0) / 1e6 / seconds, 3) if seconds and processed else None
+    run["files_per_s"] = round(processed / seconds, 3) if seconds and processed else None
 
     def brief(entry: dict[str, Any]) -> dict[str, Any]:
         return {"source": entry["source"], "seconds": entry["seconds"], "bytes": entry["size"], "nodes": entry["nodes"]}
@@ -186,6 +198,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     return {
         "chunkscope_batch_report": 1,
         "complete": bool(run.get("complete", True)),
+        "metrics": measured,  # --metrics: embed_tokens, flags and each file's chunk metrics were measured
         "run": run,
         "ids": ids,  # "path": ids hash the text and the path inside the input root; "content": the text alone
         "config_key": config.key(),
@@ -197,8 +210,8 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         "corpus": corpus,
         "histograms": {
             "tokens": tokens.histogram(),
-            "embed_tokens": embed_tokens.histogram(),
-            "coverage": _coverage_histogram(ok),
+            "embed_tokens": embed_tokens.histogram() if measured else None,
+            "coverage": _coverage_histogram(ok) if measured else None,
         },
         "slowest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["seconds"], e["source"]))],
         "largest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["size"], e["source"]))],
@@ -219,6 +232,16 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
             for e in ok
         ],
     }
+
+
+def _coverage(ok: list[dict[str, Any]], nonspace: int) -> float:
+    return sum(e["metrics"]["coverage"] * e["nonspace"] for e in ok) / nonspace if nonspace else 0.0
+
+
+def _overlap(ok: list[dict[str, Any]], node_characters: float) -> float:
+    if not node_characters:
+        return 0.0
+    return sum(e["metrics"]["overlap"] * e["metrics"]["characters"]["mean"] * e["nodes"] for e in ok) / node_characters
 
 
 def _coverage_histogram(ok: list[dict[str, Any]]) -> tuple[list[float], list[int]]:
@@ -263,12 +286,15 @@ h2{font-size:1.15rem;margin:30px 0 8px;padding-top:6px;border-top:1px solid #e2e
 .card{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:10px 14px}
 .card .label{font-size:.8rem;color:#475569}
 .card .value{font-size:1.5rem;font-weight:600}
+.scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:.84rem;background:#fff}
 th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #eef2f7}
 th{background:#f1f5f9}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.path{word-break:break-all}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(380px,1fr));gap:12px}
+/* auto-fill keeps the empty tracks: a chart drawn before the next cells exist already has its final width */
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(380px,100%),1fr));gap:12px}
+.charts>div{min-width:0;background:#fff;border:1px solid #e2e8f0;border-radius:10px;overflow:hidden}
 </style>"""
 
 
@@ -280,54 +306,85 @@ def report_html(report: dict[str, Any]) -> str:
     """One self-contained page: cards, size and coverage histograms (plotly, inlined), the tables."""
     from plotly.offline import get_plotlyjs
 
-    corpus = report["corpus"]
+    run = report["run"]
     unit = unit_name(report["size_unit"])
     limit = report["size_limit"]
-    cards = [
-        ("Files", f"{corpus['files_ok']:,} ok · {corpus['files_failed']:,} failed"),
-        ("Nodes", f"{corpus['nodes']:,}"),
-        ("Corpus", f"{corpus['bytes'] / 1e6:,.1f} MB"),
-        (f"Mean size ({unit})", f"{corpus['tokens']['mean']:,.0f} · p95 {corpus['tokens']['p95']:,.0f}"),
-        ("Coverage", f"{corpus['coverage']:.1%}"),
-        ("Overlap", f"{corpus['overlap']:.1%}"),
-        ("Mid-sentence", f"{corpus['mid_sentence']:.0%}"),
-        ("Over window", f"{corpus['over_window']:.0%}"),
-        ("Over limit", f"{corpus['over_limit']:.0%}"),
-        ("Throughput", f"{report['run']['mb_per_s']:,.2f} MB/s · {report['run']['files_per_s']:,.1f} files/s"),
-        ("Same content", f"{corpus['files_sharing_content']:,} files"),
-    ]
+    workers = run.get("workers", "")
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         "<title>ChunkScope corpus report</title>",
         _CSS,
         f"<script>{get_plotlyjs()}</script>",
         "</head><body><main>",
         "<h1>Corpus report</h1>",
         f"<p class='muted'>splitter <code>{_e(report['splitter'])}</code> · config <code>{_e(report['config_key'])}</code>"
-        f" · engine {_e(report['run'].get('engine', ''))} on {_e(report['run'].get('workers', ''))} workers"
+        f" · engine {_e(run.get('engine', ''))} on {_e(workers)} {'worker' if workers == 1 else 'workers'}"
         f" · limit {_e(limit if limit is not None else '—')} {_e(unit)} · embedding window {report['window_tokens']} model tokens</p>",
     ]
     if not report["complete"]:
         parts.append(
             "<p class='warn'>This run was interrupted: the report covers what was written (rerun with --resume).</p>"
         )
+    if not report.get("metrics", True):
+        parts.append(
+            "<p class='muted'>Sizes only: coverage, overlap, model tokens and lint flags are measured with "
+            "<code>--metrics</code>.</p>"
+        )
     parts.append(
         "<div class='cards'>"
         + "".join(
             f"<div class='card'><div class='label'>{_e(k)}</div><div class='value'>{_e(v)}</div></div>"
-            for k, v in cards
+            for k, v in _cards(report, unit)
         )
         + "</div>"
     )
     parts.append("<h2>Sizes</h2><div class='charts'>")
     hist = report["histograms"]
     parts.append(_bar_chart(hist["tokens"], f"Node size ({unit})", limit, "limit", "t"))
-    parts.append(_bar_chart(hist["embed_tokens"], "EMBED view (model tokens)", report["window_tokens"], "window", "w"))
-    parts.append(_bar_chart(hist["coverage"], "Coverage per file", None, "", "c"))
+    if hist.get("embed_tokens") is not None:
+        parts.append(_bar_chart(hist["embed_tokens"], "EMBED view (model tokens)", report["window_tokens"], "window", "w"))
+    if hist.get("coverage") is not None:
+        parts.append(_bar_chart(hist["coverage"], "Coverage per file", None, "", "c"))
     parts.append("</div>")
-    parts.append(
-        "<h2>Lint flags</h2>" + _table(["flag", "nodes"], [[k, v] for k, v in corpus["flags"].items()], numeric={1})
+    parts.extend(_tables(report))
+    parts.append("</main></body></html>")
+    return "\n".join(parts)
+
+
+def _share(value: float | None, spec: str = ".0%") -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def _cards(report: dict[str, Any], unit: str) -> list[tuple[str, str]]:
+    corpus, run = report["corpus"], report["run"]
+    rate = (
+        f"{run['mb_per_s']:,.2f} MB/s · {run['files_per_s']:,.1f} files/s"
+        if run.get("mb_per_s") is not None
+        else "— (nothing to do)"
     )
+    return [
+        ("Files", f"{corpus['files_ok']:,} ok · {corpus['files_failed']:,} failed"),
+        ("Nodes", f"{corpus['nodes']:,}"),
+        ("Corpus", f"{corpus['bytes'] / 1e6:,.1f} MB"),
+        (f"Mean size ({unit})", f"{corpus['tokens']['mean']:,.0f} · p95 {corpus['tokens']['p95']:,.0f}"),
+        ("Coverage", _share(corpus["coverage"], ".1%")),
+        ("Overlap", _share(corpus["overlap"], ".1%")),
+        ("Mid-sentence", _share(corpus["mid_sentence"])),
+        ("Over window", _share(corpus["over_window"])),
+        ("Over limit", _share(corpus["over_limit"])),
+        ("Throughput", rate),
+        ("Same content", f"{corpus['files_sharing_content']:,} files"),
+    ]
+
+
+def _tables(report: dict[str, Any]) -> list[str]:
+    """The page's tables: lint flags, slowest and largest, same content, failures, documents."""
+    corpus = report["corpus"]
+    parts = []
+    if report.get("metrics", True):
+        flags = [[k, v] for k, v in corpus["flags"].items()]
+        parts.append("<h2>Lint flags</h2>" + _table(["flag", "nodes"], flags, numeric={1}))
     for title, key in (("Slowest documents", "slowest"), ("Largest documents", "largest")):
         rows = [[r["source"], f"{r['seconds']:.3f}", f"{r['bytes']:,}", f"{r['nodes']:,}"] for r in report[key]]
         parts.append(f"<h2>{title}</h2>" + _table(["file", "seconds", "bytes", "nodes"], rows, numeric={1, 2, 3}))
@@ -354,24 +411,25 @@ def report_html(report: dict[str, Any]) -> str:
     parts.append(f"<h2>Documents ({len(documents):,})</h2>")
     if len(documents) > HTML_DOCUMENT_ROWS:
         parts.append(f"<p class='muted'>The first {HTML_DOCUMENT_ROWS:,}; report.json lists every one.</p>")
-    rows = [
-        [
-            d["source"],
-            f"{d['nodes']:,}",
-            f"{d['metrics']['tokens']['mean']:,.0f}",
-            f"{d['metrics']['tokens']['p95']:,.0f}",
-            f"{d['metrics']['coverage']:.1%}",
-            f"{d['metrics']['overlap']:.1%}",
-            f"{d['metrics']['mid_sentence']:.0%}",
-            f"{d['metrics']['over_window']:.0%}",
-            f"{d['seconds']:.3f}",
-        ]
-        for d in documents[:HTML_DOCUMENT_ROWS]
-    ]
     headers = ["file", "nodes", "mean size", "p95", "coverage", "overlap", "mid-sentence", "over window", "seconds"]
+    rows = []
+    for d in documents[:HTML_DOCUMENT_ROWS]:
+        m = d["metrics"]
+        rows.append(
+            [
+                d["source"],
+                f"{d['nodes']:,}",
+                f"{m['tokens']['mean']:,.0f}",
+                f"{m['tokens']['p95']:,.0f}",
+                _share(m.get("coverage"), ".1%"),
+                _share(m.get("overlap"), ".1%"),
+                _share(m.get("mid_sentence")),
+                _share(m.get("over_window")),
+                f"{d['seconds']:.3f}",
+            ]
+        )
     parts.append(_table(headers, rows, numeric=set(range(1, 9))))
-    parts.append("</main></body></html>")
-    return "\n".join(parts)
+    return parts
 
 
 def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
@@ -382,18 +440,35 @@ def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozen
         + "</tr>"
         for row in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def _bar_chart(histogram: Any, title: str, marker: float | None, marker_name: str, key: str) -> str:
+    """A histogram that fills its grid cell and follows it when the window is resized.
+
+    The x axis spans every bin and the marker (a limit beyond the largest node still shows); the
+    figure has no width of its own: plotly sizes it to the cell (``responsive``), which a grid
+    item lets shrink (``min-width: 0`` in the CSS).
+    """
     import plotly.graph_objects as go
     import plotly.io as pio
 
     starts, counts = histogram
-    figure = go.Figure(go.Bar(x=starts, y=counts, marker_color="#2563eb", name="nodes"))
+    width = (starts[1] - starts[0]) if len(starts) > 1 else 1.0
+    figure = go.Figure(go.Bar(x=starts, y=counts, width=width * 0.95, offset=0, marker_color="#2563eb", name="nodes"))
+    top = max([(starts[-1] + width) if starts else 1.0, (marker or 0) * 1.05])
+    figure.update_xaxes(range=[0, top])
     if marker:
         figure.add_vline(x=marker, line_dash="dash", line_color="#dc2626", annotation_text=marker_name)
-    figure.update_layout(title=title, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05)
+    figure.update_layout(
+        title=title, autosize=True, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05
+    )
     return pio.to_html(
-        figure, include_plotlyjs=False, full_html=False, div_id=f"chart-{key}", config={"displaylogo": False}
+        figure,
+        include_plotlyjs=False,
+        full_html=False,
+        div_id=f"chart-{key}",
+        default_width="100%",
+        default_height="300px",
+        config={"displaylogo": False, "responsive": True},
     )

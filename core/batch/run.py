@@ -32,7 +32,11 @@ ENGINES = ("local", "ray")
 
 @dataclass
 class Progress:
-    """What the progress line shows."""
+    """What the progress line shows: files and bytes done of the work to do, elapsed time, what is left.
+
+    ``bytes_total`` is the input size of the files this run processes (files kept by ``--resume`` are
+    counted apart, in ``files_skipped``), so the rate and the time left are this run's.
+    """
 
     files_total: int
     files_done: int = 0
@@ -40,6 +44,7 @@ class Progress:
     failed: int = 0
     nodes: int = 0
     bytes: int = 0
+    bytes_total: int = 0
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -49,6 +54,13 @@ class Progress:
     @property
     def mb_per_s(self) -> float:
         return self.bytes / 1e6 / self.seconds
+
+    @property
+    def seconds_left(self) -> float | None:
+        """The time left at the rate so far, by bytes (None before the first file's bytes are in)."""
+        if self.bytes <= 0:
+            return None
+        return max(self.bytes_total - self.bytes, 0) * self.seconds / self.bytes
 
 
 @dataclass
@@ -142,7 +154,9 @@ def run_batch(
             for i, f in enumerate(todo)
         ]
 
-        state = Progress(files_total=len(files), files_skipped=len(files) - len(todo))
+        state = Progress(
+            files_total=len(files), files_skipped=len(files) - len(todo), bytes_total=sum(map(_input_size, todo))
+        )
         manifest = Manifest(store)
         if not store.size(MANIFEST):
             manifest.write(header)
@@ -208,6 +222,16 @@ def run_batch(
     if interrupted:
         raise BatchInterrupted(result, guard.signal)
     return result
+
+
+def _input_size(entry: Any) -> int:
+    """A listed input's size for the progress line (0 when it cannot be read: its worker says why)."""
+    if entry.problem:
+        return 0
+    try:
+        return os.stat(entry.path).st_size
+    except OSError:
+        return 0
 
 
 @contextmanager
