@@ -115,3 +115,17 @@ def test_a_splitter_that_reads_only_tables_cuts_the_same_nodes_from_the_lighter_
             light = load_bytes(data, path.name)
         assert [d.metadata for d in light] == [d.metadata for d in full]
         assert splitter.split(light) == splitter.split(full), path
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([*LINES, "Text with *emphasis*, `code` and [a link](x).", "# *Emph* title"]), max_size=30))
+def test_elements_equal_those_of_the_parse_of_every_inline(lines: list[str]) -> None:
+    """Only headings' inline markup is parsed (their titles); the elements are those of markdown-it's full parse."""
+    from unittest.mock import patch
+
+    from markdown_it import MarkdownIt
+
+    text = "\n".join(lines)
+    with patch("core.loaders.markdown._block_parser", lambda: MarkdownIt("commonmark").enable("table")):
+        everything = markdown_elements(text)
+    assert markdown_elements(text) == everything
