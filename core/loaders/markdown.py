@@ -94,33 +94,39 @@ def markdown_tables_and_title(text: str) -> tuple[list[Element], str | None]:
     """The table and table_row elements of :func:`markdown_elements` and the title (the first level-1
     heading's words), parsing no more of ``text`` than they need.
 
-    A table needs a line holding "|" right above a delimiter row: without such a pair there is
-    none, and only the blocks up to the first level-1 heading are parsed. CommonMark reads blocks
-    line by line (a line's block depends on the lines above it; a table, on the next one too), and
-    nothing but fences, HTML blocks and containers opened above continues past a blank line; so
-    the blocks of a prefix that ends at a blank line after a candidate heading and the line after
-    it are the whole text's there. A title holding a link ("[") is parsed with the whole text's
-    link references. Equal to the full parse: tests/test_markdown_outline.py.
+    A table needs a line holding "|" right above a delimiter row, and ends at a blank line: only the
+    blocks up to the blank line after the last such pair, and then up to the first level-1 heading,
+    are parsed. CommonMark reads blocks line by line (a line's block depends on the lines above it;
+    a table's header, on the next one too), and nothing but fences, HTML blocks and containers
+    opened above continues past a blank line; so the blocks of a prefix that ends at a blank line
+    after a candidate and the line after it are the whole text's there. A title holding a link
+    ("[") is parsed with the whole text's link references. Equal to the full parse:
+    tests/test_markdown_outline.py.
     """
-    if "\r" in text or _may_hold_table(text):
+    if "\r" in text:
         elements = markdown_elements(text)
         return [e for e in elements if e.kind in TABLE_KINDS], _title(elements)
-    end = 0
-    for candidate in _H1_LINE.finditer(text):
-        if candidate.start() < end:
-            continue  # inside the prefix parsed already, which found no level-1 heading
-        # Through the candidate's next line and on to a blank line; at least double the last prefix, so a
-        # text whose candidates all fail costs about two parses, not one per candidate.
+    tables: list[Element] = []
+    end = _after_last_table(text)
+    candidates = _H1_LINE.finditer(text)
+    while True:
+        if end:
+            prefix = markdown_elements(text[:end])
+            if not tables:  # every table is in the first prefix parsed (it holds the last candidate pair)
+                tables = [e for e in prefix if e.kind in TABLE_KINDS]
+            heading = next((e for e in prefix if e.kind == "heading" and e.level == 1), None)
+            if heading is not None:
+                if "[" in text[heading.start_char : heading.end_char] and end < len(text):
+                    return tables, _title(markdown_elements(text))  # a link's target may be defined further down
+                return tables, heading.attrs["title"]
+            if end >= len(text):
+                return tables, None
+        # The next candidate past what was parsed (which held no level-1 heading): through its next line and on
+        # to a blank line, and at least double the last prefix, so failed candidates cost about two parses.
+        candidate = next((c for c in candidates if c.start() >= end), None)
+        if candidate is None:
+            return tables, None
         end = max(_prefix_end(text, candidate.start()), 2 * end)
-        prefix = markdown_elements(text[:end])
-        heading = next((e for e in prefix if e.kind == "heading" and e.level == 1), None)
-        if heading is not None:
-            if "[" in text[heading.start_char : heading.end_char] and end < len(text):
-                return [], _title(markdown_elements(text))  # a link's target may be defined further down
-            return [], heading.attrs["title"]
-        if end >= len(text):
-            break
-    return [], None
 
 
 def _prefix_end(text: str, start: int) -> int:
@@ -133,16 +139,23 @@ def _prefix_end(text: str, start: int) -> int:
     return blank.start() + 1 if blank else len(text)
 
 
-def _may_hold_table(text: str) -> bool:
-    """Whether some line holding "|" stands right above a line that may be a delimiter row."""
+def _after_last_table(text: str) -> int:
+    """The end of a prefix holding every table ``text`` may have (0 when it has none).
+
+    A table's header is a line holding "|" right above a line that may be its delimiter row; it ends
+    at a blank line (or before).
+    """
+    if "|" not in text:
+        return 0
+    last = -1
     for row in _DELIMITER_LINE.finditer(text):
         above_end = row.start() - 1
         if above_end <= 0:
             continue
         above_start = text.rfind("\n", 0, above_end) + 1
         if "|" in text[above_start:above_end]:
-            return True
-    return False
+            last = above_start
+    return _prefix_end(text, last) if last >= 0 else 0
 
 
 def _title(elements: list[Element]) -> str | None:
