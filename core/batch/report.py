@@ -145,7 +145,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     ok = [entry for entry in entries.values() if entry["status"] == "ok"]
     failed = [entry for entry in entries.values() if entry["status"] != "ok"]
     nodes = sum(entry["nodes"] for entry in ok)
-    nonspace = sum(entry["nonspace"] for entry in ok)
+    nonspace = sum(entry["nonspace"] for entry in ok) if measured else 0
     node_characters = sum(entry["metrics"]["characters"]["mean"] * entry["nodes"] for entry in ok)
     limit = splitter.size_limit
 

@@ -144,7 +144,7 @@ def process_file(task: dict[str, Any], config: str, embed: str = "") -> dict[str
         "seconds": 0.0,
         "documents": 0,
         "nodes": 0,
-        "nonspace": 0,
+        "nonspace": 0,  # non-whitespace characters: counted with --metrics (the coverage's weight) only
         "characters": 0,
         "metrics": "",
         "table": b"",
@@ -226,7 +226,9 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
         metrics = summary.to_dict()
     else:
         sizes = size_columns(documents, nodes, texts, splitter.size_unit)
-        metrics = {"count": len(nodes), **{key: asdict(SizeStats.of(sizes[key])) for key in ("characters", "tokens")}}
+        characters = asdict(SizeStats.of(sizes["characters"]))
+        tokens = characters if sizes["tokens"] is sizes["characters"] else asdict(SizeStats.of(sizes["tokens"]))
+        metrics = {"count": len(nodes), "characters": characters, "tokens": tokens}
     clock.mark("metrics" if measure else "sizes")
     numbers = numbers_in_document(nodes)
     columns: dict[str, Any] = {
@@ -269,7 +271,9 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     result["documents"] = len(documents)
     result["nodes"] = len(nodes)
     result["characters"] = sum(len(document.text) for document in documents)
-    result["nonspace"] = sum(len(document.text) - _whitespace(document.text) for document in documents)
+    # What the report weighs each file's coverage by: only measured with the coverage (--metrics).
+    if measure:
+        result["nonspace"] = sum(len(document.text) - _whitespace(document.text) for document in documents)
     result["metrics"] = json.dumps(metrics, ensure_ascii=False, default=str)
     clock.mark("arrow")
 
