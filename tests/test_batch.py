@@ -157,6 +157,11 @@ def test_metrics_add_model_tokens_and_flags_and_change_no_other_column(cli_run: 
     # --metrics gives the columns every batch had before measuring became optional, in their places.
     assert measured.column_names == [*DEFAULT_COLUMNS[:9], "embed_tokens", "flags", *DEFAULT_COLUMNS[9:]]
     assert measured.select(DEFAULT_COLUMNS).equals(dataset(cli_run))
+    from core.tokenizers import get_tokenizer
+
+    # The window check's own counts (from each document's token index) are the plain counts of the views.
+    embed_views = measured.column("embed_view").to_pylist()
+    assert measured.column("embed_tokens").to_pylist() == get_tokenizer("model").count_many(embed_views)
     over_window = [n > 254 for n in measured.column("embed_tokens").to_pylist()]
     assert over_window == ["over-window" in f for f in measured.column("flags").to_pylist()]
     plain, full = (json.loads((out / "report.json").read_text()) for out in (cli_run, metrics_run))

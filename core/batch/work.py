@@ -1,4 +1,8 @@
-"""One file's work: read, hash, load, split, measure (and embed); plain values in, plain values out.
+"""One file's work: read, hash, load, split, size (measure with ``--metrics``, and embed); plain values in and out.
+
+A file costs what its outputs need: the loader parses only the structure the splitter reads
+(:func:`elements_read`), sizes come from the split's own token index, and the model-token counts,
+lint flags and chunk metrics are computed only when asked (``metrics`` in the task).
 
 :func:`process_file` is all an engine runs, so a process pool and Ray Data carry it
 alike; every failure becomes a one-line reason, never an exception.
