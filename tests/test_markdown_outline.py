@@ -134,3 +134,13 @@ def test_elements_equal_those_of_the_parse_of_every_inline(lines: list[str]) -> 
     with patch("core.loaders.markdown._block_parser", lambda: MarkdownIt("commonmark").enable("table")):
         everything = markdown_elements(text)
     assert markdown_elements(text) == everything
+
+
+@pytest.mark.parametrize("line", ["-" * 300_000 + "x", "|" * 300_000 + "x", "=" * 300_000 + " x", " " * 300_000 + "x"])
+def test_a_long_hostile_line_is_scanned_in_linear_time(line: str) -> None:
+    """The candidate scans are single character classes: a line of 300,000 dashes costs milliseconds, not minutes."""
+    import time
+
+    started = time.process_time()
+    assert markdown_tables_and_title("a | b\n" + line + "\n") == ([], None)
+    assert time.process_time() - started < 5

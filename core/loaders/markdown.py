@@ -85,8 +85,9 @@ TABLE_KINDS = frozenset({"table", "table_row"})
 # container markers (block quotes, list items). Every level-1 heading has such a line; not every such
 # line is one (a code block's comment, a quoted "#").
 _H1_LINE = re.compile(r"^[ \t>*+0-9.)-]*(?:#(?:[ \t]|$)|=+[ \t]*$)", re.MULTILINE)
-# A line that may be a table's delimiter row ("|---|:--:|"), container markers included.
-_DELIMITER_LINE = re.compile(r"^[ \t>|:+*.)0-9-]*-[ \t>|:+*.)0-9-]*$", re.MULTILINE)
+# A line that may be a table's delimiter row ("|---|:--:|"), container markers included, if it holds a "-".
+# One character class, no "-" between two runs of it: a long line of dashes is matched in linear time.
+_DELIMITER_LINE = re.compile(r"^[ \t>|:+*.)0-9-]+$", re.MULTILINE)
 _BLANK_LINE = re.compile(r"\n[ \t]*(?:\n|$)")
 
 
@@ -150,7 +151,7 @@ def _after_last_table(text: str) -> int:
     last = -1
     for row in _DELIMITER_LINE.finditer(text):
         above_end = row.start() - 1
-        if above_end <= 0:
+        if above_end <= 0 or "-" not in row.group():
             continue
         above_start = text.rfind("\n", 0, above_end) + 1
         if "|" in text[above_start:above_end]:
