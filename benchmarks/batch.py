@@ -1,14 +1,23 @@
 """Corpus batch throughput: ``chunkscope batch`` on a folder of the benchmark corpus's documents, one file each.
 
-    .venv/bin/python benchmarks/batch.py                    # 500 files; recursive and sentence; local 1, 2 and Ray
-    .venv/bin/python benchmarks/batch.py --files 500 1000   # and peak memory at both sizes (4 MiB parts)
+    .venv/bin/python benchmarks/batch.py                    # 21 MB of this machine's texts; local 1, 2 and Ray
+    .venv/bin/python benchmarks/batch.py --measures sizes metrics --splitters recursive   # and with --metrics
+    .venv/bin/python benchmarks/batch.py --copies 1 4       # and peak memory with the corpus four times over
+    .venv/bin/python benchmarks/batch.py --files 500 1000   # benchmarks/data/files.json's documents instead
     .venv/bin/python benchmarks/batch.py --rounds 3 --runs local:1 local:2   # interleaved rounds, medians
+
+Per stage of a worker (load, split, metrics, Arrow...): ``benchmarks/batch_stages.py``.
 
 Method:
 
-- **Corpus.** ``benchmarks/data/files.json`` (``benchmarks/corpus.py`` builds it) holds the corpus's documents
-  one by one; the first ``N`` are written to a temporary folder as ``doc-NNNNN.md`` (the Markdown ones) or
-  ``.txt``, so the loaders run as they do on a user's folder.
+- **Corpus.** By default ``--local-mb`` MB of the Markdown, reST and text files this machine holds
+  (``batch_stages.build_local_corpus``: the Python standard library's, the installed packages', /usr/share/doc),
+  copied at run time, ``--copies`` times over in sub-folders for the memory runs. With ``--files``:
+  ``benchmarks/data/files.json`` (``benchmarks/corpus.py`` builds it) holds the corpus's documents one by one;
+  the first ``N`` are written to a temporary folder as ``doc-NNNNN.md`` (the Markdown ones) or ``.txt``.
+- **Measures.** ``--measures sizes metrics``: each run without and with ``--metrics`` (model tokens, lint
+  flags, chunk metrics). ``mb_per_worker_cpu_s`` is the corpus's MB over the workers' CPU (the local engine's
+  reaped children; the driver's apart in ``driver_cpu_s``).
 - **Runs.** Each run is a fresh interpreter (``--child``) that imports ChunkScope and, for Ray, starts a local
   Ray with ``num_cpus=2`` and uses Ray Data once (``range(1)``, which starts its per-cluster actors) *before*
   the clock; then ``core.batch.run_batch`` with the splitter's defaults, the local engine at 1 and 2 workers, or
@@ -38,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import resource
@@ -51,6 +61,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 DATA = ROOT / "benchmarks" / "data"
 SPLITTERS = ("recursive", "sentence")
 RUNS = ("local:1", "local:2", "ray:2")
@@ -157,7 +168,9 @@ class _Watcher:
 # -------------------------------------------------------------------- one run
 
 
-def child(engine: str, workers: int, splitter: str, corpus: str, out: str, part_mb: float) -> dict[str, object]:
+def child(
+    engine: str, workers: int, splitter: str, corpus: str, out: str, part_mb: float, metrics: bool = False
+) -> dict[str, object]:
     """One timed run in this (fresh) process."""
     from core.batch import run_batch
     from core.config import PipelineConfig
@@ -185,7 +198,7 @@ def child(engine: str, workers: int, splitter: str, corpus: str, out: str, part_
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.perf_counter()
     kwargs = {"part_bytes": int(part_mb * 2**20)} if part_mb else {}
-    result = run_batch([corpus], config, out, engine=engine, workers=workers, **kwargs)
+    result = run_batch([corpus], config, out, engine=engine, workers=workers, metrics=metrics, **kwargs)
     wall = time.perf_counter() - wall
     watcher.stop()
     self_after = resource.getrusage(resource.RUSAGE_SELF)
@@ -194,6 +207,7 @@ def child(engine: str, workers: int, splitter: str, corpus: str, out: str, part_
         "engine": engine,
         "workers": workers,
         "splitter": splitter,
+        "metrics": metrics,
         "files_ok": result.report["corpus"]["files_ok"],
         "failed": result.failed,
         "nodes": result.nodes,
@@ -210,6 +224,8 @@ def child(engine: str, workers: int, splitter: str, corpus: str, out: str, part_
         driver_cpu -= watcher.cpu
         row["cpu_s"] = round(driver_cpu + children.ru_utime + children.ru_stime, 3)
         row["driver_cpu_s"] = round(driver_cpu, 3)
+        row["worker_cpu_s"] = round(children.ru_utime + children.ru_stime, 3)
+        row["mb_per_worker_cpu_s"] = round(result.bytes / 1e6 / max(row["worker_cpu_s"], 1e-9), 2)
         row["worker_peak_rss_mb"] = [round(children.ru_maxrss / 1024, 1)]  # the largest worker's
         pool = {pid: r for pid, r in watcher.seen.items() if pid != os.getpid() and float(r["cpu"]) >= 0.5}
         delays = [float(r["run_delay"]) for r in pool.values()]
@@ -255,9 +271,10 @@ def child(engine: str, workers: int, splitter: str, corpus: str, out: str, part_
 
 
 def run_child(
-    engine: str, workers: int, splitter: str, corpus: Path, out: Path, part_mb: float = 0
+    engine: str, workers: int, splitter: str, corpus: Path, out: Path, part_mb: float = 0, metrics: bool = False
 ) -> dict[str, object]:
     argv = [sys.executable, __file__, "--child", engine, str(workers), splitter, str(corpus), str(out), str(part_mb)]
+    argv.append("1" if metrics else "0")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAY_DEDUP_LOGS": "0"}
     done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     if done.returncode != 0:
@@ -284,16 +301,18 @@ def summarize(runs: list[dict[str, object]]) -> dict[str, object]:
     """Medians (min–max) per splitter and run, and the per-round ratios the issue's targets are about."""
     timed = [row for row in runs if "round" in row]
     summary: dict[str, object] = {}
-    for splitter in sorted({str(row["splitter"]) for row in timed}):
-        rows = [row for row in timed if row["splitter"] == splitter]
+    for splitter, metrics in sorted({(str(row["splitter"]), bool(row.get("metrics"))) for row in timed}):
+        rows = [row for row in timed if row["splitter"] == splitter and bool(row.get("metrics")) == metrics]
         by_run: dict[str, dict[int, dict[str, object]]] = {}
         for row in rows:
             by_run.setdefault(f"{row['engine']}:{row['workers']}", {})[int(row["round"])] = row
         entry: dict[str, object] = {}
         for name, rounds in by_run.items():
+            keys = ("wall_s", "cpu_s", "driver_cpu_s", "worker_cpu_s", "mb_per_worker_cpu_s")
             entry[name] = {
                 key: _spread([float(row[key]) for row in rounds.values()])
-                for key in ("wall_s", "cpu_s", "driver_cpu_s", "ray_start_s", "ray_data_start_s")
+                for key in (*keys, "ray_start_s", "ray_data_start_s")
+                if all(key in row for row in rounds.values())
             }
         entry["speedup_2_over_1_wall"] = _ratios(by_run, "local:1", "local:2", "wall_s")
         entry["cpu_2_over_1"] = _ratios(by_run, "local:2", "local:1", "cpu_s")
@@ -305,24 +324,29 @@ def summarize(runs: list[dict[str, object]]) -> dict[str, object]:
                 local = "local:" + name.split(":")[1]
                 entry[f"{name}_over_{local}_wall"] = _ratios(by_run, name, local, "wall_s")
                 entry[f"{name}_over_{local}_cpu"] = _ratios(by_run, name, local, "cpu_s")
-        summary[splitter] = entry
+        summary[f"{splitter} --metrics" if metrics else splitter] = entry
     return summary
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--files", type=int, nargs="+", default=[500], help="corpus sizes (the first is timed)")
+    parser.add_argument("--files", type=int, nargs="+", help="files.json's first N documents (the first is timed)")
+    parser.add_argument("--local-mb", type=float, default=21, help="MB of this machine's texts (default corpus)")
+    parser.add_argument("--copies", type=int, nargs="+", default=[1], help="that corpus N times over (memory runs)")
+    parser.add_argument("--measures", nargs="+", choices=("sizes", "metrics"), default=["sizes"])
     parser.add_argument("--splitters", nargs="+", default=list(SPLITTERS))
     parser.add_argument("--runs", nargs="+", default=list(RUNS), help="ENGINE:WORKERS runs (default: %(default)s)")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved repetitions of every run")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--memory-part-mb", type=float, default=4, help="part size of the memory-by-size runs")
     parser.add_argument("--only-memory", action="store_true", help="skip the timed runs")
-    parser.add_argument("--child", nargs=6, metavar=("ENGINE", "WORKERS", "SPLITTER", "CORPUS", "OUT", "PART_MB"))
+    parser.add_argument(
+        "--child", nargs=7, metavar=("ENGINE", "WORKERS", "SPLITTER", "CORPUS", "OUT", "PART_MB", "METRICS")
+    )
     args = parser.parse_args(argv)
     if args.child:
-        engine, workers, splitter, corpus, out, part_mb = args.child
-        print(json.dumps(child(engine, int(workers), splitter, corpus, out, float(part_mb))))
+        engine, workers, splitter, corpus, out, part_mb, metrics = args.child
+        print(json.dumps(child(engine, int(workers), splitter, corpus, out, float(part_mb), metrics == "1")))
         return 0
 
     plan = [(engine, int(workers)) for engine, workers in (run.split(":") for run in args.runs)]
@@ -330,28 +354,36 @@ def main(argv: list[str] | None = None) -> int:
     results["load_before"] = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="chunkscope-batch-bench-") as temporary:
         root = Path(temporary)
-        corpora = {n: (root / f"corpus-{n}", write_corpus(root / f"corpus-{n}", n)) for n in args.files}
-        first = args.files[0]
+        if args.files:
+            corpora = {n: (root / f"corpus-{n}", write_corpus(root / f"corpus-{n}", n)) for n in args.files}
+        else:
+            from batch_stages import build_local_corpus
+
+            corpora = {
+                n: (root / f"corpus-x{n}", build_local_corpus(root / f"corpus-x{n}", args.local_mb, copies=n))
+                for n in args.copies
+            }
+        sizes = list(corpora)
+        first = sizes[0]
         results["corpus"] = {str(n): info for n, (_, info) in corpora.items()}
         runs: list[dict[str, object]] = []
         for number in [] if args.only_memory else range(args.rounds):
-            for splitter in args.splitters:
-                for engine, workers in plan:
-                    out = root / f"out-{splitter}-{engine}-{workers}-{number}"
-                    row = run_child(engine, workers, splitter, corpora[first][0], out)
-                    shutil.rmtree(out, ignore_errors=True)
-                    row["corpus_files"] = first
-                    row["round"] = number
-                    row["load_1min"] = round(os.getloadavg()[0], 2)
-                    runs.append(row)
-                    print(json.dumps(row), file=sys.stderr)
-        for splitter in args.splitters:
-            hashes = {row["part_sha256"] for row in runs if row["splitter"] == splitter}
-            if len(hashes) > 1:
-                raise SystemExit(f"{splitter}: the runs wrote different part files")
+            for splitter, measure, (engine, workers) in itertools.product(args.splitters, args.measures, plan):
+                out = root / f"out-{splitter}-{measure}-{engine}-{workers}-{number}"
+                row = run_child(engine, workers, splitter, corpora[first][0], out, metrics=measure == "metrics")
+                shutil.rmtree(out, ignore_errors=True)
+                row["corpus_files"] = first
+                row["round"] = number
+                row["load_1min"] = round(os.getloadavg()[0], 2)
+                runs.append(row)
+                print(json.dumps(row), file=sys.stderr)
+        for splitter, measure in itertools.product(args.splitters, args.measures):
+            same = [row for row in runs if row["splitter"] == splitter and row["metrics"] == (measure == "metrics")]
+            if len({row["part_sha256"] for row in same}) > 1:
+                raise SystemExit(f"{splitter} ({measure}): the runs wrote different part files")
         # Memory against corpus size: the local engine at 2 workers, recursive, with small parts so that
         # every size writes several (the driver holds at most one part's rows: that, not the corpus, bounds it).
-        for n in args.files if len(args.files) > 1 else []:
+        for n in sizes if len(sizes) > 1 else []:
             for splitter in args.splitters[:1]:
                 out = root / f"out-{splitter}-size-{n}"
                 row = run_child("local", 2, splitter, corpora[n][0], out, args.memory_part_mb)

@@ -100,9 +100,15 @@ def run_split(
     return split_bounded(prepared, splitter, limits) if bounded else splitter.split(prepared)
 
 
-def split_bounded(documents: Sequence[Document], splitter: Splitter, limits: Limits = DEFAULT_LIMITS) -> list[Node]:
+def split_bounded(
+    documents: Sequence[Document],
+    splitter: Splitter,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    in_process_chars: int | None = None,
+) -> list[Node]:
     """``splitter.split(documents)``, in a child that can be stopped where :func:`split_needs_child` says so."""
-    if not split_needs_child(documents, splitter):
+    if not split_needs_child(documents, splitter, in_process_chars=in_process_chars):
         return splitter.split(documents)
     from core.runtime.bounded import map_bounded
 
@@ -137,7 +143,9 @@ def _warm(splitter: Splitter) -> None:
 IN_PROCESS_CHARS = 300_000
 
 
-def split_needs_child(documents: Sequence[Document], splitter: Splitter) -> bool:
+def split_needs_child(
+    documents: Sequence[Document], splitter: Splitter, *, in_process_chars: int | None = None
+) -> bool:
     """Whether a split of untrusted input must run in a child that can be stopped (:mod:`core.runtime.bounded`).
 
     In-process, sparing the fork (5-20 ms) and keeping what the split caches (a
@@ -145,7 +153,8 @@ def split_needs_child(documents: Sequence[Document], splitter: Splitter) -> bool
     small: one of ChunkScope's own splitters (linear in the text, Python that
     lets the server's other threads run every few milliseconds), with no regex
     of the user's (matched in C, holding the GIL), on at most
-    :data:`IN_PROCESS_CHARS` characters. Framework engines and plugins always go
+    :data:`IN_PROCESS_CHARS` characters (``in_process_chars``: another bound, for a process that serves
+    no other thread: a batch worker, whose fork per large file cost a third of its CPU). Framework engines and plugins always go
     to a child: their code is not ours to bound. A splitter that embeds
     (``semantic``) never does: forking a process whose torch threads have started
     can hang the child, and its work is already bounded by ``max_embed_chars``
@@ -157,7 +166,8 @@ def split_needs_child(documents: Sequence[Document], splitter: Splitter) -> bool
         return True
     if splitter.regex_values():
         return True
-    return sum(len(document.text) for document in documents) > IN_PROCESS_CHARS
+    bound = IN_PROCESS_CHARS if in_process_chars is None else in_process_chars
+    return sum(len(document.text) for document in documents) > bound
 
 
 # Loaders whose work is linear in a small file and pure Python (the server's other threads run meanwhile):

@@ -100,6 +100,32 @@ def cli_run(corpus: Path, config_file: Path) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def metrics_run(corpus: Path, config_file: Path) -> Path:
+    """The same run with --metrics: model tokens, lint flags and each file's chunk metrics."""
+    out = corpus.parent / "out-metrics"
+    args = ["batch", str(corpus), "--config", str(config_file), "--out", str(out), "--workers", "2", "-q"]
+    assert main([*args, "--part-rows", "50", "--metrics"]) == 0
+    return out
+
+
+DEFAULT_COLUMNS = [
+    "id",
+    "doc_id",
+    "source_path",
+    "node_index",
+    "start_char",
+    "end_char",
+    "text",
+    "characters",
+    "tokens",
+    "metadata",
+    "relationships",
+    "llm_view",
+    "embed_view",
+]
+
+
 def test_bad_files_are_listed_with_their_reason_and_the_rest_is_written(cli_run: Path, corpus: Path):
     report = json.loads((cli_run / "report.json").read_text())
     failed = {Path(entry["source"]).name: entry["reason"] for entry in report["failed"]}
@@ -119,34 +145,50 @@ def test_parts_are_bounded_and_the_dataset_holds_every_column(cli_run: Path):
     rows = [pq.read_metadata(part).num_rows for part in sorted((cli_run / "nodes").glob("part-*.parquet"))]
     assert len(rows) > 2 and max(rows) <= 50 and all(n == 50 for n in rows[:-1])
     table = dataset(cli_run)
-    assert table.column_names == [
-        "id",
-        "doc_id",
-        "source_path",
-        "node_index",
-        "start_char",
-        "end_char",
-        "text",
-        "characters",
-        "tokens",
-        "embed_tokens",
-        "flags",
-        "metadata",
-        "relationships",
-        "llm_view",
-        "embed_view",
-    ]
+    assert table.column_names == DEFAULT_COLUMNS
     assert len(set(table.column("id").to_pylist())) == table.num_rows
     assert pq.read_table(cli_run / "nodes").equals(table)  # the folder reads as one dataset
     report = json.loads((cli_run / "report.json").read_text())
     assert report["corpus"]["nodes"] == table.num_rows == sum(p["rows"] for p in report["parts"])
 
 
+def test_metrics_add_model_tokens_and_flags_and_change_no_other_column(cli_run: Path, metrics_run: Path):
+    measured = dataset(metrics_run)
+    # --metrics gives the columns every batch had before measuring became optional, in their places.
+    assert measured.column_names == [*DEFAULT_COLUMNS[:9], "embed_tokens", "flags", *DEFAULT_COLUMNS[9:]]
+    assert measured.select(DEFAULT_COLUMNS).equals(dataset(cli_run))
+    from core.tokens.tokenizers import get_tokenizer
+
+    # The window check's own counts (from each document's token index) are the plain counts of the views.
+    embed_views = measured.column("embed_view").to_pylist()
+    assert measured.column("embed_tokens").to_pylist() == get_tokenizer("model").count_many(embed_views)
+    over_window = [n > 254 for n in measured.column("embed_tokens").to_pylist()]
+    assert over_window == ["over-window" in f for f in measured.column("flags").to_pylist()]
+    plain, full = (json.loads((out / "report.json").read_text()) for out in (cli_run, metrics_run))
+    assert full["metrics"] is True and plain["metrics"] is False
+    # Without --metrics the report gives the sizes and what they tell (over the limit), and no guesses.
+    for key in ("characters", "tokens", "nodes", "over_limit", "files_ok"):
+        assert plain["corpus"][key] == full["corpus"][key]
+    assert plain["corpus"]["coverage"] is None and plain["corpus"]["mid_sentence"] is None
+    assert plain["histograms"]["embed_tokens"] is None and plain["histograms"]["tokens"] == full["histograms"]["tokens"]
+    assert set(plain["documents"][0]["metrics"]) == {"count", "characters", "tokens"}
+    html = (cli_run / "report.html").read_text()
+    assert "--metrics" in html and "Lint flags" not in html and "Lint flags" in (metrics_run / "report.html").read_text()
+
+
+def test_resume_keeps_the_choice_of_metrics(cli_run: Path, corpus: Path, config_file: Path, tmp_path: Path, capsys):
+    out = tmp_path / "out"
+    shutil.copytree(cli_run, out)
+    args = ["batch", str(corpus), "--config", str(config_file), "--out", str(out), "-q", "--resume"]
+    assert main([*args, "--metrics"]) == 2
+    assert "--metrics" in capsys.readouterr().err
+
+
 def test_nodes_and_report_numbers_equal_chunkscope_split_and_metrics_per_file(
-    cli_run: Path, corpus: Path, config_file: Path, capsys
+    metrics_run: Path, corpus: Path, config_file: Path, capsys
 ):
-    table = dataset(cli_run).to_pylist()
-    report = json.loads((cli_run / "report.json").read_text())
+    table = dataset(metrics_run).to_pylist()
+    report = json.loads((metrics_run / "report.json").read_text())
     by_source = {entry["source"]: entry for entry in report["documents"]}
     assert len(by_source) == 6
     capsys.readouterr()

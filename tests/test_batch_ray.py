@@ -22,9 +22,13 @@ def corpus(tmp_path_factory) -> Path:
     return make_corpus(tmp_path_factory.mktemp("ray"))
 
 
-def test_ray_and_the_process_pool_write_byte_identical_datasets(ray_cluster, corpus: Path, tmp_path: Path):
-    ray_run = run_batch([str(corpus)], small_config(), tmp_path / "ray", engine="ray", workers=2, part_rows=50)
-    local_run = run_batch([str(corpus)], small_config(), tmp_path / "local", engine="local", workers=2, part_rows=50)
+@pytest.mark.parametrize("metrics", [False, True], ids=["sizes", "metrics"])
+def test_ray_and_the_process_pool_write_byte_identical_datasets(
+    ray_cluster, corpus: Path, tmp_path: Path, metrics: bool
+):
+    options = {"workers": 2, "part_rows": 50, "metrics": metrics}
+    ray_run = run_batch([str(corpus)], small_config(), tmp_path / "ray", engine="ray", **options)
+    local_run = run_batch([str(corpus)], small_config(), tmp_path / "local", engine="local", **options)
     assert ray_cluster.is_initialized()  # a Ray the caller started is left running
     hashes = part_hashes(tmp_path / "ray")
     assert len(hashes) > 2 and hashes == part_hashes(tmp_path / "local")

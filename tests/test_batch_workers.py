@@ -142,3 +142,16 @@ def test_the_ray_engines_result_schema_carries_every_field_a_result_has(tmp_path
     result = process_file({"index": 0, "source": str(path), "path": str(path), "problem": ""}, PipelineConfig().to_json())
     assert result["status"] == "ok"
     assert set(result_schema().names) == set(result)
+
+
+def test_a_worker_loads_only_the_structure_its_splitter_and_extractors_read():
+    from core.batch.work import elements_read
+    from core.extractors import EXTRACTORS
+    from core.splitters import get_splitter
+
+    tables = frozenset({"table", "table_row"})
+    assert elements_read(PipelineConfig(splitter=get_splitter("recursive"))) == tables
+    # The sentence splitter declares nothing (it may read any element), an extractor reads headings and code.
+    assert elements_read(PipelineConfig(splitter=get_splitter("sentence"))) is None
+    titled = PipelineConfig(splitter=get_splitter("recursive"), extractors=(EXTRACTORS.get_class("title")(),))
+    assert elements_read(titled) is None

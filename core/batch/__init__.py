@@ -1,7 +1,7 @@
 """Corpus batch: one PipelineConfig over many files; nodes to a Parquet dataset, statistics to a report.
 
-The work for one file (read, hash, load, split, measure, optionally embed) is one
-function, :func:`core.batch.work.process_file`, that takes and returns plain values.
+The work for one file (read, hash, load, split, size; with ``metrics``, measure: model tokens,
+lint flags, chunk metrics; optionally embed) is one function, :func:`core.batch.work.process_file`, that takes and returns plain values.
 An engine only decides where it runs: ``local`` (a process pool over this machine's
 cores, :mod:`core.batch.local_engine`) or ``ray`` (a Ray Data pipeline on a local Ray
 or a cluster, :mod:`core.batch.ray_engine`). Results come back in input order and

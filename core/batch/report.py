@@ -14,14 +14,13 @@ any of its nodes); duplicate nodes are counted within each file, and files with 
 same bytes (SHA-256) across the corpus are listed in ``same_content``. Size statistics are
 exact (percentiles as ``numpy.percentile`` computes them, from counts per value).
 
-The HTML page opens offline: plotly.js is inlined once; every file name and
-reason is escaped.
+The HTML page (:mod:`core.batch.report_html`) opens offline: plotly.js is inlined once; every
+file name and reason is escaped.
 """
 
 from __future__ import annotations
 
 import heapq
-import html
 import json
 import math
 from collections import Counter
@@ -30,10 +29,8 @@ from typing import Any
 import numpy as np
 
 from core.batch.storage import OutputStore
-from core.measure.split_summary import unit_name
 
 TOP = 10  # slowest and largest documents listed
-HTML_DOCUMENT_ROWS = 1_000  # rows of the per-document table in the page (report.json holds all)
 
 
 class _Sizes:
@@ -91,6 +88,10 @@ class _Sizes:
 
         return at(low) + (at(high) - at(low)) * (position - low)
 
+    def above(self, limit: int) -> int:
+        """How many values exceed ``limit``."""
+        return int(self.counts[limit + 1 :].sum()) if limit + 1 < len(self.counts) else 0
+
     def histogram(self, bins: int = 40) -> tuple[list[float], list[int]]:
         """Bin starts and counts over [0, max], at most ``bins`` bins of whole units."""
         if self.n == 0:
@@ -115,7 +116,10 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     # The last line per input counts (a failed input retried by --resume has two).
     entries: dict[str, dict[str, Any]] = {}
     parts: list[dict[str, Any]] = []
-    ids = next((line.get("ids", "") for line in lines if line.get("kind") == "header"), "")
+    header = next((line for line in lines if line.get("kind") == "header"), {})
+    ids = header.get("ids", "")
+    # Outputs from before --metrics was optional were all measured.
+    measured = bool(header.get("metrics", True))
     for line in lines:
         if line.get("kind") == "input":
             entries.pop(line["path"], None)
@@ -125,27 +129,33 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
 
     characters, tokens, embed_tokens = _Sizes(), _Sizes(), _Sizes()
     flags: Counter[str] = Counter()
+    columns = ["characters", "tokens", *(["embed_tokens", "flags"] if measured else [])]
     for part in parts:
         # ParquetFile, not read_table: read_table's dataset layer imports pandas (0.26 s at the end of a run).
         with out.fs.open_input_file(out.path(NODES, part["part"])) as handle:
-            table = pq.ParquetFile(handle).read(columns=["characters", "tokens", "embed_tokens", "flags"])
+            table = pq.ParquetFile(handle).read(columns=columns)
         characters.add(table.column("characters"))
         tokens.add(table.column("tokens"))
-        embed_tokens.add(table.column("embed_tokens"))
-        counted = pc.value_counts(pc.list_flatten(table.column("flags")))
-        flags.update(dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)))
+        if measured:
+            embed_tokens.add(table.column("embed_tokens"))
+            counted = pc.value_counts(pc.list_flatten(table.column("flags")))
+            pairs = zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)
+            flags.update(dict(pairs))
 
     ok = [entry for entry in entries.values() if entry["status"] == "ok"]
     failed = [entry for entry in entries.values() if entry["status"] != "ok"]
     nodes = sum(entry["nodes"] for entry in ok)
-    nonspace = sum(entry["nonspace"] for entry in ok)
+    nonspace = sum(entry["nonspace"] for entry in ok) if measured else 0
     node_characters = sum(entry["metrics"]["characters"]["mean"] * entry["nodes"] for entry in ok)
+    limit = splitter.size_limit
 
     by_content: dict[str, list[str]] = {}
     for entry in ok:
         by_content.setdefault(entry["sha256"], []).append(entry["source"])
     same_content = sorted(sorted(group) for group in by_content.values() if len(group) > 1)
-    def share(flag: str) -> float:
+    def share(flag: str) -> float | None:
+        if not measured:
+            return None  # not measured: no flags (--metrics)
         return flags[flag] / nodes if nodes else 0.0
 
     corpus = {
@@ -158,17 +168,14 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         "characters_in_documents": sum(entry["characters"] for entry in ok),
         "characters": characters.stats(),
         "tokens": tokens.stats(),
-        "embed_tokens": embed_tokens.stats(),
-        "coverage": sum(e["metrics"]["coverage"] * e["nonspace"] for e in ok) / nonspace if nonspace else 0.0,
-        "overlap": (
-            sum(e["metrics"]["overlap"] * e["metrics"]["characters"]["mean"] * e["nodes"] for e in ok) / node_characters
-            if node_characters
-            else 0.0
-        ),
+        "embed_tokens": embed_tokens.stats() if measured else None,
+        "coverage": _coverage(ok, nonspace) if measured else None,
+        "overlap": _overlap(ok, node_characters) if measured else None,
         "mid_sentence": share("mid-sentence"),
         "over_window": share("over-window"),
-        "over_limit": share("over-limit"),
-        "duplicates_within_files": sum(entry["metrics"]["duplicates"] for entry in ok),
+        # The sizes are always there: nodes over the splitter's limit are counted from them.
+        "over_limit": tokens.above(limit) / nodes if nodes and limit is not None else 0.0,
+        "duplicates_within_files": sum(entry["metrics"]["duplicates"] for entry in ok) if measured else None,
         # Files whose bytes (SHA-256) another file also has: counted here, as each keeps ids of its own.
         "files_sharing_content": sum(len(group) for group in same_content),
         "shared_contents": len(same_content),
@@ -177,8 +184,10 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     }
     run = dict(run)
     seconds = run.get("seconds") or 0
-    run["mb_per_s"] = round(run.get("bytes", 0) / 1e6 / seconds, 3) if seconds else 0.0
-    run["files_per_s"] = round(run.get("processed", 0) / seconds, 3) if seconds else 0.0
+    # A run that processed nothing (a resume with nothing left) has no rate: None, not 0.00 MB/s.
+    processed = run.get("processed", 0)
+    run["mb_per_s"] = round(run.get("bytes", 0) / 1e6 / seconds, 3) if seconds and processed else None
+    run["files_per_s"] = round(processed / seconds, 3) if seconds and processed else None
 
     def brief(entry: dict[str, Any]) -> dict[str, Any]:
         return {"source": entry["source"], "seconds": entry["seconds"], "bytes": entry["size"], "nodes": entry["nodes"]}
@@ -186,6 +195,7 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     return {
         "chunkscope_batch_report": 1,
         "complete": bool(run.get("complete", True)),
+        "metrics": measured,  # --metrics: embed_tokens, flags and each file's chunk metrics were measured
         "run": run,
         "ids": ids,  # "path": ids hash the text and the path inside the input root; "content": the text alone
         "config_key": config.key(),
@@ -197,8 +207,8 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         "corpus": corpus,
         "histograms": {
             "tokens": tokens.histogram(),
-            "embed_tokens": embed_tokens.histogram(),
-            "coverage": _coverage_histogram(ok),
+            "embed_tokens": embed_tokens.histogram() if measured else None,
+            "coverage": _coverage_histogram(ok) if measured else None,
         },
         "slowest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["seconds"], e["source"]))],
         "largest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["size"], e["source"]))],
@@ -221,6 +231,16 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     }
 
 
+def _coverage(ok: list[dict[str, Any]], nonspace: int) -> float:
+    return sum(e["metrics"]["coverage"] * e["nonspace"] for e in ok) / nonspace if nonspace else 0.0
+
+
+def _overlap(ok: list[dict[str, Any]], node_characters: float) -> float:
+    if not node_characters:
+        return 0.0
+    return sum(e["metrics"]["overlap"] * e["metrics"]["characters"]["mean"] * e["nodes"] for e in ok) / node_characters
+
+
 def _coverage_histogram(ok: list[dict[str, Any]]) -> tuple[list[float], list[int]]:
     counts = np.histogram([entry["metrics"]["coverage"] for entry in ok], bins=20, range=(0, 1))[0]
     return [i / 20 for i in range(20)], counts.tolist()
@@ -230,6 +250,8 @@ def write_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
     """Write report.json and report.html in ``out``; returns the report's data."""
     report = build_report(out, config, run)
     out.write_bytes(report_json(report).encode("utf-8"), "report.json")
+    from core.batch.report_html import report_html
+
     out.write_bytes(report_html(report).encode("utf-8"), "report.html")
     return report
 
@@ -248,152 +270,3 @@ def report_json(report: dict[str, Any]) -> str:
 
     fields = ",\n".join(f" {json.dumps(key)}: {value(item)}" for key, item in report.items())
     return "{\n" + fields + "\n}\n"
-
-
-# ------------------------------------------------------------------------- HTML
-
-_CSS = """<style>
-body{margin:0;background:#f8fafc;color:#0f172a;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
-main{max-width:1240px;margin:0 auto;padding:24px 28px 48px}
-h1{font-size:1.6rem;margin:0 0 4px}
-h2{font-size:1.15rem;margin:30px 0 8px;padding-top:6px;border-top:1px solid #e2e8f0}
-.muted{color:#475569;font-size:.86rem}
-.warn{color:#b45309;font-weight:600}
-.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px}
-.card{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:10px 14px}
-.card .label{font-size:.8rem;color:#475569}
-.card .value{font-size:1.5rem;font-weight:600}
-table{border-collapse:collapse;width:100%;font-size:.84rem;background:#fff}
-th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #eef2f7}
-th{background:#f1f5f9}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.path{word-break:break-all}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(380px,1fr));gap:12px}
-</style>"""
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def report_html(report: dict[str, Any]) -> str:
-    """One self-contained page: cards, size and coverage histograms (plotly, inlined), the tables."""
-    from plotly.offline import get_plotlyjs
-
-    corpus = report["corpus"]
-    unit = unit_name(report["size_unit"])
-    limit = report["size_limit"]
-    cards = [
-        ("Files", f"{corpus['files_ok']:,} ok · {corpus['files_failed']:,} failed"),
-        ("Nodes", f"{corpus['nodes']:,}"),
-        ("Corpus", f"{corpus['bytes'] / 1e6:,.1f} MB"),
-        (f"Mean size ({unit})", f"{corpus['tokens']['mean']:,.0f} · p95 {corpus['tokens']['p95']:,.0f}"),
-        ("Coverage", f"{corpus['coverage']:.1%}"),
-        ("Overlap", f"{corpus['overlap']:.1%}"),
-        ("Mid-sentence", f"{corpus['mid_sentence']:.0%}"),
-        ("Over window", f"{corpus['over_window']:.0%}"),
-        ("Over limit", f"{corpus['over_limit']:.0%}"),
-        ("Throughput", f"{report['run']['mb_per_s']:,.2f} MB/s · {report['run']['files_per_s']:,.1f} files/s"),
-        ("Same content", f"{corpus['files_sharing_content']:,} files"),
-    ]
-    parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        "<title>ChunkScope corpus report</title>",
-        _CSS,
-        f"<script>{get_plotlyjs()}</script>",
-        "</head><body><main>",
-        "<h1>Corpus report</h1>",
-        f"<p class='muted'>splitter <code>{_e(report['splitter'])}</code> · config <code>{_e(report['config_key'])}</code>"
-        f" · engine {_e(report['run'].get('engine', ''))} on {_e(report['run'].get('workers', ''))} workers"
-        f" · limit {_e(limit if limit is not None else '—')} {_e(unit)} · embedding window {report['window_tokens']} model tokens</p>",
-    ]
-    if not report["complete"]:
-        parts.append(
-            "<p class='warn'>This run was interrupted: the report covers what was written (rerun with --resume).</p>"
-        )
-    parts.append(
-        "<div class='cards'>"
-        + "".join(
-            f"<div class='card'><div class='label'>{_e(k)}</div><div class='value'>{_e(v)}</div></div>"
-            for k, v in cards
-        )
-        + "</div>"
-    )
-    parts.append("<h2>Sizes</h2><div class='charts'>")
-    hist = report["histograms"]
-    parts.append(_bar_chart(hist["tokens"], f"Node size ({unit})", limit, "limit", "t"))
-    parts.append(_bar_chart(hist["embed_tokens"], "EMBED view (model tokens)", report["window_tokens"], "window", "w"))
-    parts.append(_bar_chart(hist["coverage"], "Coverage per file", None, "", "c"))
-    parts.append("</div>")
-    parts.append(
-        "<h2>Lint flags</h2>" + _table(["flag", "nodes"], [[k, v] for k, v in corpus["flags"].items()], numeric={1})
-    )
-    for title, key in (("Slowest documents", "slowest"), ("Largest documents", "largest")):
-        rows = [[r["source"], f"{r['seconds']:.3f}", f"{r['bytes']:,}", f"{r['nodes']:,}"] for r in report[key]]
-        parts.append(f"<h2>{title}</h2>" + _table(["file", "seconds", "bytes", "nodes"], rows, numeric={1, 2, 3}))
-    same = report.get("same_content", [])
-    if same:
-        parts.append(
-            f"<h2>Same content ({corpus['files_sharing_content']:,} files in {len(same):,} groups)</h2>"
-            "<p class='muted'>Files with identical bytes; "
-            + (
-                "they share their document and node ids (--content-ids).</p>"
-                if report["ids"] == "content"
-                else "each has ids of its own (its path inside the input folder is in them).</p>"
-            )
-        )
-        parts.append(_table(["files with the same bytes"], [[", ".join(group)] for group in same[: TOP * 10]]))
-    failed = report["failed"]
-    parts.append(f"<h2>Failed files ({len(failed):,})</h2>")
-    parts.append(
-        _table(["file", "reason"], [[f["source"], f["reason"]] for f in failed])
-        if failed
-        else "<p class='muted'>None.</p>"
-    )
-    documents = report["documents"]
-    parts.append(f"<h2>Documents ({len(documents):,})</h2>")
-    if len(documents) > HTML_DOCUMENT_ROWS:
-        parts.append(f"<p class='muted'>The first {HTML_DOCUMENT_ROWS:,}; report.json lists every one.</p>")
-    rows = [
-        [
-            d["source"],
-            f"{d['nodes']:,}",
-            f"{d['metrics']['tokens']['mean']:,.0f}",
-            f"{d['metrics']['tokens']['p95']:,.0f}",
-            f"{d['metrics']['coverage']:.1%}",
-            f"{d['metrics']['overlap']:.1%}",
-            f"{d['metrics']['mid_sentence']:.0%}",
-            f"{d['metrics']['over_window']:.0%}",
-            f"{d['seconds']:.3f}",
-        ]
-        for d in documents[:HTML_DOCUMENT_ROWS]
-    ]
-    headers = ["file", "nodes", "mean size", "p95", "coverage", "overlap", "mid-sentence", "over window", "seconds"]
-    parts.append(_table(headers, rows, numeric=set(range(1, 9))))
-    parts.append("</main></body></html>")
-    return "\n".join(parts)
-
-
-def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>"
-        + "".join(f"<td class='{'num' if i in numeric else 'path'}'>{_e(v)}</td>" for i, v in enumerate(row))
-        + "</tr>"
-        for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _bar_chart(histogram: Any, title: str, marker: float | None, marker_name: str, key: str) -> str:
-    import plotly.graph_objects as go
-    import plotly.io as pio
-
-    starts, counts = histogram
-    figure = go.Figure(go.Bar(x=starts, y=counts, marker_color="#2563eb", name="nodes"))
-    if marker:
-        figure.add_vline(x=marker, line_dash="dash", line_color="#dc2626", annotation_text=marker_name)
-    figure.update_layout(title=title, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05)
-    return pio.to_html(
-        figure, include_plotlyjs=False, full_html=False, div_id=f"chart-{key}", config={"displaylogo": False}
-    )

@@ -54,10 +54,12 @@ def prepare_output(
         previous.get("config_key") != header["config_key"]
         or previous.get("embed", "") != header["embed"]
         or previous.get("ids") != header["ids"]
+        # Outputs from before --metrics was optional were all measured.
+        or previous.get("metrics", True) != header.get("metrics", True)
     ):
         raise ConfigError(
-            f"{out}: was written with another configuration (or --embed, or --content-ids); --resume needs the "
-            "same one (or use --overwrite)"
+            f"{out}: was written with another configuration (or --embed, --content-ids or --metrics); --resume "
+            "needs the same one (or use --overwrite)"
         )
     current = {entry.path: entry for entry in files if not entry.problem}
     inputs = {}

@@ -32,7 +32,11 @@ ENGINES = ("local", "ray")
 
 @dataclass
 class Progress:
-    """What the progress line shows."""
+    """What the progress line shows: files and bytes done of the work to do, elapsed time, what is left.
+
+    ``bytes_total`` is the input size of the files this run processes (files kept by ``--resume`` are
+    counted apart, in ``files_skipped``), so the rate and the time left are this run's.
+    """
 
     files_total: int
     files_done: int = 0
@@ -40,6 +44,7 @@ class Progress:
     failed: int = 0
     nodes: int = 0
     bytes: int = 0
+    bytes_total: int = 0
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -49,6 +54,13 @@ class Progress:
     @property
     def mb_per_s(self) -> float:
         return self.bytes / 1e6 / self.seconds
+
+    @property
+    def seconds_left(self) -> float | None:
+        """The time left at the rate so far, by bytes (None before the first file's bytes are in)."""
+        if self.bytes <= 0:
+            return None
+        return max(self.bytes_total - self.bytes, 0) * self.seconds / self.bytes
 
 
 @dataclass
@@ -80,6 +92,7 @@ def run_batch(
     resume: bool = False,
     overwrite: bool = False,
     content_ids: bool = False,
+    metrics: bool = False,
     part_rows: int = PART_ROWS,
     part_bytes: int = PART_BYTES,
     progress: Callable[[Progress], None] | None = None,
@@ -92,6 +105,9 @@ def run_batch(
     ``embed``: ``"default"`` (the packaged model) or a model path adds an ``embedding`` column.
     ``content_ids``: document (and node) ids from the text alone, so identical contents share them;
     by default they also hash the file's path inside its input root (:mod:`core.batch.ids`).
+    ``metrics`` (``--metrics``): each node's model tokens (``embed_tokens``) and lint ``flags`` as columns,
+    and each input's :class:`core.measure.metrics.ChunkMetrics` in the manifest and the report; without it a
+    batch pays for loading, splitting and writing only (the sizes in characters and the splitter's unit).
     A KeyboardInterrupt (Ctrl-C, or SIGTERM in the main thread) stops the workers, writes what has
     arrived, records it, writes the report (``complete: false``) and raises :class:`BatchInterrupted`.
     A write the output refuses (read-only, full disk) raises
@@ -119,6 +135,8 @@ def run_batch(
         "embed": embed or "",
         # Document ids: from the text and the path inside the input root, or (content_ids) the text alone.
         "ids": "content" if content_ids else "path",
+        # Measured (--metrics): two more columns, so a resumed run must measure the same way.
+        "metrics": metrics,
     }
     # A write the output refuses, wherever it comes: no temporary file is left behind.
     with _temporaries_removed_on_failure(store):
@@ -131,11 +149,14 @@ def run_batch(
                 "path": f.path,
                 "problem": f.problem,
                 "id_salt": id_salt(f.id_key, content_ids=content_ids),
+                "metrics": metrics,
             }
             for i, f in enumerate(todo)
         ]
 
-        state = Progress(files_total=len(files), files_skipped=len(files) - len(todo))
+        state = Progress(
+            files_total=len(files), files_skipped=len(files) - len(todo), bytes_total=sum(map(_input_size, todo))
+        )
         manifest = Manifest(store)
         if not store.size(MANIFEST):
             manifest.write(header)
@@ -201,6 +222,16 @@ def run_batch(
     if interrupted:
         raise BatchInterrupted(result, guard.signal)
     return result
+
+
+def _input_size(entry: Any) -> int:
+    """A listed input's size for the progress line (0 when it cannot be read: its worker says why)."""
+    if entry.problem:
+        return 0
+    try:
+        return os.stat(entry.path).st_size
+    except OSError:
+        return 0
 
 
 @contextmanager

@@ -1,4 +1,8 @@
-"""One file's work: read, hash, load, split, measure (and embed); plain values in, plain values out.
+"""One file's work: read, hash, load, split, size (measure with ``--metrics``, and embed); plain values in and out.
+
+A file costs what its outputs need: the loader parses only the structure the splitter reads
+(:func:`elements_read`), sizes come from the split's own token index, and the model-token counts,
+lint flags and chunk metrics are computed only when asked (``metrics`` in the task).
 
 :func:`process_file` is all an engine runs, so a process pool and Ray Data carry it
 alike; every failure becomes a one-line reason, never an exception.
@@ -10,6 +14,7 @@ import hashlib
 import io
 import json
 import time
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,8 +24,12 @@ from core.errors import ChunkScopeError
 _REASON_CHARS = 300
 
 
-def node_schema(embed_dimension: int | None = None) -> Any:
-    """The dataset's columns. Metadata and relationships are JSON text (as in the app's Parquet export)."""
+def node_schema(embed_dimension: int | None = None, *, metrics: bool = False) -> Any:
+    """The dataset's columns. Metadata and relationships are JSON text (as in the app's Parquet export).
+
+    ``metrics`` (``--metrics``) adds ``embed_tokens`` and ``flags``: they need every node's EMBED view
+    counted in model tokens and each document's sentences, several times the cost of the split.
+    """
     import pyarrow as pa
 
     fields = [
@@ -33,8 +42,13 @@ def node_schema(embed_dimension: int | None = None) -> Any:
         ("text", pa.string()),
         ("characters", pa.int32()),
         ("tokens", pa.int32()),  # in the splitter's size unit
-        ("embed_tokens", pa.int32()),  # model tokens of the EMBED view (what the embedding window holds)
-        ("flags", pa.list_(pa.string())),  # lint: mid-sentence, over-window, over-limit, tiny, duplicate
+    ]
+    if metrics:
+        fields += [
+            ("embed_tokens", pa.int32()),  # model tokens of the EMBED view (what the embedding window holds)
+            ("flags", pa.list_(pa.string())),  # lint: mid-sentence, over-window, over-limit, tiny, duplicate
+        ]
+    fields += [
         ("metadata", pa.string()),
         ("relationships", pa.string()),
         ("llm_view", pa.string()),
@@ -66,12 +80,14 @@ def use_one_core() -> None:
 
 
 def warm_worker(config_json: str) -> None:
-    """Pay a worker's one-time costs before its first file: the configuration parsed, the tokenizers loaded."""
+    """Pay a worker's one-time costs before its first file: the configuration parsed, the splitter's tokenizer loaded.
+
+    The model tokenizer is loaded here only when the splitter counts in it; ``--metrics`` loads it on its first
+    file (0.2 s of CPU a worker that a batch without either would pay for nothing).
+    """
     from core.schema import Document
-    from core.tokens.tokenizers import get_tokenizer
 
     config = _worker_config(config_json)
-    get_tokenizer("model").count_many(["A sentence to warm up with."])
     config.splitter.split([Document(text="A sentence to warm up with. And a second one.")])
 
 
@@ -134,7 +150,7 @@ def process_file(task: dict[str, Any], config: str, embed: str = "") -> dict[str
         "seconds": 0.0,
         "documents": 0,
         "nodes": 0,
-        "nonspace": 0,
+        "nonspace": 0,  # non-whitespace characters: counted with --metrics (the coverage's weight) only
         "characters": 0,
         "metrics": "",
         "table": b"",
@@ -166,11 +182,11 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     from core.limits import DEFAULT_LIMITS, check_upload_size
     from core.loaders import load_bytes, loader_for
     from core.loaders.file_kinds import refuse_special_file
-    from core.measure.metrics import chunk_report
+    from core.measure.metrics import SizeStats, chunk_columns
     from core.schema import MetadataMode, contents, numbers_in_document
     from core.splitters.size_check import check_split_size
-    from core.tokens.tokenizers import get_tokenizer
 
+    clock = StageClock()
     path = Path(task["path"])
     refuse_special_file(path)  # listed as a regular file, but a FIFO since: reading it would block this worker
     try:
@@ -185,6 +201,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
         raise LoadError(path.name, f"cannot be read ({exc.strerror or exc})") from None
     result["size"] = len(data)
     result["sha256"] = hashlib.sha256(data).hexdigest()
+    clock.mark("read")
 
     config = _worker_config(config_json)
     splitter = config.splitter
@@ -193,16 +210,33 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     # Each stage on the file's bytes runs where a deadline and a memory ceiling can stop it (core.runtime.bounded):
     # a file that hits one fails with that reason and the run goes on.
     read = partial(load_bytes, data, path.name, **config.loader_options(loader_for(path.name).name))
+    read = partial(_reading, elements_read(config), read)  # in the bounded child too
     documents = load_bounded(read, path.name, len(data), DEFAULT_LIMITS)
+    clock.mark("load")
     assign_batch_ids(documents, task.get("id_salt"))  # the path in the corpus too: unique ids (core.batch.ids)
     check_split_size(documents, splitter)
     documents = prepare_documents(documents, config)
-    nodes = split_bounded(documents, splitter, DEFAULT_LIMITS)
-    metrics, rows = chunk_report(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
-
+    clock.mark("prepare")
+    # A worker serves no other thread, so ChunkScope's own splitters (linear, no user regex) split any text
+    # within the upload limit in-process: the app's 300,000-character bound forked a child per large file.
+    nodes = split_bounded(documents, splitter, DEFAULT_LIMITS, in_process_chars=DEFAULT_LIMITS.max_text_chars)
+    clock.mark("split")
+    texts = [node.text for node in nodes]
     llm_views = contents(nodes, MetadataMode.LLM)
-    embed_views = contents(nodes, MetadataMode.EMBED)
-    embed_tokens = get_tokenizer("model").count_many(embed_views) if nodes else []
+    same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
+    embed_views = llm_views if same_views else contents(nodes, MetadataMode.EMBED)
+    clock.mark("views")
+    measure = task.get("metrics", True)
+    if measure:
+        # --metrics: what `chunkscope metrics` prints, and per node the model tokens and lint flags.
+        summary, sizes = chunk_columns(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
+        metrics = summary.to_dict()
+    else:
+        sizes = size_columns(documents, nodes, texts, splitter.size_unit)
+        characters = asdict(SizeStats.of(sizes["characters"]))
+        tokens = characters if sizes["tokens"] is sizes["characters"] else asdict(SizeStats.of(sizes["tokens"]))
+        metrics = {"count": len(nodes), "characters": characters, "tokens": tokens}
+    clock.mark("metrics" if measure else "sizes")
     numbers = numbers_in_document(nodes)
     columns: dict[str, Any] = {
         "id": [node.id for node in nodes],
@@ -211,12 +245,9 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
         "node_index": [numbers[node.id] for node in nodes],
         "start_char": [node.start_char for node in nodes],
         "end_char": [node.end_char for node in nodes],
-        "text": [node.text for node in nodes],
-        "characters": [row["characters"] for row in rows],
-        "tokens": [row["tokens"] for row in rows],
-        "embed_tokens": embed_tokens,
-        "flags": [row["flags"] for row in rows],
-        "metadata": [json.dumps(node.metadata, ensure_ascii=False, default=str) for node in nodes],
+        "text": texts,
+        **sizes,
+        "metadata": _metadata_json(nodes),
         "relationships": [
             json.dumps({rel.value: target for rel, target in node.relationships.items()}, ensure_ascii=False)
             for node in nodes
@@ -224,6 +255,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
         "llm_view": llm_views,
         "embed_view": embed_views,
     }
+    clock.mark("columns")
     dimension = None
     if embed:
         import numpy as np
@@ -234,7 +266,8 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
         dimension = embedder.dimension
         vectors = np.asarray(embedder.embed(embed_views), dtype=np.float32).reshape(len(nodes), dimension)
         columns["embedding"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel(), pa.float32()), dimension)
-    table = pa.Table.from_pydict(columns, schema=node_schema(dimension))
+        clock.mark("embed")
+    table = pa.Table.from_pydict(columns, schema=node_schema(dimension, metrics=measure))
 
     sink = io.BytesIO()
     with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -245,8 +278,87 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     result["documents"] = len(documents)
     result["nodes"] = len(nodes)
     result["characters"] = sum(len(document.text) for document in documents)
-    result["nonspace"] = sum(len(document.text) - _whitespace(document.text) for document in documents)
-    result["metrics"] = json.dumps(metrics.to_dict(), ensure_ascii=False, default=str)
+    # What the report weighs each file's coverage by: only measured with the coverage (--metrics).
+    if measure:
+        result["nonspace"] = sum(len(document.text) - _whitespace(document.text) for document in documents)
+    result["metrics"] = json.dumps(metrics, ensure_ascii=False, default=str)
+    clock.mark("arrow")
+
+
+def elements_read(config: Any) -> frozenset[str] | None:
+    """The element kinds a batch reads of its documents (None: all): the splitter's, the metrics' table rows.
+
+    Extractors read any structure; the node views and metadata read none beyond the splitter's.
+    """
+    from core.splitters.nodes import TABLE_ELEMENTS
+
+    kinds = config.splitter.elements_read
+    return None if kinds is None or config.extractors else kinds | TABLE_ELEMENTS
+
+
+def _reading(kinds: frozenset[str] | None, read: Any) -> Any:
+    from core.loaders.base import reading_elements
+
+    with reading_elements(kinds):
+        return read()
+
+
+class StageClock:
+    """CPU seconds of each stage of a file's work, summed over the files this process did (the benchmark's
+    per-stage table, ``benchmarks/batch.py --stages``). Off unless :attr:`totals` is set to a dict.
+
+    CPU of this process and of the children it reaped (a large file is loaded or split in a bounded child).
+    """
+
+    totals: dict[str, float] | None = None
+
+    def __init__(self) -> None:
+        self._last = _cpu_seconds() if StageClock.totals is not None else 0.0
+
+    def mark(self, stage: str) -> None:
+        """The CPU since the last mark (or the start) goes to ``stage``."""
+        if StageClock.totals is None:
+            return
+        now = _cpu_seconds()
+        StageClock.totals[stage] = StageClock.totals.get(stage, 0.0) + now - self._last
+        self._last = now
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
+def size_columns(documents: list[Any], nodes: list[Any], texts: list[str], unit: Any) -> dict[str, list[int]]:
+    """Each node's characters and its size in the splitter's unit (the numbers ``chunk_report`` gives).
+
+    Counted from the split's own token index where the unit is a tokenizer's (core.tokens.counts).
+    """
+    from core.tokens.counts import count_node_strings
+    from core.tokens.tokenizers import get_tokenizer
+
+    characters = [len(text) for text in texts]
+    counter = get_tokenizer(unit)
+    if counter.name == "characters":
+        return {"characters": characters, "tokens": characters}
+    return {"characters": characters, "tokens": count_node_strings(counter, documents, nodes, texts, ())[0]}
+
+
+def _metadata_json(nodes: list[Any]) -> list[str]:
+    """Each node's metadata as JSON; a document's nodes mostly hold equal metadata: encoded once for each."""
+    encoded: dict[tuple[Any, ...], str] = {}
+    out = []
+    for node in nodes:
+        metadata = node.metadata
+        # Keyed by the values' identities (as core.schema.contents keys its renderings): equal is not enough.
+        key = (tuple(metadata), tuple(map(id, metadata.values())))
+        text = encoded.get(key)
+        if text is None:
+            text = encoded[key] = json.dumps(metadata, ensure_ascii=False, default=str)
+        out.append(text)
+    return out
 
 
 def _whitespace(text: str) -> int:

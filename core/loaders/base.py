@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -34,3 +37,28 @@ class Loader(Configurable):
         XML) reads them; the upload and text limits are applied around every loader by
         :func:`core.loaders.load_bytes`."""
         return self.load_bytes(data, file_name)
+
+
+# The element kinds the caller will read (None: every kind). Set by :func:`reading_elements`.
+_ELEMENTS_READ: ContextVar[frozenset[str] | None] = ContextVar("elements_read", default=None)
+
+
+@contextmanager
+def reading_elements(kinds: Iterable[str] | None) -> Iterator[None]:
+    """Loads inside this block may leave out the elements of other kinds than ``kinds`` (None: keep all).
+
+    A hint for work nothing reads: the Markdown loader then skips its structure parse where
+    the text cannot hold those kinds (:func:`core.loaders.markdown.markdown_tables_and_title`).
+    The text and the metadata are the same either way. Only for callers that never keep or
+    cache the documents for another use (``chunkscope batch``'s workers).
+    """
+    token = _ELEMENTS_READ.set(None if kinds is None else frozenset(kinds))
+    try:
+        yield
+    finally:
+        _ELEMENTS_READ.reset(token)
+
+
+def elements_read() -> frozenset[str] | None:
+    """The kinds the current caller reads (None: all): see :func:`reading_elements`."""
+    return _ELEMENTS_READ.get()

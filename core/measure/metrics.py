@@ -175,6 +175,31 @@ def chunk_report_deferred(
     return _summary(documents, nodes, facts), cache(lambda: _rows(documents, nodes, facts))
 
 
+def chunk_columns(
+    documents: Sequence[Document],
+    nodes: Sequence[Node],
+    *,
+    size_limit: int | None = None,
+    tokenizer: str | SizeFn = "model",
+    max_seq_length: int | None = None,
+) -> tuple[ChunkMetrics, dict[str, list[Any]]]:
+    """``chunk_metrics`` and the per-node numbers a dataset stores, as columns, from one measurement.
+
+    Columns: ``characters``, ``tokens`` (in ``tokenizer``), ``embed_tokens`` (model tokens of the
+    EMBED view) and ``flags`` (the lint flags). The numbers are the node table's and the flags its
+    rows' (``chunk_report``); the model tokens are the ones the window check counted, not a second count.
+    """
+    documents, nodes = list(documents), list(nodes)
+    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    columns = {
+        "characters": facts.characters,
+        "tokens": facts.tokens,
+        "embed_tokens": facts.embed_tokens,
+        "flags": [facts.flags(index) for index in range(len(nodes))],
+    }
+    return _summary(documents, nodes, facts), columns
+
+
 def _summary(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> ChunkMetrics:
     count = len(nodes)
     coverage_by_document, coverage, overlap = _coverage(documents, nodes)

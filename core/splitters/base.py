@@ -36,6 +36,10 @@ class Splitter(Configurable):
     keeps_table_rows: ClassVar[bool] = False
     # True for splitters that embed the whole text (so the embedding limit applies).
     embeds_text: ClassVar[bool] = False
+    # The kinds of a document's elements this splitter reads (None: any). A loader may leave out the others
+    # where nothing else reads them (core.loaders.base.reading_elements: a batch without extractors).
+    # A subclass that reads more declares it.
+    elements_read: ClassVar[frozenset[str] | None] = None
     # What the pages show besides the chunks; they ask these, never a splitter's name.
     # Nodes come at several sizes, linked PARENT/CHILD, each with ``level`` metadata (0 = the largest):
     has_levels: ClassVar[bool] = False

@@ -26,7 +26,7 @@ from core.splitters.compat import (
 )
 from core.splitters.fast.packing import merge_pieces, spans_from_bounds
 from core.splitters.fast.separator_search import DenseRun, bounds_by_search
-from core.splitters.nodes import build_nodes
+from core.splitters.nodes import TABLE_ELEMENTS, build_nodes
 from core.splitters.pieces import literal_pattern, piece_sizes
 from core.splitters.registry import SPLITTERS
 from core.tokens.segmentation import trim_span
@@ -52,6 +52,7 @@ class CharacterSplitter(SizedSplitter):
 
     name = "character"
     summary = "Split on one separator (default: blank lines), then pack pieces up to chunk_size."
+    elements_read = TABLE_ELEMENTS  # build_nodes' table headers
     framework_defaults = {"LangChain CharacterTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200}}
 
     separator: str = param("\n\n", "The string to cut on (a literal, not a regex); empty cuts anywhere.")

@@ -24,6 +24,11 @@ class Span(NamedTuple):
 
 
 
+# The element kinds build_nodes reads (a node inside a table gets its header): what a splitter that reads
+# no other structure declares as its ``elements_read``.
+TABLE_ELEMENTS = frozenset({"table", "table_row"})
+
+
 def build_nodes(
     document: Document,
     spans: Sequence[Span | tuple[int, int]],

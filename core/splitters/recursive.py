@@ -32,6 +32,7 @@ from core.splitters.base import SizedSplitter, Span
 from core.splitters.compat import LANGCHAIN, compat_param, langchain_merge, mirror_engine, refuse_unmirrored
 from core.splitters.fast.literal_cuts import literal_bounds, literal_of
 from core.splitters.fast.packing import merge_bounds, piece_bounds
+from core.splitters.nodes import TABLE_ELEMENTS
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.recursive_languages import (
     LANGCHAIN_LANGUAGE,
@@ -73,6 +74,7 @@ class RecursiveSplitter(SizedSplitter):
     name = "recursive"
     summary = "Split at paragraphs, then lines, words, characters (or a language's structure), then pack."
     keeps_table_rows = True
+    elements_read = TABLE_ELEMENTS  # build_nodes' table headers and the rows it keeps whole
     framework_defaults = {"LangChain RecursiveCharacterTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200}}
 
     language: Literal[LANGUAGES] = param(  # type: ignore[valid-type]

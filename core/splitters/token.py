@@ -36,6 +36,7 @@ from core.splitters.compat import (
     mirror_engine,
     refuse_unmirrored,
 )
+from core.splitters.nodes import TABLE_ELEMENTS
 from core.splitters.pieces import piece_sizes
 from core.splitters.registry import SPLITTERS
 from core.tokens.segmentation import trim_span
@@ -81,6 +82,7 @@ class TokenSplitter(SizedSplitter):
 
     name = "token"
     summary = "Windows of exactly chunk_size tokens, consecutive windows sharing chunk_overlap tokens."
+    elements_read = TABLE_ELEMENTS  # build_nodes' table headers
     framework_defaults = {
         "LlamaIndex TokenTextSplitter": {"chunk_size": 1024, "chunk_overlap": 20},
         "LangChain TokenTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200},

@@ -1,0 +1,213 @@
+"""``report.html``: the batch report's data (:func:`core.batch.report.build_report`) as one offline page.
+
+Cards, size histograms (plotly, inlined once, each drawn at the width of its grid cell) and the
+tables; every file name and reason is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from core.measure.split_summary import unit_name
+
+TOP = 10  # groups of same-content files shown: TOP * 10
+HTML_DOCUMENT_ROWS = 1_000  # rows of the per-document table in the page (report.json holds all)
+
+_CSS = """<style>
+body{margin:0;background:#f8fafc;color:#0f172a;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+main{max-width:1240px;margin:0 auto;padding:24px 28px 48px}
+h1{font-size:1.6rem;margin:0 0 4px}
+h2{font-size:1.15rem;margin:30px 0 8px;padding-top:6px;border-top:1px solid #e2e8f0}
+.muted{color:#475569;font-size:.86rem}
+.warn{color:#b45309;font-weight:600}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px}
+.card{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:10px 14px}
+.card .label{font-size:.8rem;color:#475569}
+.card .value{font-size:1.5rem;font-weight:600}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-size:.84rem;background:#fff}
+th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #eef2f7}
+th{background:#f1f5f9}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.path{word-break:break-all}
+/* auto-fill keeps the empty tracks: a chart drawn before the next cells exist already has its final width */
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(380px,100%),1fr));gap:12px}
+.charts>div{min-width:0;background:#fff;border:1px solid #e2e8f0;border-radius:10px;overflow:hidden}
+</style>"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def report_html(report: dict[str, Any]) -> str:
+    """One self-contained page: cards, size and coverage histograms (plotly, inlined), the tables."""
+    from plotly.offline import get_plotlyjs
+
+    run = report["run"]
+    unit = unit_name(report["size_unit"])
+    limit = report["size_limit"]
+    workers = run.get("workers", "")
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        "<title>ChunkScope corpus report</title>",
+        _CSS,
+        f"<script>{get_plotlyjs()}</script>",
+        "</head><body><main>",
+        "<h1>Corpus report</h1>",
+        f"<p class='muted'>splitter <code>{_e(report['splitter'])}</code> · config <code>{_e(report['config_key'])}</code>"
+        f" · engine {_e(run.get('engine', ''))} on {_e(workers)} {'worker' if workers == 1 else 'workers'}"
+        f" · limit {_e(limit if limit is not None else '—')} {_e(unit)} · embedding window {report['window_tokens']} model tokens</p>",
+    ]
+    if not report["complete"]:
+        parts.append(
+            "<p class='warn'>This run was interrupted: the report covers what was written (rerun with --resume).</p>"
+        )
+    if not report.get("metrics", True):
+        parts.append(
+            "<p class='muted'>Sizes only: coverage, overlap, model tokens and lint flags are measured with "
+            "<code>--metrics</code>.</p>"
+        )
+    parts.append(
+        "<div class='cards'>"
+        + "".join(
+            f"<div class='card'><div class='label'>{_e(k)}</div><div class='value'>{_e(v)}</div></div>"
+            for k, v in _cards(report, unit)
+        )
+        + "</div>"
+    )
+    parts.append("<h2>Sizes</h2><div class='charts'>")
+    hist = report["histograms"]
+    parts.append(_bar_chart(hist["tokens"], f"Node size ({unit})", limit, "limit", "t"))
+    if hist.get("embed_tokens") is not None:
+        parts.append(_bar_chart(hist["embed_tokens"], "EMBED view (model tokens)", report["window_tokens"], "window", "w"))
+    if hist.get("coverage") is not None:
+        parts.append(_bar_chart(hist["coverage"], "Coverage per file", None, "", "c"))
+    parts.append("</div>")
+    parts.extend(_tables(report))
+    parts.append("</main></body></html>")
+    return "\n".join(parts)
+
+
+def _share(value: float | None, spec: str = ".0%") -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def _cards(report: dict[str, Any], unit: str) -> list[tuple[str, str]]:
+    corpus, run = report["corpus"], report["run"]
+    rate = (
+        f"{run['mb_per_s']:,.2f} MB/s · {run['files_per_s']:,.1f} files/s"
+        if run.get("mb_per_s") is not None
+        else "— (nothing to do)"
+    )
+    return [
+        ("Files", f"{corpus['files_ok']:,} ok · {corpus['files_failed']:,} failed"),
+        ("Nodes", f"{corpus['nodes']:,}"),
+        ("Corpus", f"{corpus['bytes'] / 1e6:,.1f} MB"),
+        (f"Mean size ({unit})", f"{corpus['tokens']['mean']:,.0f} · p95 {corpus['tokens']['p95']:,.0f}"),
+        ("Coverage", _share(corpus["coverage"], ".1%")),
+        ("Overlap", _share(corpus["overlap"], ".1%")),
+        ("Mid-sentence", _share(corpus["mid_sentence"])),
+        ("Over window", _share(corpus["over_window"])),
+        ("Over limit", _share(corpus["over_limit"])),
+        ("Throughput", rate),
+        ("Same content", f"{corpus['files_sharing_content']:,} files"),
+    ]
+
+
+def _tables(report: dict[str, Any]) -> list[str]:
+    """The page's tables: lint flags, slowest and largest, same content, failures, documents."""
+    corpus = report["corpus"]
+    parts = []
+    if report.get("metrics", True):
+        flags = [[k, v] for k, v in corpus["flags"].items()]
+        parts.append("<h2>Lint flags</h2>" + _table(["flag", "nodes"], flags, numeric={1}))
+    for title, key in (("Slowest documents", "slowest"), ("Largest documents", "largest")):
+        rows = [[r["source"], f"{r['seconds']:.3f}", f"{r['bytes']:,}", f"{r['nodes']:,}"] for r in report[key]]
+        parts.append(f"<h2>{title}</h2>" + _table(["file", "seconds", "bytes", "nodes"], rows, numeric={1, 2, 3}))
+    same = report.get("same_content", [])
+    if same:
+        parts.append(
+            f"<h2>Same content ({corpus['files_sharing_content']:,} files in {len(same):,} groups)</h2>"
+            "<p class='muted'>Files with identical bytes; "
+            + (
+                "they share their document and node ids (--content-ids).</p>"
+                if report["ids"] == "content"
+                else "each has ids of its own (its path inside the input folder is in them).</p>"
+            )
+        )
+        parts.append(_table(["files with the same bytes"], [[", ".join(group)] for group in same[: TOP * 10]]))
+    failed = report["failed"]
+    parts.append(f"<h2>Failed files ({len(failed):,})</h2>")
+    parts.append(
+        _table(["file", "reason"], [[f["source"], f["reason"]] for f in failed])
+        if failed
+        else "<p class='muted'>None.</p>"
+    )
+    documents = report["documents"]
+    parts.append(f"<h2>Documents ({len(documents):,})</h2>")
+    if len(documents) > HTML_DOCUMENT_ROWS:
+        parts.append(f"<p class='muted'>The first {HTML_DOCUMENT_ROWS:,}; report.json lists every one.</p>")
+    headers = ["file", "nodes", "mean size", "p95", "coverage", "overlap", "mid-sentence", "over window", "seconds"]
+    rows = []
+    for d in documents[:HTML_DOCUMENT_ROWS]:
+        m = d["metrics"]
+        rows.append(
+            [
+                d["source"],
+                f"{d['nodes']:,}",
+                f"{m['tokens']['mean']:,.0f}",
+                f"{m['tokens']['p95']:,.0f}",
+                _share(m.get("coverage"), ".1%"),
+                _share(m.get("overlap"), ".1%"),
+                _share(m.get("mid_sentence")),
+                _share(m.get("over_window")),
+                f"{d['seconds']:.3f}",
+            ]
+        )
+    parts.append(_table(headers, rows, numeric=set(range(1, 9))))
+    return parts
+
+
+def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td class='{'num' if i in numeric else 'path'}'>{_e(v)}</td>" for i, v in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+
+
+def _bar_chart(histogram: Any, title: str, marker: float | None, marker_name: str, key: str) -> str:
+    """A histogram that fills its grid cell and follows it when the window is resized.
+
+    The x axis spans every bin and the marker (a limit beyond the largest node still shows); the
+    figure has no width of its own: plotly sizes it to the cell (``responsive``), which a grid
+    item lets shrink (``min-width: 0`` in the CSS).
+    """
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    starts, counts = histogram
+    width = (starts[1] - starts[0]) if len(starts) > 1 else 1.0
+    figure = go.Figure(go.Bar(x=starts, y=counts, width=width * 0.95, offset=0, marker_color="#2563eb", name="nodes"))
+    top = max([(starts[-1] + width) if starts else 1.0, (marker or 0) * 1.05])
+    figure.update_xaxes(range=[0, top])
+    if marker:
+        figure.add_vline(x=marker, line_dash="dash", line_color="#dc2626", annotation_text=marker_name)
+    figure.update_layout(
+        title=title, autosize=True, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05
+    )
+    return pio.to_html(
+        figure,
+        include_plotlyjs=False,
+        full_html=False,
+        div_id=f"chart-{key}",
+        default_width="100%",
+        default_height="300px",
+        config={"displaylogo": False, "responsive": True},
+    )
