@@ -300,3 +300,23 @@ def test_the_metrics_table_fits_the_page_at_1280_px_every_column_sized(page):
     # ("Mid-sentence" is drawn whole in 92 px at 1280 and 1440 px).
     for name in shown_columns:
         assert 7 * len(columns[name]["label"]) + 8 <= columns[name]["width"], name
+
+
+def test_parser_mode_puts_simpledirectoryreader_a_langchain_loader_and_markitdown_beside_chunkscopes_reader():
+    at = open_page()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    at.segmented_control(key="cmp.parser_count").set_value(4).run()
+    # A: ChunkScope's pypdf (the session's); B opens on pdfplumber: make it markitdown; C, D open on the frameworks.
+    at.selectbox(key="cmp.parser.1.reader").set_value("markitdown").run()
+    assert not at.exception
+    parsers = at.dataframe[0].value["parser"].tolist()
+    assert parsers[0] == "pypdf"
+    assert parsers[1].startswith("markitdown MarkItDown · markitdown 0.")
+    assert parsers[2].startswith("LlamaIndex SimpleDirectoryReader (PDFReader) · llama-index-core 0.")
+    assert parsers[3].startswith("LangChain PyPDFLoader · langchain-community 0.")
+    assert len(span_views(at)) == 4
+    # The word diff compares A with the reader picked; pypdf and PyPDFLoader read the same text layer.
+    at.segmented_control(key="cmp.parser_diff").set_value("D").run()
+    assert {metric.label: metric.value for metric in at.metric}["Same words"] == "100%"
+    notes = " ".join(caption.value for caption in at.caption)
+    assert "Not available here: **docling**" in notes and "AGPL" in notes
