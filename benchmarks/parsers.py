@@ -118,7 +118,9 @@ def read_one(path: Path, label: str, options: dict) -> dict:
     limits = Limits(load_seconds=90)
     started = time.perf_counter()
     try:
-        documents = load_bounded(lambda: load_bytes(data, path.name, limits=limits, **options), path.name, len(data), limits)
+        documents = load_bounded(
+            lambda: load_bytes(data, path.name, limits=limits, **options), path.name, len(data), limits
+        )
     except Exception as exc:  # a reader's failure is a result here
         return {"reader": label, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
     seconds = time.perf_counter() - started

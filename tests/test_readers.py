@@ -14,10 +14,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.errors import ConfigError, TooLargeError, WorkTimeoutError
+from core.errors import ConfigError, LoadError, TooLargeError, WorkTimeoutError
 from core.limits import Limits
 from core.loaders import LOADERS, load, load_bytes
 from core.loaders.readers import READER_NAMES, UNAVAILABLE_READERS, reader_engine, readers
@@ -136,3 +136,26 @@ def test_joined_pieces_keep_each_piece_at_its_span_and_only_the_metadata_every_p
             assert isinstance(value, str | int | float | bool)
     for key in ("source", "file_path"):
         assert metadata.get(key, "f.pdf") == "f.pdf"
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.sampled_from([("langchain", ".pdf"), ("llamaindex", ".pdf"), ("markitdown", ".docx"), ("langchain", ".html")]),
+    st.binary(max_size=300),
+)
+def test_any_bytes_through_a_framework_reader_load_or_raise_a_load_error_naming_the_file(reader_and_suffix, data):
+    reader, suffix = reader_and_suffix
+    file_name = f"fuzzed{suffix}"
+    try:
+        documents = load_bytes(data, file_name, reader=reader)
+    except LoadError as exc:
+        assert exc.file_name == file_name
+        return
+    for document in documents:
+        assert document.text.strip() and document.metadata["file_name"] == file_name
+        assert all(0 <= page.start_char <= page.end_char <= len(document.text) for page in document.pages)
+
+
+def test_simpledirectoryreaders_skipped_file_is_said_to_be_skipped():
+    with pytest.raises(LoadError, match="read no text from it .SimpleDirectoryReader skips"):
+        load_bytes(b"%PDF-1.4 not really a pdf", "broken.pdf", reader="llamaindex")

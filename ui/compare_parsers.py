@@ -128,7 +128,9 @@ def unavailable_readers_note() -> None:
     """The readers people deploy that do not run here, each with why (as an unavailable postprocessor says it)."""
     from core.loaders.readers import UNAVAILABLE_READERS
 
-    lines = [f"**{widgets.md_escape(name)}**: {widgets.md_escape(reason)}." for name, reason in UNAVAILABLE_READERS.items()]
+    lines = [
+        f"**{widgets.md_escape(name)}**: {widgets.md_escape(reason)}." for name, reason in UNAVAILABLE_READERS.items()
+    ]
     st.caption("Not available here: " + " ".join(lines))
 
 

@@ -56,7 +56,11 @@ def reader_engine(name: str) -> ReaderEngine:
     from core.loaders.readers.llamaindex import LlamaIndexReader
     from core.loaders.readers.markitdown import MarkItDownReader
 
-    classes: dict[str, Any] = {"llamaindex": LlamaIndexReader, "langchain": LangChainReader, "markitdown": MarkItDownReader}
+    classes: dict[str, Any] = {
+        "llamaindex": LlamaIndexReader,
+        "langchain": LangChainReader,
+        "markitdown": MarkItDownReader,
+    }
     if name not in classes:
         raise ConfigError(f"reader must be one of {', '.join((NATIVE, *READER_NAMES))}, got {name!r}")
     return classes[name](list(_suffixes()))
@@ -121,7 +125,7 @@ def reader_document(engine: ReaderEngine, pieces: list, file_name: str, suffix: 
 
     text, metadata, pages, excluded_llm, excluded_embed = joined_pieces(pieces, file_name)
     if not text.strip():
-        raise EmptyDocumentError(file_name, f"{engine.title(suffix)} read no text from it")
+        raise EmptyDocumentError(file_name, f"{engine.title(suffix)} read no text from it{engine.empty_note}")
     metadata.setdefault("file_type", file_type)
     metadata["parser"] = engine.parser_label(suffix)
     elements = [Element(kind, start, end, level=level) for kind, start, end, level in markdown_structure(text)]

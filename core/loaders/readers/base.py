@@ -115,6 +115,8 @@ class ReaderEngine:
     distribution: ClassVar[str] = ""
     # What the picker says it is, beside the version.
     what: ClassVar[str] = ""
+    # Said after "read no text from it" when the framework returns nothing (why it may have).
+    empty_note: ClassVar[str] = ""
     formats: dict[str, FormatReader] = field(default_factory=dict)
     # Suffixes it cannot read here, and why (no loader for the format, or one that needs a missing package).
     refused: dict[str, str] = field(default_factory=dict)
@@ -162,9 +164,17 @@ def reader_listing(engines: list[ReaderEngine], suffixes: list[str]) -> list[dic
     """Each engine with its version and, per suffix, its reader class or why it cannot read it here."""
     rows = []
     for engine in engines:
-        reads = {suffix: engine.formats[suffix].class_name for suffix in suffixes if not engine.unavailable_reason(suffix)}
+        reads = {
+            suffix: engine.formats[suffix].class_name for suffix in suffixes if not engine.unavailable_reason(suffix)
+        }
         refused = {suffix: reason for suffix in suffixes if (reason := engine.unavailable_reason(suffix))}
         rows.append(
-            {"name": engine.name, "title": engine.title(), "version": engine.version(), "reads": reads, "refused": refused}
+            {
+                "name": engine.name,
+                "title": engine.title(),
+                "version": engine.version(),
+                "reads": reads,
+                "refused": refused,
+            }
         )
     return rows

@@ -63,7 +63,9 @@ class LangChainReader(ReaderEngine):
             warnings.simplefilter("ignore", DeprecationWarning)
             loader_class: Any = getattr(import_module(module), name)
         kwargs = {"encoding": "utf-8"} if found is _TEXT else {}
-        return [(doc.page_content, plain_metadata(doc.metadata), [], []) for doc in loader_class(str(file), **kwargs).load()]
+        return [
+            (doc.page_content, plain_metadata(doc.metadata), [], []) for doc in loader_class(str(file), **kwargs).load()
+        ]
 
     def code(self, suffix: str, code: CodeSnippet) -> str:
         found = self.formats[suffix]

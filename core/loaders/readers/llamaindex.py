@@ -44,6 +44,7 @@ class LlamaIndexReader(ReaderEngine):
     framework = "LlamaIndex"
     distribution = "llama-index-core"
     what = "SimpleDirectoryReader"
+    empty_note = " (SimpleDirectoryReader skips, with a printed line, a file its reader fails on)"
 
     def __init__(self, suffixes: list[str]) -> None:
         formats = {suffix: _BY_SUFFIX.get(suffix, _TEXT) for suffix in suffixes}

@@ -72,8 +72,7 @@ def reader_code(snippet: CodeSnippet, config: Any) -> str:
         + "\n".join(branches)
         + f"\n    {unpack} = joined_pieces(pieces, file.name)\n"
         '    metadata.setdefault("file_type", file_type)\n'
-        '    metadata["parser"] = parser  # which reader ran, kept out of both views as the app keeps it\n'
-        + make
+        '    metadata["parser"] = parser  # which reader ran, kept out of both views as the app keeps it\n' + make
     )
     return f"{inspect.getsource(joined_pieces).strip()}\n\n\n{read}"
 
