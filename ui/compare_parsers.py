@@ -118,7 +118,10 @@ def parser_columns(source: Any, config: PipelineConfig) -> list[tuple[int, Any]]
         with column.container(border=True):
             st.html(badge_html(slot, f"Reader {LABELS[slot]}", "the session's loader options" if slot == 0 else ""))
             loaders.append(
-                widgets.build_or_explain(cls, widgets.param_widgets(cls, f"cmp.parser.{slot}", seeds[slot]))[0]
+                # Keyed by loader: each format's columns open on its own readers and keep their settings.
+                widgets.build_or_explain(cls, widgets.param_widgets(cls, f"cmp.parser.{cls.name}.{slot}", seeds[slot]))[
+                    0
+                ]
             )
     unavailable_readers_note()
     return [(slot, loader) for slot, loader in enumerate(loaders) if loader is not None]
