@@ -103,11 +103,17 @@ def readers_for(suffix: str) -> list[tuple[str, dict]]:
 
 
 def warm_imports() -> None:
-    """Import every framework here, so each bounded child inherits it and its import is not timed per file."""
-    import llama_index.readers.file  # noqa: F401
+    """Import every framework's readers here, so each bounded child inherits them and no import is timed per file.
+
+    langchain-community's ``document_loaders`` resolves its classes lazily: each is fetched to import its module.
+    """
     import markitdown  # noqa: F401
-    from langchain_community import document_loaders  # noqa: F401
-    from llama_index.core import SimpleDirectoryReader  # noqa: F401
+    from langchain_community import document_loaders
+    from llama_index.core.readers.file.base import _try_loading_included_file_formats
+
+    for name in ("PyPDFLoader", "Docx2txtLoader", "BSHTMLLoader", "CSVLoader", "TextLoader"):
+        getattr(document_loaders, name)
+    _try_loading_included_file_formats()  # llama-index-readers-file's readers
 
 
 def read_one(path: Path, label: str, options: dict) -> dict:
@@ -189,9 +195,12 @@ def readers_summary(rows: list[dict]) -> str:
     lines = ["Every file:", *readers_table(rows)]
     lines.append(f"\nThe same over the files whose best peer reads at least {SUBSTANTIAL_WORDS} distinct words:")
     lines += readers_table([row for row in rows if row.get("best_words", 0) >= SUBSTANTIAL_WORDS])[1:]
-    lines.append("\nChunkScope's default reader under the target, and the best peer:")
+    lines.append("\nChunkScope's default reader under the target where a peer read words, and the best peer:")
+    peers_read = {row["file"] for row in rows if row.get("distinct_words")}
     for row in rows:
-        if row["reader"] == "chunkscope" and ("error" in row or row["coverage"] < COVERAGE_TARGET):
+        if row["reader"] != "chunkscope" or row["file"] not in peers_read:
+            continue
+        if "error" in row or row["coverage"] < COVERAGE_TARGET:
             what = row.get("error") or f"coverage {row['coverage']:.3f} of {row['best_peer']}'s words"
             lines.append(f"  {row['file']}: {what}")
     return "\n".join(lines)
