@@ -159,3 +159,19 @@ def test_any_bytes_through_a_framework_reader_load_or_raise_a_load_error_naming_
 def test_simpledirectoryreaders_skipped_file_is_said_to_be_skipped():
     with pytest.raises(LoadError, match="read no text from it .SimpleDirectoryReader skips"):
         load_bytes(b"%PDF-1.4 not really a pdf", "broken.pdf", reader="llamaindex")
+
+
+def test_the_parser_benchmark_counts_a_files_words_not_the_labels_readers_write_around_them():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import parsers
+
+    markitdown = "<!-- Slide number: 1 -->\n# Revenue\n![Quarterly revenue chart](Picture2.jpg)\n"
+    llamaindex = "Title: Revenue\n-----\nRevenue\n[Speaker Notes]: quarterly"
+    assert parsers.words(markitdown) == {"revenue", "quarterly"}  # the alt text is the file's; its image name is not
+    assert parsers.words(llamaindex) == {"revenue", "quarterly"}
+    assert [label for label, _ in parsers.readers_for(".pdf")] == [
+        "chunkscope", "chunkscope pdfplumber", "llamaindex", "langchain", "markitdown"
+    ]  # fmt: skip
+    assert "langchain" not in [label for label, _ in parsers.readers_for(".pptx")]
