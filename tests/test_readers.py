@@ -81,6 +81,8 @@ def test_an_untrusted_file_name_never_reaches_the_disk_and_names_the_document(sa
 def test_a_format_a_reader_cannot_read_here_is_refused_with_the_reason():
     with pytest.raises(ConfigError, match="UnstructuredPowerPointLoader, which needs the unstructured package"):
         LOADERS.create("pptx", reader="langchain")
+    with pytest.raises(ConfigError, match=r"EpubReader needs ebooklib, html2text \(pip install ebooklib html2text"):
+        LOADERS.create("epub", reader="llamaindex")
     rows = {row["name"]: row for row in readers()}
     assert rows["langchain"]["reads"][".pdf"] == "PyPDFLoader"
     assert "unstructured" in rows["langchain"]["refused"][".xlsx"]

@@ -19,7 +19,8 @@ from pathlib import Path
 from core.codegen import CodeSnippet
 from core.loaders.readers.base import FormatReader, Piece, ReaderEngine, plain_metadata
 
-_FILE_READERS = "llama-index-readers-file"
+# What to install for SimpleDirectoryReader's default readers, said where one is missing.
+_FILE_READERS = "--no-deps llama-index-readers-file; its 0.7.0 pins pypdf<7 and pandas<3, older than this project's"
 _CALL = "SimpleDirectoryReader(input_files=[file]).load_data()"
 
 
@@ -31,11 +32,11 @@ def _default(reader: str, *needs: str, install: str = _FILE_READERS) -> FormatRe
 _TEXT = FormatReader("llama_index.core:SimpleDirectoryReader", _CALL)
 _BY_SUFFIX = {
     ".pdf": _default("PDFReader", "pypdf"),
-    ".docx": _default("DocxReader", "docx2txt", install=f"{_FILE_READERS} docx2txt"),
+    ".docx": _default("DocxReader", "docx2txt", install=f"docx2txt, and {_FILE_READERS}"),
     ".pptx": _default("PptxReader", "pptx"),
     ".csv": _default("PandasCSVReader", "pandas"),
     ".xlsx": _default("PandasExcelReader", "pandas", "openpyxl"),
-    ".epub": _default("EpubReader", "ebooklib", "html2text", install=f"{_FILE_READERS} ebooklib html2text"),
+    ".epub": _default("EpubReader", "ebooklib", "html2text", install=f"ebooklib html2text, and {_FILE_READERS}"),
 }
 
 
