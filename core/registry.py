@@ -24,10 +24,18 @@ class Registry(Generic[C]):
     on the first lookup, before the plugins, so importing the lower layer never imports the higher one.
     """
 
-    def __init__(self, kind: str, entry_point_group: str | None = None, providers: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        kind: str,
+        entry_point_group: str | None = None,
+        providers: tuple[str, ...] = (),
+        order: tuple[str, ...] = (),
+    ) -> None:
         self.kind = kind
         self.entry_point_group = entry_point_group
         self.providers = providers
+        # The names listed first, in this order, whatever order their modules happened to be imported in.
+        self.order = order
         self._classes: dict[str, C] = {}
         self._plugins_loaded = entry_point_group is None and not providers
         self._plugins_loading = False
@@ -57,6 +65,8 @@ class Registry(Generic[C]):
             try:
                 for module in self.providers:
                     importlib.import_module(module)
+                listed = {name: self._classes[name] for name in self.order if name in self._classes}
+                self._classes = {**listed, **self._classes}
                 for ep in entry_points(group=self.entry_point_group) if self.entry_point_group else ():
                     try:
                         cls = ep.load()

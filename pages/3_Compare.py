@@ -2,9 +2,9 @@
 
 Splitters: each configuration keeps the session's loader options and metadata
 settings and changes only the splitter, so the differences shown are the
-splitter's. Parsers: the same file read with two sets of loader options (pypdf
-against pdfplumber, OCR on or off), its texts compared word by word, and each
-cut by the session's splitter.
+splitter's. Parsers: the same file read two to four ways (pypdf against pdfplumber,
+OCR on or off, or a framework's reader: LlamaIndex, LangChain, markitdown), its texts
+compared word by word, and each cut by the session's splitter.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ heading(
     "Compare",
     "Cut the same document with up to four splitter configurations and see where their chunks differ: "
     "the spans, which cut points moved, appeared or vanished, the metrics, and the size distributions. "
-    "Or read one PDF with two parsers and see what each finds and how the chunks change.",
+    "Or read one file with two to four readers (ChunkScope's parsers, LlamaIndex, LangChain, markitdown) and see "
+    "what each finds and how the chunks change.",
 )
 
 documents = documents_or_stop()
@@ -50,13 +51,13 @@ config = state.config()
 if mode_picker() == "Parsers":
     sources = parser_files()
     if not sources:
-        st.info("Load a PDF to compare its parsers: pypdf's text layer against pdfplumber's headings and tables.")
+        st.info("Load a file to compare its readers: ChunkScope's parsers, LlamaIndex, LangChain and markitdown.")
         st.stop()
     source = parser_file_picker(sources)
     parsers = parser_columns(source, config)
-    parser_runs = parse_each(source, config, parsers) if len(parsers) == 2 else []
+    parser_runs = parse_each(source, config, parsers) if len(parsers) >= 2 else []
     if len(parser_runs) < 2:
-        st.warning("Both parsers must read the file to compare them.", icon=":material/info:")
+        st.warning("At least two readers must read the file to compare them.", icon=":material/info:")
         st.stop()
     st.subheader(":material/table_chart: What each parser found", anchor=False)
     splitter_notes(config, parser_runs)

@@ -117,7 +117,7 @@ def test_loader_options_reach_the_loader(capsys):
     code, out, _ = run(capsys, "config", "--splitter", "character", "--loader-set", "pdf.extraction_mode=layout")
     assert code == 0 and json.loads(out)["loaders"] == {
         "pdf": {
-            **{"parser": "pypdf", "extraction_mode": "layout", "ocr": "auto", "find_tables": True},
+            **{"reader": "chunkscope", "parser": "pypdf", "extraction_mode": "layout", "ocr": "auto", "find_tables": True},
             **{"heading_ratio": 1.15, "ocr_dpi": 200, "max_ocr_pages": 50, "max_pages": 2000, "max_content_mb": 32},
         }
     }
@@ -236,3 +236,10 @@ def test_metrics_table_says_none_for_a_splitter_without_a_size_limit(capsys):
     assert code == 0
     assert "None" not in out
     assert any(line.split() == ["size_limit", "none"] for line in out.splitlines()), out
+
+
+def test_a_loaders_reader_is_set_like_any_loader_option_and_reads_the_file(capsys):
+    code, out, _ = run(capsys, "config", "--splitter", "character", "--loader-set", "pdf.reader=langchain")
+    assert code == 0 and json.loads(out)["loaders"]["pdf"]["reader"] == "langchain"
+    code, _, err = run(capsys, "config", "--splitter", "character", "--loader-set", "pptx.reader=langchain")
+    assert code != 0 and "UnstructuredPowerPointLoader" in err

@@ -389,3 +389,56 @@ def test_scripts_and_readme_name_the_framework_versions_the_project_pins_and_the
         script = (llamaindex_snippet if library == "LlamaIndex" else langchain_snippet)(PipelineConfig(), [])
         assert f"pip install {requirement!r}" in script
         assert f"`{requirement}`" in readme and "a new minor version is a deliberate bump" in readme
+
+
+# -- reader engines: the script reads each format with the framework reader the app ran ---------------------------
+
+READER_SAMPLES = ("rag_handbook.pdf", "parsing_office_files.docx", "vector_search_faq.html", "chunking_guide.md")
+# (library, splitter the library runs itself, {loader: reader}): each library with the readers whose metadata its
+# Documents carry as the app's do (LangChain's Document has no excluded keys, so SimpleDirectoryReader's are
+# LlamaIndex's business).
+READER_CASES = {
+    "LlamaIndex": ("llamaindex.sentence", {"chunk_size": 256, "chunk_overlap": 20},
+                   {"pdf": "llamaindex", "docx": "markitdown", "html": "langchain"}),
+    "LangChain": ("langchain.recursive", {"chunk_size": 400, "chunk_overlap": 50},
+                  {"pdf": "langchain", "docx": "langchain", "html": "markitdown"}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("library", list(READER_CASES))
+def test_a_script_reads_with_the_apps_framework_reader_and_rebuilds_its_nodes_and_views(tmp_path, sample_docs, library):
+    """With ChunkScope's loaders importable or not, the script calls the reader the app ran (PyPDFLoader,
+    SimpleDirectoryReader, MarkItDown) and leaves the app's chunks, in order, with the app's LLM and EMBED views."""
+    from core.loaders import LOADERS
+
+    name, params, readers = READER_CASES[library]
+    loaders = tuple(LOADERS.create(loader, reader=reader) for loader, reader in readers.items())
+    config = PipelineConfig(splitter=get_splitter(name, **params), loaders=loaders)
+    for sample in READER_SAMPLES:
+        shutil.copy(sample_docs / sample, tmp_path / sample)
+    paths = [str(tmp_path / sample) for sample in READER_SAMPLES]
+    nodes = run_split(load_documents(paths, config), config)
+    snippet, variable = LIBRARIES[library]
+    script = tmp_path / f"readers-{library}.py"
+    script.write_text(snippet(config, paths), encoding="utf-8")
+    text = script.read_text(encoding="utf-8")
+    calls = {"pdf": {"llamaindex": "SimpleDirectoryReader(input_files=[file])", "langchain": "PyPDFLoader(str(file))"},
+             "docx": {"markitdown": "MarkItDown(enable_plugins=False)", "langchain": "Docx2txtLoader(str(file))"},
+             "html": {"langchain": "BSHTMLLoader(str(file))", "markitdown": "MarkItDown(enable_plugins=False)"}}  # fmt: skip
+    for loader, reader in readers.items():
+        assert calls[loader][reader] in text
+    jobs = [{"path": str(script), "variable": variable, "blocked": blocked, "query": None} for blocked in (True, False)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
+           "TIKTOKEN_CACHE_DIR": str(bundled_folder("tiktoken_cache"))}  # fmt: skip
+    # One job per run: the runner keys results by path, and both runs use the one script.
+    for job in jobs:
+        done = subprocess.run(
+            [sys.executable, "-c", RUNNER], input=json.dumps([job]), capture_output=True, text=True,
+            cwd=tmp_path, env=env, timeout=600, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        result = json.loads(done.stdout)[str(script)]
+        reader = "own reader" if job["blocked"] else "ChunkScope's loaders"
+        assert "error" not in result, (reader, result.get("error"))
+        assert result["chunks"] == [node.text for node in nodes], reader
+        assert [list(view) for view in result["views"]] == _views(nodes), reader

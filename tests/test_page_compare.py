@@ -182,7 +182,7 @@ def test_parser_chunks_open_on_the_handbook_page_whose_table_pdfplumber_finds():
 def test_parser_mode_with_both_parsers_alike_reports_no_difference():
     at = open_page()
     at.segmented_control(key="cmp.mode").set_value("Parsers").run()
-    at.selectbox(key="cmp.parser.1.parser").set_value("pypdf").run()
+    at.selectbox(key="cmp.parser.pdf.1.parser").set_value("pypdf").run()
     assert not at.exception
     assert {metric.label: metric.value for metric in at.metric}["Same words"] == "100%"
     assert at.code[0].value == "The two parsers read the same words."
@@ -237,7 +237,9 @@ def test_parser_mode_names_the_sessions_splitter_and_warns_where_it_cannot_cut()
     at.switch_page(PAGE).run()
     at.segmented_control(key="cmp.mode").set_value("Parsers").run()
     assert not at.exception, at.exception
-    assert any("session's splitter, **LangChain MarkdownHeaderTextSplitter**" in shown(caption.value) for caption in at.caption)
+    assert any(
+        "session's splitter, **LangChain MarkdownHeaderTextSplitter**" in shown(caption.value) for caption in at.caption
+    )
     warnings = [shown(warning.value) for warning in at.warning]
     # pypdf reads no Markdown headings: the whole text is one chunk, and the warning says why (once).
     prefix = "Parser A (pypdf), split with LangChain MarkdownHeaderTextSplitter: "
@@ -266,8 +268,10 @@ def test_parser_mode_warns_when_a_chunk_is_far_over_the_splitters_size():
     assert not at.exception, at.exception
     warnings = [shown(warning.value) for warning in at.warning]
     assert any(
-        w.startswith("Parser A (pypdf), split with Character: its largest chunk is 16,914 characters, 17 times its "
-                     "size limit (1,000)")
+        w.startswith(
+            "Parser A (pypdf), split with Character: its largest chunk is 16,914 characters, 17 times its "
+            "size limit (1,000)"
+        )
         for w in warnings
     ), warnings
 
@@ -300,3 +304,34 @@ def test_the_metrics_table_fits_the_page_at_1280_px_every_column_sized(page):
     # ("Mid-sentence" is drawn whole in 92 px at 1280 and 1440 px).
     for name in shown_columns:
         assert 7 * len(columns[name]["label"]) + 8 <= columns[name]["width"], name
+
+
+def test_parser_mode_puts_simpledirectoryreader_a_langchain_loader_and_markitdown_beside_chunkscopes_reader():
+    at = open_page()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    at.segmented_control(key="cmp.parser_count").set_value(4).run()
+    # A: ChunkScope's pypdf (the session's); B opens on pdfplumber: make it markitdown; C, D open on the frameworks.
+    at.selectbox(key="cmp.parser.pdf.1.reader").set_value("markitdown").run()
+    assert not at.exception
+    parsers = at.dataframe[0].value["parser"].tolist()
+    assert parsers[0] == "pypdf"
+    assert parsers[1].startswith("markitdown MarkItDown · markitdown 0.")
+    assert parsers[2].startswith("LlamaIndex SimpleDirectoryReader (PDFReader) · llama-index-core 0.")
+    assert parsers[3].startswith("LangChain PyPDFLoader · langchain-community 0.")
+    assert len(span_views(at)) == 4
+    # The word diff compares A with the reader picked; pypdf and PyPDFLoader read the same text layer.
+    at.segmented_control(key="cmp.parser_diff").set_value("D").run()
+    assert {metric.label: metric.value for metric in at.metric}["Same words"] == "100%"
+    notes = " ".join(caption.value for caption in at.caption)
+    assert "Not available here: **docling**" in notes and "AGPL" in notes
+
+
+def test_parser_mode_reads_a_docx_with_chunkscope_and_b_opens_on_simpledirectoryreader():
+    at = open_page()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    files = at.selectbox(key="cmp.parser_file").options
+    assert files[0] == "rag_handbook.pdf" and "parsing_office_files.docx" in files  # PDFs first, then every file
+    at.selectbox(key="cmp.parser_file").set_value("parsing_office_files.docx").run()
+    assert not at.exception
+    parsers = at.dataframe[0].value["parser"].tolist()
+    assert parsers[0] == "docx" and parsers[1].startswith("LlamaIndex SimpleDirectoryReader (DocxReader) · ")

@@ -1,7 +1,11 @@
-"""Compare's Parsers mode: one file read with two sets of loader options, compared word by word and chunk by chunk.
+"""Compare's Parsers mode: one file read two to four ways, compared word by word and chunk by chunk.
 
-The word diff and what a parser found come from :mod:`core.loaders.parsers`; the
-badges and the span pane are the Splitters mode's (:mod:`ui.compare`).
+Each column is a set of loader options, the ``reader`` among them: ChunkScope's own
+parser (pypdf or pdfplumber for a PDF) or a framework's reader as its users run it
+(LlamaIndex's SimpleDirectoryReader, LangChain's loader, markitdown;
+:mod:`core.loaders.readers`). The word diff and what a reader found come from
+:mod:`core.loaders.parsers`; the badges and the span pane are the Splitters mode's
+(:mod:`ui.compare`).
 """
 
 from __future__ import annotations
@@ -15,15 +19,16 @@ import streamlit as st
 
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError
-from core.measure.compare_view import LABELS, metrics_options, settings_summary
+from core.measure.compare_view import LABELS, MAX_CONFIGS, metrics_options, settings_summary
 from core.output.highlight import CSS, legend_html, ocr_confidence_by_page, source_html, source_windows
 from core.schema import Document, Node
 from core.splitters.hierarchical import leaf_nodes
 from ui import cache, state, widgets
 from ui.compare import SPAN_HEIGHT_PX, badge_html
 
-# The loader option that picks a parser; a loader that declares it can be compared with itself.
+# The loader option that picks ChunkScope's own PDF parser, and the one every loader declares that picks a reader.
 PARSER_PARAM = "parser"
+READER_PARAM = "reader"
 
 
 @dataclass(frozen=True)
@@ -39,20 +44,26 @@ class ParserRun:
     def label(self) -> str:
         return LABELS[self.slot]
 
+    @property
+    def parser(self) -> str:
+        """Who read it, as the document says: ``pypdf``, ``LangChain PyPDFLoader · langchain-community 0.4.2``."""
+        from core.loaders.parsers import parser_name
+
+        return parser_name(self.document)
+
 
 def parser_files() -> list[Any]:
-    """The loaded files whose loader offers a choice of parser (PDFs)."""
+    """The loaded files any loader reads (every loader offers readers), those with a choice of parser (PDFs) first."""
     from core.loaders import loader_for
 
-    found = []
+    with_parsers, others = [], []
     for source in state.sources():
         try:
             cls = loader_for(source.file_name)
         except ChunkScopeError:
             continue
-        if any(spec.name == PARSER_PARAM for spec in cls.params()):
-            found.append(source)
-    return found
+        (with_parsers if any(spec.name == PARSER_PARAM for spec in cls.params()) else others).append(source)
+    return with_parsers + others
 
 
 def parser_file_picker(sources: Sequence[Any]) -> Any:
@@ -62,35 +73,80 @@ def parser_file_picker(sources: Sequence[Any]) -> Any:
     return next(source for source in sources if source.file_name == name)
 
 
+def reader_count() -> int:
+    """How many readings sit side by side (2 to :data:`MAX_CONFIGS`)."""
+    state.keep_valid("cmp.parser_count", range(2, MAX_CONFIGS + 1))
+    return (
+        st.segmented_control(
+            "Readers side by side", list(range(2, MAX_CONFIGS + 1)), key="cmp.parser_count", format_func=str
+        )
+        or 2
+    )
+
+
+def reader_seeds(cls: Any, session: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """What each column opens on: A the session's options; then the other parser (a PDF), then each framework
+    reader that reads this format here, in :data:`core.loaders.readers.READER_NAMES` order."""
+    from core.loaders.readers import NATIVE, READER_NAMES, reader_engine
+
+    native = {**session, READER_PARAM: NATIVE}
+    others = []
+    choices = next((spec.choices for spec in cls.params() if spec.name == PARSER_PARAM), None) or ()
+    for choice in choices:
+        if choice != session.get(PARSER_PARAM):
+            others.append({**native, PARSER_PARAM: choice})
+    for name in READER_NAMES:
+        engine = reader_engine(name)
+        if name != session[READER_PARAM] and not all(engine.unavailable_reason(ext) for ext in cls.extensions):
+            others.append({**session, READER_PARAM: name})
+    if session[READER_PARAM] != NATIVE:
+        others.insert(0, native)
+    others += [session] * count  # more columns than readers: the session's again
+    return [session, *others][:count]
+
+
 def parser_columns(source: Any, config: PipelineConfig) -> list[tuple[int, Any]]:
-    """Two bordered columns of the file's loader options: A opens on the session's, B on the other parser."""
+    """Two to four bordered columns of the file's loader options: A opens on the session's, the others on other
+    readers (the other PDF parser, then LlamaIndex, LangChain, markitdown)."""
     from core.loaders import loader_for
 
     cls = loader_for(source.file_name)
-    seed_a = {**cls().to_params(), **config.loader_options(cls.name)}
-    choices = next(spec.choices for spec in cls.params() if spec.name == PARSER_PARAM) or ()
-    other = next((choice for choice in choices if choice != seed_a[PARSER_PARAM]), seed_a[PARSER_PARAM])
-    seeds = [seed_a, {**seed_a, PARSER_PARAM: other}]
+    count = reader_count()
+    seeds = reader_seeds(cls, {**cls().to_params(), **config.loader_options(cls.name)}, count)
     loaders = []
-    for slot, column in enumerate(st.columns(2, gap="small")):
+    for slot, column in enumerate(st.columns(count, gap="small")):
         with column.container(border=True):
-            st.html(badge_html(slot, f"Parser {LABELS[slot]}", "the session's loader options" if slot == 0 else ""))
+            st.html(badge_html(slot, f"Reader {LABELS[slot]}", "the session's loader options" if slot == 0 else ""))
             loaders.append(
-                widgets.build_or_explain(cls, widgets.param_widgets(cls, f"cmp.parser.{slot}", seeds[slot]))[0]
+                # Keyed by loader: each format's columns open on its own readers and keep their settings.
+                widgets.build_or_explain(cls, widgets.param_widgets(cls, f"cmp.parser.{cls.name}.{slot}", seeds[slot]))[
+                    0
+                ]
             )
+    unavailable_readers_note()
     return [(slot, loader) for slot, loader in enumerate(loaders) if loader is not None]
+
+
+def unavailable_readers_note() -> None:
+    """The readers people deploy that do not run here, each with why (as an unavailable postprocessor says it)."""
+    from core.loaders.readers import UNAVAILABLE_READERS
+
+    lines = [
+        f"**{widgets.md_escape(name)}**: {widgets.md_escape(reason)}." for name, reason in UNAVAILABLE_READERS.items()
+    ]
+    st.caption("Not available here: " + " ".join(lines))
 
 
 def parse_each(source: Any, config: PipelineConfig, configured: Sequence[tuple[int, Any]]) -> list[ParserRun]:
     """Load the file with each parser's options and split it with the session's splitter; failures are shown."""
     runs = []
-    with st.spinner("Reading the file with each parser…"):
+    with st.spinner("Reading the file with each reader…"):
         for slot, loader in configured:
             try:
                 (document, *_) = cache.load_source(source, loader.to_params(only_changed=True))
                 nodes = cache.run_split_cached([document], config)
             except ChunkScopeError as exc:
-                st.error(f"Parser {LABELS[slot]}: {widgets.md_escape(str(exc))}", icon=":material/error:")
+                st.error(f"Reader {LABELS[slot]}: {widgets.md_escape(str(exc))}", icon=":material/error:")
                 continue
             runs.append(ParserRun(slot, loader, document, leaf_nodes(nodes)))
     return runs
@@ -100,14 +156,13 @@ def splitter_notes(config: PipelineConfig, runs: Sequence[ParserRun]) -> None:
     """Name the session's splitter that cuts both readings, and warn where it cannot do its job on one."""
     splitter = config.splitter
     st.caption(
-        f"Both readings are cut by the session's splitter, **{widgets.md_escape(splitter.title())}** "
+        f"Every reading is cut by the session's splitter, **{widgets.md_escape(splitter.title())}** "
         f"({widgets.md_escape(settings_summary(splitter))}); change it on the Chunks page."
     )
     for run in runs:
         for problem in run_problems(splitter, run):
-            parser = str(run.loader.to_params()[PARSER_PARAM])
             st.warning(
-                f"Parser {run.label} ({widgets.md_escape(parser)}), split with "
+                f"Parser {run.label} ({widgets.md_escape(run.parser)}), split with "
                 f"{widgets.md_escape(splitter.title())}: {widgets.md_escape(problem)}.",
                 icon=":material/warning:",
             )
@@ -162,18 +217,25 @@ def parser_table(runs: Sequence[ParserRun]) -> None:
 
 
 def parser_text_diff(runs: Sequence[ParserRun]) -> None:
-    """A's text against B's, word by word: the similarity, then each change with a little context."""
+    """A's text against another reading's (B unless another is picked), word by word: the similarity, then each
+    change with a little context."""
     from core.loaders.parsers import diff_lines
 
-    a, b = runs[0].document.text, runs[1].document.text
+    other = runs[1]
+    if len(runs) > 2:
+        labels = [run.label for run in runs[1:]]
+        state.keep_valid("cmp.parser_diff", labels)
+        picked = st.segmented_control("Compare A with", labels, key="cmp.parser_diff") or labels[0]
+        other = next(run for run in runs if run.label == picked)
+    a, b = runs[0].document.text, other.document.text
     diff = cache_text_diff(a, b)
     same_col, a_col, b_col = st.columns(3)
-    same_col.metric("Same words", f"{diff.similarity:.0%}", border=True, help="Words both parsers read, in order")
+    same_col.metric("Same words", f"{diff.similarity:.0%}", border=True, help="Words both readers read, in order")
     a_col.metric("Only in A", f"{diff.a_words - diff.same_words:,}", border=True)
-    b_col.metric("Only in B", f"{diff.b_words - diff.same_words:,}", border=True)
+    b_col.metric(f"Only in {other.label}", f"{diff.b_words - diff.same_words:,}", border=True)
     st.caption(
-        "Words compared, spacing aside (the parsers break lines differently). "
-        "`-` words only A read, `+` words only B read; the line above each shows where."
+        "Words compared, spacing aside (readers break lines differently). "
+        f"`-` words only A read, `+` words only {other.label} read; the line above each shows where."
     )
     lines = diff_lines(diff, a, b)
     st.code("\n".join(lines) if lines else "The two parsers read the same words.", language="diff", height=420)
@@ -217,7 +279,7 @@ def parser_chunks(runs: Sequence[ParserRun]) -> None:
     columns = st.columns(len(runs), gap="small")
     for run, (start, end, label), ocr_confidence, column in zip(runs, windows, read_by_ocr, columns, strict=True):
         with column:
-            st.html(badge_html(run.slot, str(run.loader.to_params()[PARSER_PARAM]), f"{len(run.nodes):,} chunks"))
+            st.html(badge_html(run.slot, run.parser, f"{len(run.nodes):,} chunks"))
             st.caption(f"{widgets.md_escape(settings_summary(run.loader))} · {widgets.md_escape(label)}")
             st.html(
                 source_html(

@@ -59,7 +59,12 @@ def load_bytes(
     cls = LOADERS.get_class(loader) if loader else loader_for(file_name)
     reader = cls.from_params(options)
     check_upload_size(len(data), file_name, limits)
-    documents = reader.load_within(data, file_name, limits)
+    if reader.reader == "chunkscope":
+        documents = reader.load_within(data, file_name, limits)
+    else:
+        from core.loaders.readers import read_with_reader
+
+        documents = read_with_reader(reader, data, file_name, limits)
     check_text_size(documents, file_name, limits)
     extra = file_metadata(file_name) if file_metadata else {}
     for index, document in enumerate(documents):

@@ -6,10 +6,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from core.limits import Limits
-from core.params import Configurable
+from core.params import Configurable, param
 from core.schema import Document
 
 
@@ -21,13 +21,27 @@ class Loader(Configurable):
     and implement :meth:`load_bytes`. Bad input raises a :class:`~core.errors.LoadError`
     subclass whose message names the file and the problem. The loader sets at least
     ``file_name`` and ``file_type`` metadata; :func:`core.loaders.load_bytes` adds
-    the user's ``file_metadata`` and handles ``filename_as_id``.
+    the user's ``file_metadata`` and handles ``filename_as_id``, and hands the file to a
+    framework's reader instead when ``reader`` names one (:mod:`core.loaders.readers`).
     """
 
     extensions: ClassVar[tuple[str, ...]] = ()
     # The extensions a folder walk loads (None: all of ``extensions``). A loader leaves out those
     # whose files in a folder are more often settings or data than documents (``.json``).
     folder_extensions: ClassVar[tuple[str, ...] | None] = None
+
+    # Declared once here, so every loader offers it (core.loaders.readers runs the frameworks).
+    reader: Literal["chunkscope", "llamaindex", "langchain", "markitdown"] = param(
+        "chunkscope",
+        "Who reads the file: ChunkScope's own parser (the options below), or a framework's reader as its users run "
+        "it: LlamaIndex's SimpleDirectoryReader, LangChain's loader for the format, or markitdown.",
+    )
+
+    def validate(self) -> None:
+        if self.reader != "chunkscope":
+            from core.loaders.readers.choice import check_reader  # imports no framework
+
+            check_reader(self)
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         raise NotImplementedError

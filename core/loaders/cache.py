@@ -60,6 +60,16 @@ _LIBRARIES = (
     "markdown-it-py",
     "defusedxml",
     "charset-normalizer",
+    # The reader engines' frameworks (core/loaders/readers) and what they parse with.
+    "llama-index-core",
+    "llama-index-readers-file",
+    "langchain-community",
+    "markitdown",
+    "docx2txt",
+    "mammoth",
+    "beautifulsoup4",
+    "python-pptx",
+    "pandas",
 )
 
 FileMetadata = Callable[[str], dict[str, Any]]
@@ -77,7 +87,7 @@ def loader_code_version() -> str:
 
     core = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(f"format {FORMAT_VERSION} python {sys.version}".encode())
-    for path in [*sorted((core / "loaders").glob("*.py")), *(core / name for name in _CORE_MODULES)]:
+    for path in [*sorted((core / "loaders").rglob("*.py")), *(core / name for name in _CORE_MODULES)]:
         digest.update(path.relative_to(core).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     for library in _LIBRARIES:
         try:

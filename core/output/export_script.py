@@ -127,6 +127,19 @@ def read_documents(paths: list[str]) -> list[Document]:
         documents += [framework_document(document) for document in {loaded}]
     return documents'''
 
+# read_documents() when the app read some formats with a framework's reader: those files go to read_with_reader().
+_OWN_READ = "return [plain_text_document(file) for file in files_in(paths, FOLDER_SUFFIXES)]"
+_OWN_READ_OR_FRAMEWORK = (
+    "return [\n            read_with_reader(file) if file.suffix.lower() in FRAMEWORK_READ else plain_text_document(file)"
+    "\n            for file in files_in(paths, FOLDER_SUFFIXES)\n        ]"
+)
+_LOADER_READ = "        options = LOADER_OPTIONS.get(loader_for(file.name).name, {})"
+_FRAMEWORK_FIRST = (
+    "        if file.suffix.lower() in FRAMEWORK_READ:\n"
+    "            documents.append(read_with_reader(file))\n"
+    "            continue\n" + _LOADER_READ
+)
+
 _EXTRACTED = '''
 def extracted(documents: list) -> list:
     """Each document with the keys ChunkScope's offline extractors add, as the app added them before splitting."""
@@ -183,6 +196,7 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     """Add to ``snippet`` the lines that make ``documents``: the files at ``paths``, read as the app read them."""
     from core.loaders import folder_extensions
     from core.loaders.code import LANGUAGES
+    from core.loaders.readers.script import framework_suffixes, reader_code
 
     llamaindex = snippet.library == "LlamaIndex"
     paths = [paths] if isinstance(paths, str) else list(paths)
@@ -217,7 +231,17 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     reader = _PLAIN_TEXT_READER.replace("{make}", _MAKE[snippet.library])
     # One part, so the blank lines between its definitions are PEP 8's.
     loaded = "extracted(load(file, **options))" if config.extractors else "load(file, **options)"
-    parts = (converter, reader, _MARKDOWN_TITLE.strip("\n"), _READ_DOCUMENTS.replace("{loaded}", loaded))
+    read_documents = _READ_DOCUMENTS.replace("{loaded}", loaded)
+    framework_read = framework_suffixes(config)
+    if framework_read:  # formats the app read with a framework's reader: that reader's call, ChunkScope or not
+        snippet.body[-1] += (
+            "\n# What the app read with a framework's reader (its loader's reader option): read here by the same call."
+            f"\nFRAMEWORK_READ = {_literal(framework_read)}"
+        )
+        read_documents = read_documents.replace(_OWN_READ, _OWN_READ_OR_FRAMEWORK).replace(_LOADER_READ, _FRAMEWORK_FIRST)
+    parts = (converter, reader, _MARKDOWN_TITLE.strip("\n"), read_documents)
+    if framework_read:
+        parts += (reader_code(snippet, config),)
     if config.extractors:
         parts += (_EXTRACTED.strip("\n"),)
     snippet.body[-1] += "".join(f"\n\n\n{code}" for code in parts)
