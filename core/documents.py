@@ -94,10 +94,17 @@ def run_split(
     ``limits.split_seconds`` per document or beyond ``limits.work_memory_mb``
     (:mod:`core.runtime.bounded`); its nodes are the same as in-process.
     """
-    splitter = config.splitter
-    check_split_size(documents, splitter, limits)
-    prepared = prepare_documents(documents, config)
-    return split_bounded(prepared, splitter, limits) if bounded else splitter.split(prepared)
+    prepared = documents_to_split(documents, config, limits)
+    return split_bounded(prepared, config.splitter, limits) if bounded else config.splitter.split(prepared)
+
+
+def documents_to_split(
+    documents: Sequence[Document], config: PipelineConfig, limits: Limits = DEFAULT_LIMITS
+) -> list[Document]:
+    """What every split runs before its splitter (the app, the CLI and each batch worker alike): the node
+    bound checked before any work, then extractors and the user's metadata (:func:`prepare_documents`)."""
+    check_split_size(documents, config.splitter, limits)
+    return prepare_documents(documents, config)
 
 
 def split_bounded(

@@ -177,14 +177,13 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     import pyarrow as pa
 
     from core.batch.ids import assign_batch_ids
-    from core.documents import load_bounded, prepare_documents, split_bounded
+    from core.documents import documents_to_split, load_bounded, split_bounded
     from core.errors import LoadError
     from core.limits import DEFAULT_LIMITS, check_upload_size
     from core.loaders import load_bytes, loader_for
     from core.loaders.file_kinds import refuse_special_file
     from core.measure.metrics import SizeStats, chunk_columns
     from core.schema import MetadataMode, contents, numbers_in_document
-    from core.splitters.size_check import check_split_size
 
     clock = StageClock()
     path = Path(task["path"])
@@ -214,8 +213,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     documents = load_bounded(read, path.name, len(data), DEFAULT_LIMITS)
     clock.mark("load")
     assign_batch_ids(documents, task.get("id_salt"))  # the path in the corpus too: unique ids (core.batch.ids)
-    check_split_size(documents, splitter)
-    documents = prepare_documents(documents, config)
+    documents = documents_to_split(documents, config)  # the steps run_split takes before its splitter
     clock.mark("prepare")
     # A worker serves no other thread, so ChunkScope's own splitters (linear, no user regex) split any text
     # within the upload limit in-process: the app's 300,000-character bound forked a child per large file.
