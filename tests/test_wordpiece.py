@@ -104,7 +104,9 @@ def test_only_bert_wordpiece_tokenizers_get_the_path():
     assert FAST._ascii is not None
 
 
-def test_learning_new_words_on_many_threads_gives_each_thread_the_rust_tokens():
+@pytest.mark.parametrize("words_kept", [100_000, 7], ids=["one table", "tables renewed while threads read"])
+def test_learning_new_words_on_many_threads_gives_each_thread_the_rust_tokens(monkeypatch, words_kept):
+    monkeypatch.setattr(AsciiWordPiece, "WORDS_KEPT", words_kept)
     fresh = ModelTokenizer(default_model_path())
     inputs = [" ".join(f"zq{n}x{k}vorbl{k * n}" for k in range(60)) for n in range(16)]
     expected = [rust_columns(text) for text in inputs]
@@ -125,13 +127,18 @@ def test_learning_new_words_on_many_threads_gives_each_thread_the_rust_tokens():
     assert [results[n] for n in range(len(inputs))] == expected
 
 
-def test_past_its_memory_bound_the_path_hands_every_text_to_the_rust_tokenizer(monkeypatch):
+def test_past_its_memory_bound_a_fresh_table_starts_and_the_path_keeps_running(monkeypatch):
     fresh = ModelTokenizer(default_model_path())
     monkeypatch.setattr(AsciiWordPiece, "WORDS_KEPT", 3)
     text = "zqa zqb zqc zqd zqe"
     assert fresh.spans(text) == RUST.spans(text)
-    assert fresh._ascii.prepare("more zqf words") is None
+    full = fresh._ascii._table
+    assert len(full.known) >= len(fresh._ascii._vocabulary) + 3
+    assert fresh._ascii.prepare("more zqf words") is not None  # the fast path still reads it
+    renewed = fresh._ascii._table
+    assert renewed is not full and len(renewed.known) == len(fresh._ascii._vocabulary)  # memory back to the vocabulary
     assert fresh.spans("more zqf words") == RUST.spans("more zqf words")
+    assert fresh.spans(text) == RUST.spans(text)
 
 
 @pytest.mark.parametrize("text", ["", " ", "\n\t", "a", "A.", "x" * 101, "[UNK]"])

@@ -15,8 +15,8 @@ its offsets (tests/test_wordpiece.py, on generated texts and the shipped documen
 A word holding any other character (a curly quote, an accent) is cut out at the
 ASCII whitespace around it and left to the Rust tokenizer, whose tokens are merged
 back by offset; :meth:`AsciiWordPiece.prepare` returns None, and the Rust tokenizer
-takes the whole text, when it holds an added token's text (``[CLS]``), when such
-words are dense, or once the words learned reach their memory bound.
+takes the whole text, when it holds an added token's text (``[CLS]``) or when such
+words are dense. The words it learns are bounded: a full table is replaced by a fresh one.
 """
 
 from __future__ import annotations
@@ -84,10 +84,28 @@ def _blanked(text: str, others: list[tuple[int, str]]) -> list[str]:
     return parts
 
 
+class _Table:
+    """One generation of what the fast path knows: every word's value and the pieces' offsets it points to.
+
+    A word's value: its token count in the low byte (WordPiece gives at most 100 pieces), and for a word of
+    several pieces where its pieces' offsets start in the arrays. A call reads one table from start to end,
+    so a new generation (made when this one is full) never changes what a running call reads.
+    """
+
+    def __init__(self, vocabulary: dict[str, int]) -> None:
+        self.known = dict(vocabulary)
+        # The pieces' offsets within their word, for words of several pieces; entry 0 is unused.
+        self.piece_starts = np.zeros(1024, dtype=np.int64)
+        self.piece_ends = np.zeros(1024, dtype=np.int64)
+        self.pieces = 1
+        self.learning = threading.Lock()
+
+
 class AsciiWordPiece:
     """Token offsets and counts of ASCII text under one BERT WordPiece tokenizer (see the module doc)."""
 
-    # Words outside the vocabulary it learns (~150 bytes each) before it leaves all text to the Rust tokenizer.
+    # Words outside the vocabulary one generation learns (~150 bytes each) before a fresh one starts: memory
+    # stays bounded on a corpus of many rare words (hashes, identifiers) and the fast path keeps running.
     WORDS_KEPT = 100_000
 
     def __init__(self, tokenizer: Any, spec: dict[str, Any]) -> None:
@@ -95,16 +113,10 @@ class AsciiWordPiece:
         self._words = _WORDS[self._lowercase]
         self._tokenize = tokenizer.model.tokenize
         prefix = spec["model"].get("continuing_subword_prefix") or "##"
-        # A word's value: its token count in the low byte (WordPiece gives at most 100 pieces), and for
-        # a word of several pieces where its pieces' offsets start in the table. A vocabulary entry
-        # (whole words only: a continuing piece never starts a word) is one token of itself.
-        self._known = dict.fromkeys((w for w in tokenizer.get_vocab() if not w.startswith(prefix)), 1)
-        self._vocabulary = len(self._known)
-        # The pieces' offsets within their word, for words of several pieces; entry 0 is unused.
-        self._piece_starts = np.zeros(1024, dtype=np.int64)
-        self._piece_ends = np.zeros(1024, dtype=np.int64)
-        self._pieces = 1
-        self._learning = threading.Lock()
+        # A vocabulary entry (whole words only: a continuing piece never starts a word) is one token of itself.
+        self._vocabulary = dict.fromkeys((w for w in tokenizer.get_vocab() if not w.startswith(prefix)), 1)
+        self._table = _Table(self._vocabulary)
+        self._renewing = threading.Lock()
         # An added token's text is matched before normalization (or after, if it is normalized): never taken.
         self._added = [
             added["content"].lower() if added.get("normalized") and self._lowercase else added["content"]
@@ -135,8 +147,8 @@ class AsciiWordPiece:
         """
         if self._added and any(added in text for added in self._added):
             return None
-        if len(self._known) >= self._vocabulary + self.WORDS_KEPT:
-            return None  # memory bound: every word learned is kept (a reader may be reading its value)
+        if len(self._table.known) >= len(self._vocabulary) + self.WORDS_KEPT:
+            self._renew()
         others = _other_words(text) if _OTHER.search(text) else []
         if len(others) * _OTHERS_EVERY > len(text):
             return None  # mostly other characters: one Rust pass is quicker than a merge
@@ -144,9 +156,15 @@ class AsciiWordPiece:
             text = "".join(_blanked(text, others))
         return Prepared(text.lower() if self._lowercase else text, others)
 
+    def _renew(self) -> None:
+        """A fresh generation of learned words; calls still reading the full one finish with it."""
+        with self._renewing:
+            if len(self._table.known) >= len(self._vocabulary) + self.WORDS_KEPT:
+                self._table = _Table(self._vocabulary)
+
     def count(self, prepared: Prepared, other_counts: Sequence[int]) -> int:
         """How many tokens the prepared text has, given how many each of its ``others`` has."""
-        _, values = self._values(prepared.read)
+        _, values = self._values(prepared.read, self._table)
         return int((values & 0xFF).sum()) + sum(other_counts)
 
     def columns(
@@ -163,13 +181,13 @@ class AsciiWordPiece:
         order = np.argsort(all_starts, kind="stable")
         return all_starts[order], all_ends[order]
 
-    def _values(self, read: str) -> tuple[list[str], np.ndarray]:
-        """The words of ``read`` and their values (see ``_known``), new words learned."""
+    def _values(self, read: str, table: _Table) -> tuple[list[str], np.ndarray]:
+        """The words of ``read`` and their values in ``table`` (see :class:`_Table`), new words learned."""
         words = self._words.findall(read)
-        values = np.fromiter(map(self._known.get, words, repeat(0)), dtype=np.int64, count=len(words))
+        values = np.fromiter(map(table.known.get, words, repeat(0)), dtype=np.int64, count=len(words))
         if not values.all():
             new = np.flatnonzero(values == 0)
-            values[new] = [self._learn(words[i]) for i in new.tolist()]
+            values[new] = [self._learn(words[i], table) for i in new.tolist()]
         return words, values
 
     def _ascii_columns(self, read: str) -> tuple[np.ndarray, np.ndarray]:
@@ -184,7 +202,8 @@ class AsciiWordPiece:
         punctuation = kind == 2
         starts = np.flatnonzero((word_char & change[:-1]) | punctuation)
         ends = np.flatnonzero((word_char & change[1:]) | punctuation) + 1
-        _, values = self._values(read)
+        table = self._table  # one generation for the whole call
+        _, values = self._values(read, table)
         counts = values & 0xFF
         if (counts == 1).all():  # one token a word: the token is the word (in the vocabulary, or unknown)
             return starts, ends
@@ -194,30 +213,30 @@ class AsciiWordPiece:
         several = counts[word_of_token] > 1
         entry = np.where(several, (values >> 8)[word_of_token] + rank, 0)
         word_start = starts[word_of_token]
-        piece_starts, piece_ends = self._piece_starts, self._piece_ends  # read after the values: never shorter
+        piece_starts, piece_ends = table.piece_starts, table.piece_ends  # read after the values: never shorter
         token_starts = word_start + np.where(several, piece_starts[entry], 0)
         token_ends = np.where(several, word_start + piece_ends[entry], ends[word_of_token])
         return token_starts, token_ends
 
-    def _learn(self, word: str) -> int:
-        """The value of a word outside the vocabulary, from the model's own WordPiece."""
+    def _learn(self, word: str, table: _Table) -> int:
+        """The value in ``table`` of a word outside the vocabulary, from the model's own WordPiece."""
         offsets = [token.offsets for token in self._tokenize(word)]
         if len(offsets) == 1:  # the word is one unknown token
             value = 1
         else:
-            with self._learning:
-                value = self._known.get(word)
+            with table.learning:
+                value = table.known.get(word)
                 if value:
                     return value
-                first = self._pieces
-                if first + len(offsets) > len(self._piece_starts):
+                first = table.pieces
+                if first + len(offsets) > len(table.piece_starts):
                     # Grown into new arrays, published before any value that points past the old ones.
                     size = 2 * (first + len(offsets))
-                    self._piece_starts = np.resize(self._piece_starts, size)
-                    self._piece_ends = np.resize(self._piece_ends, size)
-                self._piece_starts[first : first + len(offsets)] = [start for start, _ in offsets]
-                self._piece_ends[first : first + len(offsets)] = [end for _, end in offsets]
-                self._pieces = first + len(offsets)
+                    table.piece_starts = np.resize(table.piece_starts, size)
+                    table.piece_ends = np.resize(table.piece_ends, size)
+                table.piece_starts[first : first + len(offsets)] = [start for start, _ in offsets]
+                table.piece_ends[first : first + len(offsets)] = [end for _, end in offsets]
+                table.pieces = first + len(offsets)
                 value = (first << 8) | len(offsets)
-        self._known[word] = value
+        table.known[word] = value
         return value
