@@ -287,6 +287,8 @@ def splitter_table(group: dict) -> list[str]:
             memory = (f"{row['work_mb']:.1f} MB | {row['peak_mb']:.0f} MB" if "work_mb" in row else " | ")
             lines.append(f"| {row['label']} | {row['threads']} | {row['mb_per_s']:.2f} | {row['cpu_mb_per_s']:.2f} | "
                          f"{wall} | {cpu} | {first_ms} | {first_ratio} | {sizes}| {memory} |")
+        if measured.get("missing"):
+            lines += [f"Not run (not installed on this machine): {', '.join(measured['missing'])}.", ""]
         lines.append("")
     for note in group.get("notes", []):
         lines += [f"Note: {note}", ""]

@@ -199,13 +199,22 @@ def time_group(key: str, which: str, mb: float, reps: int) -> dict:
     logging.disable(logging.WARNING)
     g = group(key)
     texts = group_input(key, which, mb)
-    runs = {c.label: over(c.prepare(), texts) for c in g.contestants}
+    runs, missing = {}, []
+    for c in g.contestants:
+        try:
+            runs[c.label] = over(c.prepare(), texts)
+        except ModuleNotFoundError as exc:  # a peer not installed here is said, not fatal (ChunkScope never is)
+            if c is g.ours:
+                raise
+            missing.append(f"{c.label} ({exc.name} not installed)")
     stats = {label: chunk_stats(run(), g.unit) for label, run in runs.items()}  # also the warm-up
     times = interleaved(runs, reps, warm_up=False)
     megabytes = sum(len(t.encode("utf-8")) for t in texts) / MB
     ours = times[g.ours.label]
     rows = []
     for c in g.contestants:
+        if c.label not in runs:
+            continue
         wall, cpu = times[c.label]["wall"], times[c.label]["cpu"]
         rows.append(
             {
@@ -228,7 +237,7 @@ def time_group(key: str, which: str, mb: float, reps: int) -> dict:
             }
         )
     return {"input": which, "documents": len(texts), "mb": megabytes, "characters": sum(map(len, texts)),
-            "reps": reps, "loadavg": os.getloadavg()[0], "rows": rows}
+            "reps": reps, "loadavg": os.getloadavg()[0], "rows": rows, "missing": missing}
 
 
 def rss_probe(key: str, label: str, mb: float) -> dict:
