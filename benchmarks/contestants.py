@@ -86,6 +86,12 @@ def read_files(source: str, mb: float) -> list[str]:
     return picked
 
 
+# The corpus parts every group that splits any text runs on (benchmarks/corpus_parts.py), besides one large
+# document cut from corpus.txt: the verdicts are per part.
+TEXT_PARTS = ("files", "rest", "non_ascii", "large_file")
+TEXT_INPUTS = (*TEXT_PARTS, "large")
+
+
 @dataclass(frozen=True)
 class Contestant:
     label: str
@@ -110,7 +116,10 @@ class Group:
     contestants: tuple[Contestant, ...]
     # How fast ChunkScope must be against the fastest peer, by CPU time (the issue's target).
     target_ratio: float = 1.0
-    # The inputs the target must hold on: the per-file corpus always; the large document where the issue says so.
+    # The inputs timed (run.INPUTS names them): the per-file corpus and one large document for every group,
+    # and for a group that splits any text the other corpus parts (reST, non-ASCII prose, one large real file).
+    inputs: tuple[str, ...] = ("files", "large")
+    # The inputs the target must hold on, each its own verdict: a lead that holds on one kind of text says so.
     target_inputs: tuple[str, ...] = ("files",)
     # At most this many times the floor's CPU time (token-sized splitting), when set.
     floor_ratio: float | None = None
@@ -338,6 +347,8 @@ GROUPS: tuple[Group, ...] = (
             Contestant("semantic-text-splitter TextSplitter", "semantic-text-splitter", text_splitter_characters),
         ),
         target_ratio=1.3,
+        inputs=TEXT_INPUTS,
+        target_inputs=TEXT_PARTS,
         notes=("chonkie's RecursiveChunker has no overlap parameter; it runs 1000/0.",),
     ),
     Group(
@@ -353,6 +364,8 @@ GROUPS: tuple[Group, ...] = (
             Contestant("LangChain CharacterTextSplitter", "langchain-text-splitters", langchain_character),
         ),
         target_ratio=1.3,
+        inputs=TEXT_INPUTS,
+        target_inputs=TEXT_PARTS,
     ),
     Group(
         "sentence",
@@ -371,6 +384,8 @@ GROUPS: tuple[Group, ...] = (
             Contestant("chonkie SentenceChunker", "chonkie", chonkie_sentence),
         ),
         target_ratio=2.0,
+        inputs=TEXT_INPUTS,
+        target_inputs=TEXT_PARTS,
     ),
     Group(
         "token",
@@ -389,12 +404,14 @@ GROUPS: tuple[Group, ...] = (
             Contestant("LlamaIndex TokenTextSplitter", "llama-index-core", llama_token),
             Contestant("semchunk (256 tokens, memoize off)", "semchunk", semchunk_tokens),
             Contestant("semantic-text-splitter TextSplitter (256 tokens)", "semantic-text-splitter", text_splitter_tokens),
-            Contestant("floor: the text tokenized once (encode_batch of its paragraphs)", "tokenizers", tokenize_once,
-                       floor=True),
-            Contestant("floor: the text tokenized once (ChunkScope's token index)", "chunkscope", token_index_once,
-                       threads=model_threads(), floor=True),
+            Contestant("floor, the library's: the text tokenized once by tokenizers' encode_batch (its paragraphs)",
+                       "tokenizers", tokenize_once, floor=True),
+            Contestant("floor, ChunkScope's: the text tokenized once into ChunkScope's token index", "chunkscope",
+                       token_index_once, threads=model_threads(), floor=True),
         ),
         floor_ratio=1.3,
+        inputs=TEXT_INPUTS,
+        target_inputs=TEXT_PARTS,
         notes=(
             "Token windows (ChunkScope, chonkie TokenChunker, LangChain, LlamaIndex) and token-sized recursive splitting"
             " (chonkie RecursiveChunker, no overlap parameter: 256/0; semchunk; semantic-text-splitter) do the same job"

@@ -8,15 +8,21 @@ How each number is taken (the machine is shared, so only ratios are trusted):
 
 - Speed: every contestant is timed from the same input, a file's text as a
   ``str``, to its chunks (ChunkScope builds its ``Document`` inside the timer).
-  Two inputs per group, each in a fresh interpreter: the per-file corpus (one
-  document per file, what users load; the verdict uses it) and one large
-  document. Every contestant runs once to warm up, then all of them in turn
+  Inputs, each in a fresh interpreter: the per-file corpus (one document per
+  file, what users load), for a group that splits any text the other corpus
+  parts (:mod:`corpus_parts`: reST with runs of blank lines, non-ASCII prose,
+  one large real file), and one large document; the verdicts are per part.
+  Every contestant runs once to warm up, then all of them in turn
   (A B C A B C …) ``--reps`` times; each call's wall time
   (``time.perf_counter``) and CPU time of the process, every thread included
   (``time.process_time``), are kept. A ratio is the peer's median over
   ChunkScope's (above 1: we are faster), with its spread: the same ratio taken
   round by round, min to max. A contestant on more than one thread is compared
   per CPU second as well as per wall second.
+- First pass: beside every warm row, each contestant's first call over the same
+  input in a fresh interpreter, after its set-up only (empty WordPiece word
+  table, empty caches): the warm-up above runs on the whole timed input, so the
+  warm rows favour whoever keeps per-process tables. One call each, no spread.
 - Memory: each contestant again in a fresh subprocess, on the large document
   (on the per-file corpus the peak is one file's and the allocator's reuse):
   after imports, input and set-up, the kernel's peak-RSS mark is reset
@@ -48,11 +54,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from contestants import DATA, FILES, GROUPS, MB, group, read_files, read_input, token_counts  # noqa: E402
+from corpus_parts import PARTS, read_part  # noqa: E402
 
 RESULTS = HERE / "results.json"
 SECTIONS = ("splitters", "pdf", "embedding", "growth", "app")
-# The two inputs of every group: the per-file corpus (the verdict's) and one large document.
-INPUTS = ("files", "large")
+# The inputs a group may run on (Group.inputs picks): the per-file corpus (READMEs, mostly ASCII; a Markdown
+# group's Markdown ones), the corpus parts of benchmarks/corpus_parts.py (reST with runs of blank lines,
+# non-ASCII prose, one large real file) and one large document cut from corpus.txt or corpus.md.
+INPUTS = ("files", "rest", "non_ascii", "large_file", "large")
 GROWTH_MB = (1, 10, 100)
 
 
@@ -147,9 +156,34 @@ def chunk_stats(chunks: list[str], unit: str) -> dict:
 
 
 def group_input(key: str, which: str, mb: float) -> list[str]:
-    """The texts of one input: the per-file corpus (``files``) or one large document (``large``)."""
+    """The texts of one input: the per-file corpus (``files``), a corpus part (whole documents up to ``mb``
+    MB; ``large_file`` is its one file whole) or one large document (``large``)."""
     g = group(key)
-    return read_files(g.source, mb) if which == "files" else [read_input(g.source, mb)]
+    if which == "files":
+        return read_files(g.source, mb)
+    if which == "large":
+        return [read_input(g.source, mb)]
+    picked, size = [], 0
+    for text in read_part(which):
+        if size >= mb * MB:
+            break
+        picked.append(text)
+        size += len(text.encode("utf-8"))
+    return picked
+
+
+def first_pass(key: str, label: str, which: str, mb: float) -> dict:
+    """One contestant's first call over an input in a fresh interpreter: after its set-up (the splitter built,
+    the tokenizer loaded, a two-word warm-up), with every per-process table empty (ChunkScope's WordPiece words,
+    sentence and token caches; a peer's own), as a user's first split of a file meets them."""
+    import logging
+
+    logging.disable(logging.WARNING)  # as in time_group
+    run = over(group(key).contestant(label).prepare(), group_input(key, which, mb))
+    gc.collect()
+    start, start_cpu = time.perf_counter(), time.process_time()
+    run()
+    return {"first_s": time.perf_counter() - start, "first_cpu_s": time.process_time() - start_cpu}
 
 
 def over(split: Callable[[str], list[str]], texts: list[str]) -> Callable[[], list[str]]:
@@ -158,15 +192,29 @@ def over(split: Callable[[str], list[str]], texts: list[str]) -> Callable[[], li
 
 
 def time_group(key: str, which: str, mb: float, reps: int) -> dict:
+    import logging
+
+    # LangChain logs a warning for every chunk over its size (printed to stderr by logging's last resort):
+    # that would be timed as LangChain's work, and flatter ChunkScope on texts with long paragraphs.
+    logging.disable(logging.WARNING)
     g = group(key)
     texts = group_input(key, which, mb)
-    runs = {c.label: over(c.prepare(), texts) for c in g.contestants}
+    runs, missing = {}, []
+    for c in g.contestants:
+        try:
+            runs[c.label] = over(c.prepare(), texts)
+        except ModuleNotFoundError as exc:  # a peer not installed here is said, not fatal (ChunkScope never is)
+            if c is g.ours:
+                raise
+            missing.append(f"{c.label} ({exc.name} not installed)")
     stats = {label: chunk_stats(run(), g.unit) for label, run in runs.items()}  # also the warm-up
     times = interleaved(runs, reps, warm_up=False)
     megabytes = sum(len(t.encode("utf-8")) for t in texts) / MB
     ours = times[g.ours.label]
     rows = []
     for c in g.contestants:
+        if c.label not in runs:
+            continue
         wall, cpu = times[c.label]["wall"], times[c.label]["cpu"]
         rows.append(
             {
@@ -189,7 +237,7 @@ def time_group(key: str, which: str, mb: float, reps: int) -> dict:
             }
         )
     return {"input": which, "documents": len(texts), "mb": megabytes, "characters": sum(map(len, texts)),
-            "reps": reps, "loadavg": os.getloadavg()[0], "rows": rows}
+            "reps": reps, "loadavg": os.getloadavg()[0], "rows": rows, "missing": missing}
 
 
 def rss_probe(key: str, label: str, mb: float) -> dict:
@@ -206,18 +254,35 @@ def splitters(args: argparse.Namespace) -> list[dict]:
         result = {"key": g.key, "title": g.title, "unit": g.unit, "source": g.source, "target_ratio": g.target_ratio,
                   "target_inputs": list(g.target_inputs), "floor_ratio": g.floor_ratio, "notes": list(g.notes),
                   "inputs": {}}
-        for which in INPUTS:
-            print(f"[splitters] {g.title}, {which}: {mb:g} MB x {args.reps} reps", flush=True)
+        for which in g.inputs:
+            if args.inputs and which not in args.inputs:
+                continue
+            # A corpus part is at most the group's size (parts are ~2 MB); the large real file is taken whole.
+            part_mb = 100.0 if which == "large_file" else mb
+            print(f"[splitters] {g.title}, {which}: {part_mb:g} MB x {args.reps} reps", flush=True)
             # Each group and input in a fresh interpreter, as the memory probes are: run after the recursive
             # group's peers in one process, the character pair read 1.03-1.08x instead of 1.22-1.35x (ours
             # slowed by a quarter, LangChain's by a tenth), so a result depended on what ran before it.
-            timed = in_subprocess("--time-group", g.key, "--input", which, "--mb", str(mb), "--reps", str(args.reps))
+            timed = in_subprocess("--time-group", g.key, "--input", which, "--mb", str(part_mb), "--reps", str(args.reps))
+            firsts = {}
             for row in timed["rows"]:
                 if which == "large" and not row["floor"]:
-                    memory = in_subprocess("--rss", g.key, row["label"], "--mb", str(mb))
+                    memory = in_subprocess("--rss", g.key, row["label"], "--mb", str(part_mb))
                     row.update(peak_mb=memory["peak_mb"], work_mb=memory["work_mb"], base_mb=memory["base_mb"])
+                if args.first_pass:
+                    firsts[row["label"]] = in_subprocess("--first-pass", g.key, row["label"], "--input", which,
+                                                         "--mb", str(part_mb))
+                    row.update(firsts[row["label"]])
+            if firsts:
+                ours_first = firsts[g.ours.label]
+                for row in timed["rows"]:
+                    # One call each, so no spread: above 1, ChunkScope's first pass is the faster.
+                    row["first_speedup"] = row["first_s"] / ours_first["first_s"]
+                    row["first_cpu_speedup"] = row["first_cpu_s"] / ours_first["first_cpu_s"]
+            for row in timed["rows"]:
+                first = f"  first pass CPU x{row['first_cpu_speedup']:6.2f}" if "first_cpu_speedup" in row else ""
                 print(f"    {row['label']:55s} wall x{row['speedup']:6.2f}  CPU x{row['cpu_speedup']:6.2f}  "
-                      f"{row['cpu_mb_per_s']:8.2f} MB/s CPU  {row['chunks']:6d} chunks", flush=True)
+                      f"{row['cpu_mb_per_s']:8.2f} MB/s CPU  {row['chunks']:6d} chunks{first}", flush=True)
             result["inputs"][which] = timed
         results.append(result)
     return results
@@ -459,6 +524,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections ({', '.join(SECTIONS)})")
     parser.add_argument("--groups", default="", help="comma-separated splitter groups (default: all)")
+    parser.add_argument("--inputs", default="", help=f"comma-separated inputs ({', '.join(INPUTS)}; default: each group's)")
+    parser.add_argument("--no-first-pass", dest="first_pass", action="store_false",
+                        help="skip the first-pass rows (each contestant's first call in a fresh process)")
     parser.add_argument("--reps", type=int, default=5, help="timed repetitions per contestant (median taken)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every group's input size")
     parser.add_argument("--embed-texts", type=int, default=64, help="chunks to embed")
@@ -469,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     # Internal: one measurement in a fresh interpreter.
     parser.add_argument("--rss", nargs=2, metavar=("GROUP", "LABEL"), help=argparse.SUPPRESS)
     parser.add_argument("--growth-probe", metavar="GROUP", help=argparse.SUPPRESS)
+    parser.add_argument("--first-pass", nargs=2, dest="first_pass_of", metavar=("GROUP", "LABEL"), help=argparse.SUPPRESS)
     parser.add_argument("--time-group", metavar="GROUP", help=argparse.SUPPRESS)
     parser.add_argument("--pdf-rss", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--input", choices=INPUTS, default="files", help=argparse.SUPPRESS)
@@ -477,6 +546,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.rss:
         print(json.dumps(rss_probe(args.rss[0], args.rss[1], args.mb)))
+        return 0
+    if args.first_pass_of:
+        print(json.dumps(first_pass(args.first_pass_of[0], args.first_pass_of[1], args.input, args.mb)))
         return 0
     if args.growth_probe:
         print(json.dumps(growth_probe(args.growth_probe, args.mb)))
@@ -489,11 +561,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     args.groups = [g for g in args.groups.split(",") if g]
+    args.inputs = [i for i in args.inputs.split(",") if i]
     args.growth_groups = [g for g in args.growth_groups.split(",") if g]
     args.growth_mb = [float(m) for m in args.growth_mb.split(",") if m]
     sections = [s for s in args.only.split(",") if s]
     if not all(p.exists() for p in (DATA / "corpus.txt", DATA / "corpus.pdf", FILES)):
         subprocess.run([sys.executable, str(HERE / "corpus.py")], check=True)
+    if not PARTS.exists():
+        subprocess.run([sys.executable, str(HERE / "corpus_parts.py")], check=True)
 
     results = json.loads(RESULTS.read_text()) if args.merge and RESULTS.exists() else {}
     results.update(
@@ -501,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
         machine=machine(),
         command="make bench" if not argv and len(sys.argv) == 1 else "benchmarks/run.py " + " ".join(argv or sys.argv[1:]),
         corpus=json.loads((DATA / "manifest.json").read_text()),
+        corpus_parts=json.loads((DATA / "parts_manifest.json").read_text()),
     )
     runners = {"splitters": splitters, "pdf": pdf, "embedding": embedding, "growth": growth, "app": app}
     for section in sections:
@@ -511,10 +587,16 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_start": os.getloadavg()[0],
         }
         fresh = runners[section](args)
-        if section == "splitters" and args.merge and args.groups and isinstance(results.get(section), list):
-            # Only some groups were re-run: replace those, keep the others from the earlier run.
+        if section == "splitters" and args.merge and (args.groups or args.inputs) and isinstance(results.get(section), list):
+            # Only some groups (or inputs) were re-run: replace those, keep the others from the earlier run.
             by_key = {g["key"]: g for g in fresh}
-            fresh = [by_key.pop(g["key"], g) for g in results[section]] + list(by_key.values())
+            merged = []
+            for earlier in results[section]:
+                now = by_key.pop(earlier["key"], None)
+                if now is not None:
+                    now["inputs"] = {**earlier.get("inputs", {}), **now["inputs"]}
+                merged.append(now or earlier)
+            fresh = merged + list(by_key.values())
         results[section] = fresh
         print(f"  ({section}: {time.perf_counter() - started:.0f}s)", flush=True)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")

@@ -1,9 +1,11 @@
 """How close the Embedder's vectors are to ``SentenceTransformer.encode``, as the README states it.
 
-Bit for bit for the same batch; within float32 rounding otherwise. A float32 forward pass gives a
-text's vector last bits that depend on which texts share its padded batch (sentence-transformers
-too: one text at a time against one call, most sample rows differ in the 7th decimal), and with a
-cache, which texts share a batch depends on what was cached before.
+Bit for bit when the texts are new and distinct: the Embedder encodes them in sentence-transformers'
+order (longest first, batches of 32), so every text shares its padded batch with the same texts.
+Within float32 rounding otherwise: a float32 forward pass gives a text's vector last bits that
+depend on which texts share its batch (sentence-transformers too: one text at a time against one
+call, most sample rows differ in the 7th decimal), and with a cache, which texts share a batch
+depends on what was cached before.
 """
 
 from __future__ import annotations
@@ -65,8 +67,21 @@ def test_a_batch_the_embedder_encodes_is_bit_identical_to_sentence_transformers_
         np.testing.assert_array_equal(fresh().embed(batch), reference(batch, batch_size=len(batch)))
 
 
-def test_every_sample_chunk_is_within_float32_rounding_of_one_encode_call(texts, reference):
-    assert_within_rounding(fresh().embed(texts), reference(texts))
+def test_every_sample_chunk_and_query_is_bit_identical_to_one_encode_call(texts, reference):
+    assert len(set(texts)) == len(texts)  # distinct: a repeat is encoded once, so its batches would differ
+    np.testing.assert_array_equal(fresh().embed(texts), reference(texts))
+
+
+def test_bit_identity_holds_for_an_order_the_length_sort_must_undo(texts, reference):
+    shuffled = [texts[i] for i in np.random.default_rng(7).permutation(len(texts))]
+    np.testing.assert_array_equal(fresh().embed(shuffled), reference(shuffled))
+
+
+def test_the_embedder_encodes_longest_first_as_sentence_transformers_does():
+    from core.embed.embedder import encoding_order
+
+    pending = [("a", "xx"), ("b", "xxxx"), ("c", "x"), ("d", "xxx")]
+    assert [key for key, _ in encoding_order(pending)] == ["b", "d", "a", "c"]
 
 
 def test_the_bound_holds_when_part_of_the_texts_were_cached_first(texts, reference):

@@ -150,7 +150,8 @@ def test_a_second_embedder_with_the_same_cache_dir_encodes_nothing(tmp_path):
     texts = ["one", "two", "three", "one"]
     first = FakeEmbedder(str(tmp_path), batch_size=2)
     vectors = first.embed(texts)
-    assert first.batches == [["one", "two"], ["three"]]
+    # New texts are encoded longest first, as SentenceTransformer.encode orders them; the repeat once.
+    assert first.batches == [["three", "one"], ["two"]]
     # A restarted app or a second CLI run: a new instance, same model, same cache dir.
     second = FakeEmbedder(str(tmp_path), batch_size=2)
     calls = []

@@ -167,7 +167,7 @@ class Embedder:
                     del missing[key]
                 self._disk_hits += len(stored)
         done = total - len(missing)
-        pending = list(missing.items())
+        pending = encoding_order(list(missing.items()))
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start : start + self.batch_size]
             vectors = normalize(self._encode([text for _, text in batch]))
@@ -211,6 +211,20 @@ class Embedder:
         self._cache.move_to_end(key)
         while len(self._cache) > self._cache_entries:
             self._cache.popitem(last=False)
+
+
+def encoding_order(pending: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``(key, text)`` pairs in the order ``SentenceTransformer.encode`` encodes texts: longest first.
+
+    sentence-transformers sorts a call's texts by ``np.argsort`` of minus their lengths in
+    characters, then cuts batches in that order. A float32 forward pass gives a text last bits
+    that depend on which texts share its padded batch, so the same order makes the same batches
+    and the same bits: a call whose texts are all new and distinct gets exactly the rows
+    ``encode(texts, batch_size=32, normalize_embeddings=True)`` returns (tests/test_embedding_identity.py).
+    Sorting also pads less: texts of similar length share a batch.
+    """
+    order = np.argsort([-len(text) for _, text in pending])
+    return [pending[i] for i in order]
 
 
 def embed_nodes(nodes: Sequence[Node], embedder: Embedder, progress: Progress | None = None) -> np.ndarray:
