@@ -90,8 +90,8 @@ def check_upload_size(size: int, file_name: str, limits: Limits = DEFAULT_LIMITS
     if size > limits.max_upload_bytes:
         raise TooLargeError(
             file_name,
-            f"is {_bytes(size, limits.max_upload_bytes)}, more than the upload limit of "
-            f"{_bytes(limits.max_upload_bytes, size)}",
+            f"is {size_phrase(size, limits.max_upload_bytes)}, more than the upload limit of "
+            f"{size_phrase(limits.max_upload_bytes, size)}",
         )
 
 
@@ -104,7 +104,7 @@ def check_text_size(documents: Sequence[Document], file_name: str, limits: Limit
         )
 
 
-def _bytes(size: int, beside: int | None = None) -> str:
+def size_phrase(size: int, beside: int | None = None) -> str:
     """``size`` in MB, KB or bytes; in bytes (with separators) when ``beside`` would read the same rounded."""
     shown = _rounded(size)
     if beside is not None and beside != size and shown == _rounded(beside):

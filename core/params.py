@@ -191,7 +191,7 @@ class Configurable:
             value = getattr(self, spec.name)
             if value is None and spec.optional:
                 continue
-            _check_bounds(self.name or type(self).__name__, spec, value)
+            check_bounds(self.name or type(self).__name__, spec, value)
         self._check_regexes()
         self.validate()
 
@@ -255,7 +255,7 @@ class Configurable:
         return out
 
 
-def _check_bounds(owner: str, spec: ParamSpec, value: Any) -> None:
+def check_bounds(owner: str, spec: ParamSpec, value: Any) -> None:
     if spec.accepts_function and callable(value):
         return
     if spec.kind in ("int", "float"):

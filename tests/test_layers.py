@@ -160,3 +160,16 @@ def test_no_function_is_too_complex_to_follow():
         text=True,
     )
     assert done.returncode == 0, done.stdout
+
+
+def test_no_module_imports_another_modules_private_names():
+    # A name with a leading underscore is its module's own; another module that needs it gets a public name.
+    private = [
+        f"{module}: from {node.module} import {alias.name}"
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("core")
+        for alias in node.names
+        if alias.name.startswith("_")
+    ]
+    assert private == []

@@ -31,7 +31,7 @@ TOKENIZERS = ("character", "word", *TIKTOKEN_ENCODINGS)
 _TOKENIZER_HELP = (
     "What sizes count: characters (chonkie's default), words, or tiktoken's cl100k_base / o200k_base tokens."
 )
-_OWN_LINKS = {
+OWN_LINKS = {
     "include_metadata": "ChunkScope's: chonkie's chunks carry no metadata; nodes inherit the document's.",
     "include_prev_next_rel": "ChunkScope's: chonkie's chunks have no links; this adds PREVIOUS/NEXT.",
 }
@@ -95,7 +95,7 @@ class ChonkieRecursiveSplitter(ChonkieEngine):
     framework_class = "RecursiveChunker"
     summary = engine_summary(CHONKIE, DISTRIBUTION, "RecursiveChunker: its default rules, pieces packed to chunk_size.")
     defaults_from = "chonkie:RecursiveChunker.__init__"
-    own_params = _OWN_LINKS
+    own_params = OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
     chunk_size: int = chunk_size_param(2048, "Largest chunk, in the tokenizer's units.")
@@ -120,7 +120,7 @@ class ChonkieTokenSplitter(ChonkieEngine):
     framework_class = "TokenChunker"
     summary = engine_summary(CHONKIE, DISTRIBUTION, "TokenChunker: windows of chunk_size tokens.")
     defaults_from = "chonkie:TokenChunker.__init__"
-    own_params = _OWN_LINKS
+    own_params = OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
     chunk_size: int = chunk_size_param(2048, "Tokens per window.")
@@ -146,7 +146,7 @@ class ChonkieSentenceSplitter(ChonkieEngine):
     framework_class = "SentenceChunker"
     summary = engine_summary(CHONKIE, DISTRIBUTION, "SentenceChunker: whole sentences packed to chunk_size.")
     defaults_from = "chonkie:SentenceChunker.__init__"
-    own_params = _OWN_LINKS
+    own_params = OWN_LINKS
 
     tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
     chunk_size: int = chunk_size_param(2048, "Largest chunk, in the tokenizer's units.")

@@ -74,7 +74,7 @@ def _text_splitter(engine: LangChainEngine) -> Any:
 
 _CHUNK_SIZE_HELP = "Largest chunk, in characters (separators between pieces count, those at its ends do not)."
 _OVERLAP_HELP = "Characters consecutive chunks share at most; below chunk_size."
-_OWN_LINKS = {
+OWN_LINKS = {
     "include_metadata": "ChunkScope's: nodes inherit the document's metadata, as LangChain's split_documents copies it.",
     "include_prev_next_rel": "ChunkScope's: LangChain's chunks have no links; this adds PREVIOUS/NEXT.",
 }
@@ -99,7 +99,7 @@ class LangChainRecursiveSplitter(LangChainEngine):
     own_params = {
         "language": "from_language's argument (it has no default): none means the plain splitter.",
         **_OWN_LENGTH,
-        **_OWN_LINKS,
+        **OWN_LINKS,
     }
 
     chunk_size: int = chunk_size_param(4000, _CHUNK_SIZE_HELP)
@@ -167,7 +167,7 @@ class LangChainCharacterSplitter(LangChainEngine):
         LANGCHAIN, DISTRIBUTION, "CharacterTextSplitter: split at one separator, pieces packed to chunk_size."
     )
     defaults_from = "langchain_text_splitters:CharacterTextSplitter.__init__"
-    own_params = {**_OWN_LENGTH, **_OWN_LINKS}
+    own_params = {**_OWN_LENGTH, **OWN_LINKS}
 
     chunk_size: int = chunk_size_param(4000, _CHUNK_SIZE_HELP)
     chunk_overlap: int = chunk_overlap_param(200, _OVERLAP_HELP)
@@ -217,7 +217,7 @@ class LangChainTokenSplitter(LangChainEngine):
     own_params = {
         "encoding_name": "LangChain defaults to gpt2, whose files no installed package ships (nothing is downloaded); "
         "cl100k_base and o200k_base are bundled.",
-        **_OWN_LINKS,
+        **OWN_LINKS,
     }
 
     chunk_size: int = chunk_size_param(4000, "Tokens per window.")
@@ -286,7 +286,7 @@ class LangChainMarkdownHeaderSplitter(LangChainHeaderEngine):
     defaults_from = "langchain_text_splitters:MarkdownHeaderTextSplitter.__init__"
     own_params = {
         "headers_to_split_on": "required by LangChain (no default); these are its documentation's example.",
-        **_OWN_LINKS,
+        **OWN_LINKS,
     }
 
     headers_to_split_on: tuple[str, ...] = param(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from core.engines.base import engine_summary
-from core.engines.langchain import _OWN_LINKS, DISTRIBUTION, LANGCHAIN, LangChainHeaderEngine
+from core.engines.langchain import DISTRIBUTION, LANGCHAIN, OWN_LINKS, LangChainHeaderEngine
 from core.errors import ConfigError
 from core.params import param
 from core.splitters.registry import SPLITTERS
@@ -38,7 +38,7 @@ class LangChainHTMLHeaderSplitter(LangChainHeaderEngine):
     reads_markup: ClassVar[bool] = True
     own_params = {
         "headers_to_split_on": "required by LangChain (no default); these are its documentation's example.",
-        **_OWN_LINKS,
+        **OWN_LINKS,
     }
 
     headers_to_split_on: tuple[str, ...] = param(

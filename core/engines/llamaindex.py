@@ -149,7 +149,7 @@ class LlamaIndexEngine(FrameworkSplitter):
         return getattr(self, "chunk_size", None) if self.counts_characters else None
 
 
-def _links(engine: FrameworkSplitter) -> dict[str, bool]:
+def link_kwargs(engine: FrameworkSplitter) -> dict[str, bool]:
     """include_metadata / include_prev_next_rel where they differ from LlamaIndex's defaults (both True)."""
     return {key: False for key in ("include_metadata", "include_prev_next_rel") if not getattr(engine, key)}
 
@@ -239,7 +239,7 @@ class LlamaIndexSentenceSplitter(LlamaIndexEngine):
             "separator": self.separator,
             "paragraph_separator": self.paragraph_separator,
             "secondary_chunking_regex": self.secondary_chunking_regex,
-            **_links(self),
+            **link_kwargs(self),
         }
 
 
@@ -279,7 +279,7 @@ class LlamaIndexTokenSplitter(LlamaIndexEngine):
             "separator": self.separator,
             "backup_separators": list(self.backup_separators),
             "keep_whitespaces": self.keep_whitespaces,
-            **_links(self),
+            **link_kwargs(self),
         }
 
 
@@ -321,7 +321,7 @@ class LlamaIndexSentenceWindowSplitter(LlamaIndexEngine):
             "window_size": self.window_size,
             "window_metadata_key": self.window_metadata_key,
             "original_text_metadata_key": self.original_text_metadata_key,
-            **_links(self),
+            **link_kwargs(self),
         }
 
 
@@ -351,4 +351,4 @@ class LlamaIndexMarkdownSplitter(LlamaIndexEngine):
         return SPLITTERS.create("markdown", heading_level=6).langchain(code)
 
     def framework_kwargs(self) -> dict[str, Any]:
-        return {"header_path_separator": self.header_path_separator, **_links(self)}
+        return {"header_path_separator": self.header_path_separator, **link_kwargs(self)}

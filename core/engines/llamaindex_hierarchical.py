@@ -20,7 +20,7 @@ from core.engines.llamaindex import (
     TOKENIZERS,
     LlamaIndexEngine,
     TokenizerArg,
-    _links,
+    link_kwargs,
 )
 from core.errors import ConfigError
 from core.params import param
@@ -77,13 +77,13 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
 
     def framework_kwargs(self) -> dict[str, Any]:
         if self.tokenizer == "cl100k_base":  # LlamaIndex's own tokenizer: from_defaults says it all
-            return {"chunk_sizes": list(self.chunk_sizes), "chunk_overlap": self.chunk_overlap, **_links(self)}
+            return {"chunk_sizes": list(self.chunk_sizes), "chunk_overlap": self.chunk_overlap, **link_kwargs(self)}
         # What from_defaults(chunk_sizes=...) builds, with the tokenizer named (from_defaults takes none).
         sizes = list(self.chunk_sizes)
         return {
             "node_parser_ids": [f"chunk_size_{size}" for size in sizes],
-            "node_parser_map": _LevelParsers(tuple(sizes), self.chunk_overlap, self.tokenizer, _links(self)),
-            **_links(self),
+            "node_parser_map": _LevelParsers(tuple(sizes), self.chunk_overlap, self.tokenizer, link_kwargs(self)),
+            **link_kwargs(self),
         }
 
     def chunks(self, document: Document) -> list[FrameworkChunk]:

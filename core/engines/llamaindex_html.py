@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from core.engines.base import engine_summary
-from core.engines.llamaindex import DISTRIBUTION, LLAMAINDEX, LlamaIndexEngine, _links
+from core.engines.llamaindex import DISTRIBUTION, LLAMAINDEX, LlamaIndexEngine, link_kwargs
 from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
@@ -83,4 +83,4 @@ class LlamaIndexHTMLSplitter(LlamaIndexEngine):
         return re.search(rf"<(?:{names})[\s/>]", markup, re.IGNORECASE) is not None
 
     def framework_kwargs(self) -> dict[str, Any]:
-        return {"tags": list(self.tags), **_links(self)}
+        return {"tags": list(self.tags), **link_kwargs(self)}

@@ -324,7 +324,7 @@ def evaluate(
     over, window = (None, None) if mode == "bm25" else over_window(nodes, embedder)
     return Evaluation(
         splitter=splitter.name,
-        params=_shown_params(splitter),
+        params=shown_params(splitter),
         top_k=retrieval.top_k,
         mode=mode,
         node_count=len(nodes),
@@ -336,7 +336,7 @@ def evaluate(
     )
 
 
-def _shown_params(splitter: Splitter) -> dict[str, Any]:
+def shown_params(splitter: Splitter) -> dict[str, Any]:
     """The sizes (always: they are what a reader compares) and every other parameter set away from its default."""
     every = splitter.to_params()
     shown = {key: every[key] for key in ("chunk_size", "chunk_overlap") if key in every}

@@ -23,7 +23,7 @@ from core.evaluation.evaluate import EvalQuery, Evaluation, check_scope, evaluat
 from core.evaluation.jobs import EvalInputs, EvalJob, evaluate_job, shippable_embedder
 from core.evaluation.runner import Report, Scope
 from core.measure.compare_view import LABELS, settings_summary
-from core.params import Configurable, ParamSpec, _check_bounds, parse_list
+from core.params import Configurable, ParamSpec, check_bounds, parse_list
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
 from core.splitters import SPLITTERS, Splitter, get_splitter
@@ -116,7 +116,7 @@ def sweep_values(text: Any, name: str, spec: ParamSpec | None = None) -> list[An
             try:
                 value = spec.coerce(item)
                 if value is not None:
-                    _check_bounds("", spec, value)
+                    check_bounds("", spec, value)
             except ConfigError as exc:
                 # The bounds check names an owner ("" here): the option's name stands in its place.
                 raise ConfigError(f"{name}: {str(exc).removeprefix(': ')}") from None

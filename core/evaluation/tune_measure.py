@@ -25,7 +25,7 @@ import numpy as np
 
 from core.documents import split_bounded
 from core.errors import ConfigError
-from core.evaluation.evaluate import _shown_params, score_query
+from core.evaluation.evaluate import score_query, shown_params
 from core.evaluation.jobs import resolve_embedder
 from core.evaluation.runner import RunPhases, ScopedRetriever
 from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
@@ -119,7 +119,7 @@ def _described(task: SetupTask, splitter: Any) -> dict[str, Any]:
     return {
         "label": task.label,
         "splitter": splitter.name,
-        "params": {**_shown_params(splitter), **task.combination},
+        "params": {**shown_params(splitter), **task.combination},
         "splitter_params": splitter.to_params(),
     }
 

@@ -63,7 +63,7 @@ def markdown_elements(text: str) -> list[Element]:
         start, end = span
         if token.type == "heading_open":
             level = int(token.tag[1])
-            title = _inline_after(tokens, index)
+            title = inline_after(tokens, index)
             elements.append(Element("heading", start, end, level=level, attrs={"title": title}))
         elif token.type == "paragraph_open" and list_item_depth == 0:
             elements.append(Element("paragraph", start, end))
@@ -200,7 +200,7 @@ def _span_of(text: str, lines: list[tuple[int, int]], line_range: list[int]) -> 
     return (start, end) if start < end else None
 
 
-def _inline_after(tokens: list[Token], index: int) -> str:
+def inline_after(tokens: list[Token], index: int) -> str:
     """A heading's words without inline markup: "Why *Chunk* Size" -> "Why Chunk Size"."""
     following = tokens[index + 1] if index + 1 < len(tokens) else None
     if following is None or following.type != "inline":

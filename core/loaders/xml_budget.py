@@ -27,8 +27,10 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import iterparse
 
 from core.errors import CorruptDocumentError, TooLargeError
-from core.limits import Limits
-from core.limits import _bytes as size_phrase  # the upload limit's wording, one place
+from core.limits import (
+    Limits,
+    size_phrase,  # the upload limit's wording, one place
+)
 
 # Structure, not size: real Office XML nests a few dozen levels (tables in tables); deeper
 # is hostile, and the loaders' walks recurse on some of these levels.

@@ -187,7 +187,7 @@ def _heading_elements(
     text: str, found: list[tuple[int, int, int, str]], references: list[tuple[int, int, dict | None]]
 ) -> list[Element]:
     """Heading elements with the titles markdown-it's inline rules give (with the document's references)."""
-    from core.loaders.markdown import _inline_after
+    from core.loaders.markdown import inline_after
 
     elements: list[Element] = []
     env: dict | None = None
@@ -196,8 +196,8 @@ def _heading_elements(
             # Only a link or an image ("[") reads references: they are collected for the first such title.
             if env is None and "[" in source:
                 env = collect_references(text, references)
-            # _inline_after reads the inline token after index -1: the first one.
-            title = _inline_after(title_parser().parseInline(source.strip(), env if env is not None else {}), -1)
+            # inline_after reads the inline token after index -1: the first one.
+            title = inline_after(title_parser().parseInline(source.strip(), env if env is not None else {}), -1)
         else:
             title = " ".join(source.split())
         trimmed = trim_span(text, start, end) or (start, start)
