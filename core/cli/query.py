@@ -128,7 +128,7 @@ def cmd_postprocessors(args: argparse.Namespace) -> int:
 
     listing = describe_postprocessors()
     if args.format == "json":
-        _print_json(listing)
+        print_json(listing)
         return 0
     for entry in listing:
         status = "" if entry["available"] else f"  [unavailable: {entry['unavailable_reason']}]"
@@ -150,10 +150,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     steps = [parse_post(text) for text in args.post]
     chain = build_chain(steps)  # a bad step fails before loading anything
     nodes = _split(args)
-    embedder = _embedder(args, needs=chain_needs_embedder(retrieval.mode, chain))
+    embedder = embedder_for(args, needs=chain_needs_embedder(retrieval.mode, chain))
     result = run_query(nodes, args.query, retrieval, embedder=embedder, postprocessors=steps)
     if args.format == "json":
-        _print_json(result.to_dict())
+        print_json(result.to_dict())
         return 0
     print(f"query: {result.query}  ({result.mode}, top {result.top_k} of {result.candidates} nodes)")
     for rank, item in enumerate(result.retrieved, start=1):
@@ -173,9 +173,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     retrieval = retrieval_from_args(args)
     engine = engine_from_args(args)
     queries = load_queries(args.queries)
-    specs = plan_sweeps(_splitter_names(args), parse_assignments(args.set, "--set"), _sweep_grid(args))
+    specs = plan_sweeps(splitter_names(args), parse_assignments(args.set, "--set"), _sweep_grid(args))
     configurations(specs)  # every combination built (and checked) once before any document is read
-    documents = _load(args.paths)
+    documents = load_paths(args.paths)
     from core.evaluation.query_checks import check_queries
 
     checked = check_queries(documents, queries)
@@ -188,7 +188,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     progress = None if args.quiet else StderrProgress()
     if progress is not None and retrieval.mode != "bm25" and engine.kind == "local":
         progress(0.0, "Loading the embedding model")
-    embedder = _embedder(args, needs=retrieval.mode != "bm25", engine=engine)
+    embedder = embedder_for(args, needs=retrieval.mode != "bm25", engine=engine)
     results = sweep_evaluations(
         documents,
         queries,
@@ -206,7 +206,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     for warning in report["warnings"]:
         print(f"chunkscope: warning: {warning}", file=sys.stderr)
     if args.format == "json":
-        _print_json(report)
+        print_json(report)
         return 0
     print(format_table(_table_rows(report["rows"])))
     print()
@@ -262,7 +262,7 @@ def _splitter_choice(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
     return name, parse_assignments(args.set, "--set")
 
 
-def _splitter_names(args: argparse.Namespace) -> list[str]:
+def splitter_names(args: argparse.Namespace) -> list[str]:
     """The ``--splitter`` names (``NAME,NAME``), else the default one."""
     names = [name.strip() for name in (args.splitter or "").split(",") if name.strip()]
     return names or [_splitter_choice(args)[0]]
@@ -284,7 +284,7 @@ def _splitter_instance(name: str, params: dict[str, str]):  # noqa: ANN202
     return get_splitter(name, **params)
 
 
-def _load(paths: Sequence[str]):  # noqa: ANN202
+def load_paths(paths: Sequence[str]):  # noqa: ANN202
     from core.loaders.cache import load  # a file read before (OCR, PDF, Office) comes from disk
 
     documents = []
@@ -298,10 +298,10 @@ def _load(paths: Sequence[str]):  # noqa: ANN202
 def _split(args: argparse.Namespace):  # noqa: ANN202
     name, params = _splitter_choice(args)
     splitter = _splitter_instance(name, params)
-    return splitter.split(_load(args.paths))
+    return splitter.split(load_paths(args.paths))
 
 
-def _embedder(args: argparse.Namespace, *, needs: bool, engine: Any = None):  # noqa: ANN202
+def embedder_for(args: argparse.Namespace, *, needs: bool, engine: Any = None):  # noqa: ANN202
     """The model, loaded here; for workers (an engine other than local) a ref each loads it by (its folder is checked)."""
     if not needs:
         return None
@@ -345,7 +345,7 @@ def _preview(text: str, width: int = 70) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _print_json(data: Any) -> None:
+def print_json(data: Any) -> None:
     # Strict JSON: a score that is not a number is null, never NaN (core.cli.output.json_text).
     sys.stdout.write(json_text(data) + "\n")
 

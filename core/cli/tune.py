@@ -17,13 +17,13 @@ from typing import Any
 from core.cli.args import parse_assignments, run_standalone
 from core.cli.output import StderrProgress
 from core.cli.query import (
-    _embedder,
-    _load,
-    _print_json,
-    _splitter_names,
     add_engine_arguments,
+    embedder_for,
     engine_from_args,
     format_table,
+    load_paths,
+    print_json,
+    splitter_names,
 )
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
 from core.evaluation.tune import COSTS, QUALITIES, SEARCHES, TuneBudget, TuneSpace, retrieval_values
@@ -131,7 +131,7 @@ def build_space(args: argparse.Namespace) -> TuneSpace:
     from core.evaluation.sweep import SweepSpec, plan_sweeps, sweepable_params
     from core.splitters import SPLITTERS
 
-    names = _splitter_names(args)
+    names = splitter_names(args)
     grid: dict[str, Any] = parse_assignments(args.sweep, "--sweep")
     if not args.sweep:
         # The classic sizes and overlaps, for each chosen splitter that declares them.
@@ -163,7 +163,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     engine = engine_from_args(args)
     setups = space.setups()
     queries = load_queries(args.queries)
-    documents = _load(args.paths)
+    documents = load_paths(args.paths)
     from core.evaluation.query_checks import check_queries
 
     for warning in check_queries(documents, queries).warnings:  # an unloaded name, a repeated excerpt
@@ -182,7 +182,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         documents,
         queries,
         space,
-        embedder=_embedder(args, needs=needs, engine=engine),
+        embedder=embedder_for(args, needs=needs, engine=engine),
         scope=args.scope,
         quality=args.metric,
         cost=args.cost,
@@ -214,7 +214,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for skipped in result.skipped:  # refused by the documents (e.g. metadata longer than its chunk_size)
         print(f"chunkscope: warning: skipped {skipped['config']}: {skipped['reason']}", file=sys.stderr)
     if args.format == "json":
-        _print_json(data)
+        print_json(data)
         return 130 if result.stopped == "interrupted" else 0
     print(
         f"Pareto front: held-out {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "

@@ -28,7 +28,7 @@ CHONKIE = "chonkie"
 DISTRIBUTION = "chonkie"
 # chonkie's own tokenizers by name ("character" is its default) and the bundled tiktoken encodings.
 TOKENIZERS = ("character", "word", *TIKTOKEN_ENCODINGS)
-_TOKENIZER_HELP = (
+TOKENIZER_HELP = (
     "What sizes count: characters (chonkie's default), words, or tiktoken's cl100k_base / o200k_base tokens."
 )
 OWN_LINKS = {
@@ -97,7 +97,7 @@ class ChonkieRecursiveSplitter(ChonkieEngine):
     defaults_from = "chonkie:RecursiveChunker.__init__"
     own_params = OWN_LINKS
 
-    tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
+    tokenizer: str = param("character", TOKENIZER_HELP, choices=TOKENIZERS)
     chunk_size: int = chunk_size_param(2048, "Largest chunk, in the tokenizer's units.")
     min_characters_per_chunk: int = param(
         24, "Shortest piece, in characters; shorter ones join their neighbour.", ge=1, le=1_000_000, advanced=True
@@ -122,7 +122,7 @@ class ChonkieTokenSplitter(ChonkieEngine):
     defaults_from = "chonkie:TokenChunker.__init__"
     own_params = OWN_LINKS
 
-    tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
+    tokenizer: str = param("character", TOKENIZER_HELP, choices=TOKENIZERS)
     chunk_size: int = chunk_size_param(2048, "Tokens per window.")
     chunk_overlap: int = chunk_overlap_param(0, "Tokens consecutive windows share; below chunk_size.")
 
@@ -148,7 +148,7 @@ class ChonkieSentenceSplitter(ChonkieEngine):
     defaults_from = "chonkie:SentenceChunker.__init__"
     own_params = OWN_LINKS
 
-    tokenizer: str = param("character", _TOKENIZER_HELP, choices=TOKENIZERS)
+    tokenizer: str = param("character", TOKENIZER_HELP, choices=TOKENIZERS)
     chunk_size: int = chunk_size_param(2048, "Largest chunk, in the tokenizer's units.")
     chunk_overlap: int = chunk_overlap_param(0, "Tokens consecutive chunks share; below chunk_size.")
     min_sentences_per_chunk: int = param(1, "Fewest sentences in a chunk.", ge=1, le=1000, advanced=True)

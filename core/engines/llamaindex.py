@@ -42,12 +42,12 @@ DISTRIBUTION = "llama-index-core"
 # What LlamaIndex's sizes can count: tiktoken encodings (cl100k_base is its default), characters,
 # whitespace-separated words (str.split, the words a compat mode counts), or the embedding model's tokens.
 TOKENIZERS = (*TIKTOKEN_ENCODINGS, "characters", "words", "model")
-_TOKENIZER_HELP = (
+TOKENIZER_HELP = (
     "What sizes count: tiktoken's cl100k_base (LlamaIndex's default, gpt-3.5-turbo's), o200k_base, characters, "
     "whitespace-separated words, or the embedding model's own tokens (the packaged all-MiniLM-L6-v2's, "
     "as tokenizer=model counts them)."
 )
-_OWN_TOKENIZER = (
+OWN_TOKENIZER = (
     "LlamaIndex's default is its global tokenizer, tiktoken's cl100k_base; named here so a config says which."
 )
 
@@ -197,11 +197,11 @@ class LlamaIndexSentenceSplitter(LlamaIndexEngine):
     framework_class = "SentenceSplitter"
     summary = engine_summary(LLAMAINDEX, DISTRIBUTION, "SentenceSplitter: chunks of whole sentences where they fit.")
     defaults_from = "llama_index.core.node_parser:SentenceSplitter.__init__"
-    own_params = {"tokenizer": _OWN_TOKENIZER}
+    own_params = {"tokenizer": OWN_TOKENIZER}
 
     chunk_size: int = chunk_size_param(1024, "Largest chunk, in tokens (less the metadata's length).")
     chunk_overlap: int = chunk_overlap_param(200, "Tokens consecutive chunks share; below chunk_size.")
-    tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
+    tokenizer: str = param("cl100k_base", TOKENIZER_HELP, choices=TOKENIZERS)
     separator: str = param(" ", "Where words are split when a sentence is too long.", advanced=True)
     paragraph_separator: str = param("\n\n\n", "Where paragraphs are split first.", advanced=True)
     secondary_chunking_regex: str = param(
@@ -252,11 +252,11 @@ class LlamaIndexTokenSplitter(LlamaIndexEngine):
     framework_class = "TokenTextSplitter"
     summary = engine_summary(LLAMAINDEX, DISTRIBUTION, "TokenTextSplitter: words packed to a token budget.")
     defaults_from = "llama_index.core.node_parser:TokenTextSplitter.__init__"
-    own_params = {"tokenizer": _OWN_TOKENIZER}
+    own_params = {"tokenizer": OWN_TOKENIZER}
 
     chunk_size: int = chunk_size_param(1024, "Largest chunk, in tokens (less the metadata's length).")
     chunk_overlap: int = chunk_overlap_param(20, "Tokens consecutive chunks share; below chunk_size.")
-    tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
+    tokenizer: str = param("cl100k_base", TOKENIZER_HELP, choices=TOKENIZERS)
     separator: str = param(" ", "Where words are split first.", advanced=True)
     backup_separators: tuple[str, ...] = param(("\n",), "Where a piece still too long is split next.", advanced=True)
     keep_whitespaces: bool = param(False, "Keep whitespace at the ends of chunks.", advanced=True)

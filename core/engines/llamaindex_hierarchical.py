@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 from core.engines.base import FrameworkArg, code_values, engine_summary, run_values
 from core.engines.chunk_nodes import FrameworkChunk
 from core.engines.llamaindex import (
-    _OWN_TOKENIZER,
-    _TOKENIZER_HELP,
     DISTRIBUTION,
     LLAMAINDEX,
+    OWN_TOKENIZER,
+    TOKENIZER_HELP,
     TOKENIZERS,
     LlamaIndexEngine,
     TokenizerArg,
@@ -49,14 +49,14 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
     has_levels: ClassVar[bool] = True
     own_params = {
         "chunk_sizes": "LlamaIndex's default is None, which it reads as 2048, 512, 128 (declared as such here).",
-        "tokenizer": _OWN_TOKENIZER,
+        "tokenizer": OWN_TOKENIZER,
     }
 
     chunk_sizes: tuple[int, ...] = param(
         (2048, 512, 128), "Chunk size of each level in tokens, the roots' first.", ge=1, le=1_000_000
     )
     chunk_overlap: int = chunk_overlap_param(20, "Tokens consecutive chunks of one parent share.")
-    tokenizer: str = param("cl100k_base", _TOKENIZER_HELP, choices=TOKENIZERS)
+    tokenizer: str = param("cl100k_base", TOKENIZER_HELP, choices=TOKENIZERS)
 
     def validate(self) -> None:
         check_levels(self.name, self.chunk_sizes, self.chunk_overlap, descending=False)
