@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar
 
 from core.engines.chunk_nodes import FrameworkChunk, framework_nodes
 from core.errors import ConfigError
+from core.runtime.installed import framework_version
 from core.schema import Document, Node
 from core.splitters.base import Span, Splitter
 from core.translate.framework_code import langchain_recursive, llamaindex_tokenizer
@@ -24,15 +23,6 @@ from core.translate.snippet import Code, CodeSnippet, call, split_with
 
 # The frameworks' names for units -> ChunkScope's tokenizer names (core.tokens.tokenizers).
 _UNITS = {"cl100k_base": "cl100k", "o200k_base": "o200k", "character": "characters", "word": "words"}
-
-
-@cache
-def framework_version(distribution: str) -> str | None:
-    """The installed version of ``distribution`` (e.g. ``llama-index-core``), None if it is not installed."""
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return None
 
 
 def engine_summary(framework: str, distribution: str, what: str) -> str:

@@ -19,12 +19,11 @@ from __future__ import annotations
 import re
 import tempfile
 from dataclasses import dataclass, field
-from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, ClassVar
 
+from core.runtime.installed import framework_version
 from core.translate.snippet import CodeSnippet
 
 # One piece of a framework's output: its text, its metadata (plain values only), its excluded keys (LLM, EMBED).
@@ -32,15 +31,6 @@ Piece = tuple[str, dict[str, Any], list[str], list[str]]
 
 _ATX_HEADING = re.compile(r"^(#{1,6})[ \t]+\S.*$", re.MULTILINE)
 _TABLE_ROWS = re.compile(r"^\|.*\|[ \t]*(?:\n\|.*\|[ \t]*)*$", re.MULTILINE)
-
-
-@cache
-def framework_version(distribution: str) -> str | None:
-    """The installed version of ``distribution``, None if it is not installed (no framework is imported)."""
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return None
 
 
 def joined_pieces(pieces: list, file_name: str) -> tuple[str, dict, list, list, list]:
