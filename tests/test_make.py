@@ -33,8 +33,11 @@ def test_make_run_on_a_fresh_checkout_announces_each_step_and_shows_pip_progress
     steps = [line for line in lines if line.startswith("printf") and "==>" in line]
     assert [step.split('"')[1].split(" ")[0] for step in steps] == ["Creating", "Installing", "Installed;", "Starting"]
     assert "~2.5 GB" in steps[1] and "5 minutes" in steps[1]
-    (install,) = [line for line in lines if "pip install" in line]
-    assert "--quiet" not in install and "-q " not in install
+    project, readers = [line for line in lines if "pip install" in line]
+    assert "torch==2.13.0" in project and "-e ." in project
+    # SimpleDirectoryReader's file readers, without the pins that would downgrade pypdf and pandas.
+    assert "--no-deps llama-index-readers-file==" in readers
+    assert not [line for line in (project, readers) if "--quiet" in line or "-q " in line]
 
 
 def test_a_second_make_run_skips_the_install(fresh_checkout: Path) -> None:
