@@ -168,7 +168,7 @@ def test_splitter_warnings_name_an_overlap_that_is_most_of_the_chunk(name, param
     st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8),
 )
 def test_coverage_and_overlap_count_every_position_as_a_per_character_pass_does(text, pairs):
-    from core.measure.metrics import _coverage
+    from core.measure.coverage import coverage_of
 
     document = Document(text=text, id="c")
     spans = [(min(a, b) % (len(text) + 1), max(a, b) % (len(text) + 1)) for a, b in pairs]
@@ -176,7 +176,7 @@ def test_coverage_and_overlap_count_every_position_as_a_per_character_pass_does(
     nodes = build_nodes(document, spans)
     depth = [sum(a <= i < b for a, b in spans) for i in range(len(text))]
     non_space = [i for i, c in enumerate(text) if not c.isspace()]
-    by_document, coverage, overlap = _coverage([document], nodes)
+    by_document, coverage, overlap = coverage_of([document], nodes)
     expected = sum(depth[i] >= 1 for i in non_space) / len(non_space) if non_space else 1.0
     assert coverage == pytest.approx(expected)
     union = sum(d >= 1 for d in depth)
