@@ -133,8 +133,9 @@ class ShardRecorder:
             self.manifest.write_text(line)
             if line.startswith(_PART_LINE):  # recorded: a stop from here on keeps its file
                 self.parts_written.append(json.loads(line)["part"])
-        self.manifest.checkpoint()
         failure = shard_error(record)
+        # After a refused part, the lines of what is in place are made durable now (object storage paces them).
+        self.manifest.checkpoint(paced=failure is None)
         if failure is not None:
             raise failure
         return record["counts"]
