@@ -46,6 +46,20 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from batch import _tree, _Watcher  # noqa: E402 - the /proc readings of benchmarks/batch.py
 
+
+class _NamingWatcher(_Watcher):
+    """benchmarks/batch.py's watcher, keeping each process's name: an actor killed at the end is a zombie for a
+    moment, its CPU still readable in /proc but its command line empty."""
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.every):
+            started = time.thread_time()
+            for pid, reading in _tree(os.getpid()).items():
+                if not reading["name"] and pid in self.seen:
+                    reading["name"] = self.seen[pid]["name"]
+                self.seen[pid] = reading
+            self.cpu += time.thread_time() - started
+
 DOC_SUFFIXES = (".md", ".rst", ".txt")
 
 
@@ -104,7 +118,7 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         started = _tree(os.getpid())
         start_cpu = sum(float(r["cpu"]) - float(before.get(pid, {"cpu": 0.0})["cpu"]) for pid, r in started.items())
         before = started
-    watcher = _Watcher()
+    watcher = _NamingWatcher()
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.perf_counter()
     result = run_batch([corpus], config, out, engine=engine, workers=workers)
@@ -125,9 +139,10 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         row["other_cpu_s"] = 0.0
     else:
         after = _tree(os.getpid())
-        last = {**watcher.seen, **after}
+        last = {**watcher.seen, **{pid: r for pid, r in after.items() if r["name"] or pid not in watcher.seen}}
         cpu = {pid: float(r["cpu"]) - float(before.get(pid, {"cpu": 0.0})["cpu"]) for pid, r in last.items()}
         actors = {pid for pid, r in last.items() if str(r["name"]).startswith("ray::") and cpu[pid] >= 0.5}
+        row["processes"] = sorted(f"{(str(last[pid]['name']) or '?').split()[0]} {cpu[pid]:.2f}s" for pid in last)
         row["worker_cpu_s"] = round(sum(cpu[pid] for pid in actors), 3)
         row["other_cpu_s"] = round(sum(c for pid, c in cpu.items() if pid not in actors and pid != os.getpid()), 3)
         row["actor_peak_rss_mb"] = sorted(round(float(last[pid]["peak_mb"]), 1) for pid in actors)
@@ -138,9 +153,9 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         ray.shutdown()
     mb = result.bytes / 1e6
     row["total_cpu_s"] = round(driver + float(row["worker_cpu_s"]) + float(row["other_cpu_s"]), 3)
-    row["worker_mb_per_cpu_s"] = round(mb / float(row["worker_cpu_s"]), 3)
+    row["worker_mb_per_cpu_s"] = round(mb / max(float(row["worker_cpu_s"]), 1e-9), 3)
     row["driver_cpu_per_mb_ms"] = round(1000 * driver / mb, 2)
-    row["driver_share_of_workers"] = round(driver / float(row["worker_cpu_s"]), 4)
+    row["driver_share_of_workers"] = round(driver / max(float(row["worker_cpu_s"]), 1e-9), 4)
     row["part_sha256"] = hashlib.sha256(
         b"".join(hashlib.sha256(p.read_bytes()).digest() for p in sorted(Path(out, "nodes").glob("part-*.parquet")))
     ).hexdigest()

@@ -300,24 +300,33 @@ class Manifest:
         self._text: list[str] = [] if out.local else [read_text(out, MANIFEST)]
         self._waiting = False
         self._next_rewrite = 0.0  # object storage: when a paced checkpoint rewrites the manifest again
+        self.lines_written = 0  # whole lines, so far
 
     def write(self, line: dict[str, Any]) -> None:
         self.write_text(_line(line))
 
     def write_lines(self, lines: Iterable[str]) -> None:
-        """Lines already JSON (a shard's, as its writer made them), each on its own."""
-        for text in lines:
-            self.write_text(text)
+        """Lines already JSON (a shard's, as its writer made them), each written on its own."""
+        if self._handle is None:
+            for text in lines:
+                self.write_text(text)
+            return
+        with self.out.failing("write", MANIFEST):
+            for text in lines:
+                self._append(text.encode("utf-8"))
+                self.lines_written += 1
 
     def write_text(self, text: str) -> None:
         """One line, JSON text ending in a newline."""
         if self._handle is None:
             self._text.append(text)
             self._waiting = True
+            self.lines_written += 1
             return
         # A killed process leaves the line in the file; a lost machine, up to the last checkpoint.
         with self.out.failing("write", MANIFEST):
             self._append(text.encode("utf-8"))
+        self.lines_written += 1
 
     def _append(self, data: bytes) -> None:
         view = memoryview(data)

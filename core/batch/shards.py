@@ -129,10 +129,12 @@ class ShardRecorder:
             if record.get("recovered"):
                 self._discard_shard(record["shard"])  # what the dead worker wrote before it died
             record = write_shard(self.out, record["shard"], self.limits, record["results"])
-        for line in record["lines"]:
-            self.manifest.write_text(line)
-            if line.startswith(_PART_LINE):  # recorded: a stop from here on keeps its file
-                self.parts_written.append(json.loads(line)["part"])
+        lines, before = record["lines"], self.manifest.lines_written
+        try:
+            self.manifest.write_lines(lines)
+        finally:  # a part whose line is in the manifest is recorded: a stop from here on keeps its file
+            written = lines[: self.manifest.lines_written - before]
+            self.parts_written.extend(json.loads(line)["part"] for line in written if line.startswith(_PART_LINE))
         failure = shard_error(record)
         # After a refused part, the lines of what is in place are made durable now (object storage paces them).
         self.manifest.checkpoint(paced=failure is None)
