@@ -48,15 +48,16 @@ from batch import _tree, _Watcher  # noqa: E402 - the /proc readings of benchmar
 
 
 class _NamingWatcher(_Watcher):
-    """benchmarks/batch.py's watcher, keeping each process's name: an actor killed at the end is a zombie for a
-    moment, its CPU still readable in /proc but its command line empty."""
+    """benchmarks/batch.py's watcher, keeping each process's name and peak memory: an actor killed at the end is
+    a zombie for a moment, its CPU still readable in /proc but its command line and memory gone."""
 
     def _watch(self) -> None:
         while not self._stop.wait(self.every):
             started = time.thread_time()
             for pid, reading in _tree(os.getpid()).items():
-                if not reading["name"] and pid in self.seen:
-                    reading["name"] = self.seen[pid]["name"]
+                if pid in self.seen:
+                    reading["name"] = reading["name"] or self.seen[pid]["name"]
+                    reading["peak_mb"] = max(float(reading["peak_mb"]), float(self.seen[pid]["peak_mb"]))
                 self.seen[pid] = reading
             self.cpu += time.thread_time() - started
 
@@ -107,6 +108,7 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
     from core.splitters import get_splitter
 
     config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=1000, chunk_overlap=200))
+    phases = _time_driver_phases()
     ray = None
     start_cpu = 0.0
     before = _tree(os.getpid())
@@ -132,6 +134,9 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
     row["wall_s"] = round(wall, 3)
     row["driver_cpu_s"] = round(driver, 3)
     row["driver_peak_rss_mb"] = round(self_after.ru_maxrss / 1024, 1)
+    # The driver's main thread by phase: before the workers start (listing, planning), while they run (recording
+    # shards: what bounds how many workers one driver keeps up with), after (the report).
+    row["driver_phase_cpu_s"] = {key: round(value, 3) for key, value in phases.items()}
     if engine == "local":
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         row["worker_cpu_s"] = round(children.ru_utime + children.ru_stime, 3)
@@ -139,7 +144,11 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         row["other_cpu_s"] = 0.0
     else:
         after = _tree(os.getpid())
-        last = {**watcher.seen, **{pid: r for pid, r in after.items() if r["name"] or pid not in watcher.seen}}
+        last = dict(watcher.seen)
+        for pid, reading in after.items():  # live to the end: this last reading, with the peak seen before
+            if reading["name"]:
+                seen_peak = float(watcher.seen.get(pid, reading)["peak_mb"])
+                last[pid] = {**reading, "peak_mb": max(float(reading["peak_mb"]), seen_peak)}
         cpu = {pid: float(r["cpu"]) - float(before.get(pid, {"cpu": 0.0})["cpu"]) for pid, r in last.items()}
         actors = {pid for pid, r in last.items() if str(r["name"]).startswith("ray::") and cpu[pid] >= 0.5}
         row["processes"] = sorted(f"{(str(last[pid]['name']) or '?').split()[0]} {cpu[pid]:.2f}s" for pid in last)
@@ -160,6 +169,29 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         b"".join(hashlib.sha256(p.read_bytes()).digest() for p in sorted(Path(out, "nodes").glob("part-*.parquet")))
     ).hexdigest()
     return row
+
+
+def _time_driver_phases() -> dict[str, float]:
+    """Wrap the driver's steps to add up their CPU time (this thread's) by phase."""
+    from core.batch import report, run, shards
+
+    phases = {"list_inputs": 0.0, "plan_shards": 0.0, "record_shards": 0.0, "report": 0.0}
+
+    def timed(function, key):  # noqa: ANN001, ANN202
+        def wrapper(*args, **kwargs):  # noqa: ANN202
+            started = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                phases[key] += time.thread_time() - started
+
+        return wrapper
+
+    run.expand_inputs = timed(run.expand_inputs, "list_inputs")
+    run.plan_shards = timed(run.plan_shards, "plan_shards")
+    shards.ShardRecorder.add = timed(shards.ShardRecorder.add, "record_shards")
+    report.write_report = timed(report.write_report, "report")
+    return phases
 
 
 def run_child(engine: str, workers: int, corpus: Path, out: Path) -> dict[str, object]:
