@@ -165,6 +165,7 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
     row["worker_mb_per_cpu_s"] = round(mb / max(float(row["worker_cpu_s"]), 1e-9), 3)
     row["driver_cpu_per_mb_ms"] = round(1000 * driver / mb, 2)
     row["driver_share_of_workers"] = round(driver / max(float(row["worker_cpu_s"]), 1e-9), 4)
+    row["parts_mb"] = round(sum(p.stat().st_size for p in Path(out, "nodes").glob("part-*.parquet")) / 1e6, 2)
     row["part_sha256"] = hashlib.sha256(
         b"".join(hashlib.sha256(p.read_bytes()).digest() for p in sorted(Path(out, "nodes").glob("part-*.parquet")))
     ).hexdigest()
