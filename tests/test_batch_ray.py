@@ -151,3 +151,63 @@ def test_a_failed_connect_is_one_line_and_writes_nothing(monkeypatch, corpus: Pa
         "--engine ray: cannot join the Ray cluster at 'auto': Could not find any running Ray instance. Please start one."
     )
     assert not out.exists()  # no manifest that --overwrite would then be needed for
+
+
+# Loaded by every Python process of the test's Ray (a sitecustomize on PYTHONPATH): a parser that kills its
+# process on one file, as a segfault or the OOM killer would.
+_POISONED_SITE = """
+import os
+from core.batch import work
+
+_process = work._process
+
+
+def _poisoned(task, *args):
+    if task["source"].endswith("release_notes.txt"):
+        os._exit(1)
+    return _process(task, *args)
+
+
+work._process = _poisoned
+"""
+
+_RAY_RUN = """
+import json, sys
+import ray
+from core.batch import run_batch
+from core.config import PipelineConfig
+from core.splitters import get_splitter
+
+ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=400, chunk_overlap=40))
+result = run_batch([sys.argv[1]], config, sys.argv[2], engine="ray", workers=2, part_rows=50, shard_bytes=20_000)
+ray.shutdown()
+print(json.dumps(result.report["failed"]))
+"""
+
+
+def test_a_file_that_kills_its_actor_fails_alone_and_the_rest_is_written(corpus: Path, tmp_path: Path):
+    import os
+    import subprocess
+    import sys
+
+    import pyarrow.compute as pc
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_POISONED_SITE)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{root}", "RAY_ADDRESS": ""}
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", _RAY_RUN, str(corpus), str(out)],
+        env=env, capture_output=True, text=True, timeout=600, check=False, cwd=root,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    failed = {Path(entry["source"]).name: entry["reason"] for entry in json.loads(done.stdout.strip().splitlines()[-1])}
+    assert set(failed) == set(BAD) | {"release_notes.txt"}
+    assert "worker process died" in failed["release_notes.txt"]
+    run_batch([str(corpus)], small_config(), tmp_path / "local", workers=1, part_rows=50)
+    expected = dataset(tmp_path / "local")
+    kept = expected.filter(pc.invert(pc.match_substring(expected.column("source_path"), "release_notes")))
+    assert dataset(out).equals(kept)

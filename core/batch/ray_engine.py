@@ -79,7 +79,9 @@ def run_ray(shards: Iterable[dict[str, Any]], spec: dict[str, Any], workers: int
         return
     size = min(workers or max(1, int(ray.cluster_resources().get("CPU", 1))), len(shards))
     actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(ShardActor)
-    file_task = ray.remote(num_cpus=1, max_retries=0)(_file_alone)
+    # No CPU asked: the actors hold every CPU they were given, so a task that asked for one would wait forever.
+    # Recovery is rare and brief; these tasks run beside the actors.
+    file_task = ray.remote(num_cpus=0, max_retries=0)(_file_alone)
     spec_ref = ray.put(spec)
     actors = [actor_class.remote(spec_ref) for _ in range(size)]
     queued = {actor: 0 for actor in actors}  # shards sent to an actor and not finished
