@@ -13,6 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.batch import MANIFEST, BatchInterrupted, expand_inputs, read_manifest, run_batch
 from core.cli.main import main
@@ -262,6 +264,93 @@ def test_one_worker_and_two_write_the_same_bytes(cli_run: Path, corpus: Path, tm
     assert part_hashes(tmp_path / "one") == part_hashes(cli_run)
 
 
+# Input bytes a shard: the corpus in four shards of one to three files (the default puts it in one).
+SHARD = 20_000
+
+
+def shards_of(out: Path) -> list[int]:
+    from core.batch.dataset import part_shard
+
+    return sorted({part_shard(part.name) for part in (out / "nodes").glob("part-*.parquet")})
+
+
+def test_every_worker_count_writes_the_same_shards_and_bytes(corpus: Path, cli_run: Path, tmp_path: Path):
+    run_batch([str(corpus)], small_config(), tmp_path / "one", workers=1, part_rows=50, shard_bytes=SHARD)
+    run_batch([str(corpus)], small_config(), tmp_path / "two", workers=2, part_rows=50, shard_bytes=SHARD)
+    assert part_hashes(tmp_path / "one") == part_hashes(tmp_path / "two")
+    assert shards_of(tmp_path / "two") == [0, 1, 2, 3]  # the failed files hold no rows, their shards no part
+    # Shards only move where parts end: the same rows, in the same order, as one shard.
+    assert dataset(tmp_path / "two").equals(dataset(cli_run))
+    lines = read_manifest(tmp_path / "two" / MANIFEST)
+    assert [line["kind"] for line in lines].count("input") == 8
+    recorded = [line["part"] for line in lines if line["kind"] == "part"]
+    assert recorded == sorted(recorded) == sorted(part_hashes(tmp_path / "two"))
+
+
+def test_parts_the_workers_write_are_the_bytes_the_driver_writes(corpus: Path, tmp_path: Path, monkeypatch):
+    """A path or URI: the workers write the parts. A filesystem object (which may live in the driver only): the driver
+    does, with the same code. Either way, the same bytes."""
+    import pyarrow.fs as pafs
+
+    from core.batch.storage import OutputStore
+
+    written_here: list[str] = []
+    real = OutputStore.write_bytes
+
+    def write_bytes(self, data, *names):  # noqa: ANN001, ANN202 - records what this process writes
+        written_here.append(names[-1])
+        return real(self, data, *names)
+
+    monkeypatch.setattr(OutputStore, "write_bytes", write_bytes)
+    by_workers = tmp_path / "workers"
+    run_batch([str(corpus)], small_config(), by_workers, workers=2, part_rows=50, shard_bytes=SHARD)
+    from_workers, written_here[:] = list(written_here), []
+    by_driver = tmp_path / "driver"
+    run_batch(
+        [str(corpus)], small_config(), str(by_driver), filesystem=pafs.LocalFileSystem(), workers=2, part_rows=50,
+        shard_bytes=SHARD,
+    )
+    parts = part_hashes(by_workers)
+    assert len(parts) > 4 and part_hashes(by_driver) == parts
+    assert not [name for name in from_workers if name.startswith("part-")]  # the driver wrote none of them
+    assert sorted(name for name in written_here if name.startswith("part-")) == sorted(parts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=5_000), max_size=60),
+    budget=st.integers(min_value=1, max_value=12_000),
+    first=st.integers(min_value=0, max_value=99),
+)
+def test_shards_are_consecutive_inputs_within_their_budget(sizes, budget, first, tmp_path_factory):
+    from core.batch.shards import plan_shards
+
+    folder = tmp_path_factory.mktemp("sizes")
+    tasks = []
+    for n, size in enumerate(sizes):
+        path = folder / f"{n}.txt"
+        path.write_bytes(b"x" * size)
+        tasks.append({"index": n, "source": str(path), "path": str(path), "problem": ""})
+    shards = plan_shards(tasks, first, 128 * 2**20, budget)
+    assert [task for shard in shards for task in shard["tasks"]] == tasks  # every input once, in order
+    assert [shard["shard"] for shard in shards] == list(range(first, first + len(shards)))
+    for number, shard in enumerate(shards):
+        after = shards[number + 1] if number + 1 < len(shards) else None
+        assert shard["bytes"] == sum(sizes[task["index"]] for task in shard["tasks"])
+        assert shard["bytes"] <= budget or len(shard["tasks"]) == 1  # a larger file is a shard of its own
+        if after is not None:  # a shard ends only where the next file would not fit
+            assert shard["bytes"] + sizes[after["tasks"][0]["index"]] > budget
+
+
+def test_a_shard_holds_a_1024th_of_the_corpus_between_1_mib_and_a_quarter_part():
+    from core.batch.shards import shard_budget
+
+    MiB = 2**20
+    assert shard_budget(21 * 10**6, 128 * MiB) == MiB  # 21 MB: about 21 shards
+    assert shard_budget(10 * 10**9, 128 * MiB) == 10**10 // 1024  # 10 GB: 1,024 shards of ~9.8 MB
+    assert shard_budget(10**12, 128 * MiB) == 32 * MiB  # 1 TB: ~30,000 shards of 32 MiB
+
+
 def test_resume_skips_finished_files_and_redoes_a_changed_one(corpus: Path, tmp_path: Path):
     local = make_corpus(tmp_path / "copy")
     out = tmp_path / "out"
@@ -298,7 +387,7 @@ def test_ctrl_c_leaves_a_consistent_manifest_and_resume_finishes_the_same_datase
         raise KeyboardInterrupt
 
     with pytest.raises(BatchInterrupted) as stopped:
-        run_batch([str(corpus)], small_config(), out, workers=2, part_rows=50, progress=interrupt)
+        run_batch([str(corpus)], small_config(), out, workers=2, part_rows=50, shard_bytes=SHARD, progress=interrupt)
     assert stopped.value.result.processed < 8
     lines = read_manifest(out / MANIFEST)
     parts = {line["part"] for line in lines if line["kind"] == "part"}
@@ -306,7 +395,7 @@ def test_ctrl_c_leaves_a_consistent_manifest_and_resume_finishes_the_same_datase
     assert not list((out / "nodes").glob(".*"))
     assert json.loads((out / "report.json").read_text())["complete"] is False
 
-    run_batch([str(corpus)], small_config(), out, workers=2, part_rows=50, resume=True)
+    run_batch([str(corpus)], small_config(), out, workers=2, part_rows=50, shard_bytes=SHARD, resume=True)
     assert dataset(out).equals(dataset(cli_run))
     report = json.loads((out / "report.json").read_text())
     assert report["complete"] and report["corpus"]["files_ok"] == 6 and len(report["failed"]) == 2

@@ -98,16 +98,16 @@ def test_a_full_disk_partway_leaves_no_temporary_file_and_resume_finishes_the_sa
     corpus: Path, clean: pa.Table, tmp_path: Path, monkeypatch
 ):
     out = tmp_path / "out"
-    _full_disk_at(monkeypatch, "part-00002.parquet")
+    _full_disk_at(monkeypatch, "part-00000-0002.parquet")  # the first shard's third part
     with pytest.raises(OutputWriteError) as refused:
         run_batch([str(corpus)], small_config(), out, workers=1, part_rows=30)
     message = str(refused.value)
-    assert message == f"cannot write {out}/nodes/part-00002.parquet: No space left on device (ENOSPC)"
+    assert message == f"cannot write {out}/nodes/part-00000-0002.parquet: No space left on device (ENOSPC)"
     assert refused.value.errno == errno.ENOSPC
     assert _leftovers(out) == []
     _assert_consistent(out)
     parts = [line["part"] for line in read_manifest(out / MANIFEST) if line["kind"] == "part"]
-    assert parts == ["part-00000.parquet", "part-00001.parquet"]  # what was in place before the disk filled
+    assert parts == ["part-00000-0000.parquet", "part-00000-0001.parquet"]  # in place before the disk filled
     # The report of what is recorded went through (the disk refused one part, not the small files).
     assert json.loads((out / "report.json").read_text())["complete"] is False
 

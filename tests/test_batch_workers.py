@@ -72,8 +72,11 @@ def test_one_thread_runs_parallel_tasks_one_after_another_in_order():
     assert outcome[0] == [0, 1, 4, 9] and outcome[1] == {"MainThread"}
 
 
-def _files_sent_before_the_first_result(tmp_path, monkeypatch, bytes_per_worker: int) -> int:  # noqa: ANN001
+def _shards_sent_before_the_first_result(tmp_path, monkeypatch, bytes_per_worker: int) -> int:  # noqa: ANN001
     from core.batch import local_engine
+    from core.batch.dataset import PartLimits
+    from core.batch.shards import plan_shards, work_spec
+    from core.batch.storage import OutputStore
 
     monkeypatch.setattr(local_engine, "BYTES_PER_WORKER", bytes_per_worker)
     paths = []
@@ -81,28 +84,33 @@ def _files_sent_before_the_first_result(tmp_path, monkeypatch, bytes_per_worker:
         path = tmp_path / f"doc-{n}.txt"
         path.write_text(f"Document {n}. " * 100)  # 1.3 KB each
         paths.append(str(path))
+    tasks = [{"index": n, "source": path, "path": path, "problem": ""} for n, path in enumerate(paths)]
+    shards = plan_shards(tasks, 0, PartLimits().bytes, budget=1)  # a file a shard
     sent = 0
 
-    def tasks():  # noqa: ANN202
+    def counted():  # noqa: ANN202
         nonlocal sent
-        for n, path in enumerate(paths):
+        for shard in shards:
             sent += 1
-            yield {"index": n, "source": path, "path": path, "problem": ""}
+            yield shard
 
-    results = local_engine.run_local(tasks(), PipelineConfig().to_json(), "", workers=2)
+    out = OutputStore.at(tmp_path / "out")
+    out.make_dirs("nodes")
+    spec = work_spec(PipelineConfig().to_json(), "", out, True, PartLimits())
+    results = local_engine.run_local(counted(), spec, workers=2)
     first = next(results)
     results.close()
-    assert first["path"] == paths[0]
+    assert first["shard"] == 0 and first["counts"]["files"] == 1
     return sent
 
 
-def test_the_local_engine_keeps_a_window_of_files_in_flight_bounded_by_count_and_bytes(tmp_path, monkeypatch):
-    from core.batch.local_engine import FILES_PER_WORKER
+def test_the_local_engine_keeps_a_window_of_shards_in_flight_bounded_by_count_and_bytes(tmp_path, monkeypatch):
+    from core.batch.local_engine import SHARDS_PER_WORKER
 
-    # Small files: the count bounds the window.
-    assert _files_sent_before_the_first_result(tmp_path, monkeypatch, 32 * 2**20) == 2 * FILES_PER_WORKER
-    # Two a worker always, then no more once 2 x 4,000 bytes are in flight: 7 files of 1.3 KB.
-    assert _files_sent_before_the_first_result(tmp_path, monkeypatch, 4_000) == 7
+    # Small shards: the count bounds the window.
+    assert _shards_sent_before_the_first_result(tmp_path, monkeypatch, 64 * 2**20) == 2 * SHARDS_PER_WORKER
+    # Two a worker always, then no more once 2 x 4,000 bytes are in flight: 7 shards of 1.3 KB.
+    assert _shards_sent_before_the_first_result(tmp_path, monkeypatch, 4_000) == 7
 
 
 _HALF_A_RESULT = """

@@ -2,13 +2,15 @@
 
 The work for one file (read, hash, load, split, size; with ``metrics``, measure: model tokens,
 lint flags, chunk metrics; optionally embed) is one function, :func:`core.batch.work.process_file`, that takes and returns plain values.
-An engine only decides where it runs: ``local`` (a process pool over this machine's
-cores, :mod:`core.batch.local_engine`) or ``ray`` (a Ray Data pipeline on a local Ray
-or a cluster, :mod:`core.batch.ray_engine`). Results come back in input order and
-this process alone writes the dataset (:mod:`core.batch.dataset`), so both engines
-write the same bytes.
+The inputs are cut into shards planned from their sizes (:mod:`core.batch.shards`); a
+worker runs a shard's files and writes the shard's part files itself. An engine only
+decides where shards run: ``local`` (a process pool over this machine's cores,
+:mod:`core.batch.local_engine`) or ``ray`` (Ray actors on a local Ray or a cluster,
+:mod:`core.batch.ray_engine`). Shards and where their parts end depend on the inputs
+only, so every engine and worker count writes the same bytes; the driver plans, and
+appends each shard's manifest lines in shard order.
 
-Output: ``OUT/nodes/part-NNNNN.parquet`` (the dataset: read the folder with
+Output: ``OUT/nodes/part-SSSSS-KKKK.parquet`` (the dataset: read the folder with
 pyarrow, pandas or Ray), ``OUT/manifest.jsonl``, ``OUT/report.json`` and
 ``OUT/report.html`` (:mod:`core.batch.report`). ``OUT`` is a local folder or any
 pyarrow filesystem URI (``s3://``, ``gs://``, ``file://``; :mod:`core.batch.storage`).
@@ -22,8 +24,8 @@ whose line is there and whose file is unchanged, takes the rows of anything else
 (a changed, removed or half-written input) out of the parts, and does the rest.
 
 Modules, in the order the data flows: ``inputs`` (paths, globs, lists) → ``work``
-(one file; ``ids``: its documents' ids) → ``local_engine`` / ``ray_engine`` → ``dataset``
-(parts and manifest), ``resume`` → ``run`` (``run_batch``, Ctrl-C and SIGTERM) → ``report``;
+(one file; ``ids``: its documents' ids) → ``shards`` (a shard's files, its parts) → ``local_engine`` /
+``ray_engine`` → ``dataset`` (parts and manifest), ``resume`` → ``run`` (``run_batch``, Ctrl-C and SIGTERM) → ``report``;
 ``storage`` is where the output lives (and the one error a refused write raises).
 """
 

@@ -1,12 +1,16 @@
 """The node dataset and its record: part files of bounded size and the manifest that lists them.
 
-``OUT/nodes/part-NNNNN.parquet`` holds consecutive rows of consecutive inputs; a part
-is cut at ``part_rows`` rows or ``part_bytes`` bytes of text, whichever comes first,
-which depends on the inputs and the configuration only (so both engines write the
-same bytes). A part is written aside and moved in place, then recorded by a
-``part`` line in ``OUT/manifest.jsonl``; an ``input`` line follows once all of that
-input's rows are in recorded parts. ``OUT`` is an :class:`core.batch.storage.OutputStore`
-(a local folder or object storage).
+The inputs are cut into shards (:mod:`core.batch.shards`): consecutive inputs, planned from
+their sizes alone. A shard's rows go to ``OUT/nodes/part-SSSSS-KKKK.parquet`` (shard ``S``,
+its ``K``-th part): a part is cut at ``part_rows`` rows or ``part_bytes`` bytes of text,
+whichever comes first, so where parts end depends on the inputs and the configuration only,
+never on the engine, the worker count or which worker wrote them. Whoever runs a shard writes
+its parts (:class:`ShardWriter`: a worker, or the driver for an output the workers cannot reach)
+and returns the manifest lines that record them; the driver appends those lines to
+``OUT/manifest.jsonl`` in shard order (:class:`ShardRecorder`). A part is written aside and moved
+in place before its ``part`` line exists; an ``input`` line follows once all of that input's
+rows are in recorded parts. ``OUT`` is an :class:`core.batch.storage.OutputStore` (a local
+folder or object storage).
 """
 
 from __future__ import annotations
@@ -14,12 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.batch.storage import OutputStore
+from core.batch.storage import OutputStore, OutputWriteError
 from core.batch.work import table_from
 
 MANIFEST = "manifest.jsonl"
@@ -29,9 +35,35 @@ PART_PREFIX = "part-"
 PART_ROWS = 100_000
 PART_BYTES = 128 * 1024 * 1024
 MANIFEST_VERSION = 1
-# A part is written as row groups of about this much text while its rows arrive, so compressing it
-# overlaps the workers and only the last row group is left when they finish.
+# A part is written as row groups of about this much text while its rows arrive, so a writer holds
+# the compressed part so far and less than this of rows not yet compressed.
 ROW_GROUP_BYTES = 8 * 1024 * 1024
+# Object storage: a manifest is rewritten whole, at most every so many seconds and 20 times its last rewrite's time.
+CHECKPOINT_SECONDS = 10.0
+REWRITE_SHARE = 20
+
+
+def part_name(shard: int, number: int) -> str:
+    """``part-SSSSS-KKKK.parquet``: names sort in the dataset's order (shards, then parts in a shard)."""
+    return f"{PART_PREFIX}{shard:05d}-{number:04d}.parquet"
+
+
+def part_shard(name: str) -> int:
+    """The shard number in a part's name (``part-00012-0000.parquet`` -> 12; an older ``part-00012.parquet`` too)."""
+    return int(name[len(PART_PREFIX) :].split(".")[0].split("-")[0])
+
+
+@dataclass(frozen=True)
+class PartLimits:
+    """Where parts and row groups end: sent with each shard, so a worker cuts where the driver would."""
+
+    rows: int = PART_ROWS
+    bytes: int = PART_BYTES
+    row_group_bytes: int = ROW_GROUP_BYTES
+
+    @classmethod
+    def of(cls, rows: int, size: int) -> PartLimits:
+        return cls(max(1, rows), max(1, size), ROW_GROUP_BYTES)
 
 
 @dataclass
@@ -41,34 +73,41 @@ class _Waiting:
     parts: list[str] = field(default_factory=list)
 
 
-class DatasetWriter:
-    """Results in input order -> part files of bounded size, and the manifest lines that record them.
+class ShardWriter:
+    """One shard's results, in input order -> its part files, and the manifest lines that record them.
 
     Where a part ends depends on the rows' sizes only (never on when they arrived), and so
-    do its row groups: both engines write the same bytes.
+    do its row groups: a worker and the driver write the same bytes. :meth:`finish` returns
+    ``lines`` (manifest lines as JSON text: each part's, then the inputs it completes) and the
+    counts the progress line shows; after a write the output refused, the lines of what was
+    in place before it and the error (:meth:`failed`).
     """
 
-    def __init__(self, out: OutputStore, manifest: Manifest, next_part: int, part_rows: int, part_bytes: int) -> None:
+    def __init__(self, out: OutputStore, shard: int, limits: PartLimits) -> None:
         self.out = out
-        self.manifest = manifest
-        self.next_part = next_part
-        self.part_rows = max(1, part_rows)
-        self.part_bytes = max(1, part_bytes)
+        self.shard = shard
+        self.limits = limits
         self._tables: list[Any] = []  # rows not yet in a row group
         self._sizes: list[Any] = []  # their byte estimates (numpy), alongside
         self._pending_rows = 0
         self._pending_bytes = 0
         self._part: _OpenPart | None = None
         self._waiting: deque[_Waiting] = deque()
-        self.parts_written: list[str] = []
+        self.lines: list[str] = []
+        self.parts: list[str] = []
+        self.counts = {"files": 0, "failed": 0, "nodes": 0, "bytes": 0}
 
-    def add(self, result: dict[str, Any]) -> dict[str, Any]:
-        """Take one file's result; write the row groups and parts it completes. Returns its manifest entry."""
+    def add(self, result: dict[str, Any]) -> None:
+        """Take one file's result; write the row groups and parts it completes."""
         import numpy as np
 
         entry = {key: value for key, value in result.items() if key not in ("table", "row_bytes", "index")}
         entry["metrics"] = json.loads(entry["metrics"]) if entry.get("metrics") else None
         entry["kind"] = "input"
+        self.counts["files"] += 1
+        self.counts["failed"] += result["status"] != "ok"
+        self.counts["nodes"] += result["nodes"]
+        self.counts["bytes"] += result["size"]
         rows = 0
         if result["status"] == "ok" and result["nodes"]:
             table = table_from(result)
@@ -79,48 +118,47 @@ class DatasetWriter:
             self._pending_rows += rows
             self._pending_bytes += int(sizes.sum())
         self._waiting.append(_Waiting(entry, rows))
-        closed = self._drain(final=False)
+        self._drain(final=False)
         self._record_done()
-        if closed:
-            self.manifest.checkpoint()
-        return entry
 
-    def finish(self) -> None:
-        """Write what is buffered (every buffered input has all its rows here) and record it."""
+    def finish(self) -> dict[str, Any]:
+        """Write what is buffered (every input of the shard has all its rows here); the shard's record."""
         self._drain(final=True)
         self._record_done()
-        self.manifest.checkpoint()
+        return self.record()
 
-    def _drain(self, final: bool) -> bool:
-        """Move pending rows into row groups and close every part that is full; True if one was written."""
+    def record(self, error: OutputWriteError | None = None) -> dict[str, Any]:
+        """What the driver needs of this shard: its manifest lines, its parts, the counts, a refused write."""
+        done = {"shard": self.shard, "lines": self.lines, "parts": self.parts, "counts": self.counts}
+        if error is not None:
+            done["error"] = {"verb": "write", "path": error.path, "errno": error.errno, "message": str(error)}
+        return done
+
+    def _drain(self, final: bool) -> None:
+        """Move pending rows into row groups and close every part that is full."""
         import numpy as np
 
-        closed = False
+        limits = self.limits
         while self._pending_rows:
             part = self._part or _OpenPart()
-            fits = (
-                part.rows + self._pending_rows < self.part_rows and part.bytes + self._pending_bytes <= self.part_bytes
-            )
-            if fits and not final and self._pending_bytes < ROW_GROUP_BYTES:
+            fits = part.rows + self._pending_rows < limits.rows and part.bytes + self._pending_bytes <= limits.bytes
+            if fits and not final and self._pending_bytes < limits.row_group_bytes:
                 break  # nothing to write yet (the common case: skip the cut's arithmetic)
             sizes = np.concatenate(self._sizes) if len(self._sizes) > 1 else self._sizes[0]
-            room = int(np.searchsorted(np.cumsum(sizes), self.part_bytes - part.bytes, side="right"))
-            take = min(self.part_rows - part.rows, room, self._pending_rows)
+            room = int(np.searchsorted(np.cumsum(sizes), limits.bytes - part.bytes, side="right"))
+            take = min(limits.rows - part.rows, room, self._pending_rows)
             if part.rows == 0:
                 take = max(1, take)  # a row larger than a part gets a part of its own
-            full = take < self._pending_rows or part.rows + take == self.part_rows
-            if not (full or final or self._pending_bytes >= ROW_GROUP_BYTES):
+            full = take < self._pending_rows or part.rows + take == limits.rows
+            if not (full or final or self._pending_bytes >= limits.row_group_bytes):
                 break
             self._part = part
             if take:
                 part.write(*self._take(take, sizes))
             if full:
                 self._close_part()
-                closed = True
         if final and self._part is not None:
             self._close_part()
-            closed = True
-        return closed
 
     def _take(self, count: int, sizes: Any) -> Any:
         import pyarrow as pa
@@ -136,12 +174,10 @@ class DatasetWriter:
     def _close_part(self) -> None:
         part, self._part = self._part, None
         assert part is not None
-        name = f"{PART_PREFIX}{self.next_part:05d}.parquet"
-        self.next_part += 1
+        name = part_name(self.shard, len(self.parts))
         # Built in memory (the part is compressed, a fraction of the rows it held): hashed without
         # reading it back from object storage, then written in one piece.
         data = part.close()
-        digest = hashlib.sha256(data).hexdigest()
         self.out.write_bytes(data, NODES, name)
 
         inputs = []
@@ -156,13 +192,43 @@ class DatasetWriter:
             waiting.parts.append(name)
             inputs.append(waiting.entry["path"])
             left -= taken
-        self.manifest.write({"kind": "part", "part": name, "rows": part.rows, "sha256": digest, "inputs": inputs})
-        self.parts_written.append(name)
+        line = {"kind": "part", "part": name, "rows": part.rows, "sha256": hashlib.sha256(data).hexdigest()}
+        self.lines.append(_line({**line, "inputs": inputs}))
+        self.parts.append(name)
 
     def _record_done(self) -> None:
         while self._waiting and self._waiting[0].rows_left == 0:
             waiting = self._waiting.popleft()
-            self.manifest.write({**waiting.entry, "parts": waiting.parts})
+            self.lines.append(_line({**waiting.entry, "parts": waiting.parts}))
+
+
+def write_shard(out: OutputStore, shard: int, limits: PartLimits, results: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """A shard's results -> its parts under ``out``; its record (see :class:`ShardWriter`).
+
+    A write the output refuses ends the shard: the record then holds the lines of what was
+    in place before it, and the error, for the driver to record and raise.
+    """
+    writer = ShardWriter(out, shard, limits)
+    try:
+        for result in results:
+            writer.add(result)
+        return writer.finish()
+    except OutputWriteError as exc:
+        return writer.record(exc)
+
+
+def shard_error(record: dict[str, Any]) -> OutputWriteError | None:
+    """The refused write a shard's record reports, as the error the run raises (None when there is none)."""
+    error = record.get("error")
+    if not error:
+        return None
+    failure = OutputWriteError("write", error["path"], OSError(error["errno"], os.strerror(error["errno"] or 0)))
+    failure.args = (error["message"],)
+    return failure
+
+
+def _line(line: dict[str, Any]) -> str:
+    return json.dumps(line, ensure_ascii=False, default=str) + "\n"
 
 
 class _OpenPart:
@@ -212,12 +278,15 @@ class Manifest:
     """``manifest.jsonl``: one JSON object a line, appended as the run goes.
 
     On a local disk each line is flushed as it is written (a killed process leaves it
-    in the file) and synced at :meth:`checkpoint`, after each part and at the end: one
-    sync a part, not one a line (a sync a line was ~0.3 ms, 0.45 s for 1,383 inputs,
+    in the file) and synced at :meth:`checkpoint`, after each shard and at the end: one
+    sync a shard, not one a line (a sync a line was ~0.3 ms, 0.45 s for 1,383 inputs,
     most of it after the workers had finished). Object storage cannot append: there
     the lines wait for :meth:`checkpoint`, which rewrites the whole manifest, so a part
-    and the input lines it completes appear together. Either way a machine lost in
-    between loses only lines whose inputs ``--resume`` then does again.
+    and the input lines it completes appear together; a ``paced`` checkpoint (after a
+    shard) rewrites it only when :data:`CHECKPOINT_SECONDS` and twenty times the last
+    rewrite's time have passed, so rewriting a growing manifest takes at most ~5% of a
+    run, not a rewrite a shard. Either way a machine lost in between loses only lines
+    whose inputs ``--resume`` then does again (their parts, unrecorded, are removed).
     """
 
     def __init__(self, out: OutputStore) -> None:
@@ -230,31 +299,52 @@ class Manifest:
                 self._handle = open(out.local_path(MANIFEST), "ab", buffering=0)  # noqa: SIM115
         self._text: list[str] = [] if out.local else [read_text(out, MANIFEST)]
         self._waiting = False
+        self._next_rewrite = 0.0  # object storage: when a paced checkpoint rewrites the manifest again
+        self.lines_written = 0  # whole lines, so far
 
     def write(self, line: dict[str, Any]) -> None:
-        text = json.dumps(line, ensure_ascii=False, default=str) + "\n"
+        self.write_text(_line(line))
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        """Lines already JSON (a shard's, as its writer made them), each written on its own."""
+        if self._handle is None:
+            for text in lines:
+                self.write_text(text)
+            return
+        with self.out.failing("write", MANIFEST):
+            for text in lines:
+                self._append(text.encode("utf-8"))
+                self.lines_written += 1
+
+    def write_text(self, text: str) -> None:
+        """One line, JSON text ending in a newline."""
         if self._handle is None:
             self._text.append(text)
             self._waiting = True
+            self.lines_written += 1
             return
         # A killed process leaves the line in the file; a lost machine, up to the last checkpoint.
         with self.out.failing("write", MANIFEST):
             self._append(text.encode("utf-8"))
+        self.lines_written += 1
 
     def _append(self, data: bytes) -> None:
         view = memoryview(data)
         while view:  # a full disk may take part of a line, then refuse the rest with ENOSPC
             view = view[self._handle.write(view) :]
 
-    def checkpoint(self) -> None:
-        """Make every line written so far durable."""
+    def checkpoint(self, paced: bool = False) -> None:
+        """Make every line written so far durable (``paced``, on object storage: unless the last rewrite was recent)."""
         if self._handle is not None:
             with self.out.failing("write", MANIFEST):
                 os.fsync(self._handle.fileno())
-        elif self._waiting:
+        elif self._waiting and not (paced and time.monotonic() < self._next_rewrite):
+            started = time.monotonic()
             self._text = ["".join(self._text)]
             self.out.write_bytes(self._text[0].encode("utf-8"), MANIFEST)
             self._waiting = False
+            took = time.monotonic() - started
+            self._next_rewrite = started + took + max(CHECKPOINT_SECONDS, REWRITE_SHARE * took)
 
     def close(self) -> None:
         try:

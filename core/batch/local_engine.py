@@ -1,4 +1,6 @@
-"""The local engine: :func:`core.batch.work.process_file` on a process pool over this machine's cores.
+"""The local engine: :func:`core.batch.shards.process_shard` on a process pool over this machine's cores.
+
+Each worker runs a shard's files and writes its part files (:mod:`core.batch.shards`).
 
 Ctrl-C and SIGTERM belong to the driver: workers ignore SIGINT, take SIGTERM's default (the
 driver's pool terminates them with it) and are terminated when it stops. A worker never outlives
@@ -13,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from core.batch.shards import process_shard, recovered
 from core.batch.work import process_file, use_one_core
 from core.runtime.parallel import ignore_sigint, pool_context, stop_pool, submit_blocked
 
@@ -63,21 +66,22 @@ def die_with(driver: int) -> None:
     threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
 
 
-# Files in flight per worker. Results come back in input order, so a slow file at the head holds the finished
-# ones behind it: 64 a worker keep the others busy meanwhile (16 left one of two workers idle ~1 s in 15 on our
-# corpus, 4 about 2 s). A byte budget bounds memory where files are large: beyond the first two files a worker,
-# no more is sent while the files in flight hold this many input bytes a worker (a result is a few times that).
-FILES_PER_WORKER = 64
-BYTES_PER_WORKER = 32 * 1024 * 1024
+# Shards in flight per worker. Results come back in shard order, so a slow shard at the head holds the
+# finished ones behind it: four a worker keep the others busy meanwhile. A record is a few lines of text a
+# file (the worker wrote the nodes); only where the driver writes (an output the workers cannot reach) does
+# a result hold nodes, so beyond two shards a worker no more is sent while this much input is in flight.
+SHARDS_PER_WORKER = 4
+BYTES_PER_WORKER = 64 * 1024 * 1024
 
 
-def run_local(tasks: Iterable[dict[str, Any]], config: str, embed: str, workers: int) -> Iterator[dict[str, Any]]:
-    """``process_file`` of each task on a process pool, yielded in task order, a bounded window in flight.
+def run_local(shards: Iterable[dict[str, Any]], spec: dict[str, Any], workers: int) -> Iterator[dict[str, Any]]:
+    """``process_shard`` of each shard on a process pool, yielded in shard order, a bounded window in flight.
 
-    A worker that dies (a crash or the OOM killer in a parser) breaks the pool and
-    every task in flight with it. Those tasks then run again one at a time, each
-    in a pool of its own, so the file that kills its worker is known for sure: it
-    fails with that reason, the others get their nodes, and the run goes on.
+    A worker that dies (a crash or the OOM killer in a parser) breaks the pool and every
+    shard in flight with it. Each of those shards then runs again in a pool of its own; one
+    that breaks that pool too has its files run one at a time, each in a pool of its own, so
+    the file that kills its worker is known for sure: it fails with that reason, the others
+    get their nodes (the driver writes that shard), and the run goes on.
     """
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -89,31 +93,42 @@ def run_local(tasks: Iterable[dict[str, Any]], config: str, embed: str, workers:
             max_workers=size, mp_context=context, initializer=_start_worker, initargs=(os.getpid(),)
         )
 
-    def alone(task: dict[str, Any]) -> dict[str, Any]:
+    def alone(function: Any, *args: Any) -> Any:
+        """``function(*args)`` in a pool of its own; None when its worker died."""
         single = new_pool(1)
         try:
-            return submit_blocked(single, process_file, task, config, embed).result()
+            return submit_blocked(single, function, *args).result()
         except BrokenProcessPool:
-            died = "the worker process died while reading this file (a crash, or out of memory)"
-            return process_file({**task, "problem": died}, config)
+            return None
         finally:
             stop_pool(single)
 
+    def recover(shard: dict[str, Any]) -> dict[str, Any]:
+        record = alone(process_shard, shard, spec)
+        if record is not None:
+            return record
+        died = "the worker process died while reading this file (a crash, or out of memory)"
+        config, embed = spec["config"], spec["embed"]
+        results = [
+            alone(process_file, task, config, embed) or process_file({**task, "problem": died}, config)
+            for task in shard["tasks"]
+        ]
+        return recovered(shard, results)
+
     pool = new_pool(workers)
-    pending: deque[list[Any]] = deque()  # [task, future, result once known, input bytes]
+    pending: deque[list[Any]] = deque()  # [shard, future, record once known]
     in_flight = 0
-    iterator = iter(tasks)
+    iterator = iter(shards)
     try:
         while True:
-            while len(pending) < FILES_PER_WORKER * workers and (
+            while len(pending) < SHARDS_PER_WORKER * workers and (
                 len(pending) < 2 * workers or in_flight < BYTES_PER_WORKER * workers
             ):
-                task = next(iterator, None)
-                if task is None:
+                shard = next(iterator, None)
+                if shard is None:
                     break
-                size = _size(task["path"])
-                in_flight += size
-                pending.append([task, submit_blocked(pool, process_file, task, config, embed), None, size])
+                in_flight += shard["bytes"]
+                pending.append([shard, submit_blocked(pool, process_shard, shard, spec), None])
             if not pending:
                 return
             head = pending[0]
@@ -124,21 +139,14 @@ def run_local(tasks: Iterable[dict[str, Any]], config: str, embed: str, workers:
                     stop_pool(pool)
                     for entry in pending:
                         if entry[2] is None:
-                            entry[2] = _finished(entry[1]) or alone(entry[0])
+                            entry[2] = _finished(entry[1]) or recover(entry[0])
                     pool = new_pool(workers)
             done = pending.popleft()
-            in_flight -= done[3]
+            in_flight -= done[0]["bytes"]
             yield done[2]
     finally:
         # Not future.cancel(): the executor's own thread then fails setting the error of a cancelled future.
         stop_pool(pool)
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0  # the worker reports why it cannot read the file
 
 
 def _finished(future: Any) -> dict[str, Any] | None:

@@ -1,81 +1,150 @@
-"""The Ray engine: the same :func:`core.batch.work.process_file` as a Ray Data pipeline, results streamed back in order.
+"""The Ray engine: :func:`core.batch.shards.process_shard` on a pool of Ray actors, records streamed back in order.
 
-The files go through a pool of Ray actors, one per CPU (``map_batches`` with a
-callable class): each actor imports ChunkScope, parses the configuration and
-loads the tokenizers once, computes on one thread, then takes batches of files.
+One actor per CPU (``num_cpus=1``): each imports ChunkScope, parses the configuration and
+loads the tokenizers once, computes on one thread, then takes shards; it writes each shard's
+part files itself and returns the shard's manifest lines. The driver keeps two shards queued
+on every actor and yields the records in shard order, so the manifest and the parts do not
+depend on which actor finished first.
 
-What Ray costs beyond the local engine (measured, benchmarks/RESULTS.md): once per
-cluster, ``ray.init`` and Ray Data's own actors on its first use (stats, autoscaling,
-actor locations: ~2 CPU-seconds); once per run, each actor's start (~1 CPU-second:
-a Ray worker importing Ray Data, pyarrow and ChunkScope) and the driver's streaming
-executor. Per file, the same ``process_file`` as the local engine.
+Plain Ray Core actors, not Ray Data: a record is a few lines of text, so there is nothing for
+a streaming executor to move, and neither the driver nor the actors pay for importing and
+running one (the Ray Data pipeline this replaced cost the driver 7-8 CPU-seconds a run).
+
+An actor that dies (a crash or the OOM killer in a parser) is replaced; the shards it held
+have their files run one at a time, each as a task of its own, so the file that kills its
+worker fails with that reason and the rest are written (by the driver).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from core.batch.work import process_file, result_schema, use_one_core, warm_worker
+from core.batch.shards import process_shard, recovered
+from core.batch.work import process_file, use_one_core, warm_worker
 from core.errors import ConfigError
-from core.runtime.forking import CORES
 from core.runtime.parallel import ray_session
 
-# Files per batch an actor takes: large enough that Ray's per-batch cost is small beside the files' work,
-# small enough that a slow file holds back few results (order is preserved).
-FILES_PER_BATCH = 16
+# Shards queued on an actor: one running, one waiting, so an actor never idles between two.
+SHARDS_PER_ACTOR = 2
+# Shards sent but not yet yielded (running, or finished behind a slower one), per actor.
+SHARDS_OUTSTANDING_PER_ACTOR = 4
+_DIED = "the worker process died while reading this file (a crash, or out of memory)"
 
 
-class _FileWorker:
+class ShardActor:
     """One Ray actor: one CPU, one tokenizer thread, the configuration parsed once."""
 
-    def __init__(self, config: str, embed: str) -> None:
+    def __init__(self, spec: dict[str, Any]) -> None:
         use_one_core()
-        warm_worker(config)
-        self.config, self.embed = config, embed
+        warm_worker(spec["config"])
+        self.spec = spec
 
-    def __call__(self, batch: Any) -> Any:
-        import pyarrow as pa
+    def run(self, shard: dict[str, Any]) -> dict[str, Any]:
+        return process_shard(shard, self.spec)
 
-        results = [process_file(task, self.config, self.embed) for task in batch.to_pylist()]
-        return pa.Table.from_pylist(results, schema=result_schema())
+    def ready(self) -> bool:
+        return True
 
 
-def run_ray(
-    tasks: Sequence[dict[str, Any]], config: str, embed: str, workers: int | None, address: str | None = None
-) -> Iterator[dict[str, Any]]:
-    """The same ``process_file`` as a Ray Data pipeline (the task list, a map over an actor pool, back in order).
+def _file_alone(task: dict[str, Any], config: str, embed: str) -> dict[str, Any]:
+    use_one_core()
+    return process_file(task, config, embed)
 
-    Uses the Ray already initialized in this process, else starts one for the run
-    (``num_cpus=workers``, or joins ``address``) and shuts it down after (:func:`core.runtime.parallel.ray_session`).
+
+@contextmanager
+def ray_connected(workers: int | None, address: str | None) -> Iterator[Any]:
+    """Ray, connected before anything is written: the Ray of this process, ``address``, ``RAY_ADDRESS``, or one started
+    for the run with ``workers`` CPUs (:func:`core.runtime.parallel.ray_session`). A connection that fails raises here."""
+    try:
+        import ray  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(f"--engine ray: Ray is not installed ({exc}); pip install 'ray'") from None
+    with ray_session(workers, address) as ray:
+        yield ray
+
+
+def run_ray(shards: Iterable[dict[str, Any]], spec: dict[str, Any], workers: int | None) -> Iterator[dict[str, Any]]:
+    """``process_shard`` of each shard on an actor pool of the connected Ray, records yielded in shard order.
+
     ``workers``: the actors (one CPU each); None: every CPU of the Ray it runs on.
     """
-    try:
-        import ray.data
-    except ImportError as exc:
-        raise ConfigError(f"--engine ray: Ray is not installed ({exc}); pip install 'ray[data]'") from None
-    with ray_session(workers or CORES, address) as ray:
-        if not tasks:
-            return
-        import logging
+    import ray
+    from ray.exceptions import RayActorError, RayTaskError
 
-        actors = min(workers or max(1, int(ray.cluster_resources().get("CPU", 1))), len(tasks))
-        # Batches of up to FILES_PER_BATCH, smaller when the corpus would leave actors without one.
-        per_batch = min(FILES_PER_BATCH, -(-len(tasks) // actors))
-        # Ray Data logs each execution's start and plan at INFO on stderr, over our progress line.
-        logging.getLogger("ray.data").setLevel(logging.ERROR)
-        context = ray.data.DataContext.get_current()
-        # Results in input order: the dataset's parts then do not depend on which worker finished first.
-        context.execution_options.preserve_order = True
-        context.enable_progress_bars = False  # our own progress line says files, nodes and MB/s
-        blocks = -(-len(tasks) // per_batch)
-        dataset = ray.data.from_items(list(tasks), override_num_blocks=blocks).map_batches(
-            _FileWorker,
-            fn_constructor_kwargs={"config": config, "embed": embed},
-            batch_size=per_batch,
-            batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=actors),
-            num_cpus=1,
-        )
-        for row in dataset.iter_rows():
-            yield dict(row)
+    shards = list(shards)
+    if not shards:
+        return
+    size = min(workers or max(1, int(ray.cluster_resources().get("CPU", 1))), len(shards))
+    actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(ShardActor)
+    # No CPU asked: the actors hold every CPU they were given, so a task that asked for one would wait forever.
+    # Recovery is rare and brief; these tasks run beside the actors.
+    file_task = ray.remote(num_cpus=0, max_retries=0)(_file_alone)
+    spec_ref = ray.put(spec)
+    actors = [actor_class.remote(spec_ref) for _ in range(size)]
+    queued = {actor: 0 for actor in actors}  # shards sent to an actor and not finished
+    order: deque[tuple[dict[str, Any], Any, Any]] = deque()  # (shard, ref, actor), in shard order
+    running: dict[Any, Any] = {}  # ref -> actor, for refs not finished yet
+    iterator = iter(shards)
+    exhausted = False
+
+    def fill() -> None:
+        nonlocal exhausted
+        while not exhausted and len(order) < SHARDS_OUTSTANDING_PER_ACTOR * len(actors):
+            actor = min(queued, key=queued.__getitem__)
+            if queued[actor] >= SHARDS_PER_ACTOR:
+                return
+            shard = next(iterator, None)
+            if shard is None:
+                exhausted = True
+                return
+            ref = actor.run.remote(shard)
+            queued[actor] += 1
+            running[ref] = actor
+            order.append((shard, ref, actor))
+
+    def recover(shard: dict[str, Any]) -> dict[str, Any]:
+        refs = [file_task.remote(task, spec["config"], spec["embed"]) for task in shard["tasks"]]
+        results = []
+        for task, ref in zip(shard["tasks"], refs, strict=True):
+            try:
+                results.append(ray.get(ref))
+            except (RayActorError, RayTaskError, ray.exceptions.WorkerCrashedError):
+                results.append(process_file({**task, "problem": _DIED}, spec["config"]))
+        return recovered(shard, results)
+
+    try:
+        while True:
+            fill()
+            if not order:
+                return
+            shard, head, actor = order[0]
+            while head in running:
+                done, _ = ray.wait(list(running), num_returns=1)
+                for ref in done:
+                    finished = running.pop(ref)
+                    if finished in queued:
+                        queued[finished] -= 1
+                fill()
+            order.popleft()
+            try:
+                record = ray.get(head)
+            except RayActorError:
+                if actor in queued:  # replace it once, whichever of its shards noticed first
+                    del queued[actor]
+                    replacement = actor_class.remote(spec_ref)
+                    queued[replacement] = 0
+                    actors[actors.index(actor)] = replacement
+                record = recover(shard)
+            yield record
+    finally:
+        # A stop (Ctrl-C, SIGTERM, a refused write): the actors end now, not after their shard.
+        for actor in actors:
+            ray.kill(actor)
+        for actor in actors:
+            try:
+                ray.get(actor.ready.remote(), timeout=30)
+            except Exception:  # noqa: BLE001 - dead is what was asked: any error says it is
+                pass

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.batch.dataset import MANIFEST, NODES, PART_PREFIX, file_sha256, parquet_bytes, read_manifest
+from core.batch.dataset import MANIFEST, NODES, PART_PREFIX, file_sha256, parquet_bytes, part_shard, read_manifest
 from core.batch.inputs import Input
 from core.batch.storage import OutputStore
 from core.errors import ConfigError
@@ -24,7 +24,10 @@ OUTPUT_FILES = ("report.json", "report.html")
 def prepare_output(
     out: OutputStore, header: dict[str, Any], files: Sequence[Input], *, resume: bool, overwrite: bool
 ) -> tuple[set[str], int]:
-    """Make ``out`` ready; returns the input paths already written (with ``resume``) and the next part number."""
+    """Make ``out`` ready; returns the input paths already written (with ``resume``) and the next shard number.
+
+    The shards of a resumed run are numbered after the kept parts' (:func:`core.batch.dataset.part_name`).
+    """
     out.make_dirs(NODES)
     existing = out.files(NODES, PART_PREFIX, ".parquet")
     for stale in out.files(NODES, f".{PART_PREFIX}", ".tmp"):  # a part being written when a run was killed
@@ -92,7 +95,7 @@ def prepare_output(
     text = "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in kept)
     out.write_bytes(text.encode("utf-8"), MANIFEST)
     good_parts = [line["part"] for line in kept_parts]
-    numbers = [int(name[len(PART_PREFIX) : -len(".parquet")]) for name in good_parts]
+    numbers = [part_shard(name) for name in good_parts]
     return valid, max(numbers, default=-1) + 1
 
 

@@ -17,12 +17,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.batch.dataset import MANIFEST, MANIFEST_VERSION, NODES, PART_BYTES, PART_ROWS, DatasetWriter, Manifest
+from core.batch.dataset import MANIFEST, MANIFEST_VERSION, NODES, PART_BYTES, PART_ROWS, Manifest, PartLimits
 from core.batch.ids import id_salt
 from core.batch.inputs import expand_inputs
 from core.batch.local_engine import run_local
-from core.batch.ray_engine import run_ray
+from core.batch.ray_engine import ray_connected, run_ray
 from core.batch.resume import prepare_output
+from core.batch.shards import ShardRecorder, plan_shards, work_spec
 from core.batch.storage import OutputStore, OutputWriteError
 from core.errors import ConfigError
 from core.runtime.forking import CORES
@@ -95,6 +96,7 @@ def run_batch(
     metrics: bool = False,
     part_rows: int = PART_ROWS,
     part_bytes: int = PART_BYTES,
+    shard_bytes: int | None = None,
     progress: Callable[[Progress], None] | None = None,
 ) -> BatchResult:
     """Apply ``config`` to every input; write the node dataset, the manifest and the report under ``out``.
@@ -108,6 +110,11 @@ def run_batch(
     ``metrics`` (``--metrics``): each node's model tokens (``embed_tokens``) and lint ``flags`` as columns,
     and each input's :class:`core.measure.metrics.ChunkMetrics` in the manifest and the report; without it a
     batch pays for loading, splitting and writing only (the sizes in characters and the splitter's unit).
+    ``shard_bytes``: input bytes a shard (the unit of work, with parts of its own) holds at most;
+    default :func:`core.batch.shards.shard_budget` of the corpus's size.
+    Workers write the parts (:mod:`core.batch.shards`) to a path or URI; to a ``filesystem`` object
+    (which may live in this process only) the driver writes them, the same bytes.
+    Ray is joined (``ray_address``, else ``RAY_ADDRESS``) or started before anything is written.
     A KeyboardInterrupt (Ctrl-C, or SIGTERM in the main thread) stops the workers, writes what has
     arrived, records it, writes the report (``complete: false``) and raises :class:`BatchInterrupted`.
     A write the output refuses (read-only, full disk) raises
@@ -138,9 +145,10 @@ def run_batch(
         # Measured (--metrics): two more columns, so a resumed run must measure the same way.
         "metrics": metrics,
     }
-    # A write the output refuses, wherever it comes: no temporary file is left behind.
-    with _temporaries_removed_on_failure(store):
-        done, next_part = prepare_output(store, header, files, resume=resume, overwrite=overwrite)
+    # Ray is connected first (a failed connect writes nothing); a write the output refuses, wherever it comes,
+    # leaves no temporary file behind.
+    with _engine(engine, requested_workers, ray_address) as run_shards, _temporaries_removed_on_failure(store):
+        done, next_shard = prepare_output(store, header, files, resume=resume, overwrite=overwrite)
         todo = [entry for entry in files if entry.path not in done or entry.problem]
         tasks = [
             {
@@ -161,24 +169,22 @@ def run_batch(
         if not store.size(MANIFEST):
             manifest.write(header)
             manifest.checkpoint()
-        writer = DatasetWriter(store, manifest, next_part, part_rows, part_bytes)
-        if engine == "local":
-            results = run_local(tasks, config_json, embed or "", workers)
-        else:
-            # Without --workers, Ray uses every CPU of the Ray it runs on (a cluster's, with --ray-address).
-            results = run_ray(tasks, config_json, embed or "", requested_workers, ray_address)
+        limits = PartLimits.of(part_rows, part_bytes)
+        writer = ShardRecorder(store, manifest, limits, next_shard)
+        spec = work_spec(config_json, embed or "", store, filesystem is None, limits)
+        results = run_shards(plan_shards(tasks, next_shard, limits.bytes, shard_bytes), spec)
         interrupted = False
         failure: OutputWriteError | None = None
         last_shown = 0.0
         with _DeferredInterrupt() as guard:
             try:
-                for result in results:
+                for record in results:
                     with guard.shielded():
-                        writer.add(result)
-                    state.files_done += 1
-                    state.failed += result["status"] != "ok"
-                    state.nodes += result["nodes"]
-                    state.bytes += result["size"]
+                        counts = writer.add(record)
+                    state.files_done += counts["files"]
+                    state.failed += counts["failed"]
+                    state.nodes += counts["nodes"]
+                    state.bytes += counts["bytes"]
                     if progress is not None and time.monotonic() - last_shown >= 0.2:
                         last_shown = time.monotonic()
                         progress(state)
@@ -193,7 +199,9 @@ def run_batch(
                 closer = getattr(results, "close", None)
                 if closer is not None:
                     closer()
-                failure = _finish(writer, manifest, failure)
+                if interrupted or failure is not None:
+                    writer.discard_unrecorded()  # the parts of shards the workers left halfway
+                failure = _finish(manifest, failure)
             if failure is not None:
                 # The manifest holds what is in place; no more is written but a best-effort report, and no
                 # temporary file stays behind (below): a later --resume goes on from the manifest.
@@ -235,6 +243,17 @@ def _input_size(entry: Any) -> int:
 
 
 @contextmanager
+def _engine(engine: str, workers: int | None, address: str | None) -> Iterator[Callable[..., Iterator[Any]]]:
+    """``run_shards(shards, spec)`` of the engine; Ray connected on entry (a failed connect raises before any write)."""
+    if engine == "local":
+        yield lambda shards, spec: run_local(shards, spec, workers or CORES)
+        return
+    # Without --workers, Ray uses every CPU of the Ray it runs on (a cluster's, joined).
+    with ray_connected(workers, address):
+        yield lambda shards, spec: run_ray(shards, spec, workers)
+
+
+@contextmanager
 def _temporaries_removed_on_failure(store: OutputStore) -> Iterator[None]:
     try:
         yield
@@ -243,11 +262,10 @@ def _temporaries_removed_on_failure(store: OutputStore) -> Iterator[None]:
         raise
 
 
-def _finish(writer: DatasetWriter, manifest: Manifest, failure: OutputWriteError | None) -> OutputWriteError | None:
-    """Write what is buffered and close the manifest; after a failed write, only close it. Returns the failure."""
+def _finish(manifest: Manifest, failure: OutputWriteError | None) -> OutputWriteError | None:
+    """Close the manifest; after a failed write, only close it. Returns the failure."""
     if failure is None:
         try:
-            writer.finish()
             manifest.close()
         except OutputWriteError as exc:
             failure = exc

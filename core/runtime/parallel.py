@@ -9,7 +9,8 @@ not depend on the engine:
   to each worker once (inherited when the pool forks), an item per task;
 - ``ray``: a ``ray.remote`` task per item; ``shared`` is put in the object store
   once; a Ray is started for the run (``num_cpus=workers``) unless one is running
-  in this process, or ``address`` joins a cluster.
+  in this process, or ``address`` (else ``RAY_ADDRESS``, as ``ray job submit`` sets it)
+  joins a cluster, without asking it for resources.
 
 Outside ``local``, ``fn`` is found by name in the worker (a module-level
 function), and items, ``shared`` and results are pickled: plain values. The
@@ -33,7 +34,7 @@ from core.errors import ConfigError
 from core.runtime.forking import CORES
 
 ENGINES = ("local", "processes", "ray")
-__all__ = ["ENGINES", "Engine", "ordered_map", "ray_session"]
+__all__ = ["ENGINES", "Engine", "ordered_map", "ray_address", "ray_session"]
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
 
@@ -66,8 +67,8 @@ class Engine:
     def describe(self) -> str:
         if self.kind == "local":
             return "this process"
-        if self.kind == "ray" and self.address:
-            return f"the Ray cluster at {self.address}"
+        if self.kind == "ray" and ray_address(self.address):
+            return f"the Ray cluster at {ray_address(self.address)}"
         return f"{self.size} {'Ray CPUs' if self.kind == 'ray' else 'processes'}"
 
 
@@ -187,10 +188,13 @@ def _processes(fn: Callable[[Any, Any], Any], items: Iterable[Any], shared: Any,
 
 
 @contextmanager
-def ray_session(workers: int, address: str | None = None) -> Iterator[Any]:
-    """The ``ray`` module, initialized: the Ray already running in this process, else one started for the block.
+def ray_session(workers: int | None, address: str | None = None) -> Iterator[Any]:
+    """The ``ray`` module, initialized: the Ray already running in this process, else one connected for the block.
 
-    A Ray started here (``num_cpus=workers``, or joining ``address``) is shut down when the block ends.
+    Joins ``address``, else ``RAY_ADDRESS`` (what ``ray job submit`` sets for its entrypoint), as a
+    guest: no ``num_cpus`` nor any resource is passed, the cluster has its own. With neither, a
+    local Ray is started with ``workers`` CPUs (default: the cores). A Ray connected here is shut
+    down when the block ends (for a cluster, that disconnects; the cluster keeps running).
     """
     try:
         import ray
@@ -198,16 +202,30 @@ def ray_session(workers: int, address: str | None = None) -> Iterator[Any]:
         raise ConfigError(f"--engine ray: Ray is not installed ({exc}); pip install 'ray[data]'") from None
     started = False
     if not ray.is_initialized():
-        if address:
-            ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+        cluster = ray_address(address)
+        if cluster:
+            try:
+                ray.init(address=cluster, logging_level="WARNING", log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ConfigError(f"--engine ray: cannot join the Ray cluster at {cluster!r}: {_one_line(exc)}") from None
         else:
-            ray.init(num_cpus=workers, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+            ray.init(num_cpus=workers or CORES, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
         started = True
     try:
         yield ray
     finally:
         if started:
             ray.shutdown()
+
+
+def ray_address(address: str | None = None) -> str | None:
+    """The cluster to join: ``address`` as given, else ``RAY_ADDRESS`` from the environment, else None (start one)."""
+    return address or os.environ.get("RAY_ADDRESS") or None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 def _ray_call(fn: Callable[[Any, Any], Any], item: Any, shared: Any) -> Any:
