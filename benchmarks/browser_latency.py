@@ -6,10 +6,14 @@ Playwright, then does what a person does:
 - PDF first view (a fresh server, so nothing is cached): upload ``data/corpus.pdf``
   on the Documents page until its row appears, open Chunks (which opens on the file
   just uploaded), until its Nodes metric shows;
-- 1 MB text (the start of ``data/corpus.txt``), per splitter: the first view with that
-  splitter (cold: the split and its metrics are computed), then chunk_size changed to
-  values not seen before (warm, new value) and back to values already drawn (warm,
-  seen value).
+- 1 MB text, per splitter: the first view with that splitter (cold: the split and its
+  metrics are computed), then chunk_size changed to values not seen before (warm, new
+  value; the first of them, the page's first redraw after the cold view, is reported
+  apart from the steady state) and back to values already drawn (warm, seen value).
+  ``--input readmes`` is the start of ``data/corpus.txt`` (mostly ASCII READMEs);
+  ``--input mixed`` a third each of the corpus parts' reST (runs of blank lines),
+  non-ASCII prose and one large real file (benchmarks/corpus_parts.py), so the page
+  meets every kind the splitters are slow on.
 
 Each change is timed from pressing Enter in the Chunk size box until the Nodes metric
 shows the count ``core`` gives for the new value (``metric_s``), and until Streamlit has
@@ -136,15 +140,19 @@ def chunk_size_changes(page, data: bytes, splitter: str, reps: int, first: bool)
 
         return timed(page, act, counts[value])
 
-    new_values = [start_value - 50 * (i + 1) for i in range(reps)]
-    warm_new = [set_size(value) for value in new_values]
+    step = max(start_value // 12, 1)  # values below the default, all above any default overlap
+    new_values = [start_value - step * (i + 1) for i in range(reps + 1)]
+    first_redraw, *warm_new = [set_size(value) for value in new_values]
     warm_seen = [set_size(value) for value in [*new_values[:-1], start_value]]
     return {
         "splitter": splitter,
         "cold_first_view": cold,
+        "first_redraw": first_redraw,
         "warm_new_value_metric_s": statistics.median(r["metric_s"] for r in warm_new),
+        "warm_new_value_metric_min_max_s": [min(r["metric_s"] for r in warm_new), max(r["metric_s"] for r in warm_new)],
         "warm_new_value_settled_s": statistics.median(r["settled_s"] for r in warm_new),
         "warm_seen_value_metric_s": statistics.median(r["metric_s"] for r in warm_seen),
+        "warm_seen_value_metric_min_max_s": [min(r["metric_s"] for r in warm_seen), max(r["metric_s"] for r in warm_seen)],
         "warm_seen_value_settled_s": statistics.median(r["settled_s"] for r in warm_seen),
         "warm_new_all": warm_new,
         "warm_seen_all": warm_seen,
@@ -152,18 +160,49 @@ def chunk_size_changes(page, data: bytes, splitter: str, reps: int, first: bool)
     }
 
 
+def mixed_text(mb: float) -> str:
+    """About ``mb`` MB: a third each of the corpus parts' reST, non-ASCII prose and large file, whole documents
+    (the large file cut at a paragraph break), joined by blank lines."""
+    from corpus_parts import read_part
+
+    third = int(mb * 1e6 / 3)
+    pieces = []
+    for kind in ("rest", "non_ascii", "large_file"):
+        taken, size = [], 0
+        for document in read_part(kind):
+            if size >= third:
+                break
+            room = third - size
+            if len(document.encode("utf-8")) > room:
+                cut = document.rfind("\n\n", 0, room)
+                document = document[: cut if cut > 0 else room]
+            taken.append(document)
+            size += len(document.encode("utf-8"))
+        pieces.append("\n\n".join(taken))
+    return "\n\n".join(pieces)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--splitters", default="sentence,recursive", help="the first is the page's default splitter")
+    parser.add_argument("--input", choices=("readmes", "mixed"), default="readmes")
+    parser.add_argument("--no-pdf", action="store_true", help="skip the PDF's first view")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    data = read_input("corpus.txt", 1).encode("utf-8")
-    result: dict = {"document_mb": len(data) / 1e6, "browser": shots.CHROMIUM, "browser_args": shots.CHROMIUM_ARGS}
+    data = (read_input("corpus.txt", 1) if args.input == "readmes" else mixed_text(1.0)).encode("utf-8")
+    result: dict = {
+        "input": args.input,
+        "document_mb": len(data) / 1e6,
+        "load_average_at_start": os.getloadavg()[0],
+        "browser": shots.CHROMIUM,
+        "browser_args": shots.CHROMIUM_ARGS,
+    }
     with shots.running_app(timeout=180) as url, sync_playwright() as playwright:
         browser = shots.launch_browser(playwright)
-        result["pdf_first_view"] = pdf_first_view(browser, url)
+        if not args.no_pdf:
+            result["pdf_first_view"] = pdf_first_view(browser, url)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
         page.goto(url)
@@ -174,6 +213,7 @@ def main() -> int:
         ]
         context.close()
         browser.close()
+    result["load_average_at_end"] = os.getloadavg()[0]
     print(json.dumps(result))
     return 0
 
