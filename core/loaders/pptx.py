@@ -6,12 +6,16 @@ stored order (groups opened): a title placeholder is a heading (level 1 for a
 title slide's centred title, level 2 for a slide title), the paragraphs of a
 content placeholder or of a bulleted text are list items, other text is
 paragraphs, and a table becomes Markdown-like rows with its first row as the
-header. Speaker notes are left out unless ``include_notes`` is on; pictures,
-charts, embedded objects and media are never read.
+header. A picture's alt text (its description, else its title) is a paragraph,
+as markitdown and screen readers give it; a chart is a table of its data (the
+series as columns, the categories as rows, under the chart's title), read from
+the values the chart part caches. Speaker notes are left out unless
+``include_notes`` is on; embedded objects and media are never read.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 from xml.etree.ElementTree import Element as XmlElement
@@ -28,6 +32,7 @@ _TITLES = {"ctrTitle": 1, "title": 2}
 # Placeholders whose paragraphs are bullets unless a paragraph says otherwise (no type means "obj").
 _BULLETED_PLACEHOLDERS = frozenset({"body", "obj"})
 _NOT_TEXT_PLACEHOLDERS = frozenset({"sldNum", "dt", "ftr", "hdr"})
+_FILE_NAME = re.compile(r"[\w ().-]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg|webp)", re.IGNORECASE)
 
 
 @LOADERS.register
@@ -78,7 +83,7 @@ class PptxLoader(ZipLoader):
                 hidden.append(number)
             tree = child(child(slide, "cSld"), "spTree")
             if tree is not None:
-                _shapes(tree, out)
+                _shapes(tree, out, _SlideParts(archive, part))
             if self.include_notes:
                 _notes(archive, part, out)
         text, elements, pages = out.result()
@@ -107,21 +112,86 @@ def _main_part(archive: Archive) -> str:
     return "ppt/presentation.xml"
 
 
-def _shapes(tree: XmlElement, out: BlockText) -> None:
+@dataclass
+class _SlideParts:
+    """The parts a slide's shapes point to (its charts), looked up by relationship id when a shape needs one."""
+
+    archive: Archive
+    slide_part: str
+
+    def chart(self, rel_id: str) -> XmlElement | None:
+        kind, target = self.archive.relationships(self.slide_part).get(rel_id, ("", ""))
+        return self.archive.xml(target) if kind == "chart" else None
+
+
+def _shapes(tree: XmlElement, out: BlockText, parts: _SlideParts) -> None:
     for shape in tree:
         tag = local(shape.tag)
         if tag == "sp":
             _text_shape(shape, out)
+        elif tag == "pic":
+            _alt_text(shape, out)
         elif tag == "graphicFrame":
             table = next(descendants(shape, "tbl"), None)
             if table is not None:
                 out.add_table(_table_rows(table))
+            chart_ref = next(descendants(shape, "chart"), None)
+            if chart_ref is not None:
+                rel_id = next((value for key, value in chart_ref.attrib.items() if key.endswith("}id")), "")
+                chart = parts.chart(rel_id)
+                if chart is not None:
+                    _chart(chart, out)
         elif tag == "grpSp":
-            _shapes(shape, out)
+            _shapes(shape, out, parts)
         elif tag == "AlternateContent":
             choice = child(shape, "Choice")  # the Fallback is a copy of the same content
             if choice is not None:
-                _shapes(choice, out)
+                _shapes(choice, out, parts)
+
+
+def _alt_text(picture: XmlElement, out: BlockText) -> None:
+    """A picture's description (else its title) as a paragraph: the words a reader of the slide is given.
+    A description that is only the image's file name (what tools write when nobody wrote one) says nothing."""
+    properties = next(descendants(picture, "cNvPr"), None)
+    if properties is None:
+        return
+    for alt in (properties.get("descr") or "", properties.get("title") or ""):
+        alt = " ".join(alt.split())
+        if alt and not _FILE_NAME.fullmatch(alt):
+            out.add(alt, "paragraph", attrs={"alt_text": True})
+            return
+
+
+def _chart(chart: XmlElement, out: BlockText) -> None:
+    """A chart's title as a paragraph, then its cached data as a table: a row per category, a column per series."""
+    title = child(child(chart, "chart"), "title")
+    if title is not None:
+        out.add(" ".join(t.text or "" for t in descendants(title, "t")), "paragraph", attrs={"chart": True})
+    series = list(descendants(chart, "ser"))
+    if not series:
+        return
+    names = [(_cached(child(s, "tx")) or [f"Series {i + 1}"])[0] for i, s in enumerate(series)]
+    categories = _cached(child(series[0], "cat"))
+    values = [_cached(child(s, "val")) for s in series]
+    length = max([len(categories), *(len(v) for v in values)])
+    rows = [["", *names]]
+    for row in range(length):
+        label = categories[row] if row < len(categories) else ""
+        rows.append([label, *(v[row] if row < len(v) else "" for v in values)])
+    out.add_table(rows, attrs={"chart": True})
+
+
+def _cached(reference: XmlElement | None) -> list[str]:
+    """The values a chart caches for a reference (``c:strRef``/``c:numRef``/literals), in point order."""
+    if reference is None:
+        return []
+    if not any(True for _ in descendants(reference, "pt")):  # a literal name: c:tx/c:v
+        return [" ".join((v.text or "").split()) for v in descendants(reference, "v")]
+    points = sorted(
+        ((int(point.get("idx", "0")), child(point, "v")) for point in descendants(reference, "pt")),
+        key=lambda pair: pair[0],
+    )
+    return [" ".join((value.text or "").split()) if value is not None else "" for _, value in points]
 
 
 def _text_shape(shape: XmlElement, out: BlockText) -> None:
