@@ -99,8 +99,10 @@ def test_hostile_documents_names_and_metadata_show_literally_and_run_nothing(bro
         assert "alert('head script')" not in page.locator('[data-testid="stMain"]').inner_text()
 
         # The IMAGE_NAME caption and labels are text, not a picture fetched from elsewhere.
-        assert page.get_by_text(re.compile(re.escape("![t](https:evil.example)"))).count() >= 1
-        idle(page)
+        idle(page)  # the rerun after picking the document has drawn the page again
+        shown = page.get_by_text(re.compile(re.escape("![t](https:evil.example)")))
+        shown.first.wait_for(state="attached", timeout=WAIT_MS)
+        assert shown.count() >= 1
         page.wait_for_timeout(500)  # give any wrongly scheduled handler the chance to fire before checking
         assert page.evaluate(PROBE) == CLEAN
         assert dialogs == []
