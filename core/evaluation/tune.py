@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.config_parts import RetrievalSettings, default_splitter
+from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings, default_splitter
 from core.errors import ConfigError
 from core.evaluation.evaluate import METRICS, EvalQuery, check_scope, references
 from core.evaluation.folds import DEFAULT_FOLDS, held_out_rows, make_folds
@@ -364,7 +364,7 @@ def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm])
     if position is None:
         setups.append((f"{splitter.name} (defaults)", splitter, {}))
         position = len(setups) - 1
-    retrieval = RetrievalSettings()
+    retrieval = DEFAULT_RETRIEVAL
     alpha = retrieval.alpha if retrieval.mode == "hybrid" else 0.5
     arm = Arm(position, retrieval.mode, alpha, retrieval.top_k)
     if arm not in arms:
@@ -385,7 +385,7 @@ def _yardsticks(
     for position, (_, _, swept) in enumerate(setups):
         if not swept:
             first.setdefault(position, 1)
-    plain, modes = RetrievalSettings(), ("hybrid", "dense", "bm25")  # hybrid first: the strongest untuned retrieval
+    plain, modes = DEFAULT_RETRIEVAL, ("hybrid", "dense", "bm25")  # hybrid first: the strongest untuned retrieval
     untuned = [i for i, arm in enumerate(arms) if arm.setup in first and arm.top_k == plain.top_k]
     untuned = [i for i in untuned if arms[i].mode != "hybrid" or arms[i].alpha == plain.alpha]
     return first, sorted(untuned, key=lambda i: (-first[arms[i].setup], modes.index(arms[i].mode)))
