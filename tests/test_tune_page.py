@@ -122,6 +122,7 @@ def test_the_budget_is_the_declared_one_and_a_spent_budget_says_how_far_the_sear
     at = tune_page()
     budget = at.number_input(key="eval.tune.budget.budget_minutes")
     assert budget.value == TuneBudget().budget_minutes and budget.label == "Budget minutes"
+    assert budget.proto.format == "%g"  # the box reads "20", not "20.000"
     budget.set_value(0.00001).run()  # under a millisecond: spent before the second configuration starts
     at.button(key="eval.tune.run").click().run()
     assert not at.exception, at.exception

@@ -236,7 +236,8 @@ def _number(spec: ParamSpec, wkey: str, label: str, help_text: str, *, integer: 
         kwargs["max_value"] = cast(high)
     kwargs["step"] = 1 if integer else 0.05
     if not integer:
-        kwargs["format"] = "%.3f"
+        # %g: a budget of 20 minutes reads "20", a weight of 0.35 "0.35", not "20.000" and "0.350".
+        kwargs["format"] = "%g"
     return st.number_input(label, **kwargs)
 
 
