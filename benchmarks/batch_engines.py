@@ -120,14 +120,19 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         started = _tree(os.getpid())
         start_cpu = sum(float(r["cpu"]) - float(before.get(pid, {"cpu": 0.0})["cpu"]) for pid, r in started.items())
         before = started
-    watcher = _NamingWatcher()
+    # Ray's processes are read from /proc as the run goes; a local run needs no watcher (its workers are reaped
+    # children), and a thread would make the pool start its workers with spawn, not fork (core.runtime.parallel):
+    # the measure would then be of a run the CLI does not make.
+    watcher = _NamingWatcher() if engine == "ray" else None
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.perf_counter()
     result = run_batch([corpus], config, out, engine=engine, workers=workers)
     wall = time.perf_counter() - wall
-    watcher.stop()
+    if watcher is not None:
+        watcher.stop()
     self_after = resource.getrusage(resource.RUSAGE_SELF)
-    driver = (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime) - watcher.cpu
+    watched = watcher.cpu if watcher is not None else 0.0
+    driver = (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime) - watched
     row: dict[str, object] = {"engine": engine, "workers": workers, "bytes": result.bytes, "nodes": result.nodes}
     row["files"] = result.processed
     row["parts"] = len(result.parts)
@@ -144,6 +149,7 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         row["other_cpu_s"] = 0.0
     else:
         after = _tree(os.getpid())
+        assert watcher is not None
         last = dict(watcher.seen)
         for pid, reading in after.items():  # live to the end: this last reading, with the peak seen before
             if reading["name"]:
