@@ -85,10 +85,12 @@ def process_shard(shard: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]
 
     Without a reachable output (``spec["out"]`` None) the files' results come back whole instead.
     """
-    results = (process_file(task, spec["config"], spec["embed"]) for task in shard["tasks"])
     if spec["out"] is None:
-        return {"shard": shard["shard"], "results": list(results)}
-    return write_shard(_store(spec["out"]), shard["shard"], PartLimits(*spec["limits"]), results)
+        results = [process_file(task, spec["config"], spec["embed"]) for task in shard["tasks"]]
+        return {"shard": shard["shard"], "results": results}
+    # Written here: each file's nodes stay a pyarrow.Table in this process (no IPC stream written and read back).
+    tables = (process_file(task, spec["config"], spec["embed"], stream=False) for task in shard["tasks"])
+    return write_shard(_store(spec["out"]), shard["shard"], PartLimits(*spec["limits"]), tables)
 
 
 def _store(out: dict[str, str]) -> OutputStore:
