@@ -31,6 +31,62 @@ def test_the_progress_line_counts_bytes_and_says_elapsed_and_time_left():
     assert progress_text(finished) == "files 3/3 · 0.00/0.00 MB · nodes 0 · 0:00 elapsed"
 
 
+def _plotly_figure_html(histogram, title, marker, marker_name, key) -> str:
+    """The chart as plotly.graph_objects and plotly.io write it: what report_html's own writer must give."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    starts, counts = histogram
+    width = (starts[1] - starts[0]) if len(starts) > 1 else 1.0
+    figure = go.Figure(go.Bar(x=starts, y=counts, width=width * 0.95, offset=0, marker_color="#2563eb", name="nodes"))
+    figure.update_xaxes(range=[0, max([(starts[-1] + width) if starts else 1.0, (marker or 0) * 1.05])])
+    if marker:
+        figure.add_vline(x=marker, line_dash="dash", line_color="#dc2626", annotation_text=marker_name)
+    figure.update_layout(
+        title=title, autosize=True, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05
+    )
+    return pio.to_html(
+        figure,
+        include_plotlyjs=False,
+        full_html=False,
+        div_id=f"chart-{key}",
+        default_width="100%",
+        default_height="300px",
+        config={"displaylogo": False, "responsive": True},
+    )
+
+
+def _figure_parts(page: str) -> tuple[str, list, dict, str]:
+    """The chart's HTML around its figure, and the figure's data and layout as values."""
+    start = page.index("Plotly.newPlot(")
+    head = page[:start]
+    decoder = json.JSONDecoder()
+    text = page[start:]
+    at = text.index("[")
+    data, end = decoder.raw_decode(text, at)
+    at = text.index("{", end)
+    layout, end = decoder.raw_decode(text, at)
+    return head, data, layout, text[:at].replace(" ", "") + text[end:]
+
+
+@pytest.mark.parametrize(
+    ("histogram", "title", "marker", "name"),
+    [
+        (([0.0, 25.0, 50.0], [3, 5, 2]), "Node size (characters)", 1000, "limit"),
+        (([0.0, 7.0], [1, 0]), "EMBED view </script> (model tokens)", 254, "window"),
+        (([i / 20 for i in range(20)], [0] * 19 + [4]), "Coverage per file", None, ""),
+        (([], []), "Node size (tokens)", 512, "limit"),
+        (([0.0], [9]), "Ünïcode \u2028 title", 3.5, "a/b"),
+    ],
+)
+def test_a_chart_is_the_figure_plotly_writes(histogram, title, marker, name):
+    from core.batch.report_html import _bar_chart
+
+    ours, theirs = _bar_chart(histogram, title, marker, name, "t"), _plotly_figure_html(histogram, title, marker, name, "t")
+    assert _figure_parts(ours) == _figure_parts(theirs)
+    assert "</script>" not in ours.split("<script>", 1)[1][: -len("</script>        </div>")]
+
+
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory) -> Path:
     corpus = tmp_path_factory.mktemp("report") / "corpus"
