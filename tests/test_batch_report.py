@@ -101,6 +101,48 @@ def report_dir(tmp_path_factory) -> Path:
     return out
 
 
+def test_a_runs_own_parts_are_reported_from_its_records_as_from_the_parts(tmp_path: Path):
+    """The driver counts its run's parts from the shards' records and reads none back: the same report."""
+    from core.batch.report import build_report
+    from core.batch.storage import OutputStore
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("chunking_guide.md", "release_notes.txt", "vector_search_faq.html", "splitter_benchmarks.csv"):
+        shutil.copy(ROOT / "sample_docs" / name, corpus / name)
+    config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=300, chunk_overlap=30))
+    for metrics in (False, True):
+        out = tmp_path / f"out-{metrics}"
+        run_batch([str(corpus)], config, out, workers=2, metrics=metrics, part_rows=7, shard_bytes=4096)
+        written = json.loads((out / "report.json").read_text())
+        read = json.loads(json.dumps(build_report(OutputStore.at(out), config, written["run"])))  # every part read
+        assert len(read["parts"]) > 3
+        assert {**written, "corpus": {**written["corpus"], "processing_seconds": 0}} == {
+            **read,
+            "corpus": {**read["corpus"], "processing_seconds": 0},
+        }
+
+
+def test_a_local_run_imports_no_pyarrow_in_the_driver(tmp_path: Path):
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(ROOT / "sample_docs" / "release_notes.txt", corpus / "notes.txt")
+    code = (
+        "import sys\n"
+        "from core.batch import run_batch\n"
+        "from core.config import PipelineConfig\n"
+        "from core.splitters import get_splitter\n"
+        "config = PipelineConfig(splitter=get_splitter('recursive', chunk_size=300, chunk_overlap=30))\n"
+        f"result = run_batch([{str(corpus)!r}], config, {str(tmp_path / 'out')!r}, workers=1)\n"
+        "print(result.nodes > 0, 'pyarrow' in sys.modules, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.split() == ["True", "False", "False"]
+
+
 def test_the_page_says_one_worker_and_a_resume_with_nothing_left_has_no_rate(report_dir: Path):
     report = json.loads((report_dir / "report.json").read_text())
     assert report["run"]["mb_per_s"] is None and report["run"]["files_per_s"] is None

@@ -39,12 +39,11 @@ class _Sizes:
     def __init__(self) -> None:
         self.counts = np.zeros(0, dtype=np.int64)
 
-    def add(self, column: Any) -> None:
-        """Count a column of a part (a pyarrow integer column of non-negative values, without nulls)."""
-        values = _integers(column)
-        if not len(values):
+    def add(self, counts: Any) -> None:
+        """Add counts per value (``counts[v]``: how many hold ``v``)."""
+        if counts is None or not len(counts):
             return
-        counts = np.bincount(values).astype(np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
         if len(counts) > len(self.counts):
             counts[: len(self.counts)] += self.counts
             self.counts = counts
@@ -98,45 +97,15 @@ class _Sizes:
         return [float(i * width) for i in range(len(padded) // width)], padded.reshape(-1, width).sum(axis=1).tolist()
 
 
-def _integers(column: Any) -> Any:
-    """A pyarrow integer column's values as one numpy array, read from its buffers.
+def build_report(
+    out: OutputStore, config: Any, run: dict[str, Any], known: tuple[set[str], Any] | None = None
+) -> dict[str, Any]:
+    """The report's data (what report.json holds), from the manifest and the parts in ``out``.
 
-    Not ``to_numpy`` (it imports pandas, 0.24 s) nor ``pyarrow.compute`` (60 ms): both after the
-    workers are done, when the driver's time is the run's.
+    ``known``: parts whose sizes are already counted (their names, and a :class:`~core.batch.dataset.PartSizes`
+    of them: a run's own parts, from its shards' records); the other parts are read.
     """
-    import pyarrow as pa
-
-    parts = []
-    for chunk in column.chunks:
-        if chunk.null_count:
-            raise ValueError("a size column holds nulls")
-        kind = np.int32 if pa.types.is_int32(chunk.type) else np.int64 if pa.types.is_int64(chunk.type) else None
-        if kind is None:
-            raise ValueError(f"a size column of {chunk.type}")
-        parts.append(np.frombuffer(chunk.buffers()[1], dtype=kind)[chunk.offset : chunk.offset + len(chunk)])
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _flag_counts(column: Any) -> Counter[str]:
-    """How often each flag occurs in a part's ``flags`` column (list of strings)."""
-    counted: Counter[str] = Counter()
-    for chunk in column.chunks:
-        if chunk.null_count:
-            counted.update(flag for flags in chunk.to_pylist() if flags for flag in flags if flag is not None)
-            continue
-        # The items its rows hold, from its offsets (ListArray.flatten imports pyarrow.compute).
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
-        if len(offsets):
-            items = chunk.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-            counted.update(flag for flag in items.to_pylist() if flag is not None)
-    return counted
-
-
-def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str, Any]:
-    """The report's data (what report.json holds), from the manifest and the parts in ``out``."""
-    import pyarrow.parquet as pq
-
-    from core.batch.dataset import NODES, read_manifest
+    from core.batch.dataset import NODES, PartSizes, read_manifest
     from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     splitter = config.splitter
@@ -155,18 +124,25 @@ def build_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str
         elif line.get("kind") == "part":
             parts.append({"part": line["part"], "rows": line["rows"], "sha256": line["sha256"]})
 
-    characters, tokens, embed_tokens = _Sizes(), _Sizes(), _Sizes()
-    flags: Counter[str] = Counter()
+    counted_parts, sizes = known if known is not None else (set(), PartSizes())
+    read = PartSizes()
     columns = ["characters", "tokens", *(["embed_tokens", "flags"] if measured else [])]
     for part in parts:
+        if part["part"] in counted_parts:
+            continue
+        import pyarrow.parquet as pq
+
         # ParquetFile, not read_table: read_table's dataset layer imports pandas (0.26 s at the end of a run).
-        with out.fs.open_input_file(out.path(NODES, part["part"])) as handle:
-            table = pq.ParquetFile(handle).read(columns=columns)
-        characters.add(table.column("characters"))
-        tokens.add(table.column("tokens"))
+        with out.open_input_file(NODES, part["part"]) as handle:
+            read.add_table(pq.ParquetFile(handle).read(columns=columns))
+    characters, tokens, embed_tokens = _Sizes(), _Sizes(), _Sizes()
+    flags: Counter[str] = Counter()
+    for each in (sizes, read):
+        characters.add(each.counts.get("characters"))
+        tokens.add(each.counts.get("tokens"))
         if measured:
-            embed_tokens.add(table.column("embed_tokens"))
-            flags.update(_flag_counts(table.column("flags")))
+            embed_tokens.add(each.counts.get("embed_tokens"))
+            flags.update(each.flags)
 
     ok = [entry for entry in entries.values() if entry["status"] == "ok"]
     failed = [entry for entry in entries.values() if entry["status"] != "ok"]
@@ -272,9 +248,11 @@ def _coverage_histogram(ok: list[dict[str, Any]]) -> tuple[list[float], list[int
     return [i / 20 for i in range(20)], counts.tolist()
 
 
-def write_report(out: OutputStore, config: Any, run: dict[str, Any]) -> dict[str, Any]:
-    """Write report.json and report.html in ``out``; returns the report's data."""
-    report = build_report(out, config, run)
+def write_report(
+    out: OutputStore, config: Any, run: dict[str, Any], known: tuple[set[str], Any] | None = None
+) -> dict[str, Any]:
+    """Write report.json and report.html in ``out``; returns the report's data (``known``: see build_report)."""
+    report = build_report(out, config, run, known)
     out.write_bytes(report_json(report).encode("utf-8"), "report.json")
     from core.batch.report_html import report_html
 
