@@ -32,13 +32,12 @@ import numpy as np
 
 from core.measure.coverage import coverage_of, mid_sentence
 from core.measure.lint import node_flags
+from core.measure.window import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 from core.schema import Document, MetadataMode, Node, contents, page_range_label
 from core.tokens.char_index import CharIndex, exact_spans
 from core.tokens.counts import count_node_strings
 from core.tokens.tokenizers import SizeFn, get_tokenizer
 
-DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2
-SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places in the model's window
 FIRST_WORDS = 8
 
 
