@@ -176,12 +176,17 @@ def _tables(report: dict[str, Any]) -> list[str]:
 def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     width = max([len(headers), *map(len, rows)])
-    cells = ["<td class='num'>" if i in numeric else "<td class='path'>" for i in range(width)]
+    cells = ["<td class='num'>{}</td>" if i in numeric else "<td class='path'>{}</td>" for i in range(width)]
     escape = html.escape
-    body = "".join(
-        "<tr>" + "".join([cell + escape(str(v), True) + "</td>" for cell, v in zip(cells, row, strict=False)]) + "</tr>"
-        for row in rows
-    )
+    # One format string a row length (rows of a table are as long as its headers): every value escaped.
+    formats: dict[int, str] = {}
+    parts = []
+    for row in rows:
+        line = formats.get(len(row))
+        if line is None:
+            line = formats[len(row)] = "<tr>" + "".join(cells[: len(row)]) + "</tr>"
+        parts.append(line.format(*[escape(str(value), True) for value in row]))
+    body = "".join(parts)
     return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
@@ -194,11 +199,9 @@ def _plotly_js() -> str:
 def report_html_bytes(report: dict[str, Any]) -> bytes:
     """:func:`report_html` as UTF-8, plotly.js inlined from its file's bytes (not decoded and encoded again:
     it is 4.8 MB of the page's 5)."""
-    import pkgutil
-
     marker = "\x00plotly.js\x00"
     head, tail = report_html(report, plotly_js=marker).split(marker)
-    script = pkgutil.get_data("plotly", "package_data/plotly.min.js") or b""
+    script = (_plotly_data() / "plotly.min.js").read_bytes()
     return b"".join([head.encode("utf-8"), script, tail.encode("utf-8")])
 
 
@@ -274,8 +277,15 @@ def _plotly_json(value: Any) -> str:
 @lru_cache(maxsize=1)
 def _plotly_template() -> dict[str, Any]:
     """plotly's default template ("plotly"), as plotly.py ships it and puts in a figure's layout."""
-    import plotly
-
-    path = Path(plotly.__file__).parent / "package_data" / "templates" / "plotly.json"
-    template = json.loads(path.read_text(encoding="utf-8"))
+    template = json.loads((_plotly_data() / "templates" / "plotly.json").read_text(encoding="utf-8"))
     return {"data": template["data"], "layout": template["layout"]}
+
+
+def _plotly_data() -> Path:
+    """plotly's package_data folder, found without importing plotly (its package imports a dozen modules)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("plotly is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "package_data"
