@@ -194,6 +194,14 @@ def child(
         ray.data.range(1).materialize()
         ray_data_start = time.perf_counter() - started
     before = _tree(os.getpid())
+    if engine == "local":
+        # The watcher below is a thread, and with a thread running the pool starts its workers with spawn
+        # (core.runtime.parallel.pool_context); the CLI runs none, so its workers fork: measure that.
+        import multiprocessing
+
+        from core.batch import local_engine
+
+        local_engine.pool_context = lambda: multiprocessing.get_context("fork")
     watcher = _Watcher()
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.perf_counter()

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/batch_engines.py                       # 21 MB, x1 and x4; local 1, 2 and Ray 2
     .venv/bin/python benchmarks/batch_engines.py --copies 1 --runs local:2 ray:2 --rounds 3
+    .venv/bin/python benchmarks/batch_engines.py --copies 1 --rounds 3 --runs local:1 local:2   # 2 workers over 1
 
 Method:
 
@@ -20,6 +21,9 @@ Method:
   fixed start (imports, planning, the report).
 - **Memory.** Peak RSS (``VmHWM``) of the driver, of the largest local worker, and of each Ray actor.
 - **Checks.** Every run of a corpus writes byte-identical parts.
+- **Summary** (stderr and ``summary``): per corpus and run, the medians over ``--rounds`` and the speed-up of
+  each run's median wall over local:1's, with the highest load average seen before a round: a wall-clock
+  speed-up is only worth reading where that load is well under one.
 
 Prints one JSON object (``--out FILE`` also writes it).
 """
@@ -120,14 +124,19 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         started = _tree(os.getpid())
         start_cpu = sum(float(r["cpu"]) - float(before.get(pid, {"cpu": 0.0})["cpu"]) for pid, r in started.items())
         before = started
-    watcher = _NamingWatcher()
+    # Ray's processes are read from /proc as the run goes; a local run needs no watcher (its workers are reaped
+    # children), and a thread would make the pool start its workers with spawn, not fork (core.runtime.parallel):
+    # the measure would then be of a run the CLI does not make.
+    watcher = _NamingWatcher() if engine == "ray" else None
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.perf_counter()
     result = run_batch([corpus], config, out, engine=engine, workers=workers)
     wall = time.perf_counter() - wall
-    watcher.stop()
+    if watcher is not None:
+        watcher.stop()
     self_after = resource.getrusage(resource.RUSAGE_SELF)
-    driver = (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime) - watcher.cpu
+    watched = watcher.cpu if watcher is not None else 0.0
+    driver = (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime) - watched
     row: dict[str, object] = {"engine": engine, "workers": workers, "bytes": result.bytes, "nodes": result.nodes}
     row["files"] = result.processed
     row["parts"] = len(result.parts)
@@ -144,6 +153,7 @@ def child(engine: str, workers: int, corpus: str, out: str) -> dict[str, object]
         row["other_cpu_s"] = 0.0
     else:
         after = _tree(os.getpid())
+        assert watcher is not None
         last = dict(watcher.seen)
         for pid, reading in after.items():  # live to the end: this last reading, with the peak seen before
             if reading["name"]:
@@ -195,6 +205,31 @@ def _time_driver_phases() -> dict[str, float]:
     return phases
 
 
+def summary(runs: list[dict[str, object]]) -> dict[str, object]:
+    """Per corpus and run: the median wall, CPU and rates over the rounds; and each run's speed-up over local:1
+    (its median wall against local:1's), the number to read on a quiet machine (with the load beside it)."""
+    from statistics import median
+
+    found: dict[str, object] = {}
+    for copies in sorted({int(row["copies"]) for row in runs}):
+        mine = [row for row in runs if row["copies"] == copies]
+        by_run: dict[str, dict[str, float]] = {}
+        for name in dict.fromkeys(f"{row['engine']}:{row['workers']}" for row in mine):
+            rows = [row for row in mine if f"{row['engine']}:{row['workers']}" == name]
+            by_run[name] = {
+                key: round(median(float(row[key]) for row in rows), 4)
+                for key in ("wall_s", "worker_cpu_s", "driver_cpu_s", "worker_mb_per_cpu_s", "driver_share_of_workers")
+            }
+            by_run[name]["load_1min_before"] = round(max(float(row["load_1min_before"]) for row in rows), 2)
+            by_run[name]["rounds"] = len(rows)
+        one = by_run.get("local:1")
+        if one:
+            for numbers in by_run.values():
+                numbers["speedup_over_local_1"] = round(one["wall_s"] / numbers["wall_s"], 3)
+        found[f"x{copies}"] = by_run
+    return found
+
+
 def run_child(engine: str, workers: int, corpus: Path, out: Path) -> dict[str, object]:
     argv = [sys.executable, __file__, "--child", engine, str(workers), str(corpus), str(out)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
@@ -241,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
             if len(hashes) > 1:
                 raise SystemExit(f"x{copies}: the runs wrote different part files")
     results["runs"] = runs
+    results["summary"] = summary(runs)
+    print(json.dumps(results["summary"], indent=1), file=sys.stderr)
     text = json.dumps(results, indent=2)
     print(text)
     if args.out:

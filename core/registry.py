@@ -78,6 +78,14 @@ class Registry(Generic[C]):
                 self._plugins_loading = False
                 self._plugins_loaded = True
 
+    def registered(self) -> list[C]:
+        """The classes registered so far, without importing the providers or the plugins."""
+        return list(self._classes.values())
+
+    def registered_class(self, name: str) -> C | None:
+        """The class registered as ``name`` so far (None if none), without importing the providers or the plugins."""
+        return self._classes.get(name)
+
     def names(self) -> list[str]:
         self._load_plugins()
         return list(self._classes)

@@ -278,3 +278,31 @@ def test_batch_lists_pipes_devices_sockets_and_broken_links_as_failures(odd_fold
     assert result.report["corpus"]["files_ok"] == 2
     html = (tmp_path / "out" / "report.html").read_text()
     assert "dangling.md" in html and "Failed files (5)" in html
+
+
+def test_a_folder_walk_lists_what_rglob_lists_in_its_order(odd_folder: Path, monkeypatch):
+    """core.batch.inputs.folder_walk against the pathlib walk it replaced, on a tree with every odd case."""
+    from core.batch.inputs import folder_walk
+
+    tree = odd_folder / "tree"
+    for folder in ("a", "a-b", "a/b", "a/b/c", ".hidden", "ünï", "dir.md", "locked"):
+        (tree / folder).mkdir(parents=True)
+    for name in (
+        "a/x.md", "a-b/y.MD", "a/b/z.txt", "a/b/c/deep.rst", ".hidden/h.md", ".md", "ünï/é.txt", "dir.md/in.md",
+        "top.Txt", "no_suffix", "trailing.", "a/b/ignored.bin", "locked/secret.md", "a.b.c.md",
+    ):
+        (tree / name).write_text("text")
+    os.symlink(tree / "a", tree / "link-to-a.md")  # a link to a folder: not a file, and not entered
+    os.symlink(tree / "a", tree / "a-link")
+    os.symlink(tree / "nowhere.md", tree / "broken.md")
+    (tree / "locked").chmod(0)
+    supported = {".md", ".txt", ".rst"}
+    try:
+        for root in (tree, odd_folder, Path(os.path.relpath(tree))):
+            expected = sorted(p for p in root.rglob("*") if p.suffix.lower() in supported and not p.is_dir())
+            assert folder_walk(root, supported) == [(str(p), p.relative_to(root).as_posix()) for p in expected]
+        monkeypatch.chdir(tree)
+        expected = sorted(p for p in Path(".").rglob("*") if p.suffix.lower() in supported and not p.is_dir())
+        assert folder_walk(Path("."), supported) == [(str(p), p.as_posix()) for p in expected]
+    finally:
+        (tree / "locked").chmod(0o755)

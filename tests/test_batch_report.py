@@ -31,6 +31,62 @@ def test_the_progress_line_counts_bytes_and_says_elapsed_and_time_left():
     assert progress_text(finished) == "files 3/3 · 0.00/0.00 MB · nodes 0 · 0:00 elapsed"
 
 
+def _plotly_figure_html(histogram, title, marker, marker_name, key) -> str:
+    """The chart as plotly.graph_objects and plotly.io write it: what report_html's own writer must give."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    starts, counts = histogram
+    width = (starts[1] - starts[0]) if len(starts) > 1 else 1.0
+    figure = go.Figure(go.Bar(x=starts, y=counts, width=width * 0.95, offset=0, marker_color="#2563eb", name="nodes"))
+    figure.update_xaxes(range=[0, max([(starts[-1] + width) if starts else 1.0, (marker or 0) * 1.05])])
+    if marker:
+        figure.add_vline(x=marker, line_dash="dash", line_color="#dc2626", annotation_text=marker_name)
+    figure.update_layout(
+        title=title, autosize=True, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05
+    )
+    return pio.to_html(
+        figure,
+        include_plotlyjs=False,
+        full_html=False,
+        div_id=f"chart-{key}",
+        default_width="100%",
+        default_height="300px",
+        config={"displaylogo": False, "responsive": True},
+    )
+
+
+def _figure_parts(page: str) -> tuple[str, list, dict, str]:
+    """The chart's HTML around its figure, and the figure's data and layout as values."""
+    start = page.index("Plotly.newPlot(")
+    head = page[:start]
+    decoder = json.JSONDecoder()
+    text = page[start:]
+    at = text.index("[")
+    data, end = decoder.raw_decode(text, at)
+    at = text.index("{", end)
+    layout, end = decoder.raw_decode(text, at)
+    return head, data, layout, text[:at].replace(" ", "") + text[end:]
+
+
+@pytest.mark.parametrize(
+    ("histogram", "title", "marker", "name"),
+    [
+        (([0.0, 25.0, 50.0], [3, 5, 2]), "Node size (characters)", 1000, "limit"),
+        (([0.0, 7.0], [1, 0]), "EMBED view </script> (model tokens)", 254, "window"),
+        (([i / 20 for i in range(20)], [0] * 19 + [4]), "Coverage per file", None, ""),
+        (([], []), "Node size (tokens)", 512, "limit"),
+        (([0.0], [9]), "Ünïcode \u2028 title", 3.5, "a/b"),
+    ],
+)
+def test_a_chart_is_the_figure_plotly_writes(histogram, title, marker, name):
+    from core.batch.report_html import _bar_chart
+
+    ours, theirs = _bar_chart(histogram, title, marker, name, "t"), _plotly_figure_html(histogram, title, marker, name, "t")
+    assert _figure_parts(ours) == _figure_parts(theirs)
+    assert "</script>" not in ours.split("<script>", 1)[1][: -len("</script>        </div>")]
+
+
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory) -> Path:
     corpus = tmp_path_factory.mktemp("report") / "corpus"
@@ -43,6 +99,48 @@ def report_dir(tmp_path_factory) -> Path:
     again = run_batch([str(corpus)], config, out, workers=1, metrics=True, resume=True)
     assert again.processed == 0 and again.skipped == 2
     return out
+
+
+def test_a_runs_own_parts_are_reported_from_its_records_as_from_the_parts(tmp_path: Path):
+    """The driver counts its run's parts from the shards' records and reads none back: the same report."""
+    from core.batch.report import build_report
+    from core.batch.storage import OutputStore
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("chunking_guide.md", "release_notes.txt", "vector_search_faq.html", "splitter_benchmarks.csv"):
+        shutil.copy(ROOT / "sample_docs" / name, corpus / name)
+    config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=300, chunk_overlap=30))
+    for metrics in (False, True):
+        out = tmp_path / f"out-{metrics}"
+        run_batch([str(corpus)], config, out, workers=2, metrics=metrics, part_rows=7, shard_bytes=4096)
+        written = json.loads((out / "report.json").read_text())
+        read = json.loads(json.dumps(build_report(OutputStore.at(out), config, written["run"])))  # every part read
+        assert len(read["parts"]) > 3
+        assert {**written, "corpus": {**written["corpus"], "processing_seconds": 0}} == {
+            **read,
+            "corpus": {**read["corpus"], "processing_seconds": 0},
+        }
+
+
+def test_a_local_run_imports_no_pyarrow_in_the_driver(tmp_path: Path):
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(ROOT / "sample_docs" / "release_notes.txt", corpus / "notes.txt")
+    code = (
+        "import sys\n"
+        "from core.batch import run_batch\n"
+        "from core.config import PipelineConfig\n"
+        "from core.splitters import get_splitter\n"
+        "config = PipelineConfig(splitter=get_splitter('recursive', chunk_size=300, chunk_overlap=30))\n"
+        f"result = run_batch([{str(corpus)!r}], config, {str(tmp_path / 'out')!r}, workers=1)\n"
+        "print(result.nodes > 0, 'pyarrow' in sys.modules, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.split() == ["True", "False", "False"]
 
 
 def test_the_page_says_one_worker_and_a_resume_with_nothing_left_has_no_rate(report_dir: Path):

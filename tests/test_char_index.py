@@ -45,3 +45,18 @@ def test_the_literal_cases():
     starts, ends = np.array([0, 1, 5, 3, 16]), np.array([16, 4, 16, 6, 16])
     assert index.words(starts, ends).tolist() == [3, 1, 2, 2, 0]  # " one two  three\n", "one", "two  three\n", "e t", ""
     assert index.trimmed_ends(starts, ends).tolist() == [15, 4, 15, 6, 16]
+
+
+@given(st.text(max_size=300))
+def test_the_lookup_tables_are_the_isin_of_the_code_lists(text: str) -> None:
+    """CharIndex marks whitespace and break characters by table lookup: what np.isin on the code lists gives."""
+    import numpy as np
+
+    from core.tokens import char_index
+
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = np.concatenate([codes, np.array([0x3000, 0x3001, 0x10FFFF, 0x85, 0x2028], dtype=np.uint32)])
+    space = char_index._in_table(codes, char_index._IS_SPACE)
+    breaks = char_index._in_table(codes, char_index._IS_BREAK)
+    assert space.tolist() == np.isin(codes, char_index.WHITESPACE_CODES).tolist()
+    assert breaks.tolist() == np.isin(codes, char_index._BREAK_CODES).tolist()

@@ -677,3 +677,28 @@ def test_every_load_error_names_its_file() -> None:
         except LoadError as exc:
             assert exc.file_name == fixture.name
             assert str(exc).startswith(f"{fixture.name}: ")
+
+
+def test_the_folder_extensions_table_is_every_loaders_own() -> None:
+    """Listing a folder reads a table (no parser imported); it must say what the loaders' classes say."""
+    import subprocess
+    import sys
+
+    from core.loaders.registry import FOLDER_EXTENSIONS, FORMAT_EXTENSIONS, LOADERS
+
+    expected = set()
+    for cls in LOADERS:
+        expected.update(cls.extensions if cls.folder_extensions is None else cls.folder_extensions)
+    assert set(FOLDER_EXTENSIONS) == expected
+    assert ".json" not in FOLDER_EXTENSIONS
+    assert FORMAT_EXTENSIONS == {name: LOADERS.get_class(name).extensions for name in FORMAT_EXTENSIONS}
+    assert list(FORMAT_EXTENSIONS) == [cls.name for cls in LOADERS]
+    # Listing a folder imports no parser; finding a Markdown file's loader imports Markdown's alone.
+    code = (
+        "import sys; import core.loaders as l; l.folder_extensions(); print(any('pypdf' in m for m in sys.modules)); "
+        "print(l.loader_for('a/B.MD').name, any('pypdf' in m or 'docx' in m for m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "markdown", "False"]
+    for extension in sorted(expected | {".json"}):
+        assert extension in loader_for(f"x{extension}").extensions

@@ -25,6 +25,7 @@ _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 def _start_worker(driver: int | None = None) -> None:
+    import gc
     import signal
 
     # A forked worker inherits the driver's SIGTERM handler (which stops a run): the pool's terminate() must kill it.
@@ -33,6 +34,9 @@ def _start_worker(driver: int | None = None) -> None:
     if driver is not None:
         die_with(driver)
     use_one_core()
+    # The driver's objects, inherited by fork, out of the collector's sight: a full collection would write to
+    # every one of them and so copy each page they sit on into this worker.
+    gc.freeze()
 
 
 def die_with(driver: int) -> None:

@@ -213,6 +213,7 @@ def run_batch(
                 store,
                 config,
                 run=_run_record(engine, workers, state, complete=not interrupted and state.files_done == len(todo)),
+                known=(writer.part_sizes_of, writer.part_sizes),
             )
     result = BatchResult(
         out=str(store),

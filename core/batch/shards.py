@@ -20,7 +20,16 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from core.batch.dataset import NODES, PART_PREFIX, Manifest, PartLimits, part_shard, shard_error, write_shard
+from core.batch.dataset import (
+    NODES,
+    PART_PREFIX,
+    Manifest,
+    PartLimits,
+    PartSizes,
+    part_shard,
+    shard_error,
+    write_shard,
+)
 from core.batch.storage import OutputStore, OutputWriteError
 from core.batch.work import process_file
 
@@ -85,10 +94,12 @@ def process_shard(shard: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]
 
     Without a reachable output (``spec["out"]`` None) the files' results come back whole instead.
     """
-    results = (process_file(task, spec["config"], spec["embed"]) for task in shard["tasks"])
     if spec["out"] is None:
-        return {"shard": shard["shard"], "results": list(results)}
-    return write_shard(_store(spec["out"]), shard["shard"], PartLimits(*spec["limits"]), results)
+        results = [process_file(task, spec["config"], spec["embed"]) for task in shard["tasks"]]
+        return {"shard": shard["shard"], "results": results}
+    # Written here: each file's nodes stay a pyarrow.Table in this process (no IPC stream written and read back).
+    tables = (process_file(task, spec["config"], spec["embed"], stream=False) for task in shard["tasks"])
+    return write_shard(_store(spec["out"]), shard["shard"], PartLimits(*spec["limits"]), tables)
 
 
 def _store(out: dict[str, str]) -> OutputStore:
@@ -122,6 +133,9 @@ class ShardRecorder:
         self.limits = limits
         self.first_shard = first_shard
         self.parts_written: list[str] = []
+        # What the report reads of the recorded parts, from the shards' records: it reads none of them back.
+        self.part_sizes = PartSizes()
+        self.part_sizes_of: set[str] = set()  # the parts counted in part_sizes
 
     def add(self, record: dict[str, Any]) -> dict[str, int]:
         """Record one shard; returns its counts. A write its shard was refused is raised once what it wrote is recorded."""
@@ -134,7 +148,13 @@ class ShardRecorder:
             self.manifest.write_lines(lines)
         finally:  # a part whose line is in the manifest is recorded: a stop from here on keeps its file
             written = lines[: self.manifest.lines_written - before]
-            self.parts_written.extend(json.loads(line)["part"] for line in written if line.startswith(_PART_LINE))
+            recorded = [json.loads(line)["part"] for line in written if line.startswith(_PART_LINE)]
+            self.parts_written.extend(recorded)
+            sizes = record.get("sizes") or {}
+            for name in recorded:
+                if name in sizes:
+                    self.part_sizes.add(PartSizes.from_record(sizes[name]))
+                    self.part_sizes_of.add(name)
         failure = shard_error(record)
         # After a refused part, the lines of what is in place are made durable now (object storage paces them).
         self.manifest.checkpoint(paced=failure is None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,15 +12,26 @@ from core.errors import UnsupportedFileError
 from core.limits import DEFAULT_LIMITS, Limits, check_text_size, check_upload_size
 from core.loaders.base import Loader
 from core.loaders.file_kinds import folder_files, read_file
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FOLDER_EXTENSIONS, FORMAT_EXTENSIONS, LOADERS
 from core.schema import Document
 
 FileMetadata = Callable[[str], dict[str, Any]]
 
 
 def loader_for(file_name: str) -> type[Loader]:
-    """The loader class that reads files with this name's extension."""
+    """The loader class that reads files with this name's extension.
+
+    One of ChunkScope's own formats is found from :data:`FORMAT_EXTENSIONS`, importing that format's
+    module alone (its loader comes first in the registry's order, whatever else is registered).
+    """
     suffix = Path(file_name).suffix.lower()
+    for name, extensions in FORMAT_EXTENSIONS.items():
+        if suffix in extensions:
+            importlib.import_module(f"core.loaders.{name}")
+            found = LOADERS.registered_class(name)
+            if found is not None and suffix in found.extensions:
+                return found
+            break
     for cls in LOADERS:
         if suffix in cls.extensions:
             return cls
@@ -30,9 +42,13 @@ def loader_for(file_name: str) -> type[Loader]:
 
 
 def folder_extensions() -> set[str]:
-    """The extensions a folder walk loads: every loader's, less those only loaded by name (``.json``)."""
-    found: set[str] = set()
-    for cls in LOADERS:
+    """The extensions a folder walk loads: every loader's, less those only loaded by name (``.json``).
+
+    ChunkScope's own formats come from a table (:data:`FOLDER_EXTENSIONS`), so this imports no
+    parser; a loader registered from elsewhere adds its own.
+    """
+    found: set[str] = set(FOLDER_EXTENSIONS)
+    for cls in LOADERS.registered():
         found.update(cls.extensions if cls.folder_extensions is None else cls.folder_extensions)
     return found
 

@@ -62,7 +62,8 @@ def reading_elements(kinds: Iterable[str] | None) -> Iterator[None]:
     """Loads inside this block may leave out the elements of other kinds than ``kinds`` (None: keep all).
 
     A hint for work nothing reads: the Markdown loader then skips its structure parse where
-    the text cannot hold those kinds (:func:`core.loaders.markdown.markdown_tables_and_title`).
+    the text cannot hold those kinds (:func:`core.loaders.markdown.markdown_tables_and_title`),
+    the text and code loaders their paragraph and code blocks unless those kinds are read.
     The text and the metadata are the same either way. Only for callers that never keep or
     cache the documents for another use (``chunkscope batch``'s workers).
     """

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from core.loaders.base import elements_read
 from core.loaders.registry import LOADERS
 from core.loaders.text import DecodedTextLoader, make_document, paragraph_spans, text_metadata
 from core.schema import Document, Element
@@ -50,5 +51,7 @@ class CodeLoader(DecodedTextLoader):
         metadata = text_metadata(file_name, "code", encoding, warning, replaced)
         if language:
             metadata["language"] = language
-        elements = [Element("code", a, b, attrs={"language": language}) for a, b in paragraph_spans(text)]
+        wanted = elements_read()  # blocks only for a caller that reads them (see core.loaders.base.reading_elements)
+        spans = paragraph_spans(text) if wanted is None or "code" in wanted else []
+        elements = [Element("code", a, b, attrs={"language": language}) for a, b in spans]
         return [make_document(text, metadata, elements)]

@@ -19,10 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from charset_normalizer import from_bytes
-
 from core.errors import CorruptDocumentError, EmptyDocumentError
-from core.loaders.base import Loader
+from core.loaders.base import Loader, elements_read
 from core.loaders.registry import LOADERS
 from core.loaders.utf8_repair import repair_utf8
 from core.params import param
@@ -142,6 +140,8 @@ def _decode(data: bytes, file_name: str, declared: str | None) -> Decoded:
             return Decoded(data.decode(_WESTERN_DEFAULT), _WESTERN_DEFAULT, f"decoded as {_WESTERN_DEFAULT}, not UTF-8")
         except UnicodeDecodeError:  # cp1252 leaves 0x81, 0x8d, 0x8f, 0x90 and 0x9d undefined
             return replaced
+    from charset_normalizer import from_bytes  # only for a file that is not UTF-8 (12 ms to import)
+
     results = from_bytes(data)
     best = results.best()
     if best is None:
@@ -336,5 +336,8 @@ class TextLoader(DecodedTextLoader):
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         text, encoding, warning, replaced = self.decode(data, file_name)
-        elements = [Element("paragraph", a, b) for a, b in paragraph_spans(text)]
+        wanted = elements_read()
+        # Paragraphs only for a caller that reads them (a batch worker whose splitter reads tables needs none).
+        spans = paragraph_spans(text) if wanted is None or "paragraph" in wanted else []
+        elements = [Element("paragraph", a, b) for a, b in spans]
         return [make_document(text, text_metadata(file_name, "text", encoding, warning, replaced), elements)]

@@ -23,6 +23,7 @@ per-document index, is in :mod:`core.tokens.counts`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -32,13 +33,12 @@ import numpy as np
 
 from core.measure.coverage import coverage_of, mid_sentence
 from core.measure.lint import node_flags
+from core.measure.window import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 from core.schema import Document, MetadataMode, Node, contents, page_range_label
 from core.tokens.char_index import CharIndex, exact_spans
 from core.tokens.counts import count_node_strings
 from core.tokens.tokenizers import SizeFn, get_tokenizer
 
-DEFAULT_MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2
-SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places in the model's window
 FIRST_WORDS = 8
 
 
@@ -58,14 +58,33 @@ class SizeStats:
         if len(values) == 0:
             return cls(0, 0, 0, 0, 0, 0)
         array = np.asarray(values, dtype=float)
+        ordered = np.sort(array).tolist()
         return cls(
-            min=float(array.min()),
+            min=ordered[0],
             mean=float(array.mean()),
-            p50=float(np.percentile(array, 50)),
-            p95=float(np.percentile(array, 95)),
-            max=float(array.max()),
+            p50=_percentile(ordered, 50 / 100),
+            p95=_percentile(ordered, 95 / 100),
+            max=ordered[-1],
             sd=float(array.std()),
         )
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """``numpy.percentile(values, 100 * q)`` of sorted floats, by numpy's own arithmetic (its default, "linear").
+
+    The same float operations in the same order (numpy's ``_quantile`` and ``_lerp``), so the same
+    bits (tests/test_batch_arrow.py compares them), at a tenth of the time: np.percentile costs ~90 µs a
+    call, and its first call imports numpy.ma (20 ms, in every batch worker).
+    """
+    top = len(ordered) - 1
+    position = top * q
+    if position >= top:
+        return ordered[-1]
+    low = math.floor(position)
+    below, above = ordered[low], ordered[low + 1]
+    weight = position - low
+    step = above - below
+    return above - step * (1 - weight) if weight >= 0.5 else below + step * weight
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.measure.metrics import ChunkMetrics
-
-
-def unit_name(size_unit: str) -> str:
-    """A splitter's size unit as a reader says it: ``model`` -> ``model tokens``."""
-    return "model tokens" if size_unit == "model" else size_unit
+from core.measure.window import unit_name  # noqa: F401 - declared there, used here and by the pages
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,18 @@ WHITESPACE_CODES = np.array([code for code in range(0x3001) if chr(code).isspace
 # (BERT's normalizer and pre-tokenizer split there whatever surrounds them).
 WORD_BREAKS = frozenset(" \t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _BREAK_CODES = np.array(sorted(map(ord, WORD_BREAKS)), dtype=np.uint32)
+# The same two sets as tables indexed by code point (below U+3001; every code at or above it is neither):
+# one lookup a character instead of np.isin's sort and search (a third of an index's time).
+_TABLE_SIZE = 0x3001
+_IS_SPACE = np.zeros(_TABLE_SIZE + 1, dtype=np.bool_)
+_IS_SPACE[WHITESPACE_CODES] = True
+_IS_BREAK = np.zeros(_TABLE_SIZE + 1, dtype=np.bool_)
+_IS_BREAK[_BREAK_CODES] = True
+
+
+def _in_table(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``np.isin(codes, the codes table marks)``: codes past the table read its last entry, which is False."""
+    return table[np.minimum(codes, _TABLE_SIZE)]
 
 
 class CharIndex:
@@ -33,7 +45,7 @@ class CharIndex:
 
     def __init__(self, text: str) -> None:
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        space = np.isin(codes, WHITESPACE_CODES)
+        space = _in_table(codes, _IS_SPACE)
         self.length = len(codes)
         # prefix[i] = non-whitespace characters in text[:i]: any span's count is one subtraction.
         self.non_space_prefix = np.zeros(len(codes) + 1, dtype=np.int64)
@@ -41,7 +53,7 @@ class CharIndex:
         edges = np.diff(space.view(np.int8), prepend=np.int8(0), append=np.int8(0))
         self.space_starts = np.flatnonzero(edges == 1)
         self.space_ends = np.flatnonzero(edges == -1)
-        self.breaks = np.flatnonzero(np.isin(codes, _BREAK_CODES))
+        self.breaks = np.flatnonzero(_in_table(codes, _IS_BREAK))
 
     @classmethod
     def of(cls, text: str) -> CharIndex:
