@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.limits import DEFAULT_LIMITS, Limits
+from core.runtime.memo import added_to_tables, keep_in_tables, mark_tables
 from core.schema import Document, Node
 from core.splitters.size_check import check_split_size
 
@@ -122,7 +123,7 @@ def split_bounded(
     _warm(splitter)
     # One document at a time, so a deadline names its file; Splitter.split is the same loop.
     per_document = map_bounded(
-        lambda document: splitter.split([document]),
+        partial(_split_keeping, splitter),
         documents,
         file_names=[file_name_of(document) for document in documents],
         what=f"splitting with {splitter.name}",
@@ -130,7 +131,20 @@ def split_bounded(
         memory_mb=limits.work_memory_mb,
         seconds_name="split_seconds",
     )
-    return [node for nodes in per_document for node in nodes]
+    nodes: list[Node] = []
+    for document, (found, kept) in zip(documents, per_document, strict=True):
+        keep_in_tables(document.text, kept)
+        nodes.extend(found)
+    return nodes
+
+
+def _split_keeping(splitter: Splitter, document: Document) -> tuple[list[Node], list]:
+    """In a child: the document's nodes, and what the split added to the per-text tables (e.g. the sentences of
+    its paragraphs), so the parent keeps them and the next child, at another chunk_size, does not compute them
+    again (a sentence rerun of a 1 MB text: ~100 ms less)."""
+    marks = mark_tables(document.text)
+    found = splitter.split([document])
+    return found, added_to_tables(document.text, marks)
 
 
 @lru_cache(maxsize=32)
