@@ -3,8 +3,9 @@
 A 1 MB text is split in a forked child (core.documents.split_bounded), which dies with what it
 computed: at every new chunk_size of a Chunks rerun it segmented again each paragraph the last child
 had segmented. The child now sends what it added to the per-text tables (the sentences of ranges of
-the text) with its nodes; the parent keeps them, so the next child starts with them. The nodes stay
-those of an in-process split.
+the text) with its nodes; the parent keeps them, so the next child starts with them. And where a
+splitter builds its nodes from spans, the child sends the spans (they pickle in a fraction of the time)
+and the parent builds the nodes. The nodes stay those of an in-process split.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import pytest
 
 from core import documents as documents_module
 from core.config import PipelineConfig
-from core.documents import run_split
+from core.documents import run_split, split_bounded
+from core.loaders import load
 from core.runtime.bounded import map_bounded
 from core.runtime.memo import TextTables, added_to_tables, keep_in_tables, mark_tables
-from core.schema import Document
-from core.splitters import get_splitter
+from core.schema import Document, Node
+from core.splitters import SPLITTERS, get_splitter
 from core.splitters import sentence as sentence_module
+from core.splitters.base import spans_of_nodes
+from core.splitters.sentence import SentenceSplitter
 from core.tokens import segmentation
 from core.tokens.segmentation import SENTENCE_SPANS, sentence_spans_within
 
@@ -139,3 +143,65 @@ def test_the_child_never_scans_what_it_inherited() -> None:
     )[0]
     assert frozen_there > frozen_here
     assert gc.get_freeze_count() == frozen_here
+
+
+# -- the spans a child sends instead of its nodes -----------------------------------------------
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_docs"
+# Markdown with headings, a table and code; HTML; a PDF with pages; a CSV (rows as elements).
+SAMPLE_FILES = ("chunking_guide.md", "vector_search_faq.html", "rag_handbook.pdf", "splitter_benchmarks.csv")
+
+
+@pytest.fixture(scope="module")
+def sample_documents() -> list[Document]:
+    return [document for name in SAMPLE_FILES for document in load(SAMPLES / name)]
+
+
+def _settings() -> list[tuple[str, dict]]:
+    """Every splitter that does not embed, at its defaults and in each of its compat modes."""
+    found = []
+    for name in SPLITTERS.names():
+        cls = SPLITTERS.get_class(name)
+        if cls.embeds_text:
+            continue
+        found.append((name, {}))
+        compat = next((spec for spec in cls.params() if spec.name == "compat"), None)
+        found += [(name, {"compat": mode}) for mode in (compat.choices if compat else ()) if mode != "none"]
+    return found
+
+
+@pytest.mark.parametrize(("name", "params"), _settings(), ids=lambda value: str(value))
+def test_nodes_built_from_the_spans_a_child_sends_are_the_splitters_own(
+    name: str, params: dict, sample_documents: list[Document]
+) -> None:
+    splitter = get_splitter(name, **params)
+    for document in sample_documents:
+        spans = spans_of_nodes(splitter, document)
+        if spans is not None:
+            assert splitter.nodes_from_spans(document, spans) == splitter.split([document])
+
+
+def test_the_rerun_splitters_send_spans_and_a_compat_mode_that_keeps_a_frameworks_text_sends_nodes(
+    sample_documents: list[Document],
+) -> None:
+    document = sample_documents[0]
+    for name in ("sentence", "recursive", "character", "token", "markdown"):
+        assert spans_of_nodes(get_splitter(name), document) is not None
+    assert spans_of_nodes(get_splitter("sentence", compat="llamaindex"), document) is None
+    assert spans_of_nodes(get_splitter("hierarchical"), document) is None  # levels: made its own way
+    assert spans_of_nodes(get_splitter("langchain.recursive"), document) is None  # a framework's chunks
+
+
+class FirstNodeOnly(SentenceSplitter):
+    """A plugin that makes its nodes its own way and says nothing of their spans."""
+
+    def split_document(self, document: Document) -> list[Node]:
+        return super().split_document(document)[:1]
+
+
+def test_a_subclass_that_makes_its_nodes_its_own_way_sends_them_whole(sample_documents: list[Document]) -> None:
+    splitter = FirstNodeOnly(chunk_size=60, chunk_overlap=5)
+    document = sample_documents[0]
+    assert spans_of_nodes(splitter, document) is None
+    assert split_bounded([document], splitter) == splitter.split([document])
+    assert len(splitter.split([document])) == 1

@@ -149,10 +149,14 @@ class SentenceSplitter(SizedSplitter):
         pieces, sizes = _Pieces(self, text, self.get_tokenizer(), protected_cuts(document)).fitting(budget)
         return merge_pieces(pieces, sizes, budget, self.chunk_overlap, text)
 
+    def node_spans(self, document: Document) -> list[Span] | None:
+        return None if self.compat == LLAMAINDEX else self.spans(document)
+
     def split_document(self, document: Document) -> list[Node]:
-        if self.compat == LLAMAINDEX:
+        spans = self.node_spans(document)
+        if spans is None:
             return compat_nodes(self, document, self.compat_chunks(document))
-        return super().split_document(document)
+        return self.nodes_from_spans(document, spans)
 
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """LlamaIndex's chunks of ``document``: its splits, packed by its rule (``compat="llamaindex"``)."""
