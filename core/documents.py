@@ -115,7 +115,12 @@ def split_bounded(
     *,
     in_process_chars: int | None = None,
 ) -> list[Node]:
-    """``splitter.split(documents)``, in a child that can be stopped where :func:`split_needs_child` says so."""
+    """``splitter.split(documents)``, in a child that can be stopped where :func:`split_needs_child` says so.
+
+    The child sends back the spans of the nodes where the splitter builds them from spans, and what it added
+    to the per-text tables (:class:`core.runtime.memo.TextTables`); the nodes are built here, equal to an
+    in-process split's. A Chunks rerun of a 1 MB text at a new chunk_size splits in a child each time.
+    """
     if not split_needs_child(documents, splitter, in_process_chars=in_process_chars):
         return splitter.split(documents)
     from core.runtime.bounded import map_bounded
