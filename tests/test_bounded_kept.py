@@ -123,6 +123,24 @@ def test_a_child_splitting_the_same_text_does_not_segment_what_the_last_child_di
     )
 
 
+def test_the_splits_of_a_childs_pieces_are_kept_here_and_give_the_same_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)
+    document = Document(text=TEXT)
+    run_split(
+        [document], PipelineConfig(splitter=get_splitter("sentence", chunk_size=60, chunk_overlap=5)), bounded=True
+    )
+    kept = len(sentence_module._SPLITS.table(TEXT))
+    assert kept >= 6  # the text, then each paragraph, split once in the child and kept here
+    smaller = PipelineConfig(splitter=get_splitter("sentence", chunk_size=12, chunk_overlap=2))
+    from_kept = run_split([document], smaller, bounded=True)
+    assert len(sentence_module._SPLITS.table(TEXT)) > kept  # the pieces split only at the smaller size, kept too
+    segmentation.reuse_sentence_spans(False)  # nothing kept: every piece split afresh, here
+    try:
+        assert from_kept == run_split([document], smaller)
+    finally:
+        segmentation.reuse_sentence_spans(True)
+
+
 def test_the_kept_sentences_are_those_segmented_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)
     run_split(
