@@ -223,3 +223,20 @@ def test_a_subclass_that_makes_its_nodes_its_own_way_sends_them_whole(sample_doc
     assert spans_of_nodes(splitter, document) is None
     assert split_bounded([document], splitter) == splitter.split([document])
     assert len(splitter.split([document])) == 1
+
+
+def test_a_text_keeps_the_splits_of_its_four_latest_settings() -> None:
+    separators = ["\n\n\n", "\n\n", "\n", ". ", "; "]
+    for separator in separators:
+        get_splitter("sentence", chunk_size=40, chunk_overlap=5, paragraph_separator=separator).split(
+            [Document(text=TEXT)]
+        )
+    kept = {key[0][0] for key in sentence_module._SPLITS.table(TEXT)}
+    assert kept == set(separators[1:])
+    last = get_splitter("sentence", chunk_size=40, chunk_overlap=5, paragraph_separator="; ")
+    from_kept = last.split([Document(text=TEXT)])
+    segmentation.reuse_sentence_spans(False)
+    try:
+        assert from_kept == last.split([Document(text=TEXT)])
+    finally:
+        segmentation.reuse_sentence_spans(True)

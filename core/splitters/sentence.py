@@ -359,11 +359,14 @@ def _known_splits(text: str, setting: tuple[str, ...] | None) -> _KnownSplits | 
     if setting is None:
         return None
     table = _SPLITS.table(text)
-    settings = dict.fromkeys(key[0] for key in table)  # in the order they came (a few hundred keys per setting)
+    # A copy of the keys (made at once: another session's split of the same text may be adding to the table).
+    keys = list(table)
+    settings = dict.fromkeys(key[0] for key in keys)  # in the order they came (a few hundred keys per setting)
     if setting not in settings and len(settings) >= _SETTINGS_PER_TEXT:
         oldest = next(iter(settings))  # a text's splits are bounded by its pieces, per setting
-        for key in [key for key in table if key[0] == oldest]:
-            del table[key]
+        for key in keys:
+            if key[0] == oldest:
+                table.pop(key, None)
     return _KnownSplits(table, setting)
 
 
