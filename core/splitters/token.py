@@ -139,10 +139,14 @@ class TokenSplitter(SizedSplitter):
             return TokenIndex.shared(tokenizer, text).starts
         return [start for start, _ in tokenizer.spans(text)]
 
+    def node_spans(self, document: Document) -> list[Span] | None:
+        return None if self.compat == LLAMAINDEX else self.spans(document)
+
     def split_document(self, document: Document) -> list[Node]:
-        if self.compat == LLAMAINDEX:
+        spans = self.node_spans(document)
+        if spans is None:
             return compat_nodes(self, document, self.compat_chunks(document))
-        return super().split_document(document)
+        return self.nodes_from_spans(document, spans)
 
     def chunk_budget(self, document: Document) -> int:
         """LlamaIndex's ``effective_chunk_size``: chunk_size less the metadata's tokens and 2 for its format."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from core.runtime.memo import Memo
+from core.runtime.memo import TextTables
 
 # A blank line always ends a sentence: headings, list blocks and paragraphs
 # without closing punctuation would otherwise run into the next sentence.
@@ -52,14 +52,13 @@ def sentence_spans_within(text: str, start: int, end: int) -> tuple[tuple[int, i
     The sentence splitter segments the same over-budget paragraphs at every
     chunk_size, so a Chunks page rerun with a new chunk_size finds them here.
     Keyed by the text itself and the range (never stale); at most
-    :data:`SENTENCE_SPANS`' few texts. With reuse off (:func:`reuse_sentence_spans`)
+    :data:`SENTENCE_SPANS`' few texts; what a bounded child segments is kept by its parent
+    (:func:`core.documents.split_bounded`). With reuse off (:func:`reuse_sentence_spans`)
     every call segments afresh.
     """
     if not _REUSE_SENTENCE_SPANS[0]:
         return tuple((start + a, start + b) for a, b in sentence_spans(text[start:end]))
-    ranges: dict[tuple[int, int], tuple[tuple[int, int], ...]] | None = SENTENCE_SPANS.get(text)
-    if ranges is None:
-        ranges = SENTENCE_SPANS.put(text, {}, max(len(text), 1))
+    ranges = SENTENCE_SPANS.table(text)
     spans = ranges.get((start, end))
     if spans is None:
         spans = tuple((start + a, start + b) for a, b in sentence_spans(text[start:end]))
@@ -69,7 +68,8 @@ def sentence_spans_within(text: str, start: int, end: int) -> tuple[tuple[int, i
 
 # Sentences of ranges of the last few texts split: at most 8 texts and 8 million characters (a
 # range's spans hold a few bytes per sentence, far less than the text each entry keeps alive).
-SENTENCE_SPANS = Memo(8_000_000, max_entries=8)
+# A bounded child's sentences come back to its parent (core.runtime.memo.TextTables).
+SENTENCE_SPANS = TextTables(8_000_000, max_entries=8)
 _REUSE_SENTENCE_SPANS = [True]
 
 
