@@ -88,19 +88,41 @@ _WORD = re.compile(r"[^\W\d_]{2,}")
 # "[Speaker Notes]:", "Table with columns ... Contains 2 data rows. Row 1:", "Chart: ... Series ... Range ...
 # Average ... Note: Axis extraction limited"). Taken out of every reader's words alike, so no reader scores by
 # its labels (an empty slide deck is empty for all) and none loses a word of the file's own that only one wrote.
-_AROUND_TEXT = re.compile(r"<!--.*?-->|(?<=\])\([^)]*\)", re.DOTALL)
+# Labels read off each reader's source (issue 30): markitdown's chart table ("### Chart", its first header cell
+# "Category", "None" for a point the cache leaves out, "[unsupported chart]") and its stand-in for a picture with no
+# alt text, the shape's name ("![Picture 4](Picture4.jpg)": the name and the file name it makes from it agree);
+# LlamaIndex's chart summary ("Chart: COLUMN_CLUSTERED (51) chart titled", "Value axis:", "Range: 2.50 to 4.50", 'Note: Values
+# extraction failed for series "Series 2"').
+_AROUND_TEXT = re.compile(
+    r"<!--.*?-->"
+    r"|(?<=\])\([^)]*\)"
+    r"|(?<=### Chart)(?:: [^\n]*)?\n\n\| Category \|"
+    r"|(?<=\| )None(?= \|)|\[unsupported chart\]"
+    r"|Chart: [A-Z0-9_]+ \(-?\d+\) chart(?: titled)?|(?:Category|Value) axis:"
+    r"|Range: \S+ to \S+|Note: Values extraction failed for series",
+    re.DOTALL,
+)
 SCAFFOLDING = frozenset(
     "title speaker notes table with columns contains data rows row chart series range average note axis "
     "extraction limited slide number png jpg jpeg gif emf wmf tif tiff bmp".split()
 )
+_PICTURE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
 COVERAGE_TARGET = 0.98
 # Below this many distinct words, a reader's own labels ("Title:", "Slide number") weigh more than the text.
 SUBSTANTIAL_WORDS = 50
 
 
+def _alt_text(picture: re.Match) -> str:
+    """A Markdown picture's alt text, or nothing where it is markitdown's stand-in: the shape's name, from which
+    it makes the file name ("Picture 4" -> "Picture4.jpg")."""
+    alt, target = picture.groups()
+    return " " if re.sub(r"\W", "", alt) + ".jpg" == target else f" {alt} "
+
+
 def words(text: str) -> set[str]:
     """The distinct words of a reader's text, less what readers write around the text (:data:`SCAFFOLDING`)."""
-    return {word.lower() for word in _WORD.findall(_AROUND_TEXT.sub(" ", text))} - SCAFFOLDING
+    text = _AROUND_TEXT.sub(" ", _PICTURE.sub(_alt_text, text))
+    return {word.lower() for word in _WORD.findall(text)} - SCAFFOLDING
 
 
 def readers_for(suffix: str) -> list[tuple[str, dict]]:
