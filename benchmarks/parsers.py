@@ -45,6 +45,8 @@ from core.loaders.pdf_ocr import ocr_unavailable_reason  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from parser_checks import cell_recall, expected_cells, simulated_scan  # noqa: E402
+
 CORPUS_PDF = ROOT / "benchmarks" / "data" / "corpus.pdf"
 SCANNED_PDF = ROOT / "sample_docs" / "scanned_handbook_page.pdf"
 # (label, loader options): each parser beside pypdf, the default.
@@ -109,6 +111,7 @@ SCAFFOLDING = frozenset(
 )
 _PICTURE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
 COVERAGE_TARGET = 0.98
+CELL_RECALL_TARGET = 0.97
 # Below this many distinct words, a reader's own labels ("Title:", "Slide number") weigh more than the text.
 SUBSTANTIAL_WORDS = 50
 
@@ -162,7 +165,7 @@ def warm_imports() -> None:
     _try_loading_included_file_formats()  # llama-index-readers-file's readers
 
 
-def read_one(path: Path, label: str, options: dict) -> dict:
+def read_one(path: Path, label: str, options: dict, expected: list[str] | None = None) -> dict:
     from core.documents import load_bounded
     from core.limits import Limits
 
@@ -178,7 +181,8 @@ def read_one(path: Path, label: str, options: dict) -> dict:
     seconds = time.perf_counter() - started
     text = "\n\n".join(document.text for document in documents)
     kinds = [element.kind for document in documents for element in document.elements]
-    return {
+    recall = {} if expected is None else {"cell_recall": cell_recall(expected, text)}
+    return recall | {
         "reader": label,
         "seconds": round(seconds, 3),
         "pages": sum(len(document.pages) for document in documents),
@@ -192,9 +196,11 @@ def read_one(path: Path, label: str, options: dict) -> dict:
 def compare_readers(files: list[Path]) -> list[dict]:
     """Every reader on every file: coverage of the best peer's words, headings, tables, pages/s."""
     warm_imports()
+    expected = expected_cells()
     rows = []
     for index, path in enumerate(files, 1):
-        runs = [read_one(path, label, options) for label, options in readers_for(path.suffix.lower())]
+        cells = expected.get(f"{path.parent.name}/{path.name}")
+        runs = [read_one(path, label, options, cells) for label, options in readers_for(path.suffix.lower())]
         read = [run for run in runs if "words" in run]
         best = max(read, key=lambda run: len(run["words"]), default=None)
         best_words = best["words"] if best else set()
@@ -241,6 +247,11 @@ def readers_summary(rows: list[dict]) -> str:
     lines = ["Every file:", *readers_table(rows)]
     lines.append(f"\nThe same over the files whose best peer reads at least {SUBSTANTIAL_WORDS} distinct words:")
     lines += readers_table([row for row in rows if row.get("best_words", 0) >= SUBSTANTIAL_WORDS])[1:]
+    lines.append(f"\nRuled-table cell recall (benchmarks/expected_cells.json; target {CELL_RECALL_TARGET}):")
+    for row in rows:
+        if "cell_recall" in row:
+            recall = row["cell_recall"]
+            lines.append(f"  {row['file']:<48} {row['reader']:<22} {'no table' if recall is None else recall}")
     lines.append("\nChunkScope's default reader under the target where a peer read words, and the best peer:")
     peers_read = {row["file"] for row in rows if row.get("distinct_words")}
     for row in rows:
@@ -263,8 +274,10 @@ def main(argv: list[str] | None = None) -> int:
 
         rows = compare_readers(fetch())
         print(readers_summary(rows))
+        scan = simulated_scan() if not ocr_unavailable_reason() else {"skipped": ocr_unavailable_reason()}
+        print(f"\nOCR on a simulated scan (ChunkScope's default PDF path): {json.dumps(scan)}")
         if args.json:
-            args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+            args.json.write_text(json.dumps({"files": rows, "simulated_scan": scan}, indent=1) + "\n", encoding="utf-8")
         return 0
     if not CORPUS_PDF.exists():
         print(f"{CORPUS_PDF} is missing: run benchmarks/corpus.py first", file=sys.stderr)
