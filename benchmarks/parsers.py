@@ -205,6 +205,8 @@ def compare_readers(files: list[Path]) -> list[dict]:
         best = max(read, key=lambda run: len(run["words"]), default=None)
         best_words = best["words"] if best else set()
         pages = max((run["pages"] for run in read if run["reader"] == "chunkscope"), default=0) or 1
+        by_reader = {run["reader"]: run["words"] for run in read}
+        markitdown_only = sorted(by_reader.get("markitdown", set()) - by_reader.get("chunkscope", set()))
         for run in runs:
             row = {"file": f"{path.parent.name}/{path.name}", "reader": run["reader"]}
             if "error" in run:
@@ -217,6 +219,8 @@ def compare_readers(files: list[Path]) -> list[dict]:
                 row["best_words"] = len(best_words)
                 row["coverage"] = coverage(found, best_words)
                 row["pages_per_s"] = round(pages / run["seconds"], 2) if run["seconds"] else None
+            if run["reader"] == "chunkscope" and path.suffix.lower() in (".docx", ".pptx", ".xlsx"):
+                row["markitdown_only"] = markitdown_only[:20]  # the done-when: none on an Office file
             rows.append(row)
         print(f"[{index}/{len(files)}] {path.parent.name}/{path.name}", file=sys.stderr)
     return rows
@@ -252,6 +256,10 @@ def readers_summary(rows: list[dict]) -> str:
         if "cell_recall" in row:
             recall = row["cell_recall"]
             lines.append(f"  {row['file']:<48} {row['reader']:<22} {'no table' if recall is None else recall}")
+    office = [row for row in rows if "markitdown_only" in row]
+    lines.append(f"\nOffice files where markitdown reads a word ChunkScope's default does not: "
+                 f"{sum(bool(row['markitdown_only']) for row in office)} of {len(office)}")  # fmt: skip
+    lines += [f"  {row['file']}: {', '.join(row['markitdown_only'])}" for row in office if row["markitdown_only"]]
     lines.append("\nChunkScope's default reader under the target where a peer read words, and the best peer:")
     peers_read = {row["file"] for row in rows if row.get("distinct_words")}
     for row in rows:
