@@ -338,7 +338,7 @@ def test_pptx_one_page_per_slide_with_titles_bullets_text_and_tables() -> None:
         + shape("7", "sldNum"),
         "",  # an empty slide keeps its page
     ]  # fmt: skip
-    document = load_one(pptx(slides, notes={2: "Say why."}, hidden=(3,)), "deck.pptx")
+    document = load_one(pptx(slides, notes={2: "Say why."}, hidden=(3,)), "deck.pptx", include_notes=False)
     assert document.text == (
         "Chunking in brief\n\nA two-slide tour"
         "\n\n"
@@ -376,7 +376,7 @@ def test_pptx_one_page_per_slide_with_titles_bullets_text_and_tables() -> None:
         "file_name: deck.pptx\nfile_type: pptx\npage_count: 3\ntitle:"
     )
     assert "page_unit" not in document.get_content(MetadataMode.EMBED)
-    with_notes = load_one(pptx(slides, notes={2: "Say why."}), "deck.pptx", include_notes=True)
+    with_notes = load_one(pptx(slides, notes={2: "Say why."}), "deck.pptx")  # notes are read by default
     note = next(e for e in with_notes.elements if e.attrs.get("notes"))
     assert (with_notes.text[note.start_char : note.end_char], note.page) == ("Say why.", 2)
 

@@ -1,4 +1,5 @@
-"""PPTX: a picture's alt text and a chart's data are read, as markitdown and screen readers give them.
+"""PPTX: a picture's alt text, a chart's data and the speaker notes are read, as markitdown and screen readers give
+them.
 
 The decks are written here with python-pptx (a dependency: markitdown's PPTX converter), so the test files
 are our own.
@@ -50,6 +51,8 @@ def deck(*, alt: str | None, title: str | None, chart: bool) -> bytes:
         )
         frame.chart.has_title = True
         frame.chart.chart_title.text_frame.text = "Hit rate and MRR at top 5"
+        frame.chart.value_axis.has_title = True
+        frame.chart.value_axis.axis_title.text_frame.text = "Share of questions"
     out = BytesIO()
     presentation.save(out)
     return out.getvalue()
@@ -63,11 +66,20 @@ def test_a_pictures_description_is_a_paragraph_of_the_slide():
     assert document.text[element.start_char : element.end_char] == "Bar chart: hit rate peaks at 256 tokens"
 
 
-def test_a_picture_with_a_title_only_gives_its_title_and_a_file_name_gives_nothing():
+def test_a_picture_with_a_title_only_gives_its_title():
     (titled,) = load_bytes(deck(alt="", title="Chunking pipeline diagram", chart=False), "d.pptx")
     assert "Chunking pipeline diagram" in titled.text
-    (bare,) = load_bytes(deck(alt=None, title=None, chart=False), "d.pptx")  # python-pptx writes "image.png"
-    assert bare.text == "Retrieval quality by chunk size"
+
+
+def test_a_description_that_is_a_file_name_is_read_and_marked_as_one():
+    # PowerPoint writes the inserted file's name as the description; markitdown reads it, and so do we.
+    (document,) = load_bytes(deck(alt="monty-truth.png", title=None, chart=False), "d.pptx")
+    check_spans(document)
+    assert document.text == "Retrieval quality by chunk size\n\nmonty-truth.png"
+    (element,) = [e for e in document.elements if e.attrs.get("alt_text")]
+    assert element.attrs == {"alt_text": True, "file_name": True}
+    (described,) = load_bytes(deck(alt="Bar chart of hit rates", title=None, chart=False), "d.pptx")
+    assert [e.attrs for e in described.elements if e.attrs.get("alt_text")] == [{"alt_text": True}]
 
 
 def test_a_charts_title_and_cached_data_become_a_table():
@@ -75,6 +87,8 @@ def test_a_charts_title_and_cached_data_become_a_table():
     check_spans(document)
     text = document.text
     assert "Hit rate and MRR at top 5" in text
+    (axis,) = [e for e in document.elements if "axis_title" in e.attrs]
+    assert (text[axis.start_char : axis.end_char], axis.attrs["axis_title"]) == ("Share of questions", "value")
     (table,) = [e for e in document.elements if e.kind == "table"]
     rows = [line for line in text[table.start_char : table.end_char].splitlines() if "---" not in line]
     assert rows == [
@@ -83,3 +97,59 @@ def test_a_charts_title_and_cached_data_become_a_table():
         "| 256 tokens | 0.83 | 0.64 |",
         "| 512 tokens | 0.79 | 0.6 |",
     ]
+
+
+def test_a_value_the_chart_leaves_out_keeps_the_next_values_in_their_rows():
+    # An empty cell has no point in the chart's cache: 0.6 belongs to 512 tokens, not to 256.
+    presentation = Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[6])  # blank
+    data = CategoryChartData()
+    data.categories = ["128 tokens", "256 tokens", "512 tokens"]
+    data.add_series("Hit rate", (0.71, 0.83, 0.79))
+    data.add_series("MRR", (0.52, None, 0.6))
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(1), Inches(5), Inches(4), data)
+    out = BytesIO()
+    presentation.save(out)
+    (document,) = load_bytes(out.getvalue(), "d.pptx")
+    check_spans(document)
+    assert document.text.splitlines()[2:] == [
+        "| 128 tokens | 0.71 | 0.52 |",
+        "| 256 tokens | 0.83 |  |",
+        "| 512 tokens | 0.79 | 0.6 |",
+    ]
+
+
+def test_speaker_notes_follow_each_slides_content_unless_switched_off():
+    presentation = Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])  # title only
+    slide.shapes.title.text = "Why overlap"
+    slide.notes_slide.notes_text_frame.text = "Say that overlap repeats the sentence a cut would split."
+    out = BytesIO()
+    presentation.save(out)
+    (document,) = load_bytes(out.getvalue(), "d.pptx")
+    check_spans(document)
+    assert document.text == "Why overlap\n\nSay that overlap repeats the sentence a cut would split."
+    (note,) = [e for e in document.elements if e.attrs.get("notes")]
+    assert (document.text[note.start_char : note.end_char], note.page) == (
+        "Say that overlap repeats the sentence a cut would split.",
+        1,
+    )
+    (without,) = load_bytes(out.getvalue(), "d.pptx", include_notes=False)
+    assert without.text == "Why overlap"
+
+
+def test_multi_level_categories_give_each_row_its_group_where_the_group_starts():
+    presentation = Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[6])  # blank
+    data = CategoryChartData()
+    for country, cities in (("UK", ("London", "Glasgow")), ("US", ("Boston",))):
+        group = data.add_category(country)
+        for city in cities:
+            group.add_sub_category(city)
+    data.add_series("Readers", (12, 7, 30))
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(1), Inches(5), Inches(4), data)
+    out = BytesIO()
+    presentation.save(out)
+    (document,) = load_bytes(out.getvalue(), "d.pptx")
+    check_spans(document)
+    assert document.text.splitlines()[2:] == ["| UK / London | 12 |", "| Glasgow | 7 |", "| US / Boston | 30 |"]

@@ -6,9 +6,23 @@ style's (through ``basedOn``), says so, or when its style is named "Heading N"
 or "Title"; a list item when it or its style is numbered. Tables become
 Markdown-like rows (see :mod:`core.loaders.blocks`); the row marked as a header
 (``w:tblHeader``), else the first, is the header. Deleted text of tracked
-changes, field codes, text boxes, comments, footnotes and headers/footers are
-left out; a paragraph's line breaks are kept. Word stores no page breaks it can
-vouch for, so a DOCX has no pages.
+changes, field codes, text boxes, comments and footnotes are left out; a
+paragraph's line breaks are kept. Word stores no page breaks it can vouch for,
+so a DOCX has no pages.
+
+Headers and footers (``include_headers_footers``, on by default) are read once
+each, where the section that first names them starts (its headers, before its
+body) and ends (its footers, after it), marked ``page_header`` or
+``page_footer`` with their kind (``default``, ``first``, ``even``) in the
+element's attributes (a table's ``header`` is its header row).
+Once, not once per page: Word repeats them on every page, but a DOCX has no
+pages, and "Confidential" repeated a hundred times would outweigh the text in
+every chunk and every retrieval score. Read at all, because they can hold what
+the body does not (a title, a document number, a copyright line; docx2txt,
+under LlamaIndex's and LangChain's DOCX readers, reads them too), and marked,
+so a splitter or a filter can tell them from the body. A section that names no
+header of its own shows the previous one's, already read; a part no section
+names is never shown by Word and is not read.
 
 Why a direct read rather than python-docx: the structure needed here is a dozen
 tags, read in document order with text boxes and ``mc:Fallback`` copies skipped;
@@ -19,7 +33,8 @@ defusedxml, and the app gains no lxml dependency.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 from xml.etree.ElementTree import Element as XmlElement
 
@@ -28,6 +43,7 @@ from core.loaders.archive import Archive, ZipLoader, attr, child, children, core
 from core.loaders.blocks import BlockText
 from core.loaders.registry import LOADERS
 from core.loaders.text import add_warning, make_document
+from core.params import param
 from core.schema import Document
 
 _HEADING_NAME = re.compile(r"heading\s*([1-9])$", re.IGNORECASE)
@@ -67,6 +83,10 @@ class DocxLoader(ZipLoader):
     format_label = "a .docx file"
     counted_elements = _COUNTED
 
+    include_headers_footers: bool = param(
+        True, "Read each header and footer once, where the first section that shows it starts (or ends)."
+    )
+
     def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
         file_name = archive.file_name
         main = _main_part(archive)
@@ -76,9 +96,9 @@ class DocxLoader(ZipLoader):
         body = child(root, "body")
         if body is None:
             raise CorruptDocumentError(file_name, f"is not a .docx file ({main} has no body)")
-        styles = _styles(archive)
         out = BlockText()
-        _walk(body, out, styles)
+        stories = _Stories(archive, main, _styles(archive), out, self.include_headers_footers)
+        stories.read_body(body)
         text, elements, _ = out.result()
         if not text.strip():
             raise EmptyDocumentError(file_name, "has no text")
@@ -121,30 +141,81 @@ def _styles(archive: Archive) -> dict[str, _Style]:
     return found
 
 
-def _walk(container: XmlElement, out: BlockText, styles: dict[str, _Style]) -> None:
-    """The block content of the body (or of a content control) in document order."""
+@dataclass
+class _Stories:
+    """The body read in order, each section's headers before it and footers after it (each part once)."""
+
+    archive: Archive
+    main: str
+    styles: dict[str, _Style]
+    out: BlockText
+    headers_footers: bool
+    _sections: list[XmlElement | None] = field(default_factory=list)
+    _read: set[str] = field(default_factory=set)
+
+    def read_body(self, body: XmlElement) -> None:
+        # Every section's properties, last first (the body's own), so the section being read is the list's end.
+        self._sections = [child(body, "sectPr"), *reversed(list(_section_breaks(body)))]
+        self._margins("header")
+        self._walk(body, {})
+        self._margins("footer")
+
+    def _walk(self, container: XmlElement, attrs: dict[str, str]) -> None:
+        """The block content of a story (or of a content control in it) in document order."""
+        for node in container:
+            tag = local(node.tag)
+            if tag == "p":
+                _paragraph(node, self.out, self.styles, attrs)
+                ended = child(child(node, "pPr"), "sectPr")
+                if ended is not None and not attrs and len(self._sections) > 1:  # a section of the body ends
+                    self._margins("footer")
+                    self._sections.pop()
+                    self._margins("header")
+            elif tag == "tbl":
+                self.out.add_table(_table_rows(node), attrs=attrs or None)
+            elif tag in _TRANSPARENT:
+                self._walk(node, attrs)
+
+    def _margins(self, kind: str) -> None:
+        """The headers (or footers) the current section names, in stored order, each part read the first time."""
+        section = self._sections[-1]
+        if section is None or not self.headers_footers:
+            return
+        rels = self.archive.relationships(self.main)
+        for reference in children(section, f"{kind}Reference"):
+            rel_kind, part = rels.get(attr(reference, "id") or "", ("", ""))
+            if rel_kind != kind or part in self._read:
+                continue
+            self._read.add(part)
+            root = self.archive.xml(part)
+            if root is not None:
+                self._walk(root, {f"page_{kind}": attr(reference, "type") or "default"})
+
+
+def _section_breaks(container: XmlElement) -> Iterator[XmlElement]:
+    """The properties of every section but the last, in order: each ends a paragraph (``w:pPr/w:sectPr``)."""
     for node in container:
         tag = local(node.tag)
         if tag == "p":
-            _paragraph(node, out, styles)
-        elif tag == "tbl":
-            out.add_table(_table_rows(node))
+            ended = child(child(node, "pPr"), "sectPr")
+            if ended is not None:
+                yield ended
         elif tag in _TRANSPARENT:
-            _walk(node, out, styles)
+            yield from _section_breaks(node)
 
 
-def _paragraph(paragraph: XmlElement, out: BlockText, styles: dict[str, _Style]) -> None:
+def _paragraph(paragraph: XmlElement, out: BlockText, styles: dict[str, _Style], attrs: dict[str, str]) -> None:
     text = paragraph_text(paragraph)
     ppr = child(paragraph, "pPr")
     style_node = child(ppr, "pStyle")
     style_id = attr(style_node, "val") if style_node is not None else None
     level = _heading_level(ppr, style_id, styles)
     if level is not None:
-        out.add(" ".join(text.split()), "heading", level=level)
+        out.add(" ".join(text.split()), "heading", level=level, attrs=attrs or None)
     elif _numbered(ppr) or _style_numbered(style_id, styles):
-        out.add(text, "list_item")
+        out.add(text, "list_item", attrs=attrs or None)
     else:
-        out.add(text, "paragraph")
+        out.add(text, "paragraph", attrs=attrs or None)
 
 
 def paragraph_text(paragraph: XmlElement) -> str:

@@ -40,7 +40,14 @@ from pypdf.errors import FileNotDecryptedError
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.base import Loader
 from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
-from core.loaders.pdf_garble import better_text, blocks_text, garbled_pages, repair_garbled, repair_garbled_blocks
+from core.loaders.pdf_garble import (
+    better_text,
+    blocks_text,
+    garbled_pages,
+    repair_garbled,
+    repair_garbled_blocks,
+    suspect,
+)
 from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
 from core.loaders.pdf_ocr import (
     OcrPage,
@@ -70,6 +77,10 @@ PARALLEL_FROM_PAGES = 24
 # A text layer longer than this covers too much of a page to be a stamp on a scan (0.05 of an A4 page
 # holds some 500 characters at 10 pt): its page is not measured for OCR.
 SCAN_LAYER_MAX_CHARS = 2000
+# The second readings through pdfminer (a suspect page's second opinion, a short layer's coverage) interpret the
+# page's drawing again at some 120 KB/s, ten times slower than pypdf: a page whose content holds more than this
+# is not read again (about 2 s at most). Such a page is a drawing, not a scan with a stamp line on top.
+SECOND_READ_MAX_BYTES = 256 * 1024
 
 # pypdf logs the damage it works around; what matters reaches the user as our own
 # error or load_warning, so its notes must not print to a terminal (the CLI's one line).
@@ -87,6 +98,7 @@ class _TextLayer:
     partly: dict[int, str]  # pages pypdf read only in part, with the reason
     blank: list[int]  # pages with no text (and no failure)
     texts: dict[int, str]  # the text of every page that has some, by number
+    unchecked: list[int]  # suspect pages too large to be read again by the other parser
 
 
 @LOADERS.register
@@ -179,11 +191,12 @@ class PdfLoader(Loader):
             raise EmptyDocumentError(file_name, "has no pages")
         if page_count > self.max_pages:
             raise TooLargeError(file_name, f"has {page_count:,} pages, more than max_pages={self.max_pages:,}")
-        check_content_size(reader, file_name, self.max_content_mb)
+        sizes = check_content_size(reader, file_name, self.max_content_mb)
+        heavy = {number for number, size in enumerate(sizes, start=1) if size > SECOND_READ_MAX_BYTES}
         labels = page_labels(reader, page_count)
 
-        layer = self._text_layer(data, reader, file_name, page_count)
-        ocr_read, ocr_notes, ocr_found_nothing, over_layer = self._ocr(data, reader, layer.blank, layer.texts)
+        layer = self._text_layer(data, reader, file_name, page_count, heavy)
+        ocr_read, ocr_notes, ocr_found_nothing, over_layer = self._ocr(data, reader, layer.blank, layer.texts, heavy)
         if len(layer.blank) + len(layer.unreadable) == page_count and not ocr_read:
             if layer.unreadable:
                 raise CorruptDocumentError(
@@ -224,8 +237,11 @@ class PdfLoader(Loader):
             metadata["load_warning"] = "; ".join(notes)
         return [make_document(full_text, metadata, elements, pages)]
 
-    def _text_layer(self, data: bytes, reader: PdfReader, file_name: str, page_count: int) -> _TextLayer:
-        """What the chosen parser reads of every page, garbled pages read again by the other parser."""
+    def _text_layer(
+        self, data: bytes, reader: PdfReader, file_name: str, page_count: int, heavy: set[int]
+    ) -> _TextLayer:
+        """What the chosen parser reads of every page, garbled pages read again by the other parser (pypdf's
+        suspect pages by pdfplumber only when their content is at most SECOND_READ_MAX_BYTES: ``heavy`` are not)."""
         if self.parser == "pdfplumber":
             from core.loaders.pdf_structure import read_pages
 
@@ -243,9 +259,10 @@ class PdfLoader(Loader):
                 partly={},
                 blank=[number for number, page in enumerate(blocks, start=1) if not page],
                 texts={number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page},
+                unchecked=[],
             )
         texts, skipped = self._extract(reader, file_name)
-        texts, fallback = repair_garbled(data, texts, layout=self.extraction_mode == "layout")
+        texts, fallback = repair_garbled(data, texts, layout=self.extraction_mode == "layout", skip=heavy)
         unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
         return _TextLayer(
             blocks=None,
@@ -255,6 +272,7 @@ class PdfLoader(Loader):
             partly={number: reason for number, reason in skipped.items() if texts[number - 1]},
             blank=[number for number, text in enumerate(texts, start=1) if not text and number not in unreadable],
             texts={number: text for number, text in enumerate(texts, start=1) if text},
+            unchecked=[number for number in sorted(heavy) if texts[number - 1] and suspect(texts[number - 1])],
         )
 
     def _notes(
@@ -285,10 +303,15 @@ class PdfLoader(Loader):
         if layer.fallback:
             other = "pdfplumber" if self.parser == "pypdf" else "pypdf"
             notes.append(f"{self.parser}'s text was garbled on {pages_phrase(layer.fallback)}: read by {other} instead")
+        if layer.unchecked:
+            notes.append(
+                f"the text of {pages_phrase(layer.unchecked)} reads little like words and was not read again by "
+                f"pdfplumber (more than {SECOND_READ_MAX_BYTES // 1024} KB of drawing instructions on the page)"
+            )
         return notes
 
     def _ocr(
-        self, data: bytes, reader: PdfReader, blank: list[int], layer: dict[int, str]
+        self, data: bytes, reader: PdfReader, blank: list[int], layer: dict[int, str], heavy: set[int]
     ) -> tuple[dict[int, OcrPage], list[str], list[int], list[int]]:
         """The pages OCR read (by number), one-line notes about what it could not do, the pages it read
         without finding a word, and the pages whose text layer OCR's text replaced.
@@ -297,6 +320,7 @@ class PdfLoader(Loader):
         the blank pages that draw an image, and the pages whose images cover most of the page while
         their characters cover almost none (:func:`~core.loaders.pdf_ocr.page_coverage`): a scan with a
         stamp line on top. There OCR's text is kept only when it reads clearly more words than the layer.
+        A page in ``heavy`` (more than SECOND_READ_MAX_BYTES of content) is a drawing: its coverage is not measured.
         """
         if self.ocr == "off":
             return {}, [], [], []
@@ -309,7 +333,7 @@ class PdfLoader(Loader):
             few_words = [
                 number
                 for number, text in layer.items()
-                if len(text) <= SCAN_LAYER_MAX_CHARS and has_image(reader.pages[number - 1])
+                if len(text) <= SCAN_LAYER_MAX_CHARS and number not in heavy and has_image(reader.pages[number - 1])
             ]
             if few_words:
                 try:

@@ -28,6 +28,7 @@ Two measures, both cheap and language-agnostic:
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,13 +137,16 @@ def garbled_pages(page_texts: dict[int, str]) -> list[int]:
     return [number for number, text in sorted(page_texts.items()) if text_quality(_CID.sub("", text)).garbled]
 
 
-def repair_garbled(data: bytes, texts: list[str], *, layout: bool) -> tuple[list[str], list[int]]:
+def repair_garbled(
+    data: bytes, texts: list[str], *, layout: bool, skip: Collection[int] = ()
+) -> tuple[list[str], list[int]]:
     """pypdf's page texts, with pdfplumber's where pypdf's is suspect and pdfplumber's reads clearly better
     (:mod:`core.loaders.pdf_garble`); and the numbers of the pages so replaced.
 
     pdfplumber opens the file only when a page is suspect: on a clean PDF this costs one scan of the texts.
+    The pages in ``skip`` are never read again (the caller's bound on pdfplumber's work).
     """
-    doubtful = [number for number, text in enumerate(texts, start=1) if text and suspect(text)]
+    doubtful = [number for number, text in enumerate(texts, start=1) if text and number not in skip and suspect(text)]
     if not doubtful:
         return texts, []
     from core.loaders.pdf_structure import page_text

@@ -23,23 +23,28 @@ def decrypt_with_empty_password(reader: PdfReader, file_name: str) -> None:
         raise EncryptedDocumentError(file_name, "is encrypted and cannot be read without its password")
 
 
-def check_content_size(reader: PdfReader, file_name: str, max_mb: int) -> None:
+def check_content_size(reader: PdfReader, file_name: str, max_mb: int) -> list[int]:
     """Refuse before extracting: extraction interprets every instruction, so its time grows with these bytes.
+    Each page's content size in bytes otherwise (0 for a damaged page), so later passes can bound their own work.
 
     Decompressing is fast (zlib, capped per stream by pypdf) and pypdf keeps the
     result for the extraction that follows.
     """
     total = 0
+    sizes = []
     for page in reader.pages:
         try:
             contents = page.get_contents()
-            total += len(contents.get_data()) if contents is not None else 0
+            size = len(contents.get_data()) if contents is not None else 0
         except Exception:  # a damaged page is reported when its text is extracted
-            continue
+            size = 0
+        sizes.append(size)
+        total += size
         if total > max_mb * MB:
             raise TooLargeError(
                 file_name, f"holds more than {max_mb} MB of page content to interpret (max_content_mb={max_mb})"
             )
+    return sizes
 
 
 def page_labels(reader: PdfReader, page_count: int) -> list[str]:

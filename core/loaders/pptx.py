@@ -7,10 +7,16 @@ title slide's centred title, level 2 for a slide title), the paragraphs of a
 content placeholder or of a bulleted text are list items, other text is
 paragraphs, and a table becomes Markdown-like rows with its first row as the
 header. A picture's alt text (its description, else its title) is a paragraph,
-as markitdown and screen readers give it; a chart is a table of its data (the
-series as columns, the categories as rows, under the chart's title), read from
-the values the chart part caches. Speaker notes are left out unless
-``include_notes`` is on; embedded objects and media are never read.
+as markitdown and screen readers give it, also when it is only the picture's
+file name (PowerPoint writes the inserted file's name there, and names such as
+"q3-revenue.png" say what the picture shows; such a paragraph is marked
+``file_name``); a chart is a table of its data (the series as columns, the
+categories as rows, each value in its category's row, under the chart's title
+and its axes' titles),
+read from the values the chart part caches. Each slide's speaker notes follow
+its content, marked ``notes`` (markitdown and LlamaIndex read them too; they
+are often the talk's own words), unless ``include_notes`` is off; embedded
+objects and media are never read.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ _TITLES = {"ctrTitle": 1, "title": 2}
 # Placeholders whose paragraphs are bullets unless a paragraph says otherwise (no type means "obj").
 _BULLETED_PLACEHOLDERS = frozenset({"body", "obj"})
 _NOT_TEXT_PLACEHOLDERS = frozenset({"sldNum", "dt", "ftr", "hdr"})
+_AXES = {"catAx": "category", "valAx": "value", "dateAx": "date", "serAx": "series"}
 _FILE_NAME = re.compile(r"[\w ().-]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg|webp)", re.IGNORECASE)
 
 
@@ -52,7 +59,7 @@ class PptxLoader(ZipLoader):
         "tc": ("table cells", "max_table_cells"),
     }
 
-    include_notes: bool = param(False, "Add each slide's speaker notes after its content.")
+    include_notes: bool = param(True, "Add each slide's speaker notes after its content.")
 
     def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
         file_name = archive.file_name
@@ -151,47 +158,76 @@ def _shapes(tree: XmlElement, out: BlockText, parts: _SlideParts) -> None:
 
 def _alt_text(picture: XmlElement, out: BlockText) -> None:
     """A picture's description (else its title) as a paragraph: the words a reader of the slide is given.
-    A description that is only the image's file name (what tools write when nobody wrote one) says nothing."""
+    A description that is only the image's file name (what PowerPoint writes when nobody wrote one) is read too,
+    marked ``file_name``: "monty-truth.png" still says more about the slide than nothing."""
     properties = next(descendants(picture, "cNvPr"), None)
     if properties is None:
         return
     for alt in (properties.get("descr") or "", properties.get("title") or ""):
         alt = " ".join(alt.split())
-        if alt and not _FILE_NAME.fullmatch(alt):
-            out.add(alt, "paragraph", attrs={"alt_text": True})
+        if alt:
+            attrs: dict[str, Any] = {"alt_text": True}
+            if _FILE_NAME.fullmatch(alt):
+                attrs["file_name"] = True
+            out.add(alt, "paragraph", attrs=attrs)
             return
 
 
 def _chart(chart: XmlElement, out: BlockText) -> None:
-    """A chart's title as a paragraph, then its cached data as a table: a row per category, a column per series."""
+    """A chart's title and its axes' titles as paragraphs, then its cached data as a table: a row per category,
+    a column per series."""
     title = child(child(chart, "chart"), "title")
     if title is not None:
         out.add(" ".join(t.text or "" for t in descendants(title, "t")), "paragraph", attrs={"chart": True})
+    plot_area = child(child(chart, "chart"), "plotArea")
+    for axis in plot_area if plot_area is not None else ():
+        axis_title = child(axis, "title") if local(axis.tag) in _AXES else None
+        if axis_title is not None:
+            text = " ".join(t.text or "" for t in descendants(axis_title, "t"))
+            out.add(text, "paragraph", attrs={"chart": True, "axis_title": _AXES[local(axis.tag)]})
     series = list(descendants(chart, "ser"))
     if not series:
         return
-    names = [(_cached(child(s, "tx")) or [f"Series {i + 1}"])[0] for i, s in enumerate(series)]
+    names = [_cached(child(s, "tx")).get(0) or f"Series {i + 1}" for i, s in enumerate(series)]
     categories = _cached(child(series[0], "cat"))
     values = [_cached(child(s, "val")) for s in series]
-    length = max([len(categories), *(len(v) for v in values)])
+    # The points present anywhere, in index order: a point one series leaves out is an empty cell of its row.
+    indexes = sorted(set(categories).union(*values))
     rows = [["", *names]]
-    for row in range(length):
-        label = categories[row] if row < len(categories) else ""
-        rows.append([label, *(v[row] if row < len(v) else "" for v in values)])
+    rows += [[categories.get(index, ""), *(v.get(index, "") for v in values)] for index in indexes]
     out.add_table(rows, attrs={"chart": True})
 
 
-def _cached(reference: XmlElement | None) -> list[str]:
-    """The values a chart caches for a reference (``c:strRef``/``c:numRef``/literals), in point order."""
+def _cached(reference: XmlElement | None) -> dict[int, str]:
+    """The values a chart caches for a reference (``c:strRef``/``c:numRef``/literals) by point index. A cache
+    leaves out the points of empty cells, so a value is placed by its index, never by its position.
+
+    Multi-level categories (``c:lvl``, the leaves first) give each point its labels from the outermost level in,
+    "US / CA / SF", where a group starts, and its leaf alone inside the group."""
     if reference is None:
-        return []
-    if not any(True for _ in descendants(reference, "pt")):  # a literal name: c:tx/c:v
-        return [" ".join((v.text or "").split()) for v in descendants(reference, "v")]
-    points = sorted(
-        ((int(point.get("idx", "0")), child(point, "v")) for point in descendants(reference, "pt")),
-        key=lambda pair: pair[0],
-    )
-    return [" ".join((value.text or "").split()) if value is not None else "" for _, value in points]
+        return {}
+    levels = list(descendants(reference, "lvl"))
+    if levels:
+        by_level = [_points(level) for level in reversed(levels)]
+        return {
+            index: " / ".join(level[index] for level in by_level if level.get(index))
+            for index in sorted(set().union(*by_level))
+        }
+    if next(descendants(reference, "pt"), None) is None:  # a literal name: c:tx/c:v
+        return dict(enumerate(" ".join((v.text or "").split()) for v in descendants(reference, "v")))
+    return _points(reference)
+
+
+def _points(reference: XmlElement) -> dict[int, str]:
+    values: dict[int, str] = {}
+    for point in descendants(reference, "pt"):
+        value = child(point, "v")
+        try:
+            index = int(point.get("idx", ""))
+        except ValueError:
+            continue
+        values[index] = " ".join((value.text or "").split()) if value is not None else ""
+    return values
 
 
 def _text_shape(shape: XmlElement, out: BlockText) -> None:
