@@ -43,7 +43,9 @@ def _plotly_figure_html(histogram, title, marker, marker_name, key) -> str:
     if marker:
         figure.add_vline(x=marker, line_dash="dash", line_color="#dc2626", annotation_text=marker_name)
     figure.update_layout(
-        title=title, autosize=True, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05
+        title=title, autosize=True, height=300, margin={"l": 40, "r": 10, "t": 40, "b": 30}, bargap=0.05,
+        # Named: importing Streamlit makes its own template plotly's default in a test process that ran a page.
+        template="plotly",
     )
     return pio.to_html(
         figure,
