@@ -145,3 +145,14 @@ def test_past_its_memory_bound_a_fresh_table_starts_and_the_path_keeps_running(m
 def test_edges(text):
     assert FAST.spans(text) == RUST.spans(text)
     assert FAST.count(text) == RUST.count(text)
+
+
+def test_a_new_word_met_many_times_is_asked_of_the_model_once():
+    fresh = ModelTokenizer(default_model_path())
+    path, asked = fresh._ascii, []
+    tokenize = path._tokenize
+    path._tokenize = lambda word: asked.append(word) or tokenize(word)
+    text = "zqvorblat zqvorblat, zqvorblat! qxzzyp zqvorblat qxzzyp " * 20
+    assert fresh.spans(text) == RUST.spans(text)
+    assert sorted(asked) == ["qxzzyp", "zqvorblat"]
+    assert fresh.spans(text) == RUST.spans(text) and len(asked) == 2  # learned: not asked again

@@ -25,7 +25,7 @@ import json
 import re
 import threading
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from operator import add
 from typing import Any, NamedTuple
 
@@ -114,7 +114,13 @@ class AsciiWordPiece:
         self._tokenize = tokenizer.model.tokenize
         prefix = spec["model"].get("continuing_subword_prefix") or "##"
         # A vocabulary entry (whole words only: a continuing piece never starts a word) is one token of itself.
-        self._vocabulary = dict.fromkeys((w for w in tokenizer.get_vocab() if not w.startswith(prefix)), 1)
+        vocabulary = tokenizer.get_vocab()
+        self._vocabulary = dict.fromkeys((w for w in vocabulary if not w.startswith(prefix)), 1)
+        # Each token id's length in characters (a continuing piece's without its prefix).
+        self._piece_lengths = np.zeros(max(vocabulary.values(), default=0) + 1, dtype=np.int64)
+        self._piece_lengths[list(vocabulary.values())] = [
+            len(piece) - len(prefix) if piece.startswith(prefix) else len(piece) for piece in vocabulary
+        ]
         self._table = _Table(self._vocabulary)
         self._renewing = threading.Lock()
         # An added token's text is matched before normalization (or after, if it is normalized): never taken.
@@ -186,8 +192,9 @@ class AsciiWordPiece:
         words = self._words.findall(read)
         values = np.fromiter(map(table.known.get, words, repeat(0)), dtype=np.int64, count=len(words))
         if not values.all():
-            new = np.flatnonzero(values == 0)
-            values[new] = [self._learn(words[i], table) for i in new.tolist()]
+            new = np.flatnonzero(values == 0).tolist()
+            learned = self._learn(list(dict.fromkeys([words[i] for i in new])), table)
+            values[new] = [learned[words[i]] for i in new]
         return words, values
 
     def _ascii_columns(self, read: str) -> tuple[np.ndarray, np.ndarray]:
@@ -218,25 +225,45 @@ class AsciiWordPiece:
         token_ends = np.where(several, word_start + piece_ends[entry], ends[word_of_token])
         return token_starts, token_ends
 
-    def _learn(self, word: str, table: _Table) -> int:
-        """The value in ``table`` of a word outside the vocabulary, from the model's own WordPiece."""
-        offsets = [token.offsets for token in self._tokenize(word)]
-        if len(offsets) == 1:  # the word is one unknown token
-            value = 1
-        else:
+    def _learn(self, words: list[str], table: _Table) -> dict[str, int]:
+        """The values in ``table`` of distinct words outside the vocabulary, from the model's own WordPiece.
+
+        A word's pieces are consecutive: their offsets follow from their lengths (the vocabulary's entries
+        less the continuing prefix), read by token id, which costs less than asking each token its offsets.
+        """
+        tokenize, known = self._tokenize, table.known
+        values: dict[str, int] = {}
+        several: list[tuple[str, list[int]]] = []
+        for word in words:
+            value = known.get(word)  # learned meanwhile by another thread
+            if value:
+                values[word] = value
+                continue
+            ids = [token.id for token in tokenize(word)]
+            if len(ids) == 1:  # the word is one token (of the vocabulary, or unknown)
+                values[word] = known[word] = 1
+            else:
+                several.append((word, ids))
+        if several:
             with table.learning:
-                value = table.known.get(word)
-                if value:
-                    return value
+                several = [(word, ids) for word, ids in several if not known.get(word)]
+                counts = np.array([len(ids) for _, ids in several], dtype=np.int64)
+                lengths = self._piece_lengths[np.fromiter(chain.from_iterable(ids for _, ids in several), np.int64)]
+                # Each piece's end within its word: the running total less the total before its word's first piece.
+                totals, firsts = np.cumsum(lengths), np.cumsum(counts) - counts
+                piece_ends = totals - np.repeat((totals - lengths)[firsts], counts)
+                if piece_ends[firsts + counts - 1].tolist() != [len(word) for word, _ in several]:
+                    raise AssertionError("word pieces that do not spell their word")  # never, for this model
                 first = table.pieces
-                if first + len(offsets) > len(table.piece_starts):
+                size = first + len(lengths)
+                if size > len(table.piece_starts):
                     # Grown into new arrays, published before any value that points past the old ones.
-                    size = 2 * (first + len(offsets))
-                    table.piece_starts = np.resize(table.piece_starts, size)
-                    table.piece_ends = np.resize(table.piece_ends, size)
-                table.piece_starts[first : first + len(offsets)] = [start for start, _ in offsets]
-                table.piece_ends[first : first + len(offsets)] = [end for _, end in offsets]
-                table.pieces = first + len(offsets)
-                value = (first << 8) | len(offsets)
-        table.known[word] = value
-        return value
+                    table.piece_starts = np.resize(table.piece_starts, 2 * size)
+                    table.piece_ends = np.resize(table.piece_ends, 2 * size)
+                table.piece_starts[first:size] = piece_ends - lengths
+                table.piece_ends[first:size] = piece_ends
+                table.pieces = size
+                for (word, ids), entry in zip(several, (first + firsts).tolist(), strict=True):
+                    known[word] = (entry << 8) | len(ids)
+            values.update((word, known[word]) for word in words if word not in values)
+        return values
