@@ -22,6 +22,7 @@ from core.tokens.wordpiece import AsciiWordPiece
 
 FAST = get_tokenizer("model")
 RUST = ModelTokenizer(default_model_path(), ascii_fast_path=False)
+FAST_ALL_WORDS = ModelTokenizer(default_model_path())  # made to look up every word, one-character ones too
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_docs"
 
 # ASCII with its corners: capitals, digits, every punctuation character, tabs and line breaks, the
@@ -156,3 +157,15 @@ def test_a_new_word_met_many_times_is_asked_of_the_model_once():
     assert fresh.spans(text) == RUST.spans(text)
     assert sorted(asked) == ["qxzzyp", "zqvorblat"]
     assert fresh.spans(text) == RUST.spans(text) and len(asked) == 2  # learned: not asked again
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts)
+def test_looking_up_every_word_gives_the_same_tokens_as_skipping_single_characters(text):
+    # The vocabulary here holds every single character, so one-character words are not looked up; a
+    # vocabulary without them has every word looked up, and the tokens are the same.
+    assert FAST._ascii._singles_known
+    FAST_ALL_WORDS._ascii._singles_known = False
+    starts, ends = FAST_ALL_WORDS.span_columns([text])[0]
+    assert (starts.tolist(), ends.tolist()) == rust_columns(text)
+    assert FAST_ALL_WORDS.count(text) == RUST.count(text)

@@ -39,6 +39,8 @@ _ASCII_SPACE = re.compile(r"[ \t\n\r]")
 _OTHERS_EVERY = 64
 _PUNCTUATION = r"!-/:-@\[-`{-~"
 _WORDS = {True: re.compile(rf"[a-z0-9]+|[{_PUNCTUATION}]"), False: re.compile(rf"[A-Za-z0-9]+|[{_PUNCTUATION}]")}
+# Words of two characters or more: when every single character is a vocabulary entry, only these are looked up.
+_LONG_WORDS = {True: re.compile(r"[a-z0-9]{2,}"), False: re.compile(r"[A-Za-z0-9]{2,}")}
 # Byte classes: 0 whitespace, 1 letter or digit, 2 punctuation (every other printable ASCII byte).
 _CLASS = np.zeros(256, dtype=np.int8)
 _CLASS[[ord(c) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]] = 1
@@ -111,6 +113,7 @@ class AsciiWordPiece:
     def __init__(self, tokenizer: Any, spec: dict[str, Any]) -> None:
         self._lowercase = bool(spec["normalizer"].get("lowercase", True))
         self._words = _WORDS[self._lowercase]
+        self._long_words = _LONG_WORDS[self._lowercase]
         self._tokenize = tokenizer.model.tokenize
         prefix = spec["model"].get("continuing_subword_prefix") or "##"
         # A vocabulary entry (whole words only: a continuing piece never starts a word) is one token of itself.
@@ -121,6 +124,9 @@ class AsciiWordPiece:
         self._piece_lengths[list(vocabulary.values())] = [
             len(piece) - len(prefix) if piece.startswith(prefix) else len(piece) for piece in vocabulary
         ]
+        # Every word of one character (a letter, a digit, a punctuation character) one token of itself?
+        singles = [chr(c) for c in range(33, 127) if not (self._lowercase and chr(c).isupper())]
+        self._singles_known = all(single in self._vocabulary for single in singles)
         self._table = _Table(self._vocabulary)
         self._renewing = threading.Lock()
         # An added token's text is matched before normalization (or after, if it is normalized): never taken.
@@ -170,7 +176,8 @@ class AsciiWordPiece:
 
     def count(self, prepared: Prepared, other_counts: Sequence[int]) -> int:
         """How many tokens the prepared text has, given how many each of its ``others`` has."""
-        _, values = self._values(prepared.read, self._table)
+        starts, ends = _words_at(prepared.read)
+        values = self._values(prepared.read, starts, ends, self._table)
         return int((values & 0xFF).sum()) + sum(other_counts)
 
     def columns(
@@ -187,42 +194,46 @@ class AsciiWordPiece:
         order = np.argsort(all_starts, kind="stable")
         return all_starts[order], all_ends[order]
 
-    def _values(self, read: str, table: _Table) -> tuple[list[str], np.ndarray]:
-        """The words of ``read`` and their values in ``table`` (see :class:`_Table`), new words learned."""
-        words = self._words.findall(read)
-        values = np.fromiter(map(table.known.get, words, repeat(0)), dtype=np.int64, count=len(words))
-        if not values.all():
-            new = np.flatnonzero(values == 0).tolist()
+    def _values(self, read: str, starts: np.ndarray, ends: np.ndarray, table: _Table) -> np.ndarray:
+        """The values in ``table`` (see :class:`_Table`) of the words of ``read`` (at ``starts``, ``ends``),
+        new words learned. A word of one character is one token of itself when the vocabulary holds them all:
+        only longer words are looked up."""
+        if self._singles_known:
+            values = np.ones(len(starts), dtype=np.int64)
+            at = np.flatnonzero(ends - starts > 1)  # the long words, in order: those the regex finds
+            words = self._long_words.findall(read)
+        else:
+            values, at = None, None
+            words = self._words.findall(read)
+        found = np.fromiter(map(table.known.get, words, repeat(0)), dtype=np.int64, count=len(words))
+        if not found.all():
+            new = np.flatnonzero(found == 0).tolist()
             learned = self._learn(list(dict.fromkeys([words[i] for i in new])), table)
-            values[new] = [learned[words[i]] for i in new]
-        return words, values
+            found[new] = [learned[words[i]] for i in new]
+        if values is None:
+            return found
+        values[at] = found
+        return values
 
     def _ascii_columns(self, read: str) -> tuple[np.ndarray, np.ndarray]:
-        if not read:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        kind = _CLASS[np.frombuffer(read.encode("ascii"), dtype=np.uint8)]
-        word_char = kind == 1
-        # Where a run of letters and digits starts or ends; a punctuation character is a word alone.
-        change = np.empty(len(kind) + 1, dtype=np.bool_)
-        change[0] = change[-1] = True
-        np.not_equal(word_char[1:], word_char[:-1], out=change[1:-1])
-        punctuation = kind == 2
-        starts = np.flatnonzero((word_char & change[:-1]) | punctuation)
-        ends = np.flatnonzero((word_char & change[1:]) | punctuation) + 1
+        starts, ends = _words_at(read)
         table = self._table  # one generation for the whole call
-        _, values = self._values(read, table)
+        values = self._values(read, starts, ends, table)
         counts = values & 0xFF
-        if (counts == 1).all():  # one token a word: the token is the word (in the vocabulary, or unknown)
+        several = np.flatnonzero(counts > 1)
+        if not len(several):  # one token a word: the token is the word (in the vocabulary, or unknown)
             return starts, ends
-        # Each token's word, its rank among the word's pieces, and (for a word of several) its table entry.
-        word_of_token = np.repeat(np.arange(len(counts)), counts)
-        rank = np.arange(len(word_of_token)) - (np.cumsum(counts) - counts)[word_of_token]
-        several = counts[word_of_token] > 1
-        entry = np.where(several, (values >> 8)[word_of_token] + rank, 0)
-        word_start = starts[word_of_token]
+        # A word of one token is its token; the tokens of a word of several are its pieces, from its table entry.
+        token_starts, token_ends = np.repeat(starts, counts), np.repeat(ends, counts)
+        pieces = counts[several]
+        first_token = (np.cumsum(counts) - counts)[several]
+        rank = np.arange(int(pieces.sum())) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+        at = np.repeat(first_token, pieces) + rank
+        entry = np.repeat(values[several] >> 8, pieces) + rank
+        word_start = np.repeat(starts[several], pieces)
         piece_starts, piece_ends = table.piece_starts, table.piece_ends  # read after the values: never shorter
-        token_starts = word_start + np.where(several, piece_starts[entry], 0)
-        token_ends = np.where(several, word_start + piece_ends[entry], ends[word_of_token])
+        token_starts[at] = word_start + piece_starts[entry]
+        token_ends[at] = word_start + piece_ends[entry]
         return token_starts, token_ends
 
     def _learn(self, words: list[str], table: _Table) -> dict[str, int]:
@@ -267,3 +278,19 @@ class AsciiWordPiece:
                     known[word] = (entry << 8) | len(ids)
             values.update((word, known[word]) for word in words if word not in values)
         return values
+
+
+def _words_at(read: str) -> tuple[np.ndarray, np.ndarray]:
+    """Where the words of ``read`` (printable ASCII and ASCII whitespace) start and end: runs of letters and
+    digits, and each punctuation character alone; int64."""
+    if not read:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    kind = _CLASS[np.frombuffer(read.encode("ascii"), dtype=np.uint8)]
+    word_char = kind == 1
+    change = np.empty(len(kind) + 1, dtype=np.bool_)
+    change[0] = change[-1] = True
+    np.not_equal(word_char[1:], word_char[:-1], out=change[1:-1])
+    punctuation = kind == 2
+    starts = np.flatnonzero((word_char & change[:-1]) | punctuation)
+    ends = np.flatnonzero((word_char & change[1:]) | punctuation) + 1
+    return starts, ends
