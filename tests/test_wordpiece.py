@@ -169,3 +169,15 @@ def test_looking_up_every_word_gives_the_same_tokens_as_skipping_single_characte
     starts, ends = FAST_ALL_WORDS.span_columns([text])[0]
     assert (starts.tolist(), ends.tolist()) == rust_columns(text)
     assert FAST_ALL_WORDS.count(text) == RUST.count(text)
+
+
+def test_a_long_text_read_in_long_blocks_gives_the_rust_tokenizers_index():
+    # Over 64 KB of mostly ASCII text: the index reads it in 64 KB blocks (TokenIndex.ASCII_BLOCK), one of
+    # them holding an added token's text (that block goes to the Rust tokenizer whole) and a few accents.
+    words = [f"zq{n % 997}vorbl" if n % 7 else "plain" for n in range(40_000)]
+    words[20_000] = "[CLS]"
+    words[30_000] = "naïve"
+    text = " ".join(words)
+    assert len(text) > 3 * TokenIndex.ASCII_BLOCK and not FAST.parallel_for(text)
+    index, rust = TokenIndex(FAST, text), TokenIndex(RUST, text)
+    assert index.starts == rust.starts and index.ends == rust.ends
