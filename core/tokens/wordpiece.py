@@ -25,7 +25,7 @@ import json
 import re
 import threading
 from collections.abc import Sequence
-from itertools import chain, repeat
+from itertools import repeat
 from operator import add
 from typing import Any, NamedTuple
 
@@ -242,42 +242,35 @@ class AsciiWordPiece:
         A word's pieces are consecutive: their offsets follow from their lengths (the vocabulary's entries
         less the continuing prefix), read by token id, which costs less than asking each token its offsets.
         """
-        tokenize, known = self._tokenize, table.known
-        values: dict[str, int] = {}
-        several: list[tuple[str, list[int]]] = []
-        for word in words:
-            value = known.get(word)  # learned meanwhile by another thread
-            if value:
-                values[word] = value
-                continue
-            ids = [token.id for token in tokenize(word)]
-            if len(ids) == 1:  # the word is one token (of the vocabulary, or unknown)
-                values[word] = known[word] = 1
-            else:
-                several.append((word, ids))
-        if several:
-            with table.learning:
-                several = [(word, ids) for word, ids in several if not known.get(word)]
-                counts = np.array([len(ids) for _, ids in several], dtype=np.int64)
-                lengths = self._piece_lengths[np.fromiter(chain.from_iterable(ids for _, ids in several), np.int64)]
-                # Each piece's end within its word: the running total less the total before its word's first piece.
-                totals, firsts = np.cumsum(lengths), np.cumsum(counts) - counts
-                piece_ends = totals - np.repeat((totals - lengths)[firsts], counts)
-                if piece_ends[firsts + counts - 1].tolist() != [len(word) for word, _ in several]:
-                    raise AssertionError("word pieces that do not spell their word")  # never, for this model
-                first = table.pieces
-                size = first + len(lengths)
-                if size > len(table.piece_starts):
-                    # Grown into new arrays, published before any value that points past the old ones.
-                    table.piece_starts = np.resize(table.piece_starts, 2 * size)
-                    table.piece_ends = np.resize(table.piece_ends, 2 * size)
-                table.piece_starts[first:size] = piece_ends - lengths
-                table.piece_ends[first:size] = piece_ends
-                table.pieces = size
-                for (word, ids), entry in zip(several, (first + firsts).tolist(), strict=True):
-                    known[word] = (entry << 8) | len(ids)
-            values.update((word, known[word]) for word in words if word not in values)
-        return values
+        known = table.known
+        with table.learning:
+            new = [word for word in words if word not in known]  # others were learned meanwhile by another thread
+            if new:
+                tokenized = list(map(self._tokenize, new))
+                counts = np.fromiter(map(len, tokenized), dtype=np.int64, count=len(new))
+                values = counts  # a word of one token (of the vocabulary, or unknown): 1
+                several = np.flatnonzero(counts > 1)
+                if len(several):
+                    pieces = counts[several]
+                    ids = [token.id for i in several.tolist() for token in tokenized[i]]
+                    lengths = self._piece_lengths[np.array(ids, dtype=np.int64)]
+                    # Each piece's end within its word: the running total less the total before its word.
+                    totals, firsts = np.cumsum(lengths), np.cumsum(pieces) - pieces
+                    piece_ends = totals - np.repeat((totals - lengths)[firsts], pieces)
+                    if piece_ends[firsts + pieces - 1].tolist() != [len(new[i]) for i in several.tolist()]:
+                        raise AssertionError("word pieces that do not spell their word")  # never, for this model
+                    first = table.pieces
+                    size = first + len(lengths)
+                    if size > len(table.piece_starts):
+                        # Grown into new arrays, published before any value that points past the old ones.
+                        table.piece_starts = np.resize(table.piece_starts, 2 * size)
+                        table.piece_ends = np.resize(table.piece_ends, 2 * size)
+                    table.piece_starts[first:size] = piece_ends - lengths
+                    table.piece_ends[first:size] = piece_ends
+                    table.pieces = size
+                    values[several] = ((first + firsts) << 8) | pieces
+                known.update(zip(new, values.tolist(), strict=True))
+        return {word: known[word] for word in words}
 
 
 def _words_at(read: str) -> tuple[np.ndarray, np.ndarray]:
