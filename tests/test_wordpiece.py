@@ -181,3 +181,13 @@ def test_a_long_text_read_in_long_blocks_gives_the_rust_tokenizers_index():
     assert len(text) > 3 * TokenIndex.ASCII_BLOCK and not FAST.parallel_for(text)
     index, rust = TokenIndex(FAST, text), TokenIndex(RUST, text)
     assert index.starts == rust.starts and index.ends == rust.ends
+
+
+@pytest.mark.parametrize("length", [99, 100, 101])
+def test_the_longest_words_pieces_keep_their_offsets(length):
+    # Pieces' offsets within a word are kept a byte each: a word has at most max_input_chars_per_word (100)
+    # characters, or is one unknown token.
+    word = ("zqxvorbl" * 13)[:length]
+    text = f"a {word} b {word}"
+    assert FAST.spans(text) == RUST.spans(text)
+    assert FAST.count(text) == RUST.count(text)
