@@ -120,6 +120,37 @@ def test_blingfire_offsets_mapped_in_bulk_equal_the_wrappers(text):
         assert fast == [start for start, _ in offsets]
 
 
+sentence_texts = st.lists(
+    st.one_of(
+        prose(), unicode_text(), whitespace_runs, st.text(max_size=80), st.sampled_from(["\n\n", "\ud800", "\x00"])
+    ),
+    max_size=6,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sentence_texts)
+def test_sentence_ends_in_bulk_equal_the_sentence_spans_ends(text):
+    # The plain rule (what the mid-sentence flag read before): every sentence's end, in order, once.
+    plain = sorted({end for _, end in segmentation.sentence_spans(text)})
+    ends = segmentation.sentence_ends(text)
+    assert ends.dtype.name == "int64" and ends.tolist() == plain
+
+
+@pytest.mark.parametrize(
+    ("text", "ends"),
+    [
+        ("", []),
+        ("  \n ", []),
+        ("One. Two!  \n\nThree", [4, 9, 18]),
+        ("A heading\n\n   \n\nText ends here.   ", [9, 31]),
+        ("lone \ud800 surrogate. Next one.", [17, 27]),  # not UTF-8: the regex segmenter
+    ],
+)
+def test_sentence_ends_examples(text, ends):
+    assert segmentation.sentence_ends(text).tolist() == ends
+
+
 def test_the_gc_pause_restores_the_collectors_state_and_changes_no_node():
     document = Document(text="One paragraph.\n\nTwo paragraphs, " * 50)
     splitter = get_splitter("recursive", chunk_size=60, chunk_overlap=10)

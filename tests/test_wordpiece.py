@@ -22,6 +22,7 @@ from core.tokens.wordpiece import AsciiWordPiece
 
 FAST = get_tokenizer("model")
 RUST = ModelTokenizer(default_model_path(), ascii_fast_path=False)
+FAST_ALL_WORDS = ModelTokenizer(default_model_path())  # made to look up every word, one-character ones too
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_docs"
 
 # ASCII with its corners: capitals, digits, every punctuation character, tabs and line breaks, the
@@ -143,5 +144,50 @@ def test_past_its_memory_bound_a_fresh_table_starts_and_the_path_keeps_running(m
 
 @pytest.mark.parametrize("text", ["", " ", "\n\t", "a", "A.", "x" * 101, "[UNK]"])
 def test_edges(text):
+    assert FAST.spans(text) == RUST.spans(text)
+    assert FAST.count(text) == RUST.count(text)
+
+
+def test_a_new_word_met_many_times_is_asked_of_the_model_once():
+    fresh = ModelTokenizer(default_model_path())
+    path, asked = fresh._ascii, []
+    tokenize = path._tokenize
+    path._tokenize = lambda word: asked.append(word) or tokenize(word)
+    text = "zqvorblat zqvorblat, zqvorblat! qxzzyp zqvorblat qxzzyp " * 20
+    assert fresh.spans(text) == RUST.spans(text)
+    assert sorted(asked) == ["qxzzyp", "zqvorblat"]
+    assert fresh.spans(text) == RUST.spans(text) and len(asked) == 2  # learned: not asked again
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts)
+def test_looking_up_every_word_gives_the_same_tokens_as_skipping_single_characters(text):
+    # The vocabulary here holds every single character, so one-character words are not looked up; a
+    # vocabulary without them has every word looked up, and the tokens are the same.
+    assert FAST._ascii._singles_known
+    FAST_ALL_WORDS._ascii._singles_known = False
+    starts, ends = FAST_ALL_WORDS.span_columns([text])[0]
+    assert (starts.tolist(), ends.tolist()) == rust_columns(text)
+    assert FAST_ALL_WORDS.count(text) == RUST.count(text)
+
+
+def test_a_long_text_read_in_long_blocks_gives_the_rust_tokenizers_index():
+    # Over 64 KB of mostly ASCII text: the index reads it in 64 KB blocks (TokenIndex.ASCII_BLOCK), one of
+    # them holding an added token's text (that block goes to the Rust tokenizer whole) and a few accents.
+    words = [f"zq{n % 997}vorbl" if n % 7 else "plain" for n in range(40_000)]
+    words[20_000] = "[CLS]"
+    words[30_000] = "naïve"
+    text = " ".join(words)
+    assert len(text) > 3 * TokenIndex.ASCII_BLOCK and not FAST.parallel_for(text)
+    index, rust = TokenIndex(FAST, text), TokenIndex(RUST, text)
+    assert index.starts == rust.starts and index.ends == rust.ends
+
+
+@pytest.mark.parametrize("length", [99, 100, 101])
+def test_the_longest_words_pieces_keep_their_offsets(length):
+    # Pieces' offsets within a word are kept a byte each: a word has at most max_input_chars_per_word (100)
+    # characters, or is one unknown token.
+    word = ("zqxvorbl" * 13)[:length]
+    text = f"a {word} b {word}"
     assert FAST.spans(text) == RUST.spans(text)
     assert FAST.count(text) == RUST.count(text)

@@ -19,11 +19,11 @@ _SENTENCE_ENDS = Memo(8)
 
 
 def _sentence_ends(text: str) -> np.ndarray:
-    from core.tokens.segmentation import sentence_spans
+    from core.tokens.segmentation import sentence_ends
 
     (ends,) = _SENTENCE_ENDS.get_many([text])
     if ends is None:
-        ends = np.array(sorted({end for _, end in sentence_spans(text)}), dtype=np.int64)
+        ends = sentence_ends(text)
         _SENTENCE_ENDS.put(text, ends, 1)
     return ends
 

@@ -16,8 +16,12 @@ the text, a small regex segmenter takes over.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from core.runtime.memo import TextTables
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # A blank line always ends a sentence: headings, list blocks and paragraphs
 # without closing punctuation would otherwise run into the next sentence.
@@ -44,6 +48,28 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if tight is not None:
             spans.append(tight)
     return spans
+
+
+def sentence_ends(text: str) -> np.ndarray:
+    """Where the sentences of :func:`sentence_spans` end, in order (int64): the same cuts, trimmed in bulk.
+
+    A piece between two sentence starts with any non-whitespace character is a sentence, ending where its
+    trailing whitespace begins (the text's :class:`~core.tokens.char_index.CharIndex`, kept for the
+    metrics that read it too); equal to the spans' ends (tests/test_fast_paths.py).
+    """
+    starts = _blingfire_starts(text)
+    if starts is None:
+        starts = _regex_starts(text)
+    starts = _with_blank_line_starts(text, starts)
+    import numpy as np
+
+    from core.tokens.char_index import CharIndex
+
+    chars = CharIndex.of(text)
+    bounds = np.array([*starts, len(text)], dtype=np.int64)
+    first, after = bounds[:-1], bounds[1:]
+    sentence = chars.non_space_prefix[after] > chars.non_space_prefix[first]
+    return chars.trimmed_ends(first[sentence], after[sentence])
 
 
 def sentence_spans_within(text: str, start: int, end: int) -> tuple[tuple[int, int], ...]:
@@ -153,6 +179,8 @@ def _fast_blingfire_starts(blingfire: object, text: str) -> list[int] | None:
     byte_starts = np.frombuffer(starts_buffer, dtype=np.int32, count=count)
     if byte_starts.size == 0 or byte_starts.min() < 0 or byte_starts.max() >= len(data):
         return None
+    if len(data) == len(text):  # ASCII: a byte is a character
+        return byte_starts.tolist()
     # The str index of every byte: how many characters begin at or before it, minus one.
     raw = np.frombuffer(data, dtype=np.uint8)
     char_of_byte = np.cumsum((raw & 0xC0) != 0x80) - 1

@@ -55,6 +55,7 @@ class TokenIndex:
     """
 
     BLOCK = 4096
+    ASCII_BLOCK = 65536
     BATCH = 16
     # From this many pieces on, count_many bisects with numpy (below it, the Python loop is as fast).
     VECTOR_FROM = 8
@@ -68,15 +69,19 @@ class TokenIndex:
         self._columns: tuple[Any, Any] | None = None
         if self.by_length:
             return
+        parallel_for = getattr(tokenizer, "parallel_for", None)
+        parallel = bool(parallel_for and parallel_for(text))
+        # The model tokenizer's ASCII path (a text it keeps on one thread) reads a long block as fast as
+        # short ones, in fewer calls: 21 MB of --metrics batch, 0.35 CPU-s less at 64 KB than at 4 KB.
+        block = self.ASCII_BLOCK if parallel_for is not None and not parallel else self.BLOCK
         positions = [0]
         while positions[-1] < len(text):
-            positions.append(_next_whitespace(text, positions[-1] + self.BLOCK))
+            positions.append(_next_whitespace(text, positions[-1] + block))
         # A tokenizer that releases the GIL (the model's) gets the text in consecutive runs of
         # blocks, one run per thread: each thread encodes and collects its own run, so its
         # Python work overlaps the other's encoding (1 MB: 0.49 s -> 0.27 s wall on two cores).
         blocks = len(positions) - 1
-        parallel_for = getattr(tokenizer, "parallel_for", None)
-        workers = min(parallel_workers(len(text)), blocks) if parallel_for and parallel_for(text) else 1
+        workers = min(parallel_workers(len(text)), blocks) if parallel else 1
         cuts = [blocks * n // max(workers, 1) for n in range(workers + 1)]
         runs = in_parallel(
             [partial(self._columns_of, tokenizer, text, positions[a : b + 1]) for a, b in pairwise(cuts)]

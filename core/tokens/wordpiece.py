@@ -39,6 +39,8 @@ _ASCII_SPACE = re.compile(r"[ \t\n\r]")
 _OTHERS_EVERY = 64
 _PUNCTUATION = r"!-/:-@\[-`{-~"
 _WORDS = {True: re.compile(rf"[a-z0-9]+|[{_PUNCTUATION}]"), False: re.compile(rf"[A-Za-z0-9]+|[{_PUNCTUATION}]")}
+# Words of two characters or more: when every single character is a vocabulary entry, only these are looked up.
+_LONG_WORDS = {True: re.compile(r"[a-z0-9]{2,}"), False: re.compile(r"[A-Za-z0-9]{2,}")}
 # Byte classes: 0 whitespace, 1 letter or digit, 2 punctuation (every other printable ASCII byte).
 _CLASS = np.zeros(256, dtype=np.int8)
 _CLASS[[ord(c) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]] = 1
@@ -92,11 +94,12 @@ class _Table:
     so a new generation (made when this one is full) never changes what a running call reads.
     """
 
-    def __init__(self, vocabulary: dict[str, int]) -> None:
+    def __init__(self, vocabulary: dict[str, int], offsets: type[np.integer]) -> None:
         self.known = dict(vocabulary)
-        # The pieces' offsets within their word, for words of several pieces; entry 0 is unused.
-        self.piece_starts = np.zeros(1024, dtype=np.int64)
-        self.piece_ends = np.zeros(1024, dtype=np.int64)
+        # The pieces' offsets within their word, for words of several pieces; entry 0 is unused. A word has
+        # at most the model's max_input_chars_per_word characters (100 here: a byte each), or is one token.
+        self.piece_starts = np.zeros(1024, dtype=offsets)
+        self.piece_ends = np.zeros(1024, dtype=offsets)
         self.pieces = 1
         self.learning = threading.Lock()
 
@@ -104,18 +107,32 @@ class _Table:
 class AsciiWordPiece:
     """Token offsets and counts of ASCII text under one BERT WordPiece tokenizer (see the module doc)."""
 
-    # Words outside the vocabulary one generation learns (~150 bytes each) before a fresh one starts: memory
-    # stays bounded on a corpus of many rare words (hashes, identifiers) and the fast path keeps running.
-    WORDS_KEPT = 100_000
+    # Words outside the vocabulary one generation learns before a fresh one starts: memory stays bounded on a
+    # corpus of many rare words (hashes, identifiers) and the fast path keeps running. ~80 bytes a word with
+    # byte offsets (tracemalloc: 100,000 words 8.8 MB, 150,000 12.2 MB), so ~16 MB at most: less than 100,000
+    # words took with int64 offsets (21 MB).
+    WORDS_KEPT = 200_000
 
     def __init__(self, tokenizer: Any, spec: dict[str, Any]) -> None:
         self._lowercase = bool(spec["normalizer"].get("lowercase", True))
         self._words = _WORDS[self._lowercase]
+        self._long_words = _LONG_WORDS[self._lowercase]
         self._tokenize = tokenizer.model.tokenize
         prefix = spec["model"].get("continuing_subword_prefix") or "##"
         # A vocabulary entry (whole words only: a continuing piece never starts a word) is one token of itself.
-        self._vocabulary = dict.fromkeys((w for w in tokenizer.get_vocab() if not w.startswith(prefix)), 1)
-        self._table = _Table(self._vocabulary)
+        vocabulary = tokenizer.get_vocab()
+        self._vocabulary = dict.fromkeys((w for w in vocabulary if not w.startswith(prefix)), 1)
+        # Each token id's length in characters (a continuing piece's without its prefix).
+        self._piece_lengths = np.zeros(max(vocabulary.values(), default=0) + 1, dtype=np.int64)
+        self._piece_lengths[list(vocabulary.values())] = [
+            len(piece) - len(prefix) if piece.startswith(prefix) else len(piece) for piece in vocabulary
+        ]
+        # Every word of one character (a letter, a digit, a punctuation character) one token of itself?
+        singles = [chr(c) for c in range(33, 127) if not (self._lowercase and chr(c).isupper())]
+        self._singles_known = all(single in self._vocabulary for single in singles)
+        longest = int(spec["model"].get("max_input_chars_per_word") or 100)
+        self._offsets = np.uint8 if longest <= 255 else np.int64
+        self._table = _Table(self._vocabulary, self._offsets)
         self._renewing = threading.Lock()
         # An added token's text is matched before normalization (or after, if it is normalized): never taken.
         self._added = [
@@ -160,11 +177,12 @@ class AsciiWordPiece:
         """A fresh generation of learned words; calls still reading the full one finish with it."""
         with self._renewing:
             if len(self._table.known) >= len(self._vocabulary) + self.WORDS_KEPT:
-                self._table = _Table(self._vocabulary)
+                self._table = _Table(self._vocabulary, self._offsets)
 
     def count(self, prepared: Prepared, other_counts: Sequence[int]) -> int:
         """How many tokens the prepared text has, given how many each of its ``others`` has."""
-        _, values = self._values(prepared.read, self._table)
+        starts, ends = _words_at(prepared.read)
+        values = self._values(prepared.read, starts, ends, self._table)
         return int((values & 0xFF).sum()) + sum(other_counts)
 
     def columns(
@@ -181,62 +199,96 @@ class AsciiWordPiece:
         order = np.argsort(all_starts, kind="stable")
         return all_starts[order], all_ends[order]
 
-    def _values(self, read: str, table: _Table) -> tuple[list[str], np.ndarray]:
-        """The words of ``read`` and their values in ``table`` (see :class:`_Table`), new words learned."""
-        words = self._words.findall(read)
-        values = np.fromiter(map(table.known.get, words, repeat(0)), dtype=np.int64, count=len(words))
-        if not values.all():
-            new = np.flatnonzero(values == 0)
-            values[new] = [self._learn(words[i], table) for i in new.tolist()]
-        return words, values
+    def _values(self, read: str, starts: np.ndarray, ends: np.ndarray, table: _Table) -> np.ndarray:
+        """The values in ``table`` (see :class:`_Table`) of the words of ``read`` (at ``starts``, ``ends``),
+        new words learned. A word of one character is one token of itself when the vocabulary holds them all:
+        only longer words are looked up."""
+        if self._singles_known:
+            values = np.ones(len(starts), dtype=np.int64)
+            at = np.flatnonzero(ends - starts > 1)  # the long words, in order: those the regex finds
+            words = self._long_words.findall(read)
+        else:
+            values, at = None, None
+            words = self._words.findall(read)
+        found = np.fromiter(map(table.known.get, words, repeat(0)), dtype=np.int64, count=len(words))
+        if not found.all():
+            new = np.flatnonzero(found == 0).tolist()
+            learned = self._learn(list(dict.fromkeys([words[i] for i in new])), table)
+            found[new] = [learned[words[i]] for i in new]
+        if values is None:
+            return found
+        values[at] = found
+        return values
 
     def _ascii_columns(self, read: str) -> tuple[np.ndarray, np.ndarray]:
-        if not read:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        kind = _CLASS[np.frombuffer(read.encode("ascii"), dtype=np.uint8)]
-        word_char = kind == 1
-        # Where a run of letters and digits starts or ends; a punctuation character is a word alone.
-        change = np.empty(len(kind) + 1, dtype=np.bool_)
-        change[0] = change[-1] = True
-        np.not_equal(word_char[1:], word_char[:-1], out=change[1:-1])
-        punctuation = kind == 2
-        starts = np.flatnonzero((word_char & change[:-1]) | punctuation)
-        ends = np.flatnonzero((word_char & change[1:]) | punctuation) + 1
+        starts, ends = _words_at(read)
         table = self._table  # one generation for the whole call
-        _, values = self._values(read, table)
+        values = self._values(read, starts, ends, table)
         counts = values & 0xFF
-        if (counts == 1).all():  # one token a word: the token is the word (in the vocabulary, or unknown)
+        several = np.flatnonzero(counts > 1)
+        if not len(several):  # one token a word: the token is the word (in the vocabulary, or unknown)
             return starts, ends
-        # Each token's word, its rank among the word's pieces, and (for a word of several) its table entry.
-        word_of_token = np.repeat(np.arange(len(counts)), counts)
-        rank = np.arange(len(word_of_token)) - (np.cumsum(counts) - counts)[word_of_token]
-        several = counts[word_of_token] > 1
-        entry = np.where(several, (values >> 8)[word_of_token] + rank, 0)
-        word_start = starts[word_of_token]
+        # A word of one token is its token; the tokens of a word of several are its pieces, from its table entry.
+        token_starts, token_ends = np.repeat(starts, counts), np.repeat(ends, counts)
+        pieces = counts[several]
+        first_token = (np.cumsum(counts) - counts)[several]
+        rank = np.arange(int(pieces.sum())) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+        at = np.repeat(first_token, pieces) + rank
+        entry = np.repeat(values[several] >> 8, pieces) + rank
+        word_start = np.repeat(starts[several], pieces)
         piece_starts, piece_ends = table.piece_starts, table.piece_ends  # read after the values: never shorter
-        token_starts = word_start + np.where(several, piece_starts[entry], 0)
-        token_ends = np.where(several, word_start + piece_ends[entry], ends[word_of_token])
+        token_starts[at] = word_start + piece_starts[entry]
+        token_ends[at] = word_start + piece_ends[entry]
         return token_starts, token_ends
 
-    def _learn(self, word: str, table: _Table) -> int:
-        """The value in ``table`` of a word outside the vocabulary, from the model's own WordPiece."""
-        offsets = [token.offsets for token in self._tokenize(word)]
-        if len(offsets) == 1:  # the word is one unknown token
-            value = 1
-        else:
-            with table.learning:
-                value = table.known.get(word)
-                if value:
-                    return value
-                first = table.pieces
-                if first + len(offsets) > len(table.piece_starts):
-                    # Grown into new arrays, published before any value that points past the old ones.
-                    size = 2 * (first + len(offsets))
-                    table.piece_starts = np.resize(table.piece_starts, size)
-                    table.piece_ends = np.resize(table.piece_ends, size)
-                table.piece_starts[first : first + len(offsets)] = [start for start, _ in offsets]
-                table.piece_ends[first : first + len(offsets)] = [end for _, end in offsets]
-                table.pieces = first + len(offsets)
-                value = (first << 8) | len(offsets)
-        table.known[word] = value
-        return value
+    def _learn(self, words: list[str], table: _Table) -> dict[str, int]:
+        """The values in ``table`` of distinct words outside the vocabulary, from the model's own WordPiece.
+
+        A word's pieces are consecutive: their offsets follow from their lengths (the vocabulary's entries
+        less the continuing prefix), read by token id, which costs less than asking each token its offsets.
+        """
+        known = table.known
+        with table.learning:
+            new = [word for word in words if word not in known]  # others were learned meanwhile by another thread
+            if new:
+                tokenized = list(map(self._tokenize, new))
+                counts = np.fromiter(map(len, tokenized), dtype=np.int64, count=len(new))
+                values = counts  # a word of one token (of the vocabulary, or unknown): 1
+                several = np.flatnonzero(counts > 1)
+                if len(several):
+                    pieces = counts[several]
+                    ids = [token.id for i in several.tolist() for token in tokenized[i]]
+                    lengths = self._piece_lengths[np.array(ids, dtype=np.int64)]
+                    # Each piece's end within its word: the running total less the total before its word.
+                    totals, firsts = np.cumsum(lengths), np.cumsum(pieces) - pieces
+                    piece_ends = totals - np.repeat((totals - lengths)[firsts], pieces)
+                    if piece_ends[firsts + pieces - 1].tolist() != [len(new[i]) for i in several.tolist()]:
+                        raise AssertionError("word pieces that do not spell their word")  # never, for this model
+                    first = table.pieces
+                    size = first + len(lengths)
+                    if size > len(table.piece_starts):
+                        # Grown into new arrays, published before any value that points past the old ones.
+                        table.piece_starts = np.resize(table.piece_starts, 2 * size)
+                        table.piece_ends = np.resize(table.piece_ends, 2 * size)
+                    table.piece_starts[first:size] = piece_ends - lengths
+                    table.piece_ends[first:size] = piece_ends
+                    table.pieces = size
+                    values[several] = ((first + firsts) << 8) | pieces
+                known.update(zip(new, values.tolist(), strict=True))
+        return {word: known[word] for word in words}
+
+
+def _words_at(read: str) -> tuple[np.ndarray, np.ndarray]:
+    """Where the words of ``read`` (printable ASCII and ASCII whitespace) start and end: runs of letters and
+    digits, and each punctuation character alone; int64."""
+    if not read:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    kind = _CLASS[np.frombuffer(read.encode("ascii"), dtype=np.uint8)]
+    word_char = kind == 1
+    change = np.empty(len(kind) + 1, dtype=np.bool_)
+    change[0] = change[-1] = True
+    np.not_equal(word_char[1:], word_char[:-1], out=change[1:-1])
+    punctuation = kind == 2
+    starts = np.flatnonzero((word_char & change[:-1]) | punctuation)
+    ends = np.flatnonzero((word_char & change[1:]) | punctuation) + 1
+    return starts, ends
