@@ -20,6 +20,18 @@ import contestants  # noqa: E402
 TEXT = "Chunking keeps a document's text whole.\n\nEvery chunk is a span of it. " * 20
 
 
+@pytest.fixture(autouse=True)
+def _reuse_restored():
+    """A contestant's set-up turns the process-wide reuse of token indexes and sentence cuts off (each timed
+    split pays for its own); the tests that run after these in the same worker expect it on, as the app has it."""
+    yield
+    from core.tokens.segmentation import reuse_sentence_spans
+    from core.tokens.token_index import reuse_token_indexes
+
+    reuse_sentence_spans(True)
+    reuse_token_indexes(True)
+
+
 @pytest.mark.parametrize("group", contestants.GROUPS, ids=lambda g: g.key)
 def test_chunkscope_is_timed_from_the_str_and_builds_its_document_inside_the_timed_call(group, monkeypatch):
     import core.schema
