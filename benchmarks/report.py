@@ -21,9 +21,6 @@ NOTES = HERE / "NOTES.md"  # hand-written analysis (profiles, fixes), appended v
 # Browser (chromium) app latency: benchmarks/browser_latency.py's latest run is its "current" entry.
 APP_RESULTS = HERE / "app_results.json"
 
-# Sections other scripts append to RESULTS.md (benchmarks/sweep_cache.py --append, the corpus batch run):
-# a re-render keeps them as they are, after the generated part.
-APPENDED_SECTIONS = ("## Corpus batch", "## Sweep cache", "## Sweeps with a warm embedding cache", "## PDF parsers")
 # benchmarks/engine_overhead.py's latest run, rendered as the "Engine overhead" section.
 ENGINE_OVERHEAD = HERE / "engine_overhead.json"
 
@@ -186,13 +183,16 @@ def targets(results: dict) -> list[tuple[str, bool | None, str]]:
     return out
 
 
-def appended_sections(text: str) -> list[str]:
-    """The lines of the sections other scripts appended (``APPENDED_SECTIONS``), each to the next ``## `` heading."""
+def appended_sections(text: str, made: list[str] = ()) -> list[str]:
+    """The lines of every section the generated part (``made``) does not hold, each to the next ``## `` heading:
+    those other scripts appended (sweep_cache.py --append, the corpus batch runs) and each round's record
+    written by hand, which a re-render must not drop."""
+    generated = {line for line in "\n".join(made).splitlines() if line.startswith("## ")}
     kept: list[str] = []
     inside = False
     for line in text.splitlines():
         if line.startswith("## "):
-            inside = line.startswith(APPENDED_SECTIONS)
+            inside = line not in generated
         if inside:
             kept.append(line)
     return kept + [""] if kept else []
@@ -404,7 +404,7 @@ def write(results: dict) -> None:
     if NOTES.exists():
         lines += [NOTES.read_text().strip(), ""]
     if MARKDOWN.exists():
-        lines += appended_sections(MARKDOWN.read_text())
+        lines += appended_sections(MARKDOWN.read_text(), made=lines)
     MARKDOWN.write_text("\n".join(lines))
     draw_chart(results)
 

@@ -111,3 +111,20 @@ def test_the_roff_of_a_manual_page_reads_as_its_words():
 
     page = '.TH FREE 1\n.SH NOM\nfree \\- Afficher la m\\[u00E9]moire\n.PP\n.B free\naffiche la quantit\u00e9 totale.\n'
     assert corpus_parts.roff_to_text(page) == "NOM\nfree - Afficher la m\u00e9moire\n\nfree\naffiche la quantit\u00e9 totale."
+
+
+def test_a_re_render_of_results_keeps_every_hand_written_section_once():
+    import report
+
+    old = "# Benchmarks\n\n## Targets\nold table\n\n## Sixth round (by hand)\nits record\n\n## Corpus batch\nappended\n"
+    made = ["# Benchmarks", "", "## Targets", "new table", "", "## Notes\n\n## Sixth round (by hand)\nfrom NOTES.md"]
+    # The generated Targets are not kept from the old text; the NOTES.md section already in `made` is not doubled.
+    assert report.appended_sections(old, made=made) == ["## Corpus batch", "appended", ""]
+    assert report.appended_sections(old, made=["## Targets"]) == [
+        "## Sixth round (by hand)",
+        "its record",
+        "",
+        "## Corpus batch",
+        "appended",
+        "",
+    ]
