@@ -1,7 +1,7 @@
 """A worker's Arrow columns, built from buffers: the same table ``pyarrow`` builds from the Python lists, without pandas.
 
 ``pa.array`` on a Python list imports pandas (0.24 CPU-s in every worker) before it converts
-anything; :func:`core.batch.work.arrow_table` builds the dataset's column types from buffers
+anything; :func:`core.batch.arrow_columns.arrow_table` builds the dataset's column types from buffers
 instead, and must give the table (and so the Parquet bytes) that ``pa.Table.from_pydict`` gives.
 """
 
@@ -16,8 +16,9 @@ import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.batch.arrow_columns import arrow_table, row_bytes, utf8_lengths
 from core.batch.dataset import parquet_bytes
-from core.batch.work import arrow_table, node_schema, row_bytes, utf8_lengths
+from core.batch.work import node_schema
 from core.measure.metrics import SizeStats
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
@@ -69,7 +70,7 @@ def test_values_it_cannot_build_go_through_pyarrow_as_before() -> None:
 def test_building_a_table_does_not_import_pandas() -> None:
     code = (
         "import sys\n"
-        "from core.batch.work import arrow_table, node_schema, row_bytes\n"
+        "from core.batch.arrow_columns import arrow_table, row_bytes\nfrom core.batch.work import node_schema\n"
         "schema = node_schema(metrics=True)\n"
         "values = {'string': ['x'], 'int32': [1], 'int64': [2], 'list<item: string>': [['tiny']]}\n"
         "columns = {f.name: values[str(f.type)] for f in schema}\n"

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from core.batch import MANIFEST, OutputWriteError, expand_inputs, read_manifest, run_batch
-from core.batch.dataset import Manifest
+from core.batch.manifest import Manifest
 from core.batch.storage import OutputStore
 from core.cli.main import main
 from core.config import PipelineConfig

@@ -173,21 +173,21 @@ def test_a_part_file_is_the_bytes_pyarrow_writes_to_a_local_file(tmp_path: Path)
 
 def test_on_object_storage_a_paced_checkpoint_rewrites_the_manifest_only_now_and_then(memory, monkeypatch):
     """A rewrite a shard would upload the growing manifest thousands of times; paced, every 10 s at most."""
-    from core.batch import dataset
-    from core.batch.dataset import Manifest
+    from core.batch import manifest as manifest_module
+    from core.batch.manifest import Manifest
 
     filesystem, out = memory
     store = OutputStore(filesystem, out)
     store.make_dirs()
     clock = [100.0]
-    monkeypatch.setattr(dataset.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(manifest_module.time, "monotonic", lambda: clock[0])
     manifest = Manifest(store)
     manifest.write({"kind": "header"})
     manifest.checkpoint(paced=True)  # the first one is written
     manifest.write({"kind": "part", "part": "part-00000-0000.parquet"})
     manifest.checkpoint(paced=True)
     assert len(read_manifest(store)) == 1  # too soon: the second line waits in memory
-    clock[0] += dataset.CHECKPOINT_SECONDS
+    clock[0] += manifest_module.CHECKPOINT_SECONDS
     manifest.checkpoint(paced=True)
     assert len(read_manifest(store)) == 2
     manifest.write({"kind": "input", "path": "x"})

@@ -31,8 +31,9 @@ Modules, in the order the data flows: ``inputs`` (paths, globs, lists) → ``wor
 
 from __future__ import annotations
 
-from core.batch.dataset import MANIFEST, NODES, PART_BYTES, PART_ROWS, read_manifest
+from core.batch.dataset import NODES, PART_BYTES, PART_ROWS
 from core.batch.inputs import Input, expand_inputs
+from core.batch.manifest import MANIFEST, read_manifest
 from core.batch.run import ENGINES, BatchInterrupted, BatchResult, Progress, run_batch
 from core.batch.storage import OutputWriteError
 from core.batch.work import node_schema, process_file

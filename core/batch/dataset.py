@@ -1,4 +1,4 @@
-"""The node dataset and its record: part files of bounded size and the manifest that lists them.
+"""The node dataset: part files of bounded size, written by whoever runs a shard.
 
 The inputs are cut into shards (:mod:`core.batch.shards`): consecutive inputs, planned from
 their sizes alone. A shard's rows go to ``OUT/nodes/part-SSSSS-KKKK.parquet`` (shard ``S``,
@@ -7,7 +7,7 @@ whichever comes first, so where parts end depends on the inputs and the configur
 never on the engine, the worker count or which worker wrote them. Whoever runs a shard writes
 its parts (:class:`ShardWriter`: a worker, or the driver for an output the workers cannot reach)
 and returns the manifest lines that record them; the driver appends those lines to
-``OUT/manifest.jsonl`` in shard order (:class:`ShardRecorder`). A part is written aside and moved
+``OUT/manifest.jsonl`` (:mod:`core.batch.manifest`) in shard order (:class:`ShardRecorder`). A part is written aside and moved
 in place before its ``part`` line exists; an ``input`` line follows once all of that input's
 rows are in recorded parts. ``OUT`` is an :class:`core.batch.storage.OutputStore` (a local
 folder or object storage).
@@ -18,29 +18,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.batch.arrow_columns import table_from
+from core.batch.manifest import manifest_line
+from core.batch.part_sizes import PartSizes
 from core.batch.storage import OutputStore, OutputWriteError
-from core.batch.work import table_from
 
-MANIFEST = "manifest.jsonl"
 # The node dataset has a folder of its own, so pyarrow, pandas or Ray read OUT/nodes as one dataset.
 NODES = "nodes"
 PART_PREFIX = "part-"
 PART_ROWS = 100_000
 PART_BYTES = 128 * 1024 * 1024
-MANIFEST_VERSION = 1
 # A part is written as row groups of about this much text while its rows arrive, so a writer holds
 # the compressed part so far and less than this of rows not yet compressed.
 ROW_GROUP_BYTES = 8 * 1024 * 1024
-# Object storage: a manifest is rewritten whole, at most every so many seconds and 20 times its last rewrite's time.
-CHECKPOINT_SECONDS = 10.0
-REWRITE_SHARE = 20
 
 
 def part_name(shard: int, number: int) -> str:
@@ -197,13 +193,13 @@ class ShardWriter:
             inputs.append(waiting.entry["path"])
             left -= taken
         line = {"kind": "part", "part": name, "rows": part.rows, "sha256": hashlib.sha256(data).hexdigest()}
-        self.lines.append(_line({**line, "inputs": inputs}))
+        self.lines.append(manifest_line({**line, "inputs": inputs}))
         self.parts.append(name)
 
     def _record_done(self) -> None:
         while self._waiting and self._waiting[0].rows_left == 0:
             waiting = self._waiting.popleft()
-            self.lines.append(_line({**waiting.entry, "parts": waiting.parts}))
+            self.lines.append(manifest_line({**waiting.entry, "parts": waiting.parts}))
 
 
 def write_shard(out: OutputStore, shard: int, limits: PartLimits, results: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -229,123 +225,6 @@ def shard_error(record: dict[str, Any]) -> OutputWriteError | None:
     failure = OutputWriteError("write", error["path"], OSError(error["errno"], os.strerror(error["errno"] or 0)))
     failure.args = (error["message"],)
     return failure
-
-
-def _line(line: dict[str, Any]) -> str:
-    return json.dumps(line, ensure_ascii=False, default=str) + "\n"
-
-
-# The columns the report counts per value, and the flags it counts per name.
-SIZE_COLUMNS = ("characters", "tokens", "embed_tokens")
-
-
-class PartSizes:
-    """Counts per value of parts' size columns (``characters``, ``tokens``, with ``--metrics`` ``embed_tokens``)
-    and per name of their ``flags``: all the report reads of the nodes.
-
-    Whoever writes a part counts it (:class:`ShardWriter`) and the shard's record carries the counts, so the
-    driver reports a run's parts without reading them back; parts of an earlier run are read
-    (:meth:`add_table`). ``counts[column][v]`` is how many rows hold ``v``.
-    """
-
-    def __init__(self) -> None:
-        self.counts: dict[str, Any] = {}
-        self.flags: dict[str, int] = {}
-
-    def add_table(self, table: Any) -> None:
-        """Count a table's rows (a pyarrow table with some of the size columns, and perhaps ``flags``)."""
-        import numpy as np
-
-        for name in SIZE_COLUMNS:
-            if name in table.column_names:
-                values = _integers(table.column(name))
-                if len(values):
-                    self._add_counts(name, np.bincount(values))
-        if "flags" in table.column_names:
-            for flag, count in _flag_counts(table.column("flags")).items():
-                self.flags[flag] = self.flags.get(flag, 0) + count
-
-    def add(self, other: PartSizes) -> None:
-        for name, counts in other.counts.items():
-            self._add_counts(name, counts)
-        for flag, count in other.flags.items():
-            self.flags[flag] = self.flags.get(flag, 0) + count
-
-    def _add_counts(self, name: str, counts: Any) -> None:
-        import numpy as np
-
-        counts = np.asarray(counts, dtype=np.int64)
-        mine = self.counts.get(name)
-        if mine is None or len(counts) > len(mine):
-            counts = counts.copy()
-            if mine is not None:
-                counts[: len(mine)] += mine
-            self.counts[name] = counts
-        else:
-            mine[: len(counts)] += counts
-
-    def to_record(self) -> dict[str, Any]:
-        """Plain values (sparse: the values present and how often), for a shard's record."""
-        import numpy as np
-
-        columns = {}
-        for name, counts in self.counts.items():
-            present = np.flatnonzero(counts)
-            columns[name] = [present.tolist(), counts[present].tolist()]
-        return {"columns": columns, "flags": dict(self.flags)}
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> PartSizes:
-        import numpy as np
-
-        sizes = cls()
-        for name, (values, counts) in record["columns"].items():
-            dense = np.zeros(max(values) + 1 if values else 0, dtype=np.int64)
-            dense[np.asarray(values, dtype=np.int64)] = counts
-            sizes._add_counts(name, dense)
-        sizes.flags = dict(record["flags"])
-        return sizes
-
-
-def _integers(column: Any) -> Any:
-    """A pyarrow integer column's values (non-negative, no nulls) as one numpy array, read from its buffers.
-
-    Not ``to_numpy`` (it imports pandas, 0.24 s) nor ``pyarrow.compute`` (60 ms).
-    """
-    import numpy as np
-    import pyarrow as pa
-
-    parts = []
-    for chunk in column.chunks:
-        if chunk.null_count:
-            raise ValueError("a size column holds nulls")
-        kind = np.int32 if pa.types.is_int32(chunk.type) else np.int64 if pa.types.is_int64(chunk.type) else None
-        if kind is None:
-            raise ValueError(f"a size column of {chunk.type}")
-        parts.append(np.frombuffer(chunk.buffers()[1], dtype=kind)[chunk.offset : chunk.offset + len(chunk)])
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _flag_counts(column: Any) -> dict[str, int]:
-    """How often each flag occurs in a ``flags`` column (list of strings)."""
-    import numpy as np
-
-    counted: dict[str, int] = {}
-
-    def count(flags: Any) -> None:
-        for flag in flags:
-            if flag is not None:
-                counted[flag] = counted.get(flag, 0) + 1
-
-    for chunk in column.chunks:
-        if chunk.null_count:
-            count(flag for flags in chunk.to_pylist() if flags for flag in flags)
-            continue
-        # The items its rows hold, from its offsets (ListArray.flatten imports pyarrow.compute).
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
-        if len(offsets):
-            count(chunk.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0])).to_pylist())
-    return counted
 
 
 class _OpenPart:
@@ -391,111 +270,3 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-class Manifest:
-    """``manifest.jsonl``: one JSON object a line, appended as the run goes.
-
-    On a local disk each line is flushed as it is written (a killed process leaves it
-    in the file) and synced at :meth:`checkpoint`, after each shard and at the end: one
-    sync a shard, not one a line (a sync a line was ~0.3 ms, 0.45 s for 1,383 inputs,
-    most of it after the workers had finished). Object storage cannot append: there
-    the lines wait for :meth:`checkpoint`, which rewrites the whole manifest, so a part
-    and the input lines it completes appear together; a ``paced`` checkpoint (after a
-    shard) rewrites it only when :data:`CHECKPOINT_SECONDS` and twenty times the last
-    rewrite's time have passed, so rewriting a growing manifest takes at most ~5% of a
-    run, not a rewrite a shard. Either way a machine lost in between loses only lines
-    whose inputs ``--resume`` then does again (their parts, unrecorded, are removed).
-    """
-
-    def __init__(self, out: OutputStore) -> None:
-        self.out = out
-        self._handle: Any = None
-        if out.local:
-            # Unbuffered: a line goes to the file in one write, so a failed write leaves no bytes
-            # in a buffer for a later flush to add after it (a torn line is the most it leaves).
-            with out.failing("write", MANIFEST):
-                self._handle = open(out.local_path(MANIFEST), "ab", buffering=0)  # noqa: SIM115
-        self._text: list[str] = [] if out.local else [read_text(out, MANIFEST)]
-        self._waiting = False
-        self._next_rewrite = 0.0  # object storage: when a paced checkpoint rewrites the manifest again
-        self.lines_written = 0  # whole lines, so far
-
-    def write(self, line: dict[str, Any]) -> None:
-        self.write_text(_line(line))
-
-    def write_lines(self, lines: Iterable[str]) -> None:
-        """Lines already JSON (a shard's, as its writer made them), each written on its own."""
-        if self._handle is None:
-            for text in lines:
-                self.write_text(text)
-            return
-        with self.out.failing("write", MANIFEST):
-            for text in lines:
-                self._append(text.encode("utf-8"))
-                self.lines_written += 1
-
-    def write_text(self, text: str) -> None:
-        """One line, JSON text ending in a newline."""
-        if self._handle is None:
-            self._text.append(text)
-            self._waiting = True
-            self.lines_written += 1
-            return
-        # A killed process leaves the line in the file; a lost machine, up to the last checkpoint.
-        with self.out.failing("write", MANIFEST):
-            self._append(text.encode("utf-8"))
-        self.lines_written += 1
-
-    def _append(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:  # a full disk may take part of a line, then refuse the rest with ENOSPC
-            view = view[self._handle.write(view) :]
-
-    def checkpoint(self, paced: bool = False) -> None:
-        """Make every line written so far durable (``paced``, on object storage: unless the last rewrite was recent)."""
-        if self._handle is not None:
-            with self.out.failing("write", MANIFEST):
-                os.fsync(self._handle.fileno())
-        elif self._waiting and not (paced and time.monotonic() < self._next_rewrite):
-            started = time.monotonic()
-            self._text = ["".join(self._text)]
-            self.out.write_bytes(self._text[0].encode("utf-8"), MANIFEST)
-            self._waiting = False
-            took = time.monotonic() - started
-            self._next_rewrite = started + took + max(CHECKPOINT_SECONDS, REWRITE_SHARE * took)
-
-    def close(self) -> None:
-        try:
-            self.checkpoint()
-        finally:
-            self.abandon()
-
-    def abandon(self) -> None:
-        """Close the file without another write (after a failed one: the lines in it are what counts)."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-
-def read_text(out: OutputStore, *names: str) -> str:
-    """A text file of the output ("" when it is missing)."""
-    return out.read_bytes(*names).decode("utf-8") if out.exists(*names) else ""
-
-
-def read_manifest(out: Path | OutputStore) -> list[dict[str, Any]]:
-    """The manifest's lines (``out``: the manifest's local path, or the output); a torn last line is ignored.
-
-    A torn line is what a process killed mid-write leaves.
-    """
-    if isinstance(out, OutputStore):
-        text = read_text(out, MANIFEST)
-    else:
-        text = out.read_text(encoding="utf-8") if out.is_file() else ""
-    lines = []
-    for line in text.splitlines():
-        try:
-            lines.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return lines

@@ -102,10 +102,12 @@ def build_report(
 ) -> dict[str, Any]:
     """The report's data (what report.json holds), from the manifest and the parts in ``out``.
 
-    ``known``: parts whose sizes are already counted (their names, and a :class:`~core.batch.dataset.PartSizes`
+    ``known``: parts whose sizes are already counted (their names, and a :class:`~core.batch.part_sizes.PartSizes`
     of them: a run's own parts, from its shards' records); the other parts are read.
     """
-    from core.batch.dataset import NODES, PartSizes, read_manifest
+    from core.batch.dataset import NODES
+    from core.batch.manifest import read_manifest
+    from core.batch.part_sizes import PartSizes
     from core.measure.window import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     splitter = config.splitter

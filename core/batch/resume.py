@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.batch.dataset import MANIFEST, NODES, PART_PREFIX, file_sha256, parquet_bytes, part_shard, read_manifest
+from core.batch.dataset import NODES, PART_PREFIX, file_sha256, parquet_bytes, part_shard
 from core.batch.inputs import Input
+from core.batch.manifest import MANIFEST, read_manifest
 from core.batch.storage import OutputStore
 from core.errors import ConfigError
 

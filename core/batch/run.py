@@ -17,10 +17,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.batch.dataset import MANIFEST, MANIFEST_VERSION, NODES, PART_BYTES, PART_ROWS, Manifest, PartLimits
+from core.batch.dataset import NODES, PART_BYTES, PART_ROWS, PartLimits
 from core.batch.ids import id_salt
 from core.batch.inputs import expand_inputs
 from core.batch.local_engine import run_local
+from core.batch.manifest import MANIFEST, MANIFEST_VERSION, Manifest
 from core.batch.ray_engine import ray_connected, run_ray
 from core.batch.resume import prepare_output
 from core.batch.shards import ShardRecorder, plan_shards, work_spec

@@ -20,16 +20,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from core.batch.dataset import (
-    NODES,
-    PART_PREFIX,
-    Manifest,
-    PartLimits,
-    PartSizes,
-    part_shard,
-    shard_error,
-    write_shard,
-)
+from core.batch.dataset import NODES, PART_PREFIX, PartLimits, part_shard, shard_error, write_shard
+from core.batch.manifest import Manifest
+from core.batch.part_sizes import PartSizes
 from core.batch.storage import OutputStore, OutputWriteError
 from core.batch.work import process_file
 

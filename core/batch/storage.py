@@ -9,7 +9,7 @@ a local path through ``os``, so that a driver imports no pyarrow for it.
 A file is written aside (``.NAME.tmp``) and moved into place, so a reader never
 sees half of it. On a local disk the move is a rename; on object storage it is a
 copy, and an object store has no append: the manifest is then rewritten whole at
-each checkpoint (:class:`core.batch.dataset.Manifest`).
+each checkpoint (:class:`core.batch.manifest.Manifest`).
 
 A write that fails (a read-only folder, a full disk, a file where a folder should
 be) raises :class:`OutputWriteError`, one line naming the path and the errno, after
