@@ -12,12 +12,11 @@ from typing import Any
 
 from core.errors import ConfigError
 from core.params import param
-from core.schema import Document, Node
+from core.schema import Document
 from core.splitters.base import SizedSplitter, Span
 from core.splitters.compat import (
     LANGCHAIN,
     CompatChunk,
-    compat_nodes,
     compat_param,
     compat_spans,
     langchain_merge,
@@ -82,11 +81,6 @@ class CharacterSplitter(SizedSplitter):
         starts, ends = chunk_bounds(document.text, self.separator, self.chunk_size, self.chunk_overlap)
         return list(zip(starts, ends, strict=True))
 
-    def split_document(self, document: Document) -> list[Node]:
-        spans = self.node_spans(document)
-        if spans is None:
-            return compat_nodes(self, document, self.compat_chunks(document))
-        return self.nodes_from_spans(document, spans)
 
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """LangChain's CharacterTextSplitter chunks of ``document`` (``compat="langchain"``)."""

@@ -143,7 +143,7 @@ def compat_nodes(splitter: Any, document: Any, chunks: Sequence[CompatChunk]) ->
 
 def compat_spans(chunks: Sequence[CompatChunk]) -> list[Any]:
     """The spans of ``chunks``; a chunk with a text of its own says so in its metadata (``span_status``)."""
-    from core.splitters.base import Span
+    from core.splitters.nodes import Span
 
     return [
         Span(c.start, c.end, c.metadata if c.text is None else {**(c.metadata or {}), SPAN_STATUS_KEY: "rewritten"})

@@ -25,12 +25,11 @@ from typing import Any, NamedTuple
 
 from core.errors import ConfigError
 from core.params import param
-from core.schema import Document, Element, Node
+from core.schema import Document, Element
 from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param
 from core.splitters.compat import (
     LLAMAINDEX,
     CompatChunk,
-    compat_nodes,
     compat_param,
     compat_spans,
     mirror_engine,
@@ -306,11 +305,6 @@ class MarkdownSplitter(SectionSplitter):
     def node_spans(self, document: Document) -> list[Span] | None:
         return None if self.compat == LLAMAINDEX else self.spans(document)
 
-    def split_document(self, document: Document) -> list[Node]:
-        spans = self.node_spans(document)
-        if spans is None:
-            return compat_nodes(self, document, self.compat_chunks(document))
-        return self.nodes_from_spans(document, spans)
 
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """MarkdownNodeParser's sections of ``document`` (``compat="llamaindex"``).

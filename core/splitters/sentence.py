@@ -27,7 +27,7 @@ from typing import Any
 from core.errors import ConfigError
 from core.params import param
 from core.runtime.memo import TextTables
-from core.schema import Document, MetadataMode, Node
+from core.schema import Document, MetadataMode
 from core.splitters.base import (
     SizedSplitter,
     Span,
@@ -40,7 +40,6 @@ from core.splitters.compat import (
     LLAMAINDEX,
     NONE,
     CompatChunk,
-    compat_nodes,
     compat_param,
     compat_spans,
     empty_text_chunks,
@@ -153,11 +152,6 @@ class SentenceSplitter(SizedSplitter):
     def node_spans(self, document: Document) -> list[Span] | None:
         return None if self.compat == LLAMAINDEX else self.spans(document)
 
-    def split_document(self, document: Document) -> list[Node]:
-        spans = self.node_spans(document)
-        if spans is None:
-            return compat_nodes(self, document, self.compat_chunks(document))
-        return self.nodes_from_spans(document, spans)
 
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """LlamaIndex's chunks of ``document``: its splits, packed by its rule (``compat="llamaindex"``)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import ConfigError
-from core.schema import Document, Node
+from core.schema import Document
 from core.splitters.base import (
     SizedSplitter,
     Span,
@@ -28,7 +28,6 @@ from core.splitters.base import (
 from core.splitters.compat import (
     LLAMAINDEX,
     CompatChunk,
-    compat_nodes,
     compat_param,
     compat_spans,
     empty_text_chunks,
@@ -142,11 +141,6 @@ class TokenSplitter(SizedSplitter):
     def node_spans(self, document: Document) -> list[Span] | None:
         return None if self.compat == LLAMAINDEX else self.spans(document)
 
-    def split_document(self, document: Document) -> list[Node]:
-        spans = self.node_spans(document)
-        if spans is None:
-            return compat_nodes(self, document, self.compat_chunks(document))
-        return self.nodes_from_spans(document, spans)
 
     def chunk_budget(self, document: Document) -> int:
         """LlamaIndex's ``effective_chunk_size``: chunk_size less the metadata's tokens and 2 for its format."""
