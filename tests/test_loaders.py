@@ -679,8 +679,8 @@ def test_every_load_error_names_its_file() -> None:
             assert str(exc).startswith(f"{fixture.name}: ")
 
 
-def test_the_folder_extensions_table_is_every_loaders_own() -> None:
-    """Listing a folder reads a table (no parser imported); it must say what the loaders' classes say."""
+def test_the_extensions_table_is_what_the_loaders_read_and_listing_imports_no_parser() -> None:
+    """Each loader takes its extensions from a table, so listing a folder imports no parser."""
     import subprocess
     import sys
 
@@ -692,6 +692,9 @@ def test_the_folder_extensions_table_is_every_loaders_own() -> None:
     assert set(FOLDER_EXTENSIONS) == expected
     assert ".json" not in FOLDER_EXTENSIONS
     assert FORMAT_EXTENSIONS == {name: LOADERS.get_class(name).extensions for name in FORMAT_EXTENSIONS}
+    from core.loaders.code import LANGUAGES
+
+    assert set(FORMAT_EXTENSIONS["code"]) == set(LANGUAGES)  # every code extension has its language
     assert list(FORMAT_EXTENSIONS) == [cls.name for cls in LOADERS]
     # Listing a folder imports no parser; finding a Markdown file's loader imports Markdown's alone.
     code = (

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from core.loaders.base import elements_read
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import DecodedTextLoader, make_document, paragraph_spans, text_metadata
 from core.schema import Document, Element
 
@@ -43,7 +43,7 @@ class CodeLoader(DecodedTextLoader):
 
     name = "code"
     summary = "Source code (.py, .js, .ts, .java, .go, .rs, .c, .cpp, .sql, .tex, ...), language from the extension."
-    extensions = tuple(LANGUAGES)
+    extensions = FORMAT_EXTENSIONS["code"]  # each with its language in LANGUAGES
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         text, encoding, warning, replaced = self.decode(data, file_name)

@@ -13,7 +13,7 @@ from pathlib import PurePath
 
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.limits import DEFAULT_LIMITS
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import DecodedTextLoader, add_warning, line_spans, make_document, text_metadata
 from core.schema import Document, Element
 
@@ -33,7 +33,7 @@ class CsvLoader(DecodedTextLoader):
 
     name = "csv"
     summary = "CSV/TSV (.csv, .tsv): the file text, a table element and one element per row."
-    extensions = (".csv", ".tsv")
+    extensions = FORMAT_EXTENSIONS["csv"]
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         text, encoding, warning, replaced = self.decode(data, file_name)

@@ -41,7 +41,7 @@ from xml.etree.ElementTree import Element as XmlElement
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.loaders.archive import Archive, ZipLoader, attr, child, children, core_properties, local
 from core.loaders.blocks import BlockText
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
 from core.params import param
 from core.schema import Document
@@ -79,7 +79,7 @@ class DocxLoader(ZipLoader):
 
     name = "docx"
     summary = "Word (.docx): headings, paragraphs, list items and tables (Markdown-like rows); macros never run."
-    extensions = (".docx",)
+    extensions = FORMAT_EXTENSIONS["docx"]
     format_label = "a .docx file"
     counted_elements = _COUNTED
 

@@ -20,7 +20,7 @@ from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocum
 from core.loaders.archive import Archive, ZipLoader, attr, child, children, descendants, local, resolve
 from core.loaders.blocks import BlockText
 from core.loaders.html import declared_charset, html_to_text
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, decode_text, make_document
 from core.schema import Document
 
@@ -34,7 +34,7 @@ class EpubLoader(ZipLoader):
 
     name = "epub"
     summary = "EPUB (.epub): one page per chapter in reading order, with headings, lists and tables."
-    extensions = (".epub",)
+    extensions = FORMAT_EXTENSIONS["epub"]
     format_label = "an .epub file"
     counted_elements = {"itemref": ("chapters", "max_sections")}
 

@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.loaders.base import Loader
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import decode_text, make_document, text_metadata
 from core.schema import Document, Element
 
@@ -335,7 +335,7 @@ class HtmlLoader(Loader):
 
     name = "html"
     summary = "HTML (.html): the visible text (no scripts or styles), block structure kept as line breaks."
-    extensions = (".html", ".htm")
+    extensions = FORMAT_EXTENSIONS["html"]
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         source, encoding, warning, replaced = decode_text(data, file_name, declared=declared_charset(data))

@@ -24,7 +24,7 @@ from pathlib import PurePath
 from typing import Any
 
 from core.errors import CorruptDocumentError, EmptyDocumentError
-from core.loaders.registry import LOADERS
+from core.loaders.registry import BY_NAME_ONLY, FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import DecodedTextLoader, add_warning, make_document, text_metadata
 from core.params import param
 from core.schema import Document, Element
@@ -42,9 +42,8 @@ class JsonLoader(DecodedTextLoader):
 
     name = "json"
     summary = "JSON/JSONL (.json, .jsonl): one text field per record; the record's other fields kept as metadata."
-    extensions = (".json", ".jsonl", ".ndjson")
-    # A .json file in a folder is as often settings or a query list (sample_docs/queries.json) as a corpus.
-    folder_extensions = (".jsonl", ".ndjson")
+    extensions = FORMAT_EXTENSIONS["json"]
+    folder_extensions = tuple(ext for ext in extensions if ext not in BY_NAME_ONLY)
 
     text_field: str = param(
         "",

@@ -15,7 +15,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
 from core.loaders.base import elements_read
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import DecodedTextLoader, line_spans, make_document, text_metadata
 from core.schema import Document, Element
 
@@ -27,7 +27,7 @@ class MarkdownLoader(DecodedTextLoader):
 
     name = "markdown"
     summary = "Markdown (.md): the source text as written, with headings, lists, code blocks and tables found."
-    extensions = (".md", ".markdown")
+    extensions = FORMAT_EXTENSIONS["markdown"]
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         text, encoding, warning, replaced = self.decode(data, file_name)

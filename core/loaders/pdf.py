@@ -64,7 +64,7 @@ from core.loaders.pdf_reader import (
     error_reason,
     page_labels,
 )
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import make_document
 from core.params import param
 from core.runtime.forking import start_forked
@@ -111,7 +111,7 @@ class PdfLoader(Loader):
         "PDF (.pdf) through pypdf (the text layer) or pdfplumber (headings and tables as Markdown), "
         "one span per page, page labels kept; scanned pages read by OCR."
     )
-    extensions = (".pdf",)
+    extensions = FORMAT_EXTENSIONS["pdf"]
 
     parser: Literal["pypdf", "pdfplumber"] = param(
         "pypdf",

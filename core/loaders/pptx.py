@@ -29,7 +29,7 @@ from xml.etree.ElementTree import Element as XmlElement
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.loaders.archive import Archive, ZipLoader, child, children, core_properties, descendants, local
 from core.loaders.blocks import BlockText
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
 from core.params import param
 from core.schema import Document
@@ -49,7 +49,7 @@ class PptxLoader(ZipLoader):
 
     name = "pptx"
     summary = "PowerPoint (.pptx): one page per slide; titles, bullets, text and tables; macros never run."
-    extensions = (".pptx",)
+    extensions = FORMAT_EXTENSIONS["pptx"]
     format_label = "a .pptx file"
     counted_elements = {
         "sldId": ("slides", "max_sections"),

@@ -10,7 +10,7 @@ LOADERS: Registry = Registry("loader", providers=tuple(f"core.loaders.{name}" fo
 
 # Each format's extensions, as its loader class declares them: a table, so that finding a file's loader imports
 # that format's module only and listing a folder imports none (the formats' modules together cost ~0.25 CPU-s,
-# pypdf alone 0.13 s, in every batch worker and driver). tests/test_loaders.py checks it against the classes.
+# pypdf alone 0.13 s, in every batch worker and driver). Each loader class takes its extensions from here.
 FORMAT_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "text": (".txt", ".text", ".log", ".rst"),
     "markdown": (".md", ".markdown"),
@@ -27,5 +27,8 @@ FORMAT_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "epub": (".epub",),
     "json": (".json", ".jsonl", ".ndjson"),
 }
-# What a folder walk loads: every format's extensions but a plain .json (a queries file is loaded only by name).
-FOLDER_EXTENSIONS = frozenset(ext for extensions in FORMAT_EXTENSIONS.values() for ext in extensions) - {".json"}
+# Loaded when named, never found by a folder walk: a .json file in a folder is as often settings or a query list
+# (sample_docs/queries.json) as a corpus.
+BY_NAME_ONLY = frozenset({".json"})
+# What a folder walk loads: every format's extensions but those.
+FOLDER_EXTENSIONS = frozenset(ext for extensions in FORMAT_EXTENSIONS.values() for ext in extensions) - BY_NAME_ONLY

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.loaders.base import Loader, elements_read
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.utf8_repair import repair_utf8
 from core.params import param
 from core.schema import Document, Element, Page
@@ -332,7 +332,7 @@ class TextLoader(DecodedTextLoader):
 
     name = "text"
     summary = "Plain text (.txt, .log, .rst); any file read as text when chosen explicitly."
-    extensions = (".txt", ".text", ".log", ".rst")
+    extensions = FORMAT_EXTENSIONS["text"]
 
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         text, encoding, warning, replaced = self.decode(data, file_name)

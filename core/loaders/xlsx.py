@@ -27,7 +27,7 @@ from typing import Any
 from core.errors import CorruptDocumentError, EmptyDocumentError, LoadError, TooLargeError
 from core.loaders.archive import Archive, ZipLoader, attr, children, core_properties
 from core.loaders.blocks import BlockText
-from core.loaders.registry import LOADERS
+from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
 from core.params import param
 from core.schema import Document
@@ -40,7 +40,7 @@ class XlsxLoader(ZipLoader):
 
     name = "xlsx"
     summary = "Excel (.xlsx): one page per sheet, cells as table rows (saved values; no formula or macro runs)."
-    extensions = (".xlsx",)
+    extensions = FORMAT_EXTENSIONS["xlsx"]
     format_label = "a .xlsx file"
     counted_elements = {"si": ("shared strings", "max_shared_strings"), "sheet": ("sheets", "max_sections")}
 
