@@ -24,7 +24,6 @@ import pytest
 
 from core.batch import MANIFEST, OutputWriteError, expand_inputs, read_manifest, run_batch
 from core.batch.manifest import Manifest
-from core.batch.storage import OutputStore
 from core.cli.main import main
 from core.config import PipelineConfig
 from core.errors import LoadError
@@ -82,16 +81,17 @@ def _assert_consistent(out: Path) -> None:
 
 def _full_disk_at(monkeypatch, name: str) -> None:
     """The disk fills while ``name`` is written: the file aside is created, part of it written, then ENOSPC."""
-    real = OutputStore._write
+    from core.batch.storage import _OsFiles
 
-    def write(self: OutputStore, path: str, data: bytes) -> None:
+    real = _OsFiles.write
+
+    def write(self: _OsFiles, path: str, data: bytes) -> None:
         if path.endswith(f".{name}.tmp"):
-            with self.fs.open_output_stream(path) as stream:
-                stream.write(data[: len(data) // 2])
+            real(self, path, data[: len(data) // 2])
             raise OSError(errno.ENOSPC, "No space left on device")
         real(self, path, data)
 
-    monkeypatch.setattr(OutputStore, "_write", write)
+    monkeypatch.setattr(_OsFiles, "write", write)
 
 
 def test_a_full_disk_partway_leaves_no_temporary_file_and_resume_finishes_the_same_dataset(

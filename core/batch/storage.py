@@ -46,17 +46,113 @@ class OutputWriteError(ChunkScopeError):
         super().__init__(f"cannot {verb} {path}: {reason}")
 
 
+class _OsFiles:
+    """A local folder's files through ``os``: what a local output needs, without importing pyarrow."""
+
+    local = True
+
+    def make_dirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def exists(self, path: str) -> bool:
+        return self._stat(path) is not None
+
+    def size(self, path: str) -> int:
+        found = self._stat(path)
+        return found.st_size if found is not None and stat.S_ISREG(found.st_mode) else 0
+
+    @staticmethod
+    def _stat(path: str) -> os.stat_result | None:
+        """``os.stat``, None where nothing is (as pyarrow's NotFound: a missing name, or a file where a folder is)."""
+        try:
+            return os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def file_names(self, folder: str) -> list[str]:
+        try:
+            with os.scandir(folder) as entries:
+                return [entry.name for entry in entries if entry.is_file()]
+        except FileNotFoundError:
+            return []
+
+    def read(self, path: str) -> bytes:
+        with open(path, "rb") as handle:
+            return handle.read()
+
+    def open_input_file(self, path: str) -> Any:
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+    def write(self, path: str, data: bytes) -> None:
+        with open(path, "wb") as handle:
+            handle.write(data)
+
+    def move(self, source: str, target: str) -> None:
+        os.replace(source, target)
+
+    def delete(self, path: str) -> None:
+        os.remove(path)
+
+
+class _ArrowFiles:
+    """Files on a ``pyarrow.fs.FileSystem`` (object storage, or one a caller passed)."""
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+
+    @property
+    def local(self) -> bool:
+        import pyarrow.fs as pafs
+
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
+    def make_dirs(self, path: str) -> None:
+        self.fs.create_dir(path, recursive=True)
+
+    def exists(self, path: str) -> bool:
+        import pyarrow.fs as pafs
+
+        return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def size(self, path: str) -> int:
+        info = self.fs.get_file_info(path)
+        return int(info.size or 0) if info.is_file else 0
+
+    def file_names(self, folder: str) -> list[str]:
+        import pyarrow.fs as pafs
+
+        selector = pafs.FileSelector(folder, allow_not_found=True, recursive=False)
+        return [info.base_name for info in self.fs.get_file_info(selector) if info.is_file]
+
+    def read(self, path: str) -> bytes:
+        with self.fs.open_input_stream(path) as stream:
+            return stream.read()
+
+    def open_input_file(self, path: str) -> Any:
+        return self.fs.open_input_file(path)
+
+    def write(self, path: str, data: bytes) -> None:
+        with self.fs.open_output_stream(path) as stream:
+            stream.write(data)
+
+    def move(self, source: str, target: str) -> None:
+        self.fs.move(source, target)
+
+    def delete(self, path: str) -> None:
+        self.fs.delete_file(path)
+
+
 class OutputStore:
     """A folder on a pyarrow filesystem; names are relative to it, with ``/`` between parts.
 
-    A local path given as such (``filesystem`` None) is read and written through ``os``: a batch's
-    driver then never imports pyarrow (0.065 CPU-s, a third of its fixed cost) unless it reads a part;
+    A local path given as such (``filesystem`` None) is read and written through ``os`` (:class:`_OsFiles`): a
+    batch's driver then never imports pyarrow (0.065 CPU-s, a third of its fixed cost) unless it reads a part;
     :attr:`fs` still gives a ``pyarrow.fs.LocalFileSystem`` for whoever asks.
     """
 
     def __init__(self, filesystem: Any, base: str) -> None:
         self._fs = filesystem
-        self._native = filesystem is None  # a local path: files through os
+        self._files: _OsFiles | _ArrowFiles = _OsFiles() if filesystem is None else _ArrowFiles(filesystem)
         self.base = base.rstrip("/") or "/"
         self.shown = base
 
@@ -89,11 +185,7 @@ class OutputStore:
     @property
     def local(self) -> bool:
         """A folder of this machine's file system (where files are renamed in place and synced)."""
-        if self._native:
-            return True
-        import pyarrow.fs as pafs
-
-        return isinstance(self.fs, pafs.LocalFileSystem)
+        return self._files.local
 
     def path(self, *names: str) -> str:
         return "/".join([self.base.rstrip("/"), *names]) if self.base != "/" else "/" + "/".join(names)
@@ -117,71 +209,33 @@ class OutputStore:
 
     def make_dirs(self, *names: str) -> None:
         with self.failing("create the folder", *names):
-            if self._native:
-                os.makedirs(self.path(*names), exist_ok=True)
-            else:
-                self.fs.create_dir(self.path(*names), recursive=True)
+            self._files.make_dirs(self.path(*names))
 
     def exists(self, *names: str) -> bool:
         with self.failing("read", *names):
-            if self._native:
-                return self._stat(self.path(*names)) is not None
-            import pyarrow.fs as pafs
-
-            return self.fs.get_file_info(self.path(*names)).type != pafs.FileType.NotFound
+            return self._files.exists(self.path(*names))
 
     def size(self, *names: str) -> int:
         """The file's size in bytes (0 when it is missing)."""
         with self.failing("read", *names):
-            if self._native:
-                found = self._stat(self.path(*names))
-                return found.st_size if found is not None and stat.S_ISREG(found.st_mode) else 0
-            info = self.fs.get_file_info(self.path(*names))
-        return int(info.size or 0) if info.is_file else 0
-
-    @staticmethod
-    def _stat(path: str) -> os.stat_result | None:
-        """``os.stat``, None where nothing is (as pyarrow's NotFound: a missing name, or a file where a folder is)."""
-        try:
-            return os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+            return self._files.size(self.path(*names))
 
     def files(self, folder: str, prefix: str, suffix: str) -> list[str]:
         """Names of the files directly in ``folder`` ("": the output's top) starting with ``prefix`` and ending
         with ``suffix``, sorted."""
         where = self.path(folder) if folder else self.base
         with self.failing("list", *filter(None, [folder])):
-            if self._native:
-                names = self._native_files(where)
-            else:
-                import pyarrow.fs as pafs
-
-                selector = pafs.FileSelector(where, allow_not_found=True, recursive=False)
-                names = [info.base_name for info in self.fs.get_file_info(selector) if info.is_file]
+            names = self._files.file_names(where)
         return sorted(name for name in names if name.startswith(prefix) and name.endswith(suffix))
 
-    @staticmethod
-    def _native_files(where: str) -> list[str]:
-        try:
-            with os.scandir(where) as entries:
-                return [entry.name for entry in entries if entry.is_file()]
-        except FileNotFoundError:
-            return []
-
     def read_bytes(self, *names: str) -> bytes:
-        if self._native:
-            with self.failing("read", *names), open(self.path(*names), "rb") as handle:
-                return handle.read()
-        with self.failing("read", *names), self.fs.open_input_stream(self.path(*names)) as stream:
-            return stream.read()
+        with self.failing("read", *names):
+            return self._files.read(self.path(*names))
 
     def open_input_file(self, *names: str) -> Any:
         """A file of the output opened for random access (a Parquet part's footer, then its columns)."""
         with self.failing("read", *names):
-            if self._native:
-                return open(self.path(*names), "rb")  # noqa: SIM115 - the caller closes it
-            return self.fs.open_input_file(self.path(*names))
+            return self._files.open_input_file(self.path(*names))
 
     def write_bytes(self, data: bytes, *names: str) -> None:
         """The file, written aside then moved in place: whole or not at all under its name.
@@ -192,26 +246,15 @@ class OutputStore:
         temporary = self.path(*folder, f".{name}.tmp")
         with self.failing("write", *names):
             try:
-                self._write(temporary, data)
-                if self._native:
-                    os.replace(temporary, self.path(*names))
-                else:
-                    self.fs.move(temporary, self.path(*names))
+                self._files.write(temporary, data)
+                self._files.move(temporary, self.path(*names))
             except OSError:
                 self._discard(temporary)
                 raise
 
-    def _write(self, path: str, data: bytes) -> None:
-        if self._native:
-            with open(path, "wb") as handle:
-                handle.write(data)
-            return
-        with self.fs.open_output_stream(path) as stream:
-            stream.write(data)
-
     def _discard(self, path: str) -> None:
         try:
-            self._delete(path)
+            self._files.delete(path)
         except OSError:
             pass  # never created, or the folder refuses even that: nothing more to do
 
@@ -230,13 +273,7 @@ class OutputStore:
 
     def delete(self, *names: str) -> None:
         with self.failing("delete", *names):
-            self._delete(self.path(*names))
-
-    def _delete(self, path: str) -> None:
-        if self._native:
-            os.remove(path)
-        else:
-            self.fs.delete_file(path)
+            self._files.delete(self.path(*names))
 
     def __str__(self) -> str:
         return self.shown
