@@ -21,6 +21,7 @@ Method:
   fixed start (imports, planning, the report).
 - **Memory.** Peak RSS (``VmHWM``) of the driver, of the largest local worker, and of each Ray actor.
 - **Checks.** Every run of a corpus writes byte-identical parts.
+- **Bytecode.** ``core/`` is compiled first, as in ``benchmarks/batch.py`` (``--no-compile``: as it is).
 - **Summary** (stderr and ``summary``): per corpus and run, the medians over ``--rounds`` and the speed-up of
   each run's median wall over local:1's, with the highest load average seen before a round: a wall-clock
   speed-up is only worth reading where that load is well under one.
@@ -48,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from batch import _tree, _Watcher  # noqa: E402 - the /proc readings of benchmarks/batch.py
+from batch import _tree, _Watcher, compile_core  # noqa: E402 - the /proc readings and bytecode of benchmarks/batch.py
 
 
 class _NamingWatcher(_Watcher):
@@ -246,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", nargs="+", default=["local:1", "local:2", "ray:2"])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-compile", action="store_true", help="time core/ as it is, bytecode or not")
     parser.add_argument("--child", nargs=4, metavar=("ENGINE", "WORKERS", "CORPUS", "OUT"))
     args = parser.parse_args(argv)
     if args.child:
@@ -254,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results: dict[str, object] = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     results["cpus"] = os.cpu_count()
+    results["core_bytecode"] = compile_core(not args.no_compile)
     runs = []
     sources = text_files(int(args.mb * 1e6))
     with tempfile.TemporaryDirectory(prefix="chunkscope-engines-") as temporary:
