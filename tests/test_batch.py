@@ -322,15 +322,13 @@ def test_parts_the_workers_write_are_the_bytes_the_driver_writes(corpus: Path, t
     budget=st.integers(min_value=1, max_value=12_000),
     first=st.integers(min_value=0, max_value=99),
 )
-def test_shards_are_consecutive_inputs_within_their_budget(sizes, budget, first, tmp_path_factory):
+def test_shards_are_consecutive_inputs_within_their_budget(sizes, budget, first):
     from core.batch.shards import plan_shards
 
-    folder = tmp_path_factory.mktemp("sizes")
-    tasks = []
-    for n, size in enumerate(sizes):
-        path = folder / f"{n}.txt"
-        path.write_bytes(b"x" * size)
-        tasks.append({"index": n, "source": str(path), "path": str(path), "problem": ""})
+    tasks = [
+        {"index": n, "source": f"{n}.txt", "path": f"/in/{n}.txt", "problem": "", "bytes": size}
+        for n, size in enumerate(sizes)
+    ]
     shards = plan_shards(tasks, first, 128 * 2**20, budget)
     assert [task for shard in shards for task in shard["tasks"]] == tasks  # every input once, in order
     assert [shard["shard"] for shard in shards] == list(range(first, first + len(shards)))

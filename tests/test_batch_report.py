@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from browser_support import WAIT_MS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.batch import Progress, run_batch
 from core.cli.batch import progress_text
@@ -184,3 +186,29 @@ def test_every_chart_fits_its_cell_and_shows_the_limit(browser, report_dir: Path
         assert page.evaluate("document.documentElement.scrollWidth") <= width
     finally:
         page.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from("<>&\"'ab \u00e9/=;#x")))
+def test_the_pages_escape_is_htmls(text):
+    import html
+
+    from core.batch.report_html import escape
+
+    assert escape(text) == html.escape(text, quote=True)
+
+
+def test_file_names_and_failure_reasons_are_text_on_the_page(tmp_path: Path):
+    """A file name or a reason is untrusted: it shows as the characters it holds, never as markup."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "<img src=x onerror=alert(1)>.md").write_text("# Title\n\nSome text about chunking.\n")
+    (corpus / "<b onclick=x>broken.pdf").write_bytes(b"%PDF-1.7 <script>alert(2)</script> not a PDF")
+    out = tmp_path / "out"
+    config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=400, chunk_overlap=40))
+    result = run_batch([str(corpus)], config, out, workers=1)
+    assert result.failed == 1
+    page = (out / "report.html").read_text(encoding="utf-8")
+    body = page.split("</script>")[-1]  # after plotly.js and the charts' scripts: the cards and tables
+    assert "&lt;img src=x onerror=alert(1)&gt;.md" in body and "<img" not in body
+    assert "&lt;b onclick=x&gt;broken.pdf" in body and "<b " not in body

@@ -6,6 +6,7 @@ second thread took time from its sibling. The app's process keeps its two thread
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ProcessPoolExecutor
 
 import pyarrow as pa
@@ -84,7 +85,10 @@ def _shards_sent_before_the_first_result(tmp_path, monkeypatch, bytes_per_worker
         path = tmp_path / f"doc-{n}.txt"
         path.write_text(f"Document {n}. " * 100)  # 1.3 KB each
         paths.append(str(path))
-    tasks = [{"index": n, "source": path, "path": path, "problem": ""} for n, path in enumerate(paths)]
+    tasks = [
+        {"index": n, "source": path, "path": path, "problem": "", "bytes": os.path.getsize(path)}
+        for n, path in enumerate(paths)
+    ]
     shards = plan_shards(tasks, 0, PartLimits().bytes, budget=1)  # a file a shard
     sent = 0
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.batch.work import one_line
-from core.loaders.file_kinds import special_file_problem
+from core.loaders.file_kinds import file_problem_and_size
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Input:
     # named alone: as named), "/" between parts: what a document id hashes, so the same text in two folders
     # gets two ids while moving the whole corpus elsewhere changes none. Unique in a run (see expand_inputs).
     name: str = ""
+    size: int = 0  # bytes, as listed (0 for a problem or a file that cannot be read: its worker says why)
 
     @property
     def id_key(self) -> str:
@@ -141,7 +142,8 @@ def _fixed_folder(pattern: str) -> str:
 
 def _listed(source: str, path: str | Path, name: str) -> Input:
     """An input, with its problem when it is not a regular file (a pipe, a device, a socket, a broken link)."""
-    return Input(source, os.path.abspath(path), special_file_problem(path), name)
+    problem, size = file_problem_and_size(path)
+    return Input(source, os.path.abspath(path), problem, name, size)
 
 
 def _from_list(list_path: str) -> list[Input]:

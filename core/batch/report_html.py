@@ -6,7 +6,6 @@ tables; every file name and reason is escaped.
 
 from __future__ import annotations
 
-import html
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -40,8 +39,13 @@ td.path{word-break:break-all}
 </style>"""
 
 
+def escape(text: str) -> str:
+    """``html.escape(text, quote=True)``, without importing ``html``: its entity table is ~2 ms of the driver."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;")
+
+
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return escape(str(value))
 
 
 def report_html(report: dict[str, Any], plotly_js: str | None = None) -> str:
@@ -177,7 +181,6 @@ def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozen
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     width = max([len(headers), *map(len, rows)])
     cells = ["<td class='num'>{}</td>" if i in numeric else "<td class='path'>{}</td>" for i in range(width)]
-    escape = html.escape
     # One format string a row length (rows of a table are as long as its headers): every value escaped.
     formats: dict[int, str] = {}
     parts = []
@@ -185,7 +188,7 @@ def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozen
         line = formats.get(len(row))
         if line is None:
             line = formats[len(row)] = "<tr>" + "".join(cells[: len(row)]) + "</tr>"
-        parts.append(line.format(*[escape(str(value), True) for value in row]))
+        parts.append(line.format(*[escape(str(value)) for value in row]))
     body = "".join(parts)
     return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 

@@ -157,6 +157,7 @@ def run_batch(
                 "source": f.source,
                 "path": f.path,
                 "problem": f.problem,
+                "bytes": f.size,
                 "id_salt": id_salt(f.id_key, content_ids=content_ids),
                 "metrics": metrics,
             }
@@ -164,7 +165,7 @@ def run_batch(
         ]
 
         state = Progress(
-            files_total=len(files), files_skipped=len(files) - len(todo), bytes_total=sum(map(_input_size, todo))
+            files_total=len(files), files_skipped=len(files) - len(todo), bytes_total=sum(f.size for f in todo)
         )
         manifest = Manifest(store)
         if not store.size(MANIFEST):
@@ -232,16 +233,6 @@ def run_batch(
     if interrupted:
         raise BatchInterrupted(result, guard.signal)
     return result
-
-
-def _input_size(entry: Any) -> int:
-    """A listed input's size for the progress line (0 when it cannot be read: its worker says why)."""
-    if entry.problem:
-        return 0
-    try:
-        return os.stat(entry.path).st_size
-    except OSError:
-        return 0
 
 
 @contextmanager

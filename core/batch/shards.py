@@ -16,7 +16,6 @@ in-memory one) is written by the driver: the workers then return the files' resu
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,10 +44,10 @@ def plan_shards(
 ) -> list[dict[str, Any]]:
     """The tasks cut into shards of consecutive inputs: ``{"shard": number, "bytes": input bytes, "tasks": [...]}``.
 
-    Sizes are read now (``stat``); a file that cannot be read counts 0 (its worker says why).
+    A task's size is its ``bytes``, as listed (:class:`core.batch.inputs.Input`): 0 for a file that cannot be read.
     ``budget`` (bytes of input a shard) defaults to :func:`shard_budget` of the tasks' total.
     """
-    sizes = [_size(task["path"]) if not task.get("problem") else 0 for task in tasks]
+    sizes = [task["bytes"] for task in tasks]
     budget = budget or shard_budget(sum(sizes), part_bytes)
     shards: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
@@ -62,13 +61,6 @@ def plan_shards(
     if current is not None and current["tasks"]:
         shards.append(current)
     return shards
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 def work_spec(config: str, embed: str, store: OutputStore, reachable: bool, limits: PartLimits) -> dict[str, Any]:

@@ -24,25 +24,34 @@ def special_file_problem(path: str | os.PathLike[str]) -> str:
     A missing path (not a link) and a directory are left to the caller, who says
     "file not found" or walks the folder.
     """
+    return file_problem_and_size(path)[0]
+
+
+def file_problem_and_size(path: str | os.PathLike[str]) -> tuple[str, int]:
+    """:func:`special_file_problem` and the file's size in bytes (0 when it has a problem or cannot be read),
+    from one ``stat``: a batch lists every file once, and its plan and progress need the sizes."""
     try:
-        mode = os.stat(path).st_mode
+        found = os.stat(path)
     except FileNotFoundError:
         if os.path.islink(path):
-            return f"is a symbolic link to {_target(path)}, which does not exist"
-        return ""
+            return f"is a symbolic link to {_target(path)}, which does not exist", 0
+        return "", 0
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return "is a symbolic link that points back to itself (a loop)"
-        return ""  # a permission problem and the like: the read says it in its own words
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return ""
+            return "is a symbolic link that points back to itself (a loop)", 0
+        return "", 0  # a permission problem and the like: the read says it in its own words
+    mode = found.st_mode
+    if stat.S_ISREG(mode):
+        return "", found.st_size
+    if stat.S_ISDIR(mode):
+        return "", 0
     if stat.S_ISFIFO(mode):
-        return "is a named pipe (FIFO), not a regular file: reading it could wait forever"
+        return "is a named pipe (FIFO), not a regular file: reading it could wait forever", 0
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a regular file"
+        return "is a device, not a regular file", 0
     if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    return "is not a regular file"
+        return "is a socket, not a regular file", 0
+    return "is not a regular file", 0
 
 
 def refuse_special_file(path: str | os.PathLike[str]) -> None:
