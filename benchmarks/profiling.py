@@ -30,6 +30,8 @@ def main() -> int:
     parser.add_argument("--mb", type=float, default=2)
     parser.add_argument("--html")
     parser.add_argument("--large", action="store_true", help="splitter: one large document, not the per-file corpus")
+    parser.add_argument("--input", choices=("readmes", "mixed"), default="readmes", help="app: browser_latency's inputs")
+    parser.add_argument("--changes", type=int, default=1, help="app: new chunk_size values profiled, one after another")
     args = parser.parse_args()
     profiler = Profiler(interval=0.0005)
     if args.what == "splitter":
@@ -63,12 +65,15 @@ def main() -> int:
 
         script_runner.ScriptRunner._run_script = profiled
 
-        data = read_input("corpus.txt", 1).encode("utf-8")
+        from browser_latency import mixed_text
+
+        data = (read_input("corpus.txt", 1) if args.input == "readmes" else mixed_text(1.0)).encode("utf-8")
         at, _ = first_view("bench_1mb.txt", data, args.group)
         key = f"splitter.{args.group}.chunk_size"
         value = at.sidebar.number_input(key=key).value
         active["on"] = True
-        at.sidebar.number_input(key=key).set_value(value - 50).run()
+        for change in range(args.changes):
+            at.sidebar.number_input(key=key).set_value(value - 7 * (change + 1)).run()
     if args.html:
         Path(args.html).write_text(profiler.output_html())
     print(profiler.output_text(unicode=False, color=False, show_all=False))

@@ -174,6 +174,12 @@ def _warm(splitter: Splitter) -> None:
 
 # A split of ChunkScope's own splitters on at most this many characters runs in-process (see split_needs_child).
 IN_PROCESS_CHARS = 300_000
+# ... and on at most this many when the split is light (Splitter.split_is_light: the text's tokenizer pass is kept,
+# or it counts characters). Measured on hostile text (benchmarks/light_splits.py, benchmarks/NOTES.md "Light
+# splits"): no light split of 1.2 M characters costs more time or memory than the worst first split that
+# IN_PROCESS_CHARS already allows in-process, so the bound on a split holding the server is not weakened; a Chunks
+# rerun of a 1 MB text at a new chunk_size spares the fork (30-40 ms).
+LIGHT_IN_PROCESS_CHARS = 1_200_000
 
 
 def split_needs_child(
@@ -187,7 +193,9 @@ def split_needs_child(
     lets the server's other threads run every few milliseconds), with no regex
     of the user's (matched in C, holding the GIL), on at most
     :data:`IN_PROCESS_CHARS` characters (``in_process_chars``: another bound, for a process that serves
-    no other thread: a batch worker, whose fork per large file cost a third of its CPU). Framework engines and plugins always go
+    no other thread: a batch worker, whose fork per large file cost a third of its CPU), or without it
+    :data:`LIGHT_IN_PROCESS_CHARS` where the split is light (:meth:`~core.splitters.base.Splitter.split_is_light`:
+    a rerun on a text the server has indexed). Framework engines and plugins always go
     to a child: their code is not ours to bound. A splitter that embeds
     (``semantic``) never does: forking a process whose torch threads have started
     can hang the child, and its work is already bounded by ``max_embed_chars``
@@ -200,7 +208,12 @@ def split_needs_child(
     if splitter.regex_values():
         return True
     bound = IN_PROCESS_CHARS if in_process_chars is None else in_process_chars
-    return sum(len(document.text) for document in documents) > bound
+    characters = sum(len(document.text) for document in documents)
+    if characters <= bound:
+        return False
+    # A text the split has been through (its tokenizer pass kept): a rerun's work per character is a fraction.
+    light = in_process_chars is None and characters <= LIGHT_IN_PROCESS_CHARS
+    return not (light and all(splitter.split_is_light(document.text) for document in documents))
 
 
 # Loaders whose work is linear in a small file and pure Python (the server's other threads run meanwhile):

@@ -161,13 +161,52 @@ def _children() -> set[int]:
 
 def test_which_splits_go_to_a_child() -> None:
     small = [Document(text="A short text. " * 10)]
-    huge = [Document(text="x" * (documents_module.IN_PROCESS_CHARS + 1))]
+    huge = [Document(text="x" * (documents_module.LIGHT_IN_PROCESS_CHARS + 1))]
     assert not split_needs_child(small, get_splitter("recursive"))  # ours, small: in-process
     assert split_needs_child(huge, get_splitter("recursive"))  # ours, but big
     assert split_needs_child(small, get_splitter("recursive", separators=["x+"], is_separator_regex=True))
     assert split_needs_child(small, get_splitter("langchain.recursive"))  # a framework's code: always
     assert split_needs_child(small, get_splitter("llamaindex.sentence"))
     assert not split_needs_child(huge, get_splitter("semantic"))  # the model is not forked
+
+
+def test_a_large_text_splits_in_process_once_its_tokenizer_pass_is_kept() -> None:
+    """Between the two bounds a split is in-process only when it is light: it counts characters, or the server
+    holds the text's index under the splitter's tokenizer (a rerun at a new chunk_size), and no compat mode or
+    size function of the caller's is in it."""
+    from core.tokens.token_index import TOKEN_INDEXES, TokenIndex
+
+    text = "Words in a sentence. " * (documents_module.IN_PROCESS_CHARS // 21 + 1000)
+    assert documents_module.IN_PROCESS_CHARS < len(text) <= documents_module.LIGHT_IN_PROCESS_CHARS
+    large = [Document(text=text)]
+    assert not split_needs_child(large, get_splitter("recursive"))  # characters: no tokenizer pass at all
+    assert not split_needs_child(large, get_splitter("character"))
+    assert split_needs_child(large, get_splitter("recursive", compat="langchain"))
+    assert split_needs_child(large, get_splitter("recursive", tokenizer=len))  # the caller's size function
+    sentence, token = get_splitter("sentence"), get_splitter("token")
+    TOKEN_INDEXES.clear()
+    assert split_needs_child(large, sentence) and split_needs_child(large, token)  # the first split: a child
+    TokenIndex.shared(sentence.get_tokenizer(), text)  # as the page's metrics leave it
+    assert not split_needs_child(large, sentence) and not split_needs_child(large, token)
+    assert split_needs_child(large, sentence, in_process_chars=1000)  # a batch worker's own bound stands
+    assert split_needs_child(large, get_splitter("sentence", compat="llamaindex"))
+    TOKEN_INDEXES.clear()
+
+
+def test_a_light_split_in_process_gives_the_childs_nodes() -> None:
+    from core.documents import split_bounded
+    from core.tokens.token_index import TOKEN_INDEXES, TokenIndex
+
+    text = "Lorem ipsum dolor sit amet, a sentence. Another one here!\n\n" * 6000
+    document = Document(text=text, metadata={"file_name": "large.txt"})
+    for name in ("sentence", "token", "recursive", "character"):
+        TOKEN_INDEXES.clear()
+        splitter = get_splitter(name, chunk_size=120, chunk_overlap=20)
+        in_child = split_bounded([document], splitter)
+        TokenIndex.shared(splitter.get_tokenizer(), text)
+        assert not split_needs_child([document], splitter)
+        assert split_bounded([document], splitter) == in_child == splitter.split([document]), name
+    TOKEN_INDEXES.clear()
 
 
 def test_which_loads_go_to_a_child() -> None:

@@ -106,6 +106,7 @@ def test_a_child_splitting_the_same_text_does_not_segment_what_the_last_child_di
 ) -> None:
     log = tmp_path / "calls"
     monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)  # every split to a child
+    monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
     monkeypatch.setattr(segmentation, "sentence_spans", _segmented_in_child(log))
     document = Document(text=TEXT)
     first = run_split([document], PipelineConfig(splitter=get_splitter("sentence", chunk_size=60)), bounded=True)
@@ -125,6 +126,7 @@ def test_a_child_splitting_the_same_text_does_not_segment_what_the_last_child_di
 
 def test_the_splits_of_a_childs_pieces_are_kept_here_and_give_the_same_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)
+    monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
     document = Document(text=TEXT)
     run_split(
         [document], PipelineConfig(splitter=get_splitter("sentence", chunk_size=60, chunk_overlap=5)), bounded=True
@@ -143,6 +145,7 @@ def test_the_splits_of_a_childs_pieces_are_kept_here_and_give_the_same_nodes(mon
 
 def test_the_kept_sentences_are_those_segmented_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)
+    monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
     run_split(
         [Document(text=TEXT)],
         PipelineConfig(splitter=get_splitter("sentence", chunk_size=40, chunk_overlap=5)),

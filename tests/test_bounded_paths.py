@@ -47,6 +47,7 @@ def test_a_split_in_the_child_makes_the_same_nodes(
     config = PipelineConfig(splitter=get_splitter(name))
     expected = run_split(sample_documents, config)
     monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)  # every splitter to a child
+    monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
     assert split_needs_child(sample_documents, config.splitter)
     assert run_split(sample_documents, config, bounded=True) == expected
 

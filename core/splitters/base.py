@@ -17,9 +17,10 @@ from typing import Any, ClassVar
 from core.errors import ConfigError
 from core.params import Configurable, param
 from core.schema import Document, MetadataMode, Node
-from core.splitters.compat import compat_nodes
+from core.splitters.compat import NONE, compat_nodes
 from core.splitters.fast.gc_pause import gc_paused
 from core.splitters.nodes import Span, build_nodes
+from core.tokens.token_index import index_held
 from core.tokens.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer, get_tokenizer
 from core.translate.framework_code import langchain_recursive
 from core.translate.snippet import CodeSnippet, call, split_with
@@ -51,6 +52,9 @@ class Splitter(Configurable):
     # The parameter values a framework's own splitter defaults to, under a label naming it, so a
     # user can start from them in one click. The algorithm stays this splitter's (sizes in its units).
     framework_defaults: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    # Measured (benchmarks/NOTES.md, "Light splits"): once its tokenizer has indexed a text, this splitter's work on
+    # it, even on hostile text, is a fraction of a first split's per character (see :meth:`split_is_light`).
+    light_once_indexed: ClassVar[bool] = False
 
     include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
     include_prev_next_rel: bool = param(True, "Link consecutive nodes with PREVIOUS/NEXT.", advanced=True)
@@ -60,6 +64,17 @@ class Splitter(Configurable):
         (:func:`core.splitters.compat.mirror_engine`); None when it cuts its own way. Export writes the engine's call.
         """
         return None
+
+    def split_is_light(self, text: str) -> bool:
+        """Whether splitting ``text`` now costs a fraction of a first split's work per character: the splitter says
+        so once the tokenizer pass is done (``light_once_indexed``), cuts its own way (no ``compat`` mode), sizes
+        with a tokenizer of its own (not a size function), and that tokenizer counts characters or holds the
+        text's index (:func:`core.tokens.token_index.index_held`). :func:`core.documents.split_needs_child` lets
+        such a split run in-process on more characters."""
+        if not self.light_once_indexed or getattr(self, "compat", NONE) != NONE:
+            return False
+        name = getattr(self, "tokenizer", "characters")
+        return isinstance(name, str) and index_held(get_tokenizer(name), text)
 
     def unsuited_reason(self, document: Document) -> str | None:
         """Why this splitter cannot do its job on ``document`` (e.g. no headings to cut at), else None.

@@ -50,6 +50,7 @@ class CharacterSplitter(SizedSplitter):
     """
 
     name = "character"
+    light_once_indexed = True
     summary = "Split on one separator (default: blank lines), then pack pieces up to chunk_size."
     elements_read = TABLE_ELEMENTS  # build_nodes' table headers
     framework_defaults = {"LangChain CharacterTextSplitter": {"chunk_size": 4000, "chunk_overlap": 200}}

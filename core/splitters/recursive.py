@@ -72,6 +72,7 @@ class RecursiveSplitter(SizedSplitter):
     """
 
     name = "recursive"
+    light_once_indexed = True
     summary = "Split at paragraphs, then lines, words, characters (or a language's structure), then pack."
     keeps_table_rows = True
     elements_read = TABLE_ELEMENTS  # build_nodes' table headers and the rows it keeps whole

@@ -79,6 +79,7 @@ class SentenceSplitter(SizedSplitter):
     """
 
     name = "sentence"
+    light_once_indexed = True
     summary = "Pack whole sentences (then clauses, words) into chunks of chunk_size tokens, with overlap."
     keeps_table_rows = True
 

@@ -80,6 +80,7 @@ class TokenSplitter(SizedSplitter):
     """
 
     name = "token"
+    light_once_indexed = True
     summary = "Windows of exactly chunk_size tokens, consecutive windows sharing chunk_overlap tokens."
     elements_read = TABLE_ELEMENTS  # build_nodes' table headers
     framework_defaults = {

@@ -160,6 +160,13 @@ TOKEN_INDEXES = Memo(8_000_000, max_entries=8)
 _REUSE_TOKEN_INDEXES = [True]
 
 
+def index_held(tokenizer: Tokenizer, text: str) -> bool:
+    """Whether a split or a count of ``text`` under ``tokenizer`` finds its index kept (or needs none: characters)."""
+    if tokenizer.name == "characters":
+        return True
+    return _REUSE_TOKEN_INDEXES[0] and TOKEN_INDEXES.get((tokenizer, text)) is not None
+
+
 def reuse_token_indexes(enabled: bool) -> None:
     """Turn reuse of token indexes across splits on or off (off also forgets those kept).
 
