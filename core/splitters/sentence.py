@@ -287,12 +287,14 @@ class _Pieces:
 
     def fitting(self, budget: int) -> tuple[list[tuple[int, int]], list[int]]:
         """Consecutive pieces covering the text, each within ``budget`` unless nothing may cut it."""
-        done: list[tuple[int, int, int]] = []
+        done: list[tuple[int, int]] = []
+        done_sizes: list[int] = []
         pending = [(0, len(self.text), 0, self.sizes.count(0, len(self.text)))]
         while pending:
             start, end, level, size = pending.pop()
             if size <= budget:
-                done.append((start, end, size))
+                done.append((start, end))
+                done_sizes.append(size)
                 continue
             known = self.known.get((start, end, level)) if self.known is not None else None
             if known is None:
@@ -304,10 +306,14 @@ class _Pieces:
                 pieces, next_level, sizes = known
             level = next_level
             if len(pieces) == 1:  # nothing may cut it: an indivisible unit
-                done.append((start, end, size))
-                continue
-            pending.extend((a, b, level, n) for (a, b), n in zip(reversed(pieces), reversed(sizes), strict=False))
-        return [(a, b) for a, b, _ in done], [size for _, _, size in done]
+                done.append((start, end))
+                done_sizes.append(size)
+            elif max(sizes) <= budget:  # all fit: done in order, as popping them one by one would give
+                done.extend(pieces)
+                done_sizes.extend(sizes)
+            else:
+                pending.extend((a, b, level, n) for (a, b), n in zip(reversed(pieces), reversed(sizes), strict=False))
+        return done, done_sizes
 
 
 # How pieces of the last few texts split, and their sizes: a piece splits the same way whatever the budget
