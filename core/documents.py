@@ -211,7 +211,7 @@ def split_needs_child(
     characters = sum(len(document.text) for document in documents)
     if characters <= bound:
         return False
-    # A text the split has been through (its tokenizer pass kept): a rerun's work per character is a fraction.
+    # A text whose tokenizer pass is kept (a rerun), or counted in characters: a split of it is cheap per character.
     light = in_process_chars is None and characters <= LIGHT_IN_PROCESS_CHARS
     return not (light and all(splitter.split_is_light(document.text) for document in documents))
 

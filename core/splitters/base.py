@@ -52,8 +52,8 @@ class Splitter(Configurable):
     # The parameter values a framework's own splitter defaults to, under a label naming it, so a
     # user can start from them in one click. The algorithm stays this splitter's (sizes in its units).
     framework_defaults: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
-    # Measured (benchmarks/NOTES.md, "Light splits"): once its tokenizer has indexed a text, this splitter's work on
-    # it, even on hostile text, is a fraction of a first split's per character (see :meth:`split_is_light`).
+    # Measured (benchmarks/light_splits.py): once its tokenizer has indexed a text (or when it counts characters),
+    # this splitter's work on it, even on hostile text, is cheap per character (see :meth:`split_is_light`).
     light_once_indexed: ClassVar[bool] = False
 
     include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
@@ -66,11 +66,11 @@ class Splitter(Configurable):
         return None
 
     def split_is_light(self, text: str) -> bool:
-        """Whether splitting ``text`` now costs a fraction of a first split's work per character: the splitter says
-        so once the tokenizer pass is done (``light_once_indexed``), cuts its own way (no ``compat`` mode), sizes
-        with a tokenizer of its own (not a size function), and that tokenizer counts characters or holds the
-        text's index (:func:`core.tokens.token_index.index_held`). :func:`core.documents.split_needs_child` lets
-        such a split run in-process on more characters."""
+        """Whether splitting ``text`` is cheap per character: the splitter says so once its tokenizer pass is done
+        (``light_once_indexed``), cuts its own way (no ``compat`` mode), sizes with a tokenizer of its own (not a
+        size function), and that tokenizer counts characters or holds the text's index
+        (:func:`core.tokens.token_index.index_held`). :func:`core.documents.split_needs_child` lets such a split
+        run in-process on more characters."""
         if not self.light_once_indexed or getattr(self, "compat", NONE) != NONE:
             return False
         name = getattr(self, "tokenizer", "characters")
