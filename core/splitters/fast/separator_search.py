@@ -102,22 +102,27 @@ def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: 
     add_start, add_end = starts.append, ends.append
     ends_with_separator = text.endswith(separator)
     scans: _LocalScans | None = None  # made on the first dense run (most texts have none)
+    last_budget = length - chunk_size  # a chunk starting here or later reaches the text's end
     start = 0  # always an aligned boundary
     closed = -1  # the untrimmed end of the last chunk packed
     previous_end = -1  # the trimmed end of the last chunk kept
+    # The first occurrence at or after ``searched_from``, found when a piece after ``closed`` did not fit:
+    # the next chunk starts at ``closed`` and would search for it again (a piece over chunk_size is
+    # read once, not twice; the reST part holds many: code blocks, tables).
+    searched_from = found_after = -1
     while True:
         chunk_start = start
         # The chunk ends at the last boundary within the budget, or at the next one.
-        limit = start + chunk_size
-        if limit >= length:
+        if start >= last_budget:
             end = length
         else:
-            j = rfind(separator, start, limit)
+            j = rfind(separator, start, start + chunk_size)
             if j < 0:
-                j = find(separator, start)
+                j = found_after if start == searched_from else find(separator, start)
                 end = length if j < 0 else j + size
             else:
-                if j > start and text[j - 1] in overlap_tails:
+                # startswith, not text[j - 1] in overlap_tails: no one-character str made per chunk.
+                if j > start and startswith(overlap_tails, j - 1):
                     try:
                         first = _chain_start(startswith, separator, shifts, j, start)
                         j = _last_aligned(find, separator, first, j + size)
@@ -128,7 +133,8 @@ def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: 
         if end == closed:
             # The piece after ``closed`` does not fit from here: merge_pieces starts this chunk
             # later, leaving room for that piece (so no chunk ends at ``closed`` twice).
-            j = find(separator, closed)
+            j = found_after = find(separator, closed)
+            searched_from = closed
             floor = (length if j < 0 else j + size) - chunk_size
         else:
             closed = end
@@ -163,7 +169,7 @@ def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: 
 
 
 @lru_cache(maxsize=64)
-def _separator_profile(separator: str) -> tuple[tuple[int, ...], str, int, int]:
+def _separator_profile(separator: str) -> tuple[tuple[int, ...], tuple[str, ...], int, int]:
     """What the search needs to know of a separator, worked out once per separator (a corpus of small
     files paid for it on every file: a third of the search's time on a one-chunk text).
 
@@ -176,7 +182,7 @@ def _separator_profile(separator: str) -> tuple[tuple[int, ...], str, int, int]:
     """
     size = len(separator)
     shifts = tuple(k for k in range(1, size) if separator[k:] == separator[: size - k])
-    overlap_tails = "".join(separator[k - 1] for k in shifts)
+    overlap_tails = tuple(separator[k - 1] for k in shifts)
     return shifts, overlap_tails, shifts[-1] if shifts else 0, size if separator.isspace() else 0
 
 
