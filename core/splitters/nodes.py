@@ -45,7 +45,7 @@ def build_nodes(
     doc_id = document.id
     # Read straight from the document, and no table index where there are no tables: on a corpus of
     # small files these set-ups (and a list of ids and one of links before the nodes) were a third of
-    # a character split's time per file (benchmarks/NOTES.md, eleventh round).
+    # a character split's time per file (benchmarks/NOTES.md, issue 32 character round).
     tables = _TableIndex(document.elements) if document.elements else None
     if tables is not None and not tables.tables:
         tables = None
