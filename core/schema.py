@@ -138,7 +138,7 @@ class Document(BaseNode):
     def __post_init__(self) -> None:
         if not self.id:
             self.id = content_id(self.text, str(self.metadata.get("file_name", "")))
-        self._page_starts = [page.start_char for page in self.pages]
+        self._page_starts = [page.start_char for page in self.pages] if self.pages else []
 
     def pages_for_span(self, start_char: int, end_char: int) -> list[Page]:
         """The pages a span touches (empty for unpaged documents)."""
@@ -299,7 +299,10 @@ def content_id(text: str, salt: str = "") -> str:
     """
     # Bytes, not the str: xxhash 3.6 accepts a str, later versions refuse one.
     digest = xxhash.xxh3_64(salt.encode("utf-8", "surrogatepass") + b"\0")
-    _hash_utf8(digest, text)
+    if text.isascii():  # its UTF-8 is a copy
+        digest.update(text.encode("ascii"))
+    else:
+        _hash_utf8(digest, text)
     return digest.hexdigest()[:12]
 
 
@@ -309,7 +312,8 @@ _HASH_PIECE = 4096
 
 
 def _hash_utf8(digest: Any, text: str) -> None:
-    """Feed ``text``'s UTF-8 (lone surrogates passed) to ``digest``: the same bytes as one ``encode``.
+    """Feed the UTF-8 of ``text``, which is not ASCII, to ``digest`` (lone surrogates passed): the same
+    bytes as one ``encode``.
 
     One character past U+00FF makes a str two bytes a character, and CPython encodes
     such a str to UTF-8 character by character (~0.9 ns a character: 1.1 ms for Vim's
@@ -319,7 +323,7 @@ def _hash_utf8(digest: Any, text: str) -> None:
     bytes are the same wherever the pieces are cut. A text whose first piece is not
     ASCII (prose in another script) is encoded whole: its pieces would not be ASCII either.
     """
-    if text.isascii() or not text[:_HASH_PIECE].isascii():
+    if not text[:_HASH_PIECE].isascii():
         digest.update(text.encode("utf-8", "surrogatepass"))
         return
     for start in range(0, len(text), _HASH_PIECE):

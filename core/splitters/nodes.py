@@ -23,6 +23,10 @@ class Span(NamedTuple):
     metadata: dict[str, Any] | None = None
 
 
+# The relationships build_nodes sets, read once: an Enum member read from its class costs ~0.1 us
+# (Python 3.11), three of them per split document.
+_SOURCE, _PREVIOUS, _NEXT = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
+
 # The element kinds build_nodes reads (a node inside a table gets its header): what a splitter that reads
 # no other structure declares as its ``elements_read``.
 TABLE_ELEMENTS = frozenset({"table", "table_row"})
@@ -57,7 +61,7 @@ def build_nodes(
     copy_llm_keys = list(document.excluded_llm_metadata_keys).copy
     copy_embed_keys = list(document.excluded_embed_metadata_keys).copy
     template, separator, text_template = document.metadata_template, document.metadata_separator, document.text_template
-    source, previous, following = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
+    source, previous, following = _SOURCE, _PREVIOUS, _NEXT
     id_stem = f"{doc_id}#{id_prefix}"
     last = len(spans) - 1
     nodes: list[Node] = []
