@@ -119,9 +119,9 @@ def test_character_splitter_examples(
 def test_a_long_run_of_a_self_overlapping_separator_is_scanned_where_it_is() -> None:
     """One run too long to walk is scanned in its chunk's region; the rest of the text keeps the search path."""
     text = "intro\n\n" + "\n" * 300 + "body text\n\n\nend " + "more words\n\n" * 400
-    starts, ends = bounds_by_search(text, "\n\n", 40, 10)  # no fallback to the rule
-    assert [text[s:e] for s, e in zip(starts, ends, strict=True)][:2] == ["intro", "body text\n\n\nend more words"]
-    assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, "\n\n", 40, 10)]
+    bounds = bounds_by_search(text, "\n\n", 40, 10)  # no fallback to the rule
+    assert [text[s:e] for s, e in bounds][:2] == ["intro", "body text\n\n\nend more words"]
+    assert bounds == [span[:2] for span in general(text, "\n\n", 40, 10)]
 
 
 def test_a_text_made_mostly_of_such_runs_goes_to_the_general_path() -> None:
@@ -129,8 +129,7 @@ def test_a_text_made_mostly_of_such_runs_goes_to_the_general_path() -> None:
     text = ("\n" * 300 + "word ") * 40
     with pytest.raises(DenseRun):
         bounds_by_search(text, "\n\n", 1000, 999)
-    starts, ends = chunk_bounds(text, "\n\n", 1000, 999)
-    assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, "\n\n", 1000, 999)]
+    assert chunk_bounds(text, "\n\n", 1000, 999) == [span[:2] for span in general(text, "\n\n", 1000, 999)]
 
 
 @settings(max_examples=300)
@@ -143,8 +142,8 @@ def test_local_scans_equal_the_general_path(separator: str, data: st.DataObject,
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(separator_search, "_WALK_LIMIT", 0)
         patch.setattr(separator_search, "_SCAN_BUDGET", 10_000)
-        starts, ends = bounds_by_search(text, separator, *size)
-    assert list(zip(starts, ends, strict=True)) == [span[:2] for span in general(text, separator, *size)]
+        bounds = bounds_by_search(text, separator, *size)
+    assert bounds == [span[:2] for span in general(text, separator, *size)]
 
 
 def test_a_subclass_that_overrides_spans_is_split_through_them() -> None:

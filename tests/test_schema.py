@@ -1,6 +1,11 @@
 """The metadata views, as LlamaIndex documents them."""
 
+import xxhash
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from core import Document, MetadataMode, Node, NodeRelationship
+from core.schema import content_id
 
 
 def spec_document() -> Document:
@@ -50,7 +55,11 @@ def test_braces_in_text_and_values_render_literally():
 
 def test_node_round_trips_through_dict():
     node = Node(
-        text="t", id="d#0", doc_id="d", start_char=3, end_char=4,
+        text="t",
+        id="d#0",
+        doc_id="d",
+        start_char=3,
+        end_char=4,
         relationships={NodeRelationship.SOURCE: "d", NodeRelationship.CHILD: ["d#1", "d#2"]},
     )
     assert Node.from_dict(node.to_dict()) == node
@@ -79,8 +88,49 @@ def test_contents_renders_each_nodes_views_as_get_content_does():
         Node(text="three", metadata={"flag": 1}),
         Node(text="four", metadata={"flag": True}),  # equal to 1, rendered differently
         Node(text="five", metadata={}),
-        Node(text="six", metadata=dict(shared), metadata_template="{key}={value}", text_template="{content}\n[{metadata_str}]"),
+        Node(
+            text="six",
+            metadata=dict(shared),
+            metadata_template="{key}={value}",
+            text_template="{content}\n[{metadata_str}]",
+        ),
     ]
     for mode in MetadataMode:
         assert contents(nodes, mode) == [node.get_content(mode) for node in nodes]
     assert contents(nodes, MetadataMode.ALL)[2:4] == ["flag: 1\n\nthree", "flag: True\n\nfour"]
+
+
+# -- content ids --------------------------------------------------------------
+
+# Texts whose first 4,096 characters are ASCII or not (the id is hashed by pieces, or whole), with ASCII runs
+# and non-ASCII characters after: accents, lone surrogates, characters past U+FFFF (stored four bytes a character).
+_ASCII_RUNS = st.builds(
+    lambda size, word: (word * size)[:size], st.integers(0, 9000), st.sampled_from(["ab ", "x\n\n"])
+)
+_ID_TEXTS = st.builds(
+    lambda head, middle: head + "".join(middle),
+    _ASCII_RUNS,
+    st.lists(
+        st.one_of(
+            _ASCII_RUNS,
+            st.text(min_size=1, max_size=3),
+            st.sampled_from(["\u00e9", "\u2019", "\ud800", "\udfff", "\U0001f600", "\u4e2d"]),
+        ),
+        max_size=5,
+    ),
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(_ID_TEXTS, st.text(max_size=20))
+def test_content_id_is_xxh3_of_the_salt_a_zero_byte_and_the_whole_utf8(text: str, salt: str) -> None:
+    """However the text is fed to the hash (in pieces where it is mostly ASCII), the bytes are its UTF-8."""
+    whole = salt.encode("utf-8", "surrogatepass") + b"\0" + text.encode("utf-8", "surrogatepass")
+    assert content_id(text, salt) == xxhash.xxh3_64(whole).hexdigest()[:12]
+
+
+def test_content_ids_of_a_mostly_ascii_text_and_a_short_one() -> None:
+    """The ids the previous one-piece encoding gave: a document keeps its id (and its nodes theirs) across versions."""
+    mostly_ascii = "plain ascii " * 500 + "caf\u00e9 \u2019quoted\u2019 " + "more words " * 600  # 12,614 characters
+    assert content_id(mostly_ascii, "x") == "af798e476ce9"
+    assert content_id("hello", "a.txt") == "3f3b43ab16f0"

@@ -68,7 +68,7 @@ class CharacterSplitter(SizedSplitter):
         if self.compat == LANGCHAIN:
             return compat_spans(self.compat_chunks(document))
         if self._packs_on_separator_ends:
-            return spans_from_bounds(*chunk_bounds(document.text, self.separator, self.chunk_size, self.chunk_overlap))
+            return spans_from_bounds(chunk_bounds(document.text, self.separator, self.chunk_size, self.chunk_overlap))
         return pack_pieces(document.text, self.separator, self.get_tokenizer(), self.chunk_size, self.chunk_overlap)
 
     def node_spans(self, document: Document) -> list[Span] | list[tuple[int, int]] | None:
@@ -77,11 +77,9 @@ class CharacterSplitter(SizedSplitter):
         # A subclass that overrides spans() is split through them.
         if not self._packs_on_separator_ends or type(self).spans is not CharacterSplitter.spans:
             return self.spans(document)
-        # Plain (start, end) pairs, which build_nodes reads like Spans without metadata and
-        # zip makes in C (4 MB, 5,065 chunks: 0.15 ms, against 0.5-0.7 ms for Spans).
-        starts, ends = chunk_bounds(document.text, self.separator, self.chunk_size, self.chunk_overlap)
-        return list(zip(starts, ends, strict=True))
-
+        # Plain (start, end) pairs, which build_nodes reads like Spans without metadata (4 MB,
+        # 5,065 chunks: Spans cost 0.5-0.7 ms more); the search makes them as it goes.
+        return chunk_bounds(document.text, self.separator, self.chunk_size, self.chunk_overlap)
 
     def compat_chunks(self, document: Document) -> list[CompatChunk]:
         """LangChain's CharacterTextSplitter chunks of ``document`` (``compat="langchain"``)."""
@@ -172,8 +170,8 @@ def separator_ends(text: str, separator: str) -> list[int]:
     return ends
 
 
-def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> tuple[list[int], list[int]]:
-    """The starts and ends of :func:`pack_pieces`' chunks sized in characters, found by search.
+def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
+    """The (start, end) of each of :func:`pack_pieces`' chunks sized in characters, found by search.
 
     Where the search would rescan long runs of a self-overlapping separator over
     and over, the rule's one scan of the whole text is cheaper, and taken.
@@ -182,4 +180,4 @@ def chunk_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int)
         return bounds_by_search(text, separator, chunk_size, chunk_overlap)
     except DenseRun:
         spans = pack_pieces(text, separator, get_tokenizer("characters"), chunk_size, chunk_overlap)
-        return [span.start for span in spans], [span.end for span in spans]
+        return [(span.start, span.end) for span in spans]

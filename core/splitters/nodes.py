@@ -23,6 +23,9 @@ class Span(NamedTuple):
     metadata: dict[str, Any] | None = None
 
 
+# The relationships build_nodes sets, read once: an Enum member read from its class costs ~0.1 us
+# (Python 3.11), three of them per split document.
+_SOURCE, _PREVIOUS, _NEXT = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
 
 # The element kinds build_nodes reads (a node inside a table gets its header): what a splitter that reads
 # no other structure declares as its ``elements_read``.
@@ -37,33 +40,54 @@ def build_nodes(
     include_prev_next_rel: bool = True,
     id_prefix: str = "",
 ) -> list[Node]:
-    """Turn spans into nodes: exact text, inherited metadata, pages, table headers, links."""
+    """Turn spans into nodes: exact text, inherited metadata, pages, table headers, links.
+
+    Each node's relationships are SOURCE, then PREVIOUS and NEXT to its neighbours (when
+    ``include_prev_next_rel``): the keys in the order :func:`link_chain` would leave them.
+    """
     text = document.text
     doc_id = document.id
-    tables = _TableIndex(document.elements)
+    # Read straight from the document, and no table index where there are no tables: on a corpus of
+    # small files these set-ups (and a list of ids and one of links before the nodes) were a third of
+    # a character split's time per file (benchmarks/NOTES.md, issue 32 character round).
+    tables = _TableIndex(document.elements) if document.elements else None
+    if tables is not None and not tables.tables:
+        tables = None
     paged = bool(document.pages)
-    inherited = document.metadata if include_metadata else {}
-    # The view settings are read once; each node gets its own key lists so that
-    # hiding a key on one node (as a user may) never hides it on its siblings.
-    view = document.view_settings()
-    llm_keys, embed_keys = view["excluded_llm_metadata_keys"], view["excluded_embed_metadata_keys"]
-    template, separator, text_template = view["metadata_template"], view["metadata_separator"], view["text_template"]
+    # Each node gets its own copies of the metadata and the key lists, so that hiding a key on one
+    # node (as a user may) never hides it on its siblings. Bound copy methods of plain dict/list:
+    # the cheapest fresh copy per node.
+    copy_inherited = dict(document.metadata if include_metadata else {}).copy
+    copy_llm_keys = list(document.excluded_llm_metadata_keys).copy
+    copy_embed_keys = list(document.excluded_embed_metadata_keys).copy
+    template, separator, text_template = document.metadata_template, document.metadata_separator, document.text_template
+    source, previous, following = _SOURCE, _PREVIOUS, _NEXT
     id_stem = f"{doc_id}#{id_prefix}"
-    ids = [f"{id_stem}{index}" for index in range(len(spans))]
-    links = link_dicts(doc_id, ids, include_prev_next_rel)
-    # Bound copy methods of plain dict/list: the cheapest fresh copy per node.
-    copy_inherited, copy_llm_keys, copy_embed_keys = dict(inherited).copy, llm_keys.copy, embed_keys.copy
+    last = len(spans) - 1
     nodes: list[Node] = []
     append = nodes.append
+    before, node_id = None, f"{id_stem}0"  # the previous node's id and this one's
     # One pass, no keyword arguments: this loop is most of a character-sized split's node cost.
-    for span, node_id, relationships in zip(spans, ids, links, strict=True):
+    for index, span in enumerate(spans, 1):
         start, end = span[0], span[1]
+        after = f"{id_stem}{index}" if index <= last else None
+        # Each relationships dict made whole by a literal (cheaper than growing it).
+        if not include_prev_next_rel:
+            relationships = {source: doc_id}
+        elif after is None:
+            relationships = {source: doc_id} if before is None else {source: doc_id, previous: before}
+        else:
+            relationships = (
+                {source: doc_id, following: after}
+                if before is None
+                else {source: doc_id, previous: before, following: after}
+            )
         metadata: dict[str, Any] = copy_inherited()
         if paged:
             pages = document.pages_for_span(start, end)
             if pages:
                 metadata["page_label"] = page_range_label(pages)
-        if tables.tables:
+        if tables is not None:
             header = tables.header_for(start, end)
             if header is not None:
                 metadata["table_header"] = header
@@ -85,22 +109,8 @@ def build_nodes(
                 end,
             )
         )
+        before, node_id = node_id, after
     return nodes
-
-
-def link_dicts(doc_id: str, ids: Sequence[str], linked: bool) -> list[dict[NodeRelationship, str]]:
-    """Each node's relationships: SOURCE, and (when ``linked``) PREVIOUS/NEXT to its neighbours' ``ids``.
-
-    The same keys in the same order link_chain would leave: SOURCE, PREVIOUS, NEXT; each
-    dict made whole by a literal, in a comprehension (cheaper than growing it per node).
-    """
-    source, previous, following = NodeRelationship.SOURCE, NodeRelationship.PREVIOUS, NodeRelationship.NEXT
-    if not linked or len(ids) < 2:
-        return [{source: doc_id} for _ in ids]
-    links = [{source: doc_id, following: ids[1]}]
-    links += [{source: doc_id, previous: before, following: after} for before, after in zip(ids, ids[2:], strict=False)]
-    links.append({source: doc_id, previous: ids[-2]})
-    return links
 
 
 def link_chain(nodes: Sequence[Node]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from itertools import accumulate, repeat
+from itertools import accumulate
 
 from core.splitters.base import Span
 
@@ -77,6 +77,6 @@ def merge_bounds(
     return spans
 
 
-def spans_from_bounds(starts: Sequence[int], ends: Sequence[int]) -> list[Span]:
-    """Spans without metadata from their starts and ends, made as :func:`merge_pieces` makes them."""
-    return list(map(_new_span, repeat(Span), zip(starts, ends, repeat(None))))
+def spans_from_bounds(bounds: Sequence[tuple[int, int]]) -> list[Span]:
+    """Spans without metadata from their (start, end) pairs, made as :func:`merge_pieces` makes them."""
+    return [_new_span(Span, (start, end, None)) for start, end in bounds]

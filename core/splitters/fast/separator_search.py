@@ -75,8 +75,8 @@ class _LocalScans:
         return -1
 
 
-def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> tuple[list[int], list[int]]:
-    """The starts and ends of the rule's chunks, from searches near each chunk's ends; DenseRun where too dense.
+def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
+    """The (start, end) of each of the rule's chunks, from searches near each chunk's ends; DenseRun where too dense.
 
     Each chunk needs only a few boundaries near its ends, found by searching
     there (``rfind``/``find``) instead of scanning the whole text for every
@@ -91,60 +91,58 @@ def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: 
     which needs a separator that overlaps itself (``"\\n\\n"`` in ``"\\n\\n\\n"``);
     then the scan is replayed from the first of those overlapping occurrences.
     """
-    starts: list[int] = []
-    ends: list[int] = []
+    chunks: list[tuple[int, int]] = []
     if not text:
-        return starts, ends
+        return chunks
     length = len(text)
     size = len(separator)
     shifts, overlap_tails, widest_shift, trailing_space = _separator_profile(separator)
     find, rfind, startswith = text.find, text.rfind, text.startswith
-    add_start, add_end = starts.append, ends.append
-    ends_with_separator = text.endswith(separator)
+    add = chunks.append
     scans: _LocalScans | None = None  # made on the first dense run (most texts have none)
+    last_budget = length - chunk_size  # a chunk starting here or later reaches the text's end
     start = 0  # always an aligned boundary
     closed = -1  # the untrimmed end of the last chunk packed
     previous_end = -1  # the trimmed end of the last chunk kept
-    while True:
+    # The first occurrence at or after ``searched_from``, found when a piece after ``closed`` did not fit:
+    # the next chunk starts at ``closed`` and would search for it again (a piece over chunk_size is
+    # read once, not twice; the reST part holds many: code blocks, tables).
+    searched_from = found_after = -1
+    # Every chunk but the last (the one that reaches the text's end, packed after the loop).
+    while start < last_budget:
         chunk_start = start
         # The chunk ends at the last boundary within the budget, or at the next one.
-        limit = start + chunk_size
-        if limit >= length:
-            end = length
-        else:
-            j = rfind(separator, start, limit)
+        j = rfind(separator, start, start + chunk_size)
+        if j < 0:
+            j = found_after if start == searched_from else find(separator, start)
             if j < 0:
-                j = find(separator, start)
-                end = length if j < 0 else j + size
-            else:
-                if j > start and text[j - 1] in overlap_tails:
-                    try:
-                        first = _chain_start(startswith, separator, shifts, j, start)
-                        j = _last_aligned(find, separator, first, j + size)
-                    except DenseRun:
-                        scans = scans or _LocalScans(text, separator)
-                        j = scans.last_start(start, j + size)
-                end = j + size
+                break  # the last chunk: to the text's end
+        elif j > start and text[j - 1] in overlap_tails:
+            try:
+                first = _chain_start(startswith, separator, shifts, j, start)
+                j = _last_aligned(find, separator, first, j + size)
+            except DenseRun:
+                scans = scans or _LocalScans(text, separator)
+                j = scans.last_start(start, j + size)
+        end = j + size
         if end == closed:
             # The piece after ``closed`` does not fit from here: merge_pieces starts this chunk
             # later, leaving room for that piece (so no chunk ends at ``closed`` twice).
-            j = find(separator, closed)
+            j = found_after = find(separator, closed)
+            searched_from = closed
             floor = (length if j < 0 else j + size) - chunk_size
         else:
             closed = end
             while start < end and text[start].isspace():
                 start += 1
             # Once past the leading whitespace, ``start`` lies before the closing separator.
-            if start < end and (closed < length or ends_with_separator):
+            if start < end:
                 end -= trailing_space
             while end > start and text[end - 1].isspace():
                 end -= 1
             if start < end and end > previous_end:
-                add_start(start)
-                add_end(end)
+                add((start, end))
                 previous_end = end
-            if closed >= length:
-                return starts, ends
             floor = closed - chunk_overlap
         # The next chunk starts at the first boundary after this chunk's start, before its
         # end, that keeps at least ``floor`` behind it (at the end itself if there is none).
@@ -160,6 +158,18 @@ def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: 
                 scans = scans or _LocalScans(text, separator)
                 j = scans.first_start_ending_from(chunk_start, floor, closed - 1)
         start = closed if j < 0 else j + size
+    # The last chunk, to the text's end. Where a chunk in the loop already ended there (a text ending
+    # with the separator), this one trims to the same end and is not kept.
+    end = length
+    while start < end and text[start].isspace():
+        start += 1
+    if start < end and text.endswith(separator):  # then the text's end closes a separator too
+        end -= trailing_space
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if start < end and end > previous_end:
+        add((start, end))
+    return chunks
 
 
 @lru_cache(maxsize=64)
