@@ -86,22 +86,89 @@ def _blanked(text: str, others: list[tuple[int, str]]) -> list[str]:
     return parts
 
 
+class WordKeys:
+    """Exact integer keys of words of letters and digits: every word of a text keyed in numpy at once.
+
+    A word of the ``alphabet``'s characters is read as the number whose digits (base ``len(alphabet) + 1``)
+    are its characters' places in the alphabet (1 up), written left-aligned in :attr:`longest` digits (the
+    rest zeros). A digit is never zero inside a word, so distinct words have distinct numbers, and a word of
+    at most :attr:`longest` characters has one below 2**64: its key is exact in a uint64, no hash and so no
+    collision (tests/test_wordpiece.py checks the keys against this rule written in Python).
+    """
+
+    def __init__(self, alphabet: str, longest_word: int) -> None:
+        self.base = len(alphabet) + 1
+        longest = 0
+        while self.base ** (longest + 1) <= 2**64:  # the largest key of n characters is base**n - 1
+            longest += 1
+        self.longest = min(longest, longest_word)
+        self.alphabet = alphabet
+        self.digits = np.zeros(256, dtype=np.uint64)  # a byte's digit (0: not in the alphabet)
+        self.digits[[ord(c) for c in alphabet]] = np.arange(1, len(alphabet) + 1, dtype=np.uint64)
+        # The weight of each of a key's digits, first to last.
+        self.powers = np.array([self.base ** (self.longest - 1 - k) for k in range(self.longest)], dtype=np.uint64)
+
+    def key(self, word: str) -> int | None:
+        """The key of ``word``, or None if it is longer than :attr:`longest` or holds another character."""
+        if not 0 < len(word) <= self.longest or not all(c in self.alphabet for c in word):
+            return None
+        return sum(int(self.digits[ord(c)]) * int(power) for c, power in zip(word, self.powers, strict=False))
+
+    def of(self, codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """The keys of the words at ``starts`` (of ``lengths`` at most :attr:`longest`) in a text's bytes."""
+        digits = np.concatenate([self.digits[codes], np.zeros(self.longest, dtype=np.uint64)])
+        keys = np.zeros(len(starts), dtype=np.uint64)
+        base = np.uint64(self.base)
+        for k in range(self.longest):  # Horner's rule, zeros past each word's end
+            keys *= base
+            keys += digits[starts + k] * (lengths > k)
+        return keys
+
+    def spelled(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The digits of each key (one row each, :attr:`longest` columns, left-aligned) and their words' lengths."""
+        digits = (keys[:, None] // self.powers[None, :]) % np.uint64(self.base)
+        return digits, np.count_nonzero(digits, axis=1)
+
+
 class _Table:
     """One generation of what the fast path knows: every word's value and the pieces' offsets it points to.
 
     A word's value: its token count in the low byte (WordPiece gives at most 100 pieces), and for a word of
-    several pieces where its pieces' offsets start in the arrays. A call reads one table from start to end,
+    several pieces where its pieces' offsets start in the arrays. Words are found by their text (``known``)
+    or, up to :attr:`WordKeys.longest` characters, by their key (``keyed``). A call reads one table from start to end,
     so a new generation (made when this one is full) never changes what a running call reads.
     """
 
-    def __init__(self, vocabulary: dict[str, int], offsets: type[np.integer]) -> None:
+    def __init__(self, vocabulary: dict[str, int], keyed: dict[int, int], offsets: type[np.integer]) -> None:
         self.known = dict(vocabulary)
+        self.vocabulary = len(vocabulary) + len(keyed)  # what is not learned
+        # Words of at most WordKeys.longest characters by their key (:class:`WordKeys`): the vocabulary's, then
+        # those learned. Longer words are looked up in ``known`` by their text.
+        self.keyed = dict(keyed)
         # The pieces' offsets within their word, for words of several pieces; entry 0 is unused. A word has
         # at most the model's max_input_chars_per_word characters (100 here: a byte each), or is one token.
         self.piece_starts = np.zeros(1024, dtype=offsets)
         self.piece_ends = np.zeros(1024, dtype=offsets)
         self.pieces = 1
         self.learning = threading.Lock()
+
+    def learned(self) -> int:
+        """How many words this generation learned."""
+        return len(self.known) + len(self.keyed) - self.vocabulary
+
+    def keep_pieces(self, starts: np.ndarray, ends: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Keep the pieces' offsets of words of several pieces (``starts``, ``ends``: all the words' pieces in
+        order, ``counts`` per word); returns each word's value. Learners hold :attr:`learning`."""
+        first = self.pieces
+        size = first + len(starts)
+        if size > len(self.piece_starts):
+            # Grown into new arrays, published before any value that points past the old ones.
+            self.piece_starts = np.resize(self.piece_starts, 2 * size)
+            self.piece_ends = np.resize(self.piece_ends, 2 * size)
+        self.piece_starts[first:size] = starts
+        self.piece_ends[first:size] = ends
+        self.pieces = size
+        return ((first + np.cumsum(counts) - counts) << 8) | counts
 
 
 class AsciiWordPiece:
@@ -132,7 +199,23 @@ class AsciiWordPiece:
         self._singles_known = all(single in self._vocabulary for single in singles)
         longest = int(spec["model"].get("max_input_chars_per_word") or 100)
         self._offsets = np.uint8 if longest <= 255 else np.int64
-        self._table = _Table(self._vocabulary, self._offsets)
+        # Where every single character is a word of the vocabulary, the longer words (up to the keys' length)
+        # are found by key and split into pieces in numpy (:meth:`_pieces`), and the rest by their text.
+        self._keys: WordKeys | None = None
+        keyed: dict[int, int] = {}
+        if self._singles_known:
+            letters = "abcdefghijklmnopqrstuvwxyz"
+            self._keys = WordKeys("0123456789" + letters + ("" if self._lowercase else letters.upper()), longest)
+            # The vocabulary's pieces by key: those that start a word, and those that continue one (the prefix
+            # dropped); each with a 0 first (no key), so neither is empty.
+            starting = [self._keys.key(w) for w in vocabulary if not w.startswith(prefix)]
+            continuing = [self._keys.key(w[len(prefix) :]) for w in vocabulary if w.startswith(prefix)]
+            self._starting = np.unique(np.array([0, *filter(None, starting)], dtype=np.uint64))
+            self._continuing = np.unique(np.array([0, *filter(None, continuing)], dtype=np.uint64))
+            keyed = dict.fromkeys(self._starting[1:].tolist(), 1)
+            self._vocabulary = {w: 1 for w in self._vocabulary if self._keys.key(w) is None}
+        self._keyed = keyed
+        self._table = _Table(self._vocabulary, keyed, self._offsets)
         self._renewing = threading.Lock()
         # An added token's text is matched before normalization (or after, if it is normalized): never taken.
         self._added = [
@@ -164,7 +247,7 @@ class AsciiWordPiece:
         """
         if self._added and any(added in text for added in self._added):
             return None
-        if len(self._table.known) >= len(self._vocabulary) + self.WORDS_KEPT:
+        if self._table.learned() >= self.WORDS_KEPT:
             self._renew()
         others = _other_words(text) if _OTHER.search(text) else []
         if len(others) * _OTHERS_EVERY > len(text):
@@ -176,13 +259,14 @@ class AsciiWordPiece:
     def _renew(self) -> None:
         """A fresh generation of learned words; calls still reading the full one finish with it."""
         with self._renewing:
-            if len(self._table.known) >= len(self._vocabulary) + self.WORDS_KEPT:
-                self._table = _Table(self._vocabulary, self._offsets)
+            if self._table.learned() >= self.WORDS_KEPT:
+                self._table = _Table(self._vocabulary, self._keyed, self._offsets)
 
     def count(self, prepared: Prepared, other_counts: Sequence[int]) -> int:
         """How many tokens the prepared text has, given how many each of its ``others`` has."""
-        starts, ends = _words_at(prepared.read)
-        values = self._values(prepared.read, starts, ends, self._table)
+        codes = _codes(prepared.read)
+        starts, ends = _words_at(codes)
+        values = self._values(prepared.read, codes, starts, ends, self._table)
         return int((values & 0xFF).sum()) + sum(other_counts)
 
     def columns(
@@ -199,31 +283,54 @@ class AsciiWordPiece:
         order = np.argsort(all_starts, kind="stable")
         return all_starts[order], all_ends[order]
 
-    def _values(self, read: str, starts: np.ndarray, ends: np.ndarray, table: _Table) -> np.ndarray:
-        """The values in ``table`` (see :class:`_Table`) of the words of ``read`` (at ``starts``, ``ends``),
-        new words learned. A word of one character is one token of itself when the vocabulary holds them all:
-        only longer words are looked up."""
-        if self._singles_known:
-            values = np.ones(len(starts), dtype=np.int64)
-            at = np.flatnonzero(ends - starts > 1)  # the long words, in order: those the regex finds
-            words = self._long_words.findall(read)
-        else:
-            values, at = None, None
+    def _values(self, read: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, table: _Table) -> np.ndarray:
+        """The values in ``table`` (see :class:`_Table`) of the words of ``read`` (its bytes ``codes``, its words
+        at ``starts``, ``ends``), new words learned.
+
+        A word of one character is one token of itself when the vocabulary holds them all: only longer words
+        are looked up, those of at most :attr:`WordKeys.longest` characters by their keys, made for all at
+        once and deduplicated in numpy, so Python looks up each distinct word once.
+        """
+        if self._keys is None:
             words = self._words.findall(read)
+            return self._by_text(words, table)
+        values = np.ones(len(starts), dtype=np.int64)
+        at = np.flatnonzero(ends - starts > 1)  # the longer words
+        word_starts, lengths = starts[at], ends[at] - starts[at]
+        short = lengths <= self._keys.longest
+        every = bool(short.all())
+        keyed_at = at if every else at[short]
+        keys = (
+            self._keys.of(codes, word_starts, lengths)
+            if every
+            else self._keys.of(codes, *_at(short, word_starts, lengths))
+        )
+        distinct, where = np.unique(keys, return_inverse=True)
+        found = np.fromiter(map(table.keyed.get, distinct.tolist(), repeat(0)), dtype=np.int64, count=len(distinct))
+        if not found.all():
+            new = np.flatnonzero(found == 0)
+            found[new] = self._learn_keys(distinct[new], table)
+        values[keyed_at] = found[where]
+        if not every:
+            long = np.flatnonzero(~short)
+            begin, end = word_starts[long].tolist(), (word_starts[long] + lengths[long]).tolist()
+            values[at[long]] = self._by_text([read[a:b] for a, b in zip(begin, end, strict=True)], table)
+        return values
+
+    def _by_text(self, words: list[str], table: _Table) -> np.ndarray:
+        """The values of ``words`` looked up by their text, new ones learned from the model."""
         found = np.fromiter(map(table.known.get, words, repeat(0)), dtype=np.int64, count=len(words))
         if not found.all():
             new = np.flatnonzero(found == 0).tolist()
             learned = self._learn(list(dict.fromkeys([words[i] for i in new])), table)
             found[new] = [learned[words[i]] for i in new]
-        if values is None:
-            return found
-        values[at] = found
-        return values
+        return found
 
     def _ascii_columns(self, read: str) -> tuple[np.ndarray, np.ndarray]:
-        starts, ends = _words_at(read)
+        codes = _codes(read)
+        starts, ends = _words_at(codes)
         table = self._table  # one generation for the whole call
-        values = self._values(read, starts, ends, table)
+        values = self._values(read, codes, starts, ends, table)
         counts = values & 0xFF
         several = np.flatnonzero(counts > 1)
         if not len(several):  # one token a word: the token is the word (in the vocabulary, or unknown)
@@ -264,26 +371,91 @@ class AsciiWordPiece:
                     piece_ends = totals - np.repeat((totals - lengths)[firsts], pieces)
                     if piece_ends[firsts + pieces - 1].tolist() != [len(new[i]) for i in several.tolist()]:
                         raise AssertionError("word pieces that do not spell their word")  # never, for this model
-                    first = table.pieces
-                    size = first + len(lengths)
-                    if size > len(table.piece_starts):
-                        # Grown into new arrays, published before any value that points past the old ones.
-                        table.piece_starts = np.resize(table.piece_starts, 2 * size)
-                        table.piece_ends = np.resize(table.piece_ends, 2 * size)
-                    table.piece_starts[first:size] = piece_ends - lengths
-                    table.piece_ends[first:size] = piece_ends
-                    table.pieces = size
-                    values[several] = ((first + firsts) << 8) | pieces
+                    values[several] = table.keep_pieces(piece_ends - lengths, piece_ends, pieces)
                 known.update(zip(new, values.tolist(), strict=True))
         return {word: known[word] for word in words}
 
+    def _learn_keys(self, keys: np.ndarray, table: _Table) -> np.ndarray:
+        """The values in ``table`` of distinct words by key (none of them in it when asked), split by
+        :meth:`_pieces`."""
+        keyed = table.keyed
+        with table.learning:
+            # Others were learned meanwhile by another thread.
+            values = np.fromiter(map(keyed.get, keys.tolist(), repeat(0)), dtype=np.int64, count=len(keys))
+            new = np.flatnonzero(values == 0)
+            if len(new):
+                counts, starts, ends = self._pieces(keys[new])
+                learned = counts.copy()  # a word of one token (an unknown word): 1
+                several = counts > 1
+                if several.any():
+                    learned[several] = table.keep_pieces(starts, ends, counts[several])
+                values[new] = learned
+                keyed.update(zip(keys[new].tolist(), learned.tolist(), strict=True))
+        return values
 
-def _words_at(read: str) -> tuple[np.ndarray, np.ndarray]:
-    """Where the words of ``read`` (printable ASCII and ASCII whitespace) start and end: runs of letters and
-    digits, and each punctuation character alone; int64."""
-    if not read:
+    def _pieces(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The model's WordPiece of distinct words by key, for all of them at once: each word's token count
+        (1 for an unknown word), and the offsets of the pieces of the words of several, in order.
+
+        BERT's algorithm: from the word's start, the longest piece of the vocabulary (a piece after the
+        first is looked up with the continuing prefix), then again from its end; a word where no piece
+        is found at some point is one unknown token. Every piece is found here by its key, all the
+        candidate lengths of all the words at once (tests/test_wordpiece.py compares the pieces with the
+        model's own ``tokenize`` on generated and corpus words).
+        """
+        spelling = self._keys
+        assert spelling is not None
+        longest = spelling.longest
+        digits, lengths = spelling.spelled(keys)
+        padded = np.zeros((len(keys), 2 * longest), dtype=np.uint64)
+        padded[:, :longest] = digits
+        columns = np.arange(longest)
+        counts = np.zeros(len(keys), dtype=np.int64)
+        piece_ends = np.zeros((len(keys), longest), dtype=np.int64)
+        unknown = np.zeros(len(keys), dtype=np.bool_)
+        position = np.zeros(len(keys), dtype=np.int64)
+        rows = np.arange(len(keys))
+        vocabulary = self._starting
+        while len(rows):
+            at = position[rows]
+            # Every candidate piece from ``at``: its first 1, 2, ... characters (the key of each is a sum of
+            # weighted digits, so a running sum gives them all; past the word's end they repeat the last).
+            candidates = np.cumsum(padded[rows[:, None], at[:, None] + columns] * spelling.powers, axis=1)
+            found = np.searchsorted(vocabulary, candidates)
+            hit = vocabulary[np.minimum(found, len(vocabulary) - 1)] == candidates
+            hit &= columns < (lengths[rows] - at)[:, None]
+            any_hit = hit.any(axis=1)
+            unknown[rows[~any_hit]] = True
+            rows, at, hit = rows[any_hit], at[any_hit], hit[any_hit]
+            ends = at + longest - np.argmax(hit[:, ::-1], axis=1)  # the longest piece found
+            piece_ends[rows, counts[rows]] = ends
+            counts[rows] += 1
+            position[rows] = ends
+            rows = rows[ends < lengths[rows]]
+            vocabulary = self._continuing
+        counts[unknown] = 1
+        several = counts > 1
+        taken = columns < counts[several][:, None]
+        ends = piece_ends[several]
+        starts = np.concatenate([np.zeros((len(ends), 1), dtype=np.int64), ends[:, :-1]], axis=1)
+        return counts, starts[taken], ends[taken]
+
+
+def _at(where: np.ndarray, *columns: np.ndarray) -> list[np.ndarray]:
+    return [column[where] for column in columns]
+
+
+def _codes(read: str) -> np.ndarray:
+    """The bytes of ``read`` (printable ASCII and ASCII whitespace), uint8."""
+    return np.frombuffer(read.encode("ascii"), dtype=np.uint8)
+
+
+def _words_at(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the words of a text (its bytes ``codes``: printable ASCII and ASCII whitespace) start and end:
+    runs of letters and digits, and each punctuation character alone; int64."""
+    if not len(codes):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    kind = _CLASS[np.frombuffer(read.encode("ascii"), dtype=np.uint8)]
+    kind = _CLASS[codes]
     word_char = kind == 1
     change = np.empty(len(kind) + 1, dtype=np.bool_)
     change[0] = change[-1] = True
