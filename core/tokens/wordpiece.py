@@ -119,9 +119,12 @@ class WordKeys:
         digits = np.concatenate([self.digits[codes], np.zeros(self.longest, dtype=np.uint64)])
         keys = np.zeros(len(starts), dtype=np.uint64)
         base = np.uint64(self.base)
-        for k in range(self.longest):  # Horner's rule, zeros past each word's end
+        width = int(lengths.max()) if len(lengths) else 0
+        for k in range(width):  # Horner's rule, zeros past each word's end
             keys *= base
             keys += digits[starts + k] * (lengths > k)
+        if width < self.longest:  # then left-aligned: the zeros no word reached
+            keys *= np.uint64(self.base ** (self.longest - width))
         return keys
 
     def spelled(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -212,6 +215,11 @@ class AsciiWordPiece:
             continuing = [self._keys.key(w[len(prefix) :]) for w in vocabulary if w.startswith(prefix)]
             self._starting = np.unique(np.array([0, *filter(None, starting)], dtype=np.uint64))
             self._continuing = np.unique(np.array([0, *filter(None, continuing)], dtype=np.uint64))
+            # The longest piece of each (candidates past it are never looked up).
+            self._longest_piece = [
+                max((len(w) - len(skip) for w in vocabulary if keep(w) and self._keys.key(w[len(skip) :])), default=0)
+                for keep, skip in ((lambda w: not w.startswith(prefix), ""), (lambda w: w.startswith(prefix), prefix))
+            ]
             keyed = dict.fromkeys(self._starting[1:].tolist(), 1)
             self._vocabulary = {w: 1 for w in self._vocabulary if self._keys.key(w) is None}
         self._keyed = keyed
@@ -222,6 +230,7 @@ class AsciiWordPiece:
             added["content"].lower() if added.get("normalized") and self._lowercase else added["content"]
             for added in spec.get("added_tokens") or []
         ]
+        self._added_firsts = sorted({added[:1] for added in self._added})  # "" for an empty one: always looked for
 
     @classmethod
     def for_tokenizer(cls, tokenizer: Any) -> AsciiWordPiece | None:
@@ -245,7 +254,7 @@ class AsciiWordPiece:
         Rust tokenizer as ``Prepared.others``, cut at the ASCII whitespace around them:
         BERT's pipeline never joins tokens across it, and never moves a character past it.
         """
-        if self._added and any(added in text for added in self._added):
+        if self._added and any(c in text for c in self._added_firsts) and any(added in text for added in self._added):
             return None
         if self._table.learned() >= self.WORDS_KEPT:
             self._renew()
@@ -415,24 +424,28 @@ class AsciiWordPiece:
         unknown = np.zeros(len(keys), dtype=np.bool_)
         position = np.zeros(len(keys), dtype=np.int64)
         rows = np.arange(len(keys))
-        vocabulary = self._starting
+        vocabulary, longest_piece = self._starting, self._longest_piece[0]
         while len(rows):
             at = position[rows]
-            # Every candidate piece from ``at``: its first 1, 2, ... characters (the key of each is a sum of
-            # weighted digits, so a running sum gives them all; past the word's end they repeat the last).
-            candidates = np.cumsum(padded[rows[:, None], at[:, None] + columns] * spelling.powers, axis=1)
+            rest = lengths[rows] - at
+            width = max(min(longest_piece, int(rest.max())), 1)
+            # Every candidate piece from ``at``: its first 1, 2, ... ``width`` characters (the key of each is a
+            # sum of weighted digits, so a running sum gives them all; past the word's end they repeat the last).
+            candidates = np.cumsum(
+                padded[rows[:, None], at[:, None] + columns[:width]] * spelling.powers[:width], axis=1
+            )
             found = np.searchsorted(vocabulary, candidates)
             hit = vocabulary[np.minimum(found, len(vocabulary) - 1)] == candidates
-            hit &= columns < (lengths[rows] - at)[:, None]
+            hit &= columns[:width] < rest[:, None]
             any_hit = hit.any(axis=1)
             unknown[rows[~any_hit]] = True
             rows, at, hit = rows[any_hit], at[any_hit], hit[any_hit]
-            ends = at + longest - np.argmax(hit[:, ::-1], axis=1)  # the longest piece found
+            ends = at + width - np.argmax(hit[:, ::-1], axis=1)  # the longest piece found
             piece_ends[rows, counts[rows]] = ends
             counts[rows] += 1
             position[rows] = ends
             rows = rows[ends < lengths[rows]]
-            vocabulary = self._continuing
+            vocabulary, longest_piece = self._continuing, self._longest_piece[1]
         counts[unknown] = 1
         several = counts > 1
         taken = columns < counts[several][:, None]
