@@ -304,3 +304,23 @@ def test_unknown_words_and_long_words_are_the_tokenizers_own(words):
     starts, ends = path.columns(path.prepare(text), [])
     assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == [o for o in encoding.offsets if o[1] > o[0]]
     assert path.count(path.prepare(text), []) == len(encoding.ids)
+
+
+def other_words_by_rule(text: str) -> list[tuple[int, str]]:
+    """The plain rule: each maximal run of characters other than ASCII whitespace (space, tab, line feed,
+    carriage return) that holds a character outside printable ASCII, tab, line feed and carriage return."""
+    import re
+
+    return [
+        (match.start(), match.group())
+        for match in re.finditer(r"[^ \t\n\r]+", text)
+        if re.search(r"[^\t\n\r -~]", match.group())
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(texts, st.text(max_size=60), st.sampled_from(["\ud800 x", "a\x0bb c\x7f", "naïve  café\t\r\n"])))
+def test_the_words_left_to_the_rust_tokenizer_follow_their_rule(text):
+    from core.tokens.wordpiece import _other_words
+
+    assert _other_words(text) == other_words_by_rule(text)

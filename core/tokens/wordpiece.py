@@ -34,7 +34,6 @@ import numpy as np
 # Printable ASCII, tab, line feed, carriage return: what the Rust normalizer leaves alone but for case.
 # A word (up to ASCII whitespace) with any other character is the Rust tokenizer's.
 _OTHER = re.compile(r"[^\t\n\r -~]+")
-_ASCII_SPACE = re.compile(r"[ \t\n\r]")
 # A text with more such words than one per this many characters goes to the Rust tokenizer whole.
 _OTHERS_EVERY = 64
 _PUNCTUATION = r"!-/:-@\[-`{-~"
@@ -55,25 +54,19 @@ class Prepared(NamedTuple):
 
 
 def _other_words(text: str) -> list[tuple[int, str]]:
-    """Each word (between ASCII whitespace) holding a character other than printable ASCII, with its offset."""
-    words: list[tuple[int, str]] = []
-    end = 0
-    for match in _OTHER.finditer(text):
-        if match.start() < end:  # inside the word just taken
-            continue
-        start = (
-            max(
-                text.rfind(" ", 0, match.start()),
-                text.rfind("\n", 0, match.start()),
-                text.rfind("\t", 0, match.start()),
-                text.rfind("\r", 0, match.start()),
-            )
-            + 1
-        )
-        found = _ASCII_SPACE.search(text, match.end())
-        end = found.start() if found else len(text)
-        words.append((start, text[start:end]))
-    return words
+    """Each word (between ASCII whitespace) holding a character other than printable ASCII, with its offset.
+
+    Found in numpy over the text's code points: only those words are cut out in Python.
+    """
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    space = (codes == 32) | (codes == 10) | (codes == 9) | (codes == 13)
+    other = ((codes < 32) & ~space) | (codes > 126)
+    # Where each word (a run of characters other than ASCII whitespace) starts and ends.
+    inside = ~space
+    edges = np.diff(inside.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    words = np.unique(np.searchsorted(starts, np.flatnonzero(other), "right") - 1)
+    return [(start, text[start:end]) for start, end in zip(starts[words].tolist(), ends[words].tolist(), strict=True)]
 
 
 def _blanked(text: str, others: list[tuple[int, str]]) -> list[str]:
