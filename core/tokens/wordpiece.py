@@ -33,7 +33,8 @@ import numpy as np
 
 # Printable ASCII, tab, line feed, carriage return: what the Rust normalizer leaves alone but for case.
 # A word (up to ASCII whitespace) with any other character is the Rust tokenizer's.
-_OTHER = re.compile(r"[^\t\n\r -~]+")
+_IS_OTHER = np.ones(128, dtype=np.bool_)  # of ASCII: not printable and not a tab or line break
+_IS_OTHER[[9, 10, 13, *range(32, 127)]] = False
 # A text with more such words than one per this many characters goes to the Rust tokenizer whole.
 _OTHERS_EVERY = 64
 _PUNCTUATION = r"!-/:-@\[-`{-~"
@@ -126,6 +127,18 @@ class WordKeys:
         return digits, np.count_nonzero(digits, axis=1)
 
 
+class KeySet:
+    """A fixed set of word keys (sorted), asked about many keys at once by binary search."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = np.unique(keys[keys != 0])
+        self._searched = np.append(self.keys, np.uint64(0))  # a last entry, so no search falls off the end
+
+    def has(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each key (never 0) is in the set, as booleans of the same shape."""
+        return self._searched[np.searchsorted(self.keys, keys)] == keys
+
+
 class _Table:
     """One generation of what the fast path knows: every word's value and the pieces' offsets it points to.
 
@@ -206,14 +219,14 @@ class AsciiWordPiece:
             # dropped); each with a 0 first (no key), so neither is empty.
             starting = [self._keys.key(w) for w in vocabulary if not w.startswith(prefix)]
             continuing = [self._keys.key(w[len(prefix) :]) for w in vocabulary if w.startswith(prefix)]
-            self._starting = np.unique(np.array([0, *filter(None, starting)], dtype=np.uint64))
-            self._continuing = np.unique(np.array([0, *filter(None, continuing)], dtype=np.uint64))
+            self._starting = KeySet(np.array([0, *filter(None, starting)], dtype=np.uint64))
+            self._continuing = KeySet(np.array([0, *filter(None, continuing)], dtype=np.uint64))
             # The longest piece of each (candidates past it are never looked up).
             self._longest_piece = [
                 max((len(w) - len(skip) for w in vocabulary if keep(w) and self._keys.key(w[len(skip) :])), default=0)
                 for keep, skip in ((lambda w: not w.startswith(prefix), ""), (lambda w: w.startswith(prefix), prefix))
             ]
-            keyed = dict.fromkeys(self._starting[1:].tolist(), 1)
+            keyed = dict.fromkeys(self._starting.keys.tolist(), 1)
             self._vocabulary = {w: 1 for w in self._vocabulary if self._keys.key(w) is None}
         self._keyed = keyed
         self._table = _Table(self._vocabulary, keyed, self._offsets)
@@ -251,7 +264,11 @@ class AsciiWordPiece:
             return None
         if self._table.learned() >= self.WORDS_KEPT:
             self._renew()
-        others = _other_words(text) if _OTHER.search(text) else []
+        if text.isascii():  # in numpy: a regex search over a long ASCII text costs more
+            any_other = bool(_IS_OTHER[np.frombuffer(text.encode("ascii"), dtype=np.uint8)].any())
+        else:
+            any_other = True  # a character past ASCII
+        others = _other_words(text) if any_other else []
         if len(others) * _OTHERS_EVERY > len(text):
             return None  # mostly other characters: one Rust pass is quicker than a merge
         if others:
@@ -308,7 +325,13 @@ class AsciiWordPiece:
             else self._keys.of(codes, *_at(short, word_starts, lengths))
         )
         distinct, where = np.unique(keys, return_inverse=True)
-        found = np.fromiter(map(table.keyed.get, distinct.tolist(), repeat(0)), dtype=np.int64, count=len(distinct))
+        # Words of the vocabulary (one token each) found in numpy; only the others are looked up in Python.
+        in_vocabulary = self._starting.has(distinct)
+        found = np.ones(len(distinct), dtype=np.int64)
+        others = np.flatnonzero(~in_vocabulary)
+        found[others] = np.fromiter(
+            map(table.keyed.get, distinct[others].tolist(), repeat(0)), dtype=np.int64, count=len(others)
+        )
         if not found.all():
             new = np.flatnonzero(found == 0)
             found[new] = self._learn_keys(distinct[new], table)
@@ -427,9 +450,7 @@ class AsciiWordPiece:
             candidates = np.cumsum(
                 padded[rows[:, None], at[:, None] + columns[:width]] * spelling.powers[:width], axis=1
             )
-            found = np.searchsorted(vocabulary, candidates)
-            hit = vocabulary[np.minimum(found, len(vocabulary) - 1)] == candidates
-            hit &= columns[:width] < rest[:, None]
+            hit = vocabulary.has(candidates) & (columns[:width] < rest[:, None])
             any_hit = hit.any(axis=1)
             unknown[rows[~any_hit]] = True
             rows, at, hit = rows[any_hit], at[any_hit], hit[any_hit]
