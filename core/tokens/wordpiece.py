@@ -4,11 +4,16 @@ On printable ASCII, tabs and line breaks, a BERT tokenizer (BertNormalizer,
 BertPreTokenizer, WordPiece; the packaged all-MiniLM-L6-v2's) does three simple
 things: it lowercases, cuts the text into words (runs of letters and digits, and
 every punctuation character alone), and splits each word into word pieces. Here
-the words come from one regex pass and their positions from numpy over the text's
-bytes; a word of the vocabulary is one token of itself, and any other word is split
-once by the model's own WordPiece and remembered. About five times faster than the
-Rust tokenizer's ``encode_batch`` with its offsets read into Python, which keeps an
-alignment for every normalized character.
+the words' positions come from numpy over the text's bytes; a word of up to 12
+letters and digits is found by an exact integer key made in numpy (:class:`WordKeys`),
+deduplicated there, so Python looks up each distinct word of a block once; a word of
+the vocabulary is one token of itself, and any other word is split once and
+remembered: by BERT's longest-match WordPiece over the vocabulary's keys, all new
+words of a block at once (:meth:`AsciiWordPiece._pieces`), or, if longer, by the
+model's own WordPiece. About five times faster than the Rust tokenizer's
+``encode_batch`` with its offsets read into Python, which keeps an alignment for
+every normalized character (the keys: TokenIndex over the 21 MB batch corpus
+2.8 -> 2.1 CPU-s, docs/scaling.md).
 
 The plain rule it must equal: the tokenizer's ``encode`` without special tokens,
 its offsets (tests/test_wordpiece.py, on generated texts and the shipped documents).
@@ -38,9 +43,8 @@ _IS_OTHER[[9, 10, 13, *range(32, 127)]] = False
 # A text with more such words than one per this many characters goes to the Rust tokenizer whole.
 _OTHERS_EVERY = 64
 _PUNCTUATION = r"!-/:-@\[-`{-~"
+# Every word, looked up by its text (a vocabulary without every single character; else WordKeys).
 _WORDS = {True: re.compile(rf"[a-z0-9]+|[{_PUNCTUATION}]"), False: re.compile(rf"[A-Za-z0-9]+|[{_PUNCTUATION}]")}
-# Words of two characters or more: when every single character is a vocabulary entry, only these are looked up.
-_LONG_WORDS = {True: re.compile(r"[a-z0-9]{2,}"), False: re.compile(r"[A-Za-z0-9]{2,}")}
 # Byte classes: 0 whitespace, 1 letter or digit, 2 punctuation (every other printable ASCII byte).
 _CLASS = np.zeros(256, dtype=np.int8)
 _CLASS[[ord(c) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]] = 1
@@ -192,7 +196,6 @@ class AsciiWordPiece:
     def __init__(self, tokenizer: Any, spec: dict[str, Any]) -> None:
         self._lowercase = bool(spec["normalizer"].get("lowercase", True))
         self._words = _WORDS[self._lowercase]
-        self._long_words = _LONG_WORDS[self._lowercase]
         self._tokenize = tokenizer.model.tokenize
         prefix = spec["model"].get("continuing_subword_prefix") or "##"
         # A vocabulary entry (whole words only: a continuing piece never starts a word) is one token of itself.
