@@ -229,7 +229,13 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     measure = task.get("metrics", True)
     if measure:
         # --metrics: what `chunkscope metrics` prints, and per node the model tokens and lint flags.
-        summary, sizes = chunk_columns(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
+        summary, sizes = chunk_columns(
+            documents,
+            nodes,
+            size_limit=splitter.size_limit,
+            tokenizer=splitter.size_unit,
+            views=(embed_views, llm_views),  # made just above: not a second time
+        )
         metrics = summary.to_dict()
     else:
         sizes = size_columns(documents, nodes, texts, splitter.size_unit)
