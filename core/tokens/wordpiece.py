@@ -104,13 +104,21 @@ class WordKeys:
         self.digits = np.zeros(256, dtype=np.uint64)  # a byte's digit (0: not in the alphabet)
         self.digits[[ord(c) for c in alphabet]] = np.arange(1, len(alphabet) + 1, dtype=np.uint64)
         # The weight of each of a key's digits, first to last.
-        self.powers = np.array([self.base ** (self.longest - 1 - k) for k in range(self.longest)], dtype=np.uint64)
+        self._weights = [self.base ** (self.longest - 1 - k) for k in range(self.longest)]
+        self.powers = np.array(self._weights, dtype=np.uint64)
+        self._digit_of = {c: i + 1 for i, c in enumerate(alphabet)}
 
     def key(self, word: str) -> int | None:
         """The key of ``word``, or None if it is longer than :attr:`longest` or holds another character."""
-        if not 0 < len(word) <= self.longest or not all(c in self.alphabet for c in word):
+        if not 0 < len(word) <= self.longest:
             return None
-        return sum(int(self.digits[ord(c)]) * int(power) for c, power in zip(word, self.powers, strict=False))
+        total, digit_of = 0, self._digit_of
+        for c, weight in zip(word, self._weights, strict=False):
+            digit = digit_of.get(c)
+            if digit is None:
+                return None
+            total += digit * weight
+        return total
 
     def of(self, codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """The keys of the words at ``starts`` (of ``lengths`` at most :attr:`longest`) in a text's bytes."""
@@ -218,19 +226,25 @@ class AsciiWordPiece:
         if self._singles_known:
             letters = "abcdefghijklmnopqrstuvwxyz"
             self._keys = WordKeys("0123456789" + letters + ("" if self._lowercase else letters.upper()), longest)
-            # The vocabulary's pieces by key: those that start a word, and those that continue one (the prefix
-            # dropped); each with a 0 first (no key), so neither is empty.
-            starting = [self._keys.key(w) for w in vocabulary if not w.startswith(prefix)]
-            continuing = [self._keys.key(w[len(prefix) :]) for w in vocabulary if w.startswith(prefix)]
-            self._starting = KeySet(np.array([0, *filter(None, starting)], dtype=np.uint64))
-            self._continuing = KeySet(np.array([0, *filter(None, continuing)], dtype=np.uint64))
+            # The vocabulary's pieces by key (each key a piece's length): those that start a word, and those
+            # that continue one (the prefix dropped). Words without a key are looked up by their text.
+            starting: dict[int, int] = {}
+            continuing: dict[int, int] = {}
+            by_text: dict[str, int] = {}
+            for word in vocabulary:
+                continues = word.startswith(prefix)
+                piece = word[len(prefix) :] if continues else word
+                key = self._keys.key(piece)
+                if key is not None:
+                    (continuing if continues else starting)[key] = len(piece)
+                elif not continues:
+                    by_text[word] = 1
+            self._starting = KeySet(np.array(list(starting), dtype=np.uint64))
+            self._continuing = KeySet(np.array(list(continuing), dtype=np.uint64))
             # The longest piece of each (candidates past it are never looked up).
-            self._longest_piece = [
-                max((len(w) - len(skip) for w in vocabulary if keep(w) and self._keys.key(w[len(skip) :])), default=0)
-                for keep, skip in ((lambda w: not w.startswith(prefix), ""), (lambda w: w.startswith(prefix), prefix))
-            ]
-            keyed = dict.fromkeys(self._starting.keys.tolist(), 1)
-            self._vocabulary = {w: 1 for w in self._vocabulary if self._keys.key(w) is None}
+            self._longest_piece = [max(starting.values(), default=0), max(continuing.values(), default=0)]
+            keyed = dict.fromkeys(starting, 1)
+            self._vocabulary = by_text
         self._keyed = keyed
         self._table = _Table(self._vocabulary, keyed, self._offsets)
         self._renewing = threading.Lock()
