@@ -120,6 +120,12 @@ class WordKeys:
             total += digit * weight
         return total
 
+    def of_words(self, words: list[str]) -> np.ndarray:
+        """The keys of ``words`` (each of the alphabet, of 1 to :attr:`longest` characters), in numpy."""
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        starts = np.cumsum(lengths + 1) - (lengths + 1)
+        return self.of(np.frombuffer(" ".join(words).encode("ascii"), dtype=np.uint8), starts, lengths)
+
     def of(self, codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """The keys of the words at ``starts`` (of ``lengths`` at most :attr:`longest`) in a text's bytes."""
         digits = np.concatenate([self.digits[codes], np.zeros(self.longest, dtype=np.uint64)])
@@ -228,22 +234,21 @@ class AsciiWordPiece:
             self._keys = WordKeys("0123456789" + letters + ("" if self._lowercase else letters.upper()), longest)
             # The vocabulary's pieces by key (each key a piece's length): those that start a word, and those
             # that continue one (the prefix dropped). Words without a key are looked up by their text.
-            starting: dict[int, int] = {}
-            continuing: dict[int, int] = {}
+            keyable = re.compile(f"[{self._keys.alphabet}]{{1,{self._keys.longest}}}").fullmatch
+            pieces: tuple[list[str], list[str]] = ([], [])  # starting, continuing
             by_text: dict[str, int] = {}
             for word in vocabulary:
                 continues = word.startswith(prefix)
                 piece = word[len(prefix) :] if continues else word
-                key = self._keys.key(piece)
-                if key is not None:
-                    (continuing if continues else starting)[key] = len(piece)
+                if keyable(piece):
+                    pieces[continues].append(piece)
                 elif not continues:
                     by_text[word] = 1
-            self._starting = KeySet(np.array(list(starting), dtype=np.uint64))
-            self._continuing = KeySet(np.array(list(continuing), dtype=np.uint64))
+            starting, continuing = (self._keys.of_words(words) for words in pieces)
+            self._starting, self._continuing = KeySet(starting), KeySet(continuing)
             # The longest piece of each (candidates past it are never looked up).
-            self._longest_piece = [max(starting.values(), default=0), max(continuing.values(), default=0)]
-            keyed = dict.fromkeys(starting, 1)
+            self._longest_piece = [max(map(len, words), default=0) for words in pieces]
+            keyed = dict.fromkeys(starting.tolist(), 1)
             self._vocabulary = by_text
         self._keyed = keyed
         self._table = _Table(self._vocabulary, keyed, self._offsets)
