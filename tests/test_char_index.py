@@ -74,3 +74,9 @@ def test_each_characters_kind_is_its_whitespace_and_break_bits(text: str) -> Non
     assert ((kind & 1) == 1).tolist() == [c.isspace() for c in text]
     assert ((kind & 2) == 2).tolist() == [c in char_index.WORD_BREAKS for c in text]
     assert not (kind & ~np.uint8(3)).any()
+
+
+@given(st.text(max_size=300))
+def test_the_non_space_count_is_what_str_split_leaves(text: str) -> None:
+    # A batch's report weighs each file's coverage by this count (it was len("".join(text.split()))).
+    assert CharIndex(text).non_space_prefix[-1] == len("".join(text.split()))
