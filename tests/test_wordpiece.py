@@ -324,3 +324,13 @@ def test_the_words_left_to_the_rust_tokenizer_follow_their_rule(text):
     from core.tokens.wordpiece import _other_words
 
     assert _other_words(text) == other_words_by_rule(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["[CLS]", "[cls]", "[MASK]x", "[UNK", "SEP]", "[[PAD]]", "[", "a b", "\n"]), max_size=8))
+def test_an_added_tokens_text_is_found_wherever_it_is(parts):
+    # The plain rule: any added token's text (as it is matched: [CLS], not [cls]) in the text.
+    text = "".join(parts)
+    path = FAST._ascii
+    assert bool(path._find_added(text)) == any(added in text for added in path._added)
+    assert (path.prepare(text) is None) == any(added in text for added in path._added)
