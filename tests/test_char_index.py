@@ -60,3 +60,23 @@ def test_the_lookup_tables_are_the_isin_of_the_code_lists(text: str) -> None:
     breaks = char_index._in_table(codes, char_index._IS_BREAK)
     assert space.tolist() == np.isin(codes, char_index.WHITESPACE_CODES).tolist()
     assert breaks.tolist() == np.isin(codes, char_index._BREAK_CODES).tolist()
+
+
+@given(st.text(max_size=300) | st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_each_characters_kind_is_its_whitespace_and_break_bits(text: str) -> None:
+    """One table for both marks (bit 1 whitespace, bit 2 a break), read a byte a character for ASCII text."""
+    import numpy as np
+
+    from core.tokens import char_index
+
+    kind = char_index.kinds(text)
+    assert kind.dtype.name == "uint8" and len(kind) == len(text)
+    assert ((kind & 1) == 1).tolist() == [c.isspace() for c in text]
+    assert ((kind & 2) == 2).tolist() == [c in char_index.WORD_BREAKS for c in text]
+    assert not (kind & ~np.uint8(3)).any()
+
+
+@given(st.text(max_size=300))
+def test_the_non_space_count_is_what_str_split_leaves(text: str) -> None:
+    # A batch's report weighs each file's coverage by this count (it was len("".join(text.split()))).
+    assert CharIndex(text).non_space_prefix[-1] == len("".join(text.split()))

@@ -219,3 +219,17 @@ def test_a_chunk_far_over_its_limit_is_worth_a_sentence_and_one_a_little_over_is
         "the splitter found little to cut at in this text"
     )
     assert oversized_chunk_warning(10, 0, "characters", "chunk_size") is None
+
+
+def test_views_handed_in_give_the_columns_made_without_them():
+    # The batch worker makes the nodes' EMBED and LLM views for its Parquet columns and hands them to the
+    # metrics, which would make the same ones again.
+    from core.measure.metrics import chunk_columns
+    from core.schema import MetadataMode, contents
+
+    document = Document(text="A title line.\n\nSome prose that goes on. " * 40, metadata={"file_name": "a.md"})
+    nodes = get_splitter("recursive", chunk_size=200, chunk_overlap=40).split([document])
+    nodes[0].excluded_llm_metadata_keys = ["file_name"]  # the two views differ for this node
+    views = (contents(nodes, MetadataMode.EMBED), contents(nodes, MetadataMode.LLM))
+    assert views[0][0] != views[1][0]
+    assert chunk_columns([document], nodes, views=views) == chunk_columns([document], nodes)

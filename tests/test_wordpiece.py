@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -134,10 +135,11 @@ def test_past_its_memory_bound_a_fresh_table_starts_and_the_path_keeps_running(m
     text = "zqa zqb zqc zqd zqe"
     assert fresh.spans(text) == RUST.spans(text)
     full = fresh._ascii._table
-    assert len(full.known) >= len(fresh._ascii._vocabulary) + 3
+    assert full.learned() >= 3
     assert fresh._ascii.prepare("more zqf words") is not None  # the fast path still reads it
     renewed = fresh._ascii._table
-    assert renewed is not full and len(renewed.known) == len(fresh._ascii._vocabulary)  # memory back to the vocabulary
+    assert renewed is not full and renewed.learned() == 0  # memory back to the vocabulary
+    assert len(renewed.keyed) + len(renewed.known) == renewed.vocabulary
     assert fresh.spans("more zqf words") == RUST.spans("more zqf words")
     assert fresh.spans(text) == RUST.spans(text)
 
@@ -148,15 +150,20 @@ def test_edges(text):
     assert FAST.count(text) == RUST.count(text)
 
 
-def test_a_new_word_met_many_times_is_asked_of_the_model_once():
+def test_a_new_word_met_many_times_is_split_once():
+    # Words of up to WordKeys.longest (12) characters are split by key (_pieces), longer ones by the model.
     fresh = ModelTokenizer(default_model_path())
     path, asked = fresh._ascii, []
-    tokenize = path._tokenize
+    tokenize, pieces = path._tokenize, path._pieces
     path._tokenize = lambda word: asked.append(word) or tokenize(word)
-    text = "zqvorblat zqvorblat, zqvorblat! qxzzyp zqvorblat qxzzyp " * 20
+    path._pieces = lambda keys: asked.extend(keys.tolist()) or pieces(keys)
+    long = "zqvorblatqxzzypfoo"
+    text = f"zqvorblat zqvorblat, zqvorblat! qxzzyp zqvorblat qxzzyp {long} {long}. " * 20
     assert fresh.spans(text) == RUST.spans(text)
-    assert sorted(asked) == ["qxzzyp", "zqvorblat"]
-    assert fresh.spans(text) == RUST.spans(text) and len(asked) == 2  # learned: not asked again
+    keys = [path._keys.key(word) for word in ("zqvorblat", "qxzzyp")]
+    assert path._keys.key(long) is None
+    assert sorted(asked, key=str) == sorted([*keys, long], key=str)
+    assert fresh.spans(text) == RUST.spans(text) and len(asked) == 3  # learned: not asked again
 
 
 @settings(max_examples=100, deadline=None)
@@ -191,3 +198,139 @@ def test_the_longest_words_pieces_keep_their_offsets(length):
     text = f"a {word} b {word}"
     assert FAST.spans(text) == RUST.spans(text)
     assert FAST.count(text) == RUST.count(text)
+
+
+# Words of letters and digits up to WordKeys.longest characters: random ones, and ones glued from pieces of
+# the vocabulary (so that words of several pieces, and the longest-match choices between them, are common).
+_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+_PARTS = ["un", "believ", "ably", "chunk", "ers", "token", "ization", "zq", "vorbl", "3f", "a9", "x", "qu", "ing"]
+keyable_words = st.one_of(
+    st.text(alphabet=_ALPHABET, min_size=1, max_size=12),
+    st.lists(st.sampled_from(_PARTS), min_size=1, max_size=4).map("".join).filter(lambda w: len(w) <= 12),
+    st.text(alphabet="0123456789abcdef", min_size=6, max_size=12),  # hashes: many short pieces
+)
+
+
+def key_by_rule(word: str, keys) -> int:
+    """A word's key as WordKeys documents it: its digits (places in the alphabet, from 1), left-aligned."""
+    digits = [_ALPHABET.index(c) + 1 for c in word] + [0] * (keys.longest - len(word))
+    number = 0
+    for digit in digits:
+        number = number * keys.base + digit
+    return number
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(keyable_words, min_size=1, max_size=30))
+def test_word_keys_are_exact_numbers_one_per_word(words):
+    from core.tokens.wordpiece import _codes, _words_at
+
+    keys = FAST._ascii._keys
+    assert (keys.base, keys.longest) == (37, 12)  # 37**12 < 2**64 <= 37**13
+    text = " ".join(words) + "."
+    codes = _codes(text)
+    starts, ends = _words_at(codes)
+    found = keys.of(codes, starts[:-1], (ends - starts)[:-1])  # the words, not the full stop
+    assert found.dtype.name == "uint64"
+    assert found.tolist() == [key_by_rule(word, keys) for word in words] == [keys.key(word) for word in words]
+    assert len(set(found.tolist())) == len(set(words))  # equal keys exactly for equal words
+    digits, lengths = keys.spelled(found)
+    spelled = ["".join(_ALPHABET[d - 1] for d in row[:n]) for row, n in zip(digits.tolist(), lengths.tolist(), strict=True)]
+    assert spelled == words
+
+
+def model_pieces(tokenizer, word: str) -> list[tuple[int, int]]:
+    return [token.offsets for token in tokenizer.model.tokenize(word)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(keyable_words, min_size=1, max_size=40, unique=True))
+def test_words_split_by_key_are_the_models_wordpiece(words):
+    # The plain rule: the model's own WordPiece of each word (tokenizers' Model.tokenize), its pieces' offsets.
+    path = FAST._ascii
+    counts, starts, ends = path._pieces(np.array([path._keys.key(word) for word in words], dtype=np.uint64))
+    pieces = list(zip(starts.tolist(), ends.tolist(), strict=True))
+    expected = [model_pieces(path_tokenizer(), word) for word in words]
+    assert counts.tolist() == [len(p) for p in expected]
+    assert pieces == [piece for p in expected if len(p) > 1 for piece in p]
+
+
+def path_tokenizer():
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(Path(default_model_path()) / "tokenizer.json"))
+
+
+def test_corpus_words_split_by_key_are_the_models_wordpiece():
+    # Every distinct word of letters and digits (2 to 12 characters) of the shipped documents, lowercased.
+    import re
+
+    text = " ".join(path.read_text(encoding="utf-8", errors="replace") for path in sorted(SAMPLES.rglob("*.*")))
+    words = sorted(set(re.findall(r"[a-z0-9]{2,12}", text.lower())) | {"zqvorblat", "3fa9c0d1e2b4", "tokenization"})
+    assert len(words) > 1000
+    path, tokenizer = FAST._ascii, path_tokenizer()
+    counts, starts, ends = path._pieces(np.array([path._keys.key(word) for word in words], dtype=np.uint64))
+    expected = [model_pieces(tokenizer, word) for word in words]
+    assert counts.tolist() == [len(p) for p in expected]
+    assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == [x for p in expected if len(p) > 1 for x in p]
+
+
+def small_bert(vocabulary: list[str]):
+    """A BERT tokenizer (normalizer, pre-tokenizer, WordPiece) over ``vocabulary``, with [UNK] first."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    tokenizer = Tokenizer(
+        models.WordPiece({word: i for i, word in enumerate(["[UNK]", *vocabulary])}, unk_token="[UNK]")
+    )
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return tokenizer
+
+
+# Every character alone starts a word, but only a few continue one: words that need another are unknown.
+SINGLES = [chr(c) for c in range(33, 127) if not chr(c).isupper()]
+SMALL = small_bert([*SINGLES, "ab", "abc", "zq", "vorbl", "##a", "##b", "##bc", "##vorbl", "##q", "##zq", "##12"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(keyable_words, st.text(alphabet="abcqz12 ", max_size=20), long_words), max_size=12))
+def test_unknown_words_and_long_words_are_the_tokenizers_own(words):
+    # A vocabulary where most continuations are missing (a word needing one is [UNK], a single token over the
+    # whole word) and words longer than the keys' 12 characters (split by the model, by their text).
+    path = AsciiWordPiece.for_tokenizer(SMALL)
+    assert path._keys is not None and path._singles_known
+    text = " ".join(words)
+    encoding = SMALL.encode(text, add_special_tokens=False)
+    starts, ends = path.columns(path.prepare(text), [])
+    assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == [o for o in encoding.offsets if o[1] > o[0]]
+    assert path.count(path.prepare(text), []) == len(encoding.ids)
+
+
+def other_words_by_rule(text: str) -> list[tuple[int, str]]:
+    """The plain rule: each maximal run of characters other than ASCII whitespace (space, tab, line feed,
+    carriage return) that holds a character outside printable ASCII, tab, line feed and carriage return."""
+    import re
+
+    return [
+        (match.start(), match.group())
+        for match in re.finditer(r"[^ \t\n\r]+", text)
+        if re.search(r"[^\t\n\r -~]", match.group())
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(texts, st.text(max_size=60), st.sampled_from(["\ud800 x", "a\x0bb c\x7f", "naïve  café\t\r\n"])))
+def test_the_words_left_to_the_rust_tokenizer_follow_their_rule(text):
+    from core.tokens.wordpiece import _other_words
+
+    assert _other_words(text) == other_words_by_rule(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["[CLS]", "[cls]", "[MASK]x", "[UNK", "SEP]", "[[PAD]]", "[", "a b", "\n"]), max_size=8))
+def test_an_added_tokens_text_is_found_wherever_it_is(parts):
+    # The plain rule: any added token's text (as it is matched: [CLS], not [cls]) in the text.
+    text = "".join(parts)
+    path = FAST._ascii
+    assert bool(path._find_added(text)) == any(added in text for added in path._added)
+    assert (path.prepare(text) is None) == any(added in text for added in path._added)

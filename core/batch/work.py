@@ -229,7 +229,13 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     measure = task.get("metrics", True)
     if measure:
         # --metrics: what `chunkscope metrics` prints, and per node the model tokens and lint flags.
-        summary, sizes = chunk_columns(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
+        summary, sizes = chunk_columns(
+            documents,
+            nodes,
+            size_limit=splitter.size_limit,
+            tokenizer=splitter.size_unit,
+            views=(embed_views, llm_views),  # made just above: not a second time
+        )
         metrics = summary.to_dict()
     else:
         sizes = size_columns(documents, nodes, texts, splitter.size_unit)
@@ -283,7 +289,10 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     result["characters"] = sum(len(document.text) for document in documents)
     # What the report weighs each file's coverage by: only measured with the coverage (--metrics).
     if measure:
-        result["nonspace"] = sum(len(document.text) - _whitespace(document.text) for document in documents)
+        from core.tokens.char_index import CharIndex
+
+        # From each document's CharIndex (the metrics just built it): what str.split() leaves, counted.
+        result["nonspace"] = sum(int(CharIndex.of(document.text).non_space_prefix[-1]) for document in documents)
     result["metrics"] = json.dumps(metrics, ensure_ascii=False, default=str)
     clock.mark("arrow")
 
@@ -362,10 +371,6 @@ def _metadata_json(nodes: list[Any]) -> list[str]:
             text = encoded[key] = json.dumps(metadata, ensure_ascii=False, default=str)
         out.append(text)
     return out
-
-
-def _whitespace(text: str) -> int:
-    return len(text) - len("".join(text.split()))
 
 
 def one_line(exc: BaseException | str) -> str:

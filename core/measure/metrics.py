@@ -201,15 +201,17 @@ def chunk_columns(
     size_limit: int | None = None,
     tokenizer: str | SizeFn = "model",
     max_seq_length: int | None = None,
+    views: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> tuple[ChunkMetrics, dict[str, list[Any]]]:
     """``chunk_metrics`` and the per-node numbers a dataset stores, as columns, from one measurement.
 
     Columns: ``characters``, ``tokens`` (in ``tokenizer``), ``embed_tokens`` (model tokens of the
     EMBED view) and ``flags`` (the lint flags). The numbers are the node table's and the flags its
     rows' (``chunk_report``); the model tokens are the ones the window check counted, not a second count.
+    ``views``: the nodes' EMBED and LLM views (``contents``), when the caller has made them already.
     """
     documents, nodes = list(documents), list(nodes)
-    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length)
+    facts = _measure(documents, nodes, size_limit, tokenizer, max_seq_length, views)
     columns = {
         "characters": facts.characters,
         "tokens": facts.tokens,
@@ -280,13 +282,17 @@ def _measure(
     size_limit: int | None,
     tokenizer: str | SizeFn,
     max_seq_length: int | None,
+    views: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> _Facts:
     counter = get_tokenizer(tokenizer)
     model = get_tokenizer("model")
     texts = [node.text for node in nodes]
-    embed_views = contents(nodes, MetadataMode.EMBED)
     same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
-    llm_views = embed_views if same_views else contents(nodes, MetadataMode.LLM)
+    if views is None:
+        embed_views = contents(nodes, MetadataMode.EMBED)
+        llm_views = embed_views if same_views else contents(nodes, MetadataMode.LLM)
+    else:
+        embed_views, llm_views = views
     exact = exact_spans(documents, nodes, texts)
     # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
     views = (embed_views,) if same_views else (embed_views, llm_views)

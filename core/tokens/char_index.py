@@ -32,9 +32,20 @@ _IS_BREAK = np.zeros(_TABLE_SIZE + 1, dtype=np.bool_)
 _IS_BREAK[_BREAK_CODES] = True
 
 
+# Both in one table read once a character: bit 1 whitespace, bit 2 a word break.
+_KIND = (_IS_SPACE | (_IS_BREAK.astype(np.uint8) << 1)).astype(np.uint8)
+
+
 def _in_table(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
     """``np.isin(codes, the codes table marks)``: codes past the table read its last entry, which is False."""
     return table[np.minimum(codes, _TABLE_SIZE)]
+
+
+def kinds(text: str) -> np.ndarray:
+    """Each character's :data:`_KIND` (uint8): an ASCII text read a byte a character, with no clipping."""
+    if text.isascii():
+        return _KIND[np.frombuffer(text.encode("ascii"), dtype=np.uint8)]
+    return _in_table(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), _KIND)
 
 
 class CharIndex:
@@ -44,16 +55,16 @@ class CharIndex:
     __slots__ = ("breaks", "length", "non_space_prefix", "space_ends", "space_starts")
 
     def __init__(self, text: str) -> None:
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        space = _in_table(codes, _IS_SPACE)
-        self.length = len(codes)
+        kind = kinds(text)
+        space = (kind & 1).view(np.bool_)
+        self.length = len(kind)
         # prefix[i] = non-whitespace characters in text[:i]: any span's count is one subtraction.
-        self.non_space_prefix = np.zeros(len(codes) + 1, dtype=np.int64)
+        self.non_space_prefix = np.zeros(len(kind) + 1, dtype=np.int64)
         np.cumsum(~space, out=self.non_space_prefix[1:])
         edges = np.diff(space.view(np.int8), prepend=np.int8(0), append=np.int8(0))
         self.space_starts = np.flatnonzero(edges == 1)
         self.space_ends = np.flatnonzero(edges == -1)
-        self.breaks = np.flatnonzero(_in_table(codes, _IS_BREAK))
+        self.breaks = np.flatnonzero(kind & 2)
 
     @classmethod
     def of(cls, text: str) -> CharIndex:

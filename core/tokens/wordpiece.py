@@ -4,11 +4,16 @@ On printable ASCII, tabs and line breaks, a BERT tokenizer (BertNormalizer,
 BertPreTokenizer, WordPiece; the packaged all-MiniLM-L6-v2's) does three simple
 things: it lowercases, cuts the text into words (runs of letters and digits, and
 every punctuation character alone), and splits each word into word pieces. Here
-the words come from one regex pass and their positions from numpy over the text's
-bytes; a word of the vocabulary is one token of itself, and any other word is split
-once by the model's own WordPiece and remembered. About five times faster than the
-Rust tokenizer's ``encode_batch`` with its offsets read into Python, which keeps an
-alignment for every normalized character.
+the words' positions come from numpy over the text's bytes; a word of up to 12
+letters and digits is found by an exact integer key made in numpy (:class:`WordKeys`),
+deduplicated there, so Python looks up each distinct word of a block once; a word of
+the vocabulary is one token of itself, and any other word is split once and
+remembered: by BERT's longest-match WordPiece over the vocabulary's keys, all new
+words of a block at once (:meth:`AsciiWordPiece._pieces`), or, if longer, by the
+model's own WordPiece. About five times faster than the Rust tokenizer's
+``encode_batch`` with its offsets read into Python, which keeps an alignment for
+every normalized character (the keys: TokenIndex over the 21 MB batch corpus
+2.8 -> 2.1 CPU-s, docs/scaling.md).
 
 The plain rule it must equal: the tokenizer's ``encode`` without special tokens,
 its offsets (tests/test_wordpiece.py, on generated texts and the shipped documents).
@@ -33,14 +38,13 @@ import numpy as np
 
 # Printable ASCII, tab, line feed, carriage return: what the Rust normalizer leaves alone but for case.
 # A word (up to ASCII whitespace) with any other character is the Rust tokenizer's.
-_OTHER = re.compile(r"[^\t\n\r -~]+")
-_ASCII_SPACE = re.compile(r"[ \t\n\r]")
+_IS_OTHER = np.ones(128, dtype=np.bool_)  # of ASCII: not printable and not a tab or line break
+_IS_OTHER[[9, 10, 13, *range(32, 127)]] = False
 # A text with more such words than one per this many characters goes to the Rust tokenizer whole.
 _OTHERS_EVERY = 64
 _PUNCTUATION = r"!-/:-@\[-`{-~"
+# Every word, looked up by its text (a vocabulary without every single character; else WordKeys).
 _WORDS = {True: re.compile(rf"[a-z0-9]+|[{_PUNCTUATION}]"), False: re.compile(rf"[A-Za-z0-9]+|[{_PUNCTUATION}]")}
-# Words of two characters or more: when every single character is a vocabulary entry, only these are looked up.
-_LONG_WORDS = {True: re.compile(r"[a-z0-9]{2,}"), False: re.compile(r"[A-Za-z0-9]{2,}")}
 # Byte classes: 0 whitespace, 1 letter or digit, 2 punctuation (every other printable ASCII byte).
 _CLASS = np.zeros(256, dtype=np.int8)
 _CLASS[[ord(c) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]] = 1
@@ -55,25 +59,19 @@ class Prepared(NamedTuple):
 
 
 def _other_words(text: str) -> list[tuple[int, str]]:
-    """Each word (between ASCII whitespace) holding a character other than printable ASCII, with its offset."""
-    words: list[tuple[int, str]] = []
-    end = 0
-    for match in _OTHER.finditer(text):
-        if match.start() < end:  # inside the word just taken
-            continue
-        start = (
-            max(
-                text.rfind(" ", 0, match.start()),
-                text.rfind("\n", 0, match.start()),
-                text.rfind("\t", 0, match.start()),
-                text.rfind("\r", 0, match.start()),
-            )
-            + 1
-        )
-        found = _ASCII_SPACE.search(text, match.end())
-        end = found.start() if found else len(text)
-        words.append((start, text[start:end]))
-    return words
+    """Each word (between ASCII whitespace) holding a character other than printable ASCII, with its offset.
+
+    Found in numpy over the text's code points: only those words are cut out in Python.
+    """
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    space = (codes == 32) | (codes == 10) | (codes == 9) | (codes == 13)
+    other = ((codes < 32) & ~space) | (codes > 126)
+    # Where each word (a run of characters other than ASCII whitespace) starts and ends.
+    inside = ~space
+    edges = np.diff(inside.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    words = np.unique(np.searchsorted(starts, np.flatnonzero(other), "right") - 1)
+    return [(start, text[start:end]) for start, end in zip(starts[words].tolist(), ends[words].tolist(), strict=True)]
 
 
 def _blanked(text: str, others: list[tuple[int, str]]) -> list[str]:
@@ -86,22 +84,118 @@ def _blanked(text: str, others: list[tuple[int, str]]) -> list[str]:
     return parts
 
 
+class WordKeys:
+    """Exact integer keys of words of letters and digits: every word of a text keyed in numpy at once.
+
+    A word of the ``alphabet``'s characters is read as the number whose digits (base ``len(alphabet) + 1``)
+    are its characters' places in the alphabet (1 up), written left-aligned in :attr:`longest` digits (the
+    rest zeros). A digit is never zero inside a word, so distinct words have distinct numbers, and a word of
+    at most :attr:`longest` characters has one below 2**64: its key is exact in a uint64, no hash and so no
+    collision (tests/test_wordpiece.py checks the keys against this rule written in Python).
+    """
+
+    def __init__(self, alphabet: str, longest_word: int) -> None:
+        self.base = len(alphabet) + 1
+        longest = 0
+        while self.base ** (longest + 1) <= 2**64:  # the largest key of n characters is base**n - 1
+            longest += 1
+        self.longest = min(longest, longest_word)
+        self.alphabet = alphabet
+        self.digits = np.zeros(256, dtype=np.uint64)  # a byte's digit (0: not in the alphabet)
+        self.digits[[ord(c) for c in alphabet]] = np.arange(1, len(alphabet) + 1, dtype=np.uint64)
+        # The weight of each of a key's digits, first to last.
+        self._weights = [self.base ** (self.longest - 1 - k) for k in range(self.longest)]
+        self.powers = np.array(self._weights, dtype=np.uint64)
+        self._digit_of = {c: i + 1 for i, c in enumerate(alphabet)}
+
+    def key(self, word: str) -> int | None:
+        """The key of ``word``, or None if it is longer than :attr:`longest` or holds another character."""
+        if not 0 < len(word) <= self.longest:
+            return None
+        total, digit_of = 0, self._digit_of
+        for c, weight in zip(word, self._weights, strict=False):
+            digit = digit_of.get(c)
+            if digit is None:
+                return None
+            total += digit * weight
+        return total
+
+    def of_words(self, words: list[str]) -> np.ndarray:
+        """The keys of ``words`` (each of the alphabet, of 1 to :attr:`longest` characters), in numpy."""
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        starts = np.cumsum(lengths + 1) - (lengths + 1)
+        return self.of(np.frombuffer(" ".join(words).encode("ascii"), dtype=np.uint8), starts, lengths)
+
+    def of(self, codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """The keys of the words at ``starts`` (of ``lengths`` at most :attr:`longest`) in a text's bytes."""
+        digits = np.concatenate([self.digits[codes], np.zeros(self.longest, dtype=np.uint64)])
+        keys = np.zeros(len(starts), dtype=np.uint64)
+        base = np.uint64(self.base)
+        width = int(lengths.max()) if len(lengths) else 0
+        for k in range(width):  # Horner's rule, zeros past each word's end
+            keys *= base
+            keys += digits[starts + k] * (lengths > k)
+        if width < self.longest:  # then left-aligned: the zeros no word reached
+            keys *= np.uint64(self.base ** (self.longest - width))
+        return keys
+
+    def spelled(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The digits of each key (one row each, :attr:`longest` columns, left-aligned) and their words' lengths."""
+        digits = (keys[:, None] // self.powers[None, :]) % np.uint64(self.base)
+        return digits, np.count_nonzero(digits, axis=1)
+
+
+class KeySet:
+    """A fixed set of word keys (sorted), asked about many keys at once by binary search."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = np.unique(keys[keys != 0])
+        self._searched = np.append(self.keys, np.uint64(0))  # a last entry, so no search falls off the end
+
+    def has(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each key (never 0) is in the set, as booleans of the same shape."""
+        return self._searched[np.searchsorted(self.keys, keys)] == keys
+
+
 class _Table:
     """One generation of what the fast path knows: every word's value and the pieces' offsets it points to.
 
     A word's value: its token count in the low byte (WordPiece gives at most 100 pieces), and for a word of
-    several pieces where its pieces' offsets start in the arrays. A call reads one table from start to end,
+    several pieces where its pieces' offsets start in the arrays. Words are found by their text (``known``)
+    or, up to :attr:`WordKeys.longest` characters, by their key (``keyed``). A call reads one table from start to end,
     so a new generation (made when this one is full) never changes what a running call reads.
     """
 
-    def __init__(self, vocabulary: dict[str, int], offsets: type[np.integer]) -> None:
+    def __init__(self, vocabulary: dict[str, int], keyed: dict[int, int], offsets: type[np.integer]) -> None:
         self.known = dict(vocabulary)
+        self.vocabulary = len(vocabulary) + len(keyed)  # what is not learned
+        # Words of at most WordKeys.longest characters by their key (:class:`WordKeys`): the vocabulary's, then
+        # those learned. Longer words are looked up in ``known`` by their text.
+        self.keyed = dict(keyed)
         # The pieces' offsets within their word, for words of several pieces; entry 0 is unused. A word has
         # at most the model's max_input_chars_per_word characters (100 here: a byte each), or is one token.
         self.piece_starts = np.zeros(1024, dtype=offsets)
         self.piece_ends = np.zeros(1024, dtype=offsets)
         self.pieces = 1
         self.learning = threading.Lock()
+
+    def learned(self) -> int:
+        """How many words this generation learned."""
+        return len(self.known) + len(self.keyed) - self.vocabulary
+
+    def keep_pieces(self, starts: np.ndarray, ends: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Keep the pieces' offsets of words of several pieces (``starts``, ``ends``: all the words' pieces in
+        order, ``counts`` per word); returns each word's value. Learners hold :attr:`learning`."""
+        first = self.pieces
+        size = first + len(starts)
+        if size > len(self.piece_starts):
+            # Grown into new arrays, published before any value that points past the old ones.
+            self.piece_starts = np.resize(self.piece_starts, 2 * size)
+            self.piece_ends = np.resize(self.piece_ends, 2 * size)
+        self.piece_starts[first:size] = starts
+        self.piece_ends[first:size] = ends
+        self.pieces = size
+        return ((first + np.cumsum(counts) - counts) << 8) | counts
 
 
 class AsciiWordPiece:
@@ -116,7 +210,6 @@ class AsciiWordPiece:
     def __init__(self, tokenizer: Any, spec: dict[str, Any]) -> None:
         self._lowercase = bool(spec["normalizer"].get("lowercase", True))
         self._words = _WORDS[self._lowercase]
-        self._long_words = _LONG_WORDS[self._lowercase]
         self._tokenize = tokenizer.model.tokenize
         prefix = spec["model"].get("continuing_subword_prefix") or "##"
         # A vocabulary entry (whole words only: a continuing piece never starts a word) is one token of itself.
@@ -132,13 +225,41 @@ class AsciiWordPiece:
         self._singles_known = all(single in self._vocabulary for single in singles)
         longest = int(spec["model"].get("max_input_chars_per_word") or 100)
         self._offsets = np.uint8 if longest <= 255 else np.int64
-        self._table = _Table(self._vocabulary, self._offsets)
+        # Where every single character is a word of the vocabulary, the longer words (up to the keys' length)
+        # are found by key and split into pieces in numpy (:meth:`_pieces`), and the rest by their text.
+        self._keys: WordKeys | None = None
+        keyed: dict[int, int] = {}
+        if self._singles_known:
+            letters = "abcdefghijklmnopqrstuvwxyz"
+            self._keys = WordKeys("0123456789" + letters + ("" if self._lowercase else letters.upper()), longest)
+            # The vocabulary's pieces by key (each key a piece's length): those that start a word, and those
+            # that continue one (the prefix dropped). Words without a key are looked up by their text.
+            keyable = re.compile(f"[{self._keys.alphabet}]{{1,{self._keys.longest}}}").fullmatch
+            pieces: tuple[list[str], list[str]] = ([], [])  # starting, continuing
+            by_text: dict[str, int] = {}
+            for word in vocabulary:
+                continues = word.startswith(prefix)
+                piece = word[len(prefix) :] if continues else word
+                if keyable(piece):
+                    pieces[continues].append(piece)
+                elif not continues:
+                    by_text[word] = 1
+            starting, continuing = (self._keys.of_words(words) for words in pieces)
+            self._starting, self._continuing = KeySet(starting), KeySet(continuing)
+            # The longest piece of each (candidates past it are never looked up).
+            self._longest_piece = [max(map(len, words), default=0) for words in pieces]
+            keyed = dict.fromkeys(starting.tolist(), 1)
+            self._vocabulary = by_text
+        self._keyed = keyed
+        self._table = _Table(self._vocabulary, keyed, self._offsets)
         self._renewing = threading.Lock()
         # An added token's text is matched before normalization (or after, if it is normalized): never taken.
         self._added = [
             added["content"].lower() if added.get("normalized") and self._lowercase else added["content"]
             for added in spec.get("added_tokens") or []
         ]
+        # Any of them anywhere in a text: one regex scan (a literal's search) instead of one scan each.
+        self._find_added = re.compile("|".join(map(re.escape, self._added))).search if self._added else None
 
     @classmethod
     def for_tokenizer(cls, tokenizer: Any) -> AsciiWordPiece | None:
@@ -162,11 +283,15 @@ class AsciiWordPiece:
         Rust tokenizer as ``Prepared.others``, cut at the ASCII whitespace around them:
         BERT's pipeline never joins tokens across it, and never moves a character past it.
         """
-        if self._added and any(added in text for added in self._added):
+        if self._find_added is not None and self._find_added(text):
             return None
-        if len(self._table.known) >= len(self._vocabulary) + self.WORDS_KEPT:
+        if self._table.learned() >= self.WORDS_KEPT:
             self._renew()
-        others = _other_words(text) if _OTHER.search(text) else []
+        if text.isascii():  # in numpy: a regex search over a long ASCII text costs more
+            any_other = bool(_IS_OTHER[np.frombuffer(text.encode("ascii"), dtype=np.uint8)].any())
+        else:
+            any_other = True  # a character past ASCII
+        others = _other_words(text) if any_other else []
         if len(others) * _OTHERS_EVERY > len(text):
             return None  # mostly other characters: one Rust pass is quicker than a merge
         if others:
@@ -176,13 +301,14 @@ class AsciiWordPiece:
     def _renew(self) -> None:
         """A fresh generation of learned words; calls still reading the full one finish with it."""
         with self._renewing:
-            if len(self._table.known) >= len(self._vocabulary) + self.WORDS_KEPT:
-                self._table = _Table(self._vocabulary, self._offsets)
+            if self._table.learned() >= self.WORDS_KEPT:
+                self._table = _Table(self._vocabulary, self._keyed, self._offsets)
 
     def count(self, prepared: Prepared, other_counts: Sequence[int]) -> int:
         """How many tokens the prepared text has, given how many each of its ``others`` has."""
-        starts, ends = _words_at(prepared.read)
-        values = self._values(prepared.read, starts, ends, self._table)
+        codes = _codes(prepared.read)
+        starts, ends = _words_at(codes)
+        values = self._values(prepared.read, codes, starts, ends, self._table)
         return int((values & 0xFF).sum()) + sum(other_counts)
 
     def columns(
@@ -199,31 +325,60 @@ class AsciiWordPiece:
         order = np.argsort(all_starts, kind="stable")
         return all_starts[order], all_ends[order]
 
-    def _values(self, read: str, starts: np.ndarray, ends: np.ndarray, table: _Table) -> np.ndarray:
-        """The values in ``table`` (see :class:`_Table`) of the words of ``read`` (at ``starts``, ``ends``),
-        new words learned. A word of one character is one token of itself when the vocabulary holds them all:
-        only longer words are looked up."""
-        if self._singles_known:
-            values = np.ones(len(starts), dtype=np.int64)
-            at = np.flatnonzero(ends - starts > 1)  # the long words, in order: those the regex finds
-            words = self._long_words.findall(read)
-        else:
-            values, at = None, None
+    def _values(self, read: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, table: _Table) -> np.ndarray:
+        """The values in ``table`` (see :class:`_Table`) of the words of ``read`` (its bytes ``codes``, its words
+        at ``starts``, ``ends``), new words learned.
+
+        A word of one character is one token of itself when the vocabulary holds them all: only longer words
+        are looked up, those of at most :attr:`WordKeys.longest` characters by their keys, made for all at
+        once and deduplicated in numpy, so Python looks up each distinct word once.
+        """
+        if self._keys is None:
             words = self._words.findall(read)
+            return self._by_text(words, table)
+        values = np.ones(len(starts), dtype=np.int64)
+        at = np.flatnonzero(ends - starts > 1)  # the longer words
+        word_starts, lengths = starts[at], ends[at] - starts[at]
+        short = lengths <= self._keys.longest
+        every = bool(short.all())
+        keyed_at = at if every else at[short]
+        keys = (
+            self._keys.of(codes, word_starts, lengths)
+            if every
+            else self._keys.of(codes, *_at(short, word_starts, lengths))
+        )
+        distinct, where = np.unique(keys, return_inverse=True)
+        # Words of the vocabulary (one token each) found in numpy; only the others are looked up in Python.
+        in_vocabulary = self._starting.has(distinct)
+        found = np.ones(len(distinct), dtype=np.int64)
+        others = np.flatnonzero(~in_vocabulary)
+        found[others] = np.fromiter(
+            map(table.keyed.get, distinct[others].tolist(), repeat(0)), dtype=np.int64, count=len(others)
+        )
+        if not found.all():
+            new = np.flatnonzero(found == 0)
+            found[new] = self._learn_keys(distinct[new], table)
+        values[keyed_at] = found[where]
+        if not every:
+            long = np.flatnonzero(~short)
+            begin, end = word_starts[long].tolist(), (word_starts[long] + lengths[long]).tolist()
+            values[at[long]] = self._by_text([read[a:b] for a, b in zip(begin, end, strict=True)], table)
+        return values
+
+    def _by_text(self, words: list[str], table: _Table) -> np.ndarray:
+        """The values of ``words`` looked up by their text, new ones learned from the model."""
         found = np.fromiter(map(table.known.get, words, repeat(0)), dtype=np.int64, count=len(words))
         if not found.all():
             new = np.flatnonzero(found == 0).tolist()
             learned = self._learn(list(dict.fromkeys([words[i] for i in new])), table)
             found[new] = [learned[words[i]] for i in new]
-        if values is None:
-            return found
-        values[at] = found
-        return values
+        return found
 
     def _ascii_columns(self, read: str) -> tuple[np.ndarray, np.ndarray]:
-        starts, ends = _words_at(read)
+        codes = _codes(read)
+        starts, ends = _words_at(codes)
         table = self._table  # one generation for the whole call
-        values = self._values(read, starts, ends, table)
+        values = self._values(read, codes, starts, ends, table)
         counts = values & 0xFF
         several = np.flatnonzero(counts > 1)
         if not len(several):  # one token a word: the token is the word (in the vocabulary, or unknown)
@@ -264,26 +419,93 @@ class AsciiWordPiece:
                     piece_ends = totals - np.repeat((totals - lengths)[firsts], pieces)
                     if piece_ends[firsts + pieces - 1].tolist() != [len(new[i]) for i in several.tolist()]:
                         raise AssertionError("word pieces that do not spell their word")  # never, for this model
-                    first = table.pieces
-                    size = first + len(lengths)
-                    if size > len(table.piece_starts):
-                        # Grown into new arrays, published before any value that points past the old ones.
-                        table.piece_starts = np.resize(table.piece_starts, 2 * size)
-                        table.piece_ends = np.resize(table.piece_ends, 2 * size)
-                    table.piece_starts[first:size] = piece_ends - lengths
-                    table.piece_ends[first:size] = piece_ends
-                    table.pieces = size
-                    values[several] = ((first + firsts) << 8) | pieces
+                    values[several] = table.keep_pieces(piece_ends - lengths, piece_ends, pieces)
                 known.update(zip(new, values.tolist(), strict=True))
         return {word: known[word] for word in words}
 
+    def _learn_keys(self, keys: np.ndarray, table: _Table) -> np.ndarray:
+        """The values in ``table`` of distinct words by key (none of them in it when asked), split by
+        :meth:`_pieces`."""
+        keyed = table.keyed
+        with table.learning:
+            # Others were learned meanwhile by another thread.
+            values = np.fromiter(map(keyed.get, keys.tolist(), repeat(0)), dtype=np.int64, count=len(keys))
+            new = np.flatnonzero(values == 0)
+            if len(new):
+                counts, starts, ends = self._pieces(keys[new])
+                learned = counts.copy()  # a word of one token (an unknown word): 1
+                several = counts > 1
+                if several.any():
+                    learned[several] = table.keep_pieces(starts, ends, counts[several])
+                values[new] = learned
+                keyed.update(zip(keys[new].tolist(), learned.tolist(), strict=True))
+        return values
 
-def _words_at(read: str) -> tuple[np.ndarray, np.ndarray]:
-    """Where the words of ``read`` (printable ASCII and ASCII whitespace) start and end: runs of letters and
-    digits, and each punctuation character alone; int64."""
-    if not read:
+    def _pieces(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The model's WordPiece of distinct words by key, for all of them at once: each word's token count
+        (1 for an unknown word), and the offsets of the pieces of the words of several, in order.
+
+        BERT's algorithm: from the word's start, the longest piece of the vocabulary (a piece after the
+        first is looked up with the continuing prefix), then again from its end; a word where no piece
+        is found at some point is one unknown token. Every piece is found here by its key, all the
+        candidate lengths of all the words at once (tests/test_wordpiece.py compares the pieces with the
+        model's own ``tokenize`` on generated and corpus words).
+        """
+        spelling = self._keys
+        assert spelling is not None
+        longest = spelling.longest
+        digits, lengths = spelling.spelled(keys)
+        padded = np.zeros((len(keys), 2 * longest), dtype=np.uint64)
+        padded[:, :longest] = digits
+        columns = np.arange(longest)
+        counts = np.zeros(len(keys), dtype=np.int64)
+        piece_ends = np.zeros((len(keys), longest), dtype=np.int64)
+        unknown = np.zeros(len(keys), dtype=np.bool_)
+        position = np.zeros(len(keys), dtype=np.int64)
+        rows = np.arange(len(keys))
+        vocabulary, longest_piece = self._starting, self._longest_piece[0]
+        while len(rows):
+            at = position[rows]
+            rest = lengths[rows] - at
+            width = max(min(longest_piece, int(rest.max())), 1)
+            # Every candidate piece from ``at``: its first 1, 2, ... ``width`` characters (the key of each is a
+            # sum of weighted digits, so a running sum gives them all; past the word's end they repeat the last).
+            candidates = np.cumsum(
+                padded[rows[:, None], at[:, None] + columns[:width]] * spelling.powers[:width], axis=1
+            )
+            hit = vocabulary.has(candidates) & (columns[:width] < rest[:, None])
+            any_hit = hit.any(axis=1)
+            unknown[rows[~any_hit]] = True
+            rows, at, hit = rows[any_hit], at[any_hit], hit[any_hit]
+            ends = at + width - np.argmax(hit[:, ::-1], axis=1)  # the longest piece found
+            piece_ends[rows, counts[rows]] = ends
+            counts[rows] += 1
+            position[rows] = ends
+            rows = rows[ends < lengths[rows]]
+            vocabulary, longest_piece = self._continuing, self._longest_piece[1]
+        counts[unknown] = 1
+        several = counts > 1
+        taken = columns < counts[several][:, None]
+        ends = piece_ends[several]
+        starts = np.concatenate([np.zeros((len(ends), 1), dtype=np.int64), ends[:, :-1]], axis=1)
+        return counts, starts[taken], ends[taken]
+
+
+def _at(where: np.ndarray, *columns: np.ndarray) -> list[np.ndarray]:
+    return [column[where] for column in columns]
+
+
+def _codes(read: str) -> np.ndarray:
+    """The bytes of ``read`` (printable ASCII and ASCII whitespace), uint8."""
+    return np.frombuffer(read.encode("ascii"), dtype=np.uint8)
+
+
+def _words_at(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the words of a text (its bytes ``codes``: printable ASCII and ASCII whitespace) start and end:
+    runs of letters and digits, and each punctuation character alone; int64."""
+    if not len(codes):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    kind = _CLASS[np.frombuffer(read.encode("ascii"), dtype=np.uint8)]
+    kind = _CLASS[codes]
     word_char = kind == 1
     change = np.empty(len(kind) + 1, dtype=np.bool_)
     change[0] = change[-1] = True
