@@ -8,6 +8,7 @@ inspected and each ChunkScope split is called once on a small ``str``.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -128,3 +129,30 @@ def test_a_re_render_of_results_keeps_every_hand_written_section_once():
         "appended",
         "",
     ]
+
+
+def test_a_chromium_target_is_judged_on_the_median_of_its_runs_and_says_their_spread(tmp_path, monkeypatch):
+    import report
+
+    def run(new_ms: float) -> dict:
+        change = {
+            "splitter": "sentence",
+            "warm_new_value_metric_s": new_ms / 1000,
+            "warm_new_value_settled_s": new_ms / 1000,
+            "warm_seen_value_metric_s": 0.15,
+            "first_redraw": {"metric_s": 0.3},
+        }
+        return {"chunk_size_change": [change], "pdf_first_view": {"total_s": 2.0, "upload_to_home_row_s": 0.8,
+                                                                   "to_chunks_page_s": 1.9}}
+
+    results = tmp_path / "app_results.json"
+    current = {"browser": run(240), "runs": [run(240), run(230), run(290)]}
+    results.write_text(json.dumps({"current": current}))
+    monkeypatch.setattr(report, "APP_RESULTS", results)
+    (row,) = [t for t in report.targets({}) if "chromium (sentence)" in t[0]]
+    assert row[1] is True  # the median of 240, 230 and 290
+    assert "median of 3 runs' medians (runs 230–290 ms, under 250 in 2 of 3)" in row[2]
+    current["runs"] = [run(240), run(260), run(290)]
+    results.write_text(json.dumps({"current": current}))
+    (row,) = [t for t in report.targets({}) if "chromium (sentence)" in t[0]]
+    assert row[1] is False
