@@ -223,15 +223,22 @@ _LINEAR_LOADERS = frozenset({"text", "markdown", "code"})
 IN_PROCESS_BYTES = 300_000
 
 
-def load_needs_child(file_name: str, size: int | None) -> bool:
+# A process that serves no other thread (a batch worker) loads a linear loader's file of at most this many bytes
+# in-process, stopped by an alarm at load_seconds instead of in a child: a worker's fork cost ~12 ms a file, 17-20%
+# of its CPU on a corpus with 15 Markdown files over 300 KB in 331 (benchmarks/NOTES.md). Past it, a child's
+# memory ceiling is worth its fork (markdown-it's tokens take many times a large file's bytes).
+ALONE_IN_PROCESS_BYTES = 4_000_000
+
+
+def load_needs_child(file_name: str, size: int | None, *, in_process_bytes: int = IN_PROCESS_BYTES) -> bool:
     """Whether loading a file of ``size`` bytes (None: not a regular file) must run in a child that can be stopped.
 
-    Everything but a small text, Markdown or code file does: a 277 KB DOCX can unpack
-    to gigabytes, a PDF's streams can inflate, a parser in C holds the GIL.
+    Everything but a small text, Markdown or code file does (at most ``in_process_bytes``): a 277 KB DOCX can
+    unpack to gigabytes, a PDF's streams can inflate, a parser in C holds the GIL.
     """
     from core.loaders import loader_for
 
-    if size is None or size > IN_PROCESS_BYTES:
+    if size is None or size > in_process_bytes:
         return True
     try:
         return loader_for(file_name).name not in _LINEAR_LOADERS
@@ -240,15 +247,28 @@ def load_needs_child(file_name: str, size: int | None) -> bool:
 
 
 def load_bounded(
-    read: Callable[[], list[Document]], file_name: str, size: int | None, limits: Limits = DEFAULT_LIMITS
+    read: Callable[[], list[Document]],
+    file_name: str,
+    size: int | None,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    alone: bool = False,
 ) -> list[Document]:
     """``read()`` (a :func:`core.loaders.load_bytes` or ``load`` call for a file of ``size`` bytes), in a child
     stopped after ``limits.load_seconds`` or beyond ``limits.work_memory_mb`` (:mod:`core.runtime.bounded`) unless
-    :func:`load_needs_child` finds the work small."""
+    :func:`load_needs_child` finds the work small.
+
+    ``alone``: this process serves no other thread and this is its main thread (a batch worker); a linear
+    loader's file of up to :data:`ALONE_IN_PROCESS_BYTES` is then read here under an alarm at
+    ``limits.load_seconds`` (:func:`core.runtime.bounded.run_with_alarm`: those loaders are pure Python).
+    """
     if not load_needs_child(file_name, size):
         return read()
-    from core.runtime.bounded import run_bounded
+    from core.runtime.bounded import run_bounded, run_with_alarm
 
+    if alone and not load_needs_child(file_name, size, in_process_bytes=ALONE_IN_PROCESS_BYTES):
+        return run_with_alarm(read, file_name=file_name, what="loading it", seconds=limits.load_seconds,
+                              seconds_name="load_seconds")
     return run_bounded(
         read,
         file_name=file_name,

@@ -228,3 +228,80 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has stopped running
     except FileNotFoundError:
         return False
+
+
+# -- a batch worker's large text files: in-process under an alarm -------------------------------------------
+
+
+def test_an_alarm_stops_python_work_here_and_names_the_file() -> None:
+    import signal
+
+    from core.runtime.bounded import run_with_alarm
+
+    def spin() -> None:
+        while True:
+            pass
+
+    before = signal.getsignal(signal.SIGALRM)
+    started = time.monotonic()
+    with pytest.raises(WorkTimeoutError, match=r"loading it took longer than the 0\.2 s limit \(load_seconds\)"):
+        run_with_alarm(spin, file_name="slow.md", what="loading it", seconds=0.2, seconds_name="load_seconds")
+    assert time.monotonic() - started < 5
+    assert signal.getsignal(signal.SIGALRM) is before  # the handler put back
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # and no alarm left armed
+    assert run_with_alarm(lambda: 42, file_name="x", what="w", seconds=5) == 42
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_worker_alone_loads_a_large_markdown_file_here_and_the_rest_as_before(monkeypatch) -> None:
+    from core.documents import ALONE_IN_PROCESS_BYTES, IN_PROCESS_BYTES, load_bounded
+    from core.loaders import load_bytes
+
+    data = ("# Title\n\n" + "A paragraph of text about chunking. " * 40 + "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n") * 300
+    raw = data.encode()
+    assert IN_PROCESS_BYTES < len(raw) <= ALONE_IN_PROCESS_BYTES
+    in_child = load_bounded(partial(load_bytes, raw, "large.md"), "large.md", len(raw))
+
+    def no_fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert load_bounded(partial(load_bytes, raw, "large.md"), "large.md", len(raw), alone=True) == in_child
+    with pytest.raises(AssertionError, match="forked"):  # not alone (the app's server): a child, as before
+        load_bounded(partial(load_bytes, raw, "large.md"), "large.md", len(raw))
+    with pytest.raises(AssertionError, match="forked"):  # a format that is not a linear loader's: a child
+        load_bounded(partial(load_bytes, raw, "large.docx"), "large.docx", len(raw), alone=True)
+    huge = ALONE_IN_PROCESS_BYTES + 1
+    with pytest.raises(AssertionError, match="forked"):  # past the bound: a child and its memory ceiling
+        load_bounded(partial(load_bytes, raw, "large.md"), "large.md", huge, alone=True)
+
+
+def test_a_local_worker_serves_alone_and_its_large_markdown_gives_the_same_parts(tmp_path: Path, monkeypatch) -> None:
+    import hashlib
+
+    from core.batch import local_engine, run_batch
+    from core.batch import work as batch_work
+    from core.config import PipelineConfig
+
+    # What the pool runs first in each worker, here in a child: the worker then serves alone.
+    def started() -> bool:
+        local_engine._start_worker()
+        return batch_work._ALONE[0]
+
+    assert run_bounded(started, file_name="-", what="starting", seconds=30, memory_mb=None)
+    assert not batch_work._ALONE[0]  # ... never the driver
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "big.md").write_text(("## Part\n\n" + "Sentences about retrieval and chunk overlap. " * 30 + "\n\n") * 300)
+    (corpus / "small.txt").write_text("A small file. " * 20)
+    assert documents_module.load_needs_child("big.md", (corpus / "big.md").stat().st_size)  # the server would fork
+    config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=400, chunk_overlap=40))
+
+    def parts(out: Path) -> str:
+        return hashlib.sha256(b"".join(p.read_bytes() for p in sorted((out / "nodes").glob("part-*.parquet")))).hexdigest()
+
+    run_batch([str(corpus)], config, tmp_path / "alone", workers=1)
+    monkeypatch.setattr(local_engine, "serve_alone", lambda: None)  # the workers load it in a child, as before
+    run_batch([str(corpus)], config, tmp_path / "child", workers=1)
+    assert parts(tmp_path / "alone") == parts(tmp_path / "child")

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from core.batch.shards import process_shard, recovered
-from core.batch.work import process_file, use_one_core
+from core.batch.work import process_file, serve_alone, use_one_core
 from core.runtime.parallel import ignore_sigint, pool_context, stop_pool, submit_blocked
 
 # How often a worker's watchdog looks for its driver (where the kernel cannot be asked to kill it).
@@ -34,6 +34,7 @@ def _start_worker(driver: int | None = None) -> None:
     if driver is not None:
         die_with(driver)
     use_one_core()
+    serve_alone()
     # The driver's objects, inherited by fork, out of the collector's sight: a full collection would write to
     # every one of them and so copy each page they sit on into this worker.
     gc.freeze()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import threading
 import time
 from dataclasses import asdict
 from functools import partial
@@ -61,6 +62,15 @@ def node_schema(embed_dimension: int | None = None, *, metrics: bool = False) ->
 
 
 _WORKER: dict[str, Any] = {}
+# Set in a local engine's worker: its main thread runs files and serves nothing else (see serve_alone).
+_ALONE = [False]
+
+
+def serve_alone() -> None:
+    """This process's main thread runs files and nothing else (a local engine's worker): a large text, Markdown or
+    code file is loaded here under an alarm instead of in a forked child (``alone`` of
+    :func:`core.documents.load_bounded`). Not for Ray's actors, whose tasks may run on other threads."""
+    _ALONE[0] = True
 
 
 def use_one_core() -> None:
@@ -212,7 +222,8 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     # a file that hits one fails with that reason and the run goes on.
     read = partial(load_bytes, data, path.name, **config.loader_options(loader_for(path.name).name))
     read = partial(_reading, elements_read(config), read)  # in the bounded child too
-    documents = load_bounded(read, path.name, len(data), DEFAULT_LIMITS)
+    alone = _ALONE[0] and threading.current_thread() is threading.main_thread()
+    documents = load_bounded(read, path.name, len(data), DEFAULT_LIMITS, alone=alone)
     clock.mark("load")
     assign_batch_ids(documents, task.get("id_salt"))  # the path in the corpus too: unique ids (core.batch.ids)
     documents = documents_to_split(documents, config)  # the steps run_split takes before its splitter
