@@ -54,6 +54,12 @@ def bounding_available() -> bool:
     return hasattr(os, "fork") and not _IN_CHILD
 
 
+def _deadline_passed(file_name: str, what: str, seconds: float, seconds_name: str) -> WorkTimeoutError:
+    """The error of work stopped at its deadline, a child's or an alarm's: the same sentence."""
+    limit = f" ({seconds_name})" if seconds_name else ""
+    return WorkTimeoutError(file_name, f"{what} took longer than the {seconds:g} s limit{limit} and was stopped")
+
+
 class _AlarmRang(BaseException):
     """Raised by the SIGALRM handler of :func:`run_with_alarm` (a BaseException: no ``except Exception`` eats it)."""
 
@@ -78,8 +84,7 @@ def run_with_alarm(work: Callable[[], _T], *, file_name: str, what: str, seconds
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _AlarmRang:
-        limit = f" ({seconds_name})" if seconds_name else ""
-        raise WorkTimeoutError(file_name, f"{what} took longer than the {seconds:g} s limit{limit} and was stopped") from None
+        raise _deadline_passed(file_name, what, seconds, seconds_name) from None
     finally:
         signal.signal(signal.SIGALRM, previous)
 
@@ -152,10 +157,7 @@ def map_bounded(
         for file_name in file_names:
             frame = _read_frame(read_fd, time.monotonic() + seconds)
             if frame is None:
-                limit = f" ({seconds_name})" if seconds_name else ""
-                raise WorkTimeoutError(
-                    file_name, f"{what} took longer than the {seconds:g} s limit{limit} and was stopped"
-                )
+                raise _deadline_passed(file_name, what, seconds, seconds_name)
             if not frame:
                 _kill(pid)
                 status = _reap(pid)
