@@ -73,7 +73,7 @@ class Splitter(Configurable):
         run in-process on more characters."""
         if not self.light_once_indexed or getattr(self, "compat", NONE) != NONE:
             return False
-        name = getattr(self, "tokenizer", "characters")
+        name = self.size_unit
         return isinstance(name, str) and index_held(get_tokenizer(name), text)
 
     def unsuited_reason(self, document: Document) -> str | None:
