@@ -215,3 +215,43 @@ def test_a_file_that_kills_its_actor_fails_alone_and_the_rest_is_written(corpus:
     expected = dataset(tmp_path / "local")
     kept = expected.filter(pc.invert(pc.match_substring(expected.column("source_path"), "release_notes")))
     assert dataset(out).equals(kept)
+
+
+def test_an_actor_loads_a_large_markdown_file_itself_on_its_main_thread(ray_cluster, tmp_path: Path):
+    """A sync actor runs its tasks on its main thread, so it serves alone as a local worker does: a Markdown file
+    the server would load in a forked child is loaded in the actor, under an alarm, to the same rows."""
+    from core import documents as documents_module
+    from core.batch.ray_engine import ShardActor
+
+    big = tmp_path / "big.md"
+    big.write_text(("## Part\n\n" + "Sentences about retrieval and chunk overlap. " * 30 + "\n\n") * 300)
+    assert documents_module.load_needs_child("big.md", big.stat().st_size)  # the server would fork
+    config = small_config().to_json(indent=None)
+    task = {"index": 0, "source": str(big), "path": str(big), "problem": "", "metrics": False}
+
+    def load_without_fork(actor: ShardActor, task: dict, config: str) -> tuple:
+        import os
+        import threading
+
+        from core.batch import work
+
+        def no_fork() -> int:
+            raise AssertionError("forked")
+
+        fork, os.fork = os.fork, no_fork
+        try:
+            result = work.process_file(task, config)
+        finally:
+            os.fork = fork
+        main = threading.current_thread() is threading.main_thread()
+        return work._ALONE[0], main, result["status"], result["reason"], result["nodes"]
+
+    actor = ray_cluster.remote(num_cpus=1)(ShardActor).remote({"config": config, "embed": ""})
+    try:
+        alone, main, status, reason, nodes = ray_cluster.get(actor.__ray_call__.remote(load_without_fork, task, config))
+    finally:
+        ray_cluster.kill(actor)
+    from core.batch.work import process_file
+
+    assert (alone, main, status, reason) == (True, True, "ok", "")
+    assert nodes == process_file(task, config)["nodes"] > 100  # the driver's process: not alone, a child

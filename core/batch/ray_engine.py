@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from core.batch.shards import process_shard, recovered
-from core.batch.work import process_file, use_one_core, warm_worker
+from core.batch.work import process_file, serve_alone, use_one_core, warm_worker
 from core.errors import ConfigError
 from core.runtime.parallel import ray_session
 
@@ -35,10 +35,16 @@ _DIED = "the worker process died while reading this file (a crash, or out of mem
 
 
 class ShardActor:
-    """One Ray actor: one CPU, one tokenizer thread, the configuration parsed once."""
+    """One Ray actor: one CPU, one tokenizer thread, the configuration parsed once.
+
+    A sync actor with one task at a time runs its tasks on its process's main thread, which serves nothing else: it
+    loads large text, Markdown and code files itself under an alarm, as a local worker does (:func:`serve_alone`;
+    a load on any other thread still goes to a child). The tasks that recover a dead actor's files do not.
+    """
 
     def __init__(self, spec: dict[str, Any]) -> None:
         use_one_core()
+        serve_alone()
         warm_worker(spec["config"])
         self.spec = spec
 

@@ -62,14 +62,14 @@ def node_schema(embed_dimension: int | None = None, *, metrics: bool = False) ->
 
 
 _WORKER: dict[str, Any] = {}
-# Set in a local engine's worker: its main thread runs files and serves nothing else (see serve_alone).
+# Set in a local engine's worker and a Ray actor: its main thread runs files and serves nothing else (serve_alone).
 _ALONE = [False]
 
 
 def serve_alone() -> None:
-    """This process's main thread runs files and nothing else (a local engine's worker): a large text, Markdown or
-    code file is loaded here under an alarm instead of in a forked child (``alone`` of
-    :func:`core.documents.load_bounded`). Not for Ray's actors, whose tasks may run on other threads."""
+    """This process's main thread runs files and nothing else (a local engine's worker, a Ray actor): a large text,
+    Markdown or code file is loaded here under an alarm instead of in a forked child (``alone`` of
+    :func:`core.documents.load_bounded`), when the load runs on that main thread (an alarm reaches no other)."""
     _ALONE[0] = True
 
 
