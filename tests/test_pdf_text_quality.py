@@ -115,6 +115,26 @@ def test_the_better_text_must_read_clearly_more_and_not_be_garbled() -> None:
     assert not better_text("def f(x): return x", "def f ( x ) : return x")  # code stays as the first extractor read it
 
 
+def test_a_page_of_code_or_a_markdown_table_is_not_suspect() -> None:
+    """Where most tokens hold a letter or a digit, tokens of punctuation alone (operators, prompts, a table's bars
+    and rules) are markup: they do not count against a page, which would otherwise be read a second time by
+    pdfplumber for nothing (9 pages of a 300-page PDF of READMEs: 0.8 of its 1.8 s)."""
+    page = (
+        "## Settings\n\nThe table lists the settings this guide compares, one splitter a row.\n\n"
+        "| splitter | chunk_size | overlap |\n|----------|-----------:|--------:|\n"
+        "| recursive | 1000 | 200 |\n| sentence | 512 | 64 |\n| token | 256 | 32 |\n\n"
+        "```python\n>>> nodes = splitter.split(documents)\n>>> len(nodes)\n```\n"
+    )
+    quality = text_quality(page)
+    assert quality.words / quality.tokens < 0.6  # every token counted, it would be suspect
+    assert not quality.suspect and not suspect(page)
+    shifted = "5HWULHYDO DXJPHQWHG JHQHUDWLRQ ILQGV = | WKH SDVVDJHV"  # glyph numbers keep their letters: suspect
+    assert suspect(shifted) and text_quality(shifted).word_share == 0.0
+    # Mostly punctuation (capitals shifted to glyph numbers read so): every token counts.
+    assert text_quality(". , i ; : ' .").word_share == 1 / 7
+    assert suspect("$%& '() *+, -./ is")
+
+
 def test_garbled_pages_leave_cid_codes_to_their_own_note() -> None:
     assert garbled_pages({1: "clean words", 2: "(cid:3)(cid:4)", 3: "\x01\x02\x03 abc"}) == [3]
 
@@ -169,6 +189,7 @@ def test_when_pdfplumber_cannot_read_the_file_pypdfs_text_stays_and_the_garbled_
             st.from_regex(
                 r"[A-Z][a-z]{0,8}|[A-Z]{2,6}|\d{1,4}|\(cid:\d\)|[\ue000-\ue00f]{1,3}|[\x01-\x08]", fullmatch=True
             ),
+            st.from_regex(r"[=|#*>`-]{1,4}|[a-z_]{1,8}\([a-z]{0,3}\)", fullmatch=True),  # code and table markup
         ),
         max_size=30,
     )

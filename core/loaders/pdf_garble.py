@@ -16,7 +16,12 @@ Two measures, both cheap and language-agnostic:
   :data:`JUNK_SHARE` or more is garbled, whatever else the page holds.
 * **word-like tokens**: tokens made of letters in one case pattern (``word``,
   ``Word``, ``CamelCase``, any script, at most 30 characters: longer is words
-  run together) or a number, as a share of the tokens.
+  run together) or a number, as a share of the tokens. Where most tokens hold
+  a letter or a digit, a token of punctuation alone (an operator, a prompt, a
+  rule, a table's bars) is markup and not counted: counted, it made pages of
+  code or Markdown tables suspect and sent them to a second extractor for
+  nothing. A page made mostly of such tokens counts them all: capitals shifted
+  to glyph numbers come out as punctuation too.
   ALL-CAPS tokens do not count: glyph numbers shifted from lowercase letters
   come out in capitals ("DXJPHQWHG"), and a real page has few of them. Below
   :data:`SUSPECT_WORD_SHARE` a page is *suspect*: a second extractor is asked,
@@ -61,7 +66,7 @@ class TextQuality:
     """How a page's extracted text reads: junk characters over non-space characters, word-like tokens over tokens."""
 
     junk_share: float
-    word_share: float
+    word_share: float  # words over the tokens (those that hold a letter or a digit, where they are the most)
     words: int  # word-like tokens
     tokens: int
 
@@ -76,17 +81,28 @@ class TextQuality:
 
 def text_quality(text: str) -> TextQuality:
     """The junk share and word-like share of one page's text."""
-    cid_chars = sum(len(match) for match in _CID.findall(text))
-    visible = len(text) - sum(1 for char in text if char in " \t\n\r")
-    junk = cid_chars + len(_JUNK.findall(_CID.sub("", text)))
     tokens = [token for token in _TOKEN_SPLIT.split(_CID.sub("\x00", text)) if token]
     words = sum(1 for token in tokens if is_word_like(token))
+    scored = sum(1 for token in tokens if _LETTER_OR_DIGIT.search(token))
+    if 2 * scored <= len(tokens):  # mostly punctuation: every token counts
+        scored = len(tokens)
     return TextQuality(
-        junk_share=junk / visible if visible else 0.0,
-        word_share=words / len(tokens) if tokens else 1.0,
+        junk_share=junk_share(text),
+        word_share=words / scored if scored else 1.0,
         words=words,
         tokens=len(tokens),
     )
+
+
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
+
+
+def junk_share(text: str) -> float:
+    """Junk characters (``(cid:N)`` placeholders included) over the page's characters other than spaces and breaks."""
+    cid_chars = sum(len(match) for match in _CID.findall(text))
+    visible = len(text) - sum(text.count(space) for space in " \t\n\r")
+    junk = cid_chars + len(_JUNK.findall(_CID.sub("", text) if cid_chars else text))
+    return junk / visible if visible else 0.0
 
 
 # Plain lowercase words, counted at C speed: a subset of the word-like tokens, so a page with no junk whose
@@ -134,7 +150,7 @@ def better_text(first: str, second: str) -> bool:
 
 def garbled_pages(page_texts: dict[int, str]) -> list[int]:
     """The page numbers whose text is garbled (junk characters, ``(cid:N)`` aside: those have their own note)."""
-    return [number for number, text in sorted(page_texts.items()) if text_quality(_CID.sub("", text)).garbled]
+    return [number for number, text in sorted(page_texts.items()) if junk_share(_CID.sub("", text)) >= JUNK_SHARE]
 
 
 def repair_garbled(
