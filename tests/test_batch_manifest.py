@@ -1,15 +1,19 @@
-"""read_manifest: the whole file in one parse gives exactly what a parse a line gives, torn lines skipped."""
+"""read_manifest: the whole file in one parse gives exactly what a parse a line gives, torn lines skipped; and so
+does manifest_blocks, the report's reading of it a block at a time."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.batch import manifest as manifest_module
 from core.batch import read_manifest
-from core.batch.manifest import manifest_line
+from core.batch.manifest import manifest_blocks, manifest_line
+from core.batch.storage import OutputStore
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -21,7 +25,7 @@ objects = st.dictionaries(st.sampled_from(["kind", "path", "part", "metrics", "x
 
 def line_by_line(text: str) -> list[object]:
     found = []
-    for line in text.splitlines():
+    for line in text.split("\n"):  # the manifest's lines end at "\n" alone (JSON leaves U+2028 and U+0085 as they are)
         try:
             found.append(json.loads(line))
         except json.JSONDecodeError:
@@ -41,6 +45,12 @@ def test_one_parse_reads_what_a_parse_a_line_reads(tmp_path_factory, lines, cuts
     path = Path(tmp_path_factory.mktemp("manifest")) / "manifest.jsonl"
     path.write_text(text, encoding="utf-8")
     assert read_manifest(path) == line_by_line(text)
+    # The report reads it a block at a time: cut anywhere, even inside a line or a character, the same objects.
+    store = OutputStore.at(path.parent)
+    for block_bytes in (1, 7, 64):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(manifest_module, "BLOCK_BYTES", block_bytes)
+            assert [line for block in manifest_blocks(store) for line in block] == line_by_line(text)
 
 
 def test_a_torn_last_line_is_left_out_and_the_rest_read(tmp_path: Path):

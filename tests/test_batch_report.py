@@ -212,3 +212,61 @@ def test_file_names_and_failure_reasons_are_text_on_the_page(tmp_path: Path):
     body = page.split("</script>")[-1]  # after plotly.js and the charts' scripts: the cards and tables
     assert "&lt;img src=x onerror=alert(1)&gt;.md" in body and "<img" not in body
     assert "&lt;b onclick=x&gt;broken.pdf" in body and "<b " not in body
+
+
+def test_the_report_streams_the_manifest_to_the_bytes_an_in_memory_report_writes(tmp_path: Path, monkeypatch):
+    """write_report reads the manifest a block at a time and spools report.json's rows (to a file past
+    ROWS_IN_MEMORY): cut into blocks of a few lines, spilled at once, and with an input recorded twice (an older
+    resume's manifest: the last line counts) and a torn last line, it writes what one pass in memory writes."""
+    from core.batch import manifest as manifest_module
+    from core.batch import report_inputs
+    from core.batch.report import build_report, report_json, write_report
+    from core.batch.report_html import report_html_bytes
+    from core.batch.storage import OutputStore
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("chunking_guide.md", "release_notes.txt", "vector_search_faq.html", "splitter_benchmarks.csv"):
+        shutil.copy(ROOT / "sample_docs" / name, corpus / name)
+    shutil.copy(ROOT / "sample_docs" / "chunking_guide.md", corpus / "same_bytes.md")
+    (corpus / "broken.pdf").write_bytes(b"not a pdf\n" * 20)
+    config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=300, chunk_overlap=30))
+    for metrics in (False, True):
+        out = tmp_path / f"out-{metrics}"
+        run = run_batch([str(corpus)], config, out, workers=1, metrics=metrics).report["run"]
+        store = OutputStore.at(out)
+        lines = (out / "manifest.jsonl").read_text(encoding="utf-8").split("\n")[:-1]
+        first = next(json.loads(line) for line in lines if '"kind": "input"' in line and '"status": "ok"' in line)
+        for manifest in ("as written", "an input twice"):
+            if manifest == "an input twice":
+                again = json.dumps({**first, "seconds": 7.5}, ensure_ascii=False)
+                (out / "manifest.jsonl").write_text("\n".join([*lines, again, '{"source": "torn']), encoding="utf-8")
+            in_memory = build_report(store, config, run)
+            assert len(in_memory["documents"]) == in_memory["corpus"]["files_ok"] == 5
+            assert in_memory["same_content"] and in_memory["failed"]
+            for block_bytes, rows_in_memory in ((manifest_module.BLOCK_BYTES, report_inputs.ROWS_IN_MEMORY), (300, 64)):
+                monkeypatch.setattr(manifest_module, "BLOCK_BYTES", block_bytes)
+                monkeypatch.setattr(report_inputs, "ROWS_IN_MEMORY", rows_in_memory)
+                returned = write_report(store, config, run)
+                assert "documents" not in returned  # report.json holds the rows
+                assert (out / "report.json").read_text(encoding="utf-8") == report_json(in_memory)
+                assert (out / "report.html").read_bytes() == report_html_bytes(in_memory)
+        assert json.loads((out / "report.json").read_text())["documents"][-1]["seconds"] == 7.5
+
+
+def test_a_file_name_with_a_line_separator_keeps_its_one_manifest_line(tmp_path: Path):
+    """JSON leaves U+2028, U+2029 and U+0085 unescaped in a string: the manifest is cut at "\\n" alone, so such a
+    name is still one line, in the report and for --resume (str.splitlines cut it in two, and the file was lost)."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    names = ["line\u2028separator.txt", "paragraph\u2029separator.txt", "next\x85line.txt"]
+    for name in names:
+        (corpus / name).write_text("Text about chunk overlap and retrieval. " * 20)
+    out = tmp_path / "out"
+    config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=300, chunk_overlap=30))
+    result = run_batch([str(corpus)], config, out, workers=1)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert sorted(Path(d["source"]).name for d in report["documents"]) == sorted(names)
+    assert result.report["corpus"]["files_ok"] == 3
+    again = run_batch([str(corpus)], config, out, workers=1, resume=True)
+    assert (again.processed, again.skipped) == (0, 3)

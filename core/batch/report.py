@@ -4,7 +4,9 @@ Everything comes from the output folder, not from the run: the manifest gives
 each input's status, timing and :class:`core.measure.metrics.ChunkMetrics` (the numbers
 ``chunkscope metrics FILE`` prints), the part files give every node's size and
 flags. So a resumed run reports the whole corpus, and memory holds one part's
-size columns and a count per size value, never the nodes.
+size columns and a count per size value, never the nodes; the manifest is read a
+block at a time and report.json's rows spooled (:mod:`core.batch.report_inputs`),
+never all the inputs at once.
 
 Corpus numbers: node shares (mid-sentence, over-window, over-limit) count flags
 over all nodes, exactly; coverage is weighted by each file's non-whitespace
@@ -20,17 +22,16 @@ file name and reason is escaped.
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
+from core.batch.report_inputs import InputFold, fold_inputs
 from core.batch.storage import OutputStore
-
-TOP = 10  # slowest and largest documents listed
 
 
 class _Sizes:
@@ -100,31 +101,29 @@ class _Sizes:
 def build_report(
     out: OutputStore, config: Any, run: dict[str, Any], known: tuple[set[str], Any] | None = None
 ) -> dict[str, Any]:
-    """The report's data (what report.json holds), from the manifest and the parts in ``out``.
+    """The report's data (what report.json holds, its ``documents`` rows included), from the manifest and the parts.
 
     ``known``: parts whose sizes are already counted (their names, and a :class:`~core.batch.part_sizes.PartSizes`
     of them: a run's own parts, from its shards' records); the other parts are read.
     """
+    report, inputs = _report(out, config, run, known, keep_rows=True)
+    inputs.close()
+    return {**report, "documents": inputs.all_rows}
+
+
+def _report(
+    out: OutputStore, config: Any, run: dict[str, Any], known: tuple[set[str], Any] | None, *, keep_rows: bool = False
+) -> tuple[dict[str, Any], InputFold]:
+    """The report's data but its ``documents`` rows, and the fold of the inputs that holds them (close it)."""
     from core.batch.dataset import NODES
-    from core.batch.manifest import read_manifest
     from core.batch.part_sizes import PartSizes
     from core.measure.window import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     splitter = config.splitter
-    lines = read_manifest(out)
-    # The last line per input counts (a failed input retried by --resume has two).
-    entries: dict[str, dict[str, Any]] = {}
-    parts: list[dict[str, Any]] = []
-    header = next((line for line in lines if line.get("kind") == "header"), {})
+    header, parts, inputs = fold_inputs(out, keep_rows=keep_rows)
     ids = header.get("ids", "")
     # Outputs from before --metrics was optional were all measured.
     measured = bool(header.get("metrics", True))
-    for line in lines:
-        if line.get("kind") == "input":
-            entries.pop(line["path"], None)
-            entries[line["path"]] = line
-        elif line.get("kind") == "part":
-            parts.append({"part": line["part"], "rows": line["rows"], "sha256": line["sha256"]})
 
     counted_parts, sizes = known if known is not None else (set(), PartSizes())
     read = PartSizes()
@@ -146,45 +145,39 @@ def build_report(
             embed_tokens.add(each.counts.get("embed_tokens"))
             flags.update(each.flags)
 
-    ok = [entry for entry in entries.values() if entry["status"] == "ok"]
-    failed = [entry for entry in entries.values() if entry["status"] != "ok"]
-    nodes = sum(entry["nodes"] for entry in ok)
-    nonspace = sum(entry["nonspace"] for entry in ok) if measured else 0
-    node_characters = sum(entry["metrics"]["characters"]["mean"] * entry["nodes"] for entry in ok)
+    nodes = inputs.nodes
     limit = splitter.size_limit
+    same_content = inputs.same_content()
 
-    by_content: dict[str, list[str]] = {}
-    for entry in ok:
-        by_content.setdefault(entry["sha256"], []).append(entry["source"])
-    same_content = sorted(sorted(group) for group in by_content.values() if len(group) > 1)
     def share(flag: str) -> float | None:
         if not measured:
             return None  # not measured: no flags (--metrics)
         return flags[flag] / nodes if nodes else 0.0
 
+    nonspace, node_characters = inputs.nonspace, inputs.node_characters
     corpus = {
-        "files": len(entries),
-        "files_ok": len(ok),
-        "files_failed": len(failed),
-        "documents": sum(entry["documents"] for entry in ok),
+        "files": inputs.files,
+        "files_ok": inputs.ok,
+        "files_failed": len(inputs.failed),
+        "documents": inputs.documents,
         "nodes": nodes,
-        "bytes": sum(entry["size"] for entry in ok),
-        "characters_in_documents": sum(entry["characters"] for entry in ok),
+        "bytes": inputs.bytes,
+        "characters_in_documents": inputs.characters,
         "characters": characters.stats(),
         "tokens": tokens.stats(),
         "embed_tokens": embed_tokens.stats() if measured else None,
-        "coverage": _coverage(ok, nonspace) if measured else None,
-        "overlap": _overlap(ok, node_characters) if measured else None,
+        "coverage": (inputs.coverage_weighted / nonspace if nonspace else 0.0) if measured else None,
+        "overlap": (inputs.overlap_weighted / node_characters if node_characters else 0.0) if measured else None,
         "mid_sentence": share("mid-sentence"),
         "over_window": share("over-window"),
         # The sizes are always there: nodes over the splitter's limit are counted from them.
         "over_limit": tokens.above(limit) / nodes if nodes and limit is not None else 0.0,
-        "duplicates_within_files": sum(entry["metrics"]["duplicates"] for entry in ok) if measured else None,
+        "duplicates_within_files": inputs.duplicates if measured else None,
         # Files whose bytes (SHA-256) another file also has: counted here, as each keeps ids of its own.
         "files_sharing_content": sum(len(group) for group in same_content),
         "shared_contents": len(same_content),
         "flags": dict(sorted(flags.items())),
-        "processing_seconds": round(sum(entry["seconds"] for entry in entries.values()), 3),
+        "processing_seconds": round(inputs.seconds, 3),
     }
     run = dict(run)
     seconds = run.get("seconds") or 0
@@ -196,7 +189,8 @@ def build_report(
     def brief(entry: dict[str, Any]) -> dict[str, Any]:
         return {"source": entry["source"], "seconds": entry["seconds"], "bytes": entry["size"], "nodes": entry["nodes"]}
 
-    return {
+    coverage_counts = np.histogram(inputs.coverages, bins=20, range=(0, 1))[0]
+    report = {
         "chunkscope_batch_report": 1,
         "complete": bool(run.get("complete", True)),
         "metrics": measured,  # --metrics: embed_tokens, flags and each file's chunk metrics were measured
@@ -212,58 +206,44 @@ def build_report(
         "histograms": {
             "tokens": tokens.histogram(),
             "embed_tokens": embed_tokens.histogram() if measured else None,
-            "coverage": _coverage_histogram(ok) if measured else None,
+            "coverage": ([i / 20 for i in range(20)], coverage_counts.tolist()) if measured else None,
         },
-        "slowest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["seconds"], e["source"]))],
-        "largest": [brief(e) for e in heapq.nlargest(TOP, ok, key=lambda e: (e["size"], e["source"]))],
-        "failed": [{"source": e["source"], "reason": e["reason"]} for e in failed],
+        "slowest": [brief(e) for e in inputs.slowest],
+        "largest": [brief(e) for e in inputs.largest],
+        "failed": inputs.failed,
         "same_content": same_content,
         "parts": parts,
-        "documents": [
-            {
-                "source": e["source"],
-                "path": e["path"],
-                "bytes": e["size"],
-                "sha256": e["sha256"],
-                "seconds": e["seconds"],
-                "documents": e["documents"],
-                "nodes": e["nodes"],
-                "metrics": e["metrics"],
-            }
-            for e in ok
-        ],
     }
-
-
-def _coverage(ok: list[dict[str, Any]], nonspace: int) -> float:
-    return sum(e["metrics"]["coverage"] * e["nonspace"] for e in ok) / nonspace if nonspace else 0.0
-
-
-def _overlap(ok: list[dict[str, Any]], node_characters: float) -> float:
-    if not node_characters:
-        return 0.0
-    return sum(e["metrics"]["overlap"] * e["metrics"]["characters"]["mean"] * e["nodes"] for e in ok) / node_characters
-
-
-def _coverage_histogram(ok: list[dict[str, Any]]) -> tuple[list[float], list[int]]:
-    counts = np.histogram([entry["metrics"]["coverage"] for entry in ok], bins=20, range=(0, 1))[0]
-    return [i / 20 for i in range(20)], counts.tolist()
+    return report, inputs
 
 
 def write_report(
     out: OutputStore, config: Any, run: dict[str, Any], known: tuple[set[str], Any] | None = None
 ) -> dict[str, Any]:
-    """Write report.json and report.html in ``out``; returns the report's data (``known``: see build_report)."""
-    report = build_report(out, config, run, known)
-    out.write_bytes(report_json(report).encode("utf-8"), "report.json")
-    from core.batch.report_html import report_html_bytes
+    """Write report.json and report.html in ``out``; returns the report's data but its ``documents`` rows, which
+    report.json holds (``known``: see build_report). The rows go from the manifest to report.json through a spool:
+    the report of a corpus of millions of files never holds them all."""
+    from core.batch.report_html import report_html_chunks
 
-    out.write_bytes(report_html_bytes(report), "report.html")
+    report, inputs = _report(out, config, run, known)
+    try:
+        out.write_chunks(report_json_chunks(report, inputs.rows_json()), "report.json")
+        out.write_chunks(report_html_chunks({**report, "documents": inputs.first_rows}), "report.html")
+    finally:
+        inputs.close()
     return report
 
 
 def report_json(report: dict[str, Any]) -> str:
-    """report.json's text: indented, except that a list (documents, failures) has one compact item a line.
+    """report.json's text of a report with its ``documents`` (:func:`build_report`)."""
+    rows = [b"".join(_rows_json(report["documents"]))]
+    head = {key: item for key, item in report.items() if key != "documents"}
+    return b"".join(report_json_chunks(head, rows)).decode("utf-8")
+
+
+def report_json_chunks(report: dict[str, Any], documents: Iterable[bytes]) -> Iterator[bytes]:
+    """report.json's bytes: ``report``'s fields indented, except that a list (failed, parts, ...) has one compact
+    item a line, then ``documents`` (its JSON, as chunks), last.
 
     Indenting every item runs json's pure-Python encoder: 0.26 s for 1,383 documents, after the workers are done.
     """
@@ -276,5 +256,16 @@ def report_json(report: dict[str, Any]) -> str:
             return "[\n" + rows + "\n ]"
         return json.dumps(item, indent=1, ensure_ascii=False, default=str).replace("\n", "\n ")
 
-    fields = ",\n".join(f" {json.dumps(key)}: {value(item)}" for key, item in report.items())
-    return "{\n" + fields + "\n}\n"
+    fields = "".join(f" {json.dumps(key)}: {value(item)},\n" for key, item in report.items())
+    yield ("{\n" + fields + ' "documents": ').encode("utf-8")
+    yield from documents
+    yield b"\n}\n"
+
+
+def _rows_json(rows: list[dict[str, Any]]) -> Iterator[bytes]:
+    """``rows`` as :meth:`InputFold.rows_json` writes them."""
+    if not rows:
+        yield b"[]"
+        return
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    yield ("[\n" + ",\n".join("  " + encode(row) for row in rows) + "\n ]").encode("utf-8")

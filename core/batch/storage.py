@@ -21,7 +21,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -83,9 +83,10 @@ class _OsFiles:
     def open_input_file(self, path: str) -> Any:
         return open(path, "rb")  # noqa: SIM115 - the caller closes it
 
-    def write(self, path: str, data: bytes) -> None:
+    def write(self, path: str, chunks: Iterable[bytes]) -> None:
         with open(path, "wb") as handle:
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk)
 
     def move(self, source: str, target: str) -> None:
         os.replace(source, target)
@@ -131,9 +132,10 @@ class _ArrowFiles:
     def open_input_file(self, path: str) -> Any:
         return self.fs.open_input_file(path)
 
-    def write(self, path: str, data: bytes) -> None:
+    def write(self, path: str, chunks: Iterable[bytes]) -> None:
         with self.fs.open_output_stream(path) as stream:
-            stream.write(data)
+            for chunk in chunks:
+                stream.write(chunk)
 
     def move(self, source: str, target: str) -> None:
         self.fs.move(source, target)
@@ -242,11 +244,15 @@ class OutputStore:
 
         When the write or the move fails, the file aside is removed before the error is raised.
         """
+        self.write_chunks((data,), *names)
+
+    def write_chunks(self, chunks: Iterable[bytes], *names: str) -> None:
+        """:meth:`write_bytes` of the chunks one after the other, never joined in memory (a report's rows)."""
         *folder, name = names
         temporary = self.path(*folder, f".{name}.tmp")
         with self.failing("write", *names):
             try:
-                self._files.write(temporary, data)
+                self._files.write(temporary, chunks)
                 self._files.move(temporary, self.path(*names))
             except OSError:
                 self._discard(temporary)
