@@ -63,3 +63,38 @@ def test_a_line_that_is_not_an_object_is_not_read_as_lines(tmp_path: Path):
     path = tmp_path / "manifest.jsonl"
     path.write_text('{"kind": "header"}\n1, 2\n', encoding="utf-8")
     assert read_manifest(path) == [{"kind": "header"}]
+
+
+def test_a_resume_reading_the_manifest_in_small_blocks_keeps_what_it_keeps_in_one(tmp_path: Path, monkeypatch):
+    """--resume reads the manifest a block at a time (an input kept as its line's text, not its parsed line):
+    cut into 200-byte blocks, it keeps the same inputs and rewrites the same manifest and parts."""
+    import hashlib
+    import shutil
+
+    from core.batch import run_batch
+    from core.batch.inputs import expand_inputs
+    from core.batch.resume import prepare_output
+    from core.config import PipelineConfig
+    from core.splitters import get_splitter
+
+    samples = Path(__file__).resolve().parent.parent / "sample_docs"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("chunking_guide.md", "release_notes.txt", "vector_search_faq.html"):
+        shutil.copy(samples / name, corpus / name)
+    config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=300, chunk_overlap=30))
+    written = tmp_path / "written"
+    run_batch([str(corpus)], config, written, workers=1, metrics=True, part_rows=20)
+    (corpus / "release_notes.txt").write_text("Changed since the run.\n")
+    header = json.loads((written / "manifest.jsonl").read_text().split("\n")[0])
+    kept = []
+    for block_bytes in (manifest_module.BLOCK_BYTES, 200):
+        monkeypatch.setattr(manifest_module, "BLOCK_BYTES", block_bytes)
+        out = tmp_path / f"resumed-{block_bytes}"
+        shutil.copytree(written, out)
+        valid, next_shard = prepare_output(
+            OutputStore.at(out), header, expand_inputs([str(corpus)]), resume=True, overwrite=False
+        )
+        parts = b"".join(p.name.encode() + p.read_bytes() for p in sorted((out / "nodes").glob("*.parquet")))
+        kept.append((sorted(valid), next_shard, (out / "manifest.jsonl").read_bytes(), hashlib.sha256(parts).digest()))
+    assert kept[0] == kept[1] and len(kept[0][0]) == 2
