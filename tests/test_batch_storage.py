@@ -225,3 +225,18 @@ def test_on_a_local_disk_a_paced_checkpoint_syncs_the_manifest_only_now_and_then
     size = (tmp_path / manifest_module.MANIFEST).stat().st_size
     assert len(synced) == 4 and synced[-1] == size
     assert [line["kind"] for line in read_manifest(store)] == ["header", "part", "input", "input"]
+
+
+def test_a_chunk_that_cannot_be_made_leaves_nothing_aside(tmp_path: Path):
+    """write_chunks writes the report's rows as they come: a failure halfway removes the file it wrote aside."""
+
+    def chunks():
+        yield b'{"documents": ['
+        raise ValueError("a row could not be made")
+
+    store = OutputStore.at(str(tmp_path))
+    with pytest.raises(ValueError, match="a row"):
+        store.write_chunks(chunks(), "report.json")
+    assert list(tmp_path.iterdir()) == []
+    store.write_chunks([b"{", b"}"], "report.json")
+    assert (tmp_path / "report.json").read_bytes() == b"{}"

@@ -77,7 +77,7 @@ class BatchResult:
     seconds: float
     parts: list[str]
     interrupted: bool
-    report: dict[str, Any]
+    report: dict[str, Any]  # report.json's data but its documents rows (report.json holds them)
 
 
 def run_batch(

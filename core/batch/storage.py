@@ -242,7 +242,8 @@ class OutputStore:
     def write_bytes(self, data: bytes, *names: str) -> None:
         """The file, written aside then moved in place: whole or not at all under its name.
 
-        When the write or the move fails, the file aside is removed before the error is raised.
+        When the write or the move fails (or a chunk cannot be made), the file aside is removed before the error
+        is raised.
         """
         self.write_chunks((data,), *names)
 
@@ -254,7 +255,7 @@ class OutputStore:
             try:
                 self._files.write(temporary, chunks)
                 self._files.move(temporary, self.path(*names))
-            except OSError:
+            except BaseException:  # a refused write, or a chunk's maker failing halfway: nothing left aside
                 self._discard(temporary)
                 raise
 
