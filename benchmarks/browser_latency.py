@@ -189,6 +189,13 @@ def main() -> int:
     parser.add_argument("--input", choices=("readmes", "mixed"), default="readmes")
     parser.add_argument("--no-pdf", action="store_true", help="skip the PDF's first view")
     args = parser.parse_args()
+    from core.config_parts import DEFAULT_SPLITTER
+
+    splitters = args.splitters.split(",")
+    if splitters[0] != DEFAULT_SPLITTER:
+        # The first is measured from the Document box, where the page shows its default splitter: any other
+        # would wait for a node count the page never shows.
+        parser.error(f"--splitters must start with the page's default splitter, {DEFAULT_SPLITTER!r}")
     from playwright.sync_api import sync_playwright
 
     data = (read_input("corpus.txt", 1) if args.input == "readmes" else mixed_text(1.0)).encode("utf-8")
@@ -209,7 +216,7 @@ def main() -> int:
         upload(page, TEXT_NAME, data, "text/plain")
         open_chunks(page)
         result["chunk_size_change"] = [
-            chunk_size_changes(page, data, name, args.reps, first=i == 0) for i, name in enumerate(args.splitters.split(","))
+            chunk_size_changes(page, data, name, args.reps, first=i == 0) for i, name in enumerate(splitters)
         ]
         context.close()
         browser.close()
