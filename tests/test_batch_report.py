@@ -107,7 +107,7 @@ def report_dir(tmp_path_factory) -> Path:
 
 def test_a_runs_own_parts_are_reported_from_its_records_as_from_the_parts(tmp_path: Path):
     """The driver counts its run's parts from the shards' records and reads none back: the same report."""
-    from core.batch.report import build_report
+    from core.batch.report import write_report
     from core.batch.storage import OutputStore
 
     corpus = tmp_path / "corpus"
@@ -119,7 +119,9 @@ def test_a_runs_own_parts_are_reported_from_its_records_as_from_the_parts(tmp_pa
         out = tmp_path / f"out-{metrics}"
         run_batch([str(corpus)], config, out, workers=2, metrics=metrics, part_rows=7, shard_bytes=4096)
         written = json.loads((out / "report.json").read_text())
-        read = json.loads(json.dumps(build_report(OutputStore.at(out), config, written["run"])))  # every part read
+        again = shutil.copytree(out, tmp_path / f"again-{metrics}")
+        write_report(OutputStore.at(again), config, written["run"])  # no records: every part read
+        read = json.loads((again / "report.json").read_text())
         assert len(read["parts"]) > 3
         assert {**written, "corpus": {**written["corpus"], "processing_seconds": 0}} == {
             **read,
@@ -214,14 +216,14 @@ def test_file_names_and_failure_reasons_are_text_on_the_page(tmp_path: Path):
     assert "&lt;b onclick=x&gt;broken.pdf" in body and "<b " not in body
 
 
-def test_the_report_streams_the_manifest_to_the_bytes_an_in_memory_report_writes(tmp_path: Path, monkeypatch):
+def test_the_report_streams_the_manifest_to_the_rows_and_bytes_it_holds(tmp_path: Path, monkeypatch):
     """write_report reads the manifest a block at a time and spools report.json's rows (to a file past
-    ROWS_IN_MEMORY): cut into blocks of a few lines, spilled at once, and with an input recorded twice (an older
-    resume's manifest: the last line counts) and a torn last line, it writes what one pass in memory writes."""
+    ROWS_IN_MEMORY). Its rows and failures are the manifest's inputs, the last line of each (an older resume's
+    manifest may hold two; a torn last line is no line), in order; cut into blocks of a few lines and spilled at
+    once, it writes the same bytes as in one block in memory."""
     from core.batch import manifest as manifest_module
-    from core.batch import report_inputs
-    from core.batch.report import build_report, report_json, write_report
-    from core.batch.report_html import report_html_bytes
+    from core.batch import read_manifest, report_inputs
+    from core.batch.report import write_report
     from core.batch.storage import OutputStore
 
     corpus = tmp_path / "corpus"
@@ -234,24 +236,36 @@ def test_the_report_streams_the_manifest_to_the_bytes_an_in_memory_report_writes
     for metrics in (False, True):
         out = tmp_path / f"out-{metrics}"
         run = run_batch([str(corpus)], config, out, workers=1, metrics=metrics).report["run"]
-        store = OutputStore.at(out)
         lines = (out / "manifest.jsonl").read_text(encoding="utf-8").split("\n")[:-1]
         first = next(json.loads(line) for line in lines if '"kind": "input"' in line and '"status": "ok"' in line)
         for manifest in ("as written", "an input twice"):
             if manifest == "an input twice":
                 again = json.dumps({**first, "seconds": 7.5}, ensure_ascii=False)
                 (out / "manifest.jsonl").write_text("\n".join([*lines, again, '{"source": "torn']), encoding="utf-8")
-            in_memory = build_report(store, config, run)
-            assert len(in_memory["documents"]) == in_memory["corpus"]["files_ok"] == 5
-            assert in_memory["same_content"] and in_memory["failed"]
+            inputs = {}
+            for line in read_manifest(out / "manifest.jsonl"):
+                if line["kind"] == "input":
+                    inputs.pop(line["path"], None)
+                    inputs[line["path"]] = line
+            written = []
             for block_bytes, rows_in_memory in ((manifest_module.BLOCK_BYTES, report_inputs.ROWS_IN_MEMORY), (300, 64)):
                 monkeypatch.setattr(manifest_module, "BLOCK_BYTES", block_bytes)
                 monkeypatch.setattr(report_inputs, "ROWS_IN_MEMORY", rows_in_memory)
-                returned = write_report(store, config, run)
+                returned = write_report(OutputStore.at(out), config, run)
                 assert "documents" not in returned  # report.json holds the rows
-                assert (out / "report.json").read_text(encoding="utf-8") == report_json(in_memory)
-                assert (out / "report.html").read_bytes() == report_html_bytes(in_memory)
-        assert json.loads((out / "report.json").read_text())["documents"][-1]["seconds"] == 7.5
+                written.append(((out / "report.json").read_bytes(), (out / "report.html").read_bytes()))
+            assert written[0] == written[1]
+            report = json.loads(written[0][0])
+            ok = [line for line in inputs.values() if line["status"] == "ok"]
+            assert [(d["path"], d["seconds"], d["metrics"]) for d in report["documents"]] == [
+                (line["path"], line["seconds"], line["metrics"]) for line in ok
+            ]
+            assert [f["source"] for f in report["failed"]] == [
+                line["source"] for line in inputs.values() if line["status"] != "ok"
+            ]
+            assert report["corpus"]["nodes"] == sum(line["nodes"] for line in ok)
+            assert report["same_content"] == [sorted(str(corpus / n) for n in ("chunking_guide.md", "same_bytes.md"))]
+        assert report["documents"][-1]["seconds"] == 7.5
 
 
 def test_a_file_name_with_a_line_separator_keeps_its_one_manifest_line(tmp_path: Path):

@@ -100,27 +100,19 @@ class _Sizes:
 
 def build_report(
     out: OutputStore, config: Any, run: dict[str, Any], known: tuple[set[str], Any] | None = None
-) -> dict[str, Any]:
-    """The report's data (what report.json holds, its ``documents`` rows included), from the manifest and the parts.
+) -> tuple[dict[str, Any], InputFold]:
+    """The report's data but its ``documents`` rows, from the manifest and the parts in ``out``; and the fold of the
+    inputs that holds the rows (close it).
 
     ``known``: parts whose sizes are already counted (their names, and a :class:`~core.batch.part_sizes.PartSizes`
     of them: a run's own parts, from its shards' records); the other parts are read.
     """
-    report, inputs = _report(out, config, run, known, keep_rows=True)
-    inputs.close()
-    return {**report, "documents": inputs.all_rows}
-
-
-def _report(
-    out: OutputStore, config: Any, run: dict[str, Any], known: tuple[set[str], Any] | None, *, keep_rows: bool = False
-) -> tuple[dict[str, Any], InputFold]:
-    """The report's data but its ``documents`` rows, and the fold of the inputs that holds them (close it)."""
     from core.batch.dataset import NODES
     from core.batch.part_sizes import PartSizes
     from core.measure.window import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     splitter = config.splitter
-    header, parts, inputs = fold_inputs(out, keep_rows=keep_rows)
+    header, parts, inputs = fold_inputs(out)
     ids = header.get("ids", "")
     # Outputs from before --metrics was optional were all measured.
     measured = bool(header.get("metrics", True))
@@ -225,20 +217,13 @@ def write_report(
     the report of a corpus of millions of files never holds them all."""
     from core.batch.report_html import report_html_chunks
 
-    report, inputs = _report(out, config, run, known)
+    report, inputs = build_report(out, config, run, known)
     try:
         out.write_chunks(report_json_chunks(report, inputs.rows_json()), "report.json")
         out.write_chunks(report_html_chunks({**report, "documents": inputs.first_rows}), "report.html")
     finally:
         inputs.close()
     return report
-
-
-def report_json(report: dict[str, Any]) -> str:
-    """report.json's text of a report with its ``documents`` (:func:`build_report`)."""
-    rows = [b"".join(_rows_json(report["documents"]))]
-    head = {key: item for key, item in report.items() if key != "documents"}
-    return b"".join(report_json_chunks(head, rows)).decode("utf-8")
 
 
 def report_json_chunks(report: dict[str, Any], documents: Iterable[bytes]) -> Iterator[bytes]:
@@ -261,11 +246,3 @@ def report_json_chunks(report: dict[str, Any], documents: Iterable[bytes]) -> It
     yield from documents
     yield b"\n}\n"
 
-
-def _rows_json(rows: list[dict[str, Any]]) -> Iterator[bytes]:
-    """``rows`` as :meth:`InputFold.rows_json` writes them."""
-    if not rows:
-        yield b"[]"
-        return
-    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
-    yield ("[\n" + ",\n".join("  " + encode(row) for row in rows) + "\n ]").encode("utf-8")

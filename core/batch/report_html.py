@@ -199,11 +199,6 @@ def _plotly_js() -> str:
     return get_plotlyjs()
 
 
-def report_html_bytes(report: dict[str, Any]) -> bytes:
-    """:func:`report_html` as UTF-8 (:func:`report_html_chunks` joined)."""
-    return b"".join(report_html_chunks(report))
-
-
 def report_html_chunks(report: dict[str, Any]) -> list[bytes]:
     """:func:`report_html` as UTF-8 in three chunks, plotly.js inlined from its file's bytes (not decoded and
     encoded again, nor joined to the rest: it is 4.8 MB of the page's 5). ``report["documents"]``: at least

@@ -37,7 +37,7 @@ class _SeenTwice(Exception):
 class InputFold:
     """Every counted input line of a manifest, folded in, in order (see the module's docstring)."""
 
-    def __init__(self, *, keep_rows: bool = False) -> None:
+    def __init__(self) -> None:
         self.files = self.ok = self.documents = self.nodes = self.bytes = self.characters = 0
         self.nonspace = self.duplicates = 0
         self.node_characters = self.coverage_weighted = self.overlap_weighted = self.seconds = 0
@@ -49,7 +49,6 @@ class InputFold:
         self.rows = tempfile.SpooledTemporaryFile(max_size=ROWS_IN_MEMORY)  # noqa: SIM115 - closed by close()
         self.row_count = 0
         self.first_rows: list[dict[str, Any]] = []  # report.html's
-        self.all_rows: list[dict[str, Any]] | None = [] if keep_rows else None
         self._encode = json.JSONEncoder(ensure_ascii=False, default=str).encode  # report.json's rows, as before
 
     def add(self, entries: list[dict[str, Any]], measured: bool) -> None:
@@ -102,8 +101,6 @@ class InputFold:
         self.row_count += 1
         if len(self.first_rows) < HTML_DOCUMENT_ROWS:
             self.first_rows.append(row)
-        if self.all_rows is not None:
-            self.all_rows.append(row)
 
     def same_content(self) -> list[list[str]]:
         """Groups of sources whose files have the same bytes, each sorted, sorted."""
@@ -124,18 +121,16 @@ class InputFold:
         self.rows.close()
 
 
-def fold_inputs(out: OutputStore, *, keep_rows: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]], InputFold]:
+def fold_inputs(out: OutputStore) -> tuple[dict[str, Any], list[dict[str, Any]], InputFold]:
     """The manifest's header, its part lines, and its input lines folded (the last line of each input)."""
     try:
-        return _fold(_streamed(out), keep_rows)
+        return _fold(_streamed(out))
     except _SeenTwice:
-        return _fold(_whole(out), keep_rows)
+        return _fold(_whole(out))
 
 
-def _fold(
-    blocks: Iterable[list[dict[str, Any]]], keep_rows: bool
-) -> tuple[dict[str, Any], list[dict[str, Any]], InputFold]:
-    fold = InputFold(keep_rows=keep_rows)
+def _fold(blocks: Iterable[list[dict[str, Any]]]) -> tuple[dict[str, Any], list[dict[str, Any]], InputFold]:
+    fold = InputFold()
     header: dict[str, Any] | None = None
     parts: list[dict[str, Any]] = []
     try:

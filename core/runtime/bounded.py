@@ -70,7 +70,7 @@ def run_with_alarm(work: Callable[[], _T], *, file_name: str, what: str, seconds
     Only for pure-Python work in the main thread of a process that serves nothing else (a batch worker): the
     signal's handler runs between bytecodes, so Python code stops within milliseconds, but C holding the GIL
     does not, and no memory ceiling applies (a worker the kernel kills is replaced, its file failed, by the
-    local engine's recovery). It spares the fork a child costs (~12 ms in a worker) for work that needs no more.
+    engine's recovery, local or Ray). It spares the fork a child costs (~12 ms in a worker) for work that needs no more.
     It holds the process's SIGALRM handler and real-time timer while it runs.
     """
     def rang(signum: int, frame: object) -> None:
