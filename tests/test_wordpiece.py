@@ -3,7 +3,9 @@
 The plain rule: ``tokenizers.Tokenizer.encode`` of the text without special
 tokens, its offsets (zero-width tokens dropped) and its count. The path reads
 plain ASCII itself and leaves every word with another character, and every
-text holding an added token's text, to the Rust tokenizer.
+text holding an added token's text, to the Rust tokenizer. It reads words in C
+where the extension is built (core/tokens/_wordpiece.c) and in numpy otherwise:
+every rule here holds for both.
 """
 
 from __future__ import annotations
@@ -23,7 +25,18 @@ from core.tokens.wordpiece import AsciiWordPiece
 
 FAST = get_tokenizer("model")
 RUST = ModelTokenizer(default_model_path(), ascii_fast_path=False)
-FAST_ALL_WORDS = ModelTokenizer(default_model_path())  # made to look up every word, one-character ones too
+
+
+def numpy_path() -> ModelTokenizer:
+    """A model tokenizer whose ASCII path reads words in numpy (what an install without a C compiler runs)."""
+    tokenizer = ModelTokenizer(default_model_path())
+    tokenizer._ascii = AsciiWordPiece.for_tokenizer(tokenizer._tokenizer, native=False)
+    return tokenizer
+
+
+NUMPY = numpy_path()
+BOTH = pytest.mark.parametrize("fast", [FAST, NUMPY], ids=["C", "numpy"])
+FAST_ALL_WORDS = numpy_path()  # made to look up every word, one-character ones too
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_docs"
 
 # ASCII with its corners: capitals, digits, every punctuation character, tabs and line breaks, the
@@ -51,24 +64,33 @@ def rust_columns(text: str) -> tuple[list[int], list[int]]:
     return list(starts), list(ends)
 
 
+def test_the_c_path_is_built_where_the_project_is_installed():
+    # The install builds it (setup.py; the Makefile installs gcc): without it every count is slower, not wrong.
+    assert FAST._ascii._native is not None
+    assert NUMPY._ascii._native is None and NUMPY._ascii._keys is not None
+
+
+@BOTH
 @settings(max_examples=400, deadline=None)
-@given(texts)
-def test_spans_and_counts_equal_the_rust_tokenizers(text):
-    starts, ends = FAST.span_columns([text])[0]
+@given(text=texts)
+def test_spans_and_counts_equal_the_rust_tokenizers(fast, text):
+    starts, ends = fast.span_columns([text])[0]
     assert (starts.tolist(), ends.tolist()) == rust_columns(text)
-    assert FAST.count(text) == RUST.count(text)
-    assert FAST.spans(text) == RUST.spans(text)
-    assert all(type(start) is int for start, _ in FAST.spans(text))
+    assert fast.count(text) == RUST.count(text)
+    assert fast.spans(text) == RUST.spans(text)
+    assert all(type(start) is int for start, _ in fast.spans(text))
 
 
+@BOTH
 @settings(max_examples=60, deadline=None)
-@given(st.lists(texts, max_size=6))
-def test_batches_mix_both_paths_in_order(batch):
-    assert FAST.count_many(batch) == RUST.count_many(batch)
-    assert [(list(s), list(e)) for s, e in FAST.span_columns(batch)] == [rust_columns(text) for text in batch]
+@given(batch=st.lists(texts, max_size=6))
+def test_batches_mix_both_paths_in_order(fast, batch):
+    assert fast.count_many(batch) == RUST.count_many(batch)
+    assert [(list(s), list(e)) for s, e in fast.span_columns(batch)] == [rust_columns(text) for text in batch]
 
 
-def test_the_shipped_documents_tokenize_alike():
+@BOTH
+def test_the_shipped_documents_tokenize_alike(fast):
     texts = [
         path.read_text(encoding="utf-8")
         for path in sorted(SAMPLES.rglob("*"))
@@ -76,15 +98,16 @@ def test_the_shipped_documents_tokenize_alike():
     ]
     assert len(texts) >= 5
     for text in texts:
-        index, rust = TokenIndex(FAST, text), TokenIndex(RUST, text)
+        index, rust = TokenIndex(fast, text), TokenIndex(RUST, text)
         assert index.starts == rust.starts and index.ends == rust.ends
 
 
-def test_words_outside_the_vocabulary_become_the_models_pieces():
+@BOTH
+def test_words_outside_the_vocabulary_become_the_models_pieces(fast):
     text = "Chunkers unbelievably overlap, don't they?"
     # "chunkers" is "chunk", "##ers"; "unbelievably" "un", "##bel", "##ie", "##va", "##bly".
-    assert FAST.spans(text) == RUST.spans(text)
-    assert FAST.count(text) == len(RUST.spans(text)) == 14
+    assert fast.spans(text) == RUST.spans(text)
+    assert fast.count(text) == len(RUST.spans(text)) == 14
 
 
 def test_what_the_path_leaves_to_the_rust_tokenizer():
@@ -109,7 +132,7 @@ def test_only_bert_wordpiece_tokenizers_get_the_path():
 @pytest.mark.parametrize("words_kept", [100_000, 7], ids=["one table", "tables renewed while threads read"])
 def test_learning_new_words_on_many_threads_gives_each_thread_the_rust_tokens(monkeypatch, words_kept):
     monkeypatch.setattr(AsciiWordPiece, "WORDS_KEPT", words_kept)
-    fresh = ModelTokenizer(default_model_path())
+    fresh = numpy_path()  # the C path learns nothing: each word is split where it stands
     inputs = [" ".join(f"zq{n}x{k}vorbl{k * n}" for k in range(60)) for n in range(16)]
     expected = [rust_columns(text) for text in inputs]
     results: dict[int, tuple[list[int], list[int]]] = {}
@@ -130,7 +153,7 @@ def test_learning_new_words_on_many_threads_gives_each_thread_the_rust_tokens(mo
 
 
 def test_past_its_memory_bound_a_fresh_table_starts_and_the_path_keeps_running(monkeypatch):
-    fresh = ModelTokenizer(default_model_path())
+    fresh = numpy_path()
     monkeypatch.setattr(AsciiWordPiece, "WORDS_KEPT", 3)
     text = "zqa zqb zqc zqd zqe"
     assert fresh.spans(text) == RUST.spans(text)
@@ -144,15 +167,16 @@ def test_past_its_memory_bound_a_fresh_table_starts_and_the_path_keeps_running(m
     assert fresh.spans(text) == RUST.spans(text)
 
 
+@BOTH
 @pytest.mark.parametrize("text", ["", " ", "\n\t", "a", "A.", "x" * 101, "[UNK]"])
-def test_edges(text):
-    assert FAST.spans(text) == RUST.spans(text)
-    assert FAST.count(text) == RUST.count(text)
+def test_edges(fast, text):
+    assert fast.spans(text) == RUST.spans(text)
+    assert fast.count(text) == RUST.count(text)
 
 
 def test_a_new_word_met_many_times_is_split_once():
     # Words of up to WordKeys.longest (12) characters are split by key (_pieces), longer ones by the model.
-    fresh = ModelTokenizer(default_model_path())
+    fresh = numpy_path()
     path, asked = fresh._ascii, []
     tokenize, pieces = path._tokenize, path._pieces
     path._tokenize = lambda word: asked.append(word) or tokenize(word)
@@ -171,33 +195,35 @@ def test_a_new_word_met_many_times_is_split_once():
 def test_looking_up_every_word_gives_the_same_tokens_as_skipping_single_characters(text):
     # The vocabulary here holds every single character, so one-character words are not looked up; a
     # vocabulary without them has every word looked up, and the tokens are the same.
-    assert FAST._ascii._singles_known
+    assert NUMPY._ascii._singles_known
     FAST_ALL_WORDS._ascii._singles_known = False
     starts, ends = FAST_ALL_WORDS.span_columns([text])[0]
     assert (starts.tolist(), ends.tolist()) == rust_columns(text)
     assert FAST_ALL_WORDS.count(text) == RUST.count(text)
 
 
-def test_a_long_text_read_in_long_blocks_gives_the_rust_tokenizers_index():
+@BOTH
+def test_a_long_text_read_in_long_blocks_gives_the_rust_tokenizers_index(fast):
     # Over 64 KB of mostly ASCII text: the index reads it in 64 KB blocks (TokenIndex.ASCII_BLOCK), one of
     # them holding an added token's text (that block goes to the Rust tokenizer whole) and a few accents.
     words = [f"zq{n % 997}vorbl" if n % 7 else "plain" for n in range(40_000)]
     words[20_000] = "[CLS]"
     words[30_000] = "naïve"
     text = " ".join(words)
-    assert len(text) > 3 * TokenIndex.ASCII_BLOCK and not FAST.parallel_for(text)
-    index, rust = TokenIndex(FAST, text), TokenIndex(RUST, text)
+    assert len(text) > 3 * TokenIndex.ASCII_BLOCK and not fast.parallel_for(text)
+    index, rust = TokenIndex(fast, text), TokenIndex(RUST, text)
     assert index.starts == rust.starts and index.ends == rust.ends
 
 
+@BOTH
 @pytest.mark.parametrize("length", [99, 100, 101])
-def test_the_longest_words_pieces_keep_their_offsets(length):
+def test_the_longest_words_pieces_keep_their_offsets(fast, length):
     # Pieces' offsets within a word are kept a byte each: a word has at most max_input_chars_per_word (100)
     # characters, or is one unknown token.
     word = ("zqxvorbl" * 13)[:length]
     text = f"a {word} b {word}"
-    assert FAST.spans(text) == RUST.spans(text)
-    assert FAST.count(text) == RUST.count(text)
+    assert fast.spans(text) == RUST.spans(text)
+    assert fast.count(text) == RUST.count(text)
 
 
 # Words of letters and digits up to WordKeys.longest characters: random ones, and ones glued from pieces of
@@ -225,7 +251,7 @@ def key_by_rule(word: str, keys) -> int:
 def test_word_keys_are_exact_numbers_one_per_word(words):
     from core.tokens.wordpiece import _codes, _words_at
 
-    keys = FAST._ascii._keys
+    keys = NUMPY._ascii._keys
     assert (keys.base, keys.longest) == (37, 12)  # 37**12 < 2**64 <= 37**13
     text = " ".join(words) + "."
     codes = _codes(text)
@@ -247,7 +273,7 @@ def model_pieces(tokenizer, word: str) -> list[tuple[int, int]]:
 @given(st.lists(keyable_words, min_size=1, max_size=40, unique=True))
 def test_words_split_by_key_are_the_models_wordpiece(words):
     # The plain rule: the model's own WordPiece of each word (tokenizers' Model.tokenize), its pieces' offsets.
-    path = FAST._ascii
+    path = NUMPY._ascii
     counts, starts, ends = path._pieces(np.array([path._keys.key(word) for word in words], dtype=np.uint64))
     pieces = list(zip(starts.tolist(), ends.tolist(), strict=True))
     expected = [model_pieces(path_tokenizer(), word) for word in words]
@@ -268,7 +294,7 @@ def test_corpus_words_split_by_key_are_the_models_wordpiece():
     text = " ".join(path.read_text(encoding="utf-8", errors="replace") for path in sorted(SAMPLES.rglob("*.*")))
     words = sorted(set(re.findall(r"[a-z0-9]{2,12}", text.lower())) | {"zqvorblat", "3fa9c0d1e2b4", "tokenization"})
     assert len(words) > 1000
-    path, tokenizer = FAST._ascii, path_tokenizer()
+    path, tokenizer = NUMPY._ascii, path_tokenizer()
     counts, starts, ends = path._pieces(np.array([path._keys.key(word) for word in words], dtype=np.uint64))
     expected = [model_pieces(tokenizer, word) for word in words]
     assert counts.tolist() == [len(p) for p in expected]
@@ -290,17 +316,21 @@ def small_bert(vocabulary: list[str]):
 # Every character alone starts a word, but only a few continue one: words that need another are unknown.
 SINGLES = [chr(c) for c in range(33, 127) if not chr(c).isupper()]
 SMALL = small_bert([*SINGLES, "ab", "abc", "zq", "vorbl", "##a", "##b", "##bc", "##vorbl", "##q", "##zq", "##12"])
+# Some single characters missing too: a word starting with one (or a lone "?") is unknown.
+SPARSE = small_bert([c for c in SINGLES if c not in "q1?"] + ["ab", "zq", "##a", "##q", "##1"])
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["C", "numpy"])
+@pytest.mark.parametrize("bert", [SMALL, SPARSE], ids=["every single character", "some missing"])
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(keyable_words, st.text(alphabet="abcqz12 ", max_size=20), long_words), max_size=12))
-def test_unknown_words_and_long_words_are_the_tokenizers_own(words):
+@given(words=st.lists(st.one_of(keyable_words, st.text(alphabet="abcqz12? ", max_size=20), long_words), max_size=12))
+def test_unknown_words_and_long_words_are_the_tokenizers_own(native, bert, words):
     # A vocabulary where most continuations are missing (a word needing one is [UNK], a single token over the
     # whole word) and words longer than the keys' 12 characters (split by the model, by their text).
-    path = AsciiWordPiece.for_tokenizer(SMALL)
-    assert path._keys is not None and path._singles_known
+    path = AsciiWordPiece.for_tokenizer(bert, native=native)
+    assert (path._native is not None) == native and path._singles_known == (bert is SMALL)
     text = " ".join(words)
-    encoding = SMALL.encode(text, add_special_tokens=False)
+    encoding = bert.encode(text, add_special_tokens=False)
     starts, ends = path.columns(path.prepare(text), [])
     assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == [o for o in encoding.offsets if o[1] > o[0]]
     assert path.count(path.prepare(text), []) == len(encoding.ids)
@@ -334,3 +364,26 @@ def test_an_added_tokens_text_is_found_wherever_it_is(parts):
     path = FAST._ascii
     assert bool(path._find_added(text)) == any(added in text for added in path._added)
     assert (path.prepare(text) is None) == any(added in text for added in path._added)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_the_c_path_reads_any_bytes_within_bounds(data):
+    # Python hands it prepared text only, but it is C on document text: any bytes (past ASCII, NUL, control
+    # characters: whitespace by its byte classes) give tokens in order, disjoint, inside the text, non-empty.
+    native = FAST._ascii._native
+    starts, ends = np.full(len(data), -1, dtype=np.int64), np.full(len(data), -1, dtype=np.int64)
+    count = native.columns(data, starts, ends)
+    assert count == native.count(data) <= len(data)
+    starts, ends = starts[:count], ends[:count]
+    assert ((0 <= starts) & (starts < ends) & (ends <= len(data))).all()
+    assert (starts[1:] >= ends[:-1]).all()
+
+
+def test_the_c_path_refuses_outputs_too_small_for_its_text():
+    native = FAST._ascii._native
+    small = np.zeros(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="every byte"):
+        native.columns(b"four words right here", small, np.zeros(100, dtype=np.int64))
+    with pytest.raises(TypeError):
+        native.columns(b"text", np.zeros(8, dtype=np.int64).tobytes(), np.zeros(8, dtype=np.int64))  # read-only

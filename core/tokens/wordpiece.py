@@ -16,6 +16,12 @@ model's own WordPiece. About five times faster than the Rust tokenizer's
 every normalized character (the keys: TokenIndex over the 21 MB batch corpus
 2.8 -> 2.1 CPU-s, docs/scaling.md).
 
+Where the install built it (setup.py), a small C extension (``_wordpiece.c``) reads
+the prepared text instead: the same word rule and longest-match WordPiece, each word
+split where it stands from the vocabulary's pieces in a hash table, nothing learned
+(the 21 MB corpus's words 0.9-1.8 -> 0.2-0.3 CPU-s). The numpy path stays for an
+install without a C compiler, held to the same tokens by the same tests.
+
 The plain rule it must equal: the tokenizer's ``encode`` without special tokens,
 its offsets (tests/test_wordpiece.py, on generated texts and the shipped documents).
 A word holding any other character (a curly quote, an accent) is cut out at the
@@ -38,6 +44,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from core.tokens.word_keys import KeySet, WordKeys
+
+try:  # Built at install from _wordpiece.c when a C compiler is there (setup.py); else the numpy path below.
+    from core.tokens import _wordpiece
+except ImportError:  # pragma: no cover - an install without a compiler
+    _wordpiece = None
 
 # Printable ASCII, tab, line feed, carriage return: what the Rust normalizer leaves alone but for case.
 # A word (up to ASCII whitespace) with any other character is the Rust tokenizer's.
@@ -137,7 +148,7 @@ class AsciiWordPiece:
     # words took with int64 offsets (21 MB).
     WORDS_KEPT = 200_000
 
-    def __init__(self, tokenizer: Any, spec: dict[str, Any]) -> None:
+    def __init__(self, tokenizer: Any, spec: dict[str, Any], *, native: bool = True) -> None:
         self._lowercase = bool(spec["normalizer"].get("lowercase", True))
         self._words = _WORDS[self._lowercase]
         self._tokenize = tokenizer.model.tokenize
@@ -155,11 +166,23 @@ class AsciiWordPiece:
         self._singles_known = all(single in self._vocabulary for single in singles)
         longest = int(spec["model"].get("max_input_chars_per_word") or 100)
         self._offsets = np.uint8 if longest <= 255 else np.int64
+        # The C path, when built (core/tokens/_wordpiece.c): each word split where it stands, nothing learned,
+        # no key made. A piece with a character past ASCII never matches the prepared text, so it is left out.
+        self._native = None
+        if native and _wordpiece is not None:
+            starting, continuing = [], []
+            for word in vocabulary:
+                if word.isascii():
+                    if word.startswith(prefix):
+                        continuing.append(word[len(prefix) :].encode("ascii"))
+                    else:
+                        starting.append(word.encode("ascii"))
+            self._native = _wordpiece.Vocabulary(starting, continuing, longest, _CLASS.tobytes())
         # Where every single character is a word of the vocabulary, the longer words (up to the keys' length)
         # are found by key and split into pieces in numpy (:meth:`_pieces`), and the rest by their text.
         self._keys: WordKeys | None = None
         keyed: dict[int, int] = {}
-        if self._singles_known:
+        if self._singles_known and self._native is None:
             letters = "abcdefghijklmnopqrstuvwxyz"
             self._keys = WordKeys("0123456789" + letters + ("" if self._lowercase else letters.upper()), longest)
             # The vocabulary's pieces by key (each key a piece's length): those that start a word, and those
@@ -192,8 +215,11 @@ class AsciiWordPiece:
         self._find_added = re.compile("|".join(map(re.escape, self._added))).search if self._added else None
 
     @classmethod
-    def for_tokenizer(cls, tokenizer: Any) -> AsciiWordPiece | None:
-        """The fast path for a ``tokenizers.Tokenizer``, or None unless it is a plain BERT WordPiece tokenizer."""
+    def for_tokenizer(cls, tokenizer: Any, *, native: bool = True) -> AsciiWordPiece | None:
+        """The fast path for a ``tokenizers.Tokenizer``, or None unless it is a plain BERT WordPiece tokenizer.
+
+        ``native``: read words with the C path when it is built (False: always the numpy path; tests hold
+        the two to the same tokens)."""
         spec = json.loads(tokenizer.to_str())
         normalizer, pre_tokenizer, model = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec["model"]
         if (
@@ -204,7 +230,7 @@ class AsciiWordPiece:
             return None
         if any(re.search(r"\s", added["content"]) for added in spec.get("added_tokens") or []):
             return None  # an added token across whitespace would join what the cuts here keep apart
-        return cls(tokenizer, spec)
+        return cls(tokenizer, spec, native=native)
 
     def prepare(self, text: str) -> Prepared | None:
         """What this path reads of ``text``, or None if the Rust tokenizer should take all of it.
@@ -236,6 +262,8 @@ class AsciiWordPiece:
 
     def count(self, prepared: Prepared, other_counts: Sequence[int]) -> int:
         """How many tokens the prepared text has, given how many each of its ``others`` has."""
+        if self._native is not None:
+            return self._native.count(prepared.read.encode("ascii")) + sum(other_counts)
         codes = _codes(prepared.read)
         starts, ends = _words_at(codes)
         values = self._values(prepared.read, codes, starts, ends, self._table)
@@ -305,6 +333,11 @@ class AsciiWordPiece:
         return found
 
     def _ascii_columns(self, read: str) -> tuple[np.ndarray, np.ndarray]:
+        if self._native is not None:
+            data = read.encode("ascii")
+            starts, ends = np.empty(len(data), dtype=np.int64), np.empty(len(data), dtype=np.int64)
+            count = self._native.columns(data, starts, ends)
+            return starts[:count].copy(), ends[:count].copy()
         codes = _codes(read)
         starts, ends = _words_at(codes)
         table = self._table  # one generation for the whole call
