@@ -22,7 +22,7 @@ $(BIN)/python:
 
 # Order-only on the interpreter: its mtime says nothing about what is installed.
 # setup.py and the C source too: the editable install compiles the extension, so a change rebuilds it.
-BUILD_INPUTS := pyproject.toml setup.py core/tokens/_wordpiece.c
+BUILD_INPUTS := pyproject.toml setup.py core/tokens/wordpiece_native.c
 $(VENV)/.installed-run: $(BUILD_INPUTS) | $(BIN)/python
 	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .
@@ -43,7 +43,7 @@ setup-dev: system-deps $(VENV)/.installed-dev
 
 # Debian packages, installed with apt-get when missing (nothing is downloaded at run time):
 # Tesseract with its English model reads scanned PDF pages, the app's and the shipped scanned
-# sample's; gcc builds core/tokens/_wordpiece.c at install (setup.py; without it the install still
+# sample's; gcc builds core/tokens/wordpiece_native.c at install (setup.py; without it the install still
 # succeeds and counts model tokens the slower numpy way); chromium drives the browser tests
 # (Playwright cannot download a browser here).
 RUN_PACKAGES := tesseract-ocr tesseract-ocr-eng gcc

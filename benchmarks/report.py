@@ -461,7 +461,7 @@ METHOD = """
   splitter, as well as the peers of earlier rounds. Token-sized splitting also shows its physical floor: the text
   tokenized once with the same tokenizer, both by the `tokenizers` library's `encode_batch` and by ChunkScope's own
   model tokenizer (its token index: the Rust tokenizer's tokens, plain ASCII read from the vocabulary by
-  `core/tokens/wordpiece.py`, in C: `_wordpiece.c`). Both are shown, labelled "the library's" and "ChunkScope's"; the verdict takes the lower of
+  `core/tokens/wordpiece.py`, in C: `wordpiece_native.c`). Both are shown, labelled "the library's" and "ChunkScope's"; the verdict takes the lower of
   the two and the targets table states ChunkScope's time over the other one too.
 - Inputs: one document per file (the per-file corpus: whole documents from `files.json`, in corpus order, up to the
   group's size; what users load; mostly ASCII READMEs), and for every group that splits any text the other corpus

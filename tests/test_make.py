@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -14,8 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def fresh_checkout(tmp_path: Path) -> Path:
     """The files make reads, in a folder with no .venv (as on a fresh clone)."""
-    shutil.copy(ROOT / "Makefile", tmp_path)
-    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    for name in ("Makefile", "pyproject.toml", "setup.py", "core/tokens/wordpiece_native.c"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "examples" / "plugin").mkdir(parents=True)
     shutil.copy(ROOT / "examples" / "plugin" / "pyproject.toml", tmp_path / "examples" / "plugin")
     return tmp_path
@@ -48,3 +51,16 @@ def test_a_second_make_run_skips_the_install(fresh_checkout: Path) -> None:
     lines = dry_run(fresh_checkout, "run")
     assert not [line for line in lines if "pip install" in line or "Installing" in line]
     assert any("Starting ChunkScope" in line for line in lines)
+
+
+def test_a_changed_c_source_installs_again(fresh_checkout: Path) -> None:
+    # The editable install compiles core/tokens/wordpiece_native.c: a newer source must rebuild it.
+    venv = fresh_checkout / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()
+    stamp = venv / ".installed-run"
+    stamp.touch()
+    later = time.time() + 5
+    os.utime(fresh_checkout / "core" / "tokens" / "wordpiece_native.c", (later, later))
+    lines = dry_run(fresh_checkout, "run")
+    assert any("pip install" in line and "-e ." in line for line in lines)

@@ -4,7 +4,7 @@ The plain rule: ``tokenizers.Tokenizer.encode`` of the text without special
 tokens, its offsets (zero-width tokens dropped) and its count. The path reads
 plain ASCII itself and leaves every word with another character, and every
 text holding an added token's text, to the Rust tokenizer. It reads words in C
-where the extension is built (core/tokens/_wordpiece.c) and in numpy otherwise:
+where the extension is built (core/tokens/wordpiece_native.c) and in numpy otherwise:
 every rule here holds for both.
 """
 

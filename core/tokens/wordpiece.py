@@ -16,7 +16,7 @@ model's own WordPiece. About five times faster than the Rust tokenizer's
 every normalized character (the keys: TokenIndex over the 21 MB batch corpus
 2.8 -> 2.1 CPU-s, docs/scaling.md).
 
-Where the install built it (setup.py), a small C extension (``_wordpiece.c``) reads
+Where the install built it (setup.py), a small C extension (``wordpiece_native.c``) reads
 the prepared text instead: the same word rule and longest-match WordPiece, each word
 split where it stands from the vocabulary's pieces in a hash table, nothing learned
 (the 21 MB corpus's words 0.9-1.8 -> 0.2-0.3 CPU-s). The numpy path stays for an
@@ -45,10 +45,10 @@ import numpy as np
 
 from core.tokens.word_keys import KeySet, WordKeys
 
-try:  # Built at install from _wordpiece.c when a C compiler is there (setup.py); else the numpy path below.
-    from core.tokens import _wordpiece
+try:  # Built at install from wordpiece_native.c when a C compiler is there (setup.py); else the numpy path below.
+    from core.tokens import wordpiece_native
 except ImportError:  # pragma: no cover - an install without a compiler
-    _wordpiece = None
+    wordpiece_native = None
 
 # Printable ASCII, tab, line feed, carriage return: what the Rust normalizer leaves alone but for case.
 # A word (up to ASCII whitespace) with any other character is the Rust tokenizer's.
@@ -166,10 +166,10 @@ class AsciiWordPiece:
         self._singles_known = all(single in self._vocabulary for single in singles)
         longest = int(spec["model"].get("max_input_chars_per_word") or 100)
         self._offsets = np.uint8 if longest <= 255 else np.int64
-        # The C path, when built (core/tokens/_wordpiece.c): each word split where it stands, nothing learned,
+        # The C path, when built (core/tokens/wordpiece_native.c): each word split where it stands, nothing learned,
         # no key made. A piece with a character past ASCII never matches the prepared text, so it is left out.
         self._native = None
-        if native and _wordpiece is not None:
+        if native and wordpiece_native is not None:
             starting, continuing = [], []
             for word in vocabulary:
                 if word.isascii():
@@ -177,7 +177,7 @@ class AsciiWordPiece:
                         continuing.append(word[len(prefix) :].encode("ascii"))
                     else:
                         starting.append(word.encode("ascii"))
-            self._native = _wordpiece.Vocabulary(starting, continuing, longest, _CLASS.tobytes())
+            self._native = wordpiece_native.Vocabulary(starting, continuing, longest, _CLASS.tobytes())
         # Where every single character is a word of the vocabulary, the longer words (up to the keys' length)
         # are found by key and split into pieces in numpy (:meth:`_pieces`), and the rest by their text.
         self._keys: WordKeys | None = None

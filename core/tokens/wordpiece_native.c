@@ -277,7 +277,7 @@ static PyMethodDef Vocabulary_methods[] = {
 };
 
 static PyTypeObject VocabularyType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "core.tokens._wordpiece.Vocabulary",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "core.tokens.wordpiece_native.Vocabulary",
     .tp_doc = "Vocabulary(starting, continuing, max_chars, classes): a WordPiece vocabulary's pieces as bytes\n"
               "(those that start a word; those that continue one, without their prefix), the longest word split\n"
               "(longer ones are one unknown token) and each byte's class (256 bytes: 0 whitespace, 1 letter or\n"
@@ -293,12 +293,12 @@ static PyTypeObject VocabularyType = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "_wordpiece",
+    .m_name = "wordpiece_native",
     .m_doc = "BERT WordPiece tokens of prepared ASCII text (core.tokens.wordpiece).",
     .m_size = -1,
 };
 
-PyMODINIT_FUNC PyInit__wordpiece(void) {
+PyMODINIT_FUNC PyInit_wordpiece_native(void) {
     if (PyType_Ready(&VocabularyType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
