@@ -233,11 +233,23 @@ def runs_lines(results: dict) -> list[str]:
     """When and by which command each section was measured (``--merge`` mixes runs)."""
     runs = results.get("runs", {})
     lines = []
+
+    def line(label: str, run: dict) -> str:
+        command = run["command"] if run["command"] == "make bench" else f"HF_HUB_OFFLINE=1 .venv/bin/python {run['command']}"
+        return f"  - {label}: {run['date']}, `{command}` (load average {run['loadavg_start']:.1f} at its start)"
+
     for section in ("splitters", "growth", "pdf", "embedding", "app"):
-        if section in results and section in runs:
-            run = runs[section]
-            command = run["command"] if run["command"] == "make bench" else f"HF_HUB_OFFLINE=1 .venv/bin/python {run['command']}"
-            lines.append(f"  - {section}: {run['date']}, `{command}` (load average {run['loadavg_start']:.1f} at its start)")
+        if section not in results or section not in runs:
+            continue
+        if section == "splitters" and all("run" in group for group in results[section]):
+            # Groups re-run with --groups come from different runs: a line for each run, naming its groups.
+            by_run: dict[tuple[str, str], list[dict]] = {}
+            for group in results[section]:
+                by_run.setdefault((group["run"]["date"], group["run"]["command"]), []).append(group)
+            for groups in sorted(by_run.values(), key=lambda g: g[0]["run"]["date"]):
+                lines.append(line(f"splitters ({', '.join(g['key'] for g in groups)})", groups[0]["run"]))
+            continue
+        lines.append(line(section, runs[section]))
     if APP_RESULTS.exists():
         current = json.loads(APP_RESULTS.read_text()).get("current")
         if current and current.get("browser"):

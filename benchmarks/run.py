@@ -587,6 +587,9 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_start": os.getloadavg()[0],
         }
         fresh = runners[section](args)
+        if section == "splitters":
+            for group_result in fresh:  # each group says which run measured it: --groups re-runs a few of them
+                group_result["run"] = dict(results["runs"][section])
         if section == "splitters" and args.merge and (args.groups or args.inputs) and isinstance(results.get(section), list):
             # Only some groups (or inputs) were re-run: replace those, keep the others from the earlier run.
             by_key = {g["key"]: g for g in fresh}

@@ -156,3 +156,22 @@ def test_a_chromium_target_is_judged_on_the_median_of_its_runs_and_says_their_sp
     results.write_text(json.dumps({"current": current}))
     (row,) = [t for t in report.targets({}) if "chromium (sentence)" in t[0]]
     assert row[1] is False
+
+
+def test_splitter_groups_from_different_runs_each_name_their_run(tmp_path, monkeypatch):
+    # --groups re-runs some groups and keeps the others: the header says which run measured which groups.
+    import report
+
+    monkeypatch.setattr(report, "APP_RESULTS", tmp_path / "absent.json")
+    early = {"date": "2026-11-27 03:53 UTC", "command": "benchmarks/run.py --groups recursive", "loadavg_start": 0.9}
+    late = {"date": "2026-11-27 07:47 UTC", "command": "benchmarks/run.py --groups token", "loadavg_start": 0.4}
+    results = {
+        "runs": {"splitters": late},
+        "splitters": [{"key": "recursive", "run": early}, {"key": "token", "run": late}, {"key": "character", "run": early}],
+    }
+    assert report.runs_lines(results) == [
+        "  - splitters (recursive, character): 2026-11-27 03:53 UTC, "
+        "`HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/run.py --groups recursive` (load average 0.9 at its start)",
+        "  - splitters (token): 2026-11-27 07:47 UTC, "
+        "`HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/run.py --groups token` (load average 0.4 at its start)",
+    ]
