@@ -21,7 +21,8 @@ from strategies import hard_words, long_words, prose, unicode_text, whitespace_r
 
 from core.tokens.token_index import TokenIndex
 from core.tokens.tokenizers import ModelTokenizer, default_model_path, get_tokenizer
-from core.tokens.wordpiece import AsciiWordPiece
+from core.tokens.wordpiece import AsciiWordPiece, NativeWordPiece
+from core.tokens.wordpiece_numpy import NumpyWordPiece
 
 FAST = get_tokenizer("model")
 RUST = ModelTokenizer(default_model_path(), ascii_fast_path=False)
@@ -66,8 +67,8 @@ def rust_columns(text: str) -> tuple[list[int], list[int]]:
 
 def test_the_c_path_is_built_where_the_project_is_installed():
     # The install builds it (setup.py; the Makefile installs gcc): without it every count is slower, not wrong.
-    assert FAST._ascii._native is not None
-    assert NUMPY._ascii._native is None and NUMPY._ascii._keys is not None
+    assert isinstance(FAST._ascii.reader, NativeWordPiece)
+    assert isinstance(NUMPY._ascii.reader, NumpyWordPiece) and NUMPY._ascii.reader._keys is not None
 
 
 @BOTH
@@ -131,7 +132,7 @@ def test_only_bert_wordpiece_tokenizers_get_the_path():
 
 @pytest.mark.parametrize("words_kept", [100_000, 7], ids=["one table", "tables renewed while threads read"])
 def test_learning_new_words_on_many_threads_gives_each_thread_the_rust_tokens(monkeypatch, words_kept):
-    monkeypatch.setattr(AsciiWordPiece, "WORDS_KEPT", words_kept)
+    monkeypatch.setattr(NumpyWordPiece, "WORDS_KEPT", words_kept)
     fresh = numpy_path()  # the C path learns nothing: each word is split where it stands
     inputs = [" ".join(f"zq{n}x{k}vorbl{k * n}" for k in range(60)) for n in range(16)]
     expected = [rust_columns(text) for text in inputs]
@@ -154,16 +155,18 @@ def test_learning_new_words_on_many_threads_gives_each_thread_the_rust_tokens(mo
 
 def test_past_its_memory_bound_a_fresh_table_starts_and_the_path_keeps_running(monkeypatch):
     fresh = numpy_path()
-    monkeypatch.setattr(AsciiWordPiece, "WORDS_KEPT", 3)
+    monkeypatch.setattr(NumpyWordPiece, "WORDS_KEPT", 3)
     text = "zqa zqb zqc zqd zqe"
     assert fresh.spans(text) == RUST.spans(text)
-    full = fresh._ascii._table
+    reader = fresh._ascii.reader
+    full = reader._table
     assert full.learned() >= 3
     assert fresh._ascii.prepare("more zqf words") is not None  # the fast path still reads it
-    renewed = fresh._ascii._table
-    assert renewed is not full and renewed.learned() == 0  # memory back to the vocabulary
-    assert len(renewed.keyed) + len(renewed.known) == renewed.vocabulary
     assert fresh.spans("more zqf words") == RUST.spans("more zqf words")
+    renewed = reader._table
+    # Memory back to the vocabulary before the call, which then learned its one new word ("zqf").
+    assert renewed is not full and renewed.learned() == 1
+    assert len(renewed.keyed) + len(renewed.known) == renewed.vocabulary + 1
     assert fresh.spans(text) == RUST.spans(text)
 
 
@@ -177,7 +180,7 @@ def test_edges(fast, text):
 def test_a_new_word_met_many_times_is_split_once():
     # Words of up to WordKeys.longest (12) characters are split by key (_pieces), longer ones by the model.
     fresh = numpy_path()
-    path, asked = fresh._ascii, []
+    path, asked = fresh._ascii.reader, []
     tokenize, pieces = path._tokenize, path._pieces
     path._tokenize = lambda word: asked.append(word) or tokenize(word)
     path._pieces = lambda keys: asked.extend(keys.tolist()) or pieces(keys)
@@ -195,8 +198,8 @@ def test_a_new_word_met_many_times_is_split_once():
 def test_looking_up_every_word_gives_the_same_tokens_as_skipping_single_characters(text):
     # The vocabulary here holds every single character, so one-character words are not looked up; a
     # vocabulary without them has every word looked up, and the tokens are the same.
-    assert NUMPY._ascii._singles_known
-    FAST_ALL_WORDS._ascii._singles_known = False
+    assert NUMPY._ascii.reader._singles_known
+    FAST_ALL_WORDS._ascii.reader._singles_known = False
     starts, ends = FAST_ALL_WORDS.span_columns([text])[0]
     assert (starts.tolist(), ends.tolist()) == rust_columns(text)
     assert FAST_ALL_WORDS.count(text) == RUST.count(text)
@@ -249,9 +252,9 @@ def key_by_rule(word: str, keys) -> int:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(keyable_words, min_size=1, max_size=30))
 def test_word_keys_are_exact_numbers_one_per_word(words):
-    from core.tokens.wordpiece import _codes, _words_at
+    from core.tokens.wordpiece_numpy import _codes, _words_at
 
-    keys = NUMPY._ascii._keys
+    keys = NUMPY._ascii.reader._keys
     assert (keys.base, keys.longest) == (37, 12)  # 37**12 < 2**64 <= 37**13
     text = " ".join(words) + "."
     codes = _codes(text)
@@ -273,7 +276,7 @@ def model_pieces(tokenizer, word: str) -> list[tuple[int, int]]:
 @given(st.lists(keyable_words, min_size=1, max_size=40, unique=True))
 def test_words_split_by_key_are_the_models_wordpiece(words):
     # The plain rule: the model's own WordPiece of each word (tokenizers' Model.tokenize), its pieces' offsets.
-    path = NUMPY._ascii
+    path = NUMPY._ascii.reader
     counts, starts, ends = path._pieces(np.array([path._keys.key(word) for word in words], dtype=np.uint64))
     pieces = list(zip(starts.tolist(), ends.tolist(), strict=True))
     expected = [model_pieces(path_tokenizer(), word) for word in words]
@@ -294,7 +297,7 @@ def test_corpus_words_split_by_key_are_the_models_wordpiece():
     text = " ".join(path.read_text(encoding="utf-8", errors="replace") for path in sorted(SAMPLES.rglob("*.*")))
     words = sorted(set(re.findall(r"[a-z0-9]{2,12}", text.lower())) | {"zqvorblat", "3fa9c0d1e2b4", "tokenization"})
     assert len(words) > 1000
-    path, tokenizer = NUMPY._ascii, path_tokenizer()
+    path, tokenizer = NUMPY._ascii.reader, path_tokenizer()
     counts, starts, ends = path._pieces(np.array([path._keys.key(word) for word in words], dtype=np.uint64))
     expected = [model_pieces(tokenizer, word) for word in words]
     assert counts.tolist() == [len(p) for p in expected]
@@ -328,7 +331,8 @@ def test_unknown_words_and_long_words_are_the_tokenizers_own(native, bert, words
     # A vocabulary where most continuations are missing (a word needing one is [UNK], a single token over the
     # whole word) and words longer than the keys' 12 characters (split by the model, by their text).
     path = AsciiWordPiece.for_tokenizer(bert, native=native)
-    assert (path._native is not None) == native and path._singles_known == (bert is SMALL)
+    assert isinstance(path.reader, NativeWordPiece if native else NumpyWordPiece)
+    assert native or path.reader._singles_known == (bert is SMALL)
     text = " ".join(words)
     encoding = bert.encode(text, add_special_tokens=False)
     starts, ends = path.columns(path.prepare(text), [])
@@ -371,7 +375,7 @@ def test_an_added_tokens_text_is_found_wherever_it_is(parts):
 def test_the_c_path_reads_any_bytes_within_bounds(data):
     # Python hands it prepared text only, but it is C on document text: any bytes (past ASCII, NUL, control
     # characters: whitespace by its byte classes) give tokens in order, disjoint, inside the text, non-empty.
-    native = FAST._ascii._native
+    native = FAST._ascii.reader.vocabulary
     starts, ends = np.full(len(data), -1, dtype=np.int64), np.full(len(data), -1, dtype=np.int64)
     count = native.columns(data, starts, ends)
     assert count == native.count(data) <= len(data)
@@ -381,7 +385,7 @@ def test_the_c_path_reads_any_bytes_within_bounds(data):
 
 
 def test_the_c_path_refuses_outputs_too_small_for_its_text():
-    native = FAST._ascii._native
+    native = FAST._ascii.reader.vocabulary
     small = np.zeros(3, dtype=np.int64)
     with pytest.raises(ValueError, match="every byte"):
         native.columns(b"four words right here", small, np.zeros(100, dtype=np.int64))

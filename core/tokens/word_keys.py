@@ -1,8 +1,8 @@
 """Exact integer keys of short words of letters and digits, made for many words at once in numpy.
 
-The ASCII WordPiece fast path (:mod:`core.tokens.wordpiece`) finds a text's words, the vocabulary's and the ones
-it has learned, by these keys: numpy makes and deduplicates them for a whole block, so Python looks up each
-distinct word once, and no hash means no collision to guard against.
+The ASCII WordPiece fast path's numpy reader (:mod:`core.tokens.wordpiece_numpy`) finds a text's words, the
+vocabulary's and the ones it has learned, by these keys: numpy makes and deduplicates them for a whole block,
+so Python looks up each distinct word once, and no hash means no collision to guard against.
 """
 
 from __future__ import annotations

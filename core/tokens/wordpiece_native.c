@@ -1,4 +1,4 @@
-/* BERT WordPiece over ASCII text, in C: the tokens core/tokens/wordpiece.py's numpy path finds, 4-7x sooner.
+/* BERT WordPiece over ASCII text, in C: the tokens core/tokens/wordpiece_numpy.py finds, 4-7x sooner.
  *
  * The text comes prepared (core.tokens.wordpiece.AsciiWordPiece.prepare): lowercased if the model lowercases,
  * and holding only printable ASCII and ASCII whitespace. Words are runs of letters and digits, and every
