@@ -21,8 +21,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Order-only on the interpreter: its mtime says nothing about what is installed.
-# setup.py and the C source too: the editable install compiles the extension, so a change rebuilds it.
-BUILD_INPUTS := pyproject.toml setup.py core/tokens/wordpiece_native.c
+# setup.py and the C sources too: the editable install compiles the extensions, so a change rebuilds them.
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard core/*.c core/*/*.c)
 $(VENV)/.installed-run: $(BUILD_INPUTS) | $(BIN)/python
 	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .

@@ -1,13 +1,22 @@
-"""The one compiled part: BERT WordPiece over ASCII text in C (core/tokens/wordpiece_native.c).
+"""The compiled parts, each with a pure-Python twin that gives the same results (slower).
+
+- core/tokens/wordpiece_native.c: BERT WordPiece over ASCII text (twin: core/tokens/wordpiece_numpy.py);
+- core/utf8_native.c: a str's UTF-8 for the Document id (twin: core.schema._hash_utf8).
 
 Everything else is in pyproject.toml. ``optional=True``: without a C compiler the install still
-succeeds, and core.tokens.wordpiece reads the same tokens with numpy instead (slower).
+succeeds, and the twins run instead.
 """
 
 from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("core.tokens.wordpiece_native", ["core/tokens/wordpiece_native.c"], extra_compile_args=["-O2"], optional=True)
+        Extension(
+            "core.tokens.wordpiece_native",
+            ["core/tokens/wordpiece_native.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        ),
+        Extension("core.utf8_native", ["core/utf8_native.c"], extra_compile_args=["-O2"], optional=True),
     ]
 )

@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+C_SOURCES = sorted(str(path.relative_to(ROOT)) for path in ROOT.glob("core/**/*.c"))
 
 
 @pytest.fixture
 def fresh_checkout(tmp_path: Path) -> Path:
     """The files make reads, in a folder with no .venv (as on a fresh clone)."""
-    for name in ("Makefile", "pyproject.toml", "setup.py", "core/tokens/wordpiece_native.c"):
+    for name in ("Makefile", "pyproject.toml", "setup.py", *C_SOURCES):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "examples" / "plugin").mkdir(parents=True)
@@ -53,14 +54,15 @@ def test_a_second_make_run_skips_the_install(fresh_checkout: Path) -> None:
     assert any("Starting ChunkScope" in line for line in lines)
 
 
-def test_a_changed_c_source_installs_again(fresh_checkout: Path) -> None:
-    # The editable install compiles core/tokens/wordpiece_native.c: a newer source must rebuild it.
+@pytest.mark.parametrize("source", C_SOURCES)
+def test_a_changed_c_source_installs_again(fresh_checkout: Path, source: str) -> None:
+    # The editable install compiles each C source (setup.py): a newer one must rebuild it.
     venv = fresh_checkout / ".venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").touch()
     stamp = venv / ".installed-run"
     stamp.touch()
     later = time.time() + 5
-    os.utime(fresh_checkout / "core" / "tokens" / "wordpiece_native.c", (later, later))
+    os.utime(fresh_checkout / source, (later, later))
     lines = dry_run(fresh_checkout, "run")
     assert any("pip install" in line and "-e ." in line for line in lines)
