@@ -22,7 +22,7 @@ $(BIN)/python:
 
 # Order-only on the interpreter: its mtime says nothing about what is installed.
 # setup.py and the C sources too: the editable install compiles the extensions, so a change rebuilds them.
-BUILD_INPUTS := pyproject.toml setup.py $(wildcard core/*.c core/*/*.c)
+BUILD_INPUTS := pyproject.toml setup.py $(shell find core -name '*.c')
 $(VENV)/.installed-run: $(BUILD_INPUTS) | $(BIN)/python
 	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .

@@ -1,7 +1,9 @@
 """The compiled parts, each with a pure-Python twin that gives the same results (slower).
 
 - core/tokens/wordpiece_native.c: BERT WordPiece over ASCII text (twin: core/tokens/wordpiece_numpy.py);
-- core/utf8_native.c: a str's UTF-8 for the Document id (twin: core.schema._hash_utf8).
+- core/utf8_native.c: a str's UTF-8 for the Document id (twin: core.schema._hash_utf8);
+- core/splitters/fast/separator_search_native.c: the character splitter's search for chunk bounds
+  (twin: core.splitters.fast.separator_search.search_bounds).
 
 Everything else is in pyproject.toml. ``optional=True``: without a C compiler the install still
 succeeds, and the twins run instead.
@@ -18,5 +20,11 @@ setup(
             optional=True,
         ),
         Extension("core.utf8_native", ["core/utf8_native.c"], extra_compile_args=["-O2"], optional=True),
+        Extension(
+            "core.splitters.fast.separator_search_native",
+            ["core/splitters/fast/separator_search_native.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        ),
     ]
 )

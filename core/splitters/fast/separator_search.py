@@ -26,6 +26,11 @@ from functools import lru_cache
 
 from core.splitters.pieces import literal_pattern
 
+try:  # Built at install from separator_search_native.c when a C compiler is there (setup.py); else Python searches.
+    from core.splitters.fast import separator_search_native
+except ImportError:
+    separator_search_native = None
+
 
 class DenseRun(Exception):
     """A chain of overlapping separator occurrences longer than :data:`_WALK_LIMIT`, or local scans past their budget."""
@@ -77,6 +82,21 @@ class _LocalScans:
 
 def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
     """The (start, end) of each of the rule's chunks, from searches near each chunk's ends; DenseRun where too dense.
+
+    The search runs in C (``separator_search_native.c``, the same steps) where it is built, and here where it
+    is not or where a walk meets a dense run (:func:`search_bounds`).
+    """
+    if separator_search_native is not None:
+        bounds = separator_search_native.bounds(
+            text, separator, chunk_size, chunk_overlap, *_separator_profile(separator), _WALK_LIMIT
+        )
+        if bounds is not None:
+            return bounds
+    return search_bounds(text, separator, chunk_size, chunk_overlap)
+
+
+def search_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
+    """:func:`bounds_by_search` in Python, local scans of dense runs included.
 
     Each chunk needs only a few boundaries near its ends, found by searching
     there (``rfind``/``find``) instead of scanning the whole text for every
