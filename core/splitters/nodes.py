@@ -14,6 +14,11 @@ from typing import Any, NamedTuple
 
 from core.schema import Document, Element, Node, NodeRelationship, page_range_label
 
+try:  # Built at install from nodes_native.c when a C compiler is there (setup.py); else the loop below runs.
+    from core.splitters import nodes_native
+except ImportError:
+    nodes_native = None
+
 
 class Span(NamedTuple):
     """A cut: ``document.text[start:end]``, with metadata this node alone adds."""
@@ -54,15 +59,25 @@ def build_nodes(
     if tables is not None and not tables.tables:
         tables = None
     paged = bool(document.pages)
-    # Each node gets its own copies of the metadata and the key lists, so that hiding a key on one
-    # node (as a user may) never hides it on its siblings. Bound copy methods of plain dict/list:
-    # the cheapest fresh copy per node.
-    copy_inherited = dict(document.metadata if include_metadata else {}).copy
-    copy_llm_keys = list(document.excluded_llm_metadata_keys).copy
-    copy_embed_keys = list(document.excluded_embed_metadata_keys).copy
+    inherited = dict(document.metadata if include_metadata else {})
+    llm_keys = list(document.excluded_llm_metadata_keys)
+    embed_keys = list(document.excluded_embed_metadata_keys)
     template, separator, text_template = document.metadata_template, document.metadata_separator, document.text_template
     source, previous, following = _SOURCE, _PREVIOUS, _NEXT
     id_stem = f"{doc_id}#{id_prefix}"
+    if nodes_native is not None and not paged and tables is None:
+        # The same loop in C (nodes_native.c): None where a span needs this one (its own metadata, or not
+        # a tuple of two ints within the text).
+        built = nodes_native.build(
+            Node, text, doc_id, id_stem, spans, inherited, llm_keys, embed_keys, template, separator,
+            text_template, include_prev_next_rel, source, previous, following,
+        )  # fmt: skip
+        if built is not None:
+            return built
+    # Each node gets its own copies of the metadata and the key lists, so that hiding a key on one
+    # node (as a user may) never hides it on its siblings. Bound copy methods of plain dict/list:
+    # the cheapest fresh copy per node.
+    copy_inherited, copy_llm_keys, copy_embed_keys = inherited.copy, llm_keys.copy, embed_keys.copy
     last = len(spans) - 1
     nodes: list[Node] = []
     append = nodes.append
