@@ -1,4 +1,4 @@
-/* A str's UTF-8, lone surrogates passed: the bytes of text.encode("utf-8", "surrogatepass"), 4-6x sooner.
+/* A str's UTF-8, lone surrogates passed (text.encode("utf-8", "surrogatepass")), fed to a hash 4-6x sooner.
  *
  * Every Document's id hashes its text's UTF-8 (core.schema.content_id). CPython encodes a str stored one or
  * two bytes a character (PEP 393) a character at a time, branching on each character's width: on prose in
@@ -10,10 +10,14 @@
  * With "surrogatepass" a surrogate is three bytes like any other character from U+0800 (each on its own: CPython
  * pairs none), so no character is special. A str stored four bytes a character (one past U+FFFF) goes the same
  * way eight at a time where none of the eight is past U+FFFF, and a character at a time where one is. Without
- * SSE4.1 (or off x86-64) CPython's own encoder does the work.
+ * SSE4.1 (or off x86-64) a character at a time.
  *
- * The text is untrusted: the output is sized for the widest encoding of its characters' storage, plus 16
- * bytes of slack for the last block's stores, and cut to what was written.
+ * The UTF-8 goes to the caller's update (a hash's) a piece at a time, from one 64 KB buffer: a text's whole
+ * UTF-8 is never held (on a 4 MB document that was 4 MB more at the split's peak). An ASCII text is handed
+ * over as it is stored.
+ *
+ * The text is untrusted: a piece of PIECE characters takes at most 4 bytes each, and the buffer holds that plus
+ * 16 bytes of slack for the last block's stores.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,6 +28,26 @@
 #define HAVE_SSE41_PATH 1
 #include <immintrin.h>
 #endif
+
+/* One character's UTF-8 (a surrogate as three bytes, as "surrogatepass" writes it). */
+static inline uint8_t *encode_one(uint32_t c, uint8_t *out) {
+    if (c >= 0x10000) {
+        *out++ = (uint8_t)(0xF0 | c >> 18);
+        *out++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
+        *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+        *out++ = (uint8_t)(0x80 | (c & 0x3F));
+    } else if (c < 0x80) {
+        *out++ = (uint8_t)c;
+    } else if (c < 0x800) {
+        *out++ = (uint8_t)(0xC0 | c >> 6);
+        *out++ = (uint8_t)(0x80 | (c & 0x3F));
+    } else {
+        *out++ = (uint8_t)(0xE0 | c >> 12);
+        *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+        *out++ = (uint8_t)(0x80 | (c & 0x3F));
+    }
+    return out;
+}
 
 #ifdef HAVE_SSE41_PATH
 
@@ -100,24 +124,6 @@ __attribute__((target("sse4.1"))) static inline uint8_t *encode_eight(__m128i un
     return encode_lanes(_mm_unpackhi_epi16(units, zero), out);
 }
 
-static inline uint8_t *encode_one(uint32_t c, uint8_t *out) {
-    if (c >= 0x10000) {
-        *out++ = (uint8_t)(0xF0 | c >> 18);
-        *out++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
-        *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-        *out++ = (uint8_t)(0x80 | (c & 0x3F));
-    } else if (c < 0x80) {
-        *out++ = (uint8_t)c;
-    } else if (c < 0x800) {
-        *out++ = (uint8_t)(0xC0 | c >> 6);
-        *out++ = (uint8_t)(0x80 | (c & 0x3F));
-    } else {
-        *out++ = (uint8_t)(0xE0 | c >> 12);
-        *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-        *out++ = (uint8_t)(0x80 | (c & 0x3F));
-    }
-    return out;
-}
 
 __attribute__((target("sse4.1"))) static uint8_t *ucs2_encode(const uint16_t *text, Py_ssize_t n, uint8_t *out) {
     Py_ssize_t i = 0;
@@ -151,44 +157,81 @@ __attribute__((target("sse4.1"))) static uint8_t *ucs4_encode(const uint32_t *te
 
 #endif /* HAVE_SSE41_PATH */
 
-static PyObject *encode(PyObject *module, PyObject *text) {
-    (void)module;
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "encode() takes a str, not %.100s", Py_TYPE(text)->tp_name);
-        return NULL;
-    }
+/* Characters encoded at a time: at most 64 KB of UTF-8, which stays in cache and is never the whole text's. */
+#define PIECE 16384
+
+/* The UTF-8 of count characters of data from start, written at out (with 16 bytes of slack); returns its end. */
+static uint8_t *encode_piece(int kind, const void *data, Py_ssize_t start, Py_ssize_t count, uint8_t *out) {
 #ifdef HAVE_SSE41_PATH
-    int kind = PyUnicode_KIND(text);
     if (sse41) {
-        /* The UTF-8 takes at most 2 bytes a character of a str stored one byte a character, 3 of one stored
-         * two, 4 of one stored four; then 16 of slack for the last block's stores. CPython's own encoder
-         * sizes its output the same way, and only the pages written are touched. */
-        Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-        Py_ssize_t most = kind == PyUnicode_1BYTE_KIND ? 2 : kind == PyUnicode_2BYTE_KIND ? 3 : 4;
-        if (n > (PY_SSIZE_T_MAX - 16) / most) return PyErr_NoMemory();
-        PyObject *bytes = PyBytes_FromStringAndSize(NULL, most * n + 16);
-        if (bytes == NULL) return NULL;
-        const void *data = PyUnicode_DATA(text);
-        uint8_t *start = (uint8_t *)PyBytes_AS_STRING(bytes);
-        uint8_t *end = kind == PyUnicode_1BYTE_KIND   ? ucs1_encode(data, n, start)
-                       : kind == PyUnicode_2BYTE_KIND ? ucs2_encode(data, n, start)
-                                                      : ucs4_encode(data, n, start);
-        if (_PyBytes_Resize(&bytes, end - start) < 0) return NULL;
-        return bytes;
+        if (kind == PyUnicode_1BYTE_KIND) return ucs1_encode((const uint8_t *)data + start, count, out);
+        if (kind == PyUnicode_2BYTE_KIND) return ucs2_encode((const uint16_t *)data + start, count, out);
+        return ucs4_encode((const uint32_t *)data + start, count, out);
     }
 #endif
-    return PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass");
+    for (Py_ssize_t i = start; i < start + count; i++) out = encode_one(PyUnicode_READ(kind, data, i), out);
+    return out;
+}
+
+/* update(view of length bytes at data), the view released after: update may not keep it. */
+static int call_on_view(PyObject *update, const void *data, Py_ssize_t length) {
+    PyObject *view = PyMemoryView_FromMemory((char *)data, length, PyBUF_READ);
+    if (view == NULL) return -1;
+    PyObject *result = PyObject_CallOneArg(update, view);
+    PyObject *type = NULL, *value = NULL, *traceback = NULL;
+    if (result == NULL) PyErr_Fetch(&type, &value, &traceback); /* release() must not run with it set */
+    PyObject *released = PyObject_CallMethod(view, "release", NULL);
+    Py_DECREF(view);
+    Py_XDECREF(released);
+    if (result == NULL) {
+        PyErr_Restore(type, value, traceback); /* update's error is the one to raise */
+        return -1;
+    }
+    Py_DECREF(result);
+    return released != NULL ? 0 : -1;
+}
+
+static PyObject *feed(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "feed() takes an update callable and a str");
+        return NULL;
+    }
+    PyObject *update = args[0], *text = args[1];
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (n == 0) Py_RETURN_NONE;
+    if (PyUnicode_IS_ASCII(text)) { /* its UTF-8 is how it is stored: no copy */
+        if (call_on_view(update, PyUnicode_DATA(text), n) < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    uint8_t *buffer = PyMem_Malloc(4 * PIECE + 16); /* four bytes a character at most, and the slack */
+    if (buffer == NULL) return PyErr_NoMemory();
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t start = 0; start < n; start += PIECE) {
+        Py_ssize_t count = n - start < PIECE ? n - start : PIECE;
+        uint8_t *end = encode_piece(kind, data, start, count, buffer);
+        if (call_on_view(update, buffer, end - buffer) < 0) {
+            PyMem_Free(buffer);
+            return NULL;
+        }
+    }
+    PyMem_Free(buffer);
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
-    {"encode", encode, METH_O, "encode(text: str) -> bytes: text.encode('utf-8', 'surrogatepass'), sooner."},
+    {"feed", (PyCFunction)(void (*)(void))feed, METH_FASTCALL,
+     "feed(update, text: str) -> None: update(part) for each part of text.encode('utf-8', 'surrogatepass'), in\n"
+     "order, never the whole at once (an ASCII text in one part, read where it is stored). Each part is a\n"
+     "memoryview released when update returns."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "utf8_native",
-    .m_doc = "A str's UTF-8 with lone surrogates passed, eight characters at a time (core.schema.content_id).",
+    .m_doc = "A str's UTF-8 with lone surrogates passed, fed to a hash a piece at a time (core.schema.content_id).",
     .m_size = -1,
     .m_methods = methods,
 };
