@@ -22,7 +22,7 @@ from core.schema import Document
 from core.splitters.base import Span
 from core.splitters.character import CharacterSplitter, chunk_bounds, pack_pieces
 from core.splitters.fast import separator_search
-from core.splitters.fast.separator_search import DenseRun, bounds_by_search, search_bounds
+from core.splitters.fast.separator_search import DenseRun, bounds_by_search, bounds_by_search_in_python
 from core.tokens.tokenizers import get_tokenizer
 
 CHARACTERS = get_tokenizer("characters")
@@ -134,7 +134,7 @@ def test_the_c_search_gives_the_python_searchs_bounds_or_hands_the_text_back(
         patch.setattr(separator_search, "_WALK_LIMIT", walk_limit)
         patch.setattr(separator_search, "_LocalScans", no_local_scans)
         try:
-            python = search_bounds(text, separator, *size)
+            python = bounds_by_search_in_python(text, separator, *size)
         except DenseRun:
             python = None
     assert native == python

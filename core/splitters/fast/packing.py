@@ -20,6 +20,11 @@ from itertools import accumulate
 
 from core.splitters.base import Span
 
+try:  # Built at install from packing_native.c when a C compiler is there (setup.py); else Python packs.
+    from core.splitters.fast import packing_native
+except ImportError:
+    packing_native = None
+
 # Spans made from tuples, without NamedTuple's Python-level __new__ (see above).
 _new_span = tuple.__new__
 
@@ -48,8 +53,20 @@ def merge_bounds(
     """Greedy packing by bisection of consecutive pieces given by their boundaries (no piece tuples).
 
     Piece ``i`` is ``bounds[i]:bounds[i + 1]``; its size is ``prefix[i + 1] - prefix[i]``
-    (running sums from any start: for sizes in characters, ``bounds`` itself).
+    (running sums from any start: for sizes in characters, ``bounds`` itself). In C
+    (``packing_native.c``, the same steps) where it is built and the sums are ints.
     """
+    if packing_native is not None:
+        spans = packing_native.merge(Span, bounds, prefix, chunk_size, chunk_overlap, text)
+        if spans is not None:
+            return spans
+    return merge_bounds_in_python(bounds, prefix, chunk_size, chunk_overlap, text)
+
+
+def merge_bounds_in_python(
+    bounds: Sequence[int], prefix: Sequence[int], chunk_size: int, chunk_overlap: int, text: str
+) -> list[Span]:
+    """:func:`merge_bounds` in Python, for any sums (a caller's size function may count in floats)."""
     spans: list[Span] = []
     append = spans.append
     n = len(bounds) - 1

@@ -84,7 +84,7 @@ def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: 
     """The (start, end) of each of the rule's chunks, from searches near each chunk's ends; DenseRun where too dense.
 
     The search runs in C (``separator_search_native.c``, the same steps) where it is built, and here where it
-    is not or where a walk meets a dense run (:func:`search_bounds`).
+    is not or where a walk meets a dense run (:func:`bounds_by_search_in_python`).
     """
     if separator_search_native is not None:
         bounds = separator_search_native.bounds(
@@ -92,10 +92,10 @@ def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: 
         )
         if bounds is not None:
             return bounds
-    return search_bounds(text, separator, chunk_size, chunk_overlap)
+    return bounds_by_search_in_python(text, separator, chunk_size, chunk_overlap)
 
 
-def search_bounds(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
+def bounds_by_search_in_python(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
     """:func:`bounds_by_search` in Python, local scans of dense runs included.
 
     Each chunk needs only a few boundaries near its ends, found by searching
