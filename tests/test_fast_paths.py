@@ -170,6 +170,25 @@ def test_the_c_literal_bounds_equal_pythons_on_any_region(literal, text, keep_at
     )
 
 
+@settings(max_examples=200)
+@given(
+    literal=st.sampled_from(["a", "aa", "aba", "ab\n", "\n\n", "\u00e9a", "\u0416", "a\U0001f600"]),
+    body=st.text(alphabet="ab\n", min_size=0, max_size=300),
+    storage=st.sampled_from(["", "\u00e9", "\u0416", "\U0001f600"]),
+    keep_at_start=st.booleans(),
+    data=st.data(),
+)
+def test_the_c_literal_scan_equals_finditer_across_blocks_in_every_storage(literal, body, storage, keep_at_start, data):
+    """Texts long enough for whole registers (16, 8 or 4 characters), stored one, two or four bytes a character,
+    dense in overlapping occurrences; regions starting and ending anywhere."""
+    text = storage + body + storage + body
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    assert literal_cuts.literal_cuts_native.bounds(text, start, end, literal, keep_at_start) == (
+        literal_bounds_in_python(text, start, end, literal, keep_at_start)
+    )
+
+
 @pytest.mark.parametrize("pattern", [r"\n(?=# )", r"(?i)ab", "a|b", r"\s", "[ab]", "a+", ""])
 def test_patterns_that_are_not_plain_strings_take_the_regex(pattern):
     assert literal_of(pattern) is None
