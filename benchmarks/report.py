@@ -498,7 +498,8 @@ METHOD = """
   `split_text_on_tokens` with its `encode`/`decode`.
 - Peak memory, on the large document (on the per-file corpus the peak is one file's): each contestant in a fresh interpreter; after imports, input and one warm-up run,
   the kernel's peak-RSS mark is reset (`/proc/self/clear_refs`), the work runs once, and "peak RSS of the work" is the
-  rise of `VmHWM` over the RSS at the reset (the chunks it returns included). "RSS total" adds what imports and input hold.
+  rise of `VmHWM` over the RSS at the reset (the chunks it returns included), the median of three such interpreters (one
+  reading moved by up to 1.4 MB run to run). "RSS total" adds what imports and input hold.
 - Engines: `benchmarks/engine_overhead.py` times each framework engine against its framework called directly (see
   "Engine overhead" below), on every corpus part.
 - Embedding: `Embedder(cache_entries=0).embed(texts)` against a separately loaded `SentenceTransformer` from the same

@@ -27,7 +27,8 @@ How each number is taken (the machine is shared, so only ratios are trusted):
   (on the per-file corpus the peak is one file's and the allocator's reuse):
   after imports, input and set-up, the kernel's peak-RSS mark is reset
   (``/proc/self/clear_refs``), the work runs once, and the rise of the peak over
-  the RSS at the reset is the work's own memory.
+  the RSS at the reset is the work's own memory; the median of three such
+  subprocesses (one reading moved by up to 1.4 MB run to run).
 - Chunk sizes are counted in the group's unit (characters, or the model's tokens).
 
 Sections: ``splitters`` ``pdf`` ``embedding`` ``growth`` ``app`` (``--only`` picks some).
@@ -240,6 +241,20 @@ def time_group(key: str, which: str, mb: float, reps: int) -> dict:
             "reps": reps, "loadavg": os.getloadavg()[0], "rows": rows, "missing": missing}
 
 
+# Fresh processes per memory probe: one probe of the same work read +0.0 or +1.4 MB run to run (the token
+# splitter on 1 MB: 0.0, 1.44, 0.0, 0.0), enough to flip a verdict against a peer at +0.0.
+MEMORY_PROBES = 3
+
+
+def median_probe(key: str, label: str, mb: float) -> dict:
+    """The probe (:func:`rss_probe`, each in a fresh subprocess) whose work's memory is the median of
+    :data:`MEMORY_PROBES`, with every probe's reading."""
+    probes = sorted(
+        (in_subprocess("--rss", key, label, "--mb", str(mb)) for _ in range(MEMORY_PROBES)), key=lambda p: p["work_mb"]
+    )
+    return {**probes[len(probes) // 2], "work_mb_probes": [round(p["work_mb"], 2) for p in probes]}
+
+
 def rss_probe(key: str, label: str, mb: float) -> dict:
     g = group(key)
     return probe(over(g.contestant(label).prepare(), group_input(key, "large", mb)))
@@ -267,8 +282,9 @@ def splitters(args: argparse.Namespace) -> list[dict]:
             firsts = {}
             for row in timed["rows"]:
                 if which == "large" and not row["floor"]:
-                    memory = in_subprocess("--rss", g.key, row["label"], "--mb", str(part_mb))
-                    row.update(peak_mb=memory["peak_mb"], work_mb=memory["work_mb"], base_mb=memory["base_mb"])
+                    memory = median_probe(g.key, row["label"], part_mb)
+                    row.update(peak_mb=memory["peak_mb"], work_mb=memory["work_mb"], base_mb=memory["base_mb"],
+                               work_mb_probes=memory["work_mb_probes"])
                 if args.first_pass:
                     firsts[row["label"]] = in_subprocess("--first-pass", g.key, row["label"], "--input", which,
                                                          "--mb", str(part_mb))
