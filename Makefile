@@ -1,6 +1,6 @@
 # The README's two commands. Both set up from nothing: a venv in .venv, the local
 # CPU torch wheel first (never a CUDA build), then the project and its extras.
-# An install leaves a stamp in .venv, so it runs again only when pyproject.toml, setup.py, the C
+# An install leaves a stamp in .venv, so it runs again only when pyproject.toml, setup.py, a C
 # source (or the example plugin's pyproject) is newer than the stamp: a second `make run` starts at once.
 PYTHON ?= python3
 VENV := .venv
@@ -22,7 +22,7 @@ $(BIN)/python:
 
 # Order-only on the interpreter: its mtime says nothing about what is installed.
 # setup.py and the C sources too: the editable install compiles the extensions, so a change rebuilds them.
-BUILD_INPUTS := pyproject.toml setup.py $(shell find core -name '*.c')
+BUILD_INPUTS := pyproject.toml setup.py $(shell find core -name '*_native.c')
 $(VENV)/.installed-run: $(BUILD_INPUTS) | $(BIN)/python
 	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .
@@ -43,8 +43,8 @@ setup-dev: system-deps $(VENV)/.installed-dev
 
 # Debian packages, installed with apt-get when missing (nothing is downloaded at run time):
 # Tesseract with its English model reads scanned PDF pages, the app's and the shipped scanned
-# sample's; gcc builds core/tokens/wordpiece_native.c at install (setup.py; without it the install still
-# succeeds and counts model tokens the slower numpy way); chromium drives the browser tests
+# sample's; gcc builds core's C files at install (setup.py; without it the install still succeeds and
+# their Python twins run, slower); chromium drives the browser tests
 # (Playwright cannot download a browser here).
 RUN_PACKAGES := tesseract-ocr tesseract-ocr-eng gcc
 TEST_PACKAGES := chromium

@@ -12,37 +12,17 @@ Everything else is in pyproject.toml. ``optional=True``: without a C compiler th
 succeeds, and the twins run instead.
 """
 
+from pathlib import Path
+
 from setuptools import Extension, setup
+
+# Every core/**/*_native.c is one extension module named by its path (the Makefile's install stamp and
+# tests/test_make.py find the same files).
+SOURCES = sorted(path.as_posix() for path in Path("core").rglob("*_native.c"))
 
 setup(
     ext_modules=[
-        Extension(
-            "core.tokens.wordpiece_native",
-            ["core/tokens/wordpiece_native.c"],
-            extra_compile_args=["-O2"],
-            optional=True,
-        ),
-        Extension("core.utf8_native", ["core/utf8_native.c"], extra_compile_args=["-O2"], optional=True),
-        Extension(
-            "core.splitters.fast.separator_search_native",
-            ["core/splitters/fast/separator_search_native.c"],
-            extra_compile_args=["-O2"],
-            optional=True,
-        ),
-        Extension(
-            "core.splitters.nodes_native", ["core/splitters/nodes_native.c"], extra_compile_args=["-O2"], optional=True
-        ),
-        Extension(
-            "core.splitters.fast.literal_cuts_native",
-            ["core/splitters/fast/literal_cuts_native.c"],
-            extra_compile_args=["-O2"],
-            optional=True,
-        ),
-        Extension(
-            "core.splitters.fast.packing_native",
-            ["core/splitters/fast/packing_native.c"],
-            extra_compile_args=["-O2"],
-            optional=True,
-        ),
+        Extension(source.removesuffix(".c").replace("/", "."), [source], extra_compile_args=["-O2"], optional=True)
+        for source in SOURCES
     ]
 )

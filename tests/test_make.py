@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-C_SOURCES = sorted(str(path.relative_to(ROOT)) for path in ROOT.glob("core/**/*.c"))
+C_SOURCES = sorted(str(path.relative_to(ROOT)) for path in ROOT.glob("core/**/*_native.c"))
 
 
 @pytest.fixture
