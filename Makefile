@@ -6,23 +6,27 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
+# The lock: every package at the version the suite last passed on (constraints.txt, written by `make lock`).
+LOCK := constraints.txt
 # Not --quiet: the first install downloads ~2.5 GB (torch, Ray, the frameworks) for about five minutes,
 # and pip's own lines (Collecting ..., the download bars) show it is moving.
-INSTALL := $(BIN)/pip install --progress-bar on torch==2.13.0
+INSTALL := $(BIN)/pip install --progress-bar on --constraint $(LOCK) torch==2.13.0
 # SimpleDirectoryReader's PDF, DOCX, PPTX and spreadsheet readers (the "llamaindex" reader). Without its
 # dependencies: 0.7.0 pins pypdf<7 and pandas<3, which a resolver would downgrade; its readers run on ours.
-READERS_FILE := $(BIN)/pip install --no-deps llama-index-readers-file==0.7.0
+READERS_FILE_PIN := llama-index-readers-file==0.7.0
+READERS_FILE := $(BIN)/pip install --constraint $(LOCK) --no-deps $(READERS_FILE_PIN)
 STEP = @printf '\n==> %s\n'
 
-.PHONY: setup setup-dev run-deps system-deps run test fuzz bench lint clean
+.PHONY: setup setup-dev run-deps system-deps run test fuzz bench lint lock clean
 
 $(BIN)/python:
 	$(STEP) "Creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 
 # Order-only on the interpreter: its mtime says nothing about what is installed.
-# setup.py and the C sources too: the editable install compiles the extensions, so a change rebuilds them.
-BUILD_INPUTS := pyproject.toml setup.py $(shell find core -name '*_native.c')
+# setup.py and the C sources too: the editable install compiles the extensions, so a change rebuilds them;
+# and the lock: moved versions install again.
+BUILD_INPUTS := pyproject.toml $(LOCK) setup.py $(shell find core -name '*_native.c')
 $(VENV)/.installed-run: $(BUILD_INPUTS) | $(BIN)/python
 	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .
@@ -81,6 +85,19 @@ bench: setup
 
 lint: setup-dev
 	$(BIN)/ruff check core ui pages app.py tests
+
+# Moves the lock, deliberately: pyproject.toml's ranges resolved afresh (newest versions) in a throwaway venv,
+# every extra included, then frozen into constraints.txt. Run `make test` on the result before committing it.
+LOCK_VENV := .venv-lock
+lock:
+	$(STEP) "Resolving pyproject.toml's ranges afresh in $(LOCK_VENV) (every extra)"
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --progress-bar on torch==2.13.0 '.[dev,bench]' ./examples/plugin
+	$(LOCK_VENV)/bin/pip install --no-deps $(READERS_FILE_PIN)
+	$(LOCK_VENV)/bin/python scripts/write_lock.py $(LOCK_VENV)/bin/python $(LOCK)
+	rm -rf $(LOCK_VENV)
+	$(STEP) "$(LOCK) moved: run make test before committing it (git diff $(LOCK) shows what moved)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -17,7 +17,7 @@ C_SOURCES = sorted(str(path.relative_to(ROOT)) for path in ROOT.glob("core/**/*_
 @pytest.fixture
 def fresh_checkout(tmp_path: Path) -> Path:
     """The files make reads, in a folder with no .venv (as on a fresh clone)."""
-    for name in ("Makefile", "pyproject.toml", "setup.py", *C_SOURCES):
+    for name in ("Makefile", "pyproject.toml", "constraints.txt", "setup.py", *C_SOURCES):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "examples" / "plugin").mkdir(parents=True)
@@ -42,6 +42,32 @@ def test_make_run_on_a_fresh_checkout_announces_each_step_and_shows_pip_progress
     # SimpleDirectoryReader's file readers, without the pins that would downgrade pypdf and pandas.
     assert "--no-deps llama-index-readers-file==" in readers
     assert not [line for line in (project, readers) if "--quiet" in line or "-q " in line]
+    # Both install the locked versions, the ones the suite passed on.
+    assert all("--constraint constraints.txt" in line for line in (project, readers))
+
+
+def test_make_test_installs_the_locked_versions_too(fresh_checkout: Path) -> None:
+    installs = [line for line in dry_run(fresh_checkout, "test") if "pip install" in line]
+    assert len(installs) == 2 and all("--constraint constraints.txt" in line for line in installs)
+
+
+def test_a_moved_lock_installs_again(fresh_checkout: Path) -> None:
+    venv = fresh_checkout / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()
+    (venv / ".installed-run").touch()
+    later = time.time() + 5
+    os.utime(fresh_checkout / "constraints.txt", (later, later))
+    assert any("pip install" in line for line in dry_run(fresh_checkout, "run"))
+
+
+def test_make_lock_resolves_in_a_throwaway_venv_and_writes_the_lock(fresh_checkout: Path) -> None:
+    lines = dry_run(fresh_checkout, "lock")
+    resolve = next(line for line in lines if "pip install" in line and "torch==" in line)
+    # A fresh resolve: the old lock is not a constraint of the new one, and every extra is in it.
+    assert "--constraint" not in resolve and "[dev,bench]" in resolve and ".venv-lock/" in resolve
+    assert any("scripts/write_lock.py" in line and line.rstrip().endswith("constraints.txt") for line in lines)
+    assert lines[-2].startswith("rm -rf .venv-lock")
 
 
 def test_a_second_make_run_skips_the_install(fresh_checkout: Path) -> None:
