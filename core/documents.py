@@ -159,16 +159,25 @@ def _split_keeping(splitter: Splitter, document: Document) -> tuple[bool, Sequen
     return spans is not None, made, added_to_tables(document.text, marks)
 
 
-@lru_cache(maxsize=32)
 def _warm(splitter: Splitter) -> None:
-    """Import and build the splitter's framework here, once, on a trusted sentence: every child inherits it.
+    """Import the splitter's framework here, once: every child forked after it inherits the import.
 
-    A child's imports and caches die with it; without this each split in a child paid
-    the framework's import again (about a second for LangChain on a busy machine).
+    A child's imports die with it; without this each split in a child paid the framework's import
+    again (about a second for LangChain on a busy machine). Only the import: the framework's code is
+    never run here, not even on a trusted sentence (a user's pattern in its arguments would run with it).
     """
+    target = getattr(splitter, "framework_target", None)
+    if callable(target):
+        _import_quietly(target().partition(":")[0])
+
+
+@lru_cache(maxsize=64)
+def _import_quietly(module: str) -> None:
+    from importlib import import_module
+
     try:
-        splitter.split([Document(text="A sentence to warm up with. And a second one.")])
-    except Exception:  # only a head start: the real split, in the child, reports what is wrong
+        import_module(module)
+    except Exception:  # only a head start: the split, in the child, reports what is wrong
         pass
 
 

@@ -103,6 +103,52 @@ def test_a_real_polynomial_regex_in_langchain_is_stopped_through_the_real_path()
     assert time.monotonic() - started < 1 + GRACE
 
 
+def test_the_export_pages_check_runs_the_frameworks_regex_in_a_child_stopped_at_the_deadline() -> None:
+    # The Export page's "Count the chunks this script changes": LangChain's CharacterTextSplitter runs the user's
+    # separator. In the server's process it held the GIL for minutes; bounded, this process runs on meanwhile.
+    import threading
+
+    from core.output.export_check import check_export
+
+    splitter = get_splitter("langchain.character", separator="\\s*\\s*\\s*\\d", is_separator_regex=True)
+    document = Document(text="Start. " + " " * 20_000 + "end.", metadata={"file_name": "spaces.txt"})
+    ticks: list[float] = []
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(WorkTimeoutError) as caught:
+            check_export(PipelineConfig(splitter=splitter), [document], "LangChain", nodes=[],
+                         limits=Limits(split_seconds=1), bounded=True)
+    finally:
+        done.set()
+        ticker.join()
+    assert str(caught.value) == (
+        "spaces.txt: running the LangChain script's splitter took longer than the 1 s limit (split_seconds) "
+        "and was stopped"
+    )
+    assert time.monotonic() - started < 1 + GRACE
+    # This process's other threads ran all along: no gap between ticks near the deadline's length.
+    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 0.5
+
+
+def test_the_bounded_export_check_counts_as_the_in_process_one(sample_documents: list[Document]) -> None:
+    from core.output.export_check import check_export
+
+    config = PipelineConfig(splitter=get_splitter("llamaindex.sentence", chunk_size=256, chunk_overlap=32))
+    for library in ("LlamaIndex", "LangChain"):
+        assert check_export(config, sample_documents, library, bounded=True) == check_export(
+            config, sample_documents, library
+        )
+
+
 def test_a_split_that_balloons_stops_at_the_memory_ceiling(monkeypatch: pytest.MonkeyPatch) -> None:
     if not Path("/proc/self/statm").exists():
         pytest.skip("the ceiling is measured from /proc (Linux)")

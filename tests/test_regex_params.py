@@ -143,6 +143,9 @@ def test_language_presets_are_built_ins_exempt_from_the_checker() -> None:
         ("(a|aa)+$", "an alternation inside a quantifier"),
         ("(a)\\1", "a back-reference"),
         ("(?:x*y?)*", "a quantifier inside a quantifier"),
+        ("(?:a?){30}a{30}", "a quantifier inside a quantifier"),
+        ("(?:ab?)+", "a quantifier inside a quantifier"),
+        ("(?:(?:a?)b){2,}", "a quantifier inside a quantifier"),
     ],
 )
 def test_secondary_chunking_regex_refuses_each_shape(pattern: str, problem: str) -> None:
@@ -187,6 +190,51 @@ def test_every_pattern_the_checker_accepts_compiles(pattern: str) -> None:
         return
     re.compile(pattern)
     regex.compile(pattern, regex.VERSION0)
+
+
+# Nested quantified patterns as people write them: an atom made optional or repeated (or an alternation), in
+# groups, lookarounds and beside plain atoms, the whole under a quantifier that repeats. Each can backtrack
+# exponentially on the right text; the checker must refuse every one, whatever the form.
+_ATOM = st.sampled_from(["a", "b", "\\s", "\\w", "\\d", ".", "[ab]", "[^,]", "\\n"])
+_INNER_QUANTIFIER = st.sampled_from(["?", "*", "+", "??", "*?", "+?", "{0,1}", "{0,3}", "{1,4}", "{2,}", "{3}"])
+_OUTER_QUANTIFIER = st.sampled_from(["*", "+", "{2}", "{30}", "{2,}", "{1,9}", "*?", "+?", "{0,5}"])
+
+
+@st.composite
+def _nested_quantified(draw: st.DrawFn) -> str:
+    atom = draw(_ATOM)
+    risky = draw(
+        st.one_of(
+            _INNER_QUANTIFIER.map(lambda q: atom + q),
+            # Branches of two atoms or more, each opening with its own atom: re folds one-character branches into
+            # a class and a prefix common to all branches out of them, and both are safe.
+            st.lists(st.lists(_ATOM, min_size=2, max_size=3), min_size=2, max_size=3, unique_by=lambda b: b[0]).map(
+                lambda branches: "(?:" + "|".join(map("".join, branches)) + ")"
+            ),
+        )
+    )
+    before, after = draw(st.lists(_ATOM, max_size=2)), draw(st.lists(_ATOM, max_size=2))
+    body = "".join(before) + risky + "".join(after)
+    for wrapper in draw(st.lists(st.sampled_from(["(?:{})", "({})", "(?={})", "(?>{})"]), max_size=2)):
+        body = wrapper.format(body)
+    group = f"(?:{body}){draw(_OUTER_QUANTIFIER)}"
+    for wrapper in draw(st.lists(st.sampled_from(["(?:{})", "({})", "x{}", "{}y"]), max_size=2)):
+        group = wrapper.format(group)
+    return group + draw(st.sampled_from(["", "$", "a{30}", "!"]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_nested_quantified())
+def test_every_nested_quantified_pattern_is_refused(pattern: str) -> None:
+    with pytest.raises(ConfigError, match="can take exponential time"):
+        check_bounded_regex(pattern, "pattern")
+
+
+def test_the_issues_pattern_passes_neither_the_checker_nor_the_cli(capsys) -> None:
+    pattern = "(?:a?){30}a{30}"
+    assert main(["config", "--splitter", "langchain.recursive", "--set", f"separators={pattern}",
+                 "--set", "is_separator_regex=true"]) != 0
+    assert "a quantifier inside a quantifier" in capsys.readouterr().err
 
 
 def _as_text(value: object) -> str:

@@ -9,7 +9,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
-from core.errors import ChunkScopeError
+from core.errors import ChunkScopeError, WorkLimitError
 from core.measure.compare_view import settings_summary
 from core.output.snapshot import DEFAULT_VIEWS, snapshot_html
 from core.schema import Document, Node
@@ -296,11 +296,19 @@ def batch_commands_block() -> None:
 
 
 @st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
-def export_check(documents: Sequence[Document], config: PipelineConfig, library: str) -> ExportCheck:
-    """How many of the app's chunks the ``library`` script's splitter rebuilds (cached per documents and config)."""
+def export_check(documents: Sequence[Document], config: PipelineConfig, library: str) -> ExportCheck | WorkLimitError:
+    """How many of the app's chunks the ``library`` script's splitter rebuilds (cached per documents and config).
+
+    A limit reached is returned, not raised, so it is cached too: the page's next rerun says it again at
+    once instead of waiting out the deadline a second time.
+    """
     from core.output.export_check import check_export
 
-    return check_export(config, documents, library, cache.run_split_cached(documents, config))
+    # Bounded: the framework runs the user's settings (a separator regex may backtrack for hours) in a child.
+    try:
+        return check_export(config, documents, library, cache.run_split_cached(documents, config), bounded=True)
+    except WorkLimitError as exc:
+        return exc
 
 
 def script_check(library: str, config: PipelineConfig, documents: Sequence[Document]) -> None:
@@ -316,6 +324,8 @@ def script_check(library: str, config: PipelineConfig, documents: Sequence[Docum
     try:
         with st.spinner(f"Running the {library} script's splitter…"):
             check = export_check(documents, config, library)
+        if isinstance(check, WorkLimitError):
+            raise check
     except ChunkScopeError as exc:
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         return

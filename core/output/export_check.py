@@ -11,6 +11,11 @@ run: a framework splitter over a corpus takes a while.
 Each document is given to the framework as the script gives it: its text (an
 HTML page's source where the app kept it), its metadata, excluded keys and
 templates (LlamaIndex's metadata-aware splitters shrink their budget by them).
+
+``bounded`` (the app: settings and documents from anyone) runs the script's splitter in a
+child stopped at a deadline and a memory ceiling (:mod:`core.runtime.bounded`): the framework's
+``re`` with a user's separator can backtrack for hours holding the GIL, and in the server's
+process that froze every session. Only the chunk texts come back.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import PipelineConfig
-from core.documents import prepare_documents
+from core.documents import file_name_of, prepare_documents, split_bounded
 from core.errors import ConfigError
+from core.limits import DEFAULT_LIMITS, Limits
 from core.schema import Document, Node
 from core.tokens.bundled_data import bundled_encodings, tiktoken_encoding, use_bundled_nltk_data
 from core.translate.snippet import MODEL_SETUP, CodeSnippet
@@ -62,20 +68,50 @@ class ExportCheck:
 
 
 def check_export(
-    config: PipelineConfig, documents: Sequence[Document], library: str, nodes: Sequence[Node] | None = None
+    config: PipelineConfig,
+    documents: Sequence[Document],
+    library: str,
+    nodes: Sequence[Node] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    bounded: bool = False,
 ) -> ExportCheck:
     """Run the ``library`` script's splitter on ``documents`` and compare its chunks with the app's.
 
     ``nodes`` are the app's nodes of ``documents`` under ``config`` when already at
-    hand (the Export page has them); otherwise they are split here.
+    hand (the Export page has them); otherwise they are split here. ``bounded``: the
+    script's splitter (and the app's split, where it needs one) runs in a child,
+    ``limits.split_seconds`` per document at most.
     """
     if library not in LIBRARIES:
         raise ConfigError(f"export check: library must be one of {', '.join(LIBRARIES)}, got {library!r}")
     prepared = prepare_documents(documents, config)
-    app = [node.text for node in (nodes if nodes is not None else config.splitter.split(prepared))]
-    script = script_chunks(config.splitter, library, prepared)
+    if nodes is None:
+        nodes = split_bounded(prepared, config.splitter, limits) if bounded else config.splitter.split(prepared)
+    app = [node.text for node in nodes]
+    if bounded:
+        script = _script_chunks_bounded(config.splitter, library, prepared, limits)
+    else:
+        script = script_chunks(config.splitter, library, prepared)
     identical = sum((Counter(app) & Counter(script)).values())
     return ExportCheck(library, len(app), len(script), identical, same_order=app == script)
+
+
+def _script_chunks_bounded(splitter: Any, library: str, documents: Sequence[Document], limits: Limits) -> list[str]:
+    """:func:`script_chunks` in a child stopped after ``limits.split_seconds`` per document or beyond
+    ``limits.work_memory_mb``. One call for all the documents, as the script makes it (a hierarchy's
+    script lists every level of every document in its own order)."""
+    from core.runtime.bounded import run_bounded
+
+    names = [file_name_of(document) for document in documents]
+    return run_bounded(
+        lambda: script_chunks(splitter, library, documents),
+        file_name=names[0] if len(names) == 1 else f"{len(names)} documents",
+        what=f"running the {library} script's splitter",
+        seconds=limits.split_seconds * max(1, len(documents)),
+        memory_mb=limits.work_memory_mb,
+        seconds_name="split_seconds",
+    )
 
 
 def script_chunks(splitter: Any, library: str, documents: Sequence[Document]) -> list[str]:

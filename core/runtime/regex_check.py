@@ -3,10 +3,12 @@ r"""A user's regex is checked before it runs: short, and free of the shapes that
 Every parameter that holds a regular expression says so where it is declared
 (``param(..., regex=...)`` in :mod:`core.params`), and construction runs this one
 check, so a form, a share link, ``--set``, a JSON config and a batch refuse
-``(a+)+`` with the same sentence instead of a stalled page. It does not catch
-polynomial blow-ups (``\s*\s*\s*\d``): the native splitter matches under the
-``regex`` module's timeout, and the framework engines, whose ``re`` cannot be
-interrupted, split in a child stopped at a deadline (:mod:`core.runtime.bounded`).
+``(a+)+`` with the same sentence instead of a stalled page. A check of shapes always
+misses one (polynomial blow-ups such as ``\s*\s*\s*\d``, a long run of optional atoms),
+so it is only the fast first answer; the bound is on execution: the native splitter
+matches under the ``regex`` module's timeout, and everything that hands a pattern to a
+framework, whose ``re`` cannot be interrupted, runs in a child stopped at a deadline
+(:mod:`core.runtime.bounded`: splits, the Export page's check, readers).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ if hasattr(sre_constants, "POSSESSIVE_REPEAT"):
 def check_bounded_regex(pattern: str, where: str) -> None:
     """Raise ConfigError unless ``pattern`` is short and free of the shapes that backtrack exponentially.
 
-    Rejected: nested repetition (``(a+)+``), repeated alternation (``(a|ab)*``)
-    and back-references. Matching also runs under a timeout.
+    Rejected: any quantifier inside a repeat (``(a+)+``, ``(?:a?){30}``), repeated alternation
+    (``(a|ab)*``) and back-references. This is a fast first answer, not the bound: a pattern can backtrack
+    without nesting (``a?a?a?…aaa…``), so every match of a user's pattern also runs under a deadline.
     """
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise ConfigError(f"{where} {pattern[:20]!r}… is longer than {MAX_PATTERN_LENGTH} characters")
@@ -50,7 +53,9 @@ def _risky(items: object, inside_repeat: bool) -> str | None:
         if op in _REPEATS:
             low, high, sub = arg
             repeats = high > 1
-            if repeats and inside_repeat:
+            # Inside a repeat, an optional atom is a choice made again on every round: ``(?:a?){30}a{30}`` tries
+            # 2**30 ways as surely as ``(a+)+`` does. So any quantifier there but ``{1}`` is refused, ``?`` too.
+            if inside_repeat and (repeats or low != high):
                 return "a quantifier inside a quantifier"
             found = _risky(sub, inside_repeat or repeats)
             if found:
