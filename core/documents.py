@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from core.limits import DEFAULT_LIMITS, Limits
 from core.runtime.memo import added_to_tables, keep_in_tables, mark_tables
 from core.schema import Document, Node
-from core.splitters.size_check import check_split_size
+from core.splitters.size_check import check_node_count, check_split_size
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
@@ -122,14 +122,14 @@ def split_bounded(
     in-process split's. A Chunks rerun of a 1 MB text at a new chunk_size splits in a child each time.
     """
     if not split_needs_child(documents, splitter, in_process_chars=in_process_chars):
-        return splitter.split(documents)
+        return _split_here(documents, splitter, limits)
     from core.runtime.bounded import map_bounded
     from core.splitters.fast.gc_pause import gc_paused
 
     _warm(splitter)
     # One document at a time, so a deadline names its file; Splitter.split is the same loop.
     per_document = map_bounded(
-        partial(_split_keeping, splitter),
+        partial(_split_keeping, splitter, limits),
         documents,
         file_names=[file_name_of(document) for document in documents],
         what=f"splitting with {splitter.name}",
@@ -137,6 +137,10 @@ def split_bounded(
         memory_mb=limits.work_memory_mb,
         seconds_name="split_seconds",
     )
+    count = 0
+    for document, (_, made, _) in zip(documents, per_document, strict=True):
+        count += len(made)
+        check_node_count(count, document, splitter, limits)  # before a node is built here
     nodes: list[Node] = []
     # Nodes form no reference cycles (core.splitters.fast.gc_pause), as in Splitter.split.
     with gc_paused():
@@ -146,16 +150,42 @@ def split_bounded(
     return nodes
 
 
-def _split_keeping(splitter: Splitter, document: Document) -> tuple[bool, Sequence[Any], list]:
+def _split_here(documents: Sequence[Document], splitter: Splitter, limits: Limits) -> list[Node]:
+    """``splitter.split(documents)`` in this process, one document at a time as a child splits them, each
+    document's spans counted against ``limits.max_nodes`` before its nodes are built."""
+    from core.splitters.base import spans_of_nodes
+    from core.splitters.fast.gc_pause import gc_paused
+
+    if splitter.level_sizes:  # its count was estimated before the work (check_split_size): the split as it is
+        nodes = splitter.split(documents)
+        if nodes:
+            check_node_count(len(nodes), documents[-1], splitter, limits)
+        return nodes
+    nodes = []
+    with gc_paused():
+        for document in documents:
+            spans = spans_of_nodes(splitter, document)
+            if spans is None:
+                nodes.extend(splitter.split([document]))
+            else:
+                check_node_count(len(nodes) + len(spans), document, splitter, limits)
+                nodes.extend(splitter.nodes_from_spans(document, spans))
+            check_node_count(len(nodes), document, splitter, limits)
+    return nodes
+
+
+def _split_keeping(splitter: Splitter, limits: Limits, document: Document) -> tuple[bool, Sequence[Any], list]:
     """In a child: the spans of the document's nodes (built in the parent: they travel in a fraction of the time),
     or the nodes themselves where the splitter makes them another way; and what the split added to the per-text
     tables (e.g. the sentences of its paragraphs), so the parent keeps them and the next child, at another
-    chunk_size, does not compute them again (a sentence rerun of a 1 MB text: ~100 ms less)."""
+    chunk_size, does not compute them again (a sentence rerun of a 1 MB text: ~100 ms less). A document that
+    alone makes more nodes than ``limits.max_nodes`` is refused here, before anything is sent."""
     from core.splitters.base import spans_of_nodes
 
     marks = mark_tables(document.text)
     spans = spans_of_nodes(splitter, document)
     made = splitter.split([document]) if spans is None else spans
+    check_node_count(len(made), document, splitter, limits)
     return spans is not None, made, added_to_tables(document.text, marks)
 
 

@@ -153,3 +153,53 @@ def test_a_49_mib_file_is_over_the_50_mb_limit_everywhere() -> None:
     with pytest.raises(TooLargeError) as caught:
         check_upload_size(49 * 1024 * 1024, "big.pdf")
     assert str(caught.value) == "big.pdf: is 51.4 MB, more than the upload limit of 50.0 MB"
+
+
+# -- the node limit for every splitter, those whose sizes cannot estimate the count included ---------
+
+_MANY_SECTIONS = "".join(f"# Heading {i}\n\nSentence one of {i}. Sentence two of {i}.\n\n" for i in range(400))
+_MANY_SECTIONS_HTML = "<html><body>" + "".join(
+    f"<h1>Heading {i}</h1><p>Sentence one of {i}. Sentence two of {i}.</p>" for i in range(400)
+) + "</body></html>"
+
+
+def _many_nodes_document(name: str) -> Document:
+    from core.splitters import SPLITTERS
+
+    reads_markup = getattr(SPLITTERS.get_class(name), "reads_markup", False) or "html" in name
+    if reads_markup:
+        (document,) = load_bytes(_MANY_SECTIONS_HTML.encode(), "sections.html")
+    else:
+        (document,) = load_bytes(_MANY_SECTIONS.encode(), "sections.md")
+    return document
+
+
+def _splitters_that_do_not_embed() -> list[str]:
+    from core.splitters import SPLITTERS
+
+    return [name for name in SPLITTERS.names() if not SPLITTERS.get_class(name).embeds_text]
+
+
+@pytest.mark.parametrize("in_a_child", [False, True], ids=["here", "child"])
+@pytest.mark.parametrize("name", _splitters_that_do_not_embed())
+def test_every_splitter_is_held_to_the_node_limit_with_one_sentence(
+    name: str, in_a_child: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core import documents as documents_module
+
+    document = _many_nodes_document(name)
+    config = PipelineConfig(splitter=get_splitter(name))
+    made = len(run_split([document], config))
+    assert made >= 2, f"{name} makes {made} node of 400 sections: the document does not test it"
+    limit = made // 2
+    if in_a_child:
+        monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)
+        monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
+    with pytest.raises(TooLargeError) as caught:
+        run_split([document], config, Limits(max_nodes=limit), bounded=True)
+    sentence = str(caught.value)
+    assert sentence.startswith(f"{document.metadata['file_name']}: {name} ")
+    assert f"more than the limit of {limit:,};" in sentence
+    # At the limit itself (or the estimate, for a splitter whose sizes make one), the same split goes through.
+    at_limit = Limits(max_nodes=max(made, estimated_nodes(document, config.splitter) or 0))
+    assert len(run_split([document], config, at_limit, bounded=True)) == made

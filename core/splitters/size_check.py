@@ -81,4 +81,19 @@ def check_split_size(documents: Sequence[Document], splitter: Splitter, limits: 
             )
 
 
-__all__ = ["check_split_size", "estimated_nodes"]
+def check_node_count(count: int, document: Document, splitter: Splitter, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse a split that has made ``count`` spans or nodes so far (``document`` the last one split), past the limit.
+
+    The bound for every splitter whose sizes cannot estimate the count before the work (one node per heading,
+    per sentence, a framework's own rules): checked on the spans before any node is built, so 150,000 headings
+    are refused instead of becoming 700 MB of nodes.
+    """
+    if count > limits.max_nodes:
+        raise TooLargeError(
+            str(document.metadata.get("file_name") or document.id),
+            f"{splitter.name} makes {count:,} nodes, more than the limit of {limits.max_nodes:,}; "
+            "pick settings that make fewer, larger nodes",
+        )
+
+
+__all__ = ["check_node_count", "check_split_size", "estimated_nodes"]
