@@ -660,7 +660,7 @@ def test_readme_states_every_limit_with_its_unit() -> None:
     for stated in (
         f"({DEFAULT_LIMITS.max_upload_bytes:,} bytes)",
         f"{DEFAULT_LIMITS.max_text_chars:,} characters",
-        f"{DEFAULT_LIMITS.max_nodes:,}, estimated before splitting",
+        f"{DEFAULT_LIMITS.max_nodes:,}, for every splitter and engine",
         f"{DEFAULT_LIMITS.max_embed_chars:,} characters per split",
         f"**PDF pages:** {pdf.max_pages:,}, counted before any page is read",
         f"{pdf.max_content_mb} MiB ({pdf.max_content_mb * pdf_reader.MB:,} bytes)",
