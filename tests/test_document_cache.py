@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -265,3 +266,67 @@ def test_only_a_miss_runs_in_the_bounded_child(cache):
     first = document_cache.load_bytes(data, "rag_handbook.pdf", cache=cache, run_load=in_child)
     again = document_cache.load_bytes(data, "rag_handbook.pdf", cache=cache, run_load=in_child)
     assert runs == ["child"] and again == first
+
+
+def test_a_large_entry_is_read_and_a_miss_is_kept_where_the_load_runs(cache, monkeypatch):
+    """The JSON of a large document costs seconds to check, write and decode: the child does it, not the server."""
+    data = "".join(f"# Heading {i}\n\nA paragraph.\n\n" for i in range(3_000)).encode()
+    where: list[str] = []
+    in_child = [False]
+
+    def run_load(read):
+        in_child[0] = True
+        try:
+            return read()
+        finally:
+            in_child[0] = False
+
+    real_put, real_get = document_cache.DocumentCache.put, document_cache.DocumentCache.get
+
+    def put(self, key, documents):
+        where.append(f"put in {'child' if in_child[0] else 'server'}")
+        return real_put(self, key, documents)
+
+    def get(self, key):
+        where.append(f"get in {'child' if in_child[0] else 'server'}")
+        return real_get(self, key)
+
+    monkeypatch.setattr(document_cache.DocumentCache, "put", put)
+    monkeypatch.setattr(document_cache.DocumentCache, "get", get)
+    first = document_cache.load_bytes(data, "headings.md", cache=cache, run_load=run_load)
+    assert where == ["get in server", "get in child", "put in child"]  # no entry yet: the server's look is a stat
+
+    where.clear()
+    monkeypatch.setattr(document_cache, "IN_PROCESS_ENTRY_BYTES", 1_000)  # this entry now counts as large
+    assert document_cache.load_bytes(data, "headings.md", cache=cache, run_load=run_load) == first
+    assert where == ["get in child"]
+
+
+@given(st.lists(documents(), max_size=3))
+def test_packed_documents_cross_a_pickle_equal(documents_):
+    from core.loaders.packed import pack, unpack
+
+    assert unpack(pickle.loads(pickle.dumps(pack(documents_)))) == documents_
+
+
+def test_a_load_in_a_child_sends_its_elements_as_flat_columns(monkeypatch):
+    """Unpickled as objects, 150,000 heading elements held the server's lock for 1.2 s in one C call (and its
+    health check with it); packed, what crosses the pipe is a few arrays and no Element object."""
+    from core.documents import load_bounded
+    from core.loaders import load_bytes
+    from core.runtime import bounded
+
+    data = "".join(f"# H{i}\n" for i in range(60_000)).encode()  # past what a server reads in-process
+    sent: list[bytes] = []
+
+    def here_recording_the_pipe(work, **kwargs):  # the child's work, run here: what it would write to the pipe
+        value = work()
+        sent.append(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+        return pickle.loads(sent[-1])
+
+    monkeypatch.setattr(bounded, "run_bounded", here_recording_the_pipe)
+    (document,) = load_bounded(lambda: load_bytes(data, "headings.md"), "headings.md", len(data))
+    assert [document] == load_bytes(data, "headings.md") and len(document.elements) == 60_000
+    (pipe,) = sent
+    as_objects = pickle.dumps([document], pickle.HIGHEST_PROTOCOL)
+    assert b"Element" in as_objects and b"Element" not in pipe
