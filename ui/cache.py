@@ -5,7 +5,7 @@ cache hit has to cost next to nothing. ``st.cache_data`` would hash its
 arguments (a whole document) and unpickle a fresh copy of its value (the
 document, thousands of nodes) on every hit; for a 1 MB document that alone took
 longer than the 250 ms a parameter change may take. So the stores here are
-``st.cache_resource`` stores keyed by short strings that name the content:
+one in-process store keyed by short strings that name the content:
 
 - a loaded file by its sha256 digest, file name and loader options;
 - a document by :func:`document_key` (computed once per document object);
@@ -18,6 +18,11 @@ read-only: core makes copies wherever it changes a node or a document
 fresh lists, so a page may reorder or filter them but must never change a
 document or a node in place. The caches hold only content-keyed data, so two
 sessions with the same file and settings share work and never each other's state.
+
+They share one ceiling in bytes, :data:`SERVER_CACHE_MB` (``CHUNKSCOPE_SERVER_CACHE_MB``, 512 by default):
+each value is charged what :func:`core.runtime.sizes.approx_bytes` estimates it holds, and the least
+recently used go first. Counted in entries, 64 loads and 32 splits of distinct 5 MB uploads took the
+server from 1 to 2.1 GB; in bytes, its memory stays flat however many closed sessions uploaded what.
 """
 
 from __future__ import annotations
@@ -25,15 +30,69 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
+import os
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import streamlit as st
 
 from core.errors import WorkLimitError
+from core.runtime.memo import Memo
+from core.runtime.sizes import approx_bytes
 from core.schema import Document, Node
+
+_T = TypeVar("_T")
+
+# -- the store ---------------------------------------------------------------------
+
+
+def _server_cache_mb() -> int:
+    try:
+        return max(16, int(os.environ.get("CHUNKSCOPE_SERVER_CACHE_MB", "512")))
+    except ValueError:
+        return 512
+
+
+# What this server keeps for all its sessions (loads, splits, measurements, figures, export files), in MB.
+SERVER_CACHE_MB = _server_cache_mb()
+_STORE = Memo(SERVER_CACHE_MB * 1_000_000)
+# One lock per key being computed, so two sessions asking for the same split compute it once.
+_COMPUTING: dict[Hashable, threading.Lock] = {}
+_COMPUTING_LOCK = threading.Lock()
+
+
+def cached(kind: str, key: Hashable, compute: Callable[[], _T]) -> _T:
+    """``compute()``, once per ``(kind, key)`` while it is kept; ``key`` must name everything the value is made of.
+
+    The value is shared by every session: read it, never change it. A value larger than the whole ceiling is
+    computed each time and never kept.
+    """
+    entry = (kind, key)
+    held = _STORE.get(entry)
+    if held is not None:
+        return held[0]
+    with _COMPUTING_LOCK:
+        lock = _COMPUTING.setdefault(entry, threading.Lock())
+    try:
+        with lock:
+            held = _STORE.get(entry)
+            if held is None:
+                value = compute()
+                # Wrapped, so a value of None or 0 is a hit too.
+                held = _STORE.put(entry, (value,), approx_bytes(value))
+    finally:
+        with _COMPUTING_LOCK:
+            if _COMPUTING.get(entry) is lock:
+                del _COMPUTING[entry]
+    return held[0]
+
+
+def cache_bytes() -> int:
+    """What the store holds now, in (estimated) bytes."""
+    return _STORE.used
+
 
 # -- keys ------------------------------------------------------------------------
 
@@ -130,8 +189,11 @@ HASH_FUNCS: dict[Any, Any] = {
 # -- loading -------------------------------------------------------------------
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
 def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...] | WorkLimitError:
+    return cached("load", (digest, file_name, options_json), lambda: _read(digest, file_name, options_json, _data))
+
+
+def _read(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...] | WorkLimitError:
     from core.documents import load_bounded
     from core.loaders.cache import load_bytes  # a file read before a restart comes back from disk
 
@@ -176,15 +238,18 @@ def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Docu
 # -- splitting and what is computed from the nodes ------------------------------
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
 def _split(split_key: str, _documents: Sequence[Document], _config: Any) -> tuple[Node, ...] | WorkLimitError:
     from core.documents import run_split
 
-    # Bounded: a link's regex or a framework engine on a hostile text must not hold the server (core.runtime.bounded).
-    try:
-        return tuple(run_split(list(_documents), _config, bounded=True))
-    except WorkLimitError as exc:
-        return exc  # remembered (see _limit_reached)
+    def split() -> tuple[Node, ...] | WorkLimitError:
+        # Bounded: a link's regex or a framework engine on a hostile text must not hold the server
+        # (core.runtime.bounded).
+        try:
+            return tuple(run_split(list(_documents), _config, bounded=True))
+        except WorkLimitError as exc:
+            return exc  # remembered (see _limit_reached)
+
+    return cached("split", split_key, split)
 
 
 def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:
@@ -193,11 +258,14 @@ def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:
     return Nodes(_limit_reached(_split(split_key, tuple(documents), config)), split_key)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
 def _metrics(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:
     from core.measure.metrics import chunk_metrics
 
-    return chunk_metrics(list(_documents), list(_nodes), **json.loads(options_json or "{}"))
+    return cached(
+        "metrics",
+        (documents_key, nodes_key, options_json),
+        lambda: chunk_metrics(list(_documents), list(_nodes), **json.loads(options_json or "{}")),
+    )
 
 
 def metrics_cached(documents: Sequence[Document], nodes: Sequence[Node], options_json: str = "{}") -> Any:
@@ -205,12 +273,14 @@ def metrics_cached(documents: Sequence[Document], nodes: Sequence[Node], options
     return _metrics(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
 def _report(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:
     from core.measure.metrics import chunk_report_deferred
 
-    metrics, rows = chunk_report_deferred(list(_documents), list(_nodes), **json.loads(options_json or "{}"))
-    return metrics, rows
+    return cached(
+        "report",
+        (documents_key, nodes_key, options_json),
+        lambda: chunk_report_deferred(list(_documents), list(_nodes), **json.loads(options_json or "{}")),
+    )
 
 
 def report_cached(
@@ -221,12 +291,13 @@ def report_cached(
     return _report(_document_keys(documents), nodes_key(nodes), options_json, tuple(documents), tuple(nodes))
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def _semantic_analysis(doc_key: str, splitter_name: str, params_json: str, _document: Document) -> Any:
     from core.splitters import get_splitter
 
-    splitter = get_splitter(splitter_name, **json.loads(params_json or "{}"))
-    return splitter.analyze(_document)
+    def analyze() -> Any:
+        return get_splitter(splitter_name, **json.loads(params_json or "{}")).analyze(_document)
+
+    return cached("semantic", (doc_key, splitter_name, params_json), analyze)
 
 
 def semantic_analysis_cached(document: Document, splitter_name: str, params_json: str) -> Any:
@@ -234,11 +305,10 @@ def semantic_analysis_cached(document: Document, splitter_name: str, params_json
     return _semantic_analysis(document_key(document), splitter_name, params_json, document)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
 def _document_tokens(doc_key: str, tokenizer: str, _text: str) -> int:
     from core.tokens.counts import document_token_count
 
-    return document_token_count(_text, tokenizer)
+    return cached("tokens", (doc_key, tokenizer), lambda: document_token_count(_text, tokenizer))
 
 
 def document_tokens(document: Document, tokenizer: str = "model") -> int:
@@ -252,15 +322,10 @@ def count_tokens(texts: tuple[str, ...], tokenizer: str = "model") -> list[int]:
     return model_tokenizer(tokenizer).count_many(list(texts))
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _derived(key: str, _build: Callable[[], Any]) -> Any:
-    return _build()
-
-
 def derived(key: str, build: Callable[[], Any]) -> Any:
     """``build()``, computed once per ``key`` (which must name everything the value is made from,
     e.g. a :func:`nodes_key`): a page's figures and frames that only change with its nodes. Read-only."""
-    return _derived(key, build)
+    return cached("derived", key, build)
 
 
 def params_json(params: dict[str, Any]) -> str:
@@ -273,8 +338,7 @@ def params_json(params: dict[str, Any]) -> str:
 def clear() -> None:
     """Empty the content caches (loads, splits, measurements), keeping the models."""
     st.cache_data.clear()
-    for store in (_load, _split, _metrics, _report, _semantic_analysis, _document_tokens, _derived):
-        store.clear()
+    _STORE.clear()
 
 
 # -- models -----------------------------------------------------------------

@@ -241,12 +241,14 @@ def parser_text_diff(runs: Sequence[ParserRun]) -> None:
     st.code("\n".join(lines) if lines else "The two parsers read the same words.", language="diff", height=420)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
 def cache_text_diff(a: str, b: str) -> Any:
     """:func:`core.loaders.parsers.text_diff`, kept across reruns (a long PDF's words take a moment)."""
+    import hashlib
+
     from core.loaders.parsers import text_diff
 
-    return text_diff(a, b)
+    key = tuple(hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest() for text in (a, b))
+    return cache.cached("text_diff", key, lambda: text_diff(a, b))
 
 
 def parser_chunks(runs: Sequence[ParserRun]) -> None:

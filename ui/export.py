@@ -62,12 +62,14 @@ class ExportFile:
         return f"{size / (1024 * 1024):,.1f} MB"
 
 
-@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
 def node_files(nodes: Sequence[Node], stem: str) -> dict[str, ExportFile]:
-    """The nodes as JSONL, CSV and Parquet, keyed by format name (cached per node set)."""
+    """The nodes as JSONL, CSV and Parquet, keyed by format name (cached per node set, in the server's byte budget)."""
+    return cache.cached("node_files", (cache.nodes_key(nodes), stem), lambda: _node_files(list(nodes), stem))
+
+
+def _node_files(nodes: list[Node], stem: str) -> dict[str, ExportFile]:
     from core.output.export import nodes_to_csv, nodes_to_jsonl, nodes_to_parquet
 
-    nodes = list(nodes)
     return {
         "JSONL": ExportFile(nodes_to_jsonl(nodes).encode("utf-8"), f"{stem}.jsonl", "application/jsonl"),
         "CSV": ExportFile(nodes_to_csv(nodes).encode("utf-8"), f"{stem}.csv", "text/csv"),
@@ -75,7 +77,6 @@ def node_files(nodes: Sequence[Node], stem: str) -> dict[str, ExportFile]:
     }
 
 
-@st.cache_data(max_entries=8, show_spinner=False, hash_funcs=HASH_FUNCS)
 def snapshot_file(
     document: Document,
     nodes: Sequence[Node],
@@ -86,8 +87,21 @@ def snapshot_file(
 ) -> ExportFile:
     """The snapshot page of one document's nodes (cached per document, nodes, config, choice and ``trace_key``).
 
-    ``_query_result`` (not hashed: ``trace_key`` names it) adds the Query page's last trace.
+    ``_query_result`` (not in the key: ``trace_key`` names it) adds the Query page's last trace.
     """
+    key = (cache.document_key(document), cache.nodes_key(nodes), config.key(), selected_ids, trace_key)
+    return cache.cached(
+        "snapshot", key, lambda: _snapshot_file(document, nodes, config, selected_ids, _query_result)
+    )
+
+
+def _snapshot_file(
+    document: Document,
+    nodes: Sequence[Node],
+    config: PipelineConfig,
+    selected_ids: tuple[str, ...],
+    _query_result: QueryResult | None,
+) -> ExportFile:
     page = snapshot_html(document, nodes, config, selected_ids=selected_ids, query_result=_query_result)
     stem = file_stem([document], config.splitter.name, "snapshot")
     return ExportFile(page.encode("utf-8"), f"{stem}.html", "text/html")

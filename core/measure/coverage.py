@@ -15,7 +15,8 @@ from core.runtime.memo import Memo
 from core.schema import Document, Node
 from core.tokens.char_index import CharIndex
 
-_SENTENCE_ENDS = Memo(8)
+# The sentence ends of the last texts measured: at most 8 texts and 8 million characters.
+_SENTENCE_ENDS = Memo(8_000_000, max_entries=8)
 
 
 def _sentence_ends(text: str) -> np.ndarray:
@@ -24,7 +25,7 @@ def _sentence_ends(text: str) -> np.ndarray:
     (ends,) = _SENTENCE_ENDS.get_many([text])
     if ends is None:
         ends = sentence_ends(text)
-        _SENTENCE_ENDS.put(text, ends, 1)
+        _SENTENCE_ENDS.put(text, ends, max(len(text), 1))
     return ends
 
 

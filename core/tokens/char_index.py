@@ -71,7 +71,7 @@ class CharIndex:
         """The index of ``text``, kept for the last few texts."""
         (index,) = _INDEXES.get_many([text])
         if index is None:
-            index = _INDEXES.put(text, cls(text), 1)
+            index = _INDEXES.put(text, cls(text), max(len(text), 1))
         return index
 
     def _in_space(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -106,10 +106,11 @@ class CharIndex:
         return (positions == 0) | (positions == self.length) | is_break(positions - 1) | is_break(positions)
 
 
-# Indexes of the last 8 texts measured, whatever their size (a measure reads one 4-5 times, so a text too
-# large to keep would be indexed again each time); ~11 bytes per character each (the int64 non-space
-# prefix, the positions of whitespace runs and break characters), besides the text they keep alive.
-_INDEXES = Memo(8)
+# Indexes of the last texts measured, at most 8 and 8 million characters (a measure reads one 4-5 times, and
+# the largest text a file may give, 5 million characters, always fits); ~11 bytes per character each (the int64
+# non-space prefix, the positions of whitespace runs and break characters), besides the text they keep alive.
+# Counted in texts alone, eight 5 MB texts held ~500 MB.
+_INDEXES = Memo(8_000_000, max_entries=8)
 
 
 def exact_spans(
