@@ -10,6 +10,7 @@ and the first session gets the deadline's sentence instead of a spinner for ever
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 from urllib.parse import quote
@@ -74,4 +75,106 @@ def test_a_slow_split_from_a_link_stalls_neither_the_server_nor_other_sessions(b
         assert health_seconds(app_url) < 1.0
     finally:
         slow.close()
+        other.close()
+
+
+# Passes the regex check (no quantifier inside a quantifier) and fails in a millisecond in the native splitter's
+# `regex`, yet Python's `re`, which LangChain's splitter uses, tries about 2**26 ways at every run of 25 a's
+# before it fails there (0.4 s at 2**20; each step doubles it).
+BACKTRACKING_SEPARATOR = "a?" * 26 + "a" * 26
+RUNS_OF_A = (("a" * 25 + "b\n") * 16).encode()
+EXPORT_LINK = (
+    f"Export?splitter=recursive&separators={quote(json.dumps([BACKTRACKING_SEPARATOR]))}"
+    "&is_separator_regex=true&chunk_size=100&chunk_overlap=0"
+)
+
+
+def _second_session_renders_chunks(other, app_url: str) -> None:  # noqa: ANN001
+    second = other.new_page()
+    second.set_default_timeout(WAIT_MS)
+    second.goto(app_url, wait_until="domcontentloaded")
+    second.get_by_text("Loaded documents").first.wait_for(state="visible", timeout=60_000)
+    second.locator('[data-testid="stSidebarNav"]').get_by_text("Chunks", exact=True).click()
+    second.get_by_text("LLM view").first.wait_for(state="visible", timeout=60_000)
+    idle(second)
+
+
+def test_the_export_checks_framework_regex_stalls_neither_the_server_nor_other_sessions(browser, app_url: str) -> None:
+    slow = browser.new_context(viewport={"width": 1280, "height": 1000})
+    other = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        page = slow.new_page()
+        page.set_default_timeout(WAIT_MS)
+        # The link sets the configuration; the file is uploaded in the same session, then Export opened.
+        page.goto(f"{app_url}/{EXPORT_LINK}", wait_until="domcontentloaded")
+        page.get_by_role("tab", name="LangChain").first.wait_for(state="visible")
+        idle(page)
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        nav.get_by_text("Documents", exact=True).click()
+        page.get_by_text("Loaded documents").first.wait_for(state="visible")
+        before = start_upload(page, [{"name": "runs.txt", "mimeType": "text/plain", "buffer": RUNS_OF_A}])
+        wait_for_count(page, before + 1)
+        nav.get_by_text("Export", exact=True).click()
+        page.get_by_role("tab", name="LangChain").first.wait_for(state="visible")
+        idle(page)
+        # Only the uploaded file is checked, as in the report: the deadline is split_seconds per document checked.
+        picker = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Documents to export").first
+        picker.get_by_role("button", name="Clear all").first.click()
+        idle(page)
+        picker.locator("input").first.fill("runs.txt")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
+        idle(page)
+        page.get_by_role("tab", name="LangChain").first.click()
+        page.get_by_text("Count the chunks this script changes").last.click()
+        page.get_by_text("Running the LangChain script's splitter").first.wait_for(state="visible")
+
+        answers = []
+        for _ in range(5):
+            answers.append(health_seconds(app_url))
+            time.sleep(0.5)
+        assert max(answers) < 1.0, answers
+        _second_session_renders_chunks(other, app_url)
+        assert health_seconds(app_url) < 1.0
+
+        error = page.locator('[data-testid="stAlert"]').filter(has_text="took longer than the")
+        error.first.wait_for(state="visible", timeout=(DEFAULT_LIMITS.split_seconds + 120) * 1000)
+        text = error.first.inner_text()
+        assert "runs.txt: running the LangChain script's splitter" in text and "split_seconds" in text
+    finally:
+        slow.close()
+        other.close()
+
+
+def _html_of(size: int) -> bytes:
+    section = "<h2>Section {i}</h2><p>Paragraph {i} with <b>bold</b> words and <a href='#s{i}'>a link</a>.</p>\n"
+    parts, total, i = [], 0, 0
+    while total < size:
+        part = section.format(i=i)
+        parts.append(part)
+        total += len(part)
+        i += 1
+    return ("<html><body>" + "".join(parts) + "</body></html>").encode()
+
+
+def test_a_5_mb_upload_stalls_neither_the_server_nor_other_sessions(browser, app_url: str) -> None:
+    heavy = browser.new_context(viewport={"width": 1280, "height": 1000})
+    other = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        page = heavy.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(app_url, wait_until="domcontentloaded")
+        page.get_by_text("Loaded documents").first.wait_for(state="visible")
+        data = _html_of(4_900_000)
+        before = start_upload(page, [{"name": "big_page.html", "mimeType": "text/html", "buffer": data}])
+        # While it is read (in a child) and taken in (packed), the server answers at once.
+        answers = []
+        while not page.get_by_text(f"Loaded documents · {before + 1}").first.is_visible():
+            answers.append(health_seconds(app_url))
+            assert len(answers) < 600, "the upload never finished"
+            time.sleep(0.2)
+        assert answers and max(answers) < 1.0, answers
+        _second_session_renders_chunks(other, app_url)
+    finally:
+        heavy.close()
         other.close()
