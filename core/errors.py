@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 
+def as_typed(text: str) -> str:
+    """``text`` quoted as a user typed it, for a sentence: backslashes as they are (``repr`` doubles them, so a
+    refusal of ``\\s+`` read ``'\\\\s+'``), line breaks and other unprintable characters escaped, so the
+    sentence stays one line."""
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    return f"'{shown}'"
+
+
 class ChunkScopeError(Exception):
     """Base of every error ChunkScope raises on purpose."""
 

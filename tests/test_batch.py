@@ -426,7 +426,7 @@ def test_inputs_from_globs_lists_and_parquet_lists(corpus: Path, tmp_path: Path)
 
     result = run_batch([f"@{listing}", str(tmp_path / "*.nothing")], small_config(), tmp_path / "out", workers=1)
     failed = {Path(entry["source"]).name: entry["reason"] for entry in result.report["failed"]}
-    assert failed == {"missing.md": "missing.md: file not found", "*.nothing": "no file matches this pattern"}
+    assert failed == {"missing.md": "file not found", "*.nothing": "no file matches this pattern"}  # named once
     assert result.report["corpus"]["files_ok"] == 1
 
 

@@ -240,3 +240,34 @@ def test_a_chunk_that_cannot_be_made_leaves_nothing_aside(tmp_path: Path):
     assert list(tmp_path.iterdir()) == []
     store.write_chunks([b"{", b"}"], "report.json")
     assert (tmp_path / "report.json").read_bytes() == b"{}"
+
+
+@pytest.mark.parametrize("manifest_written", [False, True])
+def test_the_cli_says_resume_only_where_a_manifest_records_what_was_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, manifest_written: bool
+) -> None:
+    # A read-only mount fails before anything is written: "rerun with --resume" pointed at a manifest that
+    # could not be created.
+    import errno
+
+    from core.batch.manifest import MANIFEST
+    from core.batch.storage import OutputWriteError
+    from core.cli import batch as cli_batch
+    from core.cli.main import main
+
+    out = tmp_path / "out"
+    if manifest_written:
+        out.mkdir()
+        (out / MANIFEST).write_text("")
+
+    def read_only(*args, **kwargs):
+        raise OutputWriteError("create the folder", str(out / "nodes"), OSError(errno.EROFS, "Read-only file system"))
+
+    monkeypatch.setattr(cli_batch, "run_batch", read_only)
+    source = tmp_path / "a.md"
+    source.write_text("# A\n\nText.\n")
+    assert main(["batch", str(source), "--out", str(out), "-q"]) != 0
+    err = capsys.readouterr().err
+    assert "Read-only file system (EROFS)" in err
+    assert ("rerun with --resume" in err) is manifest_written
+    assert ("nothing was written" in err) is not manifest_written

@@ -268,7 +268,7 @@ def test_batch_lists_the_file_that_hit_the_deadline_and_goes_on(tmp_path: Path) 
     assert [(Path(entry["source"]).name, entry["reason"]) for entry in report["failed"]] == [
         (
             "stuck.md",
-            "stuck.md: splitting with langchain.character took longer than the 3 s limit (split_seconds) and was stopped",
+            "splitting with langchain.character took longer than the 3 s limit (split_seconds) and was stopped",
         )
     ]
 

@@ -218,3 +218,15 @@ def test_other_units_and_the_empty_separator_take_the_general_path(separator: st
     assert splitter.spans(Document(text=text)) == expected
     if tokenizer == "words":  # counted in words, "four five six seven" is one chunk of four
         assert text[expected[1].start : expected[1].end] == "four five six seven"
+
+
+@pytest.mark.parametrize("trailing_space", [-1, -1000, 1, 3])
+def test_the_c_search_hands_back_a_trailing_space_that_is_not_the_separators_length(trailing_space: int) -> None:
+    # Internal callers pass 0 or the whitespace separator's length; any other value would move a chunk's end
+    # outside the text (a negative one read past its end). The C search checks its arguments and declines.
+    text = "one\n\ntwo\n\nthree\n\n" * 20
+    shifts, overlap_tails, widest_shift, _ = separator_search._separator_profile("\n\n")
+    native = separator_search.separator_search_native.bounds(
+        text, "\n\n", 10, 0, shifts, overlap_tails, widest_shift, trailing_space, 8
+    )
+    assert native is None

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from core.cli.main import main
 from core.config import PipelineConfig
-from core.errors import ConfigError
+from core.errors import ConfigError, as_typed
 from core.params import Configurable, param
 from core.runtime.regex_check import check_bounded_regex
 from core.splitters import SPLITTERS, get_splitter
@@ -42,7 +42,7 @@ REGEX_PARAMS = [
 
 
 def sentence(name: str, label: str, pattern: str = ATTACK) -> str:
-    return f"{name}: {label} {pattern!r} {REFUSAL}"
+    return f"{name}: {label} {as_typed(pattern)} {REFUSAL}"
 
 
 def test_the_regex_parameters_are_declared_as_regexes() -> None:
@@ -149,7 +149,7 @@ def test_language_presets_are_built_ins_exempt_from_the_checker() -> None:
     ],
 )
 def test_secondary_chunking_regex_refuses_each_shape(pattern: str, problem: str) -> None:
-    with pytest.raises(ConfigError, match=re.escape(f"{pattern!r} is rejected: {problem} can take exponential time")):
+    with pytest.raises(ConfigError, match=re.escape(f"{as_typed(pattern)} is rejected: {problem} can take exponential time")):
         get_splitter("llamaindex.sentence", secondary_chunking_regex=pattern)
 
 
@@ -244,3 +244,11 @@ def _as_text(value: object) -> str:
     if isinstance(value, list):
         return json.dumps(value)
     return str(value)
+
+
+def test_a_refusal_quotes_the_pattern_as_it_was_typed(capsys) -> None:
+    # repr doubled every backslash: "(\\s+)+" read '(\\\\s+)+' in the sentence.
+    assert main(["config", "--splitter", "langchain.recursive", "--set", "separators=(\\s+)+",
+                 "--set", "is_separator_regex=true"]) != 0
+    assert "separator '(\\s+)+' is rejected" in capsys.readouterr().err
+    assert as_typed("a\nb\\d") == "'a\\nb\\d'"  # a line break escaped, the backslash as typed

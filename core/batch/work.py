@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core.batch.arrow_columns import array_of, arrow_table, row_bytes
-from core.errors import ChunkScopeError
+from core.errors import ChunkScopeError, LoadError
 
 _REASON_CHARS = 300
 
@@ -173,6 +173,9 @@ def process_file(task: dict[str, Any], config: str, embed: str = "", *, stream: 
     try:
         _process(task, config, embed, result, stream)
         result["status"] = "ok"
+    except LoadError as exc:
+        # The report lists the file beside its reason: the error's own "file: " prefix would name it twice.
+        result["reason"] = one_line(exc.problem)
     except ChunkScopeError as exc:
         result["reason"] = one_line(exc)
     except Exception as exc:  # a bug or a library's surprise on odd input: this file fails, the run goes on

@@ -140,11 +140,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     except OutputWriteError as failure:
         if line:
             line.close()
-        print(
-            f"chunkscope: {failure}; what is written is recorded in the manifest: "
-            f"make room (or fix the folder) and rerun with --resume",
-            file=sys.stderr,
-        )
+        print(f"chunkscope: {failure}; {_after_write_failure(args.out)}", file=sys.stderr)
         return OUTPUT_ERROR
     if line:
         line.close()
@@ -208,3 +204,14 @@ def _clock(seconds: float) -> str:
 
 
 __all__: list[Any] = ["register", "cmd_batch", "batch_commands"]
+
+
+def _after_write_failure(out: str) -> str:
+    """What to do next: resume what the manifest recorded, or, where none could be written, fix the folder."""
+    from pathlib import Path
+
+    from core.batch.manifest import MANIFEST
+
+    if (Path(out) / MANIFEST).is_file():
+        return "what is written is recorded in the manifest: make room (or fix the folder) and rerun with --resume"
+    return "nothing was written: pick a folder you can write to (or make room) and run again"

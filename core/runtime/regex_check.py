@@ -21,7 +21,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 import regex
 
-from core.errors import ConfigError
+from core.errors import ConfigError, as_typed
 
 MAX_PATTERN_LENGTH = 200
 _REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT}
@@ -37,15 +37,15 @@ def check_bounded_regex(pattern: str, where: str) -> None:
     without nesting (``a?a?a?…aaa…``), so every match of a user's pattern also runs under a deadline.
     """
     if len(pattern) > MAX_PATTERN_LENGTH:
-        raise ConfigError(f"{where} {pattern[:20]!r}… is longer than {MAX_PATTERN_LENGTH} characters")
+        raise ConfigError(f"{where} {as_typed(pattern[:20])}… is longer than {MAX_PATTERN_LENGTH} characters")
     try:
         regex.compile(pattern, regex.VERSION0)
         parsed = sre_parse.parse(pattern)
     except (regex.error, re.error, RecursionError, OverflowError) as exc:
-        raise ConfigError(f"{where} {pattern!r} is not a valid regular expression ({exc})") from None
+        raise ConfigError(f"{where} {as_typed(pattern)} is not a valid regular expression ({exc})") from None
     problem = _risky(parsed, inside_repeat=False)
     if problem:
-        raise ConfigError(f"{where} {pattern!r} is rejected: {problem} can take exponential time")
+        raise ConfigError(f"{where} {as_typed(pattern)} is rejected: {problem} can take exponential time")
 
 
 def _risky(items: object, inside_repeat: bool) -> str | None:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import regex
 
-from core.errors import ConfigError
+from core.errors import ConfigError, as_typed
 from core.params import param
 from core.runtime.regex_check import MAX_PATTERN_LENGTH
 from core.schema import Document
@@ -301,7 +301,7 @@ class _Recursion:
             return [match.start() if self.keep_at_start else match.end() for match in matches]
         except TimeoutError:
             raise ConfigError(
-                f"recursive: separator {separator.pattern[:40]!r} took longer than "
+                f"recursive: separator {as_typed(separator.pattern[:40])} took longer than "
                 f"{REGEX_TIMEOUT_SECONDS:g} seconds on this document"
             ) from None
 

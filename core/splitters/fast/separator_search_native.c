@@ -116,8 +116,11 @@ static PyObject *bounds(PyObject *module, PyObject *args) {
     s.shift_count = PyTuple_GET_SIZE(shifts);
     /* Sizes past a quarter of the index range (no text is that long) would make the arithmetic below overflow. */
     const Py_ssize_t huge = PY_SSIZE_T_MAX / 4;
+    /* trailing_space is 0 or the separator's length (a whitespace separator): any other value would move a
+     * chunk's end outside the text. walk_limit bounds each walk: it must not be negative. */
     if (s.size == 0 || chunk_size < 1 || chunk_size > huge || chunk_overlap < 0 || chunk_overlap > huge ||
-        s.shift_count > MAX_SHIFTS || widest_shift < 0 || widest_shift > huge)
+        s.shift_count > MAX_SHIFTS || widest_shift < 0 || widest_shift > huge ||
+        (trailing_space != 0 && trailing_space != s.size) || s.walk_limit < 0 || s.walk_limit > huge)
         Py_RETURN_NONE;
     for (Py_ssize_t i = 0; i < s.shift_count; i++) {
         s.shifts[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shifts, i));
