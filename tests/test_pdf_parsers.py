@@ -367,3 +367,42 @@ def test_the_handbook_reads_the_same_words_with_either_parser_but_the_markup() -
     rich = structured(HANDBOOK_PDF)
     assert [word for word in rich.text.split() if word not in MARKUP] == plain.text.split()
     assert "10. Review the grounded prompt" in rich.text
+
+
+def _pdf_with_resources_behind_references(links: int, text: str) -> bytes:
+    """One page whose /Resources is a chain of ``links`` references before the dictionary: pdfplumber follows
+    it, pypdf raises on the page (and the file used to read as having no text layer)."""
+    import io
+
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources 10 0 R /Contents 5 0 R >>",
+        4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    content = b"BT /F1 12 Tf 72 720 Td (" + text.encode() + b") Tj ET"
+    objects[5] = b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+    for i in range(links):
+        objects[10 + i] = b"%d 0 R" % (11 + i)
+    objects[10 + links] = b"<< /Font << /F1 4 0 R >> >>"
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = out.tell()
+        out.write(b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n")
+    xref, size = out.tell(), max(objects) + 1
+    out.write(b"xref\n0 %d\n" % size)
+    for number in range(size):
+        out.write(b"%010d 00000 n \n" % offsets[number] if number in offsets else b"0000000000 65535 f \n")
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("links", [1, 40])
+def test_a_page_pypdf_cannot_read_is_read_by_pdfplumber_and_said_so(links: int) -> None:
+    text = "Text behind a chain of resource references."
+    (document,) = load_bytes(_pdf_with_resources_behind_references(links, text), "chained.pdf")
+    assert document.text == text
+    assert document.metadata["parser"] == "pypdf" and document.metadata["fallback_pages"] == [1]
+    assert document.metadata["load_warning"] == "pypdf could not read page 1: read by pdfplumber instead"

@@ -44,6 +44,7 @@ from core.loaders.pdf_garble import (
     better_text,
     blocks_text,
     garbled_pages,
+    read_unread_pages,
     repair_garbled,
     repair_garbled_blocks,
     suspect,
@@ -93,7 +94,8 @@ class _TextLayer:
 
     blocks: list[Any] | None  # pdfplumber's blocks per page; None when pypdf read the pages
     page_texts: list[str]  # pypdf's text per page (empty for pdfplumber)
-    fallback: list[int]  # the pages read by the other parser because this one's text was garbled
+    fallback: list[int]  # the pages read by the other parser (this one's text was garbled, or it could not read them)
+    read_by_other: list[int]  # of those, the pages this parser could not read at all
     unreadable: dict[int, str]  # pages that gave no text because pypdf failed on them, with the reason
     partly: dict[int, str]  # pages pypdf read only in part, with the reason
     blank: list[int]  # pages with no text (and no failure)
@@ -255,6 +257,7 @@ class PdfLoader(Loader):
                 blocks=blocks,
                 page_texts=[],
                 fallback=fallback,
+                read_by_other=[],
                 unreadable={},
                 partly={},
                 blank=[number for number, page in enumerate(blocks, start=1) if not page],
@@ -262,12 +265,18 @@ class PdfLoader(Loader):
                 unchecked=[],
             )
         texts, skipped = self._extract(reader, file_name)
-        texts, fallback = repair_garbled(data, texts, layout=self.extraction_mode == "layout", skip=heavy)
+        layout = self.extraction_mode == "layout"
+        texts, fallback = repair_garbled(data, texts, layout=layout, skip=heavy)
+        # Pages pypdf failed on, and blank ones whose content does draw text (pypdf lost it without a word).
+        unread = {*skipped, *(n for n, text in enumerate(texts, start=1) if not text and _draws_text(reader, n))}
+        texts, read_by_other = read_unread_pages(data, texts, unread, layout=layout, skip=heavy)
+        skipped = {number: reason for number, reason in skipped.items() if number not in read_by_other}
         unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
         return _TextLayer(
             blocks=None,
             page_texts=texts,
-            fallback=fallback,
+            fallback=sorted([*fallback, *read_by_other]),
+            read_by_other=read_by_other,
             unreadable=unreadable,
             partly={number: reason for number, reason in skipped.items() if texts[number - 1]},
             blank=[number for number, text in enumerate(texts, start=1) if not text and number not in unreadable],
@@ -302,7 +311,11 @@ class PdfLoader(Loader):
             )
         if layer.fallback:
             other = "pdfplumber" if self.parser == "pypdf" else "pypdf"
-            notes.append(f"{self.parser}'s text was garbled on {pages_phrase(layer.fallback)}: read by {other} instead")
+            garbled = [number for number in layer.fallback if number not in layer.read_by_other]
+            if garbled:
+                notes.append(f"{self.parser}'s text was garbled on {pages_phrase(garbled)}: read by {other} instead")
+            if layer.read_by_other:
+                notes.append(f"{self.parser} could not read {pages_phrase(layer.read_by_other)}: read by {other} instead")
         if layer.unchecked:
             notes.append(
                 f"the text of {pages_phrase(layer.unchecked)} reads little like words and was not read again by "
@@ -416,3 +429,13 @@ class PdfLoader(Loader):
                 unreadable[number] = gave_up[0]
             texts.append(text if text.strip() else "")
         return texts, unreadable
+
+
+def _draws_text(reader: PdfReader, number: int) -> bool:
+    """Whether page ``number``'s own content stream opens a text object (``BT``): a page pypdf read as blank,
+    though it draws text, is worth a second read. A scan's page draws an image only."""
+    try:
+        contents = reader.pages[number - 1].get_contents()
+        return contents is not None and b"BT" in contents.get_data()
+    except Exception:  # content pypdf cannot even decode: the second read finds out
+        return True

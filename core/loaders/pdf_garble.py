@@ -180,6 +180,31 @@ def repair_garbled(
     return repaired, replaced
 
 
+def read_unread_pages(
+    data: bytes, texts: list[str], unread: Collection[int], *, layout: bool, skip: Collection[int] = ()
+) -> tuple[list[str], list[int]]:
+    """pypdf's page texts, with pdfplumber's for the pages pypdf could not read (``unread``: it failed or gave up
+    on them) where pdfplumber reads some text; and the numbers of the pages so read.
+
+    pypdf fails on some structures pdfplumber follows (a page's /Resources behind a chain of references: pypdf
+    raised on it and the file read as "has no text layer"). The pages in ``skip`` are never read again.
+    """
+    wanted = sorted(number for number in unread if number not in skip and not texts[number - 1])
+    if not wanted:
+        return texts, []
+    from core.loaders.pdf_structure import page_text
+
+    try:
+        theirs = page_text(data, wanted, layout=layout)
+    except Exception:  # pdfplumber cannot read them either: they stay unread, with pypdf's reason
+        return texts, []
+    read = list(texts)
+    found = [number for number, text in sorted(theirs.items()) if text.strip()]
+    for number in found:
+        read[number - 1] = theirs[number]
+    return read, found
+
+
 def repair_garbled_blocks(reader: Any, pages_blocks: list[list[Any]]) -> tuple[list[list[Any]], list[int]]:
     """pdfplumber's blocks, with a page's pypdf text as paragraphs where pdfplumber's is suspect and pypdf's reads
     clearly better; and the numbers of the pages so replaced."""
