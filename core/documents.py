@@ -189,24 +189,20 @@ def _split_keeping(splitter: Splitter, limits: Limits, document: Document) -> tu
     return spans is not None, made, added_to_tables(document.text, marks)
 
 
+@lru_cache(maxsize=32)
 def _warm(splitter: Splitter) -> None:
-    """Import the splitter's framework here, once: every child forked after it inherits the import.
+    """Prepare the splitter's framework here, once (:meth:`~core.engines.base.FrameworkSplitter.prepare`: its
+    imports and bundled data): every child forked after it inherits them.
 
-    A child's imports die with it; without this each split in a child paid the framework's import
-    again (about a second for LangChain on a busy machine). Only the import: the framework's code is
-    never run here, not even on a trusted sentence (a user's pattern in its arguments would run with it).
+    A child's imports die with it; without this each split in a child paid the framework's import again
+    (about a second for LangChain; NLTK for LlamaIndex, 2-3 s). Never the framework's splitting code: that,
+    with the user's settings in it, runs only in the child.
     """
-    target = getattr(splitter, "framework_target", None)
-    if callable(target):
-        _import_quietly(target().partition(":")[0])
-
-
-@lru_cache(maxsize=64)
-def _import_quietly(module: str) -> None:
-    from importlib import import_module
-
+    prepare = getattr(splitter, "prepare", None)
+    if not callable(prepare):
+        return
     try:
-        import_module(module)
+        prepare()
     except Exception:  # only a head start: the split, in the child, reports what is wrong
         pass
 

@@ -21,8 +21,8 @@ sessions with the same file and settings share work and never each other's state
 
 They share one ceiling in bytes, :data:`SERVER_CACHE_MB` (``CHUNKSCOPE_SERVER_CACHE_MB``, 512 by default):
 each value is charged what :func:`core.runtime.sizes.approx_bytes` estimates it holds, and the least
-recently used go first. Counted in entries, 64 loads and 32 splits of distinct 5 MB uploads took the
-server from 1 to 2.1 GB; in bytes, its memory stays flat however many closed sessions uploaded what.
+recently used go first. Counted in entries (64 loads, 32 splits), distinct 5 MB uploads took the server
+from 1 to 2.1 GB in ten sessions; in bytes, it levels off with the ceiling (benchmarks/NOTES.md).
 """
 
 from __future__ import annotations

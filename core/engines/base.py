@@ -121,6 +121,20 @@ class FrameworkSplitter(Splitter):
         """
         raise NotImplementedError
 
+    def prepare(self) -> None:
+        """What the framework's work needs that is the same for every document and is ChunkScope's to do: the
+        framework's module imported and the bundled tiktoken encoding this engine counts in loaded. The server
+        calls it before forking the bounded child that splits, so every child inherits it (a LlamaIndex child
+        that imported NLTK itself took 2-3 s a rerun); it never runs the framework's splitting code.
+        """
+        from core.tokens.bundled_data import TIKTOKEN_ENCODINGS, tiktoken_encoding
+
+        import_module(self.framework_target().partition(":")[0])
+        for name in ("tokenizer", "encoding_name", "token_counter"):
+            unit = getattr(self, name, None)
+            if isinstance(unit, str) and unit in TIKTOKEN_ENCODINGS:
+                tiktoken_encoding(unit)
+
     def build_framework(self) -> Any:
         """The framework's splitter: ``framework_target()(**framework_kwargs())``."""
         module, _, qualname = self.framework_target().partition(":")

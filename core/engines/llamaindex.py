@@ -132,6 +132,10 @@ class LlamaIndexEngine(FrameworkSplitter):
         """The configured LlamaIndex node parser (built once per configuration)."""
         return _node_parser(self)
 
+    def prepare(self) -> None:
+        super().prepare()
+        _framework_data()
+
     def chunks(self, document: Document) -> list[FrameworkChunk]:
         parser = self.node_parser()
         try:
@@ -156,10 +160,15 @@ def link_kwargs(engine: FrameworkSplitter) -> dict[str, bool]:
 
 @lru_cache(maxsize=32)
 def _node_parser(engine: LlamaIndexEngine) -> Any:
-    use_bundled_nltk_data()
-    # LlamaIndex's global tokenizer (what a parser given none counts with) is then found loaded, not fetched.
-    tiktoken_encoding("cl100k_base")
+    _framework_data()
     return engine.build_framework()
+
+
+def _framework_data() -> None:
+    """NLTK's bundled data on its path (importing NLTK: ~3 s on a busy machine), and LlamaIndex's global
+    tokenizer (what a parser given none counts with) loaded from the bundled file, not fetched."""
+    use_bundled_nltk_data()
+    tiktoken_encoding("cl100k_base")
 
 
 def chunks_from_nodes(nodes: list[Any], document: Document) -> list[FrameworkChunk]:
