@@ -66,9 +66,11 @@ run-deps:
 system-deps:
 	$(call APT_INSTALL,$(RUN_PACKAGES) $(TEST_PACKAGES))
 
+# MALLOC_ARENA_MAX=2: glibc's per-thread heaps fragment under a server's many threads; with two, 40 distinct 5 MB
+# uploads left it ~140 MB smaller and growing ~2 MB an upload instead of ~4-8 (benchmarks/NOTES.md).
 run: run-deps setup
 	$(STEP) "Starting ChunkScope at http://localhost:$(PORT) (Ctrl-C stops it)"
-	HF_HUB_OFFLINE=1 $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
+	HF_HUB_OFFLINE=1 MALLOC_ARENA_MAX=2 $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
 
 test: setup-dev
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -n 2 --dist loadgroup
