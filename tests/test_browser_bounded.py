@@ -34,6 +34,25 @@ def health_seconds(app_url: str) -> float:
     return time.monotonic() - started
 
 
+def _health_answers(app_url: str, count: int = 5) -> list[float]:
+    """How long ``/_stcore/health`` took, ``count`` times half a second apart."""
+    answers = []
+    for _ in range(count):
+        answers.append(health_seconds(app_url))
+        time.sleep(0.5)
+    return answers
+
+
+def _second_session_renders_chunks(other, app_url: str) -> None:  # noqa: ANN001
+    second = other.new_page()
+    second.set_default_timeout(WAIT_MS)
+    second.goto(app_url, wait_until="domcontentloaded")
+    second.get_by_text("Loaded documents").first.wait_for(state="visible", timeout=60_000)
+    second.locator('[data-testid="stSidebarNav"]').get_by_text("Chunks", exact=True).click()
+    second.get_by_text("LLM view").first.wait_for(state="visible", timeout=60_000)
+    idle(second)
+
+
 def test_a_slow_split_from_a_link_stalls_neither_the_server_nor_other_sessions(browser, app_url: str) -> None:
     slow = browser.new_context(viewport={"width": 1280, "height": 1000})
     other = browser.new_context(viewport={"width": 1280, "height": 1000})
@@ -49,20 +68,11 @@ def test_a_slow_split_from_a_link_stalls_neither_the_server_nor_other_sessions(b
         page.get_by_text("Splitting…").first.wait_for(state="visible")  # the split has started and is stuck
 
         # While it runs: the server answers at once, every time.
-        answers = []
-        for _ in range(5):
-            answers.append(health_seconds(app_url))
-            time.sleep(0.5)
+        answers = _health_answers(app_url)
         assert max(answers) < 1.0, answers
 
         # ...and another person's session renders, and splits its own document.
-        second = other.new_page()
-        second.set_default_timeout(WAIT_MS)
-        second.goto(app_url, wait_until="domcontentloaded")
-        second.get_by_text("Loaded documents").first.wait_for(state="visible", timeout=60_000)
-        second.locator('[data-testid="stSidebarNav"]').get_by_text("Chunks", exact=True).click()
-        second.get_by_text("LLM view").first.wait_for(state="visible", timeout=60_000)
-        idle(second)
+        _second_session_renders_chunks(other, app_url)
         assert page.get_by_text("Splitting…").first.is_visible()  # the first session is still waiting on its child
         assert health_seconds(app_url) < 1.0
 
@@ -87,16 +97,6 @@ EXPORT_LINK = (
     f"Export?splitter=recursive&separators={quote(json.dumps([BACKTRACKING_SEPARATOR]))}"
     "&is_separator_regex=true&chunk_size=100&chunk_overlap=0"
 )
-
-
-def _second_session_renders_chunks(other, app_url: str) -> None:  # noqa: ANN001
-    second = other.new_page()
-    second.set_default_timeout(WAIT_MS)
-    second.goto(app_url, wait_until="domcontentloaded")
-    second.get_by_text("Loaded documents").first.wait_for(state="visible", timeout=60_000)
-    second.locator('[data-testid="stSidebarNav"]').get_by_text("Chunks", exact=True).click()
-    second.get_by_text("LLM view").first.wait_for(state="visible", timeout=60_000)
-    idle(second)
 
 
 def test_the_export_checks_framework_regex_stalls_neither_the_server_nor_other_sessions(browser, app_url: str) -> None:
@@ -129,10 +129,7 @@ def test_the_export_checks_framework_regex_stalls_neither_the_server_nor_other_s
         page.get_by_text("Count the chunks this script changes").last.click()
         page.get_by_text("Running the LangChain script's splitter").first.wait_for(state="visible")
 
-        answers = []
-        for _ in range(5):
-            answers.append(health_seconds(app_url))
-            time.sleep(0.5)
+        answers = _health_answers(app_url)
         assert max(answers) < 1.0, answers
         _second_session_renders_chunks(other, app_url)
         assert health_seconds(app_url) < 1.0
