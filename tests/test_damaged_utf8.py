@@ -14,7 +14,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core.loaders import load_bytes
-from core.loaders.text import decode_text
+from core.loaders.decoding import decode_text
 
 BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 # Bytes that start no UTF-8 character: continuation bytes and the never-valid ones.

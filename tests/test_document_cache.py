@@ -17,7 +17,8 @@ import core.loaders
 from core.errors import LoadError
 from core.limits import Limits
 from core.loaders import cache as document_cache
-from core.loaders.cache import DocumentCache, document_from_json, document_to_json
+from core.loaders.cache import DocumentCache
+from core.loaders.document_json import document_from_json, document_to_json
 from core.schema import Document, Element, Page
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,7 +28,7 @@ from core.errors import (
 from core.limits import DEFAULT_LIMITS
 from core.loaders import LOADERS, load, load_bytes, loader_for, pdf_reader
 from core.loaders.code import LANGUAGES
-from core.loaders.text import decode_text
+from core.loaders.decoding import decode_text
 from core.schema import Document, MetadataMode
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -8,8 +8,8 @@ for and its options, the limits, and :func:`loader_code_version` (the loaders' s
 libraries' versions, the Tesseract program), so changing any of them misses rather than
 serving stale documents.
 
-Entries are plain JSON of the Document fields, checked field by field as they are read
-(never pickle: nothing read back can run code). A document whose fields JSON cannot give
+Entries are plain JSON of the Document fields (:mod:`core.loaders.document_json`), checked field by
+field as they are read (never pickle: nothing read back can run code). A document whose fields JSON cannot give
 back exactly (a tuple, a datetime, a non-string key) is not kept. Entries are written to a
 temporary file and renamed into place, so a reader never sees half of one; an entry that
 does not parse or check is deleted and counts as a miss. The folder is bounded by
@@ -39,8 +39,9 @@ from typing import Any
 
 from core.embed.cache import cache_root
 from core.limits import DEFAULT_LIMITS, Limits
+from core.loaders.document_json import Damaged, document_from_json, document_to_json, expect
 from core.loaders.file_kinds import folder_files, read_file
-from core.schema import Document, Element, NodeRelationship, Page
+from core.schema import Document
 
 # The entry layout; raise it when the JSON below changes shape.
 FORMAT_VERSION = 1
@@ -124,94 +125,6 @@ def entry_key(data: bytes, file_name: str, loader: str | None, options: dict[str
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-# -- Documents as JSON and back --------------------------------------------------------------------
-
-
-def document_to_json(document: Document) -> dict[str, Any]:
-    return {
-        "text": document.text,
-        "id": document.id,
-        "metadata": document.metadata,
-        "excluded_llm_metadata_keys": document.excluded_llm_metadata_keys,
-        "excluded_embed_metadata_keys": document.excluded_embed_metadata_keys,
-        "metadata_template": document.metadata_template,
-        "metadata_separator": document.metadata_separator,
-        "text_template": document.text_template,
-        "relationships": {NodeRelationship(key).value: value for key, value in document.relationships.items()},
-        "elements": [[e.kind, e.start_char, e.end_char, e.level, e.page, e.attrs] for e in document.elements],
-        "pages": [[p.number, p.label, p.start_char, p.end_char] for p in document.pages],
-        "markup": document.markup,
-    }
-
-
-class _Damaged(ValueError):
-    """An entry whose JSON is not what :func:`document_to_json` writes."""
-
-
-def _expect(value: Any, kind: type) -> Any:
-    if not isinstance(value, kind):
-        raise _Damaged(f"expected {kind.__name__}, found {type(value).__name__}")
-    return value
-
-
-def _int(value: Any) -> int:
-    # A bool is an int to isinstance; a span or a page number never is one.
-    if isinstance(value, bool):
-        raise _Damaged("expected int, found bool")
-    return _expect(value, int)
-
-
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else _int(value)
-
-
-def _strings(value: Any) -> list[str]:
-    return [_expect(item, str) for item in _expect(value, list)]
-
-
-def _span(start: Any, end: Any, length: int) -> tuple[int, int]:
-    start, end = _int(start), _int(end)
-    if not 0 <= start <= end <= length:
-        raise _Damaged(f"span {start}:{end} outside a text of {length} characters")
-    return start, end
-
-
-def document_from_json(data: Any) -> Document:
-    """A Document from :func:`document_to_json`'s output; anything else raises ``_Damaged``."""
-    data = _expect(data, dict)
-    text = _expect(data["text"], str)
-    elements = []
-    for row in _expect(data["elements"], list):
-        kind, start, end, level, page, attrs = _expect(row, list)
-        start, end = _span(start, end, len(text))
-        elements.append(
-            Element(_expect(kind, str), start, end, _optional_int(level), _optional_int(page), _expect(attrs, dict))
-        )
-    pages = []
-    for row in _expect(data["pages"], list):
-        number, label, start, end = _expect(row, list)
-        start, end = _span(start, end, len(text))
-        pages.append(Page(_int(number), _expect(label, str), start, end))
-    relationships: dict[NodeRelationship, str | list[str]] = {}
-    for key, value in _expect(data["relationships"], dict).items():
-        relationships[NodeRelationship(key)] = _strings(value) if isinstance(value, list) else _expect(value, str)
-    markup = data["markup"]
-    return Document(
-        text=text,
-        id=_expect(data["id"], str),
-        metadata=_expect(data["metadata"], dict),
-        excluded_llm_metadata_keys=_strings(data["excluded_llm_metadata_keys"]),
-        excluded_embed_metadata_keys=_strings(data["excluded_embed_metadata_keys"]),
-        metadata_template=_expect(data["metadata_template"], str),
-        metadata_separator=_expect(data["metadata_separator"], str),
-        text_template=_expect(data["text_template"], str),
-        relationships=relationships,
-        elements=elements,
-        pages=pages,
-        markup=None if markup is None else _expect(markup, str),
-    )
-
-
 # -- the folder ------------------------------------------------------------------------------------
 
 
@@ -228,7 +141,7 @@ class DocumentCache:
 
     def get(self, key: str) -> list[Document] | None:
         """The documents kept under ``key``, or None (nothing kept, or an entry that does not check: deleted)."""
-        return self._read(key, lambda value: [document_from_json(item) for item in _expect(value, list)])
+        return self._read(key, lambda value: [document_from_json(item) for item in expect(value, list)])
 
     def entry_bytes(self, key: str) -> int | None:
         """The size of the entry under ``key`` on disk, or None when there is none."""
@@ -263,11 +176,11 @@ class DocumentCache:
         except OSError:
             return None
         try:
-            entry = _expect(json.loads(raw), dict)
+            entry = expect(json.loads(raw), dict)
             if entry.get("format") != FORMAT_VERSION or entry.get("key") != key:
-                raise _Damaged("another format or key")
+                raise Damaged("another format or key")
             value = check(entry["value"])
-        except (ValueError, KeyError, TypeError) as exc:  # _Damaged and json's errors are ValueErrors
+        except (ValueError, KeyError, TypeError) as exc:  # Damaged and json's errors are ValueErrors
             self.damaged += 1
             _LOG.warning("%s: damaged document cache entry (%s): loading the file again", path, exc)
             path.unlink(missing_ok=True)
@@ -323,7 +236,7 @@ class DocumentCache:
     def folder_extensions(self) -> set[str]:
         """:func:`core.loaders.folder_extensions`, kept beside the documents under the loader code's version."""
         key = hashlib.sha256(f"folder extensions {loader_code_version()}".encode()).hexdigest()
-        found = self._read(key, lambda value: {_expect(item, str) for item in _expect(value, list)})
+        found = self._read(key, lambda value: {expect(item, str) for item in expect(value, list)})
         if found is None:
             from core.loaders import folder_extensions
 

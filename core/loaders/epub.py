@@ -19,9 +19,10 @@ from typing import Any
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.archive import Archive, ZipLoader, attr, child, children, descendants, local, resolve
 from core.loaders.blocks import BlockText
+from core.loaders.decoding import decode_text
 from core.loaders.html import declared_charset, html_to_text
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
-from core.loaders.text import add_warning, decode_text, make_document
+from core.loaders.text import add_warning, make_document
 from core.schema import Document
 
 _CHAPTER_TYPES = frozenset({"application/xhtml+xml", "text/html", "application/x-dtbook+xml"})

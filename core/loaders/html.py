@@ -19,8 +19,9 @@ from html.parser import HTMLParser
 
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.loaders.base import Loader
+from core.loaders.decoding import decode_text
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
-from core.loaders.text import decode_text, make_document, text_metadata
+from core.loaders.text import make_document, text_metadata
 from core.schema import Document, Element
 
 # Elements whose content is never visible text.

@@ -43,6 +43,7 @@ from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
 from core.loaders.pdf_garble import (
     better_text,
     blocks_text,
+    draws_text,
     garbled_pages,
     read_unread_pages,
     repair_garbled,
@@ -268,7 +269,7 @@ class PdfLoader(Loader):
         layout = self.extraction_mode == "layout"
         texts, fallback = repair_garbled(data, texts, layout=layout, skip=heavy)
         # Pages pypdf failed on, and blank ones whose content does draw text (pypdf lost it without a word).
-        unread = {*skipped, *(n for n, text in enumerate(texts, start=1) if not text and _draws_text(reader, n))}
+        unread = {*skipped, *(n for n, text in enumerate(texts, start=1) if not text and draws_text(reader, n))}
         texts, read_by_other = read_unread_pages(data, texts, unread, layout=layout, skip=heavy)
         skipped = {number: reason for number, reason in skipped.items() if number not in read_by_other}
         unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
@@ -429,13 +430,3 @@ class PdfLoader(Loader):
                 unreadable[number] = gave_up[0]
             texts.append(text if text.strip() else "")
         return texts, unreadable
-
-
-def _draws_text(reader: PdfReader, number: int) -> bool:
-    """Whether page ``number``'s own content stream opens a text object (``BT``): a page pypdf read as blank,
-    though it draws text, is worth a second read. A scan's page draws an image only."""
-    try:
-        contents = reader.pages[number - 1].get_contents()
-        return contents is not None and b"BT" in contents.get_data()
-    except Exception:  # content pypdf cannot even decode: the second read finds out
-        return True

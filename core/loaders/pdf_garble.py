@@ -205,6 +205,16 @@ def read_unread_pages(
     return read, found
 
 
+def draws_text(reader: Any, number: int) -> bool:
+    """Whether page ``number``'s own content stream opens a text object (``BT``): a page pypdf read as blank,
+    though it draws text, is worth a second read. A scan's page draws an image only."""
+    try:
+        contents = reader.pages[number - 1].get_contents()
+        return contents is not None and b"BT" in contents.get_data()
+    except Exception:  # content pypdf cannot even decode: the second read finds out
+        return True
+
+
 def repair_garbled_blocks(reader: Any, pages_blocks: list[list[Any]]) -> tuple[list[list[Any]], list[int]]:
     """pdfplumber's blocks, with a page's pypdf text as paragraphs where pdfplumber's is suspect and pypdf's reads
     clearly better; and the numbers of the pages so replaced."""
