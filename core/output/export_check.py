@@ -97,12 +97,22 @@ def check_export(
     return ExportCheck(library, len(app), len(script), identical, same_order=app == script)
 
 
+def prepare_script_data() -> None:
+    """The data a script loads from llama-index-core's files: tiktoken's encodings (loaded here first,
+    tiktoken hands them out by name) and NLTK's folder (importing NLTK costs seconds). Loaded before the
+    bounded child is forked, so it inherits them; no framework code runs."""
+    for encoding in bundled_encodings():
+        tiktoken_encoding(encoding)
+    use_bundled_nltk_data()
+
+
 def _script_chunks_bounded(splitter: Any, library: str, documents: Sequence[Document], limits: Limits) -> list[str]:
     """:func:`script_chunks` in a child stopped after ``limits.split_seconds`` per document or beyond
     ``limits.work_memory_mb``. One call for all the documents, as the script makes it (a hierarchy's
     script lists every level of every document in its own order)."""
     from core.runtime.bounded import run_bounded
 
+    prepare_script_data()
     names = [file_name_of(document) for document in documents]
     return run_bounded(
         lambda: script_chunks(splitter, library, documents),
@@ -120,10 +130,7 @@ def script_chunks(splitter: Any, library: str, documents: Sequence[Document]) ->
 
     code = CodeSnippet(library, "")
     body = splitter_code(splitter, code)
-    # The script loads these from llama-index-core's files; loaded here first, tiktoken hands them out by name.
-    for encoding in bundled_encodings():
-        tiktoken_encoding(encoding)
-    use_bundled_nltk_data()
+    prepare_script_data()
     namespace: dict[str, Any] = {"__name__": "chunkscope_export_check"}
     setup = [MODEL_SETUP] if code.needs_model else []
     try:
