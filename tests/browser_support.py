@@ -97,6 +97,22 @@ def open_chunks(page) -> None:  # noqa: ANN001
     idle(page)
 
 
+def open_tab(page, name: str) -> None:  # noqa: ANN001
+    """Select the tab ``name`` and keep it selected: a rerun that redraws the tabs may select the first again."""
+    tab = page.get_by_role("tab", name=name).first
+    for _ in range(5):
+        tab.click()
+        idle(page)
+        if tab.get_attribute("aria-selected") == "true":
+            return
+    raise AssertionError(f"the {name} tab would not stay selected")
+
+
+def visible_text(page, text: str):  # noqa: ANN001, ANN202
+    """The first element showing ``text`` that is visible (tabs keep their hidden panels in the page)."""
+    return page.get_by_text(text).filter(visible=True).first
+
+
 def _combobox(page, label: str):  # noqa: ANN001, ANN202
     # Streamlit's select box is a combobox input named by its label (even a collapsed one).
     return page.locator(f'[data-testid="stSelectbox"] input[role="combobox"][aria-label="{label}"]').first

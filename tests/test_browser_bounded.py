@@ -16,7 +16,7 @@ import urllib.request
 from urllib.parse import quote
 
 import pytest
-from browser_support import WAIT_MS, idle, start_upload, wait_for_count
+from browser_support import WAIT_MS, idle, open_tab, start_upload, visible_text, wait_for_count
 
 from core.limits import DEFAULT_LIMITS
 
@@ -125,8 +125,8 @@ def test_the_export_checks_framework_regex_stalls_neither_the_server_nor_other_s
         page.keyboard.press("Enter")
         page.keyboard.press("Escape")
         idle(page)
-        page.get_by_role("tab", name="LangChain").first.click()
-        page.get_by_text("Count the chunks this script changes").last.click()
+        open_tab(page, "LangChain")
+        visible_text(page, "Count the chunks this script changes").click()
         page.get_by_text("Running the LangChain script's splitter").first.wait_for(state="visible")
 
         answers = _health_answers(app_url)
