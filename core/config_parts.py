@@ -148,6 +148,10 @@ def _field_problem(
 
 
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
+# How hybrid retrieval fuses its two rankings: the names LlamaIndex's QueryFusionRetriever gives its modes.
+Fusion = Literal["relative_score", "reciprocal_rank"]
+# What a retrieval returns from a hierarchy of chunks (the hierarchical splitter's levels).
+Returns = Literal["chunks", "parents", "merged"]
 
 
 @dataclass(frozen=True)
@@ -158,10 +162,30 @@ class RetrievalSettings(Configurable):
     summary = "Top-k retrieval over node embeddings, optionally hybrid with BM25."
 
     top_k: int = param(5, "How many nodes the retriever returns (LlamaIndex's similarity_top_k).", ge=1, le=200)
+    # Hybrid by default: it beat dense and BM25 alone on every question set of benchmarks/RESULTS.md.
     mode: RetrievalMode = param(
-        "dense", "Dense: cosine over embeddings; bm25: keywords only; hybrid: a weighted mix of both."
+        "hybrid", "Dense: cosine over embeddings; bm25: keywords only; hybrid: a weighted mix of both."
     )
     alpha: float = param(0.5, "Hybrid only: the dense score's weight (1 = dense only, 0 = BM25 only).", ge=0.0, le=1.0)
+    fusion: Fusion = param(
+        "relative_score",
+        "Hybrid only. relative_score: each retriever's scores min-max scaled, then weighted by alpha. "
+        "reciprocal_rank: alpha / (60 + dense rank) + (1 - alpha) / (60 + BM25 rank) over each retriever's top_k "
+        "(LangChain's EnsembleRetriever; LlamaIndex's reciprocal_rerank at alpha 0.5).",
+    )
+    # Parents by default: on a hierarchy, the leaves fit the embedding model's window and the parents give
+    # the LLM their context (benchmarks/RESULTS.md); chunks with no hierarchy are returned as they are.
+    returns: Returns = param(
+        "parents",
+        "Hierarchical chunks only (chunks with a parent). chunks: every chunk of every level is retrieved as it is. "
+        "parents: only the smallest chunks are searched and each one's top-level parent is returned, once "
+        "(LangChain's ParentDocumentRetriever, LlamaIndex's recursive retrieval). merged: the top_k smallest chunks "
+        "are retrieved and merged into their parent where more than merge_ratio of its children were "
+        "(LlamaIndex's AutoMergingRetriever).",
+    )
+    merge_ratio: float = param(
+        0.5, "returns=merged only: the share of a parent's children that must be retrieved to merge them.", ge=0.0, le=1.0
+    )
 
 
 # The settings a retrieval uses when none are given: the app's, the CLI's and the Python API's defaults.

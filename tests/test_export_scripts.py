@@ -109,7 +109,8 @@ CASE_IDS = [case[0] for case in CASES]
 # Scripts that also run retrieve(): each retrieval mode and every postprocessor, in both libraries.
 RETRIEVAL = {
     "li-sentence": RetrievalSettings(mode="dense", top_k=4),
-    "recursive-compat": RetrievalSettings(mode="hybrid", alpha=0.6),  # dense and BM25, fused
+    "recursive-compat": RetrievalSettings(mode="hybrid", alpha=0.6, returns="chunks"),  # dense and BM25, fused
+    "hierarchical": RetrievalSettings(mode="hybrid", fusion="reciprocal_rank", returns="parents", top_k=4),
 }
 POSTPROCESSED = "recursive-compat"
 # Cases whose documents also get ChunkScope's offline extractors' keys (which only ChunkScope's reader adds).
@@ -359,6 +360,19 @@ def test_the_retrieval_section_runs_and_returns_the_scripts_own_chunks(runs, cas
     retrieved = result["retrieved"]
     assert 0 < len(retrieved) <= RETRIEVAL[case_id].top_k
     assert "def retrieve(" in script and "retrieve() also needs" in script
+
+
+def test_a_hierarchys_llamaindex_script_returns_the_top_level_parents_of_the_leaves_it_finds(runs, sample_docs):
+    from core.schema import NodeRelationship
+
+    _, result, script = runs["hierarchical", "LlamaIndex", False]
+    assert "error" not in result, result["error"]
+    (case,) = [case for case in CASES if case[0] == "hierarchical"]
+    config = _config(*case[1:], "hierarchical")
+    nodes = run_split(load_documents([str(sample_docs / name) for name in SAMPLES], config), config)
+    roots = {node.text for node in nodes if NodeRelationship.PARENT not in node.relationships}
+    assert result["retrieved"] and set(result["retrieved"]) <= roots
+    assert 'mode="reciprocal_rerank"' in script and "get_leaf_nodes(nodes)" in script
 
 
 def test_the_split_runs_with_only_the_framework_installed(runs):

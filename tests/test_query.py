@@ -48,7 +48,7 @@ def make_nodes() -> list[Node]:
 
 
 def run(steps, top_k=3):
-    return run_query(make_nodes(), "What is the limit?", embedder=KeywordEmbedder(), postprocessors=steps, retrieval=RetrievalSettings(top_k=top_k))
+    return run_query(make_nodes(), "What is the limit?", embedder=KeywordEmbedder(), postprocessors=steps, retrieval=RetrievalSettings(mode="dense", top_k=top_k))
 
 
 def test_retrieval_then_stages_in_order():

@@ -38,7 +38,7 @@ NODES = [
 
 
 def test_dense_ranks_by_cosine_and_tags_the_query():
-    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), retrieval=RetrievalSettings(top_k=2))
+    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), retrieval=RetrievalSettings(mode="dense", top_k=2))
     assert [r.id for r in results] == ["c", "b"]
     assert results[0].score == pytest.approx(1 / np.sqrt(1.25) * 1 / np.sqrt(1.25) + 0.25 / 1.25)
     assert all(r.query == "cat" for r in results)
@@ -47,7 +47,7 @@ def test_dense_ranks_by_cosine_and_tags_the_query():
 
 def test_dense_uses_given_embeddings_instead_of_embedding_the_nodes():
     given = np.eye(4, 3, dtype=np.float32)[[2, 1, 0, 0]]  # a->z, b->y, c->x, d->x
-    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), node_embeddings=given, retrieval=RetrievalSettings(top_k=4))
+    results = retrieve(NODES, "cat", embedder=AxisEmbedder(), node_embeddings=given, retrieval=RetrievalSettings(mode="dense", top_k=4))
     assert [r.id for r in results] == ["c", "d", "a", "b"]  # c and d tie: input order
 
 
@@ -82,7 +82,7 @@ def test_hybrid_alpha_moves_between_dense_and_bm25(alpha, first):
 
 def test_hybrid_score_is_the_weighted_sum_of_normalized_scores():
     embedder = AxisEmbedder()
-    dense = np.array([r.score for r in sorted(retrieve(NODES, "cat", embedder=embedder, retrieval=RetrievalSettings(top_k=4)), key=lambda r: r.id)])
+    dense = np.array([r.score for r in sorted(retrieve(NODES, "cat", embedder=embedder, retrieval=RetrievalSettings(mode="dense", top_k=4)), key=lambda r: r.id)])
     sparse = bm25_scores(NODES, "cat")
     fused = 0.3 * min_max(dense) + 0.7 * min_max(sparse)
     results = {r.id: r.score for r in retrieve(NODES, "cat", embedder=embedder, retrieval=RetrievalSettings(mode="hybrid", alpha=0.3, top_k=4))}
@@ -137,7 +137,7 @@ def test_the_packaged_model_ranks_the_answer_first(real_embedder, sample_docs):
     entry = next(q for q in json.loads((sample_docs / "queries.json").read_text()) if "reciprocal rank" in q["query"])
     assert entry["query"] == "How is mean reciprocal rank calculated?"
 
-    results = retrieve(nodes, entry["query"], embedder=real_embedder, retrieval=RetrievalSettings(top_k=3))
+    results = retrieve(nodes, entry["query"], embedder=real_embedder, retrieval=RetrievalSettings(mode="dense", top_k=3))
 
     assert entry["excerpts"][0] in results[0].node.text
     assert entry["excerpts"][0] not in results[1].node.text
@@ -147,5 +147,5 @@ def test_the_packaged_model_ranks_the_answer_first(real_embedder, sample_docs):
     vectors = real_embedder.embed([nodes[0].get_content(MetadataMode.EMBED)])
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     before = real_embedder.cache_stats()["hits"]
-    retrieve(nodes, entry["query"], embedder=real_embedder, retrieval=RetrievalSettings(top_k=3))  # every text is cached now
+    retrieve(nodes, entry["query"], embedder=real_embedder, retrieval=RetrievalSettings(mode="dense", top_k=3))  # every text is cached now
     assert real_embedder.cache_stats()["hits"] == before + len(nodes) + 1

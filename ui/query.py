@@ -38,7 +38,7 @@ def settings_or_stop(
     ``documents`` split with ``config`` tell the chain editor which metadata keys the nodes carry.
     """
     with st.sidebar:
-        retrieval = retrieval_settings(config.retrieval, f"{key}.retrieval")
+        retrieval = retrieval_settings(config.retrieval, f"{key}.retrieval", levels=bool(config.splitter.has_levels))
         st.header("Postprocessors", anchor=False)
         st.caption("Run in order, top to bottom, on the retrieved nodes.")
         chain, chain_problems = chain_editor(
@@ -68,10 +68,11 @@ def node_metadata_keys(documents: Sequence[Document], config: PipelineConfig) ->
     return frozenset(key for node in nodes for key in node.metadata)
 
 
-def retrieval_settings(current: RetrievalSettings, key: str) -> RetrievalSettings | None:
-    """The retrieval widgets (alpha only in hybrid mode); None, with the problem shown, when invalid."""
+def retrieval_settings(current: RetrievalSettings, key: str, *, levels: bool) -> RetrievalSettings | None:
+    """The retrieval widgets (alpha and fusion only in hybrid mode, what is returned only for chunks with
+    ``levels``); None, with the problem shown, when invalid."""
     st.header("Retrieval", anchor=False)
-    return widgets.retrieval_form(current, key)
+    return widgets.retrieval_form(current, key, levels=levels)
 
 
 def apply_settings(config: PipelineConfig, retrieval: RetrievalSettings, chain: Sequence[Postprocessor]) -> PipelineConfig:

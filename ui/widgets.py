@@ -149,16 +149,22 @@ def splitter_form(
     return build_or_explain(cls, param_widgets(cls, f"{key}.{cls.name}", seed, columns=columns))
 
 
-def retrieval_form(current: RetrievalSettings, key: str, *, columns: int = 1) -> RetrievalSettings | None:
-    """The retrieval settings' widgets, alpha only in hybrid mode; None, with the problem shown, when invalid.
+def retrieval_form(
+    current: RetrievalSettings, key: str, *, columns: int = 1, levels: bool = True
+) -> RetrievalSettings | None:
+    """The retrieval settings' widgets, alpha and fusion only in hybrid mode, what a hierarchy returns only where
+    the chunks have ``levels``, merge_ratio only when merging; None, with the problem shown, when invalid.
 
     Shared by the pages that retrieve (Query, Evaluate), so both offer the same choices in the same way.
     """
     mode_now = state.widget_value(widget_key(key, "mode"), current.mode)
-    raw = param_widgets(
-        RetrievalSettings, key, current.to_params(), exclude=() if mode_now == "hybrid" else ("alpha",), columns=columns
-    )
-    raw.setdefault("alpha", current.alpha)
+    returns_now = state.widget_value(widget_key(key, "returns"), current.returns)
+    hidden = (() if mode_now == "hybrid" else ("alpha", "fusion")) + (() if returns_now == "merged" else ("merge_ratio",))
+    if not levels:  # chunks with no hierarchy are returned as they are: nothing to choose
+        hidden += ("returns", "merge_ratio")
+    raw = param_widgets(RetrievalSettings, key, current.to_params(), exclude=hidden, columns=columns)
+    for name in hidden:  # kept as they were while hidden
+        raw.setdefault(name, getattr(current, name))
     return build_or_explain(RetrievalSettings, raw)[0]
 
 

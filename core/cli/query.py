@@ -111,10 +111,12 @@ def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--set", action="append", default=[], metavar="K=V", help="A splitter parameter (repeatable).")
     # Defaults, choices and help come from RetrievalSettings' declaration; retrieval_from_args validates.
-    spec = {spec.name: spec for spec in RetrievalSettings.params()}
-    parser.add_argument("--top-k", type=int, default=spec["top_k"].default, help=spec["top_k"].help)
-    parser.add_argument("--mode", choices=spec["mode"].choices, default=spec["mode"].default, help=spec["mode"].help)
-    parser.add_argument("--alpha", type=float, default=spec["alpha"].default, help=spec["alpha"].help)
+    types = {"int": int, "float": float}
+    for spec in RetrievalSettings.params():  # --top-k, --mode, --alpha, --fusion, --returns, --merge-ratio
+        flag = "--" + spec.name.replace("_", "-")
+        parser.add_argument(
+            flag, type=types.get(spec.kind, str), choices=spec.choices, default=spec.default, help=spec.help
+        )
     parser.add_argument(
         "--model", default=None, help="Path of a local sentence-transformers model (default: packaged)."
     )
@@ -139,8 +141,8 @@ def cmd_postprocessors(args: argparse.Namespace) -> int:
 
 
 def retrieval_from_args(args: argparse.Namespace) -> RetrievalSettings:
-    """The retrieval settings ``--top-k``, ``--mode`` and ``--alpha`` give, checked by their declaration."""
-    return RetrievalSettings.from_params({"top_k": args.top_k, "mode": args.mode, "alpha": args.alpha})
+    """The retrieval settings the options give (``--top-k``, ``--mode``, …), checked by their declaration."""
+    return RetrievalSettings.from_params({spec.name: getattr(args, spec.name) for spec in RetrievalSettings.params()})
 
 
 def cmd_query(args: argparse.Namespace) -> int:

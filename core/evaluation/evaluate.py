@@ -311,12 +311,12 @@ def evaluate(
         from core.embed.embedder import get_embedder
 
         embedder = get_embedder()
-    retriever = ScopedRetriever(nodes, documents, embedder, mode, phases)
+    retriever = ScopedRetriever(nodes, documents, embedder, mode, phases, leaves=retrieval.returns != "chunks")
     retriever.embed_queries([query.query for query, _ in usable])
     per_query = []
     for done, (query, reference) in enumerate(usable, start=1):
         doc = query.doc if scope == "document" else None
-        results = retriever.retrieve(query.query, doc, retrieval.top_k, retrieval.alpha)
+        results = retriever.retrieve(query.query, doc, retrieval)
         per_query.append(score_query(query, [item.node for item in results], reference))
         phases.scoring(done, len(usable))
         if progress is not None:

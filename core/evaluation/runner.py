@@ -22,6 +22,7 @@ import numpy as np
 
 from core.config_parts import RetrievalMode, RetrievalSettings
 from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+from core.query.hierarchy import searched
 from core.query.retrieval import SCOPES, BM25Index, Scope, retrieve
 from core.schema import Document, MetadataMode, Node, NodeWithScore, contents
 
@@ -72,7 +73,11 @@ def split_with_progress(splitter: Splitter, documents: Sequence[Document], phase
 
 
 class ScopedRetriever:
-    """Retrieval over one configuration's chunks, for many queries: each chunk embedded once, each BM25 index built once."""
+    """Retrieval over one configuration's chunks, for many queries: each chunk embedded once, each BM25 index built once.
+
+    ``leaves`` indexes only the smallest chunks of a hierarchy (what a retrieval that returns parents or
+    merges searches, :mod:`core.query.hierarchy`); the parents are still returned from every chunk.
+    """
 
     def __init__(
         self,
@@ -81,10 +86,14 @@ class ScopedRetriever:
         embedder: Embedder | None,
         mode: RetrievalMode,
         phases: RunPhases,
+        *,
+        leaves: bool = False,
     ) -> None:
         from core.embed.embedder import embed_nodes
 
-        self.nodes = list(nodes)
+        self.every = {node.id: node for node in nodes}
+        wanted = RetrievalSettings(returns="parents") if leaves else RetrievalSettings()
+        self.nodes = [nodes[i] for i in searched(nodes, wanted)]
         self.embedder = embedder
         self.mode = mode
         self.embeddings: np.ndarray | None = None
@@ -97,15 +106,17 @@ class ScopedRetriever:
         for index, node in enumerate(self.nodes):
             self.groups.setdefault(file_of.get(node.doc_id), []).append(index)
         self._bm25: dict[Any, BM25Index] = {}
-        self._settings: dict[tuple[int, float], RetrievalSettings] = {}
 
     def embed_queries(self, queries: Sequence[str]) -> None:
         """Embed the queries in batches up front (the embedder keeps them, so retrieval finds them cached)."""
         if self.mode != "bm25" and self.embedder is not None and queries:
             self.embedder.embed(list(queries))
 
-    def retrieve(self, query: str, doc: str | None, top_k: int, alpha: float) -> list[NodeWithScore]:
-        """The top chunks for ``query``: among all chunks (``doc`` None), or among the chunks of the file ``doc``."""
+    def retrieve(self, query: str, doc: str | None, settings: RetrievalSettings) -> list[NodeWithScore]:
+        """The top chunks for ``query``: among all chunks (``doc`` None), or among the chunks of the file ``doc``.
+
+        ``settings.mode`` must be this retriever's mode.
+        """
         if doc is None:
             nodes, embeddings = self.nodes, self.embeddings
         else:
@@ -119,10 +130,9 @@ class ScopedRetriever:
             bm25 = self._bm25.get(doc)
             if bm25 is None:
                 bm25 = self._bm25[doc] = BM25Index(nodes)
-        settings = self._settings.get((top_k, alpha))
-        if settings is None:  # the tuner asks for many (top_k, alpha) over one set of embeddings
-            settings = self._settings[top_k, alpha] = RetrievalSettings(top_k=top_k, mode=self.mode, alpha=alpha)
-        return retrieve(nodes, query, settings, embedder=self.embedder, node_embeddings=embeddings, bm25=bm25)
+        return retrieve(
+            nodes, query, settings, embedder=self.embedder, node_embeddings=embeddings, bm25=bm25, every=self.every
+        )
 
 
 def over_window(nodes: Sequence[Node], embedder: Embedder | None) -> tuple[int, int]:

@@ -116,9 +116,9 @@ def llamaindex_snippet(config: PipelineConfig, paths: str | Sequence[str] = "sam
     _extractor_notes(snippet, config, llamaindex=True)
     snippet.add(f"node_parser = {splitter_code(config.splitter, snippet)}")
     snippet.add("nodes = node_parser.get_nodes_from_documents(documents)")
-    if config.splitter.has_levels:
+    if _searches_leaves(config):
         snippet.use("from llama_index.core.node_parser import get_leaf_nodes")
-        snippet.add("leaf_nodes = get_leaf_nodes(nodes)  # ChunkScope retrieves over the smallest level")
+        snippet.add("leaf_nodes = get_leaf_nodes(nodes)  # the smallest level is searched, its parents returned")
     retrieval_section(snippet, config, _retrieval_llamaindex, RETRIEVAL_PACKAGES["LlamaIndex"])
     main_block(snippet, "nodes", "round(result.score or 0.0, 3), result.node.get_content()[:80].replace('\\n', ' ')")
     return snippet.render()
@@ -148,10 +148,15 @@ def _metadata_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
     )
 
 
+def _searches_leaves(config: PipelineConfig) -> bool:
+    """Whether retrieval searches a hierarchy's leaves and returns their parents or merges (core.query.hierarchy)."""
+    return bool(config.splitter.has_levels) and config.retrieval.returns != "chunks"
+
+
 def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
     retrieval = config.retrieval
     snippet.needs_model = True
-    nodes = "leaf_nodes" if config.splitter.has_levels else "nodes"
+    nodes = "leaf_nodes" if _searches_leaves(config) else "nodes"
     snippet.use(
         "from llama_index.core import VectorStoreIndex",
         "from llama_index.embeddings.huggingface import HuggingFaceEmbedding",
@@ -178,10 +183,17 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
                 "from llama_index.core.retrievers import QueryFusionRetriever",
                 "from llama_index.core.llms import MockLLM",
             )
-            snippet.note(
-                "hybrid: QueryFusionRetriever's relative_score mode min-max-normalises each retriever's scores and "
-                "weights them, as ChunkScope does, but only over the nodes each retriever returned."
-            )
+            if retrieval.fusion == "relative_score":
+                snippet.note(
+                    "hybrid: QueryFusionRetriever's relative_score mode min-max-normalises each retriever's scores "
+                    "and weights them, as ChunkScope does, but only over the nodes each retriever returned."
+                )
+            elif retrieval.alpha != 0.5:
+                snippet.note(
+                    f"hybrid: QueryFusionRetriever's reciprocal_rerank mode weighs both retrievers equally; "
+                    f"ChunkScope weighs the dense ranks by alpha {retrieval.alpha:g} (LangChain's EnsembleRetriever "
+                    "does too)."
+                )
             lines.append(f"    dense = {dense}")
             lines.append(f"    bm25 = {bm25}")
             lines.append(
@@ -191,7 +203,7 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
                         "QueryFusionRetriever",
                         Code("[dense, bm25]"),
                         retriever_weights=[retrieval.alpha, round(1 - retrieval.alpha, 6)],
-                        mode="relative_score",
+                        mode="relative_score" if retrieval.fusion == "relative_score" else "reciprocal_rerank",
                         similarity_top_k=retrieval.top_k,
                         num_queries=1,
                         use_async=False,
@@ -199,7 +211,33 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
                     )
                 )
             )
+    if _searches_leaves(config) and retrieval.returns == "merged":
+        snippet.use(
+            "from llama_index.core import StorageContext",
+            "from llama_index.core.retrievers import AutoMergingRetriever",
+        )
+        lines.append("    storage = StorageContext.from_defaults()")
+        lines.append("    storage.docstore.add_documents(nodes)  # every level: the parents merged into")
+        lines.append(
+            "    retriever = "
+            + call(
+                "AutoMergingRetriever", Code("retriever"), Code("storage"), simple_ratio_thresh=retrieval.merge_ratio
+            )
+        )
     lines.append("    results = retriever.retrieve(query)")
+    if _searches_leaves(config) and retrieval.returns == "parents":
+        snippet.use("from llama_index.core.schema import NodeWithScore")
+        lines += [
+            "    # Each leaf's top-level parent, once, in the order of its best leaf (recursive retrieval's rule).",
+            "    by_id = {node.node_id: node for node in nodes}",
+            "    parents = {}",
+            "    for result in results:",
+            "        node = result.node",
+            "        while node.parent_node is not None and node.parent_node.node_id in by_id:",
+            "            node = by_id[node.parent_node.node_id]",
+            "        parents.setdefault(node.node_id, NodeWithScore(node=node, score=result.score))",
+            "    results = list(parents.values())",
+        ]
     posts = [post.llamaindex(snippet) for post in config.postprocessors]
     if any(code is not None for code in posts):
         snippet.use("from llama_index.core import QueryBundle")
@@ -309,13 +347,22 @@ def _retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
                 "try:\n    from langchain_classic.retrievers import EnsembleRetriever\n"
                 "except ImportError:  # LangChain before 1.0\n    from langchain.retrievers import EnsembleRetriever"
             )
-            snippet.note(
-                "hybrid: EnsembleRetriever fuses by weighted reciprocal rank; ChunkScope mixes min-max-scaled scores."
-            )
+            if retrieval.fusion == "relative_score":
+                snippet.note(
+                    "hybrid: EnsembleRetriever fuses by weighted reciprocal rank; ChunkScope mixes min-max-scaled "
+                    "scores here (fusion=reciprocal_rank is EnsembleRetriever's rule)."
+                )
             weights = [retrieval.alpha, round(1 - retrieval.alpha, 6)]
             lines.append(
                 f"    retriever = {call('EnsembleRetriever', retrievers=Code('[dense, bm25]'), weights=weights)}"
             )
+    if _searches_leaves(config):
+        snippet.note(
+            f"returns={retrieval.returns}: ChunkScope searches the smallest chunks and returns "
+            + ("their top-level parents" if retrieval.returns == "parents" else "them merged into their parents")
+            + "; this script returns the smallest chunks (LangChain's ParentDocumentRetriever does the first "
+            "over two levels held in a vector store and a docstore)."
+        )
     lines.append("    results = retriever.invoke(query)")
     for post in config.postprocessors:
         lines += post.langchain(snippet)

@@ -4,21 +4,26 @@
 - ``bm25``: BM25 (the ``bm25s`` library) over the same EMBED views, English stopwords removed. The
   index depends on the nodes only: :class:`BM25Index` builds it once for a set of nodes and scores
   any number of queries against it.
-- ``hybrid``: each score list is min-max normalized over all nodes, then fused as
-  ``alpha * dense + (1 - alpha) * bm25`` (alpha 1 is pure dense, 0 pure BM25).
+- ``hybrid``: the two fused, by ``fusion``:
+  ``relative_score``: each score list min-max normalized over all nodes, then
+  ``alpha * dense + (1 - alpha) * bm25`` (alpha 1 is pure dense, 0 pure BM25);
+  ``reciprocal_rank``: ``alpha / (60 + dense rank) + (1 - alpha) / (60 + BM25 rank)``, a retriever adding
+  nothing for a node past its top_k (LangChain's EnsembleRetriever, each retriever returning top_k).
 
-Ties keep the nodes' input order, so results are deterministic.
+Over hierarchical chunks, ``returns`` may search the leaves only and return their parents or merge them
+(:mod:`core.query.hierarchy`). Ties keep the nodes' input order, so results are deterministic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
 from core.config_parts import DEFAULT_RETRIEVAL, RetrievalMode, RetrievalSettings
 from core.errors import ConfigError
+from core.query.hierarchy import lift, searched
 from core.schema import MetadataMode, Node, NodeWithScore, contents
 
 if TYPE_CHECKING:
@@ -38,21 +43,33 @@ def retrieve(
     embedder: Embedder | None = None,
     node_embeddings: np.ndarray | None = None,
     bm25: BM25Index | None = None,
+    every: Mapping[str, Node] | None = None,
 ) -> list[NodeWithScore]:
     """The ``retrieval.top_k`` best nodes for ``query``, best first, each scored and tagged with the query.
 
     ``retrieval`` was validated when it was made (its parameters are declared once, in
     :class:`~core.config_parts.RetrievalSettings`). ``node_embeddings`` (one row per node, normalized) skips
-    embedding the nodes, and ``bm25`` (an index of the same nodes) skips indexing them; without an
-    ``embedder`` the shared default model is used for dense and hybrid.
+    embedding the nodes, and ``bm25`` (an index of the nodes searched) skips indexing them; without an
+    ``embedder`` the shared default model is used for dense and hybrid. With ``returns`` other than chunks,
+    only the leaves of a hierarchy are searched and the parents returned are looked up in ``every`` (by id;
+    default: ``nodes``).
     """
     if not query.strip():
         raise ConfigError("the query is empty")
     if not nodes:
         return []
-    scores = score_nodes(nodes, query, retrieval, embedder=embedder, node_embeddings=node_embeddings, bm25=bm25)
+    positions = searched(nodes, retrieval)
+    pool = nodes
+    if len(positions) != len(nodes):
+        pool = [nodes[i] for i in positions]
+        node_embeddings = None if node_embeddings is None else np.asarray(node_embeddings)[positions]
+        bm25 = bm25 if bm25 is not None and bm25.size == len(pool) else None
+    scores = score_nodes(pool, query, retrieval, embedder=embedder, node_embeddings=node_embeddings, bm25=bm25)
     order = np.argsort(-scores, kind="stable")[: retrieval.top_k]
-    return [NodeWithScore(node=nodes[i], score=float(scores[i]), query=query) for i in order]
+    found = [NodeWithScore(node=pool[i], score=float(scores[i]), query=query) for i in order]
+    if retrieval.returns == "chunks":
+        return found
+    return lift(found, every if every is not None else {node.id: node for node in nodes}, retrieval)
 
 
 def score_nodes(
@@ -64,7 +81,8 @@ def score_nodes(
     node_embeddings: np.ndarray | None = None,
     bm25: BM25Index | None = None,
 ) -> np.ndarray:
-    """Every node's score for the query (float64, input order); ``retrieval.top_k`` is not read."""
+    """Every node's score for the query (float64, input order); ``retrieval.top_k`` is read by reciprocal rank
+    fusion only (each retriever's depth)."""
     mode, alpha = retrieval.mode, retrieval.alpha
     if mode != "dense" and bm25 is None:
         bm25 = BM25Index(nodes)
@@ -73,7 +91,25 @@ def score_nodes(
     dense = dense_scores(nodes, query, embedder=embedder, node_embeddings=node_embeddings)
     if mode == "dense":
         return dense
+    if retrieval.fusion == "reciprocal_rank":
+        return reciprocal_rank_fusion([dense, bm25.scores(query)], [alpha, 1.0 - alpha], retrieval.top_k)
     return alpha * min_max(dense) + (1.0 - alpha) * min_max(bm25.scores(query))
+
+
+# The constant of reciprocal rank fusion (Cormack et al. 2009), LangChain's ``c`` and LlamaIndex's ``k``.
+RRF_K = 60
+
+
+def reciprocal_rank_fusion(scores: Sequence[np.ndarray], weights: Sequence[float], depth: int) -> np.ndarray:
+    """Each node's ``sum(weight / (RRF_K + rank))`` over the score lists where it ranks within ``depth`` (rank from 1).
+
+    A list's ties are ranked in node order (a stable sort), as a retriever returning them would.
+    """
+    fused = np.zeros(len(scores[0]) if scores else 0, dtype=np.float64)
+    for values, weight in zip(scores, weights, strict=True):
+        top = np.argsort(-np.asarray(values, dtype=np.float64), kind="stable")[:depth]
+        fused[top] += weight / (RRF_K + np.arange(1, len(top) + 1, dtype=np.float64))
+    return fused
 
 
 def dense_scores(
