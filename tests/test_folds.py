@@ -75,7 +75,7 @@ def test_cross_validation_chooses_on_the_training_folds_and_scores_on_the_held_o
         2: [0.5, 0.5, 0.5, 0.5],  # as steady, but dearer
     }
     result = cross_validate(scores, {0: 10.0, 1: 20.0, 2: 30.0}, folds, default=2)
-    assert result["arms"][0] == {"heldout": 0.5, "spread": pytest.approx(0.7071, abs=1e-4), "by_fold": [1.0, 0.0]}
+    assert result["arms"][0] == {"fold_mean": 0.5, "spread": pytest.approx(0.7071, abs=1e-4), "by_fold": [1.0, 0.0]}
     assert result["arms"][1]["spread"] == 0.0
     # Fold 0 held out: trained on fold 1, where arms 1 and 2 tie and the default (2) stays; fold 1: arm 0 wins.
     assert [(f["chosen"], f["chosen_heldout"], f["default_heldout"]) for f in result["folds"]] == [
@@ -98,8 +98,8 @@ def test_held_out_rows_give_every_metric_of_each_row_and_of_the_training_choices
         {"id": 1, "queries": 4, "cost": 2.0, "per_query": {"mrr": [0.0, 0.0, 1.0, 1.0], "hit_rate": [0, 1, 1, 1]}},
     ]
     validation = held_out_rows(rows, [0, 1, 2, 3], folds, "mrr", "cost", None)
-    assert rows[0]["heldout_metrics"] == {"mrr": (0.75 + 0.0) / 2, "hit_rate": (1.0 + 0.0) / 2}
-    assert rows[1]["heldout_metrics"] == {"mrr": (0.0 + 1.0) / 2, "hit_rate": (0.5 + 1.0) / 2}
+    assert rows[0]["fold_means"] == {"mrr": (0.75 + 0.0) / 2, "hit_rate": (1.0 + 0.0) / 2}
+    assert rows[1]["fold_means"] == {"mrr": (0.0 + 1.0) / 2, "hit_rate": (0.5 + 1.0) / 2}
     # Trained on fold b, row 1 is chosen and scored on fold a; trained on fold a, row 0 and scored on b.
     assert [fold["chosen"] for fold in validation["folds"]] == [1, 0]
     assert validation["estimates"] == {"mrr": (0.0 + 0.0) / 2, "hit_rate": (0.5 + 0.0) / 2}

@@ -38,20 +38,19 @@ def test_every_row_scores_as_evaluate_scores_that_configuration(corpus):
     embedder = WordsEmbedder(disk_cache=False)
     space = TuneSpace(sizes(128, 256), modes=("dense", "bm25", "hybrid"), alphas=(0.3,), top_ks=(2, 4))
     result = tune(documents, queries, space, embedder=embedder, search="exhaustive")
-    # The space, and the default configuration (sentence 250/50, dense, k=5) as the yardstick.
+    # The space, and the recommended configuration (hierarchical 2048/256, parents, hybrid, k=5) as the yardstick.
     assert len(result.rows) == 2 * 3 * 2 + 1
     default = result.rows[result.default]
-    assert default["default"] and default["params"] == {"chunk_size": 250, "chunk_overlap": 50}
-    assert (default["mode"], default["top_k"]) == ("dense", 5)
+    assert default["default"] and default["splitter"] == "hierarchical"
+    assert default["params"]["chunk_sizes"] == [2048, 256] and default["params"]["chunk_overlap"] == 20
+    assert (default["mode"], default["top_k"], default["returns"]) == ("hybrid", 5, "parents")
     for row in result.rows:
         expected = evaluate(
             documents,
             queries,
-            get_splitter("sentence", **row["settings"]["splitter"]["params"]),
+            get_splitter(row["splitter"], **row["settings"]["splitter"]["params"]),
             embedder=embedder,
-            retrieval=RetrievalSettings(
-                top_k=row["top_k"], mode=row["mode"], alpha=row["alpha"] if row["mode"] == "hybrid" else 0.5
-            ),
+            retrieval=RetrievalSettings(**row["settings"]["retrieval"]),
         )
         assert row["nodes"] == expected.node_count
         assert row["queries"] == len(queries)
@@ -188,8 +187,9 @@ def test_the_default_space_sweeps_sizes_and_overlaps_of_each_splitter():
     space = cli_tune.build_space(args)
     assert [spec.splitter for spec in space.specs] == ["sentence", "markdown"]
     assert space.specs[0].grid == {"chunk_size": [128, 256, 512, 1024], "chunk_overlap": [0, 64]}
-    # dense once, hybrid at each alpha; one top_k.
-    assert len(space.arms()) == len(space.setups()) * 3
+    # dense once, hybrid at each alpha and fusion; one top_k; neither splitter has levels, so chunks are returned.
+    assert len(space.arms()) == len(space.setups()) * (1 + 2 * 2)
+    assert {arm.returns for arm in space.arms()} == {"chunks"}
     assert plan_sweeps(["sentence"], {}, {"chunk_size": "1,2"})[0].grid == {"chunk_size": [1, 2]}
 
 
@@ -209,13 +209,13 @@ def test_on_the_samples_the_cross_validated_pick_is_never_below_the_default_held
         result = tune(documents, queries, space, quality=quality)
         assert result.folds["by"] == "document" and result.folds["count"] == 2  # two documents have questions
         default, pick = result.rows[result.default], result.rows[result.pick]
-        assert default["default"] and default["heldout"] is not None
-        assert pick["heldout"] >= default["heldout"], (quality, pick["config"], default["config"])
+        assert default["default"] and default["fold_mean"] is not None
+        assert pick["fold_mean"] >= default["fold_mean"], (quality, pick["config"], default["config"])
         assert pick["on_front"]
         # The held-out estimate is each fold's mean, beside the in-sample mean over all questions.
-        assert pick["heldout"] == pytest.approx(sum(pick["heldout_by_fold"]) / 2)
+        assert pick["fold_mean"] == pytest.approx(sum(pick["by_fold"]) / 2)
         validation = result.cross_validation
-        assert validation["default_estimate"] == default["heldout"]
+        assert validation["default_estimate"] == default["fold_mean"]
         assert len(validation["folds"]) == 2
 
 
@@ -227,14 +227,14 @@ def test_the_front_and_the_pick_are_by_held_out_quality_and_declared_folds_are_h
     space = TuneSpace(sizes(64, 128, 256), modes=("bm25",), top_ks=(1, 3))
     result = tune(documents, declared, space, embedder=WordsEmbedder(disk_cache=False))
     assert result.folds == {"by": "declared", "count": 3, "questions": [5, 5, 4], "note": ""}
-    full = [row for row in result.rows if row["heldout"] is not None]
+    full = [row for row in result.rows if row["fold_mean"] is not None]
     assert len(full) == len(result.rows) == 7
     for row in result.front_rows():
         assert not any(
-            dominates((o["heldout"], o["context_tokens"]), (row["heldout"], row["context_tokens"]), ("max", "min"))
+            dominates((o["fold_mean"], o["context_tokens"]), (row["fold_mean"], row["context_tokens"]), ("max", "min"))
             for o in full
         )
-    assert result.rows[result.pick]["heldout"] == max(row["heldout"] for row in full)
+    assert result.rows[result.pick]["fold_mean"] == max(row["fold_mean"] for row in full)
     assert sum(row["chosen_in_folds"] for row in full) == 3
 
 
@@ -255,10 +255,14 @@ def test_cli_tune_table_shows_held_out_beside_in_sample_and_says_how_it_folded(s
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "heldout_mrr" in out and "spread" in out and "mrr (in sample)" in out
+    # Every per-row score is labelled in sample; only the nested estimate is called held out.
+    header = out.splitlines()[1]
+    for label in ("mrr fold mean (in sample)", "spread", "hit_rate (in sample)", "mrr (in sample)", "recall (in sample)"):
+        assert label in header
+    assert "held" not in header
     # One document with questions: folded by question instead, and the output says why.
     assert "Folds: 4 by question (1, 1, 1, 1 questions); folds by document need questions about at least 2" in out
-    assert "Pick (best held-out MRR):" in out and "Chosen on the other folds, scored on each held-out fold:" in out
+    assert "Pick (best MRR over the folds, in sample):" in out and "Chosen on the other folds, scored on each held-out fold:" in out
 
 
 def test_the_semantic_splitters_sentence_embeddings_count_in_its_tokens_and_seconds(sample_docs):
@@ -308,7 +312,7 @@ def test_halving_keeps_the_exhaustive_pick_on_the_samples_and_its_schedule_does_
     assert halved.rungs[-1]["measured"] < halved.rungs[0]["measured"]
     assert len(retrievals) - exhaustive_work < exhaustive_work
     assert halved.rows[halved.pick]["config"] == full.rows[full.pick]["config"]
-    assert halved.rows[halved.pick]["heldout"] == full.rows[full.pick]["heldout"]
+    assert halved.rows[halved.pick]["fold_mean"] == full.rows[full.pick]["fold_mean"]
     again = tune(documents, queries, space, search="halving", keep=4, min_queries=4, seed=7, folds_by="document")
     assert again.rungs == halved.rungs and [r["config"] for r in again.rows] == [r["config"] for r in halved.rows]
 
@@ -337,8 +341,8 @@ def test_a_spent_budget_or_ctrl_c_returns_what_was_measured_the_default_first(co
 
     monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_second)
     result = tune(documents, queries, space, embedder=embedder)
-    assert result.stopped == "interrupted" and calls[0] == "sentence (defaults)"
-    (row,) = result.rows  # the default configuration: only dense k=5 is tried on it
+    assert result.stopped == "interrupted" and calls[0] == "hierarchical (recommended)"
+    (row,) = result.rows  # the recommended configuration: only its default retrieval is tried on it
     assert row["default"] and result.default == result.pick == 0 and row["on_front"]
 
 
@@ -386,12 +390,19 @@ def test_progress_inside_a_configuration_counts_the_chunks_embedded_and_chunks_p
     assert shown["truncated"] == f"{row['truncated_share']:.0%}"
 
 
-def test_the_default_space_also_holds_llamaindexs_untuned_sentence_splitter():
+def test_the_default_space_holds_the_levers_and_llamaindexs_untuned_sentence_splitter():
+    from core.evaluation.tune_space import recommended_splitter
+
     space = cli_tune.build_space(cli_tune_args())
-    assert [spec.splitter for spec in space.specs] == ["sentence", "llamaindex.sentence"]
-    assert space.specs[1].grid == {} and space.modes == ("dense", "bm25", "hybrid")
+    assert [spec.splitter for spec in space.specs] == ["sentence", "hierarchical", "llamaindex.sentence"]
+    assert space.specs[2].grid == {} and space.modes == ("dense", "bm25", "hybrid")
+    assert space.fusions == ("relative_score", "reciprocal_rank") and space.returns == ("parents", "merged")
     (label, splitter, _) = space.setups()[-1]
     assert label == "llamaindex.sentence" and splitter.to_params(only_changed=True) == {}
+    # Retrieve small, read large: the recommended hierarchy is a point of the space, searched with both rules.
+    setups = space.setups()
+    (position,) = [i for i, (_, other, _) in enumerate(setups) if other == recommended_splitter()]
+    assert {arm.returns for arm in space.arms(setups) if arm.setup == position} == {"parents", "merged"}
     # Naming splitters or values is a space of one's own: no extra configuration.
     assert len(cli_tune.build_space(cli_tune_args("--splitter", "sentence")).specs) == 1
 
@@ -425,7 +436,7 @@ def test_cli_tune_warns_of_a_skipped_configuration_and_checks_the_budget_by_its_
     assert "budget_minutes must be at least 0" in capsys.readouterr().err
 
 
-def test_a_stopped_default_search_still_holds_both_yardsticks_evaluates_default_and_llamaindexs(corpus, monkeypatch):
+def test_a_stopped_default_search_still_holds_both_yardsticks_the_recommended_and_llamaindexs(corpus, monkeypatch):
     from core.evaluation import tune as tune_module
 
     documents, queries = corpus
@@ -440,11 +451,12 @@ def test_a_stopped_default_search_still_holds_both_yardsticks_evaluates_default_
     monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_third)
     space = cli_tune.build_space(cli_tune_args("--modes", "bm25"))
     result = tune(documents, queries, space, embedder=WordsEmbedder(disk_cache=False))
-    assert calls[:2] == ["sentence (defaults)", "llamaindex.sentence"] and result.stopped == "interrupted"
-    assert {row["splitter"] for row in result.rows} == {"sentence", "llamaindex.sentence"}
+    assert calls[:2] == ["hierarchical · chunk_sizes=(2048, 256)", "llamaindex.sentence"]
+    assert result.stopped == "interrupted"
+    assert {row["splitter"] for row in result.rows} == {"hierarchical", "llamaindex.sentence"}
 
 
-def test_the_untuned_yardsticks_in_order_are_llamaindexs_defaults_hybrid_dense_bm25_then_evaluates_default():
+def test_the_untuned_yardsticks_in_order_are_the_recommended_configuration_then_llamaindexs_defaults():
     from core.evaluation import tune as tune_module
 
     space = cli_tune.build_space(cli_tune_args())
@@ -452,9 +464,95 @@ def test_the_untuned_yardsticks_in_order_are_llamaindexs_defaults_hybrid_dense_b
     default = tune_module._add_default(setups, arms)
     _, untuned = tune_module._yardsticks(setups, arms, default)
     shown = [(setups[arms[i].setup][0], arms[i].retrieval_label()) for i in untuned]
+    recommended = "hierarchical · chunk_sizes=(2048, 256)"
     assert shown == [
+        (recommended, "hybrid α=0.5 · k=5 · parents"),
+        (recommended, "dense · k=5 · parents"),
+        (recommended, "bm25 · k=5 · parents"),
         ("llamaindex.sentence", "hybrid α=0.5 · k=5"),
         ("llamaindex.sentence", "dense · k=5"),
         ("llamaindex.sentence", "bm25 · k=5"),
-        ("sentence (defaults)", "dense · k=5"),
     ]
+
+
+def test_the_semantic_splitters_sentence_embedding_time_counts_beside_the_chunks_in_dense_mode(sample_docs, monkeypatch):
+    import time
+
+    from core.evaluation import tune_measure
+
+    class Slow(tune_measure.SplitEmbeddings):
+        """The splitter's own embedding, made to take half a second more than it does."""
+
+        def __call__(self, texts):
+            time.sleep(0.5)
+            self.seconds += 0.5
+            return super().__call__(texts)
+
+    monkeypatch.setattr(tune_measure, "SplitEmbeddings", Slow)
+    documents = load(sample_docs / "release_notes.txt")
+    queries = [q for q in load_queries(sample_docs / "queries.json") if q.doc == "release_notes.txt"]
+    space = TuneSpace((SweepSpec("semantic", {"buffer_size": [1]}),), modes=("dense",), top_ks=(3,))
+    embedder = WordsEmbedder(disk_cache=False)  # the chunks embed in milliseconds
+    (row,) = tune(documents, queries, space, embedder=embedder, include_default=False).rows
+    assert row["split_embeddings"] > 0
+    assert row["embed_seconds"] >= 0.5  # it was the chunks' time alone, the sentences' overwritten
+
+
+def test_a_budget_stops_inside_a_configuration_and_keeps_what_was_finished(corpus, monkeypatch):
+    import time
+
+    from core.evaluation import tune_measure
+
+    real = tune_measure._Bench.measure
+
+    def slow(self, prepared, settings, count):
+        time.sleep(0.4)  # scoring a configuration takes longer than the whole budget
+        return real(self, prepared, settings, count)
+
+    monkeypatch.setattr(tune_measure._Bench, "measure", slow)
+    documents, queries = corpus
+    space = TuneSpace(sizes(128, 256, 512), modes=("bm25",), top_ks=(1, 2, 3, 4, 5))
+    start = time.monotonic()
+    result = tune(documents, queries, space, include_default=False, budget=0.3)
+    assert result.stopped == "budget"
+    # Its first configuration alone (5 arms of 0.4 s) would take 2 s: it stopped inside it.
+    assert time.monotonic() - start < 1.5
+    assert len(result.rows) < 15
+
+
+def test_parents_merges_and_fusions_are_searched_and_score_as_evaluate_scores_them(corpus):
+    documents, queries = corpus
+    embedder = WordsEmbedder(disk_cache=False)
+    specs = (
+        SweepSpec("sentence", {"chunk_size": [128]}, {"chunk_overlap": 0}),
+        SweepSpec("hierarchical", base={"chunk_sizes": (512, 64), "chunk_overlap": 0}),
+    )
+    space = TuneSpace(
+        specs,
+        modes=("hybrid",),
+        alphas=(0.5,),
+        top_ks=(2, 4),
+        fusions=("relative_score", "reciprocal_rank"),
+        returns=("chunks", "parents", "merged"),
+    )
+    result = tune(documents, queries, space, embedder=embedder, search="exhaustive", include_default=False)
+    by_splitter: dict[str, set] = {}
+    for row in result.rows:
+        by_splitter.setdefault(row["splitter"], set()).add(row["returns"])
+    # What a hierarchy returns is a lever of hierarchical splits only.
+    assert by_splitter == {"sentence": {"chunks"}, "hierarchical": {"chunks", "parents", "merged"}}
+    assert len(result.rows) == 2 * 2 + 3 * 2 * 2
+    for row in result.rows:
+        retrieval = RetrievalSettings(**row["settings"]["retrieval"])
+        expected = evaluate(
+            documents,
+            queries,
+            get_splitter(row["splitter"], **row["settings"]["splitter"]["params"]),
+            embedder=embedder,
+            retrieval=retrieval,
+        )
+        for metric in METRICS:
+            assert row[metric] == pytest.approx(expected.to_row()[metric]), (row["config"], metric)
+    parents = [row for row in result.rows if row["returns"] == "parents"]
+    assert all("· parents" in row["config"] for row in parents)
+    assert any(" rrf" in row["config"] for row in result.rows)

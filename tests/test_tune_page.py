@@ -28,6 +28,7 @@ PAGE = "pages/5_Evaluate.py"
 def tune_page() -> AppTest:
     at = apptest_support.open_page(PAGE, timeout=600)
     at.segmented_control(key="eval.mode").set_value("Tune").run()
+    at.radio(key="eval.tune.space").set_value("own").run()
     at.text_input(key="eval.tune.sentence.values.chunk_size").set_value("128, 256").run()
     at.text_input(key="eval.tune.sentence.values.chunk_overlap").set_value("0").run()
     at.multiselect(key="eval.tune.modes").set_value(["bm25"]).run()
@@ -71,14 +72,14 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     front_trace = chart["data"][1]
     assert front_trace["customdata"] == expected.front
     # The front is by held-out quality (folds by document), and the table shows it beside the in-sample score.
-    assert front_trace["y"] == pytest.approx([row["heldout"] for row in expected.front_rows()])
+    assert front_trace["y"] == pytest.approx([row["fold_mean"] for row in expected.front_rows()])
     assert front_trace["x"] == pytest.approx([row["context_tokens"] for row in expected.front_rows()])
     assert chart["layout"]["xaxis"]["title"]["text"] == "Context tokens per query"
     (table,) = [frame.value for frame in at.dataframe if "context_tokens" in frame.value.columns]
     assert table["config"].tolist() == [row["config"] for row in expected.front_rows()]
-    assert table["heldout"].tolist() == pytest.approx([row["heldout"] for row in expected.front_rows()])
+    assert table["fold_mean"].tolist() == pytest.approx([row["fold_mean"] for row in expected.front_rows()])
     assert table["in_sample"].tolist() == pytest.approx([row["mrr"] for row in expected.front_rows()])
-    assert table["heldout_spread"].tolist() == pytest.approx([row["heldout_spread"] for row in expected.front_rows()])
+    assert table["fold_spread"].tolist() == pytest.approx([row["fold_spread"] for row in expected.front_rows()])
     captions = " ".join(c.value for c in at.caption)
     assert f"Folds: {expected.folds['count']} by document" in captions
     assert "Chosen on the other folds, scored on each held-out fold" in captions
@@ -100,19 +101,23 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     assert not any("settings changed" in info.value for info in at.info)
 
 
-def test_with_the_default_configuration_the_pick_is_never_below_its_held_out_score():
+def test_with_the_recommended_configuration_the_pick_is_never_below_its_score():
     at = tune_page()
     at.checkbox(key="eval.tune.default").check().run()
-    assert any("4 configurations and the default one to search" in c.value for c in at.caption)
+    assert any("4 configurations and the recommended one to search" in c.value for c in at.caption)
     at.button(key="eval.tune.run").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     result = at.session_state["cs_evaluation"]["result"]
     captions = " ".join(c.value for c in at.caption)
     default = result["rows"][result["default"]]
-    assert f"Default configuration, held out: {default['heldout']:.3f}" in captions
-    assert default["default"] and default["mode"] == "dense"
-    assert result["rows"][result["pick"]]["heldout"] >= default["heldout"]
+    assert f"Recommended configuration (untuned), mean over folds: {default['fold_mean']:.3f}" in captions
+    assert default["default"] and (default["splitter"], default["mode"], default["returns"]) == (
+        "hierarchical",
+        "hybrid",
+        "parents",
+    )
+    assert result["rows"][result["pick"]]["fold_mean"] >= default["fold_mean"]
     assert at.selectbox(key="eval.tune.pick").value == result["pick"]
 
 
@@ -158,3 +163,22 @@ def test_progress_shows_the_chunks_embedded_inside_a_configuration(monkeypatch):
     assert bar.proto.text.startswith(label), bar.proto.text
     done, total = bar.proto.text.removeprefix(label).split(" of ")
     assert int(done.replace(",", "")) == int(total.replace(",", "")) // 2 > 0
+
+
+def test_the_tab_opens_on_the_clis_default_space():
+    import argparse
+    from dataclasses import asdict
+
+    from core.cli import tune as cli_tune
+    from core.evaluation.tune_space import default_space
+
+    at = apptest_support.open_page(PAGE, timeout=600)
+    at.segmented_control(key="eval.mode").set_value("Tune").run()
+    assert not at.exception, at.exception
+    assert at.radio(key="eval.tune.space").value == "default"
+    parser = argparse.ArgumentParser()
+    cli_tune.register(parser.add_subparsers())
+    cli_space = cli_tune.build_space(parser.parse_args(["tune", "x", "--queries", "q.json"]))
+    count = len(cli_space.arms())
+    assert any(f"{count} configurations, the recommended one among them, to search" in c.value for c in at.caption)
+    assert asdict(default_space()) == asdict(cli_space)

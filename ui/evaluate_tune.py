@@ -1,7 +1,7 @@
 """The Evaluate page's Tune section: a space to search, the Pareto front of quality against cost, one click to use a point.
 
-The search is :func:`core.evaluation.tune.tune` within :class:`core.evaluation.tune.TuneBudget`; the front and the pick are by held-out
-quality (:mod:`core.evaluation.folds`), beside the in-sample score; what may vary and how its values are read
+The search is :func:`core.evaluation.tune.tune` within :class:`core.evaluation.tune.TuneBudget`; the front and the pick are by
+the quality's mean over folds (:mod:`core.evaluation.folds`: in sample; the nested estimate is held out); what may vary and how its values are read
 is :mod:`core.evaluation.sweep`'s (and the retrieval settings' own declarations). A point
 picked on the chart (or in the list under it) can be loaded into the session's
 configuration, which every other page then uses.
@@ -33,9 +33,11 @@ from core.evaluation.tune import (
     TuneBudget,
     TuneSpace,
     exhaustive,
+    recommended_note,
     retrieval_values,
     tune,
 )
+from core.evaluation.tune_space import DEFAULT_FUSIONS, DEFAULT_RETURNS, default_space
 from core.schema import Document
 from core.splitters import SPLITTERS, get_splitter
 from ui import cache, state, widgets
@@ -44,7 +46,7 @@ from ui.evaluate_sweep import default_values
 
 KEY = "eval.tune"
 DEFAULT_SIZES = "128, 256, 512, 1024"
-DEFAULT_TOP_KS = "1, 3, 5"
+DEFAULT_TOP_KS = "3, 5"
 MAX_VARIED = 3  # parameters per splitter: the combinations multiply
 __all__ = ["pareto_figure", "tune_section"]
 
@@ -52,12 +54,17 @@ __all__ = ["pareto_figure", "tune_section"]
 _NUMBER = st.column_config.NumberColumn
 FRONT_COLUMNS = {
     "config": st.column_config.TextColumn("Configuration"),
-    "heldout": _NUMBER("Held-out", format="%.3f", help="The mean over folds of the score on questions held out"),
-    "heldout_spread": _NUMBER("± across folds", format="%.3f", help="Standard deviation of the held-out scores"),
+    "fold_mean": _NUMBER(
+        "Mean over folds (in sample)",
+        format="%.3f",
+        help="The mean over folds of each fold's score. In sample: these questions took part in choosing; "
+        "only the nested estimate below is held out",
+    ),
+    "fold_spread": _NUMBER("± across folds", format="%.3f", help="Standard deviation of the folds' scores"),
     "in_sample": _NUMBER("In sample", format="%.3f", help="The score on every question (optimistic for a pick)"),
-    "hit_rate": _NUMBER("Hit rate", format="%.3f"),
-    "mrr": _NUMBER("MRR", format="%.3f"),
-    "recall": _NUMBER("Recall", format="%.3f"),
+    "hit_rate": _NUMBER("Hit rate (in sample)", format="%.3f"),
+    "mrr": _NUMBER("MRR (in sample)", format="%.3f"),
+    "recall": _NUMBER("Recall (in sample)", format="%.3f"),
     "context_tokens": _NUMBER("Context tokens / query", format="%.0f"),
     "nodes": _NUMBER("Nodes"),
     "embed_tokens": _NUMBER("Embedding tokens", format="%d"),
@@ -83,7 +90,7 @@ def tune_section(
             if search == "exhaustive" or (search == "auto" and exhaustive(count, len(queries)))
             else "successive halving on a growing sample of the queries"
         )
-        extra = " and the default one" if validation["include_default"] else ""
+        extra = recommended_note(space, validation["include_default"])
         st.caption(f"{count} configurations{extra} to search: {way}.")
     for problem in problems:
         st.error(widgets.md_escape(problem), icon=":material/error:")
@@ -128,7 +135,29 @@ def tune_section(
 # -- the space ------------------------------------------------------------------------------
 
 
+SPACES = {
+    "default": "The default space (what chunkscope tune searches)",
+    "own": "My own: splitters, values and retrieval settings to try",
+}
+
+
 def space_form(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
+    """The default space, or one's own: the splitters and their varied parameters, then the retrieval lists."""
+    state.keep_valid(f"{KEY}.space", SPACES, "default")
+    chosen = st.radio("Space", list(SPACES), format_func=SPACES.get, key=f"{KEY}.space", horizontal=True)
+    if chosen == "default":
+        space = default_space()
+        st.caption(
+            "Sentence chunks of 128–1024 tokens (overlap 0 or 64); hierarchical chunks of 2048/256, 1024/256, "
+            "1024/128 and 512/128 tokens whose leaves are searched and whose parents are returned or merged; "
+            "LlamaIndex's SentenceSplitter() at its defaults. Dense, BM25 and hybrid retrieval (alpha 0.3, 0.5, "
+            "0.7; min-max weighted or reciprocal rank fusion), top 5."
+        )
+        return space, []
+    return _own_space(config)
+
+
+def _own_space(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
     """The splitters and their varied parameters, then the retrieval lists: the space, or the problems with it."""
     options = [cls.name for cls in SPLITTERS if sweepable(cls)]
     chosen_key = f"{KEY}.splitters"
@@ -153,6 +182,17 @@ def space_form(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
         texts["alpha"] = right.text_input(
             "Hybrid alphas", "0.3, 0.5, 0.7", key=f"{KEY}.alphas", help="The dense score's weight in hybrid mode, 0-1"
         )
+        texts["fusion"] = right.multiselect(
+            "Hybrid fusions", list(DEFAULT_FUSIONS), default=list(DEFAULT_FUSIONS), key=f"{KEY}.fusions"
+        )
+    if any(getattr(SPLITTERS.get_class(name), "has_levels", False) for name in names):
+        texts["returns"] = middle.multiselect(
+            "A hierarchy returns",
+            ["chunks", "parents", "merged"],
+            default=list(DEFAULT_RETURNS),
+            key=f"{KEY}.returns",
+            help="For splitters with levels: every chunk, the leaves' parents, or leaves merged into parents",
+        )
     if not names:
         problems.append("choose at least one splitter")
     if not texts["mode"]:
@@ -165,6 +205,8 @@ def space_form(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
             tuple(retrieval_values("mode", texts["mode"])),
             tuple(retrieval_values("alpha", texts.get("alpha", "0.5"))),
             tuple(retrieval_values("top_k", texts["top_k"])),
+            tuple(retrieval_values("fusion", texts.get("fusion") or ["relative_score"])),
+            tuple(retrieval_values("returns", texts.get("returns") or ["chunks"])),
         )
         space.check()
         space.setups()
@@ -240,10 +282,11 @@ def validation_form() -> dict[str, Any]:
     count = middle.number_input("Folds", min_value=2, max_value=20, value=DEFAULT_FOLDS, key=f"{KEY}.folds")
     with right:
         default = st.checkbox(
-            "Measure the default configuration",
+            "Measure the recommended configuration",
             value=True,
             key=f"{KEY}.default",
-            help="Evaluate's default splitter and retrieval, the yardstick a pick should beat held out",
+            help="Hierarchical chunks of 2048/256 tokens, the leaves searched by hybrid retrieval and their parents "
+            "returned: the best known untuned configuration, the yardstick a pick must clearly beat",
         )
     return {"folds_by": by, "folds": int(count), "include_default": default}
 
@@ -285,7 +328,7 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
 def pareto_figure(result: dict[str, Any]) -> go.Figure:
     """Held-out quality against cost: every configuration measured on all queries, the front joined and highlighted."""
     quality, cost = result["quality"], result["cost"]
-    full = [row for row in result["rows"] if row["heldout"] is not None]
+    full = [row for row in result["rows"] if row["fold_mean"] is not None]
     others = [row for row in full if not row["on_front"]]
     figure = go.Figure()
     for rows, name, colour, mode in (
@@ -295,7 +338,7 @@ def pareto_figure(result: dict[str, Any]) -> go.Figure:
         figure.add_trace(
             go.Scatter(
                 x=[row[cost] for row in rows],
-                y=[row["heldout"] for row in rows],
+                y=[row["fold_mean"] for row in rows],
                 customdata=[row["id"] for row in rows],
                 hovertext=[row["config"] for row in rows],
                 hovertemplate="%{hovertext}<br>%{x:,.4g} · %{y:.3f}<extra></extra>",
@@ -307,7 +350,7 @@ def pareto_figure(result: dict[str, Any]) -> go.Figure:
         )
     figure.update_layout(
         xaxis_title=COSTS[cost],
-        yaxis_title=f"{QUALITIES[quality]}, held out",
+        yaxis_title=f"{QUALITIES[quality]}, mean over folds (in sample)",
         height=420,
         margin={"t": 30},
         legend={"orientation": "h", "y": -0.2},
@@ -350,7 +393,7 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
     st.plotly_chart(
         pareto_figure(result), width="stretch", key=f"{KEY}.chart", on_select=_clicked, selection_mode="points"
     )
-    columns = ["config", "heldout", "heldout_spread", "in_sample", "hit_rate", "mrr", "recall", "context_tokens"]
+    columns = ["config", "fold_mean", "fold_spread", "in_sample", "hit_rate", "mrr", "recall", "context_tokens"]
     columns += ["nodes", "embed_tokens", "embed_seconds", "truncated_share"]
     shown = [{**row, "in_sample": row[result["quality"]]} for row in result["front"]]
     st.dataframe(
@@ -360,7 +403,7 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str) -
         key=f"{KEY}.front",
         column_config=FRONT_COLUMNS,
     )
-    full = [row for row in result["rows"] if row["heldout"] is not None]
+    full = [row for row in result["rows"] if row["fold_mean"] is not None]
     ids = [row["id"] for row in result["front"]] + [row["id"] for row in full if not row["on_front"]]
     labels = {row["id"]: row["config"] for row in result["rows"]}
     if not ids:

@@ -3,7 +3,8 @@
 ``core.cli.main`` calls :func:`register` with its subparsers, as it does
 :mod:`core.cli.query`'s. The space is given as ``evaluate``'s sweep is
 (``--splitter A,B``, ``--set``, ``--sweep [SPLITTER.]PARAM=V,V``, read by
-:mod:`core.evaluation.sweep`) plus lists of retrieval modes, alphas and top_k values.
+:mod:`core.evaluation.sweep`) plus lists of retrieval modes, alphas, fusions, top_k values and what a
+hierarchy returns; with none of the first three, the default space of :mod:`core.evaluation.tune_space`.
 """
 
 from __future__ import annotations
@@ -26,8 +27,29 @@ from core.cli.query import (
     splitter_names,
 )
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
-from core.evaluation.tune import COSTS, QUALITIES, SEARCHES, TuneBudget, TuneSpace, retrieval_values
+from core.evaluation.tune import (
+    COSTS,
+    QUALITIES,
+    SEARCHES,
+    TuneBudget,
+    TuneSpace,
+    recommended_note,
+    retrieval_values,
+)
+from core.evaluation.tune_space import (
+    DEFAULT_ALPHAS,
+    DEFAULT_FUSIONS,
+    DEFAULT_MODES,
+    DEFAULT_RETURNS,
+    DEFAULT_TOP_KS,
+    SENTENCE_GRID,
+    default_specs,
+)
 from core.query.retrieval import SCOPES
+
+
+def _listed(values: Sequence[Any]) -> str:
+    return ",".join(str(value) for value in values)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,17 +69,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="[SPLITTER.]PARAM=V,V,...",
         help="Values of a declared number, choice or switch to try (repeatable), as for evaluate --sweep. "
-        "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them, and "
-        "LlamaIndex's SentenceSplitter at its defaults.",
+        "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them; with no "
+        "splitter, sweep or setting named, the default space (sentence sizes, hierarchical chunks of "
+        "2048/256, 1024/256, 1024/128 and 512/128 tokens, LlamaIndex's SentenceSplitter at its defaults).",
     )
     # Retrieval settings cost a ranking each once a configuration is embedded: the default tries them all.
     tune.add_argument(
-        "--modes", default="dense,bm25,hybrid", metavar="M,M", help="Retrieval modes to try: dense, bm25, hybrid."
+        "--modes", default=_listed(DEFAULT_MODES), metavar="M,M", help="Retrieval modes to try: dense, bm25, hybrid."
     )
     tune.add_argument(
-        "--alphas", default="0.3,0.5,0.7", metavar="A,A", help="Hybrid weights of the dense score to try."
+        "--alphas", default=_listed(DEFAULT_ALPHAS), metavar="A,A", help="Hybrid weights of the dense score to try."
     )
-    tune.add_argument("--top-ks", default="5", metavar="K,K", help="top_k values to try.")
+    tune.add_argument("--top-ks", default=_listed(DEFAULT_TOP_KS), metavar="K,K", help="top_k values to try.")
+    tune.add_argument(
+        "--fusions",
+        default=_listed(DEFAULT_FUSIONS),
+        metavar="F,F",
+        help="Hybrid fusions to try: relative_score (min-max weighted), reciprocal_rank.",
+    )
+    tune.add_argument(
+        "--returns",
+        default=_listed(DEFAULT_RETURNS),
+        metavar="R,R",
+        help="What a hierarchical splitter's retrieval returns, to try: chunks, parents, merged (others: chunks).",
+    )
     tune.add_argument(
         "--scope", choices=SCOPES, default="corpus", help="Retrieve from the corpus or the query's document."
     )
@@ -98,7 +133,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument(
         "--without-default",
         action="store_true",
-        help="Leave out evaluate's default configuration, otherwise always measured as the yardstick.",
+        help="Leave out the recommended configuration (hierarchical 2048/256, parents, hybrid), otherwise always "
+        "measured as the yardstick.",
     )
     tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
     add_engine_arguments(tune)
@@ -121,34 +157,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.set_defaults(func=cmd_tune)
 
 
-FRAMEWORK_DEFAULT = "llamaindex.sentence"  # LlamaIndex's SentenceSplitter() at its defaults
 INTERRUPTED_FILE = "chunkscope-tune-partial.json"
-DEFAULT_GRID = {"chunk_size": "128,256,512,1024", "chunk_overlap": "0,64"}
 
 
 def build_space(args: argparse.Namespace) -> TuneSpace:
-    """The space the arguments describe, every value checked (nothing is loaded yet)."""
-    from core.evaluation.sweep import SweepSpec, plan_sweeps, sweepable_params
+    """The space the arguments describe, every value checked (nothing is loaded yet).
+
+    With no splitter, sweep or setting named, the default space of :mod:`core.evaluation.tune_space`.
+    """
+    from core.evaluation.sweep import plan_sweeps, sweepable_params
     from core.splitters import SPLITTERS
 
-    names = splitter_names(args)
-    grid: dict[str, Any] = parse_assignments(args.sweep, "--sweep")
-    if not args.sweep:
-        # The classic sizes and overlaps, for each chosen splitter that declares them.
-        for name in names:
-            declared = {spec.name for spec in sweepable_params(SPLITTERS.get_class(name))}
-            for param, values in DEFAULT_GRID.items():
-                if param in declared:
-                    grid[f"{name}.{param}"] = values
-    specs = plan_sweeps(names, parse_assignments(args.set, "--set"), grid)
-    if not args.splitter and not args.sweep and not args.set and FRAMEWORK_DEFAULT in SPLITTERS:
-        # The framework default people ship untuned, as the yardstick beside the native default.
-        specs.append(SweepSpec(FRAMEWORK_DEFAULT))
+    if not args.splitter and not args.sweep and not args.set:
+        specs = default_specs({cls.name for cls in SPLITTERS})
+    else:
+        names = splitter_names(args)
+        grid: dict[str, Any] = parse_assignments(args.sweep, "--sweep")
+        if not args.sweep:
+            # The classic sizes and overlaps, for each chosen splitter that declares them.
+            for name in names:
+                declared = {spec.name for spec in sweepable_params(SPLITTERS.get_class(name))}
+                for param, values in SENTENCE_GRID.items():
+                    if param in declared:
+                        grid[f"{name}.{param}"] = ",".join(str(value) for value in values)
+        specs = plan_sweeps(names, parse_assignments(args.set, "--set"), grid)
     return TuneSpace(
         tuple(specs),
         tuple(retrieval_values("mode", args.modes)),
         tuple(retrieval_values("alpha", args.alphas)),
         tuple(retrieval_values("top_k", args.top_ks)),
+        tuple(retrieval_values("fusion", args.fusions)),
+        tuple(retrieval_values("returns", args.returns)),
     )
 
 
@@ -174,8 +213,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if progress is not None:
         progress(
             0.0,
-            f"{len(space.arms(len(setups)))} configurations"
-            + ("" if args.without_default else " and the default one")
+            f"{len(space.arms(setups))} configurations"
+            + recommended_note(space, not args.without_default)
             + (", loading the embedding model" if needs and engine.kind == "local" else ""),
         )
     result = tune(
@@ -217,7 +256,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print_json(data)
         return 130 if result.stopped == "interrupted" else 0
     print(
-        f"Pareto front: held-out {QUALITIES[result.quality]} against {COSTS[result.cost].lower()} "
+        f"Pareto front: {QUALITIES[result.quality]} (in sample, mean over folds) against {COSTS[result.cost].lower()} "
         f"({result.search}, {len(result.rows)} configurations, {result.queries} queries)"
     )
     print(format_table(table_rows(result.front_rows(), result.quality)))
@@ -227,14 +266,19 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, Any]]:
-    """The held-out quality and its spread beside the in-sample one, then the costs."""
-    columns = ("config", "hit_rate", "mrr", "recall", "context_tokens", "nodes", "embed_tokens", "embed_seconds")
+    """The quality's mean over folds and its spread, the metrics over all questions, then the costs.
+
+    Every score here is in sample (the questions took part in choosing the front); only the nested estimate
+    that :func:`core.evaluation.folds.validation_summary` prints is held out.
+    """
+    metrics = ("hit_rate", "mrr", "recall")
+    costs = ("context_tokens", "nodes", "embed_tokens", "embed_seconds")
     table = []
     for row in rows:
-        shown: dict[str, Any] = {"config": row["config"], f"heldout_{quality}": row["heldout"]}
-        shown["spread"] = row["heldout_spread"]
-        shown.update({column: row[column] for column in columns[1:]})
-        shown[f"{quality} (in sample)"] = shown.pop(quality)
+        shown: dict[str, Any] = {"config": row["config"], f"{quality} fold mean (in sample)": row["fold_mean"]}
+        shown["spread"] = row["fold_spread"]
+        shown.update({f"{metric} (in sample)": row[metric] for metric in metrics})
+        shown.update({column: row[column] for column in costs})
         # Chunks past the model's window are embedded truncated: their share, so a reader sees it.
         share = row.get("truncated_share")
         shown["truncated"] = f"{share:.0%}" if share else ""

@@ -150,7 +150,7 @@ def cross_validate(
 ) -> dict[str, Any]:
     """Held-out estimates from per-question scores (``scores[arm][question]``, every arm on every question).
 
-    Returns ``arms`` (per arm: ``heldout`` mean over folds, ``spread`` their
+    Returns ``arms`` (per arm: ``fold_mean``, its score's mean over folds, in sample; ``spread`` their
     standard deviation, ``by_fold``), ``folds`` (per fold: the arm chosen on the
     other folds and its held-out score, and the default's), ``estimate`` (the mean
     held-out score of the training folds' choices), ``default_estimate`` and
@@ -169,7 +169,7 @@ def cross_validate(
     for arm, values in scores.items():
         by_fold = [_mean([values[i] for i in group]) for group in members]
         spread = statistics.stdev(by_fold) if len(by_fold) > 1 else 0.0
-        arms[arm] = {"heldout": _mean(by_fold), "spread": spread, "by_fold": by_fold}
+        arms[arm] = {"fold_mean": _mean(by_fold), "spread": spread, "by_fold": by_fold}
     per_fold = []
     for fold, group in enumerate(members):
         held = set(group)
@@ -185,7 +185,7 @@ def cross_validate(
                 "default_heldout": arms[default]["by_fold"][fold] if default in arms else None,
             }
         )
-    held = {arm: row["heldout"] for arm, row in arms.items()}
+    held = {arm: row["fold_mean"] for arm, row in arms.items()}
     pick = _best(held, costs, default, {arm: row["spread"] for arm, row in arms.items()})
     pick = _anchored(pick, scores, range(len(folds.assignment)), yardsticks)
     if default in held and held[default] > held[pick]:
@@ -194,7 +194,7 @@ def cross_validate(
         "arms": arms,
         "folds": per_fold,
         "estimate": _mean([f["chosen_heldout"] for f in per_fold]),
-        "default_estimate": arms[default]["heldout"] if default in arms else None,
+        "default_estimate": arms[default]["fold_mean"] if default in arms else None,
         "pick": pick,
     }
 
@@ -247,7 +247,7 @@ def held_out_rows(
 ) -> dict[str, Any]:
     """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary.
 
-    Each such row also gets ``heldout_metrics`` (every metric's mean over folds), and the summary ``estimates``
+    Each such row also gets ``fold_means`` (every metric's mean over folds), and the summary ``estimates``
     (every metric of the training folds' choices, scored on their held-out folds): a pick by MRR says its hit rate.
     """
     total = len(order)
@@ -269,12 +269,12 @@ def held_out_rows(
     chosen = [fold["chosen"] for fold in validation["folds"]]
     for row in rows:
         held = validation["arms"].get(row["id"])
-        row["heldout"] = held["heldout"] if held else None
-        row["heldout_spread"] = held["spread"] if held else None
-        row["heldout_by_fold"] = held["by_fold"] if held else None
+        row["fold_mean"] = held["fold_mean"] if held else None
+        row["fold_spread"] = held["spread"] if held else None
+        row["by_fold"] = held["by_fold"] if held else None
         # Every metric held out (the mean over folds), so a pick by MRR also says its hit rate on unseen questions.
         folds_of = by_fold.get(row["id"])
-        row["heldout_metrics"] = {m: _mean(v) for m, v in folds_of.items()} if folds_of else None
+        row["fold_means"] = {m: _mean(v) for m, v in folds_of.items()} if folds_of else None
         row["chosen_in_folds"] = chosen.count(row["id"])
         row["default"] = row["id"] == default
         row["yardstick"] = row["id"] in yardsticks
@@ -304,11 +304,11 @@ def validation_summary(result: Mapping[str, Any], quality_name: str, quote: Call
         why = (
             "untuned: no configuration was clearly better, question by question"
             if pick.get("yardstick")
-            else f"best held-out {quality_name}"
+            else f"best {quality_name} over the folds, in sample"
         )
         lines.append(
-            f"Pick ({why}): {quote(pick['config'])}: held-out {pick['heldout']:.3f} ± "
-            f"{pick['heldout_spread']:.3f}, in sample {pick[result['quality']]:.3f}"
+            f"Pick ({why}): {quote(pick['config'])}: mean over folds {pick['fold_mean']:.3f} ± "
+            f"{pick['fold_spread']:.3f}, over all questions {pick[result['quality']]:.3f} (both in sample)"
         )
     chosen = "; ".join(
         f"fold {fold['fold'] + 1}: {quote(rows[fold['chosen']]['config'])} {fold['chosen_heldout']:.3f}"
@@ -319,5 +319,6 @@ def validation_summary(result: Mapping[str, Any], quality_name: str, quote: Call
             f"Chosen on the other folds, scored on each held-out fold: {validation['estimate']:.3f} ({chosen})"
         )
     if validation["default_estimate"] is not None:
-        lines.append(f"Default configuration, held out: {validation['default_estimate']:.3f}")
+        # Untuned: no choice was made on any question, so its score is as good as held out.
+        lines.append(f"Recommended configuration (untuned), mean over folds: {validation['default_estimate']:.3f}")
     return lines

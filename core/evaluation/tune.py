@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings, default_splitter
+from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
 from core.errors import ConfigError
 from core.evaluation.evaluate import METRICS, EvalQuery, check_scope, references
 from core.evaluation.folds import DEFAULT_FOLDS, held_out_rows, make_folds
@@ -47,7 +47,8 @@ from core.evaluation.jobs import shippable_embedder
 from core.evaluation.pareto import front
 from core.evaluation.runner import Report
 from core.evaluation.sweep import SweepSpec, configurations, sweep_values
-from core.evaluation.tune_measure import TuneInputs, make_task, measure_setup, skipped_row, tune_row
+from core.evaluation.tune_measure import OutOfBudget, TuneInputs, make_task, measure_setup, skipped_row, tune_row
+from core.evaluation.tune_space import recommended_splitter
 from core.params import Configurable, param
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
@@ -76,6 +77,7 @@ __all__ = [
     "TuneResult",
     "TuneSpace",
     "exhaustive",
+    "recommended_note",
     "retrieval_values",
     "tune",
 ]
@@ -92,13 +94,13 @@ class TuneBudget(Configurable):
     """How long a search may run: declared once, read by the CLI's ``--budget`` and the Tune page."""
 
     name = "tune_budget"
-    summary = "The time a tune may spend before it stops starting new splitter configurations."
+    summary = "The time a tune may spend: when it is spent the search stops, inside a configuration too."
 
     budget_minutes: float = param(
         20.0,
-        "Start no splitter configuration after this many minutes (0: no limit). Sized for 2 cores: the default "
-        "space on 250 kB of text took 9 minutes cold on a busy machine. A stopped search keeps what it measured, "
-        "the defaults first.",
+        "Stop the search after this many minutes (0: no limit), even inside a configuration being split, embedded "
+        "or scored. Sized for 2 cores: the default space on 250 kB of text took 9 minutes cold on a busy machine. "
+        "A stopped search keeps the configurations it finished, the defaults first.",
         ge=0.0,
         le=1440.0,
     )
@@ -115,41 +117,71 @@ class Arm:
     mode: str
     alpha: float
     top_k: int
+    fusion: str = "relative_score"
+    returns: str = "chunks"
 
     def retrieval_label(self) -> str:
         mode = f"hybrid α={self.alpha:g}" if self.mode == "hybrid" else self.mode
-        return f"{mode} · k={self.top_k}"
+        if self.mode == "hybrid" and self.fusion == "reciprocal_rank":
+            mode += " rrf"
+        returns = "" if self.returns == "chunks" else f" · {self.returns}"
+        return f"{mode} · k={self.top_k}{returns}"
+
+    def settings(self) -> RetrievalSettings:
+        return RetrievalSettings(
+            top_k=self.top_k, mode=self.mode, alpha=self.alpha, fusion=self.fusion, returns=self.returns
+        )
 
 
 @dataclass(frozen=True)
 class TuneSpace:
-    """Splitter sweeps × retrieval modes × alphas (hybrid only) × top_k values."""
+    """Splitter sweeps × retrieval modes × alphas and fusions (hybrid only) × top_k values × what a hierarchy returns.
+
+    ``returns`` applies to splitters with levels (hierarchical) only; the others return their chunks.
+    """
 
     specs: tuple[SweepSpec, ...]
     modes: tuple[str, ...] = ("dense",)
     alphas: tuple[float, ...] = (0.5,)
     top_ks: tuple[int, ...] = (5,)
+    fusions: tuple[str, ...] = ("relative_score",)
+    returns: tuple[str, ...] = ("chunks",)
 
     def check(self) -> None:
         """Raise ConfigError for an empty list or a value no retrieval accepts."""
-        if not self.specs or not self.modes or not self.top_ks or ("hybrid" in self.modes and not self.alphas):
-            raise ConfigError("the space needs at least one splitter, mode, top_k (and alpha for hybrid)")
+        if (
+            not self.specs
+            or not self.modes
+            or not self.top_ks
+            or not self.returns
+            or ("hybrid" in self.modes and not (self.alphas and self.fusions))
+        ):
+            raise ConfigError("the space needs at least one splitter, mode, top_k, returns (and alpha, fusion for hybrid)")
         for mode in self.modes:
             for top_k in self.top_ks:
                 for alpha in self.alphas:
-                    RetrievalSettings(top_k=top_k, mode=mode, alpha=alpha)  # refused here as its declaration says
+                    for fusion in self.fusions:
+                        for returns in self.returns:
+                            # refused here as its declaration says
+                            RetrievalSettings(top_k=top_k, mode=mode, alpha=alpha, fusion=fusion, returns=returns)
 
     def setups(self) -> list[tuple[str, Any, dict[str, Any]]]:
         """(label, splitter, swept values) of every valid splitter configuration."""
         return configurations(self.specs)
 
-    def arms(self, setup_count: int | None = None) -> list[Arm]:
-        count = len(self.setups()) if setup_count is None else setup_count
-        retrievals = [(mode, alpha) for mode in self.modes for alpha in (self.alphas if mode == "hybrid" else (0.5,))]
+    def arms(self, setups: Sequence[tuple[str, Any, dict[str, Any]]] | None = None) -> list[Arm]:
+        setups = self.setups() if setups is None else setups
+        retrievals = [
+            (mode, alpha, fusion)
+            for mode in self.modes
+            for alpha in (self.alphas if mode == "hybrid" else (0.5,))
+            for fusion in (self.fusions if mode == "hybrid" else ("relative_score",))
+        ]
         return [
-            Arm(setup, mode, alpha, top_k)
-            for setup in range(count)
-            for mode, alpha in retrievals
+            Arm(setup, mode, alpha, top_k, fusion, returns)
+            for setup, (_, splitter, _) in enumerate(setups)
+            for returns in (self.returns if getattr(splitter, "has_levels", False) else ("chunks",))
+            for mode, alpha, fusion in retrievals
             for top_k in self.top_ks
         ]
 
@@ -170,7 +202,7 @@ class TuneResult:
     folds: dict[str, Any] = field(default_factory=dict)  # how the questions were folded (core.evaluation.folds)
     cross_validation: dict[str, Any] = field(default_factory=dict)  # per fold: the training choice, held out
     pick: int | None = None  # the best held-out row, or a yardstick nothing clearly beat (core.evaluation.folds)
-    default: int | None = None  # the default configuration's row
+    default: int | None = None  # the recommended configuration's row (core.evaluation.tune_space)
     stopped: str | None = None  # "budget" or "interrupted" when the search did not finish
     space_size: int = 0  # configurations in the space (rows holds the measured ones)
     skipped: list[dict[str, Any]] = field(default_factory=list)  # splitter configurations refused, with the reason
@@ -228,9 +260,10 @@ def tune(
     successive halving) over workers (:mod:`core.runtime.parallel`); the rows are the same on every engine.
     ``folds_by`` and ``folds`` say how the questions are cut for the held-out scores
     (:func:`core.evaluation.folds.make_folds`; folds declared in the queries file win).
-    ``budget`` (seconds) stops the search from starting a splitter configuration
-    once spent; Ctrl-C (KeyboardInterrupt) stops it at once. Either way the result
-    holds what was measured (the default configuration first), with ``stopped`` saying why.
+    ``budget`` (seconds) stops the search once spent, inside the configuration being measured too
+    (between embedding batches and scored questions); Ctrl-C (KeyboardInterrupt) stops it at once. Either
+    way the result holds the configurations measured (the recommended configuration first), with ``stopped``
+    saying why.
     """
     for what, value, known in (("quality", quality, QUALITIES), ("cost", cost, COSTS), ("search", search, SEARCHES)):
         if value not in known:
@@ -239,7 +272,7 @@ def tune(
     check_scope(scope)
     engine = engine or Engine()
     setups = space.setups()
-    arms = space.arms(len(setups))
+    arms = space.arms(setups)
     default_arm = _add_default(setups, arms) if include_default else None
     usable, skipped = references(documents, queries)
     folding = make_folds([q.doc for q, _ in usable], [q.fold for q, _ in usable], by=folds_by, count=folds, seed=seed)
@@ -256,9 +289,10 @@ def tune(
     order = interleaved([q.doc for q, _ in usable]) if used == "halving" else list(range(len(usable)))
     shared = embedder if engine.kind == "local" else shippable_embedder(embedder)
     max_k = max(arm.top_k for arm in arms)
-    inputs = TuneInputs(tuple(documents), tuple(usable), tuple(order), scope, max_k, needs_vectors, shared)
-    say = report or (lambda fraction, text: None)
     deadline = None if budget is None else time.monotonic() + budget
+    stop_at = None if budget is None else time.time() + budget  # the same moment, on a clock workers share
+    inputs = TuneInputs(tuple(documents), tuple(usable), tuple(order), scope, max_k, needs_vectors, shared, stop_at)
+    say = report or (lambda fraction, text: None)
     at = [0.0]  # the run's fraction done, for the progress inside a configuration
     if engine.kind == "local":
         inputs.bench().note = lambda text: say(at[0], text)
@@ -283,7 +317,7 @@ def tune(
         done = 0
         for start_at in range(0, len(tasks), batch):
             if deadline is not None and time.monotonic() > deadline:
-                raise _OutOfBudget
+                raise OutOfBudget
             part = tasks[start_at : start_at + batch]
             for task, result in zip(part, ordered_map(measure_setup, part, inputs, engine), strict=True):
                 done += 1
@@ -317,7 +351,7 @@ def tune(
                 chosen[default_arm] = measured[default_arm]
     except KeyboardInterrupt:
         stopped = "interrupted"
-    except _OutOfBudget:
+    except OutOfBudget:
         stopped = "budget"
     done = [index for index in range(len(arms)) if index in chosen and arms[index].setup in setup_of]
     rows = [
@@ -326,9 +360,9 @@ def tune(
     default_row = done.index(default_arm) if default_arm in done else None
     marks = [done.index(index) for index in untuned if index in done]  # the pick stays on one unless beaten
     validation = held_out_rows(rows, order, folding, quality, cost, default_row, marks)
-    full = [row["id"] for row in rows if row["heldout"] is not None]
-    on_front = [full[i] for i in front([(rows[i]["heldout"], rows[i][cost]) for i in full])]
-    on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["heldout"]))
+    full = [row["id"] for row in rows if row["fold_mean"] is not None]
+    on_front = [full[i] for i in front([(rows[i]["fold_mean"], rows[i][cost]) for i in full])]
+    on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["fold_mean"]))
     for row in rows:
         row["on_front"] = row["id"] in on_front
     refused = [skipped_row(setup) for _, setup in sorted(setup_of.items()) if setup["skipped"] is not None]
@@ -353,23 +387,45 @@ def tune(
     )
 
 
-class _OutOfBudget(Exception):
-    """The time budget is spent: no further splitter configuration is started."""
-
-
 def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm]) -> int:
-    """Put evaluate's default configuration into the space (if it is not there) and return its arm's index."""
-    splitter = default_splitter()
+    """Put the recommended configuration into the space (if it is not there) and return its arm's index.
+
+    Its splitter is :func:`core.evaluation.tune_space.recommended_splitter`, its retrieval
+    :data:`~core.config_parts.DEFAULT_RETRIEVAL` (what a hierarchy returns applies to splitters with levels only).
+    """
+    splitter = recommended_splitter()
     position = next((i for i, (_, other, _) in enumerate(setups) if other == splitter), None)
     if position is None:
-        setups.append((f"{splitter.name} (defaults)", splitter, {}))
+        setups.append((f"{splitter.name} (recommended)", splitter, {}))
         position = len(setups) - 1
-    retrieval = DEFAULT_RETRIEVAL
-    alpha = retrieval.alpha if retrieval.mode == "hybrid" else 0.5
-    arm = Arm(position, retrieval.mode, alpha, retrieval.top_k)
+    arm = _plain_arm(position, splitter)
     if arm not in arms:
         arms.append(arm)
     return arms.index(arm)
+
+
+def recommended_outside(space: TuneSpace) -> bool:
+    """Whether measuring the recommended configuration adds a configuration to ``space`` (it is not one of its points)."""
+    splitter = recommended_splitter()
+    setups = space.setups()
+    position = next((i for i, (_, other, _) in enumerate(setups) if other == splitter), None)
+    return position is None or _plain_arm(position, splitter) not in space.arms(setups)
+
+
+def recommended_note(space: TuneSpace, include: bool) -> str:
+    """How a count of the space's configurations goes on: the recommended one beside them, or among them."""
+    if not include:
+        return ""
+    return " and the recommended one" if recommended_outside(space) else ", the recommended one among them,"
+
+
+def _plain_arm(setup: int, splitter: Any) -> Arm:
+    """The arm of a splitter configuration at the default retrieval settings."""
+    plain = DEFAULT_RETRIEVAL
+    hybrid = plain.mode == "hybrid"
+    alpha, fusion = (plain.alpha, plain.fusion) if hybrid else (0.5, "relative_score")
+    returns = plain.returns if getattr(splitter, "has_levels", False) else "chunks"
+    return Arm(setup, plain.mode, alpha, plain.top_k, fusion, returns)
 
 
 def _yardsticks(
@@ -377,18 +433,26 @@ def _yardsticks(
 ) -> tuple[dict[int, int], list[int]]:
     """The splitter configurations measured first (by position), and the untuned arms in order of preference.
 
-    First the default, then any splitter at its own defaults: a search the budget or Ctrl-C stops still holds
-    what a pick is judged against, evaluate's default and a framework's (e.g. LlamaIndex's SentenceSplitter()).
-    Their arms at the default top_k (and alpha) are what :func:`core.evaluation.folds.cross_validate` stays with unless beaten.
+    First the recommended configuration, then any splitter at its own defaults: a search the budget or Ctrl-C
+    stops still holds what a pick is judged against (e.g. LlamaIndex's SentenceSplitter()). Their arms at the
+    default retrieval settings (hybrid first, then dense, then BM25) are what
+    :func:`core.evaluation.folds.cross_validate` stays with unless clearly beaten, the recommended one first.
     """
     first = {} if default_arm is None else {arms[default_arm].setup: 0}
     for position, (_, _, swept) in enumerate(setups):
         if not swept:
             first.setdefault(position, 1)
-    plain, modes = DEFAULT_RETRIEVAL, ("hybrid", "dense", "bm25")  # hybrid first: the strongest untuned retrieval
-    untuned = [i for i, arm in enumerate(arms) if arm.setup in first and arm.top_k == plain.top_k]
-    untuned = [i for i in untuned if arms[i].mode != "hybrid" or arms[i].alpha == plain.alpha]
-    return first, sorted(untuned, key=lambda i: (-first[arms[i].setup], modes.index(arms[i].mode)))
+    modes = ("hybrid", "dense", "bm25")  # hybrid first: the strongest untuned retrieval
+    untuned = []
+    for index, arm in enumerate(arms):
+        if arm.setup not in first:
+            continue
+        plain = _plain_arm(arm.setup, setups[arm.setup][1])
+        if (arm.top_k, arm.returns) == (plain.top_k, plain.returns) and (
+            arm.mode != "hybrid" or (arm.alpha, arm.fusion) == (plain.alpha, plain.fusion)
+        ):
+            untuned.append(index)
+    return first, sorted(untuned, key=lambda i: (first[arms[i].setup], modes.index(arms[i].mode)))
 
 
 def exhaustive(arms: int, queries: int) -> bool:

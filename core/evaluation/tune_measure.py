@@ -18,22 +18,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from core.config_parts import RetrievalSettings
 from core.documents import split_bounded
 from core.errors import ConfigError
 from core.evaluation.evaluate import score_query, shown_params
 from core.evaluation.jobs import resolve_embedder
 from core.evaluation.runner import RunPhases, ScopedRetriever
 from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
+from core.query.hierarchy import searched
 from core.schema import MetadataMode, Node, contents
 from core.splitters import get_splitter
 from core.splitters.semantic import embedder_override
 
-__all__ = ["SetupTask", "TuneInputs", "encoded_texts", "make_task", "measure_setup", "skipped_row", "tune_row"]
+__all__ = ["OutOfBudget", "SetupTask", "TuneInputs", "encoded_texts", "make_task", "measure_setup", "skipped_row", "tune_row"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class SetupTask:
     splitter: str
     params: dict[str, Any]
     combination: dict[str, Any]
-    arms: tuple[tuple[int, str, float, int], ...]
+    arms: tuple[tuple[int, Any], ...]  # (arm index, its RetrievalSettings)
     queries: int
 
 
@@ -63,6 +65,7 @@ class TuneInputs:
     max_k: int
     needs_vectors: bool
     embedder: Any = None
+    deadline: float | None = None  # time.time() after which the run stops, inside a configuration too
 
     def bench(self) -> _Bench:
         """This process's bench for the run: made on first use, kept with these inputs, never pickled."""
@@ -73,6 +76,7 @@ class TuneInputs:
             embedder = resolve_embedder(self.embedder) if self.needs_vectors else None
             counter = get_tokenizer("model")
             bench = _Bench(self.documents, self.usable, embedder, self.scope, self.max_k, list(self.order), counter)
+            bench.deadline = self.deadline
             self.__dict__["_bench"] = bench
         return bench
 
@@ -90,14 +94,17 @@ def measure_setup(task: SetupTask, inputs: TuneInputs) -> dict[str, Any]:
     before = encoded_texts(bench.embedder)
     splitter = get_splitter(task.splitter, **task.params)
     try:
-        prepared = bench.prepare(task.setup, (task.label, splitter, task.combination), inputs.needs_vectors)
+        leaves_only = all(settings.returns != "chunks" for _, settings in task.arms)
+        prepared = bench.prepare(
+            task.setup, (task.label, splitter, task.combination), inputs.needs_vectors, leaves_only
+        )
     except ConfigError as exc:
         return {**_described(task, splitter), "rows": {}, "over_window": None, "encoded": 0, "skipped": str(exc)}
     if inputs.needs_vectors:
         bench.embedder.embed([query.query for query, _ in inputs.usable])  # in batches; retrieval finds them cached
     rows = {}
-    for arm, mode, alpha, top_k in task.arms:
-        row = bench.measure(prepared, mode, alpha, top_k, task.queries)
+    for arm, settings in task.arms:
+        row = bench.measure(prepared, settings, task.queries)
         row.update(
             nodes=len(prepared.nodes),
             embed_tokens=prepared.embed_tokens,
@@ -127,7 +134,7 @@ def _described(task: SetupTask, splitter: Any) -> dict[str, Any]:
 def make_task(setup: int, built: tuple[str, Any, dict[str, Any]], arms: list[tuple[int, Any]], count: int) -> SetupTask:
     """The task of one splitter configuration (``built``: label, splitter, swept values) and its arms (index, Arm)."""
     label, splitter, combination = built
-    measured = tuple((index, arm.mode, arm.alpha, arm.top_k) for index, arm in arms)
+    measured = tuple((index, arm.settings()) for index, arm in arms)
     return SetupTask(setup, label, splitter.name, splitter.to_params(), combination, measured, count)
 
 
@@ -140,6 +147,8 @@ def tune_row(index: int, arm: Any, setup: dict[str, Any], measured: dict[str, An
         "params": dict(setup["params"]),
         "mode": arm.mode,
         "alpha": arm.alpha if arm.mode == "hybrid" else None,
+        "fusion": arm.fusion if arm.mode == "hybrid" else None,
+        "returns": arm.returns,
         "top_k": arm.top_k,
         **measured,
         "over_window": setup["over_window"],
@@ -147,7 +156,7 @@ def tune_row(index: int, arm: Any, setup: dict[str, Any], measured: dict[str, An
         "truncated_share": None if setup["over_window"] is None else setup["over_window"] / max(measured["nodes"], 1),
         "settings": {
             "splitter": {"name": setup["splitter"], "params": setup["splitter_params"]},
-            "retrieval": {"top_k": arm.top_k, "mode": arm.mode, "alpha": arm.alpha},
+            "retrieval": arm.settings().to_params(),
         },
     }
 
@@ -183,8 +192,8 @@ class _Prepared:
     embed_seconds: float
     over_window: int | None
     split_embeddings: int  # texts the splitter embedded while splitting
-    retrievers: dict[str, ScopedRetriever] = field(default_factory=dict)
-    ranked: dict[tuple[str, float, int], list[int]] = field(default_factory=dict)
+    retrievers: dict[tuple[str, bool], ScopedRetriever] = field(default_factory=dict)  # by (mode, leaves only)
+    ranked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)  # by (retrieval but top_k, query)
 
     def __post_init__(self) -> None:
         self.position = {id(node): i for i, node in enumerate(self.nodes)}
@@ -204,10 +213,13 @@ class _Bench:
         self.prepared: dict[int, _Prepared] = {}
         # Progress inside a configuration (a line of text), where the run can show it (this process only).
         self.note: Callable[[str], None] | None = None
+        self.deadline: float | None = None
         # The window as the chunk metrics and the evaluation count it: the model reads this much of each chunk.
         self.window = int(getattr(embedder, "max_seq_length", 0) or DEFAULT_MAX_SEQ_LENGTH) - SPECIAL_TOKENS
 
-    def prepare(self, index: int, setup: tuple[str, Any, dict[str, Any]], needs_vectors: bool) -> _Prepared:
+    def prepare(
+        self, index: int, setup: tuple[str, Any, dict[str, Any]], needs_vectors: bool, leaves_only: bool = False
+    ) -> _Prepared:
         if index in self.prepared:
             return self.prepared[index]
         label, splitter, combination = setup
@@ -215,51 +227,74 @@ class _Bench:
         with embedder_override(splitting):
             # A link's engine must not hold the server (core.runtime.bounded); semantic splits stay here, recorded.
             nodes = split_bounded(self.documents, splitter)
+        # The embedding time of a configuration counts the splitter's own (the semantic splitter's sentences).
         seconds = splitting.seconds
-        if needs_vectors and nodes:
+        # Only a hierarchy's leaves are embedded (and so cost) when every retrieval searches the leaves alone.
+        indexed = [nodes[i] for i in searched(nodes, RetrievalSettings(returns="parents"))] if leaves_only else nodes
+        if needs_vectors and indexed:
             from core.embed.embedder import embed_nodes
 
             start = time.perf_counter()
-            embed_nodes(nodes, self.embedder, progress=self._progress(f"{label}: embedding chunks"))
-            seconds = time.perf_counter() - start
+            embed_nodes(indexed, self.embedder, progress=self._progress(f"{label}: embedding chunks"))
+            seconds += time.perf_counter() - start
         llm = _counts(self.counter, contents(nodes, MetadataMode.LLM))
-        embed = _counts(self.counter, contents(nodes, MetadataMode.EMBED))
+        embed = _counts(self.counter, contents(indexed, MetadataMode.EMBED))
         over = int((embed > self.window).sum()) if needs_vectors else None
         # The model reads at most its window of each chunk, plus its special tokens; and so of each text the
         # splitter embedded while splitting (the semantic splitter's sentence groups): a cost of this configuration.
-        embed_tokens = int(np.minimum(embed, self.window).sum()) + SPECIAL_TOKENS * len(nodes)
+        embed_tokens = int(np.minimum(embed, self.window).sum()) + SPECIAL_TOKENS * len(indexed)
         split_counts = _counts(self.counter, splitting.texts)
         embed_tokens += int(np.minimum(split_counts, self.window).sum()) + SPECIAL_TOKENS * len(splitting.texts)
         done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over, len(splitting.texts))
         self.prepared[index] = done
         return done
 
-    def _progress(self, text: str) -> Callable[[int, int], None] | None:
-        note = self.note
-        if note is None:
-            return None
-        return lambda done, total: note(f"{text} {done:,} of {total:,}")
+    def check_budget(self) -> None:
+        """Raise OutOfBudget once the run's deadline has passed: a long configuration stops inside too."""
+        if self.deadline is not None and time.time() > self.deadline:
+            raise OutOfBudget
 
-    def ranking(self, prepared: _Prepared, mode: str, alpha: float, query: int) -> list[int]:
-        key = (mode, alpha if mode == "hybrid" else 0.0, query)
+    def _progress(self, text: str) -> Callable[[int, int], None]:
+        note = self.note
+
+        def progress(done: int, total: int) -> None:
+            self.check_budget()
+            if note is not None:
+                note(f"{text} {done:,} of {total:,}")
+
+        return progress
+
+    def ranking(self, prepared: _Prepared, settings: RetrievalSettings, query: int) -> list[int]:
+        """The chunks (positions) the retrieval returns for a query.
+
+        Ranked once at the run's largest top_k and cut, where a smaller top_k returns the first chunks of a
+        larger one; reciprocal rank fusion (its depth is top_k) and a hierarchy's parents or merges are not
+        such a prefix, so they are retrieved at their own top_k.
+        """
+        mode, leaves = settings.mode, settings.returns != "chunks"
+        asked = replace(settings, top_k=self.max_k) if _prefix(settings) else settings
+        key = (asked, query)
         if key not in prepared.ranked:
-            retriever = prepared.retrievers.get(mode)
+            retriever = prepared.retrievers.get((mode, leaves))
             if retriever is None:
                 phases = RunPhases(None, splitting=0.0, embedding=mode != "bm25")
                 embedder = self.embedder if mode != "bm25" else None
-                retriever = prepared.retrievers[mode] = ScopedRetriever(
-                    prepared.nodes, self.documents, embedder, mode, phases
+                retriever = prepared.retrievers[mode, leaves] = ScopedRetriever(
+                    prepared.nodes, self.documents, embedder, mode, phases, leaves=leaves
                 )
             eval_query = self.usable[query][0]
             doc = eval_query.doc if self.scope == "document" else None
-            found = retriever.retrieve(eval_query.query, doc, self.max_k, alpha)
+            found = retriever.retrieve(eval_query.query, doc, asked)
             prepared.ranked[key] = [prepared.position[id(item.node)] for item in found]
         return prepared.ranked[key]
 
-    def measure(self, prepared: _Prepared, mode: str, alpha: float, top_k: int, count: int) -> dict[str, Any]:
+    def measure(self, prepared: _Prepared, settings: RetrievalSettings, count: int) -> dict[str, Any]:
         scores, tokens = [], []
         for query in self.order[:count]:
-            positions = self.ranking(prepared, mode, alpha, query)[:top_k]
+            self.check_budget()
+            positions = self.ranking(prepared, settings, query)
+            if _prefix(settings):
+                positions = positions[: settings.top_k]
             eval_query, reference = self.usable[query]
             scores.append(score_query(eval_query, [prepared.nodes[p] for p in positions], reference))
             tokens.append(int(sum(prepared.llm_tokens[p] for p in positions)))
@@ -278,6 +313,15 @@ class _Bench:
         row["per_query"] = per_query
         row["context_tokens"] = sum(tokens) / len(tokens)
         return row
+
+
+def _prefix(settings: RetrievalSettings) -> bool:
+    """Whether the chunks this retrieval returns are the first top_k of the ranking at any larger top_k."""
+    return settings.returns == "chunks" and (settings.mode != "hybrid" or settings.fusion == "relative_score")
+
+
+class OutOfBudget(Exception):  # noqa: N818 - a signal, not an error
+    """The tune's time budget is spent: the configuration being measured stops, and no other starts."""
 
 
 class SplitEmbeddings:
