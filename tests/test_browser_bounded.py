@@ -130,7 +130,10 @@ def test_the_export_checks_framework_regex_stalls_neither_the_server_nor_other_s
         page.get_by_text("Running the LangChain script's splitter").first.wait_for(state="visible")
 
         answers = _health_answers(app_url)
-        assert max(answers) < 1.0, answers
+        # Before forking the child, the server loads once what the script's splitter reads (tiktoken's encoding,
+        # NLTK's folder): up to 1.4 s seen with the suite loading both cores. The stall guarded against here was
+        # 28 s, doubling with each character of the run.
+        assert max(answers) < 2.5, answers
         _second_session_renders_chunks(other, app_url)
         assert health_seconds(app_url) < 1.0
 

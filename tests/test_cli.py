@@ -243,3 +243,22 @@ def test_a_loaders_reader_is_set_like_any_loader_option_and_reads_the_file(capsy
     assert code == 0 and json.loads(out)["loaders"]["pdf"]["reader"] == "langchain"
     code, _, err = run(capsys, "config", "--splitter", "character", "--loader-set", "pptx.reader=langchain")
     assert code != 0 and "UnstructuredPowerPointLoader" in err
+
+
+def test_a_frameworks_prints_go_to_stderr_so_jsonl_parses_line_by_line():
+    import os
+    import subprocess
+    import sys
+
+    # LlamaIndex prints "Metadata length (24) is close to chunk size (64)…" while it splits. A real process: the
+    # split may run in a forked child, whose prints a captured sys.stdout would hide.
+    argv = ["split", str(ROOT / "sample_docs" / "chunking_guide.md"), "--splitter", "llamaindex.sentence"]
+    argv += ["--set", "chunk_size=64", "--set", "chunk_overlap=0", "--format", "jsonl"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "core", *argv], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines and all(json.loads(line)["text"] for line in lines)
+    assert "Metadata length" in done.stderr

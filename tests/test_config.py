@@ -33,7 +33,7 @@ def _rich_config() -> PipelineConfig:
             extra=(("author", "Ada"), ("team", "search")),
         ),
         extractors=(get_extractor("title"), get_extractor("keywords", keywords=8)),
-        retrieval=RetrievalSettings(top_k=8, mode="hybrid", alpha=0.3),
+        retrieval=RetrievalSettings(top_k=8, mode="dense", returns="merged"),
     )
 
 
@@ -63,7 +63,7 @@ def test_url_form_names_every_section():
     assert params["view.excluded_llm_metadata_keys"] == "file_name"
     assert params["extractors"] == "title,keywords"
     assert params["extractor.keywords.keywords"] == "8"
-    assert params["retrieval.mode"] == "hybrid"
+    assert params["retrieval.mode"] == "dense" and params["retrieval.returns"] == "merged"
 
 
 def test_url_round_trips_through_a_real_query_string():

@@ -43,7 +43,7 @@ def test_while_embedding_the_page_shows_the_corpus_and_a_progress_bar(monkeypatc
 
     captions = [caption.value for caption in at.caption]
     assert f"Searching **{node_count:,} nodes** from {len(documents)} documents, split by **Sentence** · " \
-        "retrieval **dense** · embedding the nodes first" in captions
+        "retrieval **hybrid** · embedding the nodes first" in captions
     (bar,) = at.get("progress")
     assert bar.proto.value == int(half / node_count * 100)
     assert bar.proto.text.startswith(f"Embedding the nodes with fake-model… {half:,} of {node_count:,}")

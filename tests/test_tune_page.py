@@ -170,7 +170,7 @@ def test_the_tab_opens_on_the_clis_default_space():
     from dataclasses import asdict
 
     from core.cli import tune as cli_tune
-    from core.evaluation.tune_space import default_space
+    from core.evaluation.tune import default_space
 
     at = apptest_support.open_page(PAGE, timeout=600)
     at.segmented_control(key="eval.mode").set_value("Tune").run()

@@ -24,6 +24,7 @@ from core.errors import ChunkScopeError, LoadError
 from core.evaluation.evaluate import EvalQuery, decode_queries
 from core.evaluation.query_checks import check_queries
 from core.evaluation.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
+from core.evaluation.tune_space import recommended_splitter
 from core.measure.compare_view import LABELS, starting_slots
 from core.query.retrieval import SCOPES
 from core.schema import Document
@@ -161,17 +162,24 @@ def selection(config: PipelineConfig) -> Selection:
 
 
 def configurations(config: PipelineConfig) -> Selection:
-    """One bordered form per configuration (A is the session's splitter), side by side."""
+    """One bordered form per configuration (A is the session's splitter, B the recommended one), side by side."""
     count_key = f"{PAGE_KEY}.count"
     choices = list(range(1, len(LABELS) + 1))
     state.keep_valid(count_key, choices, 2)
     count = st.segmented_control("Configurations", choices, key=count_key, format_func=lambda n: f"{n}") or 2
-    starts = starting_slots(SPLITTERS, (config.splitter.name, config.splitter.to_params()))
+    first = (config.splitter.name, config.splitter.to_params())
+    starts = starting_slots(SPLITTERS, first)
+    # B starts as the recommended configuration (the best known, core.evaluation.tune_space): yours beside it.
+    recommended = recommended_splitter()
+    best = (recommended.name, recommended.to_params())
+    if best != first:
+        starts = [first, best, *starts[1:]][: len(starts)]
+    notes = {0: " · the session's splitter", 1: " · recommended" if best != first else ""}
     splitters, problems = [], []
     for slot, column in enumerate(st.columns(count, gap="small")):
         with column.container(border=True):
             label = LABELS[slot]
-            st.markdown(f"**Configuration {label}**" + (" · the session's splitter" if slot == 0 else ""))
+            st.markdown(f"**Configuration {label}**" + notes.get(slot, ""))
             splitter, problem = widgets.splitter_form(
                 f"{PAGE_KEY}.{slot}", starts[slot], columns=2 if count <= 2 else 1
             )

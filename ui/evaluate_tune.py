@@ -32,12 +32,13 @@ from core.evaluation.tune import (
     SEARCHES,
     TuneBudget,
     TuneSpace,
+    default_space,
     exhaustive,
     recommended_note,
     retrieval_values,
     tune,
 )
-from core.evaluation.tune_space import DEFAULT_FUSIONS, DEFAULT_RETURNS, default_space
+from core.evaluation.tune_space import DEFAULT_FUSIONS, DEFAULT_RETURNS
 from core.schema import Document
 from core.splitters import SPLITTERS, get_splitter
 from ui import cache, state, widgets

@@ -8,6 +8,8 @@ into nodes with :func:`core.engines.chunk_nodes.framework_nodes`.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import import_module
@@ -145,9 +147,13 @@ class FrameworkSplitter(Splitter):
         return target(**run_values(kwargs))
 
     def split_document(self, document: Document) -> list[Node]:
+        # A framework may print (LlamaIndex: "Metadata length … is close to chunk size"): to stderr, never into
+        # a machine output on stdout such as `chunkscope split --format jsonl`.
+        with contextlib.redirect_stdout(sys.stderr):
+            chunks = self.chunks(document)
         return framework_nodes(
             document,
-            self.chunks(document),
+            chunks,
             include_metadata=self.include_metadata,
             include_prev_next_rel=self.include_prev_next_rel,
         )

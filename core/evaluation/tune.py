@@ -48,7 +48,15 @@ from core.evaluation.pareto import front
 from core.evaluation.runner import Report
 from core.evaluation.sweep import SweepSpec, configurations, sweep_values
 from core.evaluation.tune_measure import OutOfBudget, TuneInputs, make_task, measure_setup, skipped_row, tune_row
-from core.evaluation.tune_space import recommended_splitter
+from core.evaluation.tune_space import (
+    DEFAULT_ALPHAS,
+    DEFAULT_FUSIONS,
+    DEFAULT_MODES,
+    DEFAULT_RETURNS,
+    DEFAULT_TOP_KS,
+    default_specs,
+    recommended_splitter,
+)
 from core.params import Configurable, param
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
@@ -76,6 +84,7 @@ __all__ = [
     "TuneBudget",
     "TuneResult",
     "TuneSpace",
+    "default_space",
     "exhaustive",
     "recommended_note",
     "retrieval_values",
@@ -453,6 +462,15 @@ def _yardsticks(
         ):
             untuned.append(index)
     return first, sorted(untuned, key=lambda i: (first[arms[i].setup], modes.index(arms[i].mode)))
+
+
+def default_space() -> TuneSpace:
+    """The default space of :mod:`core.evaluation.tune_space`: what ``chunkscope tune`` searches when no splitter,
+    sweep or setting is named, and the Tune tab's default."""
+    from core.splitters import SPLITTERS
+
+    specs = default_specs({cls.name for cls in SPLITTERS})
+    return TuneSpace(tuple(specs), DEFAULT_MODES, DEFAULT_ALPHAS, DEFAULT_TOP_KS, DEFAULT_FUSIONS, DEFAULT_RETURNS)
 
 
 def exhaustive(arms: int, queries: int) -> bool:

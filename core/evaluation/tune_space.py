@@ -34,7 +34,6 @@ __all__ = [
     "HIERARCHIES",
     "RECOMMENDED",
     "SENTENCE_GRID",
-    "default_space",
     "default_specs",
     "recommended_splitter",
 ]
@@ -69,12 +68,3 @@ def default_specs(available: set[str] | None = None) -> list[SweepSpec]:
     ]
     return [spec for spec in specs if available is None or spec.splitter in available]
 
-
-def default_space() -> Any:
-    """The whole default space (a :class:`~core.evaluation.tune.TuneSpace`): what ``chunkscope tune`` searches
-    when no splitter, sweep or setting is named, and the Tune tab's default."""
-    from core.evaluation.tune import TuneSpace
-    from core.splitters import SPLITTERS
-
-    specs = default_specs({cls.name for cls in SPLITTERS})
-    return TuneSpace(tuple(specs), DEFAULT_MODES, DEFAULT_ALPHAS, DEFAULT_TOP_KS, DEFAULT_FUSIONS, DEFAULT_RETURNS)

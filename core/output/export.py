@@ -363,7 +363,11 @@ def _retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
             + "; this script returns the smallest chunks (LangChain's ParentDocumentRetriever does the first "
             "over two levels held in a vector store and a docstore)."
         )
-    lines.append("    results = retriever.invoke(query)")
+    if retrieval.mode == "hybrid":
+        # EnsembleRetriever returns every document either retriever found, fused: ChunkScope keeps the top_k.
+        lines.append(f"    results = retriever.invoke(query)[:{retrieval.top_k}]")
+    else:
+        lines.append("    results = retriever.invoke(query)")
     for post in config.postprocessors:
         lines += post.langchain(snippet)
     lines.append("    return results")

@@ -37,6 +37,11 @@ def splitter_code(splitter: Any, snippet: CodeSnippet) -> str:
             at_call=True,
         )
         return engine.llamaindex(snippet) if llamaindex else engine.langchain(snippet)
+    if _runs_its_own_call(splitter, snippet.library):
+        # An engine exported to its own library (or LangChain's inside LlamaIndex's LangchainNodeParser): the
+        # script makes the very call ChunkScope made, so its chunks are the app's.
+        snippet.note(f"{splitter.name}: ChunkScope ran {splitter.title()}; this is that call.")
+        return splitter.llamaindex(snippet) if llamaindex else splitter.langchain(snippet)
     notes = len(snippet.notes)
     code = splitter.llamaindex(snippet) if llamaindex else splitter.langchain(snippet)
     if not any(note.startswith(f"{splitter.name}:") for note in snippet.notes[notes:]):
@@ -53,6 +58,17 @@ def splitter_code(splitter: Any, snippet: CodeSnippet) -> str:
             at_call=True,
         )
     return code
+
+
+def _runs_its_own_call(splitter: Any, library: str) -> bool:
+    """Whether ``splitter`` is an engine whose ``library`` script makes the call the engine made."""
+    from core.engines.base import FrameworkSplitter
+
+    if not isinstance(splitter, FrameworkSplitter):
+        return False
+    if splitter.framework == library:
+        return True
+    return library == "LlamaIndex" and splitter.framework == "LangChain" and not splitter.splits_to_documents
 
 
 # Keys ChunkScope's node builder adds that a framework's nodes do not have (compat modes build nodes that way).
