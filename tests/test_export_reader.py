@@ -53,9 +53,9 @@ setext = st.tuples(words, st.sampled_from(["===", "---"])).map("\n".join)
 markdown = st.lists(st.one_of(heading, words, fenced, setext, words.map(lambda w: f"- {w}")), min_size=1, max_size=8)
 
 
-def _write(folder: str, name: str, text: str, crlf: bool) -> Path:
+def _write(folder: str, name: str, text: str, crlf: bool, bom: bool = False) -> Path:
     path = Path(folder) / name
-    path.write_bytes((text.replace("\n", "\r\n") if crlf else text).encode("utf-8"))
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + (text.replace("\n", "\r\n") if crlf else text).encode("utf-8"))
     return path
 
 
@@ -72,17 +72,34 @@ def _same_document(path: Path) -> None:
         assert document.metadata == expected.metadata, library
 
 
-@given(blocks=markdown, crlf=st.booleans())
-def test_markdown_reads_as_chunkscope_reads_it_title_included(blocks, crlf):
+@given(blocks=markdown, crlf=st.booleans(), bom=st.booleans())
+def test_markdown_reads_as_chunkscope_reads_it_title_included(blocks, crlf, bom):
     with tempfile.TemporaryDirectory() as folder:
-        _same_document(_write(folder, "notes.md", "\n\n".join(blocks) + "\n", crlf))
+        _same_document(_write(folder, "notes.md", "\n\n".join(blocks) + "\n", crlf, bom))
 
 
-@given(text=st.lists(words, min_size=1, max_size=6).map("\n".join), crlf=st.booleans(),
+@given(text=st.lists(words, min_size=1, max_size=6).map("\n".join), crlf=st.booleans(), bom=st.booleans(),
        name=st.sampled_from(["notes.txt", "log.log", "main.py", "app.ts", "query.sql"]))  # fmt: skip
-def test_text_and_code_read_as_chunkscope_reads_them(text, crlf, name):
+def test_text_and_code_read_as_chunkscope_reads_them(text, crlf, bom, name):
     with tempfile.TemporaryDirectory() as folder:
-        _same_document(_write(folder, name, text, crlf))
+        _same_document(_write(folder, name, text, crlf, bom))
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"", "notes.txt: is empty, as the app says"),
+        (b" \n\t\n", "notes.txt: contains only whitespace, as the app says"),
+        (b"caf\xe9 au lait", "notes.txt: not UTF-8 (byte 0xe9 at position 3); ChunkScope's loaders detect its encoding"),
+    ],
+)
+def test_the_own_reader_refuses_what_it_cannot_read_as_the_app_does_in_one_sentence(tmp_path, data, said):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(data)
+    for namespace in READERS.values():
+        with pytest.raises(SystemExit) as stopped:
+            namespace["plain_text_document"](path)
+        assert str(stopped.value).startswith(said)
 
 
 def test_a_title_example_reads_as_a_person_expects():

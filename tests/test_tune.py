@@ -551,6 +551,7 @@ def test_parents_merges_and_fusions_are_searched_and_score_as_evaluate_scores_th
             embedder=embedder,
             retrieval=retrieval,
         )
+        assert row["nodes"] == expected.node_count  # what the index holds: a hierarchy's leaves when they are searched
         for metric in METRICS:
             assert row[metric] == pytest.approx(expected.to_row()[metric]), (row["config"], metric)
     parents = [row for row in result.rows if row["returns"] == "parents"]

@@ -177,7 +177,7 @@ class Evaluation:
     params: dict[str, Any]
     top_k: int
     mode: str
-    node_count: int
+    node_count: int  # the chunks retrieval searched (a hierarchy searched by its leaves: the leaves)
     per_query: list[QueryScore]
     skipped_queries: list[str] = field(default_factory=list)  # their doc was not loaded
     scope: str = "corpus"
@@ -321,13 +321,15 @@ def evaluate(
         phases.scoring(done, len(usable))
         if progress is not None:
             progress(done, len(usable))
-    over, window = (None, None) if mode == "bm25" else over_window(nodes, embedder)
+    # What the index holds: every chunk, or a hierarchy's leaves when they are searched for their parents.
+    indexed = retriever.nodes
+    over, window = (None, None) if mode == "bm25" else over_window(indexed, embedder)
     return Evaluation(
         splitter=splitter.name,
         params=shown_params(splitter),
         top_k=retrieval.top_k,
         mode=mode,
-        node_count=len(nodes),
+        node_count=len(indexed),
         per_query=per_query,
         skipped_queries=skipped,
         scope=scope,

@@ -92,7 +92,7 @@ class ScopedRetriever:
         from core.embed.embedder import embed_nodes
 
         self.every = {node.id: node for node in nodes}
-        wanted = RetrievalSettings(returns="parents") if leaves else RetrievalSettings()
+        wanted = RetrievalSettings(returns="parents" if leaves else "chunks")
         self.nodes = [nodes[i] for i in searched(nodes, wanted)]
         self.embedder = embedder
         self.mode = mode

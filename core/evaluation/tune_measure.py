@@ -47,7 +47,7 @@ class SetupTask:
     splitter: str
     params: dict[str, Any]
     combination: dict[str, Any]
-    arms: tuple[tuple[int, Any], ...]  # (arm index, its RetrievalSettings)
+    arms: tuple[tuple[int, RetrievalSettings], ...]  # (arm index, its retrieval settings)
     queries: int
 
 
@@ -106,7 +106,8 @@ def measure_setup(task: SetupTask, inputs: TuneInputs) -> dict[str, Any]:
     for arm, settings in task.arms:
         row = bench.measure(prepared, settings, task.queries)
         row.update(
-            nodes=len(prepared.nodes),
+            # The chunks the index holds: a hierarchy searched by its leaves holds its leaves.
+            nodes=len(prepared.nodes) if settings.returns == "chunks" else prepared.leaves,
             embed_tokens=prepared.embed_tokens,
             embed_seconds=prepared.embed_seconds,
             split_embeddings=prepared.split_embeddings,
@@ -192,6 +193,7 @@ class _Prepared:
     embed_seconds: float
     over_window: int | None
     split_embeddings: int  # texts the splitter embedded while splitting
+    leaves: int  # the chunks a retrieval returning parents or merging searches (all, where there is no hierarchy)
     retrievers: dict[tuple[str, bool], ScopedRetriever] = field(default_factory=dict)  # by (mode, leaves only)
     ranked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)  # by (retrieval but top_k, query)
 
@@ -229,8 +231,9 @@ class _Bench:
             nodes = split_bounded(self.documents, splitter)
         # The embedding time of a configuration counts the splitter's own (the semantic splitter's sentences).
         seconds = splitting.seconds
+        leaves = [nodes[i] for i in searched(nodes, RetrievalSettings(returns="parents"))]
         # Only a hierarchy's leaves are embedded (and so cost) when every retrieval searches the leaves alone.
-        indexed = [nodes[i] for i in searched(nodes, RetrievalSettings(returns="parents"))] if leaves_only else nodes
+        indexed = leaves if leaves_only else nodes
         if needs_vectors and indexed:
             from core.embed.embedder import embed_nodes
 
@@ -245,7 +248,9 @@ class _Bench:
         embed_tokens = int(np.minimum(embed, self.window).sum()) + SPECIAL_TOKENS * len(indexed)
         split_counts = _counts(self.counter, splitting.texts)
         embed_tokens += int(np.minimum(split_counts, self.window).sum()) + SPECIAL_TOKENS * len(splitting.texts)
-        done = _Prepared(label, splitter, combination, nodes, llm, embed_tokens, seconds, over, len(splitting.texts))
+        done = _Prepared(
+            label, splitter, combination, nodes, llm, embed_tokens, seconds, over, len(splitting.texts), len(leaves)
+        )
         self.prepared[index] = done
         return done
 

@@ -55,10 +55,21 @@ def plain_text_document(file: Path) -> Document:
     if file_type is None:
         raise SystemExit(f"{file.name}: only ChunkScope's loaders read this format as the app did: install ChunkScope")
     options = LOADER_OPTIONS.get(file_type, {})
-    text = file.read_bytes().decode("utf-8")  # ChunkScope also detects other encodings; this reads UTF-8 only
+    data = file.read_bytes()
+    # UTF-8, with or without a byte-order mark (which is not text); ChunkScope also detects other encodings.
+    encoding = "utf-8-sig" if data.startswith(b"\\xef\\xbb\\xbf") else "utf-8"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise SystemExit(
+            f"{file.name}: not UTF-8 (byte {data[exc.start]:#04x} at position {exc.start}); ChunkScope's loaders "
+            "detect its encoding: install ChunkScope"
+        ) from None
+    if not text.strip():
+        raise SystemExit(f"{file.name}: {'is empty' if not text else 'contains only whitespace'}, as the app says")
     if options.get("normalize_newlines", True):
         text = text.replace("\\r\\n", "\\n").replace("\\r", "\\n")
-    metadata = {"file_name": file.name, "file_type": file_type, "encoding": "utf-8"}
+    metadata = {"file_name": file.name, "file_type": file_type, "encoding": encoding}
     if file_type == "markdown" and markdown_title(text):
         metadata["title"] = markdown_title(text)
     if CODE_LANGUAGES.get(file.suffix.lower()):
