@@ -113,6 +113,12 @@ def test_a_choice_stays_with_the_yardstick_unless_another_arm_is_clearly_better_
     assert cross_validate(lucky, costs, folds)["pick"] == 1
     stays = cross_validate(lucky, costs, folds, yardsticks=[0])
     assert stays["pick"] == 0 and [fold["chosen"] for fold in stays["folds"]] == [0, 0]
+    # Why it stayed: arm 1 gains 0.125 a question (0.5 on 2 of 8), less than 2 standard errors of that gain.
+    gaps = [0.5, 0, 0, 0, 0.5, 0, 0, 0]
+    error = (sum((g - 0.125) ** 2 for g in gaps) / 7) ** 0.5 / 8**0.5
+    assert stays["challenger"] == {"arm": 1, "gain": pytest.approx(0.125), "needed": pytest.approx(2 * error)}
+    assert stays["challenger"]["gain"] < stays["challenger"]["needed"]
     clear = {**lucky, 2: [1.0] * 8}
     moved = cross_validate(clear, costs, folds, yardsticks=[0])
     assert moved["pick"] == 2 and [fold["chosen"] for fold in moved["folds"]] == [2, 2]
+    assert moved["challenger"] is None  # the pick is the best: nothing to explain

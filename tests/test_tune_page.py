@@ -68,7 +68,8 @@ def test_search_draws_cores_front_and_a_picked_point_becomes_the_sessions_config
     expected = expected_front()
     (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     names = [trace["name"] for trace in chart["data"]]
-    assert names == ["Other configurations", "Pareto front"]
+    assert names == ["Other configurations", "Pareto front", "Pick"]
+    assert chart["data"][2]["customdata"] == [expected.pick]  # starred, on the front or off it
     front_trace = chart["data"][1]
     assert front_trace["customdata"] == expected.front
     # The front is by held-out quality (folds by document), and the table shows it beside the in-sample score.

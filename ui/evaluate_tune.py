@@ -327,7 +327,8 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
 
 
 def pareto_figure(result: dict[str, Any]) -> go.Figure:
-    """Held-out quality against cost: every configuration measured on all queries, the front joined and highlighted."""
+    """Quality (mean over folds) against cost: every configuration measured on all queries, the front joined, the pick
+    starred."""
     quality, cost = result["quality"], result["cost"]
     full = [row for row in result["rows"] if row["fold_mean"] is not None]
     others = [row for row in full if not row["on_front"]]
@@ -347,6 +348,21 @@ def pareto_figure(result: dict[str, Any]) -> go.Figure:
                 name=name,
                 line={"shape": "hv", "color": colour},
                 marker={"size": 11 if name == "Pareto front" else 8, "color": colour},
+            )
+        )
+    pick = result["rows"][result["pick"]] if result.get("pick") is not None else None
+    if pick is not None and pick["fold_mean"] is not None:
+        # The pick may lie off the front: an untuned yardstick nothing was clearly better than (said below).
+        figure.add_trace(
+            go.Scatter(
+                x=[pick[cost]],
+                y=[pick["fold_mean"]],
+                customdata=[pick["id"]],
+                hovertext=[pick["config"]],
+                hovertemplate="Pick: %{hovertext}<br>%{x:,.4g} · %{y:.3f}<extra></extra>",
+                mode="markers",
+                name="Pick",
+                marker={"size": 18, "symbol": "star", "color": SERIES_COLOURS[2], "line": {"width": 1, "color": "#333"}},
             )
         )
     figure.update_layout(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import ConfigError
-from core.evaluation.halving import clearly_worse
+from core.evaluation.halving import CUT_Z, clearly_worse, paired_gain
 
 FOLD_KINDS = ("document", "question")
 DEFAULT_FOLDS = 5
@@ -163,7 +163,7 @@ def cross_validate(
     LlamaIndex's defaults held out (benchmarks/RESULTS.md). The pick is never below the default's held-out score.
     """
     if not scores:  # a search stopped before anything was measured on every question
-        return {"arms": {}, "folds": [], "estimate": None, "default_estimate": None, "pick": None}
+        return {"arms": {}, "folds": [], "estimate": None, "default_estimate": None, "pick": None, "challenger": None}
     members = [folds.members(fold) for fold in range(folds.count)]
     arms: dict[int, dict[str, Any]] = {}
     for arm, values in scores.items():
@@ -186,16 +186,22 @@ def cross_validate(
             }
         )
     held = {arm: row["fold_mean"] for arm, row in arms.items()}
-    pick = _best(held, costs, default, {arm: row["spread"] for arm, row in arms.items()})
-    pick = _anchored(pick, scores, range(len(folds.assignment)), yardsticks)
+    best = _best(held, costs, default, {arm: row["spread"] for arm, row in arms.items()})
+    pick = _anchored(best, scores, range(len(folds.assignment)), yardsticks)
     if default in held and held[default] > held[pick]:
-        pick = default  # evaluate's default is the floor of a pick (a yardstick kept by the rule may be below it)
+        pick = default  # the recommended configuration is the floor of a pick (a yardstick kept may be below it)
+    challenger = None
+    if best != pick:
+        # Why the pick stayed: the best configuration's gain, question by question, and what it needed.
+        gain, error = paired_gain(scores[best], scores[pick])
+        challenger = {"arm": best, "gain": gain, "needed": CUT_Z * error}
     return {
         "arms": arms,
         "folds": per_fold,
         "estimate": _mean([f["chosen_heldout"] for f in per_fold]),
         "default_estimate": arms[default]["fold_mean"] if default in arms else None,
         "pick": pick,
+        "challenger": challenger,
     }
 
 
@@ -310,6 +316,14 @@ def validation_summary(result: Mapping[str, Any], quality_name: str, quote: Call
             f"Pick ({why}): {quote(pick['config'])}: mean over folds {pick['fold_mean']:.3f} ± "
             f"{pick['fold_spread']:.3f}, over all questions {pick[result['quality']]:.3f} (both in sample)"
         )
+        challenger = validation.get("challenger")
+        if challenger is not None:
+            other = rows[challenger["arm"]]
+            lines.append(
+                f"It stayed: the best mean over folds, {quote(other['config'])} ({other['fold_mean']:.3f}), gains "
+                f"{challenger['gain']:+.3f} a question on average over all questions, and counts as clearly better "
+                f"only above {CUT_Z:g} standard errors of that paired gain ({challenger['needed']:.3f})"
+            )
     chosen = "; ".join(
         f"fold {fold['fold'] + 1}: {quote(rows[fold['chosen']]['config'])} {fold['chosen_heldout']:.3f}"
         for fold in validation["folds"]

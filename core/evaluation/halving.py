@@ -141,13 +141,19 @@ def clearly_worse(per_item: Mapping[int, Sequence[float]], z: float = CUT_Z) -> 
     best = max(per_item, key=lambda arm: (_mean(per_item[arm]), -arm))
     worse = set()
     for arm, values in per_item.items():
-        gaps = [b - v for b, v in zip(per_item[best], values, strict=True)]
-        count = len(gaps)
-        mean = _mean(gaps)
-        spread = math.sqrt(sum((g - mean) ** 2 for g in gaps) / (count - 1)) if count > 1 else 0.0
-        if mean > 1e-12 and mean > z * spread / math.sqrt(count):
+        mean, error = paired_gain(per_item[best], values)
+        if mean > 1e-12 and mean > z * error:
             worse.add(arm)
     return worse
+
+
+def paired_gain(better: Sequence[float], other: Sequence[float]) -> tuple[float, float]:
+    """The mean of ``better - other`` item by item, and its standard error (0 for a single item)."""
+    gaps = [b - v for b, v in zip(better, other, strict=True)]
+    count = len(gaps)
+    mean = _mean(gaps)
+    spread = math.sqrt(sum((g - mean) ** 2 for g in gaps) / (count - 1)) if count > 1 else 0.0
+    return mean, spread / math.sqrt(count) if count else 0.0
 
 
 def halve_rows(

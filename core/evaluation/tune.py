@@ -387,7 +387,7 @@ def tune(
         encoded,
         skipped,
         folding.to_dict(),
-        {key: validation[key] for key in ("folds", "estimate", "default_estimate", "estimates")},
+        {key: validation[key] for key in ("folds", "estimate", "default_estimate", "estimates", "challenger")},
         validation["pick"],
         default_row,
         stopped,
