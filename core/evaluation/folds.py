@@ -13,11 +13,13 @@ cut into **folds**:
 
 For each fold, :func:`cross_validate` chooses the best configuration on the
 other folds (training) and scores it on this one (held out); the mean of those
-scores is the honest estimate of what tuning buys. Each configuration's own
-held-out estimate is the mean of its score over the folds, with its standard
-deviation across them as the spread; the pick is the configuration with the
-best held-out estimate, unless an untuned yardstick is not clearly worse than it
-(a choice on a few questions among dozens is partly luck: :func:`cross_validate`).
+scores is the honest estimate of what tuning buys, and the only held-out number.
+Each configuration also gets the mean of its score over the folds (in sample: its
+questions took part in every choice), with its standard deviation across them as
+the spread; the pick is the configuration with the best such mean, unless an
+untuned yardstick is not clearly worse than it (a choice on a few questions among
+dozens is partly luck: :func:`cross_validate`), and then the result names the
+challenger and the gain it needed.
 """
 
 from __future__ import annotations

@@ -2,14 +2,15 @@
 
 A space is what :mod:`core.evaluation.sweep` sweeps (splitters and any of their declared
 numbers, choices or switches, read by its own rules) times the retrieval modes,
-hybrid weights (alpha) and top_k values to try. Each point of it, an **arm**,
+hybrid weights (alpha) and fusions, top_k values and what a hierarchy returns (parents, merged)
+to try; :func:`default_space` is :mod:`core.evaluation.tune_space`'s. Each point of it, an **arm**,
 gets a quality (a metric of :data:`core.evaluation.evaluate.METRICS`, e.g. MRR) and
 costs:
 
 - ``context_tokens``: per query, the tokens of the retrieved chunks' LLM views,
   i.e. what the LLM is sent (counted by the embedding model's tokenizer);
-- ``nodes``: the chunks the index holds;
-- ``embed_tokens``: the model tokens of every chunk's EMBED view (at most the
+- ``nodes``: the chunks the index holds (a hierarchy searched by its leaves: its leaves);
+- ``embed_tokens``: the model tokens of every embedded chunk's EMBED view (at most the
   model's window each), and of every text the splitter embedded while splitting
   (the semantic splitter's sentence groups, counted in ``split_embeddings``),
   the work of embedding the configuration from scratch:
@@ -19,12 +20,12 @@ costs:
   chunks and its splitter's texts (texts other configurations share are
   embedded once and then cost 0).
 
-Every row also carries its **held-out** quality: the questions are cut into folds (by
-document by default, :mod:`core.evaluation.folds`), each fold scored as questions no choice was made
-on, beside the in-sample score. The **front** is by held-out quality; the **pick** too,
-staying with an untuned yardstick (evaluate's default, always in the space unless
-``include_default=False``, or a framework's defaults) unless another is clearly better.
-The result says what choosing on the training folds scored on the held-out ones.
+The questions are cut into folds (by document by default, :mod:`core.evaluation.folds`). Every row
+carries its quality's mean over folds (``fold_mean``: in sample, as its other scores are); the **front**
+and the **pick** are by it, the pick staying with an untuned yardstick (the recommended configuration,
+measured unless ``include_default=False``, then a framework's defaults) unless another is clearly
+better question by question. The one held-out number is the nested estimate: what choosing on the
+training folds scored on each held-out fold.
 
 Small spaces are searched exhaustively; large ones by successive halving over a
 growing sample of the queries (:mod:`core.evaluation.halving`). A configuration is split,
