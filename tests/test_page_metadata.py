@@ -191,3 +191,18 @@ def test_the_keys_table_fits_the_right_half_of_the_page_at_1280_px():
     # The right half is ~375 px wide at 1280: the fixed columns leave the value at least 110 px.
     assert sum(fixed) <= 375 - 110
     assert [columns[name]["label"] for name in ("LLM sees", "EMBED sees")] == ["LLM", "EMBED"]
+
+
+def test_viewing_another_document_changes_nothing_in_the_configuration():
+    """Each document shows its own loader's hidden keys until the person changes them (the PDF's, not the guide's)."""
+    at = open_page()
+    assert at.selectbox(key="meta.doc").value == load(GUIDE)[0].id  # the page opens on the guide
+    document = load(ROOT / "sample_docs" / "rag_handbook.pdf")
+    at.selectbox(key="meta.doc").set_value(document[0].id).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="meta.doc").value == document[0].id
+    assert current_config(at).metadata == PipelineConfig().metadata  # nothing written for every file
+    shown_keys = at.multiselect(key="meta.exclude.excluded_llm_metadata_keys").value
+    assert sorted(shown_keys) == sorted(document[0].excluded_llm_metadata_keys)
+    first = run_split(document, PipelineConfig())[0]
+    assert views(at) == (first.get_content(MetadataMode.LLM), first.get_content(MetadataMode.EMBED))

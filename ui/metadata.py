@@ -249,6 +249,11 @@ def exclusion_section(
         configured = getattr(config.metadata, name)
         loader_default = list(getattr(document, name))
         wkey = f"meta.exclude.{name}"
+        if configured is None and state.seeded_for(wkey) not in (None, document.id):
+            # Nothing set yet: each document shows its own loader's choice, so viewing another one changes
+            # nothing in the configuration (the last document's choice would have been written for every file).
+            state.set_widget_value(wkey, loader_default)
+        state.set_seeded_for(wkey, document.id)
         seeded = state.seed_widget(wkey, list(configured) if configured is not None else loader_default)
         label, icon = EXCLUDED_LABELS[name]
         with st.container():
@@ -263,6 +268,8 @@ def exclusion_section(
                 help=MetadataSettings.params()[EXCLUDED.index(name)].help,
             )
         out[name] = chosen_exclusions(selected, configured, loader_default)
+        if out[name] is not None:
+            st.caption("Set for every document: it replaces each file's own choice.")
     return out
 
 

@@ -192,6 +192,7 @@ _UPLOADER_GENERATION = "cs_uploader_generation"  # int: a new number draws a fre
 _EDITOR_BASE = "cs_metadata_editor_base"  # list[dict]: the rows the metadata editor's edits apply to
 _PANE_SELECTIONS = "cs_pane_selections"  # dict[pane key, node id]: the selection each source pane last followed
 _PICKED_ROWS = "cs_picked_rows"  # dict[table key, row | None]: each table's selected row in the last run
+_SEEDED_FOR = "cs_seeded_for"  # dict[widget key, document id]: the document a per-document widget was seeded from
 _EVALUATION = "cs_evaluation"  # dict: the Evaluate page's last result (kind, rows, signature, top_k, mode)
 _EVALUATION_REQUESTED = "cs_evaluation_requested"  # bool: the run button was pressed
 
@@ -254,6 +255,15 @@ def picked_row(table: str) -> int | None:
 
 def set_picked_row(table: str, row: int | None) -> None:
     st.session_state[_PICKED_ROWS] = {**st.session_state.get(_PICKED_ROWS, {}), table: row}
+
+
+def seeded_for(key: str) -> str | None:
+    """The document widget ``key`` last took its default from (a default that differs from document to document)."""
+    return st.session_state.get(_SEEDED_FOR, {}).get(key)
+
+
+def set_seeded_for(key: str, doc_id: str) -> None:
+    st.session_state[_SEEDED_FOR] = {**st.session_state.get(_SEEDED_FOR, {}), key: doc_id}
 
 
 def request_evaluation() -> None:
