@@ -210,6 +210,25 @@ def test_configurations_keep_their_settings_after_a_visit_to_another_page():
     ]
 
 
+def test_the_count_the_mode_and_each_readers_choice_stay_after_a_visit_to_another_page():
+    at = open_page()
+    at.segmented_control(key="cmp.count").set_value(4).run()
+    at.switch_page("pages/1_Chunks.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key="cmp.count").value == 4
+    assert len(metrics_table(at)) == 4
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    at.segmented_control(key="cmp.parser_count").set_value(3).run()
+    at.selectbox(key="cmp.parser.pdf.1.reader").set_value("markitdown").run()
+    at.switch_page("pages/1_Chunks.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key="cmp.mode").value == "Parsers"
+    assert at.segmented_control(key="cmp.parser_count").value == 3
+    assert at.selectbox(key="cmp.parser.pdf.1.reader").value == "markitdown"
+
+
 def test_each_configuration_names_its_splitter_and_a_says_when_it_left_the_sessions():
     at = open_page()
     badges = [element.value for element in at.html if ">Configuration " in element.value]

@@ -183,8 +183,9 @@ def metric_columns() -> dict[str, Any]:
 
 def count_picker() -> int:
     """How many configurations sit side by side (2 to :data:`MAX_CONFIGS`)."""
+    state.remember_widget("cmp.count", 2)  # kept across pages: Streamlit drops a widget another page does not draw
     state.keep_valid("cmp.count", range(2, MAX_CONFIGS + 1))
-    return (
+    count = (
         st.segmented_control(
             "Configurations side by side",
             list(range(2, MAX_CONFIGS + 1)),
@@ -193,6 +194,8 @@ def count_picker() -> int:
         )
         or 2
     )
+    state.keep_widget("cmp.count")
+    return count
 
 
 def configuration_columns(count: int, config: PipelineConfig) -> list[tuple[int, Any]]:
@@ -377,8 +380,9 @@ MODES = ("Splitters", "Parsers")
 
 def mode_picker() -> str:
     """Compare splitter settings on one document, or two parsers on one file."""
+    state.remember_widget("cmp.mode", MODES[0])
     state.keep_valid("cmp.mode", MODES)
-    return (
+    mode = (
         st.segmented_control(
             "Compare",
             MODES,
@@ -387,3 +391,5 @@ def mode_picker() -> str:
         )
         or MODES[0]
     )
+    state.keep_widget("cmp.mode")
+    return mode

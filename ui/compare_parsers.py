@@ -68,20 +68,25 @@ def parser_files() -> list[Any]:
 
 def parser_file_picker(sources: Sequence[Any]) -> Any:
     names = [source.file_name for source in sources]
+    state.remember_widget("cmp.parser_file", names[0])
     state.keep_valid("cmp.parser_file", names)
     name = st.selectbox("File", names, key="cmp.parser_file")  # options are plain text, not Markdown
+    state.keep_widget("cmp.parser_file")
     return next(source for source in sources if source.file_name == name)
 
 
 def reader_count() -> int:
     """How many readings sit side by side (2 to :data:`MAX_CONFIGS`)."""
+    state.remember_widget("cmp.parser_count", 2)
     state.keep_valid("cmp.parser_count", range(2, MAX_CONFIGS + 1))
-    return (
+    count = (
         st.segmented_control(
             "Readers side by side", list(range(2, MAX_CONFIGS + 1)), key="cmp.parser_count", format_func=str
         )
         or 2
     )
+    state.keep_widget("cmp.parser_count")
+    return count
 
 
 def reader_seeds(cls: Any, session: dict[str, Any], count: int) -> list[dict[str, Any]]:
@@ -114,6 +119,8 @@ def parser_columns(source: Any, config: PipelineConfig) -> list[tuple[int, Any]]
     count = reader_count()
     seeds = reader_seeds(cls, {**cls().to_params(), **config.loader_options(cls.name)}, count)
     loaders = []
+    # Each reader's settings come back as they were after a visit to another page.
+    state.remember_widgets(f"cmp.parser.{cls.name}.")
     for slot, column in enumerate(st.columns(count, gap="small")):
         with column.container(border=True):
             st.html(badge_html(slot, f"Reader {LABELS[slot]}", "the session's loader options" if slot == 0 else ""))
@@ -123,6 +130,7 @@ def parser_columns(source: Any, config: PipelineConfig) -> list[tuple[int, Any]]
                     0
                 ]
             )
+    state.keep_widgets(f"cmp.parser.{cls.name}.")
     unavailable_readers_note()
     return [(slot, loader) for slot, loader in enumerate(loaders) if loader is not None]
 

@@ -192,6 +192,7 @@ _UPLOADER_GENERATION = "cs_uploader_generation"  # int: a new number draws a fre
 _EDITOR_BASE = "cs_metadata_editor_base"  # list[dict]: the rows the metadata editor's edits apply to
 _PANE_SELECTIONS = "cs_pane_selections"  # dict[pane key, node id]: the selection each source pane last followed
 _PICKED_ROWS = "cs_picked_rows"  # dict[table key, row | None]: each table's selected row in the last run
+_SAVED_WIDGETS = "cs_saved_widgets"  # dict[widget key, value]: widgets kept across pages by prefix (keep_widgets)
 _SEEDED_FOR = "cs_seeded_for"  # dict[widget key, document id]: the document a per-document widget was seeded from
 _EVALUATION = "cs_evaluation"  # dict: the Evaluate page's last result (kind, rows, signature, top_k, mode)
 _EVALUATION_REQUESTED = "cs_evaluation_requested"  # bool: the run button was pressed
@@ -362,6 +363,19 @@ def remember_widget(key: str, default: Any) -> None:
 
 def keep_widget(key: str) -> None:
     st.session_state[f"{key}.saved"] = st.session_state.get(key)
+
+
+def remember_widgets(prefix: str) -> None:
+    """:func:`remember_widget` for every widget whose key starts with ``prefix`` that :func:`keep_widgets` kept."""
+    for key, value in st.session_state.get(_SAVED_WIDGETS, {}).items():
+        if key.startswith(prefix) and key not in st.session_state:
+            st.session_state[key] = value
+
+
+def keep_widgets(prefix: str) -> None:
+    """Keep a copy of every widget value whose key starts with ``prefix`` (value widgets only: no buttons)."""
+    kept = {str(key): value for key, value in st.session_state.items() if str(key).startswith(prefix)}
+    st.session_state[_SAVED_WIDGETS] = {**st.session_state.get(_SAVED_WIDGETS, {}), **kept}
 
 
 # -- the Query page's postprocessor chain ------------------------------------------------
