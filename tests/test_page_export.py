@@ -22,6 +22,7 @@ from core.documents import run_split
 from core.loaders import load
 from core.output.snapshot import DEFAULT_VIEWS
 from core.schema import MetadataMode, Node
+from core.splitters import get_splitter
 from ui.export import SNAPSHOT_DOC_KEY, SNAPSHOT_NODES_KEY, differences, share_link
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,6 +222,20 @@ def test_the_snapshot_carries_the_last_query_trace_when_one_ran(downloads):
 
     downloads.clear()
     at.checkbox(key="export.snapshot.trace").uncheck().run()
+    (page,) = [data.decode("utf-8") for name, data in downloads.items() if name.endswith("-snapshot.html")]
+    assert html.escape(query) not in page
+
+
+def test_a_query_run_with_another_split_is_left_out_of_the_snapshot_and_said_so(downloads):
+    at = apptest_support.open_page("pages/4_Query.py", timeout=240)
+    query = at.session_state["query.sample"]
+    # Another split since the query ran: its trace would sit under this split's header.
+    ran = at.session_state["cs_config"] if "cs_config" in at.session_state else PipelineConfig()
+    at.session_state["cs_config"] = ran.replace(splitter=get_splitter("sentence", chunk_size=128, chunk_overlap=0))
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert not [box for box in at.checkbox if box.key == "export.snapshot.trace"]
+    assert any("ran with another configuration" in caption.value for caption in at.caption)
     (page,) = [data.decode("utf-8") for name, data in downloads.items() if name.endswith("-snapshot.html")]
     assert html.escape(query) not in page
 

@@ -381,3 +381,18 @@ def test_a_metadata_key_named_in_a_stage_summary_shows_literally():
     # Read as a person does: escapes dropped, and the word joiner that keeps a URL from becoming a link.
     read = [shown(m).replace("\u2060", "") for m in summaries]
     assert any("no node carries the '**[w](https://example.com)**' metadata key" in r for r in read), read
+
+
+def test_a_hierarchy_searches_its_leaves_and_returns_their_top_level_parents_as_core_does():
+    from core.schema import NodeRelationship
+
+    config = PipelineConfig(splitter=get_splitter("hierarchical", chunk_sizes=(1024, 128)))
+    at = open_page(config)
+    assert not at.exception, at.exception
+    documents = [doc for path in sample_files() for doc in load(path)]
+    every = run_split(documents, config)
+    expected = run_query(every, first_query(), embedder=get_embedder(), retrieval=config.retrieval)
+    (result, _) = at.session_state["cs_last_query"]
+    assert [item.id for item in result.retrieved] == [item.id for item in expected.retrieved]
+    assert result.retrieved and all(NodeRelationship.PARENT not in item.node.relationships for item in result.retrieved)
+    assert result.candidates == len(sample_nodes(config))  # the leaves were searched

@@ -246,12 +246,20 @@ def snapshot_download(picked: Sequence[Document], nodes: Sequence[Node], config:
             format_func=labels.__getitem__,
             placeholder="The first few nodes",
         )
-        last = state.last_query()
+        kept = state.last_query()
+        last = kept[0] if kept is not None and kept[1] == config else None
+        if kept is not None and last is None:
+            # A trace of another split (say, sentence windows) under this one's header would say what never ran.
+            st.caption(
+                f"The last query ({widgets.md_escape(kept[0].query)}) ran with another configuration: run it again "
+                "on the Query page to include its trace."
+            )
         include = last is not None and st.checkbox(
             f"Include the last query's trace: {widgets.md_escape(last.query)}",
             value=True,
             key="export.snapshot.trace",
-            help="Retrieval and every postprocessor stage of the query last run on the Query page.",
+            help="Retrieval and every postprocessor stage of the query last run on the Query page, with this "
+            "configuration.",
         )
         trace = last if include else None
         trace_key = f"{trace.query}|{[item.id for item in trace.final]}|{len(trace.stages)}" if trace else ""

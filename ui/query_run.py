@@ -18,8 +18,8 @@ from core.config_parts import RetrievalSettings
 from core.errors import ChunkScopeError
 from core.postprocessors import Postprocessor
 from core.query.chain import QueryResult, chain_needs_embedder, final_context, run_query
+from core.query.hierarchy import searched
 from core.schema import Document, MetadataMode, Node, contents
-from core.splitters.hierarchical import leaf_nodes
 from ui import cache, state, widgets
 
 
@@ -85,27 +85,36 @@ def run(
     *,
     embedder: Any,
     embeddings: np.ndarray | None,
+    every: Sequence[Node] = (),
 ) -> QueryResult:
     """``core.query.chain.run_query`` with the page's embedder and precomputed node embeddings.
 
+    ``nodes`` are the chunks searched; ``every`` the whole split a hierarchy's parents are returned from.
     Not cached by Streamlit: with the vectors at hand it is quick, and the nodes'
     views (which the Metadata page changes) would all have to be part of a key.
     """
     return run_query(
-        list(nodes), query, retrieval, embedder=embedder, postprocessors=list(chain), node_embeddings=embeddings
+        list(nodes),
+        query,
+        retrieval,
+        embedder=embedder,
+        postprocessors=list(chain),
+        node_embeddings=embeddings,
+        every={node.id: node for node in every or nodes},
     )
 
 
 def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: str) -> tuple[list[Node], QueryResult]:
     """Split the documents (cached), retrieve and run the chain; on a failure or no nodes, say so and end the run.
 
-    Returns the nodes searched (the split's leaves) and the result.
+    Returns the nodes searched (a hierarchy's leaves, unless retrieval returns its chunks) and the result.
     """
     retrieval, chain = config.retrieval, config.postprocessors
     try:
         with st.spinner("Splitting…"):
-            # Hierarchical splits nest; like an auto-merging retriever, search the leaves.
-            nodes = leaf_nodes(cache.run_split_cached(documents, config))
+            split = list(cache.run_split_cached(documents, config))
+            # A hierarchy retrieved for its parents (or merged) searches its leaves (core.query.hierarchy).
+            nodes = [split[i] for i in searched(split, retrieval)]
         if not nodes:
             st.warning("The current splitter made no nodes from the loaded documents.", icon=":material/warning:")
             st.stop()
@@ -117,11 +126,11 @@ def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: st
             embedder = cache.embedder() if needs_model else None
             embeddings = node_embeddings(nodes, embedder) if retrieval.mode != "bm25" else None
         pending.empty()
-        result = run(nodes, query, chain, retrieval, embedder=embedder, embeddings=embeddings)
+        result = run(nodes, query, chain, retrieval, embedder=embedder, embeddings=embeddings, every=split)
     except ChunkScopeError as exc:
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
-    state.set_last_query(result)
+    state.set_last_query(result, config)
     return nodes, result
 
 

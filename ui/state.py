@@ -177,12 +177,13 @@ def pop_messages() -> list[Message]:
 _LAST_QUERY = "cs_last_query"  # QueryResult: the Query page's last run, which Export's snapshot can include
 
 
-def set_last_query(result: QueryResult) -> None:
-    """Keep the Query page's last result (a frozen record of one run; not plain data, but never rebuilt)."""
-    st.session_state[_LAST_QUERY] = result
+def set_last_query(result: QueryResult, config: PipelineConfig) -> None:
+    """Keep the Query page's last result and the configuration it ran with (a frozen record of one run)."""
+    st.session_state[_LAST_QUERY] = (result, config)
 
 
-def last_query() -> QueryResult | None:
+def last_query() -> tuple[QueryResult, PipelineConfig] | None:
+    """The Query page's last result and the configuration it ran with, if it ran in this session."""
     return st.session_state.get(_LAST_QUERY)
 
 

@@ -8,7 +8,7 @@ positions in the stage's input and output lists.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -182,14 +182,19 @@ def run_query(
     embedder: Embedder | None = None,
     postprocessors: Sequence[PostprocessorStep | Postprocessor] = (),
     node_embeddings: np.ndarray | None = None,
+    every: Mapping[str, Node] | None = None,
 ) -> QueryResult:
-    """Retrieve ``retrieval.top_k`` nodes for ``query``, then run the postprocessor chain in order, tracing each stage."""
+    """Retrieve ``retrieval.top_k`` nodes for ``query``, then run the postprocessor chain in order, tracing each stage.
+
+    ``every`` holds, by id, the chunks a retrieval returning a hierarchy's parents looks them up in, when ``nodes``
+    are only the leaves searched (default: ``nodes``).
+    """
     chain = build_chain(postprocessors)
     if embedder is None and chain_needs_embedder(retrieval.mode, chain):
         from core.embed.embedder import get_embedder
 
         embedder = get_embedder()
-    retrieved = retrieve(nodes, query, retrieval, embedder=embedder, node_embeddings=node_embeddings)
+    retrieved = retrieve(nodes, query, retrieval, embedder=embedder, node_embeddings=node_embeddings, every=every)
     context = PostprocessContext.from_nodes(nodes, embedder)
     current = retrieved
     stages: list[StageTrace] = []
