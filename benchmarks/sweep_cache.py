@@ -117,7 +117,8 @@ def _timed(work) -> float:  # noqa: ANN001
 def tuner_vs_sweep() -> dict:
     from core.embed.embedder import get_embedder
     from core.evaluation.sweep import SweepSpec
-    from core.evaluation.tune import TuneSpace, tune
+    from core.evaluation.tune import tune
+    from core.evaluation.tune_space import TuneSpace
 
     documents, queries = sample_corpus()
     embedder = get_embedder()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.output.export import config_to_json, langchain_snippet, llamaindex_snippet
+from core.output.export import langchain_snippet, llamaindex_snippet
 from ui import state
 from ui.documents import all_documents
 from ui.export import (
@@ -52,7 +52,7 @@ else:
 # -- configuration -------------------------------------------------------------------
 
 st.subheader(":material/settings: Configuration", anchor=False)
-config_download(config_to_json(config))
+config_download(config.to_json())
 
 # -- code ----------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+from contextlib import contextmanager
 from urllib.parse import quote
 
 import pytest
@@ -32,6 +33,18 @@ def health_seconds(app_url: str) -> float:
     with urllib.request.urlopen(f"{app_url}/_stcore/health", timeout=10) as response:
         assert response.status == 200
     return time.monotonic() - started
+
+
+@contextmanager
+def two_sessions(browser):  # noqa: ANN001, ANN201 - playwright types
+    """Two people's browser contexts: one that does the heavy thing, and another that must not wait on it."""
+    first = browser.new_context(viewport={"width": 1280, "height": 1000})
+    other = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        yield first, other
+    finally:
+        first.close()
+        other.close()
 
 
 def _health_answers(app_url: str, count: int = 5) -> list[float]:
@@ -54,9 +67,7 @@ def _second_session_renders_chunks(other, app_url: str) -> None:  # noqa: ANN001
 
 
 def test_a_slow_split_from_a_link_stalls_neither_the_server_nor_other_sessions(browser, app_url: str) -> None:
-    slow = browser.new_context(viewport={"width": 1280, "height": 1000})
-    other = browser.new_context(viewport={"width": 1280, "height": 1000})
-    try:
+    with two_sessions(browser) as (slow, other):
         page = slow.new_page()
         page.set_default_timeout(WAIT_MS)
         page.goto(f"{app_url}/{SLOW_LINK}", wait_until="domcontentloaded")
@@ -83,9 +94,6 @@ def test_a_slow_split_from_a_link_stalls_neither_the_server_nor_other_sessions(b
         assert "spaces.txt" in text and "langchain.character" in text
         assert f"{DEFAULT_LIMITS.split_seconds:g} s limit" in text
         assert health_seconds(app_url) < 1.0
-    finally:
-        slow.close()
-        other.close()
 
 
 # Passes the regex check (no quantifier inside a quantifier) and fails in a millisecond in the native splitter's
@@ -100,9 +108,7 @@ EXPORT_LINK = (
 
 
 def test_the_export_checks_framework_regex_stalls_neither_the_server_nor_other_sessions(browser, app_url: str) -> None:
-    slow = browser.new_context(viewport={"width": 1280, "height": 1000})
-    other = browser.new_context(viewport={"width": 1280, "height": 1000})
-    try:
+    with two_sessions(browser) as (slow, other):
         page = slow.new_page()
         page.set_default_timeout(WAIT_MS)
         # The link sets the configuration; the file is uploaded in the same session, then Export opened.
@@ -141,9 +147,6 @@ def test_the_export_checks_framework_regex_stalls_neither_the_server_nor_other_s
         error.first.wait_for(state="visible", timeout=(DEFAULT_LIMITS.split_seconds + 120) * 1000)
         text = error.first.inner_text()
         assert "runs.txt: running the LangChain script's splitter" in text and "split_seconds" in text
-    finally:
-        slow.close()
-        other.close()
 
 
 def _html_of(size: int) -> bytes:
@@ -158,9 +161,7 @@ def _html_of(size: int) -> bytes:
 
 
 def test_a_5_mb_upload_stalls_neither_the_server_nor_other_sessions(browser, app_url: str) -> None:
-    heavy = browser.new_context(viewport={"width": 1280, "height": 1000})
-    other = browser.new_context(viewport={"width": 1280, "height": 1000})
-    try:
+    with two_sessions(browser) as (heavy, other):
         page = heavy.new_page()
         page.set_default_timeout(WAIT_MS)
         page.goto(app_url, wait_until="domcontentloaded")
@@ -175,6 +176,3 @@ def test_a_5_mb_upload_stalls_neither_the_server_nor_other_sessions(browser, app
             time.sleep(0.2)
         assert answers and max(answers) < 1.0, answers
         _second_session_renders_chunks(other, app_url)
-    finally:
-        heavy.close()
-        other.close()

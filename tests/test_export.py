@@ -15,15 +15,8 @@ from core import Node, get_splitter, load
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import run_split
-from core.output.export import (
-    TABLE_COLUMNS,
-    config_to_json,
-    langchain_snippet,
-    llamaindex_snippet,
-    nodes_to_csv,
-    nodes_to_jsonl,
-    nodes_to_parquet,
-)
+from core.output.export import langchain_snippet, llamaindex_snippet
+from core.output.node_files import TABLE_COLUMNS, nodes_to_csv, nodes_to_jsonl, nodes_to_parquet
 from core.postprocessors import POSTPROCESSORS
 from core.splitters import SPLITTERS
 from core.translate.snippet import notes_of
@@ -61,7 +54,7 @@ def test_parquet_has_one_row_per_node(nodes):
 
 def test_config_json_reads_back():
     config = PipelineConfig(splitter=get_splitter("character", chunk_size=123, chunk_overlap=4))
-    assert PipelineConfig.from_json(config_to_json(config)) == config
+    assert PipelineConfig.from_json(config.to_json()) == config
 
 
 def _calls(source: str) -> set[str]:
@@ -222,7 +215,7 @@ def test_lists_typed_with_spaces_reach_the_code_and_config_unpadded():
     )
     assert _keywords(llama, "KeywordNodePostprocessor")["required_keywords"] == "['dotenv_values', 'environment']"
     assert "['dotenv_values', 'environment']" in chain
-    data = json.loads(config_to_json(config))
+    data = json.loads(config.to_json())
     assert data["splitter"]["params"]["headings_to_split_on"] == ["h1", "h2", "h3"]
     assert data["postprocessors"][0]["params"]["required_keywords"] == ["dotenv_values", "environment"]
 

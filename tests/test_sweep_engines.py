@@ -23,7 +23,8 @@ from core.embed.cache import DiskCache
 from core.errors import ConfigError
 from core.evaluation.evaluate import load_queries
 from core.evaluation.sweep import SweepSpec, sweep_evaluations
-from core.evaluation.tune import TuneSpace, tune
+from core.evaluation.tune import tune
+from core.evaluation.tune_space import TuneSpace
 from core.loaders import load
 from core.runtime.parallel import Engine, ordered_map
 

@@ -13,7 +13,8 @@ from core.errors import ConfigError
 from core.evaluation.evaluate import evaluate, load_queries
 from core.evaluation.pareto import dominates
 from core.evaluation.sweep import SweepSpec, plan_sweeps
-from core.evaluation.tune import TuneSpace, retrieval_values, tune
+from core.evaluation.tune import tune
+from core.evaluation.tune_space import TuneSpace, retrieval_values
 from core.loaders import load
 from core.splitters import get_splitter
 

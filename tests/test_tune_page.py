@@ -17,7 +17,8 @@ from core.config import PipelineConfig
 from core.documents import prepare_documents
 from core.evaluation.evaluate import load_queries
 from core.evaluation.sweep import SweepSpec
-from core.evaluation.tune import TuneSpace, tune
+from core.evaluation.tune import tune
+from core.evaluation.tune_space import TuneSpace
 from core.loaders import load
 from ui.documents import sample_files
 
@@ -171,7 +172,7 @@ def test_the_tab_opens_on_the_clis_default_space():
     from dataclasses import asdict
 
     from core.cli import tune as cli_tune
-    from core.evaluation.tune import default_space
+    from core.evaluation.tune_space import default_space
 
     at = apptest_support.open_page(PAGE, timeout=600)
     at.segmented_control(key="eval.mode").set_value("Tune").run()

@@ -68,7 +68,7 @@ def node_files(nodes: Sequence[Node], stem: str) -> dict[str, ExportFile]:
 
 
 def _node_files(nodes: list[Node], stem: str) -> dict[str, ExportFile]:
-    from core.output.export import nodes_to_csv, nodes_to_jsonl, nodes_to_parquet
+    from core.output.node_files import nodes_to_csv, nodes_to_jsonl, nodes_to_parquet
 
     return {
         "JSONL": ExportFile(nodes_to_jsonl(nodes).encode("utf-8"), f"{stem}.jsonl", "application/jsonl"),

@@ -109,7 +109,7 @@ def _register_plugins(commands: argparse._SubParsersAction) -> None:
 
 def cmd_split(args: argparse.Namespace) -> int:
     from core.documents import load_documents, run_split
-    from core.output.export import nodes_to_csv, nodes_to_json, nodes_to_jsonl
+    from core.output.node_files import nodes_to_csv, nodes_to_json, nodes_to_jsonl
 
     config = config_from_args(args)
     # Input from anyone: each load and split runs where a deadline and a memory ceiling can stop it.

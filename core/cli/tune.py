@@ -27,15 +27,7 @@ from core.cli.query import (
     splitter_names,
 )
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
-from core.evaluation.tune import (
-    COSTS,
-    QUALITIES,
-    SEARCHES,
-    TuneBudget,
-    TuneSpace,
-    recommended_note,
-    retrieval_values,
-)
+from core.evaluation.tune import COSTS, QUALITIES, SEARCHES, TuneBudget
 from core.evaluation.tune_space import (
     DEFAULT_ALPHAS,
     DEFAULT_FUSIONS,
@@ -43,7 +35,10 @@ from core.evaluation.tune_space import (
     DEFAULT_RETURNS,
     DEFAULT_TOP_KS,
     SENTENCE_GRID,
+    TuneSpace,
     default_specs,
+    recommended_note,
+    retrieval_values,
 )
 from core.query.retrieval import SCOPES
 

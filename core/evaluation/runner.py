@@ -22,9 +22,9 @@ import numpy as np
 
 from core.config_parts import RetrievalMode, RetrievalSettings
 from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
-from core.query.hierarchy import searched
 from core.query.retrieval import SCOPES, BM25Index, Scope, retrieve
 from core.schema import Document, MetadataMode, Node, NodeWithScore, contents
+from core.splitters.hierarchical import leaf_nodes
 
 if TYPE_CHECKING:
     from core.embed.embedder import Embedder
@@ -92,8 +92,7 @@ class ScopedRetriever:
         from core.embed.embedder import embed_nodes
 
         self.every = {node.id: node for node in nodes}
-        wanted = RetrievalSettings(returns="parents" if leaves else "chunks")
-        self.nodes = [nodes[i] for i in searched(nodes, wanted)]
+        self.nodes = leaf_nodes(nodes) if leaves else list(nodes)
         self.embedder = embedder
         self.mode = mode
         self.embeddings: np.ndarray | None = None

@@ -3,7 +3,7 @@
 A space is what :mod:`core.evaluation.sweep` sweeps (splitters and any of their declared
 numbers, choices or switches, read by its own rules) times the retrieval modes,
 hybrid weights (alpha) and fusions, top_k values and what a hierarchy returns (parents, merged)
-to try; :func:`default_space` is :mod:`core.evaluation.tune_space`'s. Each point of it, an **arm**,
+to try (:mod:`core.evaluation.tune_space`, which also declares the default space). Each point of it, an **arm**,
 gets a quality (a metric of :data:`core.evaluation.evaluate.METRICS`, e.g. MRR) and
 costs:
 
@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
 from core.errors import ConfigError
 from core.evaluation.evaluate import METRICS, EvalQuery, check_scope, references
 from core.evaluation.folds import DEFAULT_FOLDS, held_out_rows, make_folds
@@ -47,17 +46,8 @@ from core.evaluation.halving import halve_rows, interleaved
 from core.evaluation.jobs import shippable_embedder
 from core.evaluation.pareto import front
 from core.evaluation.runner import Report
-from core.evaluation.sweep import SweepSpec, configurations, sweep_values
 from core.evaluation.tune_measure import OutOfBudget, TuneInputs, make_task, measure_setup, skipped_row, tune_row
-from core.evaluation.tune_space import (
-    DEFAULT_ALPHAS,
-    DEFAULT_FUSIONS,
-    DEFAULT_MODES,
-    DEFAULT_RETURNS,
-    DEFAULT_TOP_KS,
-    default_specs,
-    recommended_splitter,
-)
+from core.evaluation.tune_space import Arm, TuneSpace, plain_arm, recommended_splitter
 from core.params import Configurable, param
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
@@ -81,22 +71,11 @@ __all__ = [
     "COSTS",
     "QUALITIES",
     "SEARCHES",
-    "Arm",
     "TuneBudget",
     "TuneResult",
-    "TuneSpace",
-    "default_space",
     "exhaustive",
-    "recommended_note",
-    "retrieval_values",
     "tune",
 ]
-
-
-def retrieval_values(name: str, text: Any) -> list[Any]:
-    """Values of ``top_k``, ``mode`` or ``alpha`` from ``"3, 5"`` or a list, checked by RetrievalSettings' declaration."""
-    specs = {spec.name: spec for spec in RetrievalSettings.params()}
-    return sweep_values(text, name, specs[name])
 
 
 @dataclass(frozen=True)
@@ -117,83 +96,6 @@ class TuneBudget(Configurable):
 
     def seconds(self) -> float | None:
         return self.budget_minutes * 60 if self.budget_minutes > 0 else None
-
-
-@dataclass(frozen=True)
-class Arm:
-    """One point of the space: a splitter configuration (by position) and the retrieval settings."""
-
-    setup: int
-    mode: str
-    alpha: float
-    top_k: int
-    fusion: str = "relative_score"
-    returns: str = "chunks"
-
-    def retrieval_label(self) -> str:
-        mode = f"hybrid α={self.alpha:g}" if self.mode == "hybrid" else self.mode
-        if self.mode == "hybrid" and self.fusion == "reciprocal_rank":
-            mode += " rrf"
-        returns = "" if self.returns == "chunks" else f" · {self.returns}"
-        return f"{mode} · k={self.top_k}{returns}"
-
-    def settings(self) -> RetrievalSettings:
-        return RetrievalSettings(
-            top_k=self.top_k, mode=self.mode, alpha=self.alpha, fusion=self.fusion, returns=self.returns
-        )
-
-
-@dataclass(frozen=True)
-class TuneSpace:
-    """Splitter sweeps × retrieval modes × alphas and fusions (hybrid only) × top_k values × what a hierarchy returns.
-
-    ``returns`` applies to splitters with levels (hierarchical) only; the others return their chunks.
-    """
-
-    specs: tuple[SweepSpec, ...]
-    modes: tuple[str, ...] = ("dense",)
-    alphas: tuple[float, ...] = (0.5,)
-    top_ks: tuple[int, ...] = (5,)
-    fusions: tuple[str, ...] = ("relative_score",)
-    returns: tuple[str, ...] = ("chunks",)
-
-    def check(self) -> None:
-        """Raise ConfigError for an empty list or a value no retrieval accepts."""
-        if (
-            not self.specs
-            or not self.modes
-            or not self.top_ks
-            or not self.returns
-            or ("hybrid" in self.modes and not (self.alphas and self.fusions))
-        ):
-            raise ConfigError("the space needs at least one splitter, mode, top_k, returns (and alpha, fusion for hybrid)")
-        for mode in self.modes:
-            for top_k in self.top_ks:
-                for alpha in self.alphas:
-                    for fusion in self.fusions:
-                        for returns in self.returns:
-                            # refused here as its declaration says
-                            RetrievalSettings(top_k=top_k, mode=mode, alpha=alpha, fusion=fusion, returns=returns)
-
-    def setups(self) -> list[tuple[str, Any, dict[str, Any]]]:
-        """(label, splitter, swept values) of every valid splitter configuration."""
-        return configurations(self.specs)
-
-    def arms(self, setups: Sequence[tuple[str, Any, dict[str, Any]]] | None = None) -> list[Arm]:
-        setups = self.setups() if setups is None else setups
-        retrievals = [
-            (mode, alpha, fusion)
-            for mode in self.modes
-            for alpha in (self.alphas if mode == "hybrid" else (0.5,))
-            for fusion in (self.fusions if mode == "hybrid" else ("relative_score",))
-        ]
-        return [
-            Arm(setup, mode, alpha, top_k, fusion, returns)
-            for setup, (_, splitter, _) in enumerate(setups)
-            for returns in (self.returns if getattr(splitter, "has_levels", False) else ("chunks",))
-            for mode, alpha, fusion in retrievals
-            for top_k in self.top_ks
-        ]
 
 
 @dataclass
@@ -408,34 +310,10 @@ def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm])
     if position is None:
         setups.append((f"{splitter.name} (recommended)", splitter, {}))
         position = len(setups) - 1
-    arm = _plain_arm(position, splitter)
+    arm = plain_arm(position, splitter)
     if arm not in arms:
         arms.append(arm)
     return arms.index(arm)
-
-
-def recommended_outside(space: TuneSpace) -> bool:
-    """Whether measuring the recommended configuration adds a configuration to ``space`` (it is not one of its points)."""
-    splitter = recommended_splitter()
-    setups = space.setups()
-    position = next((i for i, (_, other, _) in enumerate(setups) if other == splitter), None)
-    return position is None or _plain_arm(position, splitter) not in space.arms(setups)
-
-
-def recommended_note(space: TuneSpace, include: bool) -> str:
-    """How a count of the space's configurations goes on: the recommended one beside them, or among them."""
-    if not include:
-        return ""
-    return " and the recommended one" if recommended_outside(space) else ", the recommended one among them,"
-
-
-def _plain_arm(setup: int, splitter: Any) -> Arm:
-    """The arm of a splitter configuration at the default retrieval settings."""
-    plain = DEFAULT_RETRIEVAL
-    hybrid = plain.mode == "hybrid"
-    alpha, fusion = (plain.alpha, plain.fusion) if hybrid else (0.5, "relative_score")
-    returns = plain.returns if getattr(splitter, "has_levels", False) else "chunks"
-    return Arm(setup, plain.mode, alpha, plain.top_k, fusion, returns)
 
 
 def _yardsticks(
@@ -457,21 +335,12 @@ def _yardsticks(
     for index, arm in enumerate(arms):
         if arm.setup not in first:
             continue
-        plain = _plain_arm(arm.setup, setups[arm.setup][1])
+        plain = plain_arm(arm.setup, setups[arm.setup][1])
         if (arm.top_k, arm.returns) == (plain.top_k, plain.returns) and (
             arm.mode != "hybrid" or (arm.alpha, arm.fusion) == (plain.alpha, plain.fusion)
         ):
             untuned.append(index)
     return first, sorted(untuned, key=lambda i: (first[arms[i].setup], modes.index(arms[i].mode)))
-
-
-def default_space() -> TuneSpace:
-    """The default space of :mod:`core.evaluation.tune_space`: what ``chunkscope tune`` searches when no splitter,
-    sweep or setting is named, and the Tune tab's default."""
-    from core.splitters import SPLITTERS
-
-    specs = default_specs({cls.name for cls in SPLITTERS})
-    return TuneSpace(tuple(specs), DEFAULT_MODES, DEFAULT_ALPHAS, DEFAULT_TOP_KS, DEFAULT_FUSIONS, DEFAULT_RETURNS)
 
 
 def exhaustive(arms: int, queries: int) -> bool:

@@ -30,9 +30,9 @@ from core.evaluation.evaluate import score_query, shown_params
 from core.evaluation.jobs import resolve_embedder
 from core.evaluation.runner import RunPhases, ScopedRetriever
 from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
-from core.query.hierarchy import searched
 from core.schema import MetadataMode, Node, contents
 from core.splitters import get_splitter
+from core.splitters.hierarchical import leaf_nodes
 from core.splitters.semantic import embedder_override
 
 __all__ = ["OutOfBudget", "SetupTask", "TuneInputs", "encoded_texts", "make_task", "measure_setup", "skipped_row", "tune_row"]
@@ -231,7 +231,7 @@ class _Bench:
             nodes = split_bounded(self.documents, splitter)
         # The embedding time of a configuration counts the splitter's own (the semantic splitter's sentences).
         seconds = splitting.seconds
-        leaves = [nodes[i] for i in searched(nodes, RetrievalSettings(returns="parents"))]
+        leaves = leaf_nodes(nodes)  # every chunk, where there is no hierarchy
         # Only a hierarchy's leaves are embedded (and so cost) when every retrieval searches the leaves alone.
         indexed = leaves if leaves_only else nodes
         if needs_vectors and indexed:

@@ -1,6 +1,7 @@
-"""The tuner's default space and its recommended configuration: what ``chunkscope tune`` and the Tune tab search.
+"""The tuner's space: its points (arms), the default space and the recommended configuration.
 
-Declared once here, read by the CLI (:mod:`core.cli.tune`) and the app (``ui/evaluate_tune.py``), so the Tune
+A :class:`TuneSpace` is splitter sweeps times retrieval settings; each of its points is an :class:`Arm`.
+The default space is declared once here, read by the CLI (:mod:`core.cli.tune`) and the app (``ui/evaluate_tune.py``), so the Tune
 tab with its defaults searches what the CLI searches. The space holds the levers that move retrieval
 (benchmarks/RESULTS.md, "The tuner's levers"):
 
@@ -19,12 +20,21 @@ chosen on; the tuner measures it first and stays with it unless another configur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from core.config_parts import DEFAULT_RETRIEVAL
-from core.evaluation.sweep import SweepSpec
+from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
+from core.errors import ConfigError
+from core.evaluation.sweep import SweepSpec, configurations, sweep_values
 
 __all__ = [
+    "Arm",
+    "TuneSpace",
+    "default_space",
+    "plain_arm",
+    "recommended_note",
+    "retrieval_values",
     "DEFAULT_ALPHAS",
     "DEFAULT_FUSIONS",
     "DEFAULT_MODES",
@@ -68,3 +78,118 @@ def default_specs(available: set[str] | None = None) -> list[SweepSpec]:
     ]
     return [spec for spec in specs if available is None or spec.splitter in available]
 
+
+def retrieval_values(name: str, text: Any) -> list[Any]:
+    """Values of ``top_k``, ``mode`` or ``alpha`` from ``"3, 5"`` or a list, checked by RetrievalSettings' declaration."""
+    specs = {spec.name: spec for spec in RetrievalSettings.params()}
+    return sweep_values(text, name, specs[name])
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One point of the space: a splitter configuration (by position) and the retrieval settings."""
+
+    setup: int
+    mode: str
+    alpha: float
+    top_k: int
+    fusion: str = "relative_score"
+    returns: str = "chunks"
+
+    def retrieval_label(self) -> str:
+        mode = f"hybrid α={self.alpha:g}" if self.mode == "hybrid" else self.mode
+        if self.mode == "hybrid" and self.fusion == "reciprocal_rank":
+            mode += " rrf"
+        returns = "" if self.returns == "chunks" else f" · {self.returns}"
+        return f"{mode} · k={self.top_k}{returns}"
+
+    def settings(self) -> RetrievalSettings:
+        return RetrievalSettings(
+            top_k=self.top_k, mode=self.mode, alpha=self.alpha, fusion=self.fusion, returns=self.returns
+        )
+
+
+@dataclass(frozen=True)
+class TuneSpace:
+    """Splitter sweeps × retrieval modes × alphas and fusions (hybrid only) × top_k values × what a hierarchy returns.
+
+    ``returns`` applies to splitters with levels (hierarchical) only; the others return their chunks.
+    """
+
+    specs: tuple[SweepSpec, ...]
+    modes: tuple[str, ...] = ("dense",)
+    alphas: tuple[float, ...] = (0.5,)
+    top_ks: tuple[int, ...] = (5,)
+    fusions: tuple[str, ...] = ("relative_score",)
+    returns: tuple[str, ...] = ("chunks",)
+
+    def check(self) -> None:
+        """Raise ConfigError for an empty list or a value no retrieval accepts."""
+        if (
+            not self.specs
+            or not self.modes
+            or not self.top_ks
+            or not self.returns
+            or ("hybrid" in self.modes and not (self.alphas and self.fusions))
+        ):
+            raise ConfigError("the space needs at least one splitter, mode, top_k, returns (and alpha, fusion for hybrid)")
+        for mode in self.modes:
+            for top_k in self.top_ks:
+                for alpha in self.alphas:
+                    for fusion in self.fusions:
+                        for returns in self.returns:
+                            # refused here as its declaration says
+                            RetrievalSettings(top_k=top_k, mode=mode, alpha=alpha, fusion=fusion, returns=returns)
+
+    def setups(self) -> list[tuple[str, Any, dict[str, Any]]]:
+        """(label, splitter, swept values) of every valid splitter configuration."""
+        return configurations(self.specs)
+
+    def arms(self, setups: Sequence[tuple[str, Any, dict[str, Any]]] | None = None) -> list[Arm]:
+        setups = self.setups() if setups is None else setups
+        retrievals = [
+            (mode, alpha, fusion)
+            for mode in self.modes
+            for alpha in (self.alphas if mode == "hybrid" else (0.5,))
+            for fusion in (self.fusions if mode == "hybrid" else ("relative_score",))
+        ]
+        return [
+            Arm(setup, mode, alpha, top_k, fusion, returns)
+            for setup, (_, splitter, _) in enumerate(setups)
+            for returns in (self.returns if getattr(splitter, "has_levels", False) else ("chunks",))
+            for mode, alpha, fusion in retrievals
+            for top_k in self.top_ks
+        ]
+
+
+def default_space() -> TuneSpace:
+    """The default space of :mod:`core.evaluation.tune_space`: what ``chunkscope tune`` searches when no splitter,
+    sweep or setting is named, and the Tune tab's default."""
+    from core.splitters import SPLITTERS
+
+    specs = default_specs({cls.name for cls in SPLITTERS})
+    return TuneSpace(tuple(specs), DEFAULT_MODES, DEFAULT_ALPHAS, DEFAULT_TOP_KS, DEFAULT_FUSIONS, DEFAULT_RETURNS)
+
+
+def recommended_outside(space: TuneSpace) -> bool:
+    """Whether measuring the recommended configuration adds a configuration to ``space`` (it is not one of its points)."""
+    splitter = recommended_splitter()
+    setups = space.setups()
+    position = next((i for i, (_, other, _) in enumerate(setups) if other == splitter), None)
+    return position is None or plain_arm(position, splitter) not in space.arms(setups)
+
+
+def recommended_note(space: TuneSpace, include: bool) -> str:
+    """How a count of the space's configurations goes on: the recommended one beside them, or among them."""
+    if not include:
+        return ""
+    return " and the recommended one" if recommended_outside(space) else ", the recommended one among them,"
+
+
+def plain_arm(setup: int, splitter: Any) -> Arm:
+    """The arm of a splitter configuration at the default retrieval settings."""
+    plain = DEFAULT_RETRIEVAL
+    hybrid = plain.mode == "hybrid"
+    alpha, fusion = (plain.alpha, plain.fusion) if hybrid else (0.5, "relative_score")
+    returns = plain.returns if getattr(splitter, "has_levels", False) else "chunks"
+    return Arm(setup, plain.mode, alpha, plain.top_k, fusion, returns)

@@ -38,7 +38,8 @@ def searched(nodes: Sequence[Node], retrieval: RetrievalSettings) -> list[int]:
     """Positions of the chunks a retrieval searches: the leaves when it returns parents or merges, else all."""
     if retrieval.returns == "chunks" or not hierarchical(nodes):
         return list(range(len(nodes)))
-    return [i for i, node in enumerate(nodes) if NodeRelationship.CHILD not in node.relationships]
+    # The leaves, as core.splitters.hierarchical.leaf_nodes finds them, by position (for their embeddings' rows).
+    return [i for i, node in enumerate(nodes) if not node.relationships.get(NodeRelationship.CHILD)]
 
 
 def lift(

