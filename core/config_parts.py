@@ -9,6 +9,7 @@ retrieved for a query).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from string import Formatter
 from typing import Any, Literal
@@ -27,6 +28,8 @@ from core.schema import (
 DEFAULT_SPLITTER = "sentence"
 
 MetadataValue = str | int | float | bool
+# Who reads a node's section path (core.extractors.sections): nobody (no key), the embedding model, or both readers.
+SectionMetadata = Literal["off", "embed", "llm_and_embed"]
 
 
 # The longest template or separator accepted: a few lines of framing. With each field used
@@ -57,6 +60,18 @@ class MetadataSettings(Configurable):
     metadata_separator: str = param(DEFAULT_METADATA_SEPARATOR, "What goes between metadata pairs.")
     text_template: str = param(
         DEFAULT_TEXT_TEMPLATE, "How metadata and text are joined; uses {metadata_str} and {content}, each at most once."
+    )
+    # The two levers of what the embedding model reads (benchmarks/RESULTS.md, "What the embedding reads").
+    embed_metadata_keys: tuple[str, ...] | None = param(
+        None,
+        "Only these metadata keys reach the embedding model, on top of the excluded ones (an allow list over "
+        "every key, the splitter's too); unset: every key that is not excluded.",
+    )
+    section_metadata: SectionMetadata = param(
+        "off",
+        "Write 'section' into each node's metadata: the headings above where the node starts, joined by ' > ' "
+        "(from the headings the loader found, for every splitter; added after the split, so sizes do not count "
+        "it). embed: only the embedding model reads it (a contextual header); llm_and_embed: the LLM too.",
     )
     extra: tuple[tuple[str, MetadataValue], ...] = ()
 
@@ -90,6 +105,14 @@ class MetadataSettings(Configurable):
         if self.excluded_embed_metadata_keys is not None:
             settings["excluded_embed_metadata_keys"] = list(self.excluded_embed_metadata_keys)
         return settings
+
+    def embed_hidden(self, metadata: Mapping[str, Any], excluded: Sequence[str]) -> list[str]:
+        """The keys hidden from the embedding model once :attr:`embed_metadata_keys` applies: ``excluded``,
+        then, in ``metadata``'s order, every other key the allow list leaves out."""
+        if self.embed_metadata_keys is None:
+            return list(excluded)
+        allowed = set(self.embed_metadata_keys)
+        return [*excluded, *(key for key in metadata if key not in allowed and key not in excluded)]
 
 
 def _check_length(owner: str, name: str, text: str) -> None:
@@ -190,6 +213,8 @@ class RetrievalSettings(Configurable):
 
 # The settings a retrieval uses when none are given: the app's, the CLI's and the Python API's defaults.
 DEFAULT_RETRIEVAL = RetrievalSettings()
+# The metadata settings of a run that names none: what every loader chose, no allow list, no section path.
+DEFAULT_METADATA = MetadataSettings()
 
 
 def splitter_registry() -> Registry:

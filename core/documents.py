@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from core.splitters.size_check import check_node_count, check_split_size
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
+    from core.config_parts import MetadataSettings
     from core.splitters.base import Splitter
 
 
@@ -76,7 +78,37 @@ def apply_metadata_settings(documents: Sequence[Document], config: PipelineConfi
     settings = config.metadata
     extra = settings.extra_metadata
     view = settings.view_settings()
-    return [document.with_metadata({**document.metadata, **extra}, **view) for document in documents]
+    prepared = [document.with_metadata({**document.metadata, **extra}, **view) for document in documents]
+    return with_embed_allow_list(prepared, settings)
+
+
+def with_embed_allow_list(documents: Sequence[Document], settings: MetadataSettings) -> list[Document]:
+    """Copies of the documents with the keys ``settings.embed_metadata_keys`` leaves out hidden from the
+    embedding model (the documents themselves where there is no allow list). Before the split, because
+    metadata-aware splitters size chunks by the longer of the two views."""
+    if settings.embed_metadata_keys is None:
+        return list(documents)
+    return [
+        replace(document, excluded_embed_metadata_keys=settings.embed_hidden(document.metadata, document.excluded_embed_metadata_keys))
+        for document in documents
+    ]
+
+
+def finish_nodes(nodes: list[Node], documents: Sequence[Document], settings: MetadataSettings) -> list[Node]:
+    """What the metadata settings do after the split (in place; ``nodes`` is returned): each node's section
+    path (:mod:`core.extractors.sections`), and the embedding model's allow list over the keys the split added."""
+    if settings.section_metadata != "off":
+        from core.extractors.sections import SECTION_KEY, add_sections
+
+        add_sections(nodes, documents)
+        if settings.section_metadata == "embed":
+            for node in nodes:
+                if SECTION_KEY in node.metadata and SECTION_KEY not in node.excluded_llm_metadata_keys:
+                    node.excluded_llm_metadata_keys = [*node.excluded_llm_metadata_keys, SECTION_KEY]
+    if settings.embed_metadata_keys is not None:
+        for node in nodes:
+            node.excluded_embed_metadata_keys = settings.embed_hidden(node.metadata, node.excluded_embed_metadata_keys)
+    return nodes
 
 
 def prepare_documents(documents: Sequence[Document], config: PipelineConfig) -> list[Document]:
@@ -96,7 +128,8 @@ def run_split(
     (:mod:`core.runtime.bounded`); its nodes are the same as in-process.
     """
     prepared = documents_to_split(documents, config, limits)
-    return split_bounded(prepared, config.splitter, limits) if bounded else config.splitter.split(prepared)
+    nodes = split_bounded(prepared, config.splitter, limits) if bounded else config.splitter.split(prepared)
+    return finish_nodes(nodes, prepared, config.metadata)
 
 
 def documents_to_split(

@@ -206,3 +206,22 @@ def test_viewing_another_document_changes_nothing_in_the_configuration():
     assert sorted(shown_keys) == sorted(document[0].excluded_llm_metadata_keys)
     first = run_split(document, PipelineConfig())[0]
     assert views(at) == (first.get_content(MetadataMode.LLM), first.get_content(MetadataMode.EMBED))
+
+
+def test_a_section_path_for_the_embedding_model_and_an_allow_list_change_the_embed_view_only():
+    at = open_page()
+    llm_before, _ = views(at)
+    at.selectbox(key="meta.section").set_value("embed").run()
+    at.toggle(key="meta.embed_only.on").set_value(True).run()
+    at.multiselect(key="meta.embed_only.keys").set_value(["title", "section"]).run()
+    config = current_config(at)
+    assert config.metadata.section_metadata == "embed"
+    assert config.metadata.embed_metadata_keys == ("title", "section")
+    node = expected_first_node(config)
+    llm, embed = views(at)
+    assert (llm, embed) == (node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED))
+    assert llm == llm_before
+    assert embed.startswith("title: A Practical Guide to Chunking for RAG\nsection: A Practical Guide to Chunking for RAG\n\n")
+    # With no key chosen, the embedding model reads the text alone.
+    at.multiselect(key="meta.embed_only.keys").set_value([]).run()
+    assert views(at)[1] == expected_first_node(current_config(at)).text

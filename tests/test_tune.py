@@ -558,3 +558,45 @@ def test_parents_merges_and_fusions_are_searched_and_score_as_evaluate_scores_th
     parents = [row for row in result.rows if row["returns"] == "parents"]
     assert all("· parents" in row["config"] for row in parents)
     assert any(" rrf" in row["config"] for row in result.rows)
+
+
+def test_each_embed_view_is_a_configuration_that_scores_as_evaluate_scores_it_with_those_metadata_settings(corpus):
+    from core.config import PipelineConfig
+    from core.config_parts import MetadataSettings
+    from core.documents import prepare_documents
+
+    documents, queries = corpus
+    embedder = WordsEmbedder(disk_cache=False)
+    space = TuneSpace(sizes(200), modes=("dense", "bm25"), views=("loaded", "text", "title+section"))
+    result = tune(documents, queries, space, embedder=embedder, search="exhaustive", include_default=False)
+    labels = [row["config"] for row in result.rows if row["mode"] == "dense"]
+    assert ["EMBED" in labels[0], "· EMBED text ·" in labels[1], "· EMBED title+section ·" in labels[2]] == [
+        False,
+        True,
+        True,
+    ]
+    for row in result.rows:
+        metadata = MetadataSettings.from_params(row["settings"]["metadata"])
+        prepared = prepare_documents(documents, PipelineConfig(metadata=metadata))
+        expected = evaluate(
+            prepared,
+            queries,
+            get_splitter(row["splitter"], **row["settings"]["splitter"]["params"]),
+            embedder=embedder,
+            retrieval=RetrievalSettings(**row["settings"]["retrieval"]),
+            metadata=metadata,
+        )
+        for metric in METRICS:
+            assert row[metric] == pytest.approx(expected.to_row()[metric]), (row["config"], metric)
+    # Loading a row gives its view: the metadata settings it names (nothing, for the view as loaded).
+    assert [row["settings"]["metadata"] for row in result.rows if row["mode"] == "dense"] == [
+        {},
+        {"embed_metadata_keys": []},
+        {"embed_metadata_keys": ["title", "section"], "section_metadata": "embed"},
+    ]
+
+
+def test_cli_tune_refuses_an_unknown_view_before_loading(sample_docs, capsys):
+    code = cli_tune.main(["tune", str(sample_docs / "missing.txt"), "--queries", "nowhere.json", "--views", "loaded,bogus"])
+    assert code == 2
+    assert "'bogus' is not a view" in capsys.readouterr().err

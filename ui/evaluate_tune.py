@@ -25,6 +25,8 @@ from core.evaluation.tune import COSTS, EXHAUSTIVE_BUDGET, QUALITIES, SEARCHES, 
 from core.evaluation.tune_space import (
     DEFAULT_FUSIONS,
     DEFAULT_RETURNS,
+    DEFAULT_VIEWS,
+    EMBED_VIEWS,
     TuneSpace,
     default_space,
     recommended_note,
@@ -161,8 +163,18 @@ def _own_space(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
             key=f"{KEY}.returns",
             help="For splitters with levels: every chunk, the leaves' parents, or leaves merged into parents",
         )
+    views = left.multiselect(
+        "What the embedding model reads",
+        list(EMBED_VIEWS),
+        default=list(DEFAULT_VIEWS),
+        key=f"{KEY}.views",
+        help="EMBED views to try: loaded (every key the loader shows), text (the chunk alone), title, "
+        "title+section (the title and the section path a chunk starts in), loaded+section",
+    )
     if not names:
         problems.append("choose at least one splitter")
+    if not views:
+        problems.append("choose at least one view of what the embedding model reads")
     if not texts["mode"]:
         problems.append("choose at least one retrieval mode")
     if problems:
@@ -175,6 +187,7 @@ def _own_space(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
             tuple(retrieval_values("top_k", texts["top_k"])),
             tuple(retrieval_values("fusion", texts.get("fusion") or ["relative_score"])),
             tuple(retrieval_values("returns", texts.get("returns") or ["chunks"])),
+            tuple(views),
         )
         space.check()
         space.setups()

@@ -20,6 +20,7 @@ from core.config import PipelineConfig
 from core.config_parts import MetadataSettings
 from core.errors import ChunkScopeError, ConfigError
 from core.extractors import EXTRACTORS
+from core.extractors.sections import SECTION_KEY
 from core.schema import Document, Node
 from ui import cache, state, widgets
 from ui.nodes import metadata_table, node_label
@@ -31,6 +32,10 @@ EXCLUDED_LABELS = {
     "excluded_embed_metadata_keys": ("Hidden from the embedding model", ":material/hub:"),
 }
 EDITOR_KEY = "meta.extra.editor"
+# Who reads a node's section path: the choices of MetadataSettings.section_metadata, in words.
+SECTION_CHOICES = {"off": "Off", "embed": "Embedding model only", "llm_and_embed": "LLM and embedding model"}
+# Drawn in the "Who reads which key" box, not among the templates.
+READING = (*EXCLUDED, "embed_metadata_keys", "section_metadata")
 
 EDITOR_COLUMNS = ("key", "value")
 
@@ -142,7 +147,7 @@ def draft_metadata(
 
 def build_settings(
     template_values: Mapping[str, Any],
-    exclusions: Mapping[str, tuple[str, ...] | None],
+    exclusions: Mapping[str, Any],
     extra: tuple[tuple[str, str], ...],
 ) -> tuple[MetadataSettings | None, str | None]:
     """The templates, exclusions and pairs as one MetadataSettings: ``(settings, None)`` or ``(None, the problem)``."""
@@ -270,7 +275,40 @@ def exclusion_section(
         out[name] = chosen_exclusions(selected, configured, loader_default)
         if out[name] is not None:
             st.caption("Set for every document: it replaces each file's own choice.")
+    out.update(embed_reading_section(config, nodes))
     return out
+
+
+def embed_reading_section(config: PipelineConfig, nodes: Sequence[Node]) -> dict[str, Any]:
+    """The two levers of what the embedding model reads: a section path per node, and an allow list of keys."""
+    metadata = config.metadata
+    specs = {spec.name: spec for spec in MetadataSettings.params()}
+    state.seed_widget("meta.section", metadata.section_metadata)
+    section = st.selectbox(
+        ":material/account_tree: **Section path** (`section`)",
+        list(SECTION_CHOICES),
+        key="meta.section",
+        format_func=SECTION_CHOICES.__getitem__,
+        help=specs["section_metadata"].help,
+    )
+    state.seed_widget("meta.embed_only.on", metadata.embed_metadata_keys is not None)
+    only = st.toggle(
+        ":material/hub: The embedding model reads only chosen keys",
+        key="meta.embed_only.on",
+        help=specs["embed_metadata_keys"].help,
+    )
+    allowed = None
+    if only:
+        seeded = state.seed_widget("meta.embed_only.keys", list(metadata.embed_metadata_keys or ()))
+        allowed = tuple(
+            st.multiselect(
+                "Keys the embedding model reads",
+                key_choices(nodes, [SECTION_KEY], seeded),
+                key="meta.embed_only.keys",
+                placeholder="None: it reads the text alone",
+            )
+        )
+    return {"section_metadata": section, "embed_metadata_keys": allowed}
 
 
 def template_section(config: PipelineConfig) -> tuple[dict[str, Any], Any]:
@@ -281,7 +319,7 @@ def template_section(config: PipelineConfig) -> tuple[dict[str, Any], Any]:
             "`{key}` and `{value}` make one line of metadata; `{metadata_str}` and `{content}` join metadata "
             "and text. Write `\\n` for a line break."
         )
-        values = widgets.param_widgets(MetadataSettings, "meta.view", config.metadata.to_params(), exclude=EXCLUDED)
+        values = widgets.param_widgets(MetadataSettings, "meta.view", config.metadata.to_params(), exclude=READING)
         error_slot = st.empty()
     return values, error_slot
 

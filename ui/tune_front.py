@@ -7,6 +7,7 @@ captions give (:func:`core.evaluation.folds.validation_summary`).
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import Any
 
@@ -15,7 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.config import PipelineConfig
-from core.config_parts import RetrievalSettings
+from core.config_parts import MetadataSettings, RetrievalSettings
 from core.evaluation.folds import validation_summary
 from core.evaluation.tune import COSTS, QUALITIES
 from core.splitters import get_splitter
@@ -158,8 +159,8 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str, k
     if picked is None:
         return
     row = result["rows"][picked]
-    splitter, retrieval = _settings(row)
-    if config.splitter == splitter and config.retrieval == retrieval:
+    splitter, retrieval, metadata = _settings(row, config)
+    if (config.splitter, config.retrieval, config.metadata) == (splitter, retrieval, metadata):
         st.success("This is the session's configuration: the Chunks and Query pages use it.", icon=":material/check:")
     else:
         st.button(
@@ -167,16 +168,19 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str, k
             icon=":material/input:",
             key=f"{key}.load",
             on_click=_load,
-            args=(splitter, retrieval),
-            help="Make it the session's splitter and retrieval settings",
+            args=(splitter, retrieval, metadata),
+            help="Make it the session's splitter, retrieval settings and what the embedding model reads",
         )
 
 
-def _settings(row: dict[str, Any]) -> tuple[Any, RetrievalSettings]:
+def _settings(row: dict[str, Any], config: PipelineConfig) -> tuple[Any, RetrievalSettings, MetadataSettings]:
+    """A row's splitter, retrieval, and the session's metadata settings with its EMBED view laid over them."""
     settings = row["settings"]
     splitter = get_splitter(settings["splitter"]["name"], **settings["splitter"]["params"])
-    return splitter, RetrievalSettings.from_params(settings["retrieval"])
+    view = MetadataSettings.from_params({**config.metadata.to_params(), **settings.get("metadata", {})})
+    metadata = dataclasses.replace(view, extra=config.metadata.extra)
+    return splitter, RetrievalSettings.from_params(settings["retrieval"]), metadata
 
 
-def _load(splitter: Any, retrieval: RetrievalSettings) -> None:
-    state.set_config(state.config().replace(splitter=splitter, retrieval=retrieval))
+def _load(splitter: Any, retrieval: RetrievalSettings, metadata: MetadataSettings) -> None:
+    state.set_config(state.config().replace(splitter=splitter, retrieval=retrieval, metadata=metadata))

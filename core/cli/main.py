@@ -120,13 +120,13 @@ def cmd_split(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from core.documents import load_documents, prepare_documents
+    from core.documents import finish_nodes, load_documents, prepare_documents
     from core.measure.metrics import chunk_metrics
 
     config = config_from_args(args)
     documents = prepare_documents(load_documents(args.paths, config), config)
     splitter = config.splitter
-    nodes = splitter.split(documents)
+    nodes = finish_nodes(splitter.split(documents), documents, config.metadata)
     metrics = chunk_metrics(documents, nodes, size_limit=splitter.size_limit, tokenizer=splitter.size_unit)
     data = metrics.to_dict()
     if args.format == "json":

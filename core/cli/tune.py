@@ -26,6 +26,7 @@ from core.cli.query import (
     print_json,
     splitter_names,
 )
+from core.errors import ConfigError
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
 from core.evaluation.tune import COSTS, QUALITIES, SEARCHES, TuneBudget
 from core.evaluation.tune_space import (
@@ -34,6 +35,8 @@ from core.evaluation.tune_space import (
     DEFAULT_MODES,
     DEFAULT_RETURNS,
     DEFAULT_TOP_KS,
+    DEFAULT_VIEWS,
+    EMBED_VIEWS,
     SENTENCE_GRID,
     TuneSpace,
     default_specs,
@@ -87,6 +90,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=_listed(DEFAULT_RETURNS),
         metavar="R,R",
         help="What a hierarchical splitter's retrieval returns, to try: chunks, parents, merged (others: chunks).",
+    )
+    tune.add_argument(
+        "--views",
+        default=_listed(DEFAULT_VIEWS),
+        metavar="V,V",
+        help="What the embedding model reads, to try: loaded (every key the loader shows), text (the chunk alone), "
+        "title, title+section (the document's title and the section path the chunk starts in), loaded+section.",
     )
     tune.add_argument(
         "--scope", choices=SCOPES, default="corpus", help="Retrieve from the corpus or the query's document."
@@ -183,7 +193,17 @@ def build_space(args: argparse.Namespace) -> TuneSpace:
         tuple(retrieval_values("top_k", args.top_ks)),
         tuple(retrieval_values("fusion", args.fusions)),
         tuple(retrieval_values("returns", args.returns)),
+        view_names(args.views),
     )
+
+
+def view_names(text: str) -> tuple[str, ...]:
+    """``"loaded,title+section"`` -> its EMBED view names, each checked."""
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    for name in names:
+        if name not in EMBED_VIEWS:
+            raise ConfigError(f"--views: {name!r} is not a view (known: {', '.join(EMBED_VIEWS)})")
+    return names
 
 
 def cmd_tune(args: argparse.Namespace) -> int:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
+from core.config_parts import DEFAULT_METADATA, DEFAULT_RETRIEVAL, MetadataSettings, RetrievalSettings
 from core.errors import ConfigError, LoadError
 from core.evaluation.excerpts import ExcerptFinder, occurrences
 from core.evaluation.runner import SCOPES, Report, RunPhases, Scope, ScopedRetriever, over_window, split_with_progress
@@ -291,6 +291,7 @@ def evaluate(
     scope: Scope = "corpus",
     progress: Callable[[int, int], None] | None = None,
     report: Report | None = None,
+    metadata: MetadataSettings = DEFAULT_METADATA,
 ) -> Evaluation:
     """Split ``documents`` with one configuration and score retrieval for every query.
 
@@ -298,7 +299,9 @@ def evaluate(
     With ``scope="document"`` a query retrieves only among the chunks of its own
     document. Every setting and every excerpt is checked before anything is
     embedded. ``report(fraction, text)`` follows the whole run (splitting,
-    embedding, scoring); ``progress(done, total)`` counts scored queries.
+    embedding, scoring); ``progress(done, total)`` counts scored queries. ``documents`` come with the
+    metadata settings applied (:func:`core.documents.prepare_documents`); ``metadata``'s steps after the split
+    (:func:`core.documents.finish_nodes`: section paths, the embedding model's allow list) run here.
     """
     check_scope(scope)
     mode = retrieval.mode
@@ -306,7 +309,9 @@ def evaluate(
         splitter = get_splitter(splitter, **dict(params or {}))
     usable, skipped = references(documents, queries)
     phases = RunPhases(report, splitting=0.3 if splitter.embeds_text else 0.05, embedding=mode != "bm25")
-    nodes = split_with_progress(splitter, documents, phases)
+    from core.documents import finish_nodes
+
+    nodes = finish_nodes(split_with_progress(splitter, documents, phases), documents, metadata)
     if mode != "bm25" and embedder is None:
         from core.embed.embedder import get_embedder
 

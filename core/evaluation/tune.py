@@ -47,7 +47,7 @@ from core.evaluation.jobs import shippable_embedder
 from core.evaluation.pareto import front
 from core.evaluation.runner import Report
 from core.evaluation.tune_measure import OutOfBudget, TuneInputs, make_task, measure_setup, skipped_row, tune_row
-from core.evaluation.tune_space import Arm, TuneSpace, plain_arm, recommended_splitter
+from core.evaluation.tune_space import Arm, TuneSpace, plain_arm, plain_position, recommended_splitter
 from core.params import Configurable, param
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
@@ -306,7 +306,7 @@ def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm])
     :data:`~core.config_parts.DEFAULT_RETRIEVAL` (what a hierarchy returns applies to splitters with levels only).
     """
     splitter = recommended_splitter()
-    position = next((i for i, (_, other, _) in enumerate(setups) if other == splitter), None)
+    position = plain_position(setups, splitter)
     if position is None:
         setups.append((f"{splitter.name} (recommended)", splitter, {}))
         position = len(setups) - 1

@@ -23,12 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from core.config_parts import RetrievalSettings
-from core.documents import split_bounded
+from core.config_parts import DEFAULT_METADATA, RetrievalSettings
+from core.documents import finish_nodes, split_bounded, with_embed_allow_list
 from core.errors import ConfigError
 from core.evaluation.evaluate import score_query, shown_params
 from core.evaluation.jobs import resolve_embedder
 from core.evaluation.runner import RunPhases, ScopedRetriever
+from core.evaluation.tune_space import view_metadata
 from core.measure.metrics import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 from core.schema import MetadataMode, Node, contents
 from core.splitters import get_splitter
@@ -129,6 +130,7 @@ def _described(task: SetupTask, splitter: Any) -> dict[str, Any]:
         "splitter": splitter.name,
         "params": {**shown_params(splitter), **task.combination},
         "splitter_params": splitter.to_params(),
+        "view": view_metadata(task.combination),
     }
 
 
@@ -158,6 +160,8 @@ def tune_row(index: int, arm: Any, setup: dict[str, Any], measured: dict[str, An
         "settings": {
             "splitter": {"name": setup["splitter"], "params": setup["splitter_params"]},
             "retrieval": arm.settings().to_params(),
+            # The metadata settings its EMBED view lays over the run's (empty: as loaded).
+            "metadata": {key: list(value) if isinstance(value, tuple) else value for key, value in setup["view"].items()},
         },
     }
 
@@ -225,10 +229,14 @@ class _Bench:
         if index in self.prepared:
             return self.prepared[index]
         label, splitter, combination = setup
+        # The setup's EMBED view (metadata settings over the run's): its allow list before the split, as
+        # every split applies it, and its section paths and the allow list over the split's keys after.
+        view = replace(DEFAULT_METADATA, **view_metadata(combination))
+        documents = with_embed_allow_list(self.documents, view)
         splitting = SplitEmbeddings(self._progress(f"{label}: splitting, sentence embeddings"))
         with embedder_override(splitting):
             # A link's engine must not hold the server (core.runtime.bounded); semantic splits stay here, recorded.
-            nodes = split_bounded(self.documents, splitter)
+            nodes = finish_nodes(split_bounded(documents, splitter), documents, view)
         # The embedding time of a configuration counts the splitter's own (the semantic splitter's sentences).
         seconds = splitting.seconds
         leaves = leaf_nodes(nodes)  # every chunk, where there is no hierarchy

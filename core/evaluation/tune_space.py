@@ -33,13 +33,19 @@ __all__ = [
     "TuneSpace",
     "default_space",
     "plain_arm",
+    "plain_position",
+    "view_metadata",
     "recommended_note",
     "retrieval_values",
+    "AS_LOADED",
+    "EMBED_VIEWS",
+    "VIEW_KEY",
     "DEFAULT_ALPHAS",
     "DEFAULT_FUSIONS",
     "DEFAULT_MODES",
     "DEFAULT_RETURNS",
     "DEFAULT_TOP_KS",
+    "DEFAULT_VIEWS",
     "FRAMEWORK_DEFAULT",
     "HIERARCHIES",
     "RECOMMENDED",
@@ -55,11 +61,27 @@ HIERARCHIES: list[tuple[int, int]] = [(2048, 256), (1024, 256), (1024, 128), (51
 FRAMEWORK_DEFAULT = "llamaindex.sentence"  # LlamaIndex's SentenceSplitter() at its defaults
 RECOMMENDED = SweepSpec("hierarchical", base={"chunk_sizes": (2048, 256), "chunk_overlap": 20})
 
+# What the embedding model reads, as a lever (benchmarks/RESULTS.md, "What the embedding reads"): each view is
+# metadata settings (core.config_parts.MetadataSettings) laid over the run's own. loaded: every key the loader
+# shows (changes nothing); text: the chunk's text alone; title: the document's title only; title+section: its
+# title and the section path the chunk starts in (a contextual header); loaded+section: every key and the path.
+AS_LOADED = "loaded"
+EMBED_VIEWS: dict[str, dict[str, Any]] = {
+    AS_LOADED: {},
+    "text": {"embed_metadata_keys": ()},
+    "title": {"embed_metadata_keys": ("title",)},
+    "title+section": {"embed_metadata_keys": ("title", "section"), "section_metadata": "embed"},
+    "loaded+section": {"section_metadata": "embed"},
+}
+# The key a setup's swept values hold its EMBED view under (absent: as loaded).
+VIEW_KEY = "embed_view"
+
 DEFAULT_MODES = ("dense", "bm25", "hybrid")
 DEFAULT_ALPHAS = (0.3, 0.5, 0.7)
 DEFAULT_FUSIONS = ("relative_score", "reciprocal_rank")
 DEFAULT_RETURNS = ("parents", "merged")
 DEFAULT_TOP_KS = (DEFAULT_RETRIEVAL.top_k,)
+DEFAULT_VIEWS = (AS_LOADED,)
 
 
 def recommended_splitter() -> Any:
@@ -122,17 +144,24 @@ class TuneSpace:
     top_ks: tuple[int, ...] = (5,)
     fusions: tuple[str, ...] = ("relative_score",)
     returns: tuple[str, ...] = ("chunks",)
+    views: tuple[str, ...] = (AS_LOADED,)
 
     def check(self) -> None:
-        """Raise ConfigError for an empty list or a value no retrieval accepts."""
+        """Raise ConfigError for an empty list or a value no retrieval or view accepts."""
         if (
             not self.specs
             or not self.modes
             or not self.top_ks
             or not self.returns
+            or not self.views
             or ("hybrid" in self.modes and not (self.alphas and self.fusions))
         ):
-            raise ConfigError("the space needs at least one splitter, mode, top_k, returns (and alpha, fusion for hybrid)")
+            raise ConfigError(
+                "the space needs at least one splitter, mode, top_k, returns, view (and alpha, fusion for hybrid)"
+            )
+        for view in self.views:
+            if view not in EMBED_VIEWS:
+                raise ConfigError(f"EMBED view must be one of {', '.join(map(repr, EMBED_VIEWS))}, got {view!r}")
         for mode in self.modes:
             for top_k in self.top_ks:
                 for alpha in self.alphas:
@@ -142,8 +171,18 @@ class TuneSpace:
                             RetrievalSettings(top_k=top_k, mode=mode, alpha=alpha, fusion=fusion, returns=returns)
 
     def setups(self) -> list[tuple[str, Any, dict[str, Any]]]:
-        """(label, splitter, swept values) of every valid splitter configuration."""
-        return configurations(self.specs)
+        """(label, splitter, swept values) of every valid splitter configuration, under each EMBED view.
+
+        A view other than "loaded" is a swept value (:data:`VIEW_KEY`) and is named in the label.
+        """
+        built = configurations(self.specs)
+        return [
+            (label, splitter, combination)
+            if view == AS_LOADED
+            else (f"{label} · EMBED {view}", splitter, {**combination, VIEW_KEY: view})
+            for label, splitter, combination in built
+            for view in self.views
+        ]
 
     def arms(self, setups: Sequence[tuple[str, Any, dict[str, Any]]] | None = None) -> list[Arm]:
         setups = self.setups() if setups is None else setups
@@ -168,15 +207,29 @@ def default_space() -> TuneSpace:
     from core.splitters import SPLITTERS
 
     specs = default_specs({cls.name for cls in SPLITTERS})
-    return TuneSpace(tuple(specs), DEFAULT_MODES, DEFAULT_ALPHAS, DEFAULT_TOP_KS, DEFAULT_FUSIONS, DEFAULT_RETURNS)
+    return TuneSpace(
+        tuple(specs), DEFAULT_MODES, DEFAULT_ALPHAS, DEFAULT_TOP_KS, DEFAULT_FUSIONS, DEFAULT_RETURNS, DEFAULT_VIEWS
+    )
 
 
 def recommended_outside(space: TuneSpace) -> bool:
     """Whether measuring the recommended configuration adds a configuration to ``space`` (it is not one of its points)."""
     splitter = recommended_splitter()
     setups = space.setups()
-    position = next((i for i, (_, other, _) in enumerate(setups) if other == splitter), None)
+    position = plain_position(setups, splitter)
     return position is None or plain_arm(position, splitter) not in space.arms(setups)
+
+
+def plain_position(setups: Sequence[tuple[str, Any, dict[str, Any]]], splitter: Any) -> int | None:
+    """Where ``splitter`` stands among ``setups`` with the EMBED view as loaded (None: not there)."""
+    return next(
+        (i for i, (_, other, swept) in enumerate(setups) if other == splitter and VIEW_KEY not in swept), None
+    )
+
+
+def view_metadata(swept: dict[str, Any]) -> dict[str, Any]:
+    """The metadata settings a setup's EMBED view lays over the run's (empty: as loaded)."""
+    return dict(EMBED_VIEWS[swept.get(VIEW_KEY, AS_LOADED)])
 
 
 def recommended_note(space: TuneSpace, include: bool) -> str:
