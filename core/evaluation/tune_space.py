@@ -81,7 +81,7 @@ DEFAULT_ALPHAS = (0.3, 0.5, 0.7)
 DEFAULT_FUSIONS = ("relative_score", "reciprocal_rank")
 DEFAULT_RETURNS = ("parents", "merged")
 DEFAULT_TOP_KS = (DEFAULT_RETRIEVAL.top_k,)
-DEFAULT_VIEWS = (AS_LOADED,)
+DEFAULT_VIEWS = (AS_LOADED, "title+section")
 
 
 def recommended_splitter() -> Any:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from core.config import PipelineConfig
 from core.loaders.text import LOAD_DETAIL_KEYS
+from core.output.export_metadata import embed_allow_list, section_step_langchain, section_step_llamaindex
 from core.output.export_retrieval import RETRIEVAL_PACKAGES, retrieval_langchain, retrieval_llamaindex, searches_leaves
 from core.output.export_script import main_block, reading_code, retrieval_section
 from core.output.splitter_code import splitter_code
@@ -33,8 +34,10 @@ def llamaindex_snippet(config: PipelineConfig, paths: str | Sequence[str] = "sam
     reading_code(snippet, config, paths)
     _metadata_llamaindex(snippet, config)
     _extractor_notes(snippet, config, llamaindex=True)
+    _section_note(snippet, config)
     snippet.add(f"node_parser = {splitter_code(config.splitter, snippet)}")
     snippet.add("nodes = node_parser.get_nodes_from_documents(documents)")
+    section_step_llamaindex(snippet, config.metadata)
     if searches_leaves(config):
         snippet.use("from llama_index.core.node_parser import get_leaf_nodes")
         snippet.add("leaf_nodes = get_leaf_nodes(nodes)  # the smallest level is searched, its parents returned")
@@ -61,10 +64,22 @@ def _metadata_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
         f"    document.metadata_separator = {literal(settings.metadata_separator)}",
         f"    document.text_template = {literal(settings.text_template)}",
     ]
+    if settings.embed_metadata_keys is not None:
+        lines.append("    document.excluded_embed_metadata_keys = embed_hidden(document)")
+    allow_list = embed_allow_list(snippet, settings)
     snippet.add(
-        "# Metadata and how each reader sees it; nodes inherit all of this from their document.\n"
+        (f"{allow_list}\n\n\n" if allow_list else "")
+        + "# Metadata and how each reader sees it; nodes inherit all of this from their document.\n"
         "for document in documents:\n" + "\n".join(lines)
     )
+
+
+def _section_note(snippet: CodeSnippet, config: PipelineConfig) -> None:
+    if config.metadata.section_metadata != "off":
+        snippet.note(
+            "section paths come from the headings ChunkScope's loaders find: read without ChunkScope (or with "
+            "a framework's reader), no node gets one."
+        )
 
 
 def langchain_snippet(config: PipelineConfig, paths: str | Sequence[str] = "sample_docs") -> str:
@@ -79,7 +94,9 @@ def langchain_snippet(config: PipelineConfig, paths: str | Sequence[str] = "samp
     if settings.extra:
         snippet.add(f"for document in documents:\n    document.metadata.update({literal(settings.extra_metadata)})")
     _extractor_notes(snippet, config, llamaindex=False)
+    _section_note(snippet, config)
     snippet.add(splitter_code(config.splitter, snippet))
+    section_step_langchain(snippet, settings)
     _views_langchain(snippet, config)
     retrieval_section(snippet, config, retrieval_langchain, RETRIEVAL_PACKAGES["LangChain"])
     main_block(snippet, "chunks", "result.metadata['text'][:80].replace('\\n', ' ')")
@@ -94,6 +111,9 @@ def _views_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     embed_excluded = (
         hidden if settings.excluded_embed_metadata_keys is None else list(settings.excluded_embed_metadata_keys)
     )
+    if settings.section_metadata == "embed":  # the section path is for the embedding model only
+        llm_excluded = [*llm_excluded, "section"]
+    allow_list = embed_allow_list(snippet, settings)
     snippet.add(
         "\n".join(
             [
@@ -103,6 +123,7 @@ def _views_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
                 f"TEXT_TEMPLATE = {literal(settings.text_template)}",
                 f"EXCLUDED_LLM_METADATA_KEYS = {literal(llm_excluded)}",
                 f"EXCLUDED_EMBED_METADATA_KEYS = {literal(embed_excluded)}",
+                *([allow_list] if allow_list else []),
                 "",
                 "",
                 "def _view(chunk: Document, excluded: list[str]) -> str:",
@@ -121,7 +142,14 @@ def _views_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
                 "",
                 "",
                 "def embed_view(chunk: Document) -> str:",
-                "    return _view(chunk, EXCLUDED_EMBED_METADATA_KEYS)",
+                *(
+                    [
+                        "    not_allowed = [key for key in chunk.metadata if key not in EMBED_METADATA_KEYS]",
+                        "    return _view(chunk, EXCLUDED_EMBED_METADATA_KEYS + not_allowed)",
+                    ]
+                    if allow_list
+                    else ["    return _view(chunk, EXCLUDED_EMBED_METADATA_KEYS)"]
+                ),
             ]
         )
     )

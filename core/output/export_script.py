@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from core.output.export_metadata import outline_reading, section_rule
 from core.output.install_line import with_imports
 from core.output.splitter_code import splitter_code
 from core.translate.snippet import CodeSnippet, literal
@@ -243,6 +244,9 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     reader = _PLAIN_TEXT_READER.replace("{make}", _MAKE[snippet.library])
     # One part, so the blank lines between its definitions are PEP 8's.
     loaded = "extracted(load(file, **options))" if config.extractors else "load(file, **options)"
+    sectioned = config.metadata.section_metadata != "off"
+    if sectioned:  # each document's headings, kept for the section paths written after the split
+        loaded = f"outlined({loaded})"
     read_documents = _READ_DOCUMENTS.replace("{loaded}", loaded)
     framework_read = framework_suffixes(config)
     if framework_read:  # formats the app read with a framework's reader: that reader's call, ChunkScope or not
@@ -256,6 +260,8 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
         parts += (reader_code(snippet, config),)
     if config.extractors:
         parts += (_EXTRACTED.strip("\n"),)
+    if sectioned:
+        parts += (section_rule(snippet, config.metadata), outline_reading(snippet.library))
     snippet.body[-1] += "".join(f"\n\n\n{code}" for code in parts)
     snippet.body[-1] += "\n\n\ndocuments = read_documents(PATHS)"
 
