@@ -29,6 +29,10 @@ C = TypeVar("C", bound=Configurable)
 _SLIDER_INT_SPAN = 64
 _SLIDER_FLOAT_SPAN = 100.0
 
+# A table's text wraps only in rows taller than 4rem (Streamlit's rule): this height holds three lines.
+# For tables of a few rows whose cells are names or sentences (configurations, fates) rather than numbers.
+WRAPPING_ROW_HEIGHT = 66
+
 
 # Streamlit's Markdown (GFM) turns bare URLs, www. names and e-mail addresses into links after escapes are
 # resolved, so a backslash cannot stop it; an invisible word joiner inside each trigger does.
