@@ -20,6 +20,10 @@ from ui.chunks_view import PAGE_KEY, Split, pick_node
 from ui.spans import show_source
 
 TAB_KEY = f"{PAGE_KEY}.tab"
+LINT_HELP = (
+    "mid-sentence: ends inside a sentence · over-window: longer than the embedding model reads · "
+    "over-limit: larger than the chunk size · tiny: a few words · duplicate: the same text as another node"
+)
 TABLE_COLUMNS = ["node", "span", "characters", "tokens", "pages", "header_path", "first_words", "flags"]
 
 
@@ -126,17 +130,19 @@ def node_table_tab(split: Split, unit: str) -> None:
         on_select="rerun",
         selection_mode="single-row",
         key=f"{PAGE_KEY}.table",
+        # Pixel widths that add up to less than the page at 1280 (~818 px); the grid grows each to fill the rest,
+        # so the first words take what the others leave and the flags show whole.
         column_config={
-            "node": st.column_config.TextColumn("Node", width="small"),
-            "span": st.column_config.TextColumn(
-                "Span", width="small", help="start_char–end_char in the document's text"
+            "node": st.column_config.TextColumn("Node", width=60),
+            "span": st.column_config.TextColumn("Span", width=100, help="start_char–end_char in the document's text"),
+            "characters": st.column_config.NumberColumn("Chars", width=62, help="Characters in the node's text"),
+            "tokens": st.column_config.NumberColumn(
+                "Size", width=55, help=f"The node's size in {split_summary.unit_name(unit)}, the splitter's unit"
             ),
-            "characters": st.column_config.NumberColumn("Characters", width="small"),
-            "tokens": st.column_config.NumberColumn(f"Size ({split_summary.unit_name(unit)})"),
-            "pages": st.column_config.TextColumn("Pages"),
-            "header_path": st.column_config.TextColumn("Header path"),
-            "first_words": st.column_config.TextColumn("First words", width="large"),
-            "flags": st.column_config.TextColumn("Lint flags"),
+            "pages": st.column_config.TextColumn("Pages", width=60),
+            "header_path": st.column_config.TextColumn("Header path", width=140),
+            "first_words": st.column_config.TextColumn("First words", width=120),
+            "flags": st.column_config.TextColumn("Lint flags", width=210, help=LINT_HELP),
         },
     )
     rows = event.selection.rows if event is not None else []
