@@ -21,6 +21,7 @@ from core.measure.metrics import ChunkMetrics
 from core.schema import Document, Node
 from core.spans import rewrites
 from core.splitters import SPLITTERS
+from core.words import page_count
 from ui import cache, documents, state, widgets
 from ui import nodes as node_ui
 
@@ -206,7 +207,7 @@ def scope_and_fit(splitter: Any, document: Document, all_docs: Sequence[Document
 def document_caption(name: str, document: Document, splitter: Any) -> None:
     st.caption(
         f"**{widgets.md_escape(name)}** · {len(document.text):,} characters"
-        + (f" · {len(document.pages)} pages" if document.pages else "")
+        + (f" · {page_count(document)}" if document.pages else "")
         + f" · split by **{splitter.title()}**"
     )
 
