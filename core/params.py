@@ -22,6 +22,17 @@ from core.errors import ConfigError
 _META_KEY = "chunkscope_param"
 
 
+# Initialisms a name may hold, written as people write them (``ocr_language`` -> ``OCR language``).
+INITIALISMS = frozenset({"pdf", "csv", "html", "ocr", "json", "llm", "url", "xml", "docx", "pptx", "xlsx", "id", "bm25"})
+
+
+def readable_name(name: str) -> str:
+    """A parameter's or component's name as a label: ``chunk_overlap`` -> ``Chunk overlap``, ``pdf`` -> ``PDF``."""
+    words = [word.upper() if word.lower() in INITIALISMS else word for word in name.replace("_", " ").split()]
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     """What a component declares about one parameter."""
@@ -222,8 +233,7 @@ class Configurable:
     @classmethod
     def title(cls) -> str:
         """How a person names it in a picker or a caption: ``sentence_window`` -> ``Sentence window``."""
-        words = cls.name.replace("_", " ").strip()
-        return words[:1].upper() + words[1:]
+        return readable_name(cls.name)
 
     @classmethod
     def params(cls) -> list[ParamSpec]:

@@ -19,7 +19,7 @@ import streamlit as st
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.measure import lint
-from core.params import Configurable, ParamSpec, format_list
+from core.params import Configurable, ParamSpec, format_list, readable_name
 from core.splitters import SPLITTERS
 from ui import state
 
@@ -50,9 +50,8 @@ def md_escape(text: str) -> str:
 
 
 def label_for(name: str) -> str:
-    """``chunk_overlap`` -> ``Chunk overlap``."""
-    words = name.replace("_", " ").strip()
-    return words[:1].upper() + words[1:]
+    """``chunk_overlap`` -> ``Chunk overlap``, ``ocr`` -> ``OCR`` (see :func:`core.params.readable_name`)."""
+    return readable_name(name)
 
 
 def widget_key(key: str, spec_name: str) -> str:
