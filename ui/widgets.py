@@ -214,10 +214,12 @@ def _param_widget(spec: ParamSpec, key: str, values: Mapping[str, Any]) -> Any:
         return st.selectbox(
             label, options, key=wkey, help=help_text, format_func=lambda v: "(none)" if v is None else str(v)
         )
-    if spec.kind == "int":
-        return _number(spec, wkey, label, help_text, integer=True)
-    if spec.kind == "float":
-        return _number(spec, wkey, label, help_text, integer=False)
+    if spec.kind in ("int", "float"):
+        value = _number(spec, wkey, label, help_text, integer=spec.kind == "int")
+        if spec.unset and value == spec.unset_value:
+            # An empty box or a bare 0 says nothing: say what it means where the person looks.
+            st.caption(f"{'Empty' if value is None else value}: {md_escape(spec.unset)}.")
+        return value
     if spec.kind == "str_list" and spec.choices:
         return tuple(st.multiselect(label, list(spec.choices), key=wkey, help=help_text))
     if spec.kind in ("int_list", "str_list"):
