@@ -356,3 +356,12 @@ def test_parser_mode_reads_a_docx_with_chunkscope_and_b_opens_on_simpledirectory
     assert not at.exception
     parsers = at.dataframe[0].value["parser"].tolist()
     assert parsers[0] == "docx" and parsers[1].startswith("LlamaIndex SimpleDirectoryReader (DocxReader) · ")
+
+
+def test_with_three_configurations_every_position_comes_before_the_text():
+    at = open_page()
+    at.segmented_control(key="cmp.count").set_value(3).run()
+    assert not at.exception, at.exception
+    (changes,) = [frame.value for frame in at.dataframe if "text around the cut" in frame.value.columns]
+    assert list(changes.columns) == ["compared", "change", "in A", "in B", "in C", "shift", "text around the cut"]
+    assert set(changes["compared"]) == {"B vs A", "C vs A"}

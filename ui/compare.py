@@ -24,6 +24,7 @@ from core.measure.compare import BoundaryDiff, boundary_diff, identical_chunks
 from core.measure.compare_view import (
     LABELS,
     MAX_CONFIGS,
+    change_column_order,
     change_rows,
     describe,
     metrics_options,
@@ -353,7 +354,7 @@ def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
     with st.expander(f"Every changed cut point ({len(changes):,})", expanded=False):
         if changes:
             st.dataframe(
-                pd.DataFrame(changes),
+                pd.DataFrame(changes, columns=change_column_order(["A", *(run.label for run in runs[1:])])),
                 hide_index=True,
                 width="stretch",
                 column_config=change_columns(["A", *(run.label for run in runs[1:])]),
