@@ -22,6 +22,17 @@ from core.errors import ConfigError
 _META_KEY = "chunkscope_param"
 
 
+# Initialisms a name may hold, written as people write them (``ocr_language`` -> ``OCR language``).
+INITIALISMS = frozenset({"pdf", "csv", "html", "ocr", "json", "llm", "url", "xml", "docx", "pptx", "xlsx", "id", "bm25"})
+
+
+def readable_name(name: str) -> str:
+    """A parameter's or component's name as a label: ``chunk_overlap`` -> ``Chunk overlap``, ``pdf`` -> ``PDF``."""
+    words = [word.upper() if word.lower() in INITIALISMS else word for word in name.replace("_", " ").split()]
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     """What a component declares about one parameter."""
@@ -40,10 +51,18 @@ class ParamSpec:
     # A regular expression the component compiles: "always", or the name of the bool parameter that makes it
     # one (``is_separator_regex``); checked by core.runtime.regex_check wherever the value comes from.
     regex: str | None = None
+    # What leaving it unset means, in a few words ("no limit"): unset is None for an optional parameter, else 0.
+    # The help says it too; the app writes it under a field left unset, where a bare 0 or an empty box says nothing.
+    unset: str | None = None
+
+    @property
+    def unset_value(self) -> Any:
+        return None if self.optional else 0
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         del data["accepts_function"]
+        del data["unset"]  # the listing's help already says it
         if isinstance(self.default, tuple):
             data["default"] = list(self.default)
         if self.choices is not None:
@@ -154,8 +173,11 @@ def param(
     choices: tuple[str, ...] | None = None,
     advanced: bool = False,
     regex: bool | str = False,
+    unset: str | None = None,
 ) -> Any:
     """Declare a parameter: its default, bounds and one line of help.
+
+    ``unset`` says in a few words what the unset value (None, or 0 for a number that is not optional) means.
 
     ``regex=True`` declares text the component compiles as a regular expression;
     ``regex="is_separator_regex"`` declares it one only while that bool parameter
@@ -170,6 +192,7 @@ def param(
         "choices": choices,
         "advanced": advanced,
         "regex": "always" if regex is True else (regex or None),
+        "unset": unset,
     }
     return field(default=default, metadata={_META_KEY: meta})
 
@@ -222,8 +245,7 @@ class Configurable:
     @classmethod
     def title(cls) -> str:
         """How a person names it in a picker or a caption: ``sentence_window`` -> ``Sentence window``."""
-        words = cls.name.replace("_", " ").strip()
-        return words[:1].upper() + words[1:]
+        return readable_name(cls.name)
 
     @classmethod
     def params(cls) -> list[ParamSpec]:
@@ -308,6 +330,7 @@ def _specs(cls: type) -> list[ParamSpec]:
                 advanced=meta["advanced"],
                 accepts_function=accepts_function,
                 regex=meta["regex"],
+                unset=meta.get("unset"),
             )
         )
     _check_regex_declarations(cls, specs)

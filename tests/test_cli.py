@@ -262,3 +262,20 @@ def test_a_frameworks_prints_go_to_stderr_so_jsonl_parses_line_by_line():
     lines = done.stdout.splitlines()
     assert lines and all(json.loads(line)["text"] for line in lines)
     assert "Metadata length" in done.stderr
+
+
+def test_metrics_table_names_the_size_unit_and_never_calls_characters_tokens(capsys):
+    code, out, _ = run(capsys, "metrics", str(GUIDE), "--splitter", "character")
+    labels = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and "characters" in labels and "tokens" not in labels
+    code, out, _ = run(capsys, "metrics", str(GUIDE), "--splitter", "sentence")
+    labels = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and "model_tokens" in labels and "tokens" not in labels
+
+
+def test_help_describes_metrics_whole(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    listing = " ".join(out.split("positional arguments:")[1].split())
+    assert "metrics Chunk metrics: sizes, coverage, overlap, mid-sentence cuts, chunks over the model's window." in listing
+    assert "..." not in listing

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import apptest_support
 import pytest
 from apptest_support import shown
@@ -11,6 +13,7 @@ from core import MetadataMode, load
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.splitters import SPLITTERS, get_splitter
+from core.splitters.hierarchical import leaf_nodes
 from ui.documents import SAMPLE_DIR as SAMPLE_DOCS
 from ui.documents import sample_files
 
@@ -130,13 +133,14 @@ def test_hierarchical_nodes_show_their_tree_and_follow_parent_links() -> None:
     assert "Parent / child tree" in [t.label for t in at.tabs]
     nodes = expected_nodes("hierarchical", chunk_sizes=(512, 128), chunk_overlap=10)
     assert int(metric(at, "Nodes").replace(",", "")) == len(nodes)
-    root = nodes[0]
-    assert at.session_state["cs_node_id"] == root.id
-    first_child = root.child_ids[0]
-    at.button(key=f"chunks.rel.child.{first_child}").click().run()
-    assert at.session_state["cs_node_id"] == first_child
+    # It opens on the first leaf, what gets embedded, not on the root the model would read cut.
+    leaf = leaf_nodes(nodes)[0]
+    assert at.session_state["cs_node_id"] == leaf.id != nodes[0].id
+    assert not [w for w in at.warning if "invisible" in shown(w.value) or "truncat" in shown(w.value)]
     at.button(key="chunks.rel.parent").click().run()
-    assert at.session_state["cs_node_id"] == root.id
+    assert at.session_state["cs_node_id"] == leaf.parent_id
+    at.button(key=f"chunks.rel.child.{leaf.id}").click().run()
+    assert at.session_state["cs_node_id"] == leaf.id
 
 
 def test_sentence_window_marks_the_window_in_the_source() -> None:
@@ -154,7 +158,8 @@ def test_every_splitter_draws_with_its_defaults(name: str) -> None:
     assert at.sidebar.selectbox(key="chunks.splitter").value == name
     nodes = expected_nodes(name, doc)
     assert int(metric(at, "Nodes").replace(",", "")) == len(nodes)
-    assert at.code[0].value == nodes[0].get_content(MetadataMode.LLM)
+    # The page opens on the first node that gets embedded (a hierarchy's first leaf).
+    assert at.code[0].value == leaf_nodes(nodes)[0].get_content(MetadataMode.LLM)
 
 
 @pytest.mark.model
@@ -269,3 +274,46 @@ def test_the_metric_cards_sit_three_to_a_row_so_no_value_is_cut_at_1280_px() -> 
     cards = {metric.label: column.weight for column in at.columns for metric in column.metric}
     assert list(cards) == ["Nodes", "Mean size", "Coverage", "Overlap", "Mid-sentence", "Over window"]
     assert list(cards.values()) == pytest.approx([1 / 3] * 6)
+
+
+# -- what a reader is told in words (issue 45's small things) ----------------------------
+
+
+def test_a_one_page_document_has_1_page() -> None:
+    at = open_chunks(doc="scanned_handbook_page.pdf")
+    (caption,) = [shown(c.value) for c in at.caption if "characters ·" in shown(c.value)]
+    assert "· 1 page ·" in caption and "1 pages" not in caption
+
+
+def test_loader_options_name_the_format_as_people_write_it() -> None:
+    at = open_chunks(doc="rag_handbook.pdf")
+    labels = [e.label for e in at.sidebar.expander]
+    assert "Loader options · PDF" in labels, labels
+    assert "OCR" in [n.label for n in at.sidebar.selectbox] + [n.label for n in at.sidebar.number_input], labels
+
+
+def test_a_field_left_unset_says_what_unset_means() -> None:
+    at = open_chunks(splitter="semantic")
+    notes = [shown(c.value) for c in at.sidebar.caption]
+    assert "Empty: the type's default (percentile 95, standard deviation 3, interquartile 1.5, gradient 95)." in notes
+    assert "0: no limit." in notes
+
+
+def test_the_code_splitter_on_prose_says_why_its_overlap_is_high() -> None:
+    at = open_chunks(splitter="code")
+    assert float(metric(at, "Overlap").rstrip("%")) > 50
+    (warning,) = [shown(w.value) for w in at.warning if "chunk_lines_overlap" in shown(w.value)]
+    assert warning.startswith("The lines of chunking_guide.md are long for code")
+
+
+def test_over_window_counts_only_what_is_embedded() -> None:
+    at = open_chunks(splitter="hierarchical")
+    nodes = expected_nodes("hierarchical")
+    document = load(SAMPLE_DOCS / GUIDE)
+    from core.measure.metrics import chunk_metrics
+
+    # The parents are longer than the model reads (11 of the 60 nodes), the leaves are not: 0%, not 18%.
+    as_if_embedded = [dataclasses.replace(node, relationships={}) for node in nodes]
+    assert chunk_metrics(document, as_if_embedded, tokenizer="model").over_window > 0.1
+    assert chunk_metrics(document, leaf_nodes(nodes), tokenizer="model").over_window == 0
+    assert metric(at, "Over window") == "0%"

@@ -314,8 +314,10 @@ def test_the_metrics_table_fits_the_page_at_1280_px_every_column_sized(page):
     import json
 
     columns = json.loads(page.dataframe[0].proto.columns)
-    shown_columns = list(metrics_table(page).columns)
-    assert set(shown_columns) <= set(columns)
+    shown_columns = list(page.dataframe[0].proto.column_order)
+    # Letter, splitter and settings are one wrapping column; the table's data keeps them apart.
+    assert shown_columns[0] == "configuration" and set(shown_columns) <= set(columns)
+    assert metrics_table(page)["configuration"].tolist() == ["A · sentence · defaults", "B · sentence · size 125 · overlap 31"]
     widths = [columns[name].get("width") for name in shown_columns]
     assert all(isinstance(width, int) for width in widths), widths
     assert sum(widths) <= CONTENT_WIDTH_AT_1280
@@ -354,3 +356,12 @@ def test_parser_mode_reads_a_docx_with_chunkscope_and_b_opens_on_simpledirectory
     assert not at.exception
     parsers = at.dataframe[0].value["parser"].tolist()
     assert parsers[0] == "docx" and parsers[1].startswith("LlamaIndex SimpleDirectoryReader (DocxReader) · ")
+
+
+def test_with_three_configurations_every_position_comes_before_the_text():
+    at = open_page()
+    at.segmented_control(key="cmp.count").set_value(3).run()
+    assert not at.exception, at.exception
+    (changes,) = [frame.value for frame in at.dataframe if "text around the cut" in frame.value.columns]
+    assert list(changes.columns) == ["compared", "change", "in A", "in B", "in C", "shift", "text around the cut"]
+    assert set(changes["compared"]) == {"B vs A", "C vs A"}

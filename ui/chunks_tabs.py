@@ -20,6 +20,10 @@ from ui.chunks_view import PAGE_KEY, Split, pick_node
 from ui.spans import show_source
 
 TAB_KEY = f"{PAGE_KEY}.tab"
+LINT_HELP = (
+    "mid-sentence: ends inside a sentence · over-window: longer than the embedding model reads · "
+    "over-limit: larger than the chunk size · tiny: a few words · duplicate: the same text as another node"
+)
 TABLE_COLUMNS = ["node", "span", "characters", "tokens", "pages", "header_path", "first_words", "flags"]
 
 
@@ -115,29 +119,45 @@ def source_tab(document: Document, split: Split, selected: Node, splitter: Any) 
     )
 
 
+# The room the node table has at 1280 px (818 px less the selection column), and the widths of its columns but
+# the first words, which take what the shown ones leave (the grid then grows every column in proportion).
+NODE_TABLE_ROOM = 780
+NODE_WIDTHS = {"node": 55, "span": 100, "characters": 60, "tokens": 50, "pages": 60, "header_path": 140, "flags": 200}
+MIN_FIRST_WORDS = 120
+
+
+def node_columns(shown: list[str], unit: str) -> dict[str, Any]:
+    """How the node table shows its columns ``shown``: pixel widths that fit the page at 1280 px, short headers
+    with the meaning in their help."""
+    first_words = max(MIN_FIRST_WORDS, NODE_TABLE_ROOM - sum(NODE_WIDTHS.get(name, 0) for name in shown))
+    text, number = st.column_config.TextColumn, st.column_config.NumberColumn
+    return {
+        "node": text("Node", width=NODE_WIDTHS["node"]),
+        "span": text("Span", width=NODE_WIDTHS["span"], help="start_char–end_char in the document's text"),
+        "characters": number("Chars", width=NODE_WIDTHS["characters"], help="Characters in the node's text"),
+        "tokens": number(
+            "Size", width=NODE_WIDTHS["tokens"], help=f"The node's size in {split_summary.unit_name(unit)}, the splitter's unit"
+        ),
+        "pages": text("Pages", width=NODE_WIDTHS["pages"]),
+        "header_path": text("Header path", width=NODE_WIDTHS["header_path"]),
+        "first_words": text("First words", width=first_words),
+        "flags": text("Lint flags", width=NODE_WIDTHS["flags"], help=LINT_HELP),
+    }
+
+
 def node_table_tab(split: Split, unit: str) -> None:
     """The node table; selecting a row opens that node (once per new selection, then reruns)."""
     st.caption("Select a row to open that node below.")
+    frame = cache.derived(f"frame:{split.view_key}:{unit}", lambda: node_frame(split.table(), unit))
     event = st.dataframe(
-        cache.derived(f"frame:{split.view_key}:{unit}", lambda: node_frame(split.table(), unit)),
+        frame,
         hide_index=True,
         width="stretch",
         height=420,
         on_select="rerun",
         selection_mode="single-row",
         key=f"{PAGE_KEY}.table",
-        column_config={
-            "node": st.column_config.TextColumn("Node", width="small"),
-            "span": st.column_config.TextColumn(
-                "Span", width="small", help="start_char–end_char in the document's text"
-            ),
-            "characters": st.column_config.NumberColumn("Characters", width="small"),
-            "tokens": st.column_config.NumberColumn(f"Size ({split_summary.unit_name(unit)})"),
-            "pages": st.column_config.TextColumn("Pages"),
-            "header_path": st.column_config.TextColumn("Header path"),
-            "first_words": st.column_config.TextColumn("First words", width="large"),
-            "flags": st.column_config.TextColumn("Lint flags"),
-        },
+        column_config=node_columns(list(frame.columns), unit),
     )
     rows = event.selection.rows if event is not None else []
     picked_row = rows[0] if rows else None

@@ -21,6 +21,8 @@ from core.measure.metrics import ChunkMetrics
 from core.schema import Document, Node
 from core.spans import rewrites
 from core.splitters import SPLITTERS
+from core.splitters.hierarchical import leaf_nodes
+from core.words import page_count
 from ui import cache, documents, state, widgets
 from ui import nodes as node_ui
 
@@ -206,7 +208,7 @@ def scope_and_fit(splitter: Any, document: Document, all_docs: Sequence[Document
 def document_caption(name: str, document: Document, splitter: Any) -> None:
     st.caption(
         f"**{widgets.md_escape(name)}** · {len(document.text):,} characters"
-        + (f" · {len(document.pages)} pages" if document.pages else "")
+        + (f" · {page_count(document)}" if document.pages else "")
         + f" · split by **{splitter.title()}**"
     )
 
@@ -251,10 +253,11 @@ def metric_cards(metrics: ChunkMetrics, splitter: Any) -> None:
 
 
 def selected_node(split: Split) -> Node:
-    """The session's selected node, or the first one when it is not in this split; the picker follows it."""
+    """The session's selected node, or the first embedded one when it is not in this split (a hierarchy's first
+    leaf, not its root, which is larger than the model reads); the picker follows it."""
     selected_id = state.selected_node_id()
     if selected_id not in split.nodes_by_id:
-        selected_id = split.nodes[0].id
+        selected_id = (leaf_nodes(split.nodes) or split.nodes)[0].id
         state.select_node(selected_id)
     state.set_widget_value(NODE_KEY, selected_id)
     state.set_widget_value(NODE_NUMBER_KEY, split.index_of[selected_id])

@@ -9,6 +9,7 @@ blocks, each fed a list of :class:`Run`, so the page reads as a short script of 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from core.measure.compare import BoundaryDiff, boundary_diff, identical_chunks
 from core.measure.compare_view import (
     LABELS,
     MAX_CONFIGS,
+    change_column_order,
     change_rows,
     describe,
     metrics_options,
@@ -70,18 +72,28 @@ def colour_of(slot: int) -> str:
     return SERIES_COLOURS[slot % len(SERIES_COLOURS)]
 
 
+def breakable(text: str) -> str:
+    """``text`` escaped as HTML, with break opportunities inside long names (``RecursiveCharacter<wbr>TextSplitter``,
+    ``langchain.<wbr>recursive``), so a name in a narrow card wraps between its words."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[._/])(?=\w)", "<wbr>", html.escape(text))
+
+
 def badge_html(slot: int, title: str, subtitle: str = "") -> str:
-    """A coloured letter badge with a title (escaped), matching the slot's colour in the charts."""
+    """A coloured letter badge with a title (escaped), matching the slot's colour in the charts.
+
+    The title and subtitle wrap within the card (never past it), a long name between its words.
+    """
+    wraps = "min-width:0;overflow-wrap:anywhere"
     sub = (
-        f'<span style="color:#64748b;font-size:0.8rem;margin-left:6px">{html.escape(subtitle)}</span>'
+        f'<span style="color:#64748b;font-size:0.8rem;{wraps}">{breakable(subtitle)}</span>'
         if subtitle
         else ""
     )
     return (
-        '<div style="display:flex;align-items:center;gap:8px;margin:0 0 2px 0">'
+        '<div style="display:flex;flex-wrap:wrap;align-items:center;column-gap:6px;row-gap:2px;margin:0 0 2px 0">'
         f'<span style="background:{colour_of(slot)};color:#fff;font-weight:700;border-radius:6px;'
-        f'padding:1px 9px;font-size:0.95rem">{LABELS[slot]}</span>'
-        f'<span style="font-weight:600;font-size:1.02rem">{html.escape(title)}</span>{sub}</div>'
+        f'padding:1px 9px;font-size:0.95rem;margin-right:2px">{LABELS[slot]}</span>'
+        f'<span style="font-weight:600;font-size:1.02rem;{wraps}">{breakable(title)}</span>{sub}</div>'
     )
 
 
@@ -147,23 +159,22 @@ def diff_figure(diffs: Sequence[tuple[str, BoundaryDiff]], length: int) -> go.Fi
 
 
 def metric_columns() -> dict[str, Any]:
-    """How the metrics table shows each column of :func:`metrics_row`.
+    """How the metrics table shows each column of :func:`metrics_row`, and the configuration they describe.
 
-    Widths in pixels and short headers (the unit and the meaning in each help), so all eleven
-    columns fit the page at 1280 px; a long Settings cell shows whole on hover and in the badges above.
+    Widths in pixels and short headers (the unit and the meaning in each help), so the columns fit the
+    page at 1280 px with four configurations. The configuration's letter, splitter name and settings
+    share one column whose rows wrap, so a long name such as ``llamaindex.sentence_window`` shows whole.
     """
     number = st.column_config.NumberColumn
     tokens = "embedding-model tokens per chunk"
     return {
-        "config": st.column_config.TextColumn("Config", width=55, pinned=True),
-        "splitter": st.column_config.TextColumn("Splitter", width=90),
-        "settings": st.column_config.TextColumn(
-            "Settings", width=130, help="Parameters changed from the splitter's defaults"
+        "configuration": st.column_config.TextColumn(
+            "Configuration", width=270, help="The configuration's letter, its splitter and the settings changed from its defaults"
         ),
         "nodes": number("Nodes", width=55),
-        "mean tokens": number("Mean", format="%.1f", width=60, help=f"Mean {tokens}"),
+        "mean tokens": number("Mean", format="%.1f", width=55, help=f"Mean {tokens}"),
         "p95 tokens": number("p95", format="%.1f", width=55, help=f"95th percentile of {tokens}"),
-        "max tokens": number("Max", width=55, help=f"Most {tokens}"),
+        "max tokens": number("Max", width=50, help=f"Most {tokens}"),
         "coverage": number("Coverage", format="%.1f%%", width=72, help="Non-blank text inside at least one chunk"),
         "overlap": number("Overlap", format="%.1f%%", width=65, help="Text held by two or more chunks"),
         "mid-sentence": number(
@@ -176,6 +187,13 @@ def metric_columns() -> dict[str, Any]:
             help="Chunks whose EMBED view is longer than the embedding model reads",
         ),
     }
+
+
+def metrics_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`metrics_row` rows with the column the table shows first: letter · splitter · settings."""
+    frame = pd.DataFrame(rows)
+    frame.insert(0, "configuration", [f"{r['config']} · {r['splitter']} · {r['settings']}" for r in rows])
+    return frame
 
 
 # -- drawing: the pickers ----------------------------------------------------------
@@ -257,7 +275,15 @@ def metrics_table(document: Document, runs: Sequence[Run]) -> None:
         metrics_row(run.label, run.splitter, cache.metrics_cached([document], run.nodes, metrics_options(run.splitter)))
         for run in runs
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=metric_columns())
+    columns = metric_columns()
+    st.dataframe(
+        metrics_frame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config=columns,
+        column_order=list(columns),
+        row_height=widgets.WRAPPING_ROW_HEIGHT,
+    )
     st.caption("Mean, p95 and max: embedding-model tokens per chunk. Hover a header for what it counts.")
 
 
@@ -328,7 +354,7 @@ def boundary_diff_section(document: Document, runs: Sequence[Run]) -> None:
     with st.expander(f"Every changed cut point ({len(changes):,})", expanded=False):
         if changes:
             st.dataframe(
-                pd.DataFrame(changes),
+                pd.DataFrame(changes, columns=change_column_order(["A", *(run.label for run in runs[1:])])),
                 hide_index=True,
                 width="stretch",
                 column_config=change_columns(["A", *(run.label for run in runs[1:])]),

@@ -221,7 +221,31 @@ def parser_table(runs: Sequence[ParserRun]) -> None:
                 "notes": str(run.document.metadata.get("load_warning", "")),
             }
         )
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config=PARSER_COLUMNS,
+        row_height=widgets.WRAPPING_ROW_HEIGHT,
+    )
+
+
+# Pixel widths that fit the page at 1280 px (~818) with short headers; the rows wrap, so the reader's
+# settings and a load warning are read whole.
+PARSER_COLUMNS = {
+    "config": st.column_config.TextColumn("Reader", width=58),
+    "parser": st.column_config.TextColumn("Parser", width=100),
+    "settings": st.column_config.TextColumn("Settings", width=170, help="Loader options changed from the defaults"),
+    "pages": st.column_config.NumberColumn("Pages", width=52),
+    "tables": st.column_config.NumberColumn("Tables", width=55),
+    "headings": st.column_config.NumberColumn("Headings", width=72),
+    "OCR pages": st.column_config.NumberColumn("OCR", width=45, help="Pages read by OCR"),
+    "characters": st.column_config.NumberColumn(
+        "Chars", format="localized", width=62, help="Characters in the text read"
+    ),
+    "nodes": st.column_config.NumberColumn("Nodes", width=55, help="Nodes the session's splitter cuts"),
+    "notes": st.column_config.TextColumn("Notes", width=140, help="What the reader warned about"),
+}
 
 
 def parser_text_diff(runs: Sequence[ParserRun]) -> None:

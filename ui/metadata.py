@@ -387,12 +387,12 @@ def keys_table(node: Node, document: Document, config: PipelineConfig) -> None:
         metadata_rows(node, origins),
         hide_index=True,
         width="stretch",
-        # Pixel widths, the value taking what is left: the page's right half is ~375 px at 1280, where
-        # "EMBED sees" at the small width was cut at the edge.
+        # Pixel widths that add up to less than the page's right half at 1280 (~488 px): the grid grows each
+        # column to fill the rest. An unset Value width was sized to its longest value and pushed From off.
         column_config={
-            "key": st.column_config.TextColumn("Key", width=95),
-            "value": st.column_config.TextColumn("Value"),
-            "from": st.column_config.TextColumn("From", width=60, help="Where the key comes from"),
+            "key": st.column_config.TextColumn("Key", width=120),
+            "value": st.column_config.TextColumn("Value", width=150, help="The key's value (hover a cell for all of it)"),
+            "from": st.column_config.TextColumn("From", width=82, help="Where the key comes from"),
             "LLM sees": st.column_config.CheckboxColumn("LLM", width=45, help="The LLM view shows this key"),
             "EMBED sees": st.column_config.CheckboxColumn(
                 "EMBED", width=62, help="The EMBED view (what the embedding model reads) shows this key"

@@ -20,36 +20,40 @@ from core.query.trace_view import stage_labels, stage_params, stage_summary
 from core.schema import Document, Node, NodeWithScore
 from ui import cache
 from ui.charts import SERIES_COLOURS
-from ui.widgets import md_escape
+from ui.widgets import WRAPPING_ROW_HEIGHT, md_escape
 
-# Widths in pixels: the numbers narrow, so Fate and (for a stage that rewrites) the text fit at 1280 px.
+# Widths in pixels that add up to less than the page at 1280 px (~818) with every column shown; the grid grows
+# them to fill the page. A stage table's rows wrap (see stage_panel), so a fate is read whole and a long file name
+# takes two lines; the retrieval table's rows do not, so its node column is wide enough for one.
 STAGE_COLUMNS = {
-    "status": st.column_config.TextColumn("Status", width=70),
+    "status": st.column_config.TextColumn("Status", width=62),
     "node": st.column_config.TextColumn(
-        "Node", width=190, help="File and the node's number within it (as on the Chunks page)"
+        "Node", width=130, help="File and the node's number within it (as on the Chunks page)"
     ),
     "rank_in": st.column_config.NumberColumn(
         "Rank in",
         format="%d",
-        width=65,
+        width=58,
         help=f"1-based position in the stage's input; {trace_view.MISSING} if the stage added it",
     ),
     "rank_out": st.column_config.NumberColumn(
         "Rank out",
         format="%d",
-        width=72,
+        width=66,
         help=f"1-based position in the stage's output; {trace_view.MISSING} if dropped",
     ),
-    "score_in": st.column_config.NumberColumn("Score in", format="%.4f", width=75),
-    "score_out": st.column_config.NumberColumn("Score out", format="%.4f", width=80),
-    "fate": st.column_config.TextColumn("Fate", width=240, help="What this stage did to the node, and why"),
-    "text": st.column_config.TextColumn("Text (after the stage)", width="large"),
+    "score_in": st.column_config.NumberColumn("Score in", format="%.4f", width=64),
+    "score_out": st.column_config.NumberColumn("Score out", format="%.4f", width=72),
+    "fate": st.column_config.TextColumn("Fate", width=200, help="What this stage did to the node, and why"),
+    "text": st.column_config.TextColumn("Text (after the stage)", width=150),
 }
 RETRIEVAL_COLUMNS = {
-    "rank": st.column_config.NumberColumn("Rank"),
-    "node": STAGE_COLUMNS["node"],
-    "score": st.column_config.NumberColumn("Score", format="%.4f"),
-    "text": st.column_config.TextColumn("Text", width="large"),
+    "rank": st.column_config.NumberColumn("Rank", width=50),
+    "node": st.column_config.TextColumn(
+        "Node", width=230, help="File and the node's number within it (as on the Chunks page)"
+    ),
+    "score": st.column_config.NumberColumn("Score", format="%.4f", width=70),
+    "text": st.column_config.TextColumn("Text", width=300),
 }
 STATUS_COLOURS = {"dropped": "color:#dc2626;font-weight:600", "added": "color:#059669;font-weight:600"}
 _LAYOUT = {
@@ -250,6 +254,7 @@ def stage_panel(
         width="stretch",
         key=f"{key}.table.{index}",
         column_config=STAGE_COLUMNS,
+        row_height=WRAPPING_ROW_HEIGHT,
         column_order=shown,
         placeholder=trace_view.MISSING,
     )

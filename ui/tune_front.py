@@ -26,27 +26,34 @@ from ui.charts import SERIES_COLOURS
 __all__ = ["pareto_figure", "show_front"]
 
 _NUMBER = st.column_config.NumberColumn
+# Short headers in pixel widths that fit the page at 1280 px; each help says what the number is. The scores
+# are in sample (these questions took part in choosing): only the nested estimate in the captions is held out.
 FRONT_COLUMNS = {
-    "config": st.column_config.TextColumn("Configuration"),
+    "config": st.column_config.TextColumn("Configuration", width=210),
     "fold_mean": _NUMBER(
-        "Mean over folds (in sample)",
+        "Mean",
         format="%.3f",
-        help="The mean over folds of each fold's score. In sample: these questions took part in choosing; "
-        "only the nested estimate below is held out",
+        width=62,
+        help="The mean over folds of each fold's score, in sample: these questions took part in choosing; "
+        "only the nested estimate above is held out",
     ),
-    "fold_spread": _NUMBER("± across folds", format="%.3f", help="Standard deviation of the folds' scores"),
+    "fold_spread": _NUMBER("±", format="%.3f", width=50, help="Standard deviation of the folds' scores"),
     "in_sample": _NUMBER("In sample", format="%.3f", help="The score on every question (optimistic for a pick)"),
-    "hit_rate": _NUMBER("Hit rate (in sample)", format="%.3f"),
-    "mrr": _NUMBER("MRR (in sample)", format="%.3f"),
-    "recall": _NUMBER("Recall (in sample)", format="%.3f"),
-    "context_tokens": _NUMBER("Context tokens / query", format="%.0f"),
-    "nodes": _NUMBER("Nodes"),
-    "embed_tokens": _NUMBER("Embedding tokens", format="%d"),
-    "embed_seconds": _NUMBER("Embedding s", format="%.2f", help="This run's; near 0 for chunks already embedded"),
+    "hit_rate": _NUMBER("Hit rate", format="%.3f", width=62, help="Hit rate, in sample"),
+    "mrr": _NUMBER("MRR", format="%.3f", width=50, help="Mean reciprocal rank, in sample"),
+    "recall": _NUMBER("Recall", format="%.3f", width=56, help="Recall of the answer's text, in sample"),
+    "context_tokens": _NUMBER("Context", format="%.0f", width=66, help="Context tokens per query"),
+    "nodes": _NUMBER("Nodes", width=55),
+    "embed_tokens": _NUMBER("Tokens", format="%d", width=62, help="Embedding-model tokens embedded"),
+    "embed_seconds": _NUMBER(
+        "Embed s", format="%.2f", width=62, help="Seconds embedding, this run's; near 0 for chunks already embedded"
+    ),
     "truncated_share": _NUMBER(
-        "Share truncated", format="%.2f", help="Share of the chunks longer than the model's window: embedded cut"
+        "Truncated", format="%.2f", width=74, help="Share of the chunks longer than the model's window: embedded cut"
     ),
 }
+# What the table shows: the in-sample score is one of hit rate, MRR and recall already shown.
+FRONT_ORDER = [column for column in FRONT_COLUMNS if column != "in_sample"]
 
 
 def pareto_figure(result: dict[str, Any]) -> go.Figure:
@@ -146,6 +153,8 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str, k
         width="stretch",
         key=f"{key}.front",
         column_config=FRONT_COLUMNS,
+        column_order=FRONT_ORDER,
+        row_height=widgets.WRAPPING_ROW_HEIGHT,
     )
     full = [row for row in result["rows"] if row["fold_mean"] is not None]
     ids = [row["id"] for row in result["front"]] + [row["id"] for row in full if not row["on_front"]]

@@ -19,7 +19,7 @@ import streamlit as st
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.measure import lint
-from core.params import Configurable, ParamSpec, format_list
+from core.params import Configurable, ParamSpec, format_list, readable_name
 from core.splitters import SPLITTERS
 from ui import state
 
@@ -28,6 +28,10 @@ C = TypeVar("C", bound=Configurable)
 # Ranges this small read better as a slider than as a number box.
 _SLIDER_INT_SPAN = 64
 _SLIDER_FLOAT_SPAN = 100.0
+
+# A table's text wraps only in rows taller than 4rem (Streamlit's rule): this height holds three lines.
+# For tables of a few rows whose cells are names or sentences (configurations, fates) rather than numbers.
+WRAPPING_ROW_HEIGHT = 66
 
 
 # Streamlit's Markdown (GFM) turns bare URLs, www. names and e-mail addresses into links after escapes are
@@ -46,9 +50,8 @@ def md_escape(text: str) -> str:
 
 
 def label_for(name: str) -> str:
-    """``chunk_overlap`` -> ``Chunk overlap``."""
-    words = name.replace("_", " ").strip()
-    return words[:1].upper() + words[1:]
+    """``chunk_overlap`` -> ``Chunk overlap``, ``ocr`` -> ``OCR`` (see :func:`core.params.readable_name`)."""
+    return readable_name(name)
 
 
 def widget_key(key: str, spec_name: str) -> str:
@@ -211,10 +214,12 @@ def _param_widget(spec: ParamSpec, key: str, values: Mapping[str, Any]) -> Any:
         return st.selectbox(
             label, options, key=wkey, help=help_text, format_func=lambda v: "(none)" if v is None else str(v)
         )
-    if spec.kind == "int":
-        return _number(spec, wkey, label, help_text, integer=True)
-    if spec.kind == "float":
-        return _number(spec, wkey, label, help_text, integer=False)
+    if spec.kind in ("int", "float"):
+        value = _number(spec, wkey, label, help_text, integer=spec.kind == "int")
+        if spec.unset and value == spec.unset_value:
+            # An empty box or a bare 0 says nothing: say what it means where the person looks.
+            st.caption(f"{'Empty' if value is None else value}: {md_escape(spec.unset)}.")
+        return value
     if spec.kind == "str_list" and spec.choices:
         return tuple(st.multiselect(label, list(spec.choices), key=wkey, help=help_text))
     if spec.kind in ("int_list", "str_list"):

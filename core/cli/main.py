@@ -57,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         listing.add_argument("--format", choices=("table", "json"), default="table")
         listing.set_defaults(func=func)
 
-    metrics = commands.add_parser("metrics", help="Chunk metrics: sizes, coverage, overlap, mid-sentence cuts, ...")
+    metrics = commands.add_parser(
+        "metrics", help="Chunk metrics: sizes, coverage, overlap, mid-sentence cuts, chunks over the model's window."
+    )
     metrics.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories to load.")
     pipeline_options(metrics)
     metrics.add_argument("--format", choices=("table", "json"), default="table")
@@ -133,7 +135,15 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         write(json_text(data) + "\n", None)
         return 0
     rows = [("splitter", splitter.name), ("documents", len(documents))]
+    # "tokens" holds sizes in the splitter's unit: the table names that unit, and in characters the
+    # row would repeat the characters row under a wrong name.
+    unit = splitter.size_unit
+    size_label = None if unit == "characters" else "model_tokens" if unit == "model" else str(unit)
     for key, value in data.items():
+        if key == "tokens":
+            if size_label is None:
+                continue
+            key = size_label  # noqa: PLW2901 - the row's label, not the data's key
         if isinstance(value, dict) and {"mean", "p95"} <= set(value):
             rows.append((key, ", ".join(f"{stat} {number(v)}" for stat, v in value.items())))
         elif isinstance(value, dict):

@@ -23,6 +23,7 @@ from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from core.schema import Document
+from core.words import counted
 
 DiffKind = Literal["same", "a_only", "b_only"]
 _WORD = re.compile(r"\S+")
@@ -159,17 +160,13 @@ def comparable_pages(documents: Sequence[Document]) -> tuple[list[tuple[int, str
 
 def found_phrase(summary: dict[str, Any]) -> str:
     """``7 pages · 2 tables · 33 headings · 1 OCR page (96%)`` (``10 slides`` for a deck); parts that are zero are left out."""
-
-    def count(n: int, word: str) -> str:
-        return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-    parts = [count(summary["pages"], summary.get("page_unit", "page"))] if summary["pages"] else []
+    parts = [counted(summary["pages"], summary.get("page_unit", "page"))] if summary["pages"] else []
     for key, word in (("tables", "table"), ("headings", "heading")):
         if summary[key]:
-            parts.append(count(summary[key], word))
+            parts.append(counted(summary[key], word))
     if summary["ocr_pages"]:
         confidence = summary["ocr_confidence"]
         parts.append(
-            count(summary["ocr_pages"], "OCR page") + (f" ({confidence:.0f}%)" if confidence is not None else "")
+            counted(summary["ocr_pages"], "OCR page") + (f" ({confidence:.0f}%)" if confidence is not None else "")
         )
     return " · ".join(parts) or "—"

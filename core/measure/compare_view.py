@@ -8,7 +8,7 @@ Streamlit here: :mod:`ui.compare` and :mod:`ui.evaluate` draw these.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.errors import ConfigError
@@ -106,6 +106,12 @@ def context_at(text: str, position: int, width: int = 28) -> str:
     after = text[position : position + width]
     show = lambda part: part.replace("\r", "").replace("\n", "⏎").replace("\t", " ")  # noqa: E731
     return f"{'…' if position - width > 0 else ''}{show(before)}│{show(after)}{'…' if position + width < len(text) else ''}"
+
+
+def change_column_order(labels: Sequence[str]) -> list[str]:
+    """The changed cut points' columns in reading order: every configuration's position before the shift and the
+    text (rows of C against A come after B's, and would otherwise put ``in C`` after the text)."""
+    return ["compared", "change", *(f"in {label}" for label in labels), "shift", "text around the cut"]
 
 
 def change_rows(label: str, diff: BoundaryDiff, text: str) -> list[dict[str, Any]]:

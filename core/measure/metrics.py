@@ -34,7 +34,7 @@ import numpy as np
 from core.measure.coverage import coverage_of, mid_sentence
 from core.measure.lint import node_flags
 from core.measure.window import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
-from core.schema import Document, MetadataMode, Node, contents, page_range_label
+from core.schema import Document, MetadataMode, Node, NodeRelationship, contents, page_range_label
 from core.tokens.char_index import CharIndex, exact_spans
 from core.tokens.counts import count_node_strings
 from core.tokens.tokenizers import SizeFn, get_tokenizer
@@ -100,7 +100,7 @@ class ChunkMetrics:
     overlap: float
     mid_sentence: float
     window_tokens: int  # the EMBED view's token budget: max_seq_length minus special tokens
-    over_window: float
+    over_window: float  # share of the embedded nodes (a hierarchy's leaves; its parents are never embedded)
     size_limit: int | None
     over_limit: float  # share above size_limit (0 without one)
     duplicates: int  # nodes whose text repeats an earlier node's
@@ -238,7 +238,7 @@ def _summary(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts
         overlap=overlap,
         mid_sentence=share(facts.mid_sentence),
         window_tokens=facts.window_tokens,
-        over_window=share([n > facts.window_tokens for n in facts.embed_tokens]),
+        over_window=_embedded_share(nodes, [n > facts.window_tokens for n in facts.embed_tokens]),
         size_limit=facts.size_limit,
         over_limit=share([n > facts.size_limit for n in facts.tokens]) if facts.size_limit is not None else 0.0,
         duplicates=sum(facts.duplicate),
@@ -247,6 +247,13 @@ def _summary(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts
         },
         metadata_tokens_max={view: max(extra, default=0) for view, extra in facts.metadata_tokens.items()},
     )
+
+
+def _embedded_share(nodes: Sequence[Node], flags: Sequence[bool]) -> float:
+    """The share of the nodes that get embedded (those without children: every node but a hierarchy's parents)
+    whose flag is set."""
+    embedded = [flag for node, flag in zip(nodes, flags, strict=True) if NodeRelationship.CHILD not in node.relationships]
+    return sum(embedded) / len(embedded) if embedded else 0.0
 
 
 def _rows(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> list[dict[str, Any]]:

@@ -37,6 +37,7 @@ def metric_cards(metrics: ChunkMetrics, size_unit: str, size_limit: int | None) 
         MetricCard(
             "Over window",
             f"{metrics.over_window:.0%}",
-            f"Share of nodes whose EMBED view exceeds the embedding model's {metrics.window_tokens} tokens",
+            f"Share of the embedded nodes (a hierarchy's leaves) whose EMBED view exceeds the embedding model's "
+            f"{metrics.window_tokens} tokens",
         ),
     ]

@@ -30,6 +30,7 @@ from core.query.chain import QueryResult
 from core.schema import Document, MetadataMode, Node
 from core.splitters.hierarchical import leaf_nodes
 from core.tokens.tokenizers import get_tokenizer
+from core.words import page_count
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
@@ -93,7 +94,7 @@ def _header(document: Document, name: str, splitter: Any, node_count: int, with_
     settings = ", ".join(f"{key}={value!r}" for key, value in changed.items())
     facts = [f"{len(document.text):,} characters"]
     if document.pages:
-        facts.append(f"{len(document.pages)} pages")
+        facts.append(page_count(document))
     facts.append(f"{node_count:,} nodes")
     links = [("metrics", "Metrics"), ("source", "Source"), ("nodes", "Node table"), ("views", "Node views")]
     if with_query:

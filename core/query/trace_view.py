@@ -119,8 +119,10 @@ def readable(fate: str, node_ids: Sequence[str], labels: Mapping[str, str]) -> s
 
 
 def stage_params(stage: StageTrace) -> str:
-    """``top_n=3``: the stage's parameters as Python writes them (``no parameters`` when it has none)."""
-    return ", ".join(f"{key}={value!r}" for key, value in stage.params.items()) or "no parameters"
+    """``top_n=3``: the stage's parameters as Python writes them, leaving out the empty ones (an empty keyword
+    list is no setting a reader needs to see); ``no parameters`` when none is left."""
+    shown = {key: value for key, value in stage.params.items() if value is not None and value not in ("", [], (), {})}
+    return ", ".join(f"{key}={value!r}" for key, value in shown.items()) or "no parameters"
 
 
 def stage_summary(stage: StageTrace) -> str:

@@ -180,7 +180,13 @@ def chunk_size_param(default: int, help: str | None = None, *, ge: int = 1) -> A
     """The ``chunk_size`` parameter; ``ge=0`` lets 0 mean no limit. ``help`` says the unit where it is not the
     tokenizer's (an engine counts as its framework does)."""
     no_limit = "; 0 means no limit" if ge == 0 else ""
-    return param(default, help or f"Largest chunk, in the tokenizer's units{no_limit}.", ge=ge, le=MAX_CHUNK_SIZE)
+    return param(
+        default,
+        help or f"Largest chunk, in the tokenizer's units{no_limit}.",
+        ge=ge,
+        le=MAX_CHUNK_SIZE,
+        unset="no limit" if ge == 0 else None,
+    )
 
 
 def chunk_overlap_param(default: int, help: str | None = None) -> Any:

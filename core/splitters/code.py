@@ -77,6 +77,27 @@ class CodeSplitter(Splitter):
         )
         return split_with(langchain_recursive(code, self.max_chars, 0, language="python"))
 
+    def unsuited_reason(self, document: Document) -> str | None:
+        """Why most of each chunk repeats the previous one here: lines so long (prose, where a paragraph is a
+        line) that ``max_chars`` fills after a few of them, while up to ``chunk_lines_overlap`` lines step back.
+
+        A chunk of ``n`` lines starts the next ``min(chunk_lines_overlap, n - 1)`` lines back, so when ``n`` is
+        at most twice the overlap, each chunk moves on by half its lines or fewer.
+        """
+        units = _units(document.text, self.max_chars)
+        if not units or not self.chunk_lines_overlap:
+            return None
+        per_chunk = min(self.chunk_lines, self.max_chars / (len(document.text) / len(units)))
+        if per_chunk > 2 * self.chunk_lines_overlap:
+            return None
+        name = document.metadata.get("file_name", "this document")
+        return (
+            f"the lines of {name} are long for code: max_chars ({self.max_chars:,}) fills after about "
+            f"{per_chunk:.0f} of them, and each chunk starts up to chunk_lines_overlap ({self.chunk_lines_overlap}) "
+            "lines back, so most of every chunk repeats the one before (see Overlap); lower chunk_lines_overlap, "
+            "or cut prose with a prose splitter (sentence, markdown)"
+        )
+
     def spans(self, document: Document) -> list[Span]:
         text = document.text
         units = _units(text, self.max_chars)

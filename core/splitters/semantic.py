@@ -105,6 +105,7 @@ class SemanticSplitter(Splitter):
         "Threshold setting for the type (empty = its default: percentile 95, standard_deviation 3, "
         "interquartile 1.5, gradient 95).",
         ge=0,
+        unset="the type's default (percentile 95, standard deviation 3, interquartile 1.5, gradient 95)",
     )
     # Bigger groups are cut at sentences.
     max_chunk_size: int = chunk_size_param(0, ge=0)
