@@ -185,10 +185,13 @@ class RecursiveSplitter(SizedSplitter):
         return split_with(self._langchain_splitter(code))
 
     def _langchain_splitter(self, code: CodeSnippet) -> str:
-        if self.language != "none" and not self.separators:
+        differences = self.langchain_differences()
+        if differences:
             code.note(
-                f"recursive: LangChain's {self.language} separators (from_language) are not ChunkScope's "
-                f"{self.language} preset, so some cuts fall elsewhere.",
+                "recursive: ChunkScope ran its own recursive splitter; LangChain's RecursiveCharacterTextSplitter "
+                "here has the same separators, sizes and unit, and its chunks are the app's except where "
+                + "; or where ".join(differences)
+                + ": there they differ (the Export page counts how many; compat=langchain cuts as LangChain does).",
                 at_call=True,
             )
         return langchain_recursive(
@@ -201,6 +204,35 @@ class RecursiveSplitter(SizedSplitter):
             is_separator_regex=self.is_separator_regex,
             keep_separator=self.keep_separator,
         )
+
+    def langchain_differences(self) -> list[str]:
+        """Where LangChain's RecursiveCharacterTextSplitter, called as the scripts call it, cuts otherwise.
+
+        Each is a case found to change chunks (tests/test_export_notes.py): table rows
+        this splitter keeps whole; a language preset that is not LangChain's; counting
+        tokens or words, a piece of exactly ``chunk_size`` (kept here, cut further
+        there: its finer pieces can count more); a capturing group in a separator's
+        regex, which LangChain's ``re.split(f"({separator})")`` pairs with the pieces.
+        Elsewhere the two cut the same chunks. None in ``compat="langchain"``.
+        """
+        if self.compat == LANGCHAIN:
+            return []
+        found = ["ChunkScope keeps a table row whole (a chunk over a Markdown, PDF, Office or HTML table)"]
+        if self.language != "none" and not self.separators:
+            found.append(
+                f"the {self.language} preset's separators are not LangChain's (from_language), so some cuts fall elsewhere"
+            )
+        unit = self.size_unit if isinstance(self.size_unit, str) else "size-function"
+        if unit != "characters":
+            found.append(
+                f"a piece is exactly chunk_size {unit} long (ChunkScope keeps it whole, LangChain cuts it further)"
+            )
+        if self.is_separator_regex and any(pattern.groups for pattern in self.separator_patterns()):
+            found.append(
+                "a separator's regular expression has a capturing group, which LangChain's split pairs with the "
+                "pieces (its split fails or repeats text: write (?:...) instead)"
+            )
+        return found
 
     def framework_separators(self) -> list[str] | None:
         """The separators as LangChain takes them, meaning what this splitter cuts with (None: the defaults).
