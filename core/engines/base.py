@@ -21,7 +21,7 @@ from core.runtime.installed import framework_version
 from core.schema import Document, Node
 from core.splitters.base import Span, Splitter
 from core.translate.framework_code import langchain_recursive, llamaindex_tokenizer
-from core.translate.snippet import Code, CodeSnippet, call, literal, split_with
+from core.translate.snippet import Code, CodeSnippet, call, split_with
 
 # The parameters a stand-in at an engine's size passes on (whichever the engine declares): size, overlap, unit.
 SIZE_PARAMS = frozenset(
@@ -277,9 +277,10 @@ class FrameworkSplitter(Splitter):
         )
 
     def not_carried(self, carried: Collection[str], partly: Mapping[str, str] | None = None) -> list[str]:
-        """Each declared parameter outside ``carried``, as ``name (value)``: what a stand-in's call has no argument for;
-        one in ``partly`` as ``name (value) beyond its part`` (``tags (...) beyond its headings``).
+        """Each declared parameter outside ``carried``: what a stand-in's call has no argument for, ``(changed)``
+        where it is not at its default; one in ``partly`` as ``name beyond its part`` (``tags beyond its headings``).
 
+        Names only: a value may be a user's text, which never reaches a comment (it would be quoted there).
         The node links (``include_metadata``, ``include_prev_next_rel``) at their defaults count as carried:
         both frameworks' chunks inherit the document's metadata as ChunkScope's nodes do by default.
         """
@@ -289,7 +290,8 @@ class FrameworkSplitter(Splitter):
             if spec.name in carried or (spec.name in _LINK_PARAMS and value == spec.default):
                 continue
             beyond = f" beyond {partly[spec.name]}" if partly and spec.name in partly else ""
-            dropped.append(f"{spec.name} ({literal(value)}){beyond}")
+            changed = " (changed)" if value != spec.default else ""
+            dropped.append(f"{spec.name}{beyond}{changed}")
         return dropped
 
     def failed(self, exc: Exception) -> ConfigError:
