@@ -85,7 +85,7 @@ class RecursiveSplitter(SizedSplitter):
     )
     separators: tuple[str, ...] | None = param(
         None,
-        "Your own separators, most preferred first (replaces the preset; write a newline as \\n). "
+        "Your own separators, most preferred first (replaces the preset). "
         "Unlike LangChain, single characters always remain the last resort.",
         regex="is_separator_regex",
     )
@@ -164,9 +164,7 @@ class RecursiveSplitter(SizedSplitter):
         # keep_separator "start" (the only one the compat mode takes) is LangChain's True.
         params: dict[str, Any] = {"length_function": self.tokenizer}
         if self.separators:
-            # A literal separator is typed with \\n for a newline (read so here); a regex is passed as it is.
-            typed = self.separators if self.is_separator_regex else tuple(_unescape(s) for s in self.separators)
-            params.update(separators=typed, is_separator_regex=self.is_separator_regex)
+            params.update(separators=self.separators, is_separator_regex=self.is_separator_regex)
         elif self.language != "none":
             params["language"] = LANGCHAIN_LANGUAGE.get(self.language, self.language)
         return mirror_engine(
@@ -237,15 +235,12 @@ class RecursiveSplitter(SizedSplitter):
     def framework_separators(self) -> list[str] | None:
         """The separators as LangChain takes them, meaning what this splitter cuts with (None: the defaults).
 
-        A literal separator is typed with ``\\n`` for a newline and read so here
-        (:func:`_unescape`); LangChain escapes literals itself, so it gets the
-        characters. A regex goes as typed. Single characters, this splitter's last
-        resort outside ``compat="langchain"``, are LangChain's ``""``.
+        Single characters, this splitter's last resort outside ``compat="langchain"``,
+        are LangChain's ``""``.
         """
         if not self.separators:
             return None
-        typed = list(self.separators) if self.is_separator_regex else [_unescape(s) for s in self.separators]
-        typed = [separator for separator in typed if separator]  # an empty one is the characters, added last
+        typed = [separator for separator in self.separators if separator]  # an empty one is the characters, added last
         return [*typed, ""] if self._characters_last else typed
 
 
@@ -352,12 +347,7 @@ class _Recursion:
 @lru_cache(maxsize=64)
 def _compile(language: str, separators: tuple[str, ...], is_regex: bool) -> list[regex.Pattern[str]]:
     if separators:
-        sources = list(separators) if is_regex else [re.escape(_unescape(s)) for s in separators]
+        sources = list(separators) if is_regex else [re.escape(s) for s in separators]
     else:
         sources = PRESETS[language]
     return [regex.compile(source, regex.VERSION0) for source in sources if source]
-
-
-def _unescape(separator: str) -> str:
-    """``\\n``, ``\\t``, ``\\r`` and ``\\\\`` typed into a text box mean the characters."""
-    return re.sub(r"\\([ntr\\])", lambda m: {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}[m.group(1)], separator)
