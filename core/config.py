@@ -31,10 +31,14 @@ from core.config_parts import (
     splitter_registry,
 )
 from core.errors import ConfigError
-from core.params import Configurable
+from core.params import Configurable, read_typed
 from core.registry import Registry
 
-CONFIG_VERSION = 1
+CONFIG_VERSION = 2
+# Version 1 kept the native recursive splitter's literal separators as typed (``\\n`` for a newline) and the
+# splitter read them; from version 2 every stored value is the text itself, and typed text is read where it is
+# typed (core.params.read_typed). A version 1 file is read as it was split.
+_READS_VERSIONS = (1, CONFIG_VERSION)
 
 
 @dataclass(frozen=True)
@@ -110,8 +114,10 @@ class PipelineConfig:
         if unknown:
             raise ConfigError(f"config: unknown section {unknown[0]!r} (known: {', '.join(sorted(known))})")
         version = data.get("version", CONFIG_VERSION)
-        if version != CONFIG_VERSION:
+        if version not in _READS_VERSIONS or isinstance(version, bool):
             raise ConfigError(f"config: version {version!r} is not supported (this ChunkScope reads {CONFIG_VERSION})")
+        if version == 1:
+            data = _from_version_1(data)
         values: dict[str, Any] = {}
         if "splitter" in data:
             values["splitter"] = _component_from(splitter_registry(), data["splitter"], "splitter")
@@ -210,6 +216,22 @@ def _sequence(value: Any, where: str) -> Sequence[Any]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise ConfigError(f"config: {where} must be a list, got {value!r}")
     return value
+
+
+def _from_version_1(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A version 1 config as version 2 says it: the recursive splitter's literal separators read as typed."""
+    splitter = data.get("splitter")
+    if not isinstance(splitter, Mapping) or splitter.get("name") != "recursive":
+        return data
+    params = splitter.get("params")
+    if (
+        not isinstance(params, Mapping)
+        or params.get("is_separator_regex")
+        or not isinstance(params.get("separators"), list)
+    ):
+        return data
+    separators = [read_typed(item) if isinstance(item, str) else item for item in params["separators"]]
+    return {**data, "splitter": {**splitter, "params": {**params, "separators": separators}}}
 
 
 def _component_from(registry: Registry, item: Any, where: str) -> Configurable:

@@ -35,7 +35,7 @@ from core.config_parts import (
     splitter_registry,
 )
 from core.errors import ConfigError
-from core.params import Configurable, format_list
+from core.params import Configurable, TypedText, format_list, write_typed
 from core.registry import Registry
 
 # Keys of the URL form that are not splitter parameters.
@@ -94,7 +94,13 @@ def read_query_params(
 
 
 def _encode_params(prefix: str, component: Configurable) -> dict[str, str]:
-    return {f"{prefix}{key}": _encode_value(value) for key, value in component.to_params(only_changed=True).items()}
+    """A component's changed parameters; text typed as a person types it (core.params.write_typed), read back
+    by the same rule as the app's boxes and ``--set``."""
+    texts = {spec.name for spec in component.params() if spec.kind == "str"}
+    return {
+        f"{prefix}{key}": write_typed(value) if key in texts and isinstance(value, str) else _encode_value(value)
+        for key, value in component.to_params(only_changed=True).items()
+    }
 
 
 def _encode_value(value: Any) -> str:
@@ -123,7 +129,8 @@ class _QueryReader:
     def __init__(
         self, params: Mapping[str, str | Sequence[str]], lenient: bool, ignore: set[str], warnings: list[str]
     ) -> None:
-        self.values = {key: _last(value) for key, value in params.items() if key not in ignore}
+        # Each value is typed text: a text parameter reads its escapes (core.params.read_typed).
+        self.values = {key: TypedText(_last(value)) for key, value in params.items() if key not in ignore}
         self.lenient = lenient
         self.warnings = warnings
 
@@ -170,7 +177,7 @@ class _QueryReader:
 
         view = dict(grouped["view"].get("", {}))
         metadata = self.settings(MetadataSettings, view)
-        extra = tuple(grouped["meta"].get("", {}).items())
+        extra = tuple((key, str(value)) for key, value in grouped["meta"].get("", {}).items())
         parts["metadata"] = self.checked(lambda: replace(metadata, extra=extra), "metadata") or metadata
 
         extractors = []

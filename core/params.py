@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -94,6 +95,8 @@ class ParamSpec:
                 if number != number or number in (float("inf"), float("-inf")):
                     raise ValueError
                 return number
+            if self.kind == "str" and isinstance(value, TypedText):
+                return read_typed(value)
             if self.kind in ("str", "choice"):
                 return str(value)
             if self.kind in ("int_list", "str_list"):
@@ -131,13 +134,48 @@ def _to_bool(value: Any) -> bool:
     raise ValueError(value)
 
 
+# -- typed text: one escape rule for every box, --set and link ---------------------------------------------------
+
+# What a person typing a text parameter is told, in each such parameter's help (added by _specs).
+TYPED_TEXT_RULE = "Escapes as in Python: \\n is a newline, \\t a tab, \\\\ one backslash (\\\\n: a backslash and n)."
+_TYPED_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+_TYPED_ESCAPE = re.compile(r"\\([ntr\\])")
+# A backslash that must be doubled to be read back as itself: before an escape letter, a backslash, a character
+# written as an escape, or at the very end.
+_BACKSLASH_TO_DOUBLE = re.compile(r"\\(?=[ntr\\\n\t\r]|\Z)")
+
+
+class TypedText(str):
+    """Text a person typed for a parameter (a form's box, a ``--set``, a link): :func:`read_typed` reads it."""
+
+
+def read_typed(text: str) -> str:
+    """Typed text as the value it means, read as a Python string literal reads these escapes.
+
+    ``\\n`` is a newline, ``\\t`` a tab, ``\\r`` a carriage return and ``\\\\`` one backslash, so
+    ``\\\\n`` is a backslash and an n. Any other backslash stays as typed: a regular
+    expression's ``\\s``, ``\\d`` or ``\\.`` means what it says. The one rule for every text
+    parameter wherever it is typed: the app's boxes, ``--set`` (and the other CLI options),
+    and a share link's values (:func:`write_typed` writes them).
+    """
+    return _TYPED_ESCAPE.sub(lambda match: _TYPED_ESCAPES[match.group(1)], text)
+
+
+def write_typed(value: str) -> str:
+    """``value`` as a person would type it: the text :func:`read_typed` reads back as exactly ``value``."""
+    doubled = _BACKSLASH_TO_DOUBLE.sub(r"\\\\", value)
+    return doubled.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+
+
 def parse_list(value: Any) -> list[Any]:
     """The items of a list parameter, from a widget's, a ``--set``'s or a link's text, or from a JSON value.
 
-    Comma text is what a person types, so each item is stripped and empty items
-    are dropped: ``"h1, h2,"`` is ``["h1", "h2"]``. A JSON list (text starting
-    with ``[``) or a real list is taken exactly as it is: that is how an item that
-    is whitespace or holds a comma is written (a separator ``" "``: ``[" "]``).
+    Comma text is what a person types, so each item is stripped, empty items
+    are dropped and each is read by :func:`read_typed`: ``"h1, h2,"`` is
+    ``["h1", "h2"]``, ``"\\n\\n, \\n"`` two and one newlines. A JSON list (text starting
+    with ``[``) or a real list is taken exactly as it is (JSON's own escapes are the
+    same rule): that is how an item that is whitespace or holds a comma is written
+    (a separator ``" "``: ``[" "]``).
     """
     if isinstance(value, str):
         text = value.strip()
@@ -146,7 +184,7 @@ def parse_list(value: Any) -> list[Any]:
             if not isinstance(items, list):
                 raise ValueError(value)
             return items
-        return [item.strip() for item in text.split(",") if item.strip()]
+        return [read_typed(item.strip()) for item in text.split(",") if item.strip()]
     return list(value)
 
 
@@ -156,12 +194,12 @@ _NONE_WORDS = {"", "none", "null"}
 
 def format_list(items: Sequence[Any], separator: str = ", ") -> str:
     """The text :func:`parse_list` reads back as exactly ``items``: comma text when it would, else JSON."""
-    texts = [str(item) for item in items]
+    texts = [write_typed(str(item)) for item in items]
     plain = separator.join(texts)
     readable = all(text and text == text.strip() and "," not in text for text in texts)
     if readable and not plain.startswith("[") and plain.lower() not in _NONE_WORDS:
         return plain
-    return json.dumps(texts, ensure_ascii=False)
+    return json.dumps([str(item) for item in items], ensure_ascii=False)
 
 
 def param(
@@ -317,12 +355,15 @@ def _specs(cls: type) -> list[ParamSpec]:
         choices = meta["choices"] or literal_choices
         if choices is not None and kind == "str":
             kind = "choice"
+        help_text = meta["help"]
+        if kind in ("str", "str_list") and choices is None:
+            help_text = f"{help_text} {TYPED_TEXT_RULE}"  # text a person types: the one escape rule, said once
         specs.append(
             ParamSpec(
                 name=f.name,
                 kind=kind,
                 default=f.default,
-                help=meta["help"],
+                help=help_text,
                 ge=meta["ge"],
                 le=meta["le"],
                 choices=tuple(choices) if choices is not None else None,

@@ -28,9 +28,9 @@ from core.config_parts import MetadataSettings, loader_registry
 from core.errors import ChunkScopeError
 from core.extractors import EXTRACTORS
 from core.output.export import langchain_snippet, llamaindex_snippet
+from core.params import read_typed
 from core.postprocessors import POSTPROCESSORS
 from core.splitters import SPLITTERS
-from core.splitters.recursive import _unescape
 from core.translate.snippet import comment, literal, notes_of, one_line
 
 # Pieces that end a string, a docstring, a comment or a line, or read otherwise than they run.
@@ -130,11 +130,11 @@ def _check_script(script: str, benign_script: str, hostile: str, benign: str) ->
     script.encode("utf-8")  # the download button encodes it: a lone surrogate is written as its escape
     tree, benign_tree = ast.parse(script), ast.parse(benign_script)
     assert _shape(tree) == _shape(benign_tree), "the hostile value changed the script's statements"
-    forms = {hostile, _unescape(hostile)}
+    forms = {hostile, read_typed(hostile)}
     for mine, theirs in zip(_texts(tree), _texts(benign_tree), strict=True):
         if mine == theirs:
             continue
-        # Where the benign value was written, the hostile value is, unchanged (or unescaped, as the app reads it).
+        # Where the benign value was written, the hostile value is, unchanged (or read as typed text).
         if benign in theirs:
             assert any(mine == theirs.replace(benign, form) for form in forms), (mine, theirs)
         else:  # a part of the value (a header's marker or key)

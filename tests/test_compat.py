@@ -491,7 +491,7 @@ def test_recursive_compat_keeps_an_oversized_piece_as_langchain_does() -> None:
     cases = [
         ({"separators": ("the",)}, "a b c d e f g h i j the k\n", RecursiveCharacterTextSplitter(
             chunk_size=10, chunk_overlap=0, separators=["the"])),
-        ({"separators": ("\\n", "", " ")}, "abc def ghi\njk", RecursiveCharacterTextSplitter(
+        ({"separators": ("\n", "", " ")}, "abc def ghi\njk", RecursiveCharacterTextSplitter(
             chunk_size=4, chunk_overlap=1, separators=["\n", "", " "])),
         ({"language": "latex"}, "\\section{A}\nx\n\\begin{itemize} y \\end{itemize}\n", RecursiveCharacterTextSplitter
          .from_language(Language.LATEX, chunk_size=12, chunk_overlap=0)),

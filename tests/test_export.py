@@ -232,7 +232,7 @@ COMPAT_CASES = [
     ("hierarchical", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_sizes": "512,128,64"}, "md"),
     ("recursive", {"compat": "langchain", "tokenizer": "characters", "chunk_size": 400, "chunk_overlap": 40}, "md"),
     ("recursive", {"compat": "langchain", "tokenizer": "characters", "chunk_size": 300, "language": "python"}, "py"),
-    ("recursive", {"compat": "langchain", "tokenizer": "characters", "separators": ("\\n\\n", "\\n", " ", "")}, "txt"),
+    ("recursive", {"compat": "langchain", "tokenizer": "characters", "separators": ("\n\n", "\n", " ", "")}, "txt"),
     ("character", {"compat": "langchain", "tokenizer": "characters", "chunk_size": 400, "chunk_overlap": 50}, "md"),
     # The embedding model's tokens (the default tokenizer of sentence, token and hierarchical).
     ("sentence", {"compat": "llamaindex", "tokenizer": "model"}, "md"),

@@ -92,7 +92,7 @@ CASES = [
     ("character-compat", "character", {"compat": "langchain", "chunk_size": 400, "chunk_overlap": 50}, False),
     ("recursive-compat", "recursive", {"compat": "langchain", "chunk_size": 400, "chunk_overlap": 40}, True),
     ("recursive-compat-seps", "recursive",
-     {"compat": "langchain", "chunk_size": 300, "separators": ("\\n\\n", "\\n", ". ")}, False),
+     {"compat": "langchain", "chunk_size": 300, "separators": ("\n\n", "\n", ". ")}, False),
     ("token-compat", "token", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_size": 128, "chunk_overlap": 30}, True),
     ("sentence-compat", "sentence", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_size": 256, "chunk_overlap": 20}, False),
     ("sentence-compat-meta", "sentence", {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_size": 256}, True),

@@ -10,6 +10,7 @@ from core import get_splitter, load
 from core.config import PipelineConfig
 from core.output.export import langchain_snippet, llamaindex_snippet
 from core.splitters import SPLITTERS
+from core.translate.snippet import notes_of
 
 # -- no silent stand-in ---------------------------------------------------------------------------------------------
 
@@ -116,3 +117,112 @@ def test_model_token_windows_longer_than_the_models_export_a_splitter_that_runs(
     assert script_chunks(splitter, "LangChain", [Document(text="word " * 3000)])
     small = get_splitter("token", tokenizer="model", chunk_size=128, chunk_overlap=16)
     assert "SentenceTransformersTokenTextSplitter" in _calls(langchain_snippet(PipelineConfig(splitter=small)))
+
+
+# -- every parameter a stand-in does not carry over is named in its note ---------------------------------------------
+
+STAND_IN_SCRIPTS = {"LlamaIndex": llamaindex_snippet, "LangChain": langchain_snippet}
+
+
+def _stand_in_pairs() -> list[tuple[str, str]]:
+    """(engine, library) for every engine that library has no call of: a stand-in is written."""
+    pairs = []
+    for name in SPLITTERS.names():
+        cls = SPLITTERS.get_class(name)
+        if not hasattr(cls, "stand_in_note"):
+            continue  # a native splitter: a translation, not a stand-in
+        for library in STAND_IN_SCRIPTS:
+            own = cls.framework == library or (
+                library == "LlamaIndex" and cls.framework == "LangChain" and not cls.splits_to_documents
+            )
+            if not own:
+                pairs.append((name, library))
+    return pairs
+
+
+def _other_values(spec) -> list:
+    """Values of a declared parameter other than its default, for a form to try (some a component refuses)."""
+    default = spec.default
+    if spec.kind == "bool":
+        return [not default]
+    if spec.kind == "int":
+        return [default + 1, default - 1, 1, 2]
+    if spec.kind == "float":
+        return [0.5, 2.0] if default is None else [default + 1, default / 2]
+    if spec.kind == "choice":
+        return [choice for choice in (*spec.choices, *([None] if spec.optional else [])) if choice != default]
+    if spec.kind == "int_list":
+        return [tuple(sorted({*default, max(default) * 2}))]
+    if spec.kind == "str_list":
+        return [default[:-1], (*default, "xx")] if default else [("xx",)]
+    return [default + "x", "x"]
+
+
+def _code(script: str) -> str:
+    """The script's lines that run (its comments, the notes among them, left out)."""
+    return "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
+
+
+@pytest.mark.parametrize("name, library", _stand_in_pairs())
+def test_a_stand_ins_note_names_every_parameter_it_does_not_carry_over(name, library):
+    """Each declared parameter, changed from its default: where the stand-in's code stays the same (it does not
+    carry the parameter), the note at the top names it with its value; where the code changes, the note does not
+    claim it was dropped."""
+    write = STAND_IN_SCRIPTS[library]
+    cls = SPLITTERS.get_class(name)
+    baseline = _code(write(PipelineConfig(splitter=cls())))
+    checked = 0
+    for spec in cls.params():
+        for value in _other_values(spec):
+            try:
+                engine = cls.from_params({spec.name: value})
+            except Exception:  # a value this engine refuses: try the next
+                continue
+            script = write(PipelineConfig(splitter=engine))
+            (note,) = [note for note in notes_of(script) if note.startswith(f"{name}: ChunkScope ran")]
+            dropped = (
+                note.split("it takes none of ", 1)[1].split(", so chunks differ", 1)[0]
+                if "it takes none of " in note
+                else ""
+            )
+            named = [item.split(" ")[0] for item in dropped.split(", ")] if dropped else []
+            if f"{spec.name} beyond " in dropped:
+                pass  # carried in part (llamaindex.html's tags: its headings), and said so
+            elif _code(script) == baseline:
+                assert f"{spec.name} (changed)" in dropped, (spec.name, value, note)
+            else:
+                assert spec.name not in named, (spec.name, value, note)
+            checked += 1
+            break
+    assert checked >= 2
+
+
+def test_the_llamaindex_html_stand_in_says_nothing_about_chunkscopes_visible_text():
+    script = langchain_snippet(PipelineConfig(splitter=SPLITTERS.create("llamaindex.html")))
+    assert "visible text" not in script
+    assert any(
+        note.startswith("llamaindex.html: ChunkScope ran LlamaIndex HTMLNodeParser") for note in notes_of(script)
+    )
+
+
+def test_stand_in_notes_name_the_settings_the_issue_found_dropped():
+    cases = [
+        (
+            "llamaindex.sentence",
+            {"secondary_chunking_regex": "[^.]+"},
+            "LangChain",
+            "secondary_chunking_regex (changed)",
+        ),
+        ("chonkie.sentence", {"delim": (". ",)}, "LangChain", "delim (changed)"),
+        ("llamaindex.markdown", {"header_path_separator": " > "}, "LangChain", "header_path_separator (changed)"),
+        ("langchain.markdown_header", {"strip_headers": False}, "LlamaIndex", "strip_headers (changed)"),
+        (
+            "langchain.markdown_header",
+            {},
+            "LlamaIndex",
+            "none of headers_to_split_on, return_each_line, strip_headers,",
+        ),
+    ]
+    for name, params, library, named in cases:
+        script = STAND_IN_SCRIPTS[library](PipelineConfig(splitter=SPLITTERS.create(name, **params)))
+        assert any(named in note for note in notes_of(script)), (name, notes_of(script))

@@ -19,7 +19,7 @@ import streamlit as st
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.measure import lint
-from core.params import Configurable, ParamSpec, format_list, readable_name
+from core.params import Configurable, ParamSpec, format_list, read_typed, readable_name, write_typed
 from core.splitters import SPLITTERS
 from ui import state
 
@@ -162,7 +162,9 @@ def retrieval_form(
     """
     mode_now = state.widget_value(widget_key(key, "mode"), current.mode)
     returns_now = state.widget_value(widget_key(key, "returns"), current.returns)
-    hidden = (() if mode_now == "hybrid" else ("alpha", "fusion")) + (() if returns_now == "merged" else ("merge_ratio",))
+    hidden = (() if mode_now == "hybrid" else ("alpha", "fusion")) + (
+        () if returns_now == "merged" else ("merge_ratio",)
+    )
     if not levels:  # chunks with no hierarchy are returned as they are: nothing to choose
         hidden += ("returns", "merge_ratio")
     raw = param_widgets(RetrievalSettings, key, current.to_params(), exclude=hidden, columns=columns)
@@ -225,10 +227,10 @@ def _param_widget(spec: ParamSpec, key: str, values: Mapping[str, Any]) -> Any:
     if spec.kind in ("int_list", "str_list"):
         raw = st.text_input(label, key=wkey, help=f"{help_text} (comma-separated)")
         return None if spec.optional and not raw.strip() else raw
-    raw = st.text_input(label, key=wkey, help=f"{help_text} Escapes such as \\n are understood.")
+    raw = st.text_input(label, key=wkey, help=help_text)  # the help says the escape rule (core.params.read_typed)
     if spec.optional and raw == "":
         return None
-    return _unescape(raw)
+    return read_typed(raw)
 
 
 def _number(spec: ParamSpec, wkey: str, label: str, help_text: str, *, integer: bool) -> Any:
@@ -264,28 +266,9 @@ def _to_widget_value(spec: ParamSpec, value: Any) -> Any:
         # An empty list is an empty box ("[]" would read as a literal); only an optional list tells "" from none.
         return "" if not value and not spec.optional else format_list(value)
     if spec.kind == "str":
-        return _escape(str(value))
+        return write_typed(str(value))
     if spec.kind == "int":
         return int(value)
     if spec.kind == "float":
         return float(value)
     return value
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
-
-
-def _unescape(text: str) -> str:
-    out: list[str] = []
-    index = 0
-    mapping = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text) and text[index + 1] in mapping:
-            out.append(mapping[text[index + 1]])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)

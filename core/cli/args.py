@@ -7,19 +7,24 @@ import sys
 from collections.abc import Callable, Sequence
 
 from core.errors import ChunkScopeError, ConfigError
+from core.params import TypedText
 
 # A user error (bad file, bad parameter) exits with this after one line on stderr.
 USER_ERROR = 2
 
 
 def parse_assignments(items: Sequence[str], option: str) -> dict[str, str]:
-    """``["k=v", ...]`` -> ``{"k": "v"}``; the value may itself hold ``=``."""
+    """``["k=v", ...]`` -> ``{"k": "v"}``; the value may itself hold ``=``.
+
+    Values are typed text (:class:`core.params.TypedText`): a text parameter reads its escapes as the app's
+    boxes and links do (``\\n`` a newline, ``\\\\n`` a backslash and n).
+    """
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"{option} {item!r}: expected KEY=VALUE")
-        out[key.strip()] = value
+        out[key.strip()] = TypedText(value)
     return out
 
 
@@ -44,7 +49,7 @@ def parse_named(text: str, option: str) -> tuple[str, dict[str, str]]:
             params[last] += "," + piece
         else:
             raise ConfigError(f"{option} {text!r}: {piece!r} is not KEY=VALUE")
-    return name, params
+    return name, {key: TypedText(value) for key, value in params.items()}
 
 
 def run_standalone(register: Callable[[argparse._SubParsersAction], None], argv: Sequence[str] | None) -> int:

@@ -72,7 +72,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     if args.meta or args.view_set:
         current = base.metadata if base is not None else MetadataSettings()
         view = {**current.to_params(only_changed=True), **parse_assignments(args.view_set, "--view-set")}
-        extra = {**current.extra_metadata, **parse_assignments(args.meta, "--meta")}
+        extra = {**current.extra_metadata, **{k: str(v) for k, v in parse_assignments(args.meta, "--meta").items()}}
         settings = MetadataSettings.from_params(view)
         changes["metadata"] = MetadataSettings(
             **{spec.name: getattr(settings, spec.name) for spec in settings.params()}, extra=tuple(extra.items())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, ClassVar
@@ -22,6 +22,12 @@ from core.schema import Document, Node
 from core.splitters.base import Span, Splitter
 from core.translate.framework_code import langchain_recursive, llamaindex_tokenizer
 from core.translate.snippet import Code, CodeSnippet, call, split_with
+
+# The parameters a stand-in at an engine's size passes on (whichever the engine declares): size, overlap, unit.
+SIZE_PARAMS = frozenset(
+    {"chunk_size", "chunk_sizes", "chunk_overlap", "overlap", "tokenizer", "encoding_name", "token_counter"}
+)
+_LINK_PARAMS = ("include_metadata", "include_prev_next_rel")
 
 # The frameworks' names for units -> ChunkScope's tokenizer names (core.tokens.tokenizers).
 _UNITS = {"cl100k_base": "cl100k", "o200k_base": "o200k", "character": "characters", "word": "words"}
@@ -242,18 +248,51 @@ class FrameworkSplitter(Splitter):
         return size, min(overlap, size - 1)
 
     def stand_in_note(
-        self, code: CodeSnippet, library: str, stand_in: str, size: int | None = None, overlap: int | None = None
+        self,
+        code: CodeSnippet,
+        library: str,
+        stand_in: str,
+        size: int | None = None,
+        overlap: int | None = None,
+        *,
+        carries: Iterable[str] = (),
+        partly: Mapping[str, str] | None = None,
     ) -> None:
-        """Say, at the call, that ``stand_in`` replaces this engine's class in ``library``, and what it keeps."""
+        """Say, at the call, that ``stand_in`` replaces this engine's class in ``library``, what it keeps, and every
+        parameter it does not carry over (:meth:`not_carried`). A stand-in given ``size`` carries this engine's
+        size, overlap and unit; ``carries`` names the other parameters its call is made from, ``partly`` those it
+        carries in part (a name -> which part)."""
         kept = ""
+        carried = set(carries)
         if size is not None:
             unit = self.size_unit if isinstance(self.size_unit, str) else "your size function's units"
             kept = f" with the same chunk_size ({size}), chunk_overlap ({overlap or 0}) and unit ({unit})"
+            carried |= SIZE_PARAMS
+        dropped = self.not_carried(carried, partly or {})
+        left = f"; it takes none of {', '.join(dropped)}" if dropped else ""
         code.note(
             f"{self.name}: ChunkScope ran {self.framework} {self.framework_class}, which {library} has no "
-            f"equivalent of; {stand_in} stands in{kept}, so chunks differ (the Export page counts how many).",
+            f"equivalent of; {stand_in} stands in{kept}{left}, so chunks differ (the Export page counts how many).",
             at_call=True,
         )
+
+    def not_carried(self, carried: Collection[str], partly: Mapping[str, str] | None = None) -> list[str]:
+        """Each declared parameter outside ``carried``: what a stand-in's call has no argument for, ``(changed)``
+        where it is not at its default; one in ``partly`` as ``name beyond its part`` (``tags beyond its headings``).
+
+        Names only: a value may be a user's text, which never reaches a comment (it would be quoted there).
+        The node links (``include_metadata``, ``include_prev_next_rel``) at their defaults count as carried:
+        both frameworks' chunks inherit the document's metadata as ChunkScope's nodes do by default.
+        """
+        dropped = []
+        for spec in self.params():
+            value = getattr(self, spec.name)
+            if spec.name in carried or (spec.name in _LINK_PARAMS and value == spec.default):
+                continue
+            beyond = f" beyond {partly[spec.name]}" if partly and spec.name in partly else ""
+            changed = " (changed)" if value != spec.default else ""
+            dropped.append(f"{spec.name}{beyond}{changed}")
+        return dropped
 
     def failed(self, exc: Exception) -> ConfigError:
         """The framework's own error, as a sentence naming the engine.

@@ -63,7 +63,12 @@ class LangChainHTMLHeaderSplitter(LangChainHeaderEngine):
     def llamaindex_stand_in(self, code: CodeSnippet) -> str:
         """LlamaIndex's HTMLNodeParser over the same heading tags (and the paragraphs and list items under them)."""
         tags = [item.partition(" ")[0] for item in self.headers_to_split_on]
-        self.stand_in_note(code, "LlamaIndex", "HTMLNodeParser (a node per run of these tags, p, li and section)")
+        self.stand_in_note(
+            code,
+            "LlamaIndex",
+            "HTMLNodeParser (a node per run of these tags, p, li and section)",
+            carries=("headers_to_split_on",),
+        )
         code.use("from llama_index.core.node_parser import HTMLNodeParser")
         return call("HTMLNodeParser", tags=[*tags, "p", "li", "section"])
 

@@ -233,7 +233,14 @@ class LlamaIndexSentenceSplitter(LlamaIndexEngine):
     def langchain_stand_in(self, code: CodeSnippet) -> str:
         """RecursiveCharacterTextSplitter at the same size, overlap and unit, cutting at paragraphs, lines,
         sentence ends and words, as SentenceSplitter prefers."""
-        self.stand_in_note(code, "LangChain", "RecursiveCharacterTextSplitter", self.chunk_size, self.chunk_overlap)
+        self.stand_in_note(
+            code,
+            "LangChain",
+            "RecursiveCharacterTextSplitter",
+            self.chunk_size,
+            self.chunk_overlap,
+            carries=("separator", "paragraph_separator"),
+        )
         separators = list(dict.fromkeys([self.paragraph_separator, "\n", ". ", "? ", "! ", self.separator, ""]))
         splitter = langchain_recursive(
             code, self.chunk_size, self.chunk_overlap, self.size_unit, separators=separators, keep_separator="end"
@@ -275,7 +282,14 @@ class LlamaIndexTokenSplitter(LlamaIndexEngine):
 
     def langchain_stand_in(self, code: CodeSnippet) -> str:
         """RecursiveCharacterTextSplitter at the same size, overlap and unit, cutting at the same separators."""
-        self.stand_in_note(code, "LangChain", "RecursiveCharacterTextSplitter", self.chunk_size, self.chunk_overlap)
+        self.stand_in_note(
+            code,
+            "LangChain",
+            "RecursiveCharacterTextSplitter",
+            self.chunk_size,
+            self.chunk_overlap,
+            carries=("separator", "backup_separators"),
+        )
         separators = list(dict.fromkeys([self.separator, *self.backup_separators, ""]))
         splitter = langchain_recursive(code, self.chunk_size, self.chunk_overlap, self.size_unit, separators=separators)
         return split_with(splitter)
@@ -316,7 +330,12 @@ class LlamaIndexSentenceWindowSplitter(LlamaIndexEngine):
 
     def langchain_stand_in(self, code: CodeSnippet) -> str:
         """ChunkScope's sentence-window function for LangChain, with the same window and metadata keys."""
-        self.stand_in_note(code, "LangChain", "the sentence_windows() function below (same window and keys)")
+        self.stand_in_note(
+            code,
+            "LangChain",
+            "the sentence_windows() function below (same window and keys)",
+            carries=("window_size", "window_metadata_key", "original_text_metadata_key"),
+        )
         native = SPLITTERS.create(
             "sentence_window",
             window_size=self.window_size,

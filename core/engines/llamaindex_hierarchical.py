@@ -72,7 +72,12 @@ class LlamaIndexHierarchicalSplitter(LlamaIndexEngine):
             native = HierarchicalSplitter(chunk_sizes=sizes, chunk_overlap=self.chunk_overlap, tokenizer=self.size_unit)
         except ConfigError:  # sizes the native splitter refuses: one level stands in
             return super().langchain_stand_in(code)
-        self.stand_in_note(code, "LangChain", "a loop of RecursiveCharacterTextSplitters, one per level (same sizes)")
+        self.stand_in_note(
+            code,
+            "LangChain",
+            "a loop of RecursiveCharacterTextSplitters, one per level (same sizes)",
+            carries=("chunk_sizes", "chunk_overlap", "tokenizer"),
+        )
         return native.langchain(code)
 
     def framework_kwargs(self) -> dict[str, Any]:

@@ -53,8 +53,11 @@ class LlamaIndexHTMLSplitter(LlamaIndexEngine):
         headings = [tag for tag in self.tags if re.fullmatch(r"[hH][1-6]", tag)]
         if not headings:
             return super().langchain_stand_in(code)
-        self.stand_in_note(code, "LangChain", f"HTMLHeaderTextSplitter at {', '.join(headings)}")
-        return SPLITTERS.create("html", headings_to_split_on=tuple(headings)).langchain(code)
+        self.stand_in_note(
+            code, "LangChain", f"HTMLHeaderTextSplitter at {', '.join(headings)}", partly={"tags": "its headings"}
+        )
+        # The native html splitter's call, without its note: that one is about ChunkScope's own html splitter.
+        return SPLITTERS.create("html", headings_to_split_on=tuple(headings)).header_splitter(code)
 
     def validate(self) -> None:
         if not self.tags:

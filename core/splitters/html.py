@@ -49,11 +49,15 @@ class HTMLSplitter(SectionSplitter):
         return call("HTMLNodeParser", tags=[*self.headings_to_split_on, "p", "li", "section"])
 
     def langchain(self, code: CodeSnippet) -> str:
+        code.note("html: HTMLHeaderTextSplitter reads the raw HTML; ChunkScope splits the page's visible text.")
+        return self.header_splitter(code)
+
+    def header_splitter(self, code: CodeSnippet) -> str:
+        """The LangChain lines that cut ``documents`` into ``chunks`` with HTMLHeaderTextSplitter at these headings."""
         code.use(
             "from langchain_core.documents import Document",
             "from langchain_text_splitters import HTMLHeaderTextSplitter",
         )
-        code.note("html: HTMLHeaderTextSplitter reads the raw HTML; ChunkScope splits the page's visible text.")
         headers = [(tag, f"Header {tag[1:]}") for tag in self.headings_to_split_on]
         return (
             f"html_splitter = {call('HTMLHeaderTextSplitter', headers_to_split_on=headers)}\n\n"

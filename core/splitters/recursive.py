@@ -85,7 +85,7 @@ class RecursiveSplitter(SizedSplitter):
     )
     separators: tuple[str, ...] | None = param(
         None,
-        "Your own separators, most preferred first (replaces the preset; write a newline as \\n). "
+        "Your own separators, most preferred first (replaces the preset). "
         "Unlike LangChain, single characters always remain the last resort.",
         regex="is_separator_regex",
     )
@@ -164,9 +164,7 @@ class RecursiveSplitter(SizedSplitter):
         # keep_separator "start" (the only one the compat mode takes) is LangChain's True.
         params: dict[str, Any] = {"length_function": self.tokenizer}
         if self.separators:
-            # A literal separator is typed with \\n for a newline (read so here); a regex is passed as it is.
-            typed = self.separators if self.is_separator_regex else tuple(_unescape(s) for s in self.separators)
-            params.update(separators=typed, is_separator_regex=self.is_separator_regex)
+            params.update(separators=self.separators, is_separator_regex=self.is_separator_regex)
         elif self.language != "none":
             params["language"] = LANGCHAIN_LANGUAGE.get(self.language, self.language)
         return mirror_engine(
@@ -185,10 +183,13 @@ class RecursiveSplitter(SizedSplitter):
         return split_with(self._langchain_splitter(code))
 
     def _langchain_splitter(self, code: CodeSnippet) -> str:
-        if self.language != "none" and not self.separators:
+        differences = self.langchain_differences()
+        if differences:
             code.note(
-                f"recursive: LangChain's {self.language} separators (from_language) are not ChunkScope's "
-                f"{self.language} preset, so some cuts fall elsewhere.",
+                "recursive: ChunkScope ran its own recursive splitter; LangChain's RecursiveCharacterTextSplitter "
+                "here has the same separators, sizes and unit, and its chunks are the app's except where "
+                + "; or where ".join(differences)
+                + ": there they differ (the Export page counts how many; compat=langchain cuts as LangChain does).",
                 at_call=True,
             )
         return langchain_recursive(
@@ -202,18 +203,44 @@ class RecursiveSplitter(SizedSplitter):
             keep_separator=self.keep_separator,
         )
 
+    def langchain_differences(self) -> list[str]:
+        """Where LangChain's RecursiveCharacterTextSplitter, called as the scripts call it, cuts otherwise.
+
+        Each is a case found to change chunks (tests/test_export_notes.py): table rows
+        this splitter keeps whole; a language preset that is not LangChain's; counting
+        tokens or words, a piece of exactly ``chunk_size`` (kept here, cut further
+        there: its finer pieces can count more); a capturing group in a separator's
+        regex, which LangChain's ``re.split(f"({separator})")`` pairs with the pieces.
+        Elsewhere the two cut the same chunks. None in ``compat="langchain"``.
+        """
+        if self.compat == LANGCHAIN:
+            return []
+        found = ["ChunkScope keeps a table row whole (a chunk over a Markdown, PDF, Office or HTML table)"]
+        if self.language != "none" and not self.separators:
+            found.append(
+                f"the {self.language} preset's separators are not LangChain's (from_language), so some cuts fall elsewhere"
+            )
+        unit = self.size_unit if isinstance(self.size_unit, str) else "size-function"
+        if unit != "characters":
+            found.append(
+                f"a piece is exactly chunk_size {unit} long (ChunkScope keeps it whole, LangChain cuts it further)"
+            )
+        if self.is_separator_regex and any(pattern.groups for pattern in self.separator_patterns()):
+            found.append(
+                "a separator's regular expression has a capturing group, which LangChain's split pairs with the "
+                "pieces (its split fails or repeats text: write (?:...) instead)"
+            )
+        return found
+
     def framework_separators(self) -> list[str] | None:
         """The separators as LangChain takes them, meaning what this splitter cuts with (None: the defaults).
 
-        A literal separator is typed with ``\\n`` for a newline and read so here
-        (:func:`_unescape`); LangChain escapes literals itself, so it gets the
-        characters. A regex goes as typed. Single characters, this splitter's last
-        resort outside ``compat="langchain"``, are LangChain's ``""``.
+        Single characters, this splitter's last resort outside ``compat="langchain"``,
+        are LangChain's ``""``.
         """
         if not self.separators:
             return None
-        typed = list(self.separators) if self.is_separator_regex else [_unescape(s) for s in self.separators]
-        typed = [separator for separator in typed if separator]  # an empty one is the characters, added last
+        typed = [separator for separator in self.separators if separator]  # an empty one is the characters, added last
         return [*typed, ""] if self._characters_last else typed
 
 
@@ -320,12 +347,7 @@ class _Recursion:
 @lru_cache(maxsize=64)
 def _compile(language: str, separators: tuple[str, ...], is_regex: bool) -> list[regex.Pattern[str]]:
     if separators:
-        sources = list(separators) if is_regex else [re.escape(_unescape(s)) for s in separators]
+        sources = list(separators) if is_regex else [re.escape(s) for s in separators]
     else:
         sources = PRESETS[language]
     return [regex.compile(source, regex.VERSION0) for source in sources if source]
-
-
-def _unescape(separator: str) -> str:
-    """``\\n``, ``\\t``, ``\\r`` and ``\\\\`` typed into a text box mean the characters."""
-    return re.sub(r"\\([ntr\\])", lambda m: {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}[m.group(1)], separator)
