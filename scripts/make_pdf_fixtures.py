@@ -4,7 +4,7 @@
   larger bold font, paragraphs, and a ruled table made from the first rows of
   ``sample_docs/splitter_benchmarks.csv`` (a header row and eight body rows).
 * ``sample_docs/scanned_handbook_page.pdf``: one page with no text layer, as a
-  scanner makes it: Pillow draws a passage of ``sample_docs/source/rag_handbook.md``
+  scanner makes it: Pillow draws a passage of ``scripts/sample_sources/rag_handbook.md``
   onto a white 200 dpi image (Pillow's bundled Aileron font, so every machine draws
   the same pixels) and wraps the image as a PDF. It is a sample, so a first visit
   shows a page read by OCR.
@@ -29,7 +29,7 @@ from PIL import Image, ImageDraw, ImageFont
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLES = ROOT / "sample_docs"
-HANDBOOK = ROOT / "sample_docs" / "source" / "rag_handbook.md"
+HANDBOOK = ROOT / "scripts" / "sample_sources" / "rag_handbook.md"
 BENCHMARKS = ROOT / "sample_docs" / "splitter_benchmarks.csv"
 # A fixed date so that regenerating gives the same bytes.
 CREATION_DATE = datetime(2024, 1, 1, tzinfo=UTC)

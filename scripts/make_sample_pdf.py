@@ -1,4 +1,4 @@
-"""Render sample_docs/source/rag_handbook.md into sample_docs/rag_handbook.pdf.
+"""Render scripts/sample_sources/rag_handbook.md into sample_docs/rag_handbook.pdf.
 
 The source is a small subset of Markdown:
 
@@ -27,7 +27,7 @@ from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SOURCE = ROOT / "sample_docs" / "source" / "rag_handbook.md"
+DEFAULT_SOURCE = ROOT / "scripts" / "sample_sources" / "rag_handbook.md"
 DEFAULT_OUTPUT = ROOT / "sample_docs" / "rag_handbook.pdf"
 
 # Fixed metadata date so regenerating the file gives a stable result.

@@ -173,3 +173,13 @@ def test_each_row_says_which_parser_read_the_file_and_what_it_found(home: AppTes
         shown(caption.value) for caption in home.caption
     ]
     assert "Notes" not in table.columns
+
+
+def test_the_cli_reads_the_same_samples_the_app_opens_with(sample_docs) -> None:
+    """One meaning of "the samples": `chunkscope query sample_docs` loads exactly the app's documents."""
+    from core.config import PipelineConfig
+    from core.documents import load_documents
+
+    loaded = sorted(str(document.metadata["file_name"]) for document in load_documents([sample_docs], PipelineConfig()))
+    assert loaded == sorted(path.name for path in sample_files())
+    assert "README.md" not in loaded and "rag_handbook.md" not in loaded

@@ -42,7 +42,7 @@ def make_corpus(root: Path) -> Path:
         shutil.copy(SAMPLES / name, corpus / name)
     for name in GOOD[3:]:
         shutil.copy(SAMPLES / name, corpus / "more" / name)
-    shutil.copy(SAMPLES / "source" / "rag_handbook.md", corpus / "more" / "handbook_source.md")
+    shutil.copy(SAMPLES.parent / "scripts" / "sample_sources" / "rag_handbook.md", corpus / "more" / "handbook_source.md")
     (corpus / "broken.pdf").write_bytes(b"this is not a pdf at all\n" * 40)
     (corpus / "empty.txt").write_bytes(b"")
     return corpus

@@ -49,7 +49,8 @@ def test_native_recursive_says_its_chunks_differ_where_it_keeps_a_table_row_whol
     assert claim.startswith("recursive:") and "table row" in claim
     assert "exactly chunk_size" not in claim and "capturing group" not in claim  # characters, no groups
     # The guide's and the README's tables: LangChain cuts inside their rows.
-    documents = [load(sample_docs / name)[0] for name in ("chunking_guide.md", "README.md", "release_notes.txt")]
+    samples_readme = sample_docs.parent / "docs" / "samples.md"
+    documents = [load(path)[0] for path in (sample_docs / "chunking_guide.md", samples_readme, sample_docs / "release_notes.txt")]
     check = check_export(config, documents, library)
     assert check.changed > 0
     app = [node.text for node in run_split(documents, config)]

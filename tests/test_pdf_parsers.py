@@ -28,7 +28,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 TABLE_PDF = FIXTURES / "table_report.pdf"
 SCANNED_PDF = ROOT / "sample_docs" / "scanned_handbook_page.pdf"
 HANDBOOK_PDF = ROOT / "sample_docs" / "rag_handbook.pdf"
-HANDBOOK_MD = ROOT / "sample_docs" / "source" / "rag_handbook.md"
+HANDBOOK_MD = ROOT / "scripts" / "sample_sources" / "rag_handbook.md"
 
 
 TABLE_TEXT = """## Results by configuration

@@ -47,18 +47,18 @@ def all_documents(config: PipelineConfig | None = None) -> list[Document]:
 # -- adding files ----------------------------------------------------------------
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_docs"
-# Files in sample_docs/ that describe the samples rather than being one.
-_NOT_SAMPLES = {"README.md", "queries.json"}
 # The demo opens on the richest samples first.
 _SAMPLE_ORDER = ("chunking_guide.md", "rag_handbook.pdf", "vector_search_faq.html", "release_notes.txt")
 
 
 def sample_files() -> list[Path]:
-    """The shipped sample documents (every supported file directly in ``sample_docs/``)."""
-    from core.loaders import LOADERS
+    """The shipped sample documents: what ``chunkscope ... sample_docs`` reads from the folder (queries.json is
+    not a document: a folder walk leaves JSON out). The folder holds nothing else: its description is
+    docs/samples.md and the PDF's source is in scripts/sample_sources/."""
+    from core.loaders import folder_extensions
+    from core.loaders.file_kinds import folder_files
 
-    supported = {ext for cls in LOADERS for ext in cls.extensions}
-    found = [p for p in SAMPLE_DIR.iterdir() if p.is_file() and p.name not in _NOT_SAMPLES and p.suffix.lower() in supported]
+    found = folder_files(SAMPLE_DIR, folder_extensions())
     rank = {name: i for i, name in enumerate(_SAMPLE_ORDER)}
     return sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name))
 
