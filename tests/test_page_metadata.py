@@ -224,6 +224,8 @@ def test_a_section_path_for_the_embedding_model_and_an_allow_list_change_the_emb
     assert (llm, embed) == (node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED))
     assert llm == llm_before
     assert embed.startswith("title: A Practical Guide to Chunking for RAG\nsection: A Practical Guide to Chunking for RAG\n\n")
+    table = at.dataframe[-1].value
+    assert table[table["key"] == "section"].iloc[0]["from"] == "section path"
     # With no key chosen, the embedding model reads the text alone.
     at.multiselect(key="meta.embed_only.keys").set_value([]).run()
     assert views(at)[1] == expected_first_node(current_config(at)).text

@@ -43,6 +43,7 @@ ORIGIN_YOURS = "added here"
 ORIGIN_EXTRACTOR = "extractor"
 ORIGIN_LOADER = "loader"
 ORIGIN_SPLITTER = "splitter"
+ORIGIN_SECTION = "section path"
 
 
 def extra_frame(extra: Iterable[tuple[str, Any]]) -> pd.DataFrame:
@@ -94,6 +95,8 @@ def key_origins(
             origins[key] = ORIGIN_EXTRACTOR
         elif key in loaded:
             origins[key] = ORIGIN_LOADER
+        elif key == SECTION_KEY:
+            origins[key] = ORIGIN_SECTION
         else:
             origins[key] = ORIGIN_SPLITTER
     return origins
