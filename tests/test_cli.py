@@ -245,6 +245,17 @@ def test_a_loaders_reader_is_set_like_any_loader_option_and_reads_the_file(capsy
     assert code != 0 and "UnstructuredPowerPointLoader" in err
 
 
+def test_a_bare_reader_goes_to_every_format_that_takes_it_and_names_those_that_cannot(capsys):
+    code, out, err = run(capsys, "config", "--splitter", "character", "--loader-set", "reader=llamaindex")
+    assert code == 0
+    loaders = json.loads(out)["loaders"]
+    assert loaders["pdf"]["reader"] == "llamaindex" and "epub" not in loaders
+    assert "--loader-set reader is left at its default for epub: reader 'llamaindex' cannot run here" in err
+    # A value no format takes is refused, each format in its own words.
+    code, _, err = run(capsys, "config", "--splitter", "character", "--loader-set", "reader=nonesuch")
+    assert code != 0 and "--loader-set reader:" in err and "pdf:" in err
+
+
 def test_a_frameworks_prints_go_to_stderr_so_jsonl_parses_line_by_line():
     import os
     import subprocess

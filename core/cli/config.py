@@ -9,6 +9,7 @@ knows any particular component.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,17 @@ def _loaders_from(items: Sequence[str], current: Sequence[Any]) -> tuple[Any, ..
         owners = [cls.name for cls in LOADERS if any(spec.name == key for spec in cls.params())]
         if not owners:
             raise ConfigError(f"--loader-set: no loader has an option {key!r} (see 'chunkscope loaders')")
+        # A bare option goes to every loader that has it and takes this value; one that refuses it is named.
+        refusals = []
         for owner in owners:
+            try:
+                LOADERS.create(owner, **{**options.get(owner, {}), key: value})
+            except ConfigError as exc:
+                refusals.append(str(exc))
+                continue
             options.setdefault(owner, {})[key] = value
+        if len(refusals) == len(owners):
+            raise ConfigError(f"--loader-set {key}: " + "; ".join(refusals))
+        for refusal in refusals:
+            print(f"chunkscope: warning: --loader-set {key} is left at its default for {refusal}", file=sys.stderr)
     return tuple(LOADERS.create(name, **params) for name, params in options.items())
