@@ -15,6 +15,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.errors import ChunkScopeError
 from core.limits import DEFAULT_LIMITS, Limits
 from core.runtime.memo import added_to_tables, keep_in_tables, mark_tables
 from core.schema import Document, Node
@@ -32,11 +33,13 @@ def load_documents(
     limits: Limits = DEFAULT_LIMITS,
     *,
     bounded: bool = False,
+    failures: list[tuple[str, ChunkScopeError]] | None = None,
 ) -> list[Document]:
     """Load files (or every supported file under a directory), each with its own loader's options.
 
     ``bounded``: each file is loaded in a child stopped at ``limits.load_seconds`` or
-    ``limits.work_memory_mb`` (:func:`load_bounded`).
+    ``limits.work_memory_mb`` (:func:`load_bounded`). ``failures``: a file that cannot be loaded is left
+    out and listed there as (its path, the error), instead of stopping the rest.
     """
     from core.loaders import folder_extensions, loader_for
     from core.loaders.cache import load  # a file read the same way before comes from core.loaders.cache
@@ -52,7 +55,12 @@ def load_documents(
             options = config.loader_options(loader_for(file.name).name)
             # Only a read the disk cache cannot serve runs in the bounded child.
             child = partial(load_bounded, file_name=file.name, size=_regular_size(file), limits=limits)
-            documents.extend(load(file, limits=limits, run_load=child if bounded else None, **options))
+            try:
+                documents.extend(load(file, limits=limits, run_load=child if bounded else None, **options))
+            except ChunkScopeError as exc:
+                if failures is None:
+                    raise
+                failures.append((str(file), exc))
     return documents
 
 

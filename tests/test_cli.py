@@ -232,7 +232,7 @@ def test_a_second_query_run_reads_every_vector_from_the_disk_cache_and_agrees(tm
 
 
 def test_metrics_table_says_none_for_a_splitter_without_a_size_limit(capsys):
-    code, out, _ = run(capsys, "metrics", str(ROOT / "sample_docs" / "README.md"), "--splitter", "markdown")
+    code, out, _ = run(capsys, "metrics", str(ROOT / "docs" / "samples.md"), "--splitter", "markdown")
     assert code == 0
     assert "None" not in out
     assert any(line.split() == ["size_limit", "none"] for line in out.splitlines()), out
@@ -243,6 +243,18 @@ def test_a_loaders_reader_is_set_like_any_loader_option_and_reads_the_file(capsy
     assert code == 0 and json.loads(out)["loaders"]["pdf"]["reader"] == "langchain"
     code, _, err = run(capsys, "config", "--splitter", "character", "--loader-set", "pptx.reader=langchain")
     assert code != 0 and "UnstructuredPowerPointLoader" in err
+
+
+def test_split_leaves_out_a_file_it_cannot_read_names_it_and_exits_1(capsys, tmp_path):
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"not a pdf")
+    code, out, err = run(capsys, "split", str(GUIDE), str(bad), "--format", "jsonl")
+    assert code == 1
+    assert out.strip() and all(json.loads(line)["metadata"]["file_name"] == GUIDE.name for line in out.splitlines())
+    assert err.strip() == "chunkscope: bad.pdf: is not a PDF (it does not start with %PDF-) (left out)"
+    # With nothing readable, it is an error as before.
+    code, out, err = run(capsys, "split", str(bad))
+    assert (code, out) == (2, "") and "bad.pdf: is not a PDF" in err
 
 
 def test_a_bare_reader_goes_to_every_format_that_takes_it_and_names_those_that_cannot(capsys):

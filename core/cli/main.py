@@ -4,7 +4,8 @@ Every option that sets a parameter (``--set``, ``--loader-set``, ``--extractor``
 ...) takes strings that the component's declared parameters coerce and validate,
 so the CLI knows nothing about any particular splitter. A user error prints one
 line on stderr (``chunkscope: <file or parameter>: <problem>``) and exits with 2;
-``--debug`` shows the traceback instead.
+``--debug`` shows the traceback instead. ``split`` given several files splits those it can read, names each one
+it cannot, and exits with 1.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="Show tracebacks instead of one-line errors.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    split = commands.add_parser("split", help="Split files into nodes (JSONL: one node per line).")
+    split = commands.add_parser(
+        "split",
+        help="Split files into nodes (JSONL: one node per line). A file that cannot be read is named on stderr and "
+        "left out; the exit code is then 1.",
+    )
     split.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories to load.")
     pipeline_options(split)
     split.add_argument("--format", choices=("jsonl", "json", "csv"), default="jsonl")
@@ -115,10 +120,17 @@ def cmd_split(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     # Input from anyone: each load and split runs where a deadline and a memory ceiling can stop it.
-    nodes = run_split(load_documents(args.paths, config, bounded=True), config, bounded=True)
+    # A file that cannot be read is named and left out; the others are split (exit 1 says some were left out).
+    failures: list[tuple[str, Any]] = []
+    documents = load_documents(args.paths, config, bounded=True, failures=failures)
+    if failures and not documents:
+        raise failures[0][1]
+    nodes = run_split(documents, config, bounded=True)
     writer: Callable[[Any], str] = {"jsonl": nodes_to_jsonl, "json": nodes_to_json, "csv": nodes_to_csv}[args.format]
     write(writer(nodes), args.output)
-    return 0
+    for _path, error in failures:
+        print(f"chunkscope: {error} (left out)", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
