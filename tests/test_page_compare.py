@@ -146,7 +146,8 @@ def test_parser_mode_reads_the_handbook_two_ways_and_diffs_the_words():
     assert table["headings"].tolist() == [0, 33]
     assert table["pages"].tolist() == [7, 7]
     metrics = {metric.label: metric.value for metric in at.metric}
-    assert metrics["Same words"] == "99%"
+    # The two parsers read the same words; what pdfplumber adds is markup (headings), shown in the diff, not counted.
+    assert metrics["Same words"] == "100%"
     diff = at.code[0].value
     assert diff.splitlines()[0] == "+ #"  # the handbook's title, a level-1 heading only pdfplumber marks
     assert len(span_views(at)) == 2

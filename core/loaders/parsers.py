@@ -8,7 +8,8 @@ lines: two parsers of one PDF mostly differ in where they break lines (pypdf kee
 the page's line breaks, pdfplumber joins a paragraph's lines), and a line or
 character diff would mark every rewrapped paragraph as changed. Words show what
 each parser really adds or drops: ``##`` before a heading, ``|`` between table
-cells, a running header, a word OCR misread. Each run keeps its exact span in its
+cells, a running header, a word OCR misread. Its counts are of words with a letter
+or digit: markup shows in the runs, not in "only in A/B". Each run keeps its exact span in its
 own document's text, so ``a.text[start:end]`` is what a ``same`` or ``a_only`` run
 covers (and likewise for ``b``).
 """
@@ -27,6 +28,7 @@ from core.words import counted
 
 DiffKind = Literal["same", "a_only", "b_only"]
 _WORD = re.compile(r"\S+")
+_WORDLIKE = re.compile(r"[^\W_]")  # a letter or a digit, in any script
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,15 @@ class TextDiff:
 
 
 def text_diff(a: str, b: str) -> TextDiff:
-    """``a`` against ``b``, word by word (whitespace differences are not differences)."""
+    """``a`` against ``b``, word by word (whitespace differences are not differences).
+
+    The runs show markup too (``##``, ``|``); the counts are of words holding a letter or a digit, so a
+    table's pipes and rules, drawn by one parser and not the other, do not count as words only one of them read.
+    """
     a_words = [(m.start(), m.end()) for m in _WORD.finditer(a)]
     b_words = [(m.start(), m.end()) for m in _WORD.finditer(b)]
-    matcher = SequenceMatcher(None, [a[s:e] for s, e in a_words], [b[s:e] for s, e in b_words], autojunk=False)
+    a_tokens, b_tokens = [a[s:e] for s, e in a_words], [b[s:e] for s, e in b_words]
+    matcher = SequenceMatcher(None, a_tokens, b_tokens, autojunk=False)
     runs: list[DiffRun] = []
     same = 0
 
@@ -72,14 +79,18 @@ def text_diff(a: str, b: str) -> TextDiff:
 
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
-            same += a1 - a0
+            same += sum(map(_is_word, a_tokens[a0:a1]))
             runs.append(DiffRun("same", *span(a_words, a0, a1), *span(b_words, b0, b1)))
             continue
         if a1 > a0:
             runs.append(DiffRun("a_only", *span(a_words, a0, a1), *span(b_words, b0, b0)))
         if b1 > b0:
             runs.append(DiffRun("b_only", *span(a_words, a1, a1), *span(b_words, b0, b1)))
-    return TextDiff(tuple(runs), len(a_words), len(b_words), same)
+    return TextDiff(tuple(runs), sum(map(_is_word, a_tokens)), sum(map(_is_word, b_tokens)), same)
+
+
+def _is_word(token: str) -> bool:
+    return _WORDLIKE.search(token) is not None
 
 
 def diff_lines(diff: TextDiff, a: str, b: str, *, context_words: int = 12, max_runs: int = 200) -> list[str]:

@@ -150,7 +150,7 @@ class PdfLoader(Loader):
     )
     max_ocr_pages: int = param(
         50,
-        "Read at most this many pages by OCR (about a second each); the rest are left out with a note.",
+        "Read at most this many pages by OCR (1.5-3 CPU-seconds per page of text on this project's benchmark); the rest are left out with a note.",
         ge=1,
         le=2000,
         advanced=True,
