@@ -177,3 +177,12 @@ def test_the_parser_benchmark_counts_a_files_words_not_the_labels_readers_write_
         "chunkscope", "chunkscope pdfplumber", "llamaindex", "langchain", "markitdown"
     ]  # fmt: skip
     assert "langchain" not in [label for label, _ in parsers.readers_for(".pptx")]
+
+
+@pytest.mark.parametrize("reader", ["langchain", "llamaindex"])
+def test_a_frameworks_garbled_pdf_pages_are_named_in_a_warning_never_shown_silently(reader):
+    (document,) = load(FIXTURES / "garbled_layer.pdf", reader=reader)
+    warning = document.metadata["load_warning"]
+    assert "read garbled text on pages 2, 3" in warning and "pdfplumber" in warning
+    (clean,) = load(FIXTURES.parent.parent / "sample_docs" / "rag_handbook.pdf", reader=reader)
+    assert "load_warning" not in clean.metadata

@@ -81,14 +81,33 @@ def reader_document(engine: ReaderEngine, pieces: list, file_name: str, suffix: 
     metadata.setdefault("file_type", file_type)
     metadata["parser"] = engine.parser_label(suffix)
     elements = [Element(kind, start, end, level=level) for kind, start, end, level in markdown_structure(text)]
+    page_list = [Page(number, label, start, end) for number, (start, end, label) in enumerate(pages, 1)]
+    garbled = _garbled_note(engine.title(suffix), text, page_list) if suffix == ".pdf" else ""
+    if garbled:  # the same check ChunkScope's own PDF loader makes: a framework's garble is never shown silently
+        metadata["load_warning"] = "; ".join(filter(None, [str(metadata.get("load_warning") or ""), garbled]))
     hidden = [key for key in LOAD_DETAIL_KEYS if key in metadata]
     return Document(
         text=text,
         metadata=metadata,
         elements=elements,
-        pages=[Page(number, label, start, end) for number, (start, end, label) in enumerate(pages, 1)],
+        pages=page_list,
         excluded_llm_metadata_keys=list(dict.fromkeys([*excluded_llm, *hidden])),
         excluded_embed_metadata_keys=list(dict.fromkeys([*excluded_embed, *hidden])),
+    )
+
+
+def _garbled_note(title: str, text: str, pages: list[Page]) -> str:
+    """A note naming the pages whose text the reader read garbled (junk characters), else ""."""
+    from core.loaders.pdf_garble import garbled_pages
+    from core.loaders.pdf_notes import pages_phrase
+
+    texts = {page.number: text[page.start_char : page.end_char] for page in pages} or {1: text}
+    garbled = garbled_pages(texts)
+    if not garbled:
+        return ""
+    return (
+        f"{title} read garbled text on {pages_phrase(garbled)}: the PDF's fonts do not say which characters they "
+        "draw (ChunkScope's own PDF loader replaces such pages with pdfplumber's reading)"
     )
 
 
