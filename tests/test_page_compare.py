@@ -348,6 +348,20 @@ def test_parser_mode_puts_simpledirectoryreader_a_langchain_loader_and_markitdow
     assert "Not available here: **docling**" in notes and "AGPL" in notes
 
 
+def test_a_framework_reader_column_shows_no_chunkscope_parser_option_and_its_row_names_only_the_reader():
+    at = open_page()
+    at.segmented_control(key="cmp.mode").set_value("Parsers").run()
+    at.selectbox(key="cmp.parser.pdf.1.reader").set_value("langchain").run()
+    assert not at.exception
+    # ChunkScope's own options are drawn under its reader (column A), not under LangChain's (column B).
+    keys = {widget.key for widget in at.selectbox} | {widget.key for widget in at.number_input}
+    assert "cmp.parser.pdf.0.parser" in keys
+    assert not any(key.startswith("cmp.parser.pdf.1.") and not key.endswith(".reader") for key in keys if key)
+    assert any("PyPDFLoader reads the file with its own defaults" in caption.value for caption in at.caption)
+    table = at.dataframe[0].value
+    assert table["settings"].tolist()[1] == "reader 'langchain'"
+
+
 def test_parser_mode_reads_a_docx_with_chunkscope_and_b_opens_on_simpledirectoryreader():
     at = open_page()
     at.segmented_control(key="cmp.mode").set_value("Parsers").run()

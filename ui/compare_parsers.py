@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -124,15 +125,28 @@ def parser_columns(source: Any, config: PipelineConfig) -> list[tuple[int, Any]]
     for slot, column in enumerate(st.columns(count, gap="small")):
         with column.container(border=True):
             st.html(badge_html(slot, f"Reader {LABELS[slot]}", "the session's loader options" if slot == 0 else ""))
-            loaders.append(
-                # Keyed by loader: each format's columns open on its own readers and keep their settings.
-                widgets.build_or_explain(cls, widgets.param_widgets(cls, f"cmp.parser.{cls.name}.{slot}", seeds[slot]))[
-                    0
-                ]
-            )
+            # Keyed by loader: each format's columns open on its own readers and keep their settings.
+            values = reader_widgets(cls, f"cmp.parser.{cls.name}.{slot}", seeds[slot], Path(source.file_name).suffix)
+            loaders.append(widgets.build_or_explain(cls, values)[0])
     state.keep_widgets(f"cmp.parser.{cls.name}.")
     unavailable_readers_note()
     return [(slot, loader) for slot, loader in enumerate(loaders) if loader is not None]
+
+
+def reader_widgets(cls: Any, key: str, seed: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """The reader first; ChunkScope's own options only under its own reader (a framework's reader reads the file
+    with that framework's defaults, so a parser or OCR option would be shown and not used)."""
+    from core.loaders.readers import NATIVE, reader_engine
+
+    others = [spec.name for spec in cls.params() if spec.name != READER_PARAM]
+    values = widgets.param_widgets(cls, key, seed, exclude=others)
+    reader = values.get(READER_PARAM, NATIVE)
+    if reader == NATIVE:
+        values.update(widgets.param_widgets(cls, key, seed, exclude=(READER_PARAM,)))
+    else:
+        title = reader_engine(reader).title(suffix.lower())
+        st.caption(f"{widgets.md_escape(title)} reads the file with its own defaults: ChunkScope's options do not apply.")
+    return values
 
 
 def unavailable_readers_note() -> None:
