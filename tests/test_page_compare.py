@@ -360,6 +360,11 @@ def test_a_framework_reader_column_shows_no_chunkscope_parser_option_and_its_row
     assert any("PyPDFLoader reads the file with its own defaults" in caption.value for caption in at.caption)
     table = at.dataframe[0].value
     assert table["settings"].tolist()[1] == "reader 'langchain'"
+    # The same characters cut into more chunks, and the page says why: PyPDFLoader's longer metadata.
+    assert table["characters"].tolist()[0] == table["characters"].tolist()[1]
+    assert table["nodes"].tolist()[1] > table["nodes"].tolist()[0]
+    why = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Reader B: its document's metadata is")]
+    assert why and "keys only it writes: producer, creator" in why[0] and "its chunks hold less text" in why[0]
 
 
 def test_parser_mode_reads_a_docx_with_chunkscope_and_b_opens_on_simpledirectoryreader():

@@ -22,7 +22,7 @@ from core.config import PipelineConfig
 from core.errors import ChunkScopeError
 from core.measure.compare_view import LABELS, MAX_CONFIGS, metrics_options, settings_summary
 from core.output.highlight import CSS, legend_html, ocr_confidence_by_page, source_html, source_windows
-from core.schema import Document, Node
+from core.schema import Document, MetadataMode, Node
 from core.splitters.hierarchical import leaf_nodes
 from ui import cache, state, widgets
 from ui.compare import SPAN_HEIGHT_PX, badge_html
@@ -182,12 +182,35 @@ def splitter_notes(config: PipelineConfig, runs: Sequence[ParserRun]) -> None:
         f"({widgets.md_escape(settings_summary(splitter))}); change it on the Chunks page."
     )
     for run in runs:
+        note = metadata_note(splitter, runs[0], run) if run is not runs[0] else None
+        if note:
+            st.caption(f"Reader {run.label}: {widgets.md_escape(note)}")
         for problem in run_problems(splitter, run):
             st.warning(
                 f"Parser {run.label} ({widgets.md_escape(run.parser)}), split with "
                 f"{widgets.md_escape(splitter.title())}: {widgets.md_escape(problem)}.",
                 icon=":material/warning:",
             )
+
+
+def metadata_note(splitter: Any, first: ParserRun, run: ParserRun) -> str | None:
+    """Why ``run`` has more (or fewer) chunks of the same text than ``first``: a metadata-aware splitter leaves room
+    in every chunk for the document's metadata, and readers write different metadata. None when it is not that."""
+    if not getattr(splitter, "metadata_aware", False) or not getattr(splitter, "include_metadata", True):
+        return None
+    views = [max(doc.get_metadata_str(MetadataMode.LLM), doc.get_metadata_str(MetadataMode.EMBED), key=len)
+             for doc in (first.document, run.document)]  # fmt: skip
+    first_tokens, tokens = cache.count_tokens(tuple(views), "model")
+    if abs(tokens - first_tokens) < 20:  # a few tokens move few cuts
+        return None
+    added = [key for key in run.document.metadata if key not in first.document.metadata]
+    which = f" (keys only it writes: {', '.join(added[:6])})" if added and tokens > first_tokens else ""
+    return (
+        f"its document's metadata is {tokens:,} model tokens against {first_tokens:,} for Reader {first.label}"
+        f"{which}; the splitter leaves room for the metadata in every chunk, so its chunks hold "
+        f"{'less' if tokens > first_tokens else 'more'} text and there are {len(run.nodes):,} of them against "
+        f"{len(first.nodes):,}"
+    )
 
 
 def run_problems(splitter: Any, run: ParserRun) -> list[str]:
