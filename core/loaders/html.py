@@ -9,6 +9,12 @@ so broken or absurdly deep markup costs time in proportion to its size and never
 recursion. Blocks are separated by a blank line, except consecutive list items
 and the rows of one table, which are separated by a single line break. Table
 cells are joined with " | ". ``<pre>`` content is kept verbatim.
+
+**Main content** (the loader's ``main_content``, on by default): where a page marks its
+main content, with ``<main>`` (or ``role="main"``) or else a single ``<article>``, only
+that is read: the site's navigation, header, footer and sidebars around it are not
+the document. A page that marks nothing is read whole, and so is one whose marked
+region holds no text.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from core.loaders.base import Loader
 from core.loaders.decoding import decode_text
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import make_document, text_metadata
+from core.params import param
 from core.schema import Document, Element
 
 # Elements whose content is never visible text.
@@ -54,6 +61,7 @@ class _Open:
     kind: str  # heading | list_item | code | paragraph
     level: int | None = None
     hidden: bool = False
+    region: bool = False  # the main-content element being read (see main_region)
 
 
 @dataclass
@@ -69,8 +77,15 @@ class _Table:
 class _VisibleText(HTMLParser):
     """Collects the visible text as blocks and records an element per block."""
 
-    def __init__(self) -> None:
+    def __init__(self, region: str | None = None, source: str = "") -> None:
         super().__init__(convert_charrefs=True)
+        self.source = source  # what is fed, for the region's span (HTMLParser's own buffer is trimmed as it goes)
+        # Only the first element matching ``region`` ("main" or "article") is read, when one is named.
+        self.region = region
+        self.region_depth = 0
+        self.region_seen = False
+        self.region_span: tuple[int, int] | None = None  # where the region's markup starts and ends in the source
+        self._line_starts: list[int] | None = None
         self.pieces: list[str] = []
         self.length = 0
         self.elements: list[Element] = []
@@ -91,18 +106,22 @@ class _VisibleText(HTMLParser):
         if tag == "title" and not self.open_counts.get("svg"):
             self.title_depth += 1
         if tag in _VOID:
-            if tag == "br" and not self.hidden_depth:
+            if tag == "br" and not self.hidden_depth and not self._outside():
                 self._add_inline(_LINE_BREAK_MARK if self.table is None else " ")
-            elif tag == "hr" and not self.hidden_depth:
+            elif tag == "hr" and not self.hidden_depth and not self._outside():
                 self._block_boundary()
             return
         parent = self.stack[-1]
         hidden = tag in _HIDDEN or any(name == "hidden" for name, _ in attrs)
         entry = _Open(tag, parent.kind, parent.level, hidden)
+        if self._outside() and not self.hidden_depth and _in_region(self.region, tag, attrs) and not self.region_seen:
+            entry.region, self.region_seen = True, True
+            self.region_depth += 1
+            self.region_span = (self._offset(), -1)
         self._push(entry)
         if hidden:
             self.hidden_depth += 1
-        if self.hidden_depth:
+        if self.hidden_depth or self._outside():
             return
         if tag == "table":
             self._open_table()
@@ -138,9 +157,24 @@ class _VisibleText(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.title_depth:
             self.title_parts.append(data)
-        if self.hidden_depth:
+        if self.hidden_depth or self._outside():
             return
         self._add_inline(data)
+
+    def _offset(self) -> int:
+        """The parser's position (line, column) as an offset into the source fed to it."""
+        if self._line_starts is None:
+            self._line_starts = [0, *(i + 1 for i, char in enumerate(self.source) if char == "\n")]
+        line, column = self.getpos()
+        return self._line_starts[line - 1] + column
+
+    def _end_of_tag(self) -> int:
+        at = self.source.find(">", min(self._offset(), len(self.source)))
+        return len(self.source) if at < 0 else at + 1
+
+    def _outside(self) -> bool:
+        """Whether the text here lies outside the main content being read (never, when none is)."""
+        return self.region is not None and self.region_depth == 0
 
     def close(self) -> None:
         super().close()
@@ -160,7 +194,14 @@ class _VisibleText(HTMLParser):
         if entry.hidden:
             self.hidden_depth -= 1
             return
-        if self.hidden_depth:
+        if self.hidden_depth or self._outside():
+            return
+        if entry.region:
+            self._block_boundary()
+            self.region_depth -= 1
+            start, _ = self.region_span or (0, 0)
+            # Up to the end of the tag that closed it (or of the page, when the page ended it).
+            self.region_span = (start, self._end_of_tag())
             return
         if entry.tag == "table":
             if self.nested_table_depth:
@@ -318,15 +359,48 @@ def declared_charset(data: bytes) -> str | None:
 
 
 def html_to_text(html: str) -> tuple[str, list[Element], str]:
-    """``(visible text, elements with spans in that text, title)`` of an HTML string."""
-    parser = _VisibleText()
+    """``(visible text, elements with spans in that text, title)`` of an HTML string: the whole page."""
+    text, elements, title, _ = page_text(html, main_content=False)
+    return text, elements, title
+
+
+def page_text(html: str, *, main_content: bool) -> tuple[str, list[Element], str, str]:
+    """:func:`html_to_text`'s three, and the markup they were read from: the page's, or with ``main_content`` only
+    its marked main content's (:func:`main_region`; the engines that read markup then read what the text holds)."""
+    region = main_region(html) if main_content else None
+    parser = _VisibleText(region, html if region else "")
     parser.feed(html)
     parser.close()
     if parser.table is not None:
         parser._close_table()
+    text = "".join(parser.pieces)
+    if region is not None and (not text.strip() or parser.region_span is None):
+        return page_text(html, main_content=False)  # the marked region holds no text: the page is read whole
     elements = sorted(parser.elements, key=lambda e: (e.start_char, -e.end_char))
     title = " ".join("".join(parser.title_parts).split())
-    return "".join(parser.pieces), elements, title
+    if parser.region_span is None:
+        return text, elements, title, html
+    start, end = parser.region_span
+    return text, elements, title, html[start:end]
+
+
+_MAIN_TAG = re.compile(r"<main[\s>/]|<[a-z][a-z0-9]*\s[^>]*\brole\s*=\s*[\"']?main\b", re.IGNORECASE)
+_ARTICLE_TAG = re.compile(r"<article[\s>/]", re.IGNORECASE)
+
+
+def main_region(html: str) -> str | None:
+    """What a page marks as its main content: "main" (a ``<main>`` or ``role="main"``), else "article" (exactly one
+    ``<article>``), else None. A first look at the markup; the parser reads the first matching element, and a page
+    whose match holds no text (e.g. one inside a comment) is read whole."""
+    if _MAIN_TAG.search(html):
+        return "main"
+    return "article" if len(_ARTICLE_TAG.findall(html)) == 1 else None
+
+
+def _in_region(region: str | None, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+    if region == "main":
+        return tag == "main" or any(name == "role" and (value or "").strip().lower() == "main" for name, value in attrs)
+    return region == "article" and tag == "article"
 
 
 @LOADERS.register
@@ -338,10 +412,16 @@ class HtmlLoader(Loader):
     summary = "HTML (.html): the visible text (no scripts or styles), block structure kept as line breaks."
     extensions = FORMAT_EXTENSIONS["html"]
 
+    main_content: bool = param(
+        True,
+        "Read only the page's main content where it marks it (its <main> or role=main, else its one <article>): "
+        "the navigation, header, footer and sidebars around it are left out. A page that marks none is read whole.",
+    )
+
     def load_bytes(self, data: bytes, file_name: str) -> list[Document]:
         source, encoding, warning, replaced = decode_text(data, file_name, declared=declared_charset(data))
         try:
-            text, elements, title = html_to_text(source)
+            text, elements, title, markup = page_text(source, main_content=self.main_content)
         except AssertionError:  # HTMLParser's way of giving up on some malformed declarations
             raise CorruptDocumentError(file_name, "is HTML too malformed to parse") from None
         if not text.strip():
@@ -350,6 +430,7 @@ class HtmlLoader(Loader):
         if title:
             metadata["title"] = title
         document = make_document(text, metadata, elements)
-        # LlamaIndex's HTMLNodeParser and LangChain's HTMLHeaderTextSplitter read the page's markup, not its text.
-        document.markup = source
+        # LlamaIndex's HTMLNodeParser and LangChain's HTMLHeaderTextSplitter read the page's markup, not its text
+        # (the main content's, where only that was read).
+        document.markup = markup
         return [document]
