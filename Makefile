@@ -31,6 +31,7 @@ $(VENV)/.installed-run: $(BUILD_INPUTS) | $(BIN)/python
 	$(STEP) "Installing ChunkScope into $(VENV): CPU torch, Ray, LlamaIndex, LangChain, the embedding model (~2.5 GB; about 5 minutes the first time)"
 	$(INSTALL) -e .
 	$(READERS_FILE)
+	$(WARM_SAMPLES)
 	touch $@
 	$(STEP) "Installed; the next make run starts at once"
 
@@ -40,6 +41,13 @@ $(VENV)/.installed-dev: $(BUILD_INPUTS) examples/plugin/pyproject.toml | $(BIN)/
 	$(INSTALL) -e '.[dev]' -e examples/plugin
 	$(READERS_FILE)
 	touch $@ $(VENV)/.installed-run
+
+# The samples read once (the scanned page's OCR) and their default chunks embedded, into ChunkScope's disk caches:
+# the first page and the first query of `make run` then wait for neither (about 20 s, once).
+define WARM_SAMPLES
+	$(STEP) "Preparing the sample documents: reading them and embedding their default chunks (about 20 seconds, once)"
+	HF_HUB_OFFLINE=1 $(BIN)/chunkscope query sample_docs --query "What does chunk overlap protect against?" > /dev/null
+endef
 
 setup: run-deps $(VENV)/.installed-run
 
@@ -68,9 +76,10 @@ system-deps:
 
 # MALLOC_ARENA_MAX=2: glibc's per-thread heaps fragment under a server's many threads; with two, 40 distinct 5 MB
 # uploads left it ~140 MB smaller and growing ~2 MB an upload instead of ~4-8 (benchmarks/NOTES.md).
+# CHUNKSCOPE_PRELOAD_MODEL=1: the embedding model loads in the background while the first page is read (ui/cache.py).
 run: run-deps setup
 	$(STEP) "Starting ChunkScope at http://localhost:$(PORT) (Ctrl-C stops it)"
-	HF_HUB_OFFLINE=1 MALLOC_ARENA_MAX=2 $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
+	HF_HUB_OFFLINE=1 MALLOC_ARENA_MAX=2 CHUNKSCOPE_PRELOAD_MODEL=1 $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
 
 test: setup-dev
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -n 2 --dist loadgroup

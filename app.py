@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import cache
 from ui import home as ui_home
 from ui.documents import all_documents, ensure_started
 
@@ -37,6 +38,8 @@ def main() -> None:
     ui_home.link_warnings(documents_page=pages[0])
     ui_home.sidebar_file_count()
     navigation.run()
+    # Under `make run`, after the first page is drawn: the model loads while it is read, and the first query finds it.
+    cache.preload_embedder()
 
 
 main()

@@ -183,3 +183,20 @@ def test_the_cli_reads_the_same_samples_the_app_opens_with(sample_docs) -> None:
     loaded = sorted(str(document.metadata["file_name"]) for document in load_documents([sample_docs], PipelineConfig()))
     assert loaded == sorted(path.name for path in sample_files())
     assert "README.md" not in loaded and "rag_handbook.md" not in loaded
+
+
+def test_under_make_run_the_model_loads_in_the_background_once_per_process(monkeypatch) -> None:
+    import threading
+
+    import core.embed.embedder as embedder_module
+    from ui import cache
+
+    loaded = threading.Event()
+    monkeypatch.setattr(embedder_module, "get_embedder", lambda *args: loaded.set())
+    monkeypatch.setattr(cache, "_preload_started", threading.Event())
+    monkeypatch.delenv(cache.PRELOAD_ENV, raising=False)
+    assert cache.preload_embedder() is False  # tests and plain `streamlit run` load it when a page needs it
+    monkeypatch.setenv(cache.PRELOAD_ENV, "1")
+    assert cache.preload_embedder() is True
+    assert loaded.wait(10)
+    assert cache.preload_embedder() is False  # once per process

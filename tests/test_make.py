@@ -35,8 +35,13 @@ def dry_run(folder: Path, target: str) -> list[str]:
 def test_make_run_on_a_fresh_checkout_announces_each_step_and_shows_pip_progress(fresh_checkout: Path) -> None:
     lines = dry_run(fresh_checkout, "run")
     steps = [line for line in lines if line.startswith("printf") and "==>" in line]
-    assert [step.split('"')[1].split(" ")[0] for step in steps] == ["Creating", "Installing", "Installed;", "Starting"]
+    assert [step.split('"')[1].split(" ")[0] for step in steps] == [
+        "Creating", "Installing", "Preparing", "Installed;", "Starting"
+    ]  # fmt: skip
     assert "~2.5 GB" in steps[1] and "5 minutes" in steps[1]
+    # The samples are read and their default chunks embedded at install: the first page and query wait for neither.
+    assert any("chunkscope query sample_docs" in line and "HF_HUB_OFFLINE=1" in line for line in lines)
+    assert any("CHUNKSCOPE_PRELOAD_MODEL=1" in line and "streamlit run app.py" in line for line in lines)
     project, readers = [line for line in lines if "pip install" in line]
     assert "torch==2.13.0" in project and "-e ." in project
     # SimpleDirectoryReader's file readers, without the pins that would downgrade pypdf and pandas.

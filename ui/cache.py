@@ -352,6 +352,34 @@ def model_tokenizer(name: str = "model") -> Any:
     return get_tokenizer(name)
 
 
+# Set by `make run`: the model loads in the background while the first page is read, so the first query does not
+# wait for it. Off in tests, whose servers need not pay for a model most of them never use.
+PRELOAD_ENV = "CHUNKSCOPE_PRELOAD_MODEL"
+_preload_started = threading.Event()
+
+
+def preload_embedder() -> bool:
+    """Start loading the embedding model in a daemon thread, once per process, when :data:`PRELOAD_ENV` is "1".
+
+    :func:`core.embed.embedder.get_embedder` holds a lock while it loads, so a query that comes first waits for
+    this load instead of starting a second one. True when this call started it.
+    """
+    if os.environ.get(PRELOAD_ENV) != "1" or _preload_started.is_set():
+        return False
+    _preload_started.set()
+
+    def load() -> None:
+        from core.embed.embedder import get_embedder
+
+        try:
+            get_embedder()
+        except Exception:  # noqa: BLE001 - the page that needs it loads it again and shows why it failed
+            return
+
+    threading.Thread(target=load, name="chunkscope-preload-model", daemon=True).start()
+    return True
+
+
 @st.cache_resource(show_spinner="Loading the embedding model (all-MiniLM-L6-v2, a few seconds)…")
 def embedder() -> Any:
     """The embedding model, loaded once per process and shared by every session."""
