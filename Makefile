@@ -10,7 +10,8 @@ PORT ?= 8501
 LOCK := constraints.txt
 # Not --quiet: the first install downloads ~2.5 GB (torch, Ray, the frameworks) for about five minutes,
 # and pip's own lines (Collecting ..., the download bars) show it is moving.
-INSTALL := $(BIN)/pip install --progress-bar on --constraint $(LOCK) torch==2.13.0
+# scripts/ticking.sh says every 30 s that it still installs: pip is silent while it unpacks (~4 minutes).
+INSTALL := scripts/ticking.sh $(BIN)/pip install --progress-bar on --constraint $(LOCK) torch==2.13.0
 # SimpleDirectoryReader's PDF, DOCX, PPTX and spreadsheet readers (the "llamaindex" reader). Without its
 # dependencies: 0.7.0 pins pypdf<7 and pandas<3, which a resolver would downgrade; its readers run on ours.
 READERS_FILE_PIN := llama-index-readers-file==0.7.0

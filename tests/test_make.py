@@ -17,7 +17,7 @@ C_SOURCES = sorted(str(path.relative_to(ROOT)) for path in ROOT.glob("core/**/*_
 @pytest.fixture
 def fresh_checkout(tmp_path: Path) -> Path:
     """The files make reads, in a folder with no .venv (as on a fresh clone)."""
-    for name in ("Makefile", "pyproject.toml", "constraints.txt", "setup.py", *C_SOURCES):
+    for name in ("Makefile", "pyproject.toml", "constraints.txt", "setup.py", "scripts/ticking.sh", *C_SOURCES):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "examples" / "plugin").mkdir(parents=True)
@@ -47,6 +47,8 @@ def test_make_run_on_a_fresh_checkout_announces_each_step_and_shows_pip_progress
     # SimpleDirectoryReader's file readers, without the pins that would downgrade pypdf and pandas.
     assert "--no-deps llama-index-readers-file==" in readers
     assert not [line for line in (project, readers) if "--quiet" in line or "-q " in line]
+    # pip is silent while it unpacks: the install runs under a ticker that says it still runs.
+    assert project.startswith("scripts/ticking.sh ")
     # Both install the locked versions, the ones the suite passed on.
     assert all("--constraint constraints.txt" in line for line in (project, readers))
 
@@ -54,6 +56,16 @@ def test_make_run_on_a_fresh_checkout_announces_each_step_and_shows_pip_progress
 def test_make_test_installs_the_locked_versions_too(fresh_checkout: Path) -> None:
     installs = [line for line in dry_run(fresh_checkout, "test") if "pip install" in line]
     assert len(installs) == 2 and all("--constraint constraints.txt" in line for line in installs)
+
+
+def test_the_ticker_passes_the_exit_status_and_says_it_still_runs(tmp_path: Path) -> None:
+    ticker = ROOT / "scripts" / "ticking.sh"
+    env = {**os.environ, "TICK_SECONDS": "1"}
+    done = subprocess.run(
+        [str(ticker), "sh", "-c", "sleep 2.5; exit 3"], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 3
+    assert "... still installing (2 s): 0 packages in .venv so far" in done.stdout
 
 
 def test_a_moved_lock_installs_again(fresh_checkout: Path) -> None:
