@@ -71,7 +71,9 @@ def test_a_scan_under_a_big_watermark_is_read_by_ocr(mark: str, size: float, par
     opacity=st.sampled_from([0.15, 0.5, 1.0]),
     angle=st.sampled_from([0, 30, 45, 90]),
 )
-def test_no_watermark_makes_a_scan_look_like_a_page_of_text(mark: str, size: float, opacity: float, angle: float) -> None:
+def test_no_watermark_makes_a_scan_look_like_a_page_of_text(
+    mark: str, size: float, opacity: float, angle: float
+) -> None:
     coverage = page_coverage(watermarked_scan(mark, size, opacity=opacity, angle=angle), [1])[1]
     assert coverage.images == pytest.approx(1.0)
     assert coverage.scan_like, coverage
