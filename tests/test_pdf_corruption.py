@@ -1,6 +1,9 @@
 """Corruption a PDF's text layer hides (issue #44.1): each is read as a viewer shows the page, or named in a
 warning on the document and the page, never passed on silently.
 
+* glyphs drawn two to four times at one position (a fake bold, a doubled layer) are read once, and the page
+  is named in ``load_warning``;
+* text turned by 90, 180 or 270 degrees (a vertical column header, margin text) reads in its direction;
 * a scanned page under a big watermark is a scan: its few big glyphs do not make it a page of text;
 
 The PDFs are generated here (fpdf2, and the sample scan), a few hundred bytes to a few hundred KB each.
@@ -18,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.loaders import load_bytes
+from core.loaders.pdf_corruption import looks_overdrawn, times_drawn
 from core.loaders.pdf_ocr import page_coverage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +43,163 @@ def watermarked_scan(mark: str, size: float, *, opacity: float = 1.0, angle: flo
     writer = pypdf.PdfWriter()
     page = writer.add_page(scan)
     page.merge_page(pypdf.PdfReader(io.BytesIO(bytes(layer.output()))).pages[0])
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+PARSERS = ["pypdf", "pdfplumber"]
+LINES = ("Quarterly revenue grew in every region", "Operating margin 300218 and falling")
+
+
+def overdrawn_pdf(lines: tuple[str, ...], times: int, *, per_glyph: bool = False, offset: float = 0.0) -> bytes:
+    """One page drawing ``lines`` ``times`` over: pass after pass of the whole text, or each glyph again in place
+    (``per_glyph``); each copy ``offset`` points right of the one before (a fake bold's shift)."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    if per_glyph:
+        for row, line in enumerate(lines):
+            x = 72.0
+            for char in line:
+                for copy in range(times):
+                    pdf.text(x + copy * offset, 100 + 16 * row, char)
+                x += pdf.get_string_width(char)
+    else:
+        for copy in range(times):
+            for row, line in enumerate(lines):
+                pdf.text(72 + copy * offset, 100 + 16 * row, line)
+    return bytes(pdf.output())
+
+
+def turned_pdf(words: str, angle: int, *, header: bool = True) -> bytes:
+    """A line of text (unless not ``header``), then ``words`` turned ``angle`` degrees counter-clockwise
+    (a column header, margin text)."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    if header:
+        pdf.text(72, 100, "Header row")
+    with pdf.rotation(angle, 300, 400):
+        pdf.text(300, 400, words)
+    return bytes(pdf.output())
+
+
+def tokens(text: str) -> list[str]:
+    return text.split()
+
+
+# -- overdraw ----------------------------------------------------------------------------
+
+
+def test_the_overdraw_as_each_parser_read_it() -> None:
+    """The defect (pdfplumber's issue-842 file draws its digits 4 times over): what a viewer shows once, each
+    parser wrote four times."""
+    data = overdrawn_pdf(("300218",), 4)
+    assert pypdf.PdfReader(io.BytesIO(data)).pages[0].extract_text() == "300218300218300218300218"
+    per_glyph = overdrawn_pdf(("300218",), 4, per_glyph=True)
+    assert pypdf.PdfReader(io.BytesIO(per_glyph)).pages[0].extract_text() == "333300000000222211118888"
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("per_glyph", [False, True], ids=["passes", "per-glyph"])
+def test_glyphs_drawn_four_times_read_once_and_are_named(parser: str, per_glyph: bool) -> None:
+    (document,) = load_bytes(overdrawn_pdf(("300218",), 4, per_glyph=per_glyph), "overdrawn.pdf", parser=parser)
+    assert document.text == "300218"
+    by = ", by pdfplumber" if parser == "pypdf" else ""
+    assert document.metadata["load_warning"] == (
+        "glyphs drawn over themselves on page 1 (up to 4 times at one position, as a fake bold draws them): "
+        f"read once per position{by}"
+    )
+
+
+def test_the_pypdf_parser_says_pdfplumber_read_the_overdrawn_page() -> None:
+    (document,) = load_bytes(overdrawn_pdf(LINES, 2), "overdrawn.pdf")
+    assert document.text == "\n".join(LINES)
+    assert document.metadata["fallback_pages"] == [1]
+    assert "garbled" not in document.metadata["load_warning"]
+
+
+def test_a_page_drawn_once_is_not_overdrawn() -> None:
+    for parser in PARSERS:
+        (document,) = load_bytes(overdrawn_pdf(LINES, 1), "plain.pdf", parser=parser)
+        assert tokens(document.text) == tokens(" ".join(LINES))
+        assert "load_warning" not in document.metadata
+
+
+def test_what_makes_pypdfs_text_look_overdrawn() -> None:
+    assert looks_overdrawn("300218300218300218300218")
+    assert looks_overdrawn("300218 Total amount300218 Total amount")
+    assert looks_overdrawn("TTTToooottttaaaallll")
+    assert looks_overdrawn(f"{LINES[0]}\n{LINES[1]}\n{LINES[0]}")
+    # Repeats in real text: a word written twice, a year, a word with double letters pairs of three.
+    assert not looks_overdrawn("the code code we ran in in 2020 and 2021")
+
+
+def test_two_copies_of_one_character_are_not_yet_an_overdraw() -> None:
+    char = {"text": "a", "x0": 10.0, "top": 20.0}
+    assert times_drawn([char, dict(char)]) == 1
+    assert times_drawn([char, dict(char), {**char, "text": "b"}, {**char, "text": "b"}, {**char, "text": "b"}]) == 3
+
+
+# -- rotated text ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("angle", [90, 180, 270])
+def test_pdfplumber_read_turned_text_backwards(angle: int) -> None:
+    """The defect: pdfplumber reads every turned line top to bottom, left to right."""
+    import pdfplumber
+
+    with pdfplumber.open(io.BytesIO(turned_pdf("Total Population", angle))) as pdf:
+        text = pdf.pages[0].extract_text()
+    assert ("latoT" in text) == (angle in (90, 180))
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("angle", [90, 180, 270])
+def test_turned_text_reads_in_its_direction(parser: str, angle: int) -> None:
+    (document,) = load_bytes(turned_pdf("Total Population", angle), "turned.pdf", parser=parser)
+    assert tokens(document.text) == ["Header", "row", "Total", "Population"]
+
+
+# -- the property --------------------------------------------------------------------------
+
+WORDS = st.sampled_from(
+    "revenue margin district population quarterly budget harbour railway library station council "
+    "museum orchard river valley summit".split()
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lines=st.lists(st.lists(WORDS, min_size=2, max_size=5).map(" ".join), min_size=1, max_size=3).map(tuple),
+    times=st.integers(1, 4),
+    per_glyph=st.booleans(),
+    offset=st.sampled_from([0.0, 0.3]),
+    turned=st.sampled_from([None, 90, 180, 270]),
+    parser=st.sampled_from(PARSERS),
+)
+def test_generated_pdfs_read_their_real_words(
+    lines: tuple[str, ...], times: int, per_glyph: bool, offset: float, turned: int | None, parser: str
+) -> None:
+    """Over overdraw x1-x4 (passes or per glyph, in place or shifted) and text turned 90/180/270 degrees, the
+    loaded text holds the page's words, each once per time it is written; an overdrawn page is named."""
+    data = overdrawn_pdf(lines, times, per_glyph=per_glyph, offset=offset)
+    expected = tokens(" ".join(lines))
+    if turned is not None:
+        data = _with_turned(data, "Total Population", turned)
+        expected += ["Total", "Population"]
+    (document,) = load_bytes(data, "generated.pdf", parser=parser)
+    assert sorted(tokens(document.text)) == sorted(expected)
+    warning = document.metadata.get("load_warning", "")
+    assert ("glyphs drawn over themselves on page 1" in warning) == (times > 1)
+
+
+def _with_turned(data: bytes, words: str, angle: int) -> bytes:
+    """``data``'s page with ``words`` turned ``angle`` degrees in its lower half."""
+    writer = pypdf.PdfWriter()
+    page = writer.add_page(pypdf.PdfReader(io.BytesIO(data)).pages[0])
+    page.merge_page(pypdf.PdfReader(io.BytesIO(turned_pdf(words, angle, header=False))).pages[0])
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()

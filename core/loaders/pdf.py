@@ -40,6 +40,7 @@ from pypdf.errors import FileNotDecryptedError
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.base import Loader
 from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
+from core.loaders.pdf_corruption import repair_overdrawn
 from core.loaders.pdf_garble import (
     better_text,
     blocks_text,
@@ -102,6 +103,7 @@ class _TextLayer:
     blank: list[int]  # pages with no text (and no failure)
     texts: dict[int, str]  # the text of every page that has some, by number
     unchecked: list[int]  # suspect pages too large to be read again by the other parser
+    overdrawn: dict[int, int]  # pages drawing glyphs over themselves, read once per position: how many times drawn
 
 
 @LOADERS.register
@@ -248,7 +250,7 @@ class PdfLoader(Loader):
         if self.parser == "pdfplumber":
             from core.loaders.pdf_structure import read_pages
 
-            blocks = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
+            blocks, overdrawn = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
             if len(blocks) != page_count:
                 raise CorruptDocumentError(
                     file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
@@ -264,9 +266,11 @@ class PdfLoader(Loader):
                 blank=[number for number, page in enumerate(blocks, start=1) if not page],
                 texts={number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page},
                 unchecked=[],
+                overdrawn=overdrawn,
             )
         texts, skipped = self._extract(reader, file_name)
         layout = self.extraction_mode == "layout"
+        texts, overdrawn = repair_overdrawn(data, texts, layout=layout, skip=heavy)
         texts, fallback = repair_garbled(data, texts, layout=layout, skip=heavy)
         # Pages pypdf failed on, and blank ones whose content does draw text (pypdf lost it without a word).
         unread = {*skipped, *(n for n, text in enumerate(texts, start=1) if not text and draws_text(reader, n))}
@@ -276,13 +280,14 @@ class PdfLoader(Loader):
         return _TextLayer(
             blocks=None,
             page_texts=texts,
-            fallback=sorted([*fallback, *read_by_other]),
+            fallback=sorted({*fallback, *read_by_other, *overdrawn}),
             read_by_other=read_by_other,
             unreadable=unreadable,
             partly={number: reason for number, reason in skipped.items() if texts[number - 1]},
             blank=[number for number, text in enumerate(texts, start=1) if not text and number not in unreadable],
             texts={number: text for number, text in enumerate(texts, start=1) if text},
             unchecked=[number for number in sorted(heavy) if texts[number - 1] and suspect(texts[number - 1])],
+            overdrawn=overdrawn,
         )
 
     def _notes(
@@ -310,9 +315,20 @@ class PdfLoader(Loader):
                 f"the text layer of {pages_phrase(over_layer)} covers little of a page-size image "
                 "(a scan with a stamp or a page number on top): OCR's text kept instead"
             )
+        if layer.overdrawn:
+            times = max(layer.overdrawn.values())
+            by = ", by pdfplumber" if self.parser == "pypdf" else ""
+            notes.append(
+                f"glyphs drawn over themselves on {pages_phrase(sorted(layer.overdrawn))} (up to {times} times at one "
+                f"position, as a fake bold draws them): read once per position{by}"
+            )
         if layer.fallback:
             other = "pdfplumber" if self.parser == "pypdf" else "pypdf"
-            garbled = [number for number in layer.fallback if number not in layer.read_by_other]
+            garbled = [
+                number
+                for number in layer.fallback
+                if number not in layer.read_by_other and (self.parser != "pypdf" or number not in layer.overdrawn)
+            ]
             if garbled:
                 notes.append(f"{self.parser}'s text was garbled on {pages_phrase(garbled)}: read by {other} instead")
             if layer.read_by_other:
