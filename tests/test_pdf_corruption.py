@@ -3,7 +3,8 @@ warning on the document and the page, never passed on silently.
 
 * glyphs drawn two to four times at one position (a fake bold, a doubled layer) are read once, and the page
   is named in ``load_warning``;
-* text turned by 90, 180 or 270 degrees (a vertical column header, margin text) reads in its direction;
+* text turned by 90, 180 or 270 degrees (a vertical column header, margin text), or at another angle (a
+  diagonal watermark), reads in its direction, and apart from the lines it crosses;
 * a scanned page under a big watermark is a scan: its few big glyphs do not make it a page of text;
 
 The PDFs are generated here (fpdf2, and the sample scan), a few hundred bytes to a few hundred KB each.
@@ -72,14 +73,12 @@ def overdrawn_pdf(lines: tuple[str, ...], times: int, *, per_glyph: bool = False
     return bytes(pdf.output())
 
 
-def turned_pdf(words: str, angle: int, *, header: bool = True) -> bytes:
-    """A line of text (unless not ``header``), then ``words`` turned ``angle`` degrees counter-clockwise
-    (a column header, margin text)."""
+def turned_pdf(words: str, angle: int) -> bytes:
+    """A line of text, then ``words`` turned ``angle`` degrees counter-clockwise (a column header, margin text)."""
     pdf = FPDF(unit="pt", format="A4")
     pdf.add_page()
     pdf.set_font("Helvetica", size=12)
-    if header:
-        pdf.text(72, 100, "Header row")
+    pdf.text(72, 100, "Header row")
     with pdf.rotation(angle, 300, 400):
         pdf.text(300, 400, words)
     return bytes(pdf.output())
@@ -155,11 +154,22 @@ def test_pdfplumber_read_turned_text_backwards(angle: int) -> None:
     assert ("latoT" in text) == (angle in (90, 180))
 
 
-@pytest.mark.parametrize("parser", PARSERS)
-@pytest.mark.parametrize("angle", [90, 180, 270])
-def test_turned_text_reads_in_its_direction(parser: str, angle: int) -> None:
-    (document,) = load_bytes(turned_pdf("Total Population", angle), "turned.pdf", parser=parser)
+READINGS = [{"parser": "pypdf"}, {"parser": "pypdf", "extraction_mode": "layout"}, {"parser": "pdfplumber"}]
+
+
+@pytest.mark.parametrize("options", READINGS, ids=["pypdf", "pypdf-layout", "pdfplumber"])
+@pytest.mark.parametrize("angle", [90, 180, 270, 30, 45, 315])
+def test_turned_text_reads_in_its_direction(options: dict[str, str], angle: int) -> None:
+    """pypdf's layout mode dropped turned text; pdfplumber read it backwards, or scattered it at other angles."""
+    (document,) = load_bytes(turned_pdf("Total Population", angle), "turned.pdf", **options)
     assert tokens(document.text) == ["Header", "row", "Total", "Population"]
+
+
+def test_a_diagonal_watermark_does_not_break_into_the_lines_it_crosses() -> None:
+    page = _with_turned(overdrawn_pdf(LINES, 1), "DRAFT", 30, size=60, at=(200, 160))
+    (document,) = load_bytes(page, "marked.pdf", parser="pdfplumber")
+    assert LINES[0] in document.text and LINES[1] in document.text
+    assert "DRAFT" in tokens(document.text)
 
 
 # -- the property --------------------------------------------------------------------------
@@ -176,30 +186,37 @@ WORDS = st.sampled_from(
     times=st.integers(1, 4),
     per_glyph=st.booleans(),
     offset=st.sampled_from([0.0, 0.3]),
-    turned=st.sampled_from([None, 90, 180, 270]),
-    parser=st.sampled_from(PARSERS),
+    turned=st.sampled_from([None, 90, 180, 270, 45]),
+    options=st.sampled_from(READINGS),
 )
 def test_generated_pdfs_read_their_real_words(
-    lines: tuple[str, ...], times: int, per_glyph: bool, offset: float, turned: int | None, parser: str
+    lines: tuple[str, ...], times: int, per_glyph: bool, offset: float, turned: int | None, options: dict[str, str]
 ) -> None:
-    """Over overdraw x1-x4 (passes or per glyph, in place or shifted) and text turned 90/180/270 degrees, the
+    """Over overdraw x1-x4 (passes or per glyph, in place or shifted) and text turned 90/180/270/45 degrees, the
     loaded text holds the page's words, each once per time it is written; an overdrawn page is named."""
     data = overdrawn_pdf(lines, times, per_glyph=per_glyph, offset=offset)
     expected = tokens(" ".join(lines))
     if turned is not None:
         data = _with_turned(data, "Total Population", turned)
         expected += ["Total", "Population"]
-    (document,) = load_bytes(data, "generated.pdf", parser=parser)
+    (document,) = load_bytes(data, "generated.pdf", **options)
     assert sorted(tokens(document.text)) == sorted(expected)
     warning = document.metadata.get("load_warning", "")
     assert ("glyphs drawn over themselves on page 1" in warning) == (times > 1)
 
 
-def _with_turned(data: bytes, words: str, angle: int) -> bytes:
-    """``data``'s page with ``words`` turned ``angle`` degrees in its lower half."""
+def _with_turned(
+    data: bytes, words: str, angle: int, *, size: float = 12, at: tuple[float, float] = (300, 400)
+) -> bytes:
+    """``data``'s page with ``words`` turned ``angle`` degrees about ``at`` (points from the top left)."""
+    layer = FPDF(unit="pt", format="A4")
+    layer.add_page()
+    layer.set_font("Helvetica", size=size)
+    with layer.rotation(angle, *at):
+        layer.text(*at, words)
     writer = pypdf.PdfWriter()
     page = writer.add_page(pypdf.PdfReader(io.BytesIO(data)).pages[0])
-    page.merge_page(pypdf.PdfReader(io.BytesIO(turned_pdf(words, angle, header=False))).pages[0])
+    page.merge_page(pypdf.PdfReader(io.BytesIO(bytes(layer.output()))).pages[0])
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()

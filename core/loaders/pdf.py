@@ -13,12 +13,14 @@ Two parsers, one declared option (``parser``):
 A page whose text one parser garbles (glyph numbers instead of letters, see
 :mod:`core.loaders.pdf_garble`) is read by the other where that one reads it
 clearly better (``fallback_pages``, and a note); a page both garble is named in
-``load_warning``, never passed on silently.
+``load_warning``, never passed on silently. Glyphs drawn over themselves are read once per
+position, as a viewer shows them, and the page is named; text turned by 90, 180 or 270
+degrees, or at another angle, reads in its direction (:mod:`core.loaders.pdf_corruption`).
 
 Either way the pages follow each other with one blank line between them, and a
 page without a text layer but with an image (a scan) is read by Tesseract when
 ``ocr`` allows (:mod:`core.loaders.pdf_ocr`), and so is a page whose images cover it while
-its text layer covers almost none (a stamp line on a scan). OCR's words' mean confidence goes in
+its text layer's words cover almost none of it (a stamp line or a big watermark on a scan). OCR's words' mean confidence goes in
 ``ocr_confidence`` (by page number), its number in ``ocr_pages``, and a note in
 ``load_warning``. pypdf checks the file first (encryption, page count, content
 size), for both parsers. Neither parser runs anything embedded in the file (no
@@ -434,7 +436,8 @@ class PdfLoader(Loader):
         for number, page in enumerate(pages[start:stop], start=start + 1):
             try:
                 with pypdf_gave_up() as gave_up:
-                    text = page.extract_text(extraction_mode=self.extraction_mode)
+                    # Layout mode drops text set at an angle by default (a vertical column header): keep it.
+                    text = page.extract_text(extraction_mode=self.extraction_mode, layout_mode_strip_rotated=False)
             except FileNotDecryptedError:
                 raise EncryptedDocumentError(
                     file_name, "is encrypted and cannot be read without its password"

@@ -29,6 +29,8 @@ from typing import Any
 
 # Two copies of a character whose positions differ by at most this (points) are one glyph drawn twice.
 SAME_POSITION = 1.0
+# A character this close to a right angle runs at it (a slightly skewed text layer, as on a deskewed scan).
+SKEW_DEGREES = 5.0
 # A page is overdrawn from this many repeated characters on (one stray duplicate is not worth a rewrite).
 MIN_REPEATED = 3
 
@@ -79,11 +81,13 @@ def one_glyph_per_position(page: Any) -> tuple[Any, int]:
 
 
 def char_direction(char: dict[str, Any]) -> int:
-    """The angle (0, 90, 180 or 270 degrees, counter-clockwise) a character's baseline runs at; -1 for any other."""
+    """The angle (0, 90, 180 or 270 degrees, counter-clockwise, within SKEW_DEGREES) a character's baseline runs
+    at; -1 for any other."""
     a, b = char["matrix"][:2]
     angle = math.degrees(math.atan2(b, a)) % 360
     nearest = round(angle / 90) * 90 % 360
-    return nearest if abs(angle - nearest) < 1 or abs(angle - nearest) > 359 else -1
+    off = abs(angle - nearest) % 360
+    return nearest if min(off, 360 - off) <= SKEW_DEGREES else -1
 
 
 def char_size(char: dict[str, Any]) -> float:
@@ -116,6 +120,68 @@ def join_vertical_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             joined.append(dict(line))
     return joined
+
+
+def angled_lines(chars: list[dict[str, Any]], word_gap_em: float) -> list[dict[str, Any]]:
+    """The lines of text set at an angle other than 0, 90, 180 or 270 degrees (a diagonal watermark), read along
+    their baseline: pdfplumber, which reads every character as upright or turned by 90 degrees, scatters them
+    ("n o ati ul p o P al ot T"). Each line is ``{"text", "size", "top", "bottom", "x0", "x1", "chars"}``, as
+    pdfplumber gives its text lines with the font size; characters farther apart than ``word_gap_em`` of their size are two words."""
+    by_angle: dict[int, list[dict[str, Any]]] = {}
+    for char in chars:
+        a, b = char["matrix"][:2]
+        by_angle.setdefault(round(math.degrees(math.atan2(b, a))) % 360, []).append(char)
+    lines: list[dict[str, Any]] = []
+    for angle, group in sorted(by_angle.items()):
+        along_x, along_y = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+        # PDF space (y up): a character's origin projected on its baseline and across it.
+        placed = [
+            (
+                char["matrix"][4] * along_x + char["matrix"][5] * along_y,
+                char["matrix"][5] * along_x - char["matrix"][4] * along_y,
+                char,
+            )
+            for char in group
+        ]
+        rows: list[list[tuple[float, float, dict[str, Any]]]] = []
+        for item in sorted(placed, key=lambda item: -item[1]):
+            if rows and abs(rows[-1][0][1] - item[1]) <= float(item[2]["size"]) / 2:
+                rows[-1].append(item)
+            else:
+                rows.append([item])
+        for row in rows:
+            row.sort(key=lambda item: item[0])
+            text, end = "", None
+            for along, _, char in row:
+                scale = math.hypot(*char["matrix"][:2])
+                if end is not None and along - end > word_gap_em * float(char["size"]):
+                    text += " "
+                text += char["text"]
+                end = along + float(char.get("adv") or 0.0) * scale
+            members = [char for _, _, char in row]
+            sizes = sorted(_angled_size(char, along_x, along_y) for char in members)
+            lines.append(
+                {
+                    "text": " ".join(text.split()),
+                    "size": sizes[len(sizes) // 2],
+                    "top": min(c["top"] for c in members),
+                    "bottom": max(c["bottom"] for c in members),
+                    "x0": min(c["x0"] for c in members),
+                    "x1": max(c["x1"] for c in members),
+                    "chars": members,
+                }
+            )
+    return [line for line in lines if line["text"]]
+
+
+def _angled_size(char: dict[str, Any], along_x: float, along_y: float) -> float:
+    """The font size of a character set at an angle: pdfminer's box is the turned glyph's (advance by font size)
+    bounding box, whose height or width, less the advance's share of it, is the font size's share."""
+    advance = float(char.get("adv") or 0.0) * math.hypot(*char["matrix"][:2])
+    cos, sin = abs(along_x), abs(along_y)
+    if cos >= sin:
+        return max((float(char["bottom"] - char["top"]) - advance * sin) / cos, 0.0)
+    return max((float(char["x1"] - char["x0"]) - advance * cos) / sin, 0.0)
 
 
 def repair_overdrawn(

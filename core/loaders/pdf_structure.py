@@ -35,6 +35,7 @@ from typing import Any
 
 from core.loaders.pdf_columns import column_regions
 from core.loaders.pdf_corruption import (
+    angled_lines,
     char_direction,
     char_size,
     direction_options,
@@ -137,14 +138,14 @@ def page_readings(data: bytes, numbers: list[int], *, layout: bool = False) -> d
 def _plain_text(page: Any, layout: bool) -> str:
     """pdfplumber's text of a page; text turned by 90, 180 or 270 degrees read in its direction, its lines placed
     among the others by their top (not in ``layout``, which keeps pdfplumber's own placing)."""
-    turned = {char_direction(char) for char in page.chars if char["text"].strip()} & {90, 180, 270}
+    turned = {char_direction(char) for char in page.chars if char["text"].strip()} - {0}
     if layout or not turned:
         return page.extract_text(layout=layout, x_tolerance_ratio=WORD_GAP_EM) or ""
     upright = page.filter(lambda obj: obj.get("object_type") != "char" or char_direction(obj) not in turned)
     lines = [(line.top, line.text) for line in _lines(upright, 0, {})]
     for direction in sorted(turned):
         view = page.filter(lambda obj, d=direction: obj.get("object_type") == "char" and char_direction(obj) == d)
-        lines.extend((line.top, line.text) for line in _lines(view, 0, direction_options(view.chars)))
+        lines.extend((line.top, line.text) for line in _turned_lines(view, direction, 0))
     return "\n".join(text for _, text in sorted(lines, key=lambda line: line[0]))
 
 
@@ -159,8 +160,9 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
 
     text_page = page.filter(outside_tables) if boxes else page
     visible = [char for char in text_page.chars if char["text"].strip()]
-    # Text turned by 90, 180 or 270 degrees is read apart, in its own direction (pdfplumber reads it backwards).
-    turned = {char_direction(char) for char in visible} & {90, 180, 270}
+    # Text turned (by 90, 180, 270 degrees or at any other angle) is read apart, in its own direction:
+    # pdfplumber reads it backwards or scatters it, and a diagonal watermark's letters among the lines it crosses.
+    turned = {char_direction(char) for char in visible} - {0}
     if turned:
         text_page = text_page.filter(lambda obj: obj.get("object_type") != "char" or char_direction(obj) not in turned)
         visible = [char for char in visible if char_direction(char) not in turned]
@@ -177,13 +179,25 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
         )
         chars = view.chars
         where = (min(c["x0"] for c in chars), min(c["top"] for c in chars), max(c["x1"] for c in chars), 0.0)
-        items.extend(_lines(view, _region_of(where, regions), direction_options(chars)))
+        items.extend(_turned_lines(view, direction, _region_of(where, regions)))
     for table, (rows, _) in zip(tables, read, strict=True):
         if any(any(cell.strip() for cell in row) for row in rows):
             items.append(_Table(float(table.bbox[1]), rows, _region_of(table.bbox, regions)))
     # Reading order: region by region (one region unless the page is set in columns), top to bottom in each.
     items.sort(key=lambda item: (item.region, item.top))
     return items
+
+
+def _turned_lines(view: Any, direction: int, region: int) -> list[_Line]:
+    """The lines of ``view``, whose characters all run at ``direction`` (90, 180, 270, or -1: another angle)."""
+    if direction != -1:
+        return _lines(view, region, direction_options(view.chars))
+    lines = []
+    for line in angled_lines(view.chars, WORD_GAP_EM):
+        bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in line["chars"] if c["text"].strip())
+        size = round(float(line["size"]), 1)
+        lines.append(_Line(line["text"], float(line["top"]), float(line["bottom"]), size, bold, region))
+    return lines
 
 
 def _lines(view: Any, region: int, options: dict[str, str]) -> list[_Line]:
