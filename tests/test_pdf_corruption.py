@@ -165,6 +165,35 @@ def test_turned_text_reads_in_its_direction(options: dict[str, str], angle: int)
     assert tokens(document.text) == ["Header", "row", "Total", "Population"]
 
 
+def vertical_header_table(angle: int) -> bytes:
+    """A ruled table whose header cells are set turned ``angle`` degrees, as narrow columns' headers are."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    xs, ys = [72, 172, 272, 372], [80, 180, 200, 220]
+    for x in xs:
+        pdf.line(x, ys[0], x, ys[-1])
+    for y in ys:
+        pdf.line(xs[0], y, xs[-1], y)
+    for column, header in enumerate(["District", "Population", "Total"]):
+        x, y = xs[column] + 55, 170 if angle == 90 else 90
+        with pdf.rotation(angle, x, y):
+            pdf.text(x, y, header)
+    for row, values in enumerate([["North", "1200", "3400"], ["South", "900", "2100"]]):
+        for column, value in enumerate(values):
+            pdf.text(xs[column] + 5, ys[row + 1] + 14, value)
+    return bytes(pdf.output())
+
+
+@pytest.mark.parametrize("angle", [90, 270])
+def test_vertical_column_headers_read_in_their_direction(angle: int) -> None:
+    """The issue's "latoT", "noitalupoP": pdfplumber read every table cell upright."""
+    (document,) = load_bytes(vertical_header_table(angle), "table.pdf", parser="pdfplumber")
+    assert document.text == (
+        "| District | Population | Total |\n| --- | --- | --- |\n| North | 1200 | 3400 |\n| South | 900 | 2100 |"
+    )
+
+
 def test_a_diagonal_watermark_does_not_break_into_the_lines_it_crosses() -> None:
     page = _with_turned(overdrawn_pdf(LINES, 1), "DRAFT", 30, size=60, at=(200, 160))
     (document,) = load_bytes(page, "marked.pdf", parser="pdfplumber")

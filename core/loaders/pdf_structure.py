@@ -256,6 +256,12 @@ def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[floa
     rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
     boxes = list(table.cells)
     columns = table.columns
+    # pdfplumber reads every cell upright: a cell of turned text (a vertical column header) is read again.
+    turned = [char for char in page.chars if char["text"].strip() and char_direction(char) != 0]
+    for r, row in enumerate(table.rows if turned else []):
+        for c, cell in enumerate(row.cells):
+            if cell is not None and any(_center_in(char, cell) for char in turned):
+                rows[r][c] = _turned_cell_text([char for char in page.chars if _center_in(char, cell)])
     for r, row in enumerate(table.rows):
         for c, cell in enumerate(row.cells):
             if cell is not None:
@@ -270,6 +276,17 @@ def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[floa
                 rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars))
                 boxes.append(box)
     return rows, boxes
+
+
+def _turned_cell_text(chars: list[dict[str, Any]]) -> str:
+    """A cell's text, read in the direction most of its characters run (at any angle), on one line."""
+    from pdfplumber.utils import extract_text
+
+    visible = [char for char in chars if char["text"].strip()]
+    directions = Counter(char_direction(char) for char in visible)
+    if directions.most_common(1)[0][0] == -1:
+        return " ".join(line["text"] for line in angled_lines(chars, WORD_GAP_EM))
+    return " ".join(extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars)).split())
 
 
 def _center_in(char: dict[str, Any], box: tuple[float, float, float, float]) -> bool:
