@@ -13,12 +13,14 @@ Two parsers, one declared option (``parser``):
 A page whose text one parser garbles (glyph numbers instead of letters, see
 :mod:`core.loaders.pdf_garble`) is read by the other where that one reads it
 clearly better (``fallback_pages``, and a note); a page both garble is named in
-``load_warning``, never passed on silently.
+``load_warning``, never passed on silently. Glyphs drawn over themselves are read once per
+position, as a viewer shows them, and the page is named; text turned by 90, 180 or 270
+degrees, or at another angle, reads in its direction (:mod:`core.loaders.pdf_corruption`).
 
 Either way the pages follow each other with one blank line between them, and a
 page without a text layer but with an image (a scan) is read by Tesseract when
 ``ocr`` allows (:mod:`core.loaders.pdf_ocr`), and so is a page whose images cover it while
-its text layer covers almost none (a stamp line on a scan). OCR's words' mean confidence goes in
+its text layer's words cover almost none of it (a stamp line or a big watermark on a scan). OCR's words' mean confidence goes in
 ``ocr_confidence`` (by page number), its number in ``ocr_pages``, and a note in
 ``load_warning``. pypdf checks the file first (encryption, page count, content
 size), for both parsers. Neither parser runs anything embedded in the file (no
@@ -40,6 +42,7 @@ from pypdf.errors import FileNotDecryptedError
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.base import Loader
 from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
+from core.loaders.pdf_corruption import repair_overdrawn
 from core.loaders.pdf_garble import (
     better_text,
     blocks_text,
@@ -102,6 +105,7 @@ class _TextLayer:
     blank: list[int]  # pages with no text (and no failure)
     texts: dict[int, str]  # the text of every page that has some, by number
     unchecked: list[int]  # suspect pages too large to be read again by the other parser
+    overdrawn: dict[int, int]  # pages drawing glyphs over themselves, read once per position: how many times drawn
 
 
 @LOADERS.register
@@ -248,7 +252,7 @@ class PdfLoader(Loader):
         if self.parser == "pdfplumber":
             from core.loaders.pdf_structure import read_pages
 
-            blocks = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
+            blocks, overdrawn = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
             if len(blocks) != page_count:
                 raise CorruptDocumentError(
                     file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
@@ -264,9 +268,11 @@ class PdfLoader(Loader):
                 blank=[number for number, page in enumerate(blocks, start=1) if not page],
                 texts={number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page},
                 unchecked=[],
+                overdrawn=overdrawn,
             )
         texts, skipped = self._extract(reader, file_name)
         layout = self.extraction_mode == "layout"
+        texts, overdrawn = repair_overdrawn(data, texts, layout=layout, skip=heavy)
         texts, fallback = repair_garbled(data, texts, layout=layout, skip=heavy)
         # Pages pypdf failed on, and blank ones whose content does draw text (pypdf lost it without a word).
         unread = {*skipped, *(n for n, text in enumerate(texts, start=1) if not text and draws_text(reader, n))}
@@ -276,13 +282,14 @@ class PdfLoader(Loader):
         return _TextLayer(
             blocks=None,
             page_texts=texts,
-            fallback=sorted([*fallback, *read_by_other]),
+            fallback=sorted({*fallback, *read_by_other, *overdrawn}),
             read_by_other=read_by_other,
             unreadable=unreadable,
             partly={number: reason for number, reason in skipped.items() if texts[number - 1]},
             blank=[number for number, text in enumerate(texts, start=1) if not text and number not in unreadable],
             texts={number: text for number, text in enumerate(texts, start=1) if text},
             unchecked=[number for number in sorted(heavy) if texts[number - 1] and suspect(texts[number - 1])],
+            overdrawn=overdrawn,
         )
 
     def _notes(
@@ -310,9 +317,20 @@ class PdfLoader(Loader):
                 f"the text layer of {pages_phrase(over_layer)} covers little of a page-size image "
                 "(a scan with a stamp or a page number on top): OCR's text kept instead"
             )
+        if layer.overdrawn:
+            times = max(layer.overdrawn.values())
+            by = ", by pdfplumber" if self.parser == "pypdf" else ""
+            notes.append(
+                f"glyphs drawn over themselves on {pages_phrase(sorted(layer.overdrawn))} (up to {times} times at one "
+                f"position, as a fake bold draws them): read once per position{by}"
+            )
         if layer.fallback:
             other = "pdfplumber" if self.parser == "pypdf" else "pypdf"
-            garbled = [number for number in layer.fallback if number not in layer.read_by_other]
+            garbled = [
+                number
+                for number in layer.fallback
+                if number not in layer.read_by_other and (self.parser != "pypdf" or number not in layer.overdrawn)
+            ]
             if garbled:
                 notes.append(f"{self.parser}'s text was garbled on {pages_phrase(garbled)}: read by {other} instead")
             if layer.read_by_other:
@@ -418,7 +436,8 @@ class PdfLoader(Loader):
         for number, page in enumerate(pages[start:stop], start=start + 1):
             try:
                 with pypdf_gave_up() as gave_up:
-                    text = page.extract_text(extraction_mode=self.extraction_mode)
+                    # Layout mode drops text set at an angle by default (a vertical column header): keep it.
+                    text = page.extract_text(extraction_mode=self.extraction_mode, layout_mode_strip_rotated=False)
             except FileNotDecryptedError:
                 raise EncryptedDocumentError(
                     file_name, "is encrypted and cannot be read without its password"

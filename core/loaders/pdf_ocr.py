@@ -144,17 +144,22 @@ def _environment() -> dict[str, str]:
     return {**os.environ, "OMP_THREAD_LIMIT": "1"}
 
 
-# A page whose images cover at least this share of it, and whose characters cover less than TEXT_COVERAGE,
-# is a scan with a few words on top (a stamp, a page number, a searchable layer of one line): OCR reads it.
+# A page whose images cover at least this share of it, and whose text layer's words cover less than TEXT_COVERAGE,
+# is a scan with a few words on top (a stamp, a page number, a watermark, a searchable layer of one line): OCR reads it.
 IMAGE_COVERAGE = 0.5
 # A page of running text covers 0.24-0.29 of its area with character boxes (sample_docs/rag_handbook.pdf),
 # a stamp line 0.005; below 0.05 the text layer holds a few lines at most.
 TEXT_COVERAGE = 0.05
+# Characters are counted as if set at most this size (points): the text layer's words, not the size of their
+# glyphs, tell a page of text from a scan. A watermark's few big glyphs ("SCANNED COPY" at 64 pt covers 0.06 of
+# an A4 page, "DRAFT" at 120 pt 0.09) cover as little as five to twelve characters of body text (0.001).
+READING_SIZE = 12.0
 
 
 @dataclass(frozen=True)
 class Coverage:
-    """How much of a page its images and its characters' boxes cover (shares of the page's area, 0-1)."""
+    """How much of a page its images and its text layer's words cover (shares of the page's area, 0-1); the
+    words' characters are counted at READING_SIZE at most."""
 
     images: float
     text: float
@@ -165,10 +170,11 @@ class Coverage:
 
 
 def page_coverage(data: bytes, numbers: list[int]) -> dict[int, Coverage]:
-    """What share of each page ``numbers`` (1-based) its images and its text layer's characters cover.
+    """What share of each page ``numbers`` (1-based) its images and its text layer's words cover.
 
     The images are placed rectangles clipped to the page (overlaps counted twice, the sum capped at 1);
-    the text is the sum of the visible characters' boxes.
+    the text is the sum of the visible characters' boxes, a character larger than READING_SIZE shrunk to
+    that size (its box scaled by the square of the ratio).
     """
     import pdfplumber
 
@@ -183,14 +189,17 @@ def page_coverage(data: bytes, numbers: list[int]) -> dict[int, Coverage]:
                 width = min(image["x1"], x1) - max(image["x0"], x0)
                 height = min(image["bottom"], bottom) - max(image["top"], top)
                 images += max(width, 0.0) * max(height, 0.0)
-            text = sum(
-                (char["x1"] - char["x0"]) * (char["bottom"] - char["top"])
-                for char in page.chars
-                if char["text"].strip()
-            )
+            text = sum(_reading_area(char) for char in page.chars if char["text"].strip())
             found[number] = Coverage(images=min(images / area, 1.0), text=min(text / area, 1.0))
             page.close()
     return found
+
+
+def _reading_area(char: dict[str, Any]) -> float:
+    """A character's box, as large as it would be at READING_SIZE when it is set larger."""
+    box = (char["x1"] - char["x0"]) * (char["bottom"] - char["top"])
+    size = abs(float(char.get("size") or 0.0))
+    return box if size <= READING_SIZE else box * (READING_SIZE / size) ** 2
 
 
 def has_image(page: Any) -> bool:

@@ -34,6 +34,14 @@ from io import BytesIO
 from typing import Any
 
 from core.loaders.pdf_columns import column_regions
+from core.loaders.pdf_corruption import (
+    angled_lines,
+    char_direction,
+    char_size,
+    direction_options,
+    join_vertical_lines,
+    one_glyph_per_position,
+)
 
 LIST_MARKER = re.compile(r"^(?:[-\u2022\u2023\u25aa\u25e6\u2013*]|\d{1,3}[.)])\s+")
 BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
@@ -78,14 +86,22 @@ class _Table:
     region: int = 0
 
 
-def read_pages(data: bytes, *, find_tables: bool = True, heading_ratio: float = 1.15) -> list[list[Block]]:
-    """Every page's blocks in reading order (an empty list for a page with no text)."""
+def read_pages(
+    data: bytes, *, find_tables: bool = True, heading_ratio: float = 1.15
+) -> tuple[list[list[Block]], dict[int, int]]:
+    """Every page's blocks in reading order (an empty list for a page with no text); and the pages that draw
+    their glyphs over themselves, read once per position, with how many times a glyph was drawn
+    (:mod:`core.loaders.pdf_corruption`)."""
     import pdfplumber
 
     pages: list[list[_Line | _Table]] = []
+    overdrawn: dict[int, int] = {}
     with pdfplumber.open(BytesIO(data), password="") as pdf:
-        for page in pdf.pages:
-            pages.append(_page_items(page, find_tables))
+        for number, page in enumerate(pdf.pages, start=1):
+            view, times = one_glyph_per_position(page)
+            if times > 1:
+                overdrawn[number] = times
+            pages.append(_page_items(view, find_tables))
             page.close()  # pdfplumber keeps every page's objects otherwise
     sizes: Counter[float] = Counter()
     for items in pages:
@@ -96,20 +112,41 @@ def read_pages(data: bytes, *, find_tables: bool = True, heading_ratio: float = 
     levels = _heading_levels(pages, body, heading_ratio)
     pages_blocks = [_blocks(items, body, heading_ratio, levels) for items in pages]
     _demote_non_headings(pages_blocks)
-    return pages_blocks
+    return pages_blocks, overdrawn
 
 
 def page_text(data: bytes, numbers: list[int], *, layout: bool = False) -> dict[int, str]:
     """pdfplumber's plain text of the pages ``numbers`` (1-based): what the pypdf parser falls back to on a garbled page."""
+    return {number: text for number, (text, _) in page_readings(data, numbers, layout=layout).items()}
+
+
+def page_readings(data: bytes, numbers: list[int], *, layout: bool = False) -> dict[int, tuple[str, int]]:
+    """pdfplumber's plain text of the pages ``numbers`` (1-based), each glyph once per position, and how many
+    times each page drew its most repeated glyph over itself (1: not overdrawn)."""
     import pdfplumber
 
-    texts: dict[int, str] = {}
+    readings: dict[int, tuple[str, int]] = {}
     with pdfplumber.open(BytesIO(data), password="") as pdf:
         for number in numbers:
             page = pdf.pages[number - 1]
-            texts[number] = page.extract_text(layout=layout, x_tolerance_ratio=WORD_GAP_EM) or ""
+            view, times = one_glyph_per_position(page)
+            readings[number] = (_plain_text(view, layout), times)
             page.close()
-    return texts
+    return readings
+
+
+def _plain_text(page: Any, layout: bool) -> str:
+    """pdfplumber's text of a page; text turned by 90, 180 or 270 degrees read in its direction, its lines placed
+    among the others by their top (not in ``layout``, which keeps pdfplumber's own placing)."""
+    turned = {char_direction(char) for char in page.chars if char["text"].strip()} - {0}
+    if layout or not turned:
+        return page.extract_text(layout=layout, x_tolerance_ratio=WORD_GAP_EM) or ""
+    upright = page.filter(lambda obj: obj.get("object_type") != "char" or char_direction(obj) not in turned)
+    lines = [(line.top, line.text) for line in _lines(upright, 0, {})]
+    for direction in sorted(turned):
+        view = page.filter(lambda obj, d=direction: obj.get("object_type") == "char" and char_direction(obj) == d)
+        lines.extend((line.top, line.text) for line in _turned_lines(view, direction, 0))
+    return "\n".join(text for _, text in sorted(lines, key=lambda line: line[0]))
 
 
 def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
@@ -123,24 +160,62 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
 
     text_page = page.filter(outside_tables) if boxes else page
     visible = [char for char in text_page.chars if char["text"].strip()]
+    # Text turned (by 90, 180, 270 degrees or at any other angle) is read apart, in its own direction:
+    # pdfplumber reads it backwards or scatters it, and a diagonal watermark's letters among the lines it crosses.
+    turned = {char_direction(char) for char in visible} - {0}
+    if turned:
+        text_page = text_page.filter(lambda obj: obj.get("object_type") != "char" or char_direction(obj) not in turned)
+        visible = [char for char in visible if char_direction(char) not in turned]
     regions = column_regions(page, visible) or [page.bbox]
     items: list[_Line | _Table] = []
     for region_index, region in enumerate(regions):
         view = text_page if len(regions) == 1 else text_page.crop(region)
-        for line in view.extract_text_lines(return_chars=True, strip=True, x_tolerance_ratio=WORD_GAP_EM):
-            chars = [c for c in line["chars"] if c["text"].strip()]
-            if not chars or not line["text"].strip():
-                continue
-            size = round(Counter(round(float(c["size"]), 1) for c in chars).most_common(1)[0][0], 1)
-            bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in chars)
-            top, bottom = float(line["top"]), float(line["bottom"])
-            items.append(_Line(line["text"].strip(), top, bottom, size, bold, region_index))
+        items.extend(_lines(view, region_index, {}))
+    for direction in sorted(turned):
+        view = page.filter(
+            lambda obj, d=direction: (
+                obj.get("object_type") == "char" and char_direction(obj) == d and outside_tables(obj)
+            )
+        )
+        chars = view.chars
+        where = (min(c["x0"] for c in chars), min(c["top"] for c in chars), max(c["x1"] for c in chars), 0.0)
+        items.extend(_turned_lines(view, direction, _region_of(where, regions)))
     for table, (rows, _) in zip(tables, read, strict=True):
         if any(any(cell.strip() for cell in row) for row in rows):
             items.append(_Table(float(table.bbox[1]), rows, _region_of(table.bbox, regions)))
     # Reading order: region by region (one region unless the page is set in columns), top to bottom in each.
     items.sort(key=lambda item: (item.region, item.top))
     return items
+
+
+def _turned_lines(view: Any, direction: int, region: int) -> list[_Line]:
+    """The lines of ``view``, whose characters all run at ``direction`` (90, 180, 270, or -1: another angle)."""
+    if direction != -1:
+        return _lines(view, region, direction_options(view.chars))
+    lines = []
+    for line in angled_lines(view.chars, WORD_GAP_EM):
+        bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in line["chars"] if c["text"].strip())
+        size = round(float(line["size"]), 1)
+        lines.append(_Line(line["text"], float(line["top"]), float(line["bottom"]), size, bold, region))
+    return lines
+
+
+def _lines(view: Any, region: int, options: dict[str, str]) -> list[_Line]:
+    """pdfplumber's text lines of ``view`` (read with ``options``: a direction), as lines of ``region``."""
+    lines = []
+    found = view.extract_text_lines(return_chars=True, strip=True, x_tolerance_ratio=WORD_GAP_EM, **options)
+    if "line_dir_rotated" in options:
+        found = join_vertical_lines(found)
+    for line in found:
+        chars = [c for c in line["chars"] if c["text"].strip()]
+        if not chars or not line["text"].strip():
+            continue
+        sizes = (char_size(c) if options else float(c["size"]) for c in chars)
+        size = round(Counter(round(value, 1) for value in sizes).most_common(1)[0][0], 1)
+        bold = all(BOLD_FONT.search(str(c.get("fontname", ""))) for c in chars)
+        top, bottom = float(line["top"]), float(line["bottom"])
+        lines.append(_Line(line["text"].strip(), top, bottom, size, bold, region))
+    return lines
 
 
 def _region_of(bbox: tuple[float, float, float, float], regions: list[Any]) -> int:
@@ -181,6 +256,12 @@ def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[floa
     rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
     boxes = list(table.cells)
     columns = table.columns
+    # pdfplumber reads every cell upright: a cell of turned text (a vertical column header) is read again.
+    turned = [char for char in page.chars if char["text"].strip() and char_direction(char) != 0]
+    for r, row in enumerate(table.rows if turned else []):
+        for c, cell in enumerate(row.cells):
+            if cell is not None and any(_center_in(char, cell) for char in turned):
+                rows[r][c] = _turned_cell_text([char for char in page.chars if _center_in(char, cell)])
     for r, row in enumerate(table.rows):
         for c, cell in enumerate(row.cells):
             if cell is not None:
@@ -192,9 +273,20 @@ def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[floa
                 if _center_in(char, box) and not any(_center_in(char, real) for real in table.cells)
             ]
             if chars:
-                rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM)
+                rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars))
                 boxes.append(box)
     return rows, boxes
+
+
+def _turned_cell_text(chars: list[dict[str, Any]]) -> str:
+    """A cell's text, read in the direction most of its characters run (at any angle), on one line."""
+    from pdfplumber.utils import extract_text
+
+    visible = [char for char in chars if char["text"].strip()]
+    directions = Counter(char_direction(char) for char in visible)
+    if directions.most_common(1)[0][0] == -1:
+        return " ".join(line["text"] for line in angled_lines(chars, WORD_GAP_EM))
+    return " ".join(extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars)).split())
 
 
 def _center_in(char: dict[str, Any], box: tuple[float, float, float, float]) -> bool:

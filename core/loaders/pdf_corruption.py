@@ -1,0 +1,213 @@
+"""Text a PDF's drawing corrupts without a junk character: glyphs drawn over themselves, and text set rotated.
+
+Both read as text to every later step, so they are caught here, where the characters' positions are known.
+
+* **Overdraw**: a PDF may draw a glyph two to four times at one position (a fake bold, a
+  doubled layer). A viewer shows one glyph; pdfplumber, which reads characters by position,
+  writes every copy ("333300000000222211118888"), and pypdf, which reads in drawing order,
+  writes every pass ("300218300218300218300218"). A page whose characters repeat at one
+  position (same character, within :data:`SAME_POSITION` points) at least
+  :data:`MIN_REPEATED` times is read once per position (pdfplumber's ``dedupe_chars``), and
+  the page is named in ``load_warning``. pypdf's text is looked at first
+  (:func:`looks_overdrawn`: a run written again right after itself, or three characters in a
+  row each doubled); only a page that looks so is opened with pdfplumber to count.
+* **Rotation**: a character's direction is the angle of its text matrix. pdfplumber reads
+  every non-upright line top to bottom and every upright one left to right, so a vertical
+  column header set upwards reads "latoT" and text turned upside down "noitalupoP latoT".
+  :func:`direction_options` gives pdfplumber the reading direction of text turned by 90,
+  180 or 270 degrees, so it reads "Total Population"; other angles (a diagonal watermark)
+  are read as before.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Collection
+from typing import Any
+
+# Two copies of a character whose positions differ by at most this (points) are one glyph drawn twice.
+SAME_POSITION = 1.0
+# A character this close to a right angle runs at it (a slightly skewed text layer, as on a deskewed scan).
+SKEW_DEGREES = 5.0
+# A page is overdrawn from this many repeated characters on (one stray duplicate is not worth a rewrite).
+MIN_REPEATED = 3
+
+# pypdf's text of an overdrawn page: a token of three or more characters written again right after itself, up
+# to the end of a token ("300218300218", "amount300218 Total amount"), three characters in a row each written two
+# to four times ("TToottaall"), or a line of some length written twice (a pass over several lines, drawn again).
+_REPEATED_RUN = re.compile(r"(?<!\S)([^\W_][^\n]{1,60}?[^\s])\1{1,3}(?!\S)")
+_DOUBLED_CHARS = re.compile(r"([^\W_])\1{1,3}([^\W_])\2{1,3}([^\W_])\3{1,3}")
+_LONG_LINE = 12
+
+# pdfplumber's reading directions for text turned by each angle (counter-clockwise, degrees): the
+# characters' order and the lines' order, rendered left to right and top to bottom.
+_DIRECTIONS: dict[int, dict[str, str]] = {
+    90: {"char_dir_rotated": "btt", "line_dir_rotated": "ltr"},
+    180: {"char_dir": "rtl", "line_dir": "btt"},
+    270: {"char_dir_rotated": "ttb", "line_dir_rotated": "rtl"},
+}
+_RENDER = {"char_dir_render": "ltr", "line_dir_render": "ttb"}
+
+
+def looks_overdrawn(text: str) -> bool:
+    """Whether pypdf's text of a page repeats itself as overdrawn glyphs do: worth counting the page's characters."""
+    if _REPEATED_RUN.search(text) or _DOUBLED_CHARS.search(text):
+        return True
+    lines = Counter(line for line in (raw.strip() for raw in text.split("\n")) if len(line) >= _LONG_LINE)
+    return any(count > 1 for count in lines.values())
+
+
+def times_drawn(chars: list[dict[str, Any]]) -> int:
+    """How many times the most repeated glyph of ``chars`` is drawn at one position, when at least
+    MIN_REPEATED characters repeat one drawn before them; 1 otherwise."""
+    copies = Counter(
+        (char["text"], round(char["x0"] / SAME_POSITION), round(char["top"] / SAME_POSITION))
+        for char in chars
+        if char["text"].strip()
+    )
+    repeated = sum(count - 1 for count in copies.values())
+    return max(copies.values()) if repeated >= MIN_REPEATED else 1
+
+
+def one_glyph_per_position(page: Any) -> tuple[Any, int]:
+    """A pdfplumber page with every glyph once per position, as a viewer shows it, and how many times its most
+    repeated glyph was drawn (the page itself and 1 when nothing is drawn over)."""
+    times = times_drawn(page.chars)
+    if times == 1:
+        return page, 1
+    return page.dedupe_chars(tolerance=SAME_POSITION), times
+
+
+def char_direction(char: dict[str, Any]) -> int:
+    """The angle (0, 90, 180 or 270 degrees, counter-clockwise, within SKEW_DEGREES) a character's baseline runs
+    at; -1 for any other."""
+    a, b = char["matrix"][:2]
+    angle = math.degrees(math.atan2(b, a)) % 360
+    nearest = round(angle / 90) * 90 % 360
+    off = abs(angle - nearest) % 360
+    return nearest if min(off, 360 - off) <= SKEW_DEGREES else -1
+
+
+def char_size(char: dict[str, Any]) -> float:
+    """A character's font size: pdfminer gives a character turned by 90 or 270 degrees its advance as its size
+    (7.3 for a 12-point "T"), while its box across the baseline is the font size, as an upright one's height is."""
+    if char_direction(char) in (90, 270):
+        return float(char["x1"] - char["x0"])
+    return float(char["size"])
+
+
+def direction_options(chars: list[dict[str, Any]]) -> dict[str, str]:
+    """pdfplumber's text options that read ``chars`` in the direction most of them run (none for upright text)."""
+    directions = Counter(char_direction(char) for char in chars if char["text"].strip())
+    if not directions:
+        return {}
+    direction = directions.most_common(1)[0][0]
+    return {**_DIRECTIONS[direction], **_RENDER} if direction in _DIRECTIONS else {}
+
+
+def join_vertical_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """pdfplumber's text lines of vertical text with the words of one column joined: it writes each word of a
+    vertical run on a line of its own, in reading order."""
+    joined: list[dict[str, Any]] = []
+    for line in lines:
+        last = joined[-1] if joined else None
+        if last is not None and abs(line["x0"] - last["x0"]) <= SAME_POSITION and abs(line["x1"] - last["x1"]) <= 2:
+            last["text"] = f"{last['text']} {line['text']}"
+            last["top"], last["bottom"] = min(last["top"], line["top"]), max(last["bottom"], line["bottom"])
+            last["chars"] = [*last["chars"], *line["chars"]]
+        else:
+            joined.append(dict(line))
+    return joined
+
+
+def angled_lines(chars: list[dict[str, Any]], word_gap_em: float) -> list[dict[str, Any]]:
+    """The lines of text set at an angle other than 0, 90, 180 or 270 degrees (a diagonal watermark), read along
+    their baseline: pdfplumber, which reads every character as upright or turned by 90 degrees, scatters them
+    ("n o ati ul p o P al ot T"). Each line is ``{"text", "size", "top", "bottom", "x0", "x1", "chars"}``, as
+    pdfplumber gives its text lines with the font size; characters farther apart than ``word_gap_em`` of their size are two words."""
+    by_angle: dict[int, list[dict[str, Any]]] = {}
+    for char in chars:
+        a, b = char["matrix"][:2]
+        by_angle.setdefault(round(math.degrees(math.atan2(b, a))) % 360, []).append(char)
+    lines: list[dict[str, Any]] = []
+    for angle, group in sorted(by_angle.items()):
+        along_x, along_y = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+        # PDF space (y up): a character's origin projected on its baseline and across it.
+        placed = [
+            (
+                char["matrix"][4] * along_x + char["matrix"][5] * along_y,
+                char["matrix"][5] * along_x - char["matrix"][4] * along_y,
+                char,
+            )
+            for char in group
+        ]
+        rows: list[list[tuple[float, float, dict[str, Any]]]] = []
+        for item in sorted(placed, key=lambda item: -item[1]):
+            if rows and abs(rows[-1][0][1] - item[1]) <= float(item[2]["size"]) / 2:
+                rows[-1].append(item)
+            else:
+                rows.append([item])
+        for row in rows:
+            row.sort(key=lambda item: item[0])
+            text, end = "", None
+            for along, _, char in row:
+                scale = math.hypot(*char["matrix"][:2])
+                if end is not None and along - end > word_gap_em * float(char["size"]):
+                    text += " "
+                text += char["text"]
+                end = along + float(char.get("adv") or 0.0) * scale
+            members = [char for _, _, char in row]
+            sizes = sorted(_angled_size(char, along_x, along_y) for char in members)
+            lines.append(
+                {
+                    "text": " ".join(text.split()),
+                    "size": sizes[len(sizes) // 2],
+                    "top": min(c["top"] for c in members),
+                    "bottom": max(c["bottom"] for c in members),
+                    "x0": min(c["x0"] for c in members),
+                    "x1": max(c["x1"] for c in members),
+                    "chars": members,
+                }
+            )
+    return [line for line in lines if line["text"]]
+
+
+def _angled_size(char: dict[str, Any], along_x: float, along_y: float) -> float:
+    """The font size of a character set at an angle: pdfminer's box is the turned glyph's (advance by font size)
+    bounding box, whose height or width, less the advance's share of it, is the font size's share."""
+    advance = float(char.get("adv") or 0.0) * math.hypot(*char["matrix"][:2])
+    cos, sin = abs(along_x), abs(along_y)
+    if cos >= sin:
+        return max((float(char["bottom"] - char["top"]) - advance * sin) / cos, 0.0)
+    return max((float(char["x1"] - char["x0"]) - advance * cos) / sin, 0.0)
+
+
+def repair_overdrawn(
+    data: bytes, texts: list[str], *, layout: bool, skip: Collection[int] = ()
+) -> tuple[list[str], dict[int, int]]:
+    """pypdf's page texts, with pdfplumber's (one glyph per position) where a page draws its glyphs over
+    themselves; and those pages' numbers with how many times a glyph was drawn.
+
+    pdfplumber opens the file only when a page's text looks overdrawn (:func:`looks_overdrawn`). The pages
+    in ``skip`` are never read again (the caller's bound on pdfplumber's work).
+    """
+    doubtful = [
+        number for number, text in enumerate(texts, start=1) if text and number not in skip and looks_overdrawn(text)
+    ]
+    if not doubtful:
+        return texts, {}
+    from core.loaders.pdf_structure import page_readings
+
+    try:
+        readings = page_readings(data, doubtful, layout=layout)
+    except Exception:  # pdfplumber cannot read a file pypdf did: keep pypdf's text
+        return texts, {}
+    repaired = list(texts)
+    overdrawn: dict[int, int] = {}
+    for number, (text, times) in readings.items():
+        if times > 1 and text.strip():
+            repaired[number - 1] = text
+            overdrawn[number] = times
+    return repaired, overdrawn
