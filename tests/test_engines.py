@@ -49,6 +49,7 @@ ENGINE_NAMES = {
     "llamaindex.markdown",
     "llamaindex.hierarchical",
     "llamaindex.html",
+    "llamaindex.semantic",
     "langchain.recursive",
     "langchain.character",
     "langchain.token",
@@ -77,6 +78,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("llamaindex.hierarchical", {"chunk_sizes": (1200, 400), "chunk_overlap": 40, "tokenizer": "characters"}),
     ("llamaindex.html", {}),
     ("llamaindex.html", {"tags": ("p", "li", "h2", "h3", "pre"), "include_metadata": False}),
+    ("llamaindex.semantic", {}),
+    ("llamaindex.semantic", {"buffer_size": 2, "breakpoint_percentile_threshold": 80}),
     ("langchain.recursive", {}),
     ("langchain.recursive", {"chunk_size": 500, "chunk_overlap": 50}),
     ("langchain.recursive", {"chunk_size": 400, "chunk_overlap": 40, "language": "markdown"}),
@@ -150,6 +153,16 @@ def llama_tokenizer(name: str) -> Any:
     return list if name == "characters" else partial(tiktoken_encoding(name).encode, allowed_special="all")
 
 
+@cache
+def packaged_huggingface_embedding() -> Any:
+    """LlamaIndex's own HuggingFaceEmbedding of the packaged all-MiniLM-L6-v2 (what an exported script passes)."""
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    from core.tokens.tokenizers import default_model_path
+
+    return HuggingFaceEmbedding(model_name=default_model_path())
+
+
 def llamaindex_nodes(name: str, p: dict[str, Any], document: Document) -> list[Any]:
     from llama_index.core import node_parser as li
 
@@ -168,6 +181,12 @@ def llamaindex_nodes(name: str, p: dict[str, Any], document: Document) -> list[A
     elif name == "llamaindex.html":
         parser = li.HTMLNodeParser.from_defaults(tags=list(p["tags"]), include_metadata=p["include_metadata"])
         return parser.get_nodes_from_documents([llama_document(document, markup(document))])
+    elif name == "llamaindex.semantic":
+        parser = li.SemanticSplitterNodeParser.from_defaults(
+            embed_model=packaged_huggingface_embedding(),
+            buffer_size=p["buffer_size"],
+            breakpoint_percentile_threshold=p["breakpoint_percentile_threshold"],
+        )
     elif p["tokenizer"] == "cl100k_base":  # hierarchical at LlamaIndex's own tokenizer: from_defaults as documented
         parser = li.HierarchicalNodeParser.from_defaults(
             chunk_sizes=list(p["chunk_sizes"]), chunk_overlap=p["chunk_overlap"]
@@ -321,7 +340,8 @@ def test_nodes_are_the_frameworks_chunks_with_valid_spans(case: tuple[str, dict[
     name, params = case
     engine = SPLITTERS.create(name, **params)
     values = engine.to_params()
-    for document in sample_documents():
+    # An engine that embeds every sentence group runs on its own sample: each sample costs a model pass.
+    for document in (own_sample(engine),) if engine.embeds_text else sample_documents():
         nodes = engine.split([document])
         where = f"{name} on {document.metadata['file_name']}"
         assert [node.text for node in nodes] == framework_texts(name, values, document), where
@@ -476,12 +496,13 @@ def run_snippet(engine: FrameworkSplitter, library: str, document: Document) -> 
 
     The exported code reads files as they are, so an HTML engine's snippet is given the page's source.
     """
-    from core.translate.snippet import CodeSnippet
+    from core.translate.snippet import MODEL_SETUP, CodeSnippet
 
     code = CodeSnippet(library, "")
     body = getattr(engine, library)(code)
     namespace: dict[str, Any] = {}
-    exec("\n".join([*code.imports, *code.setup]), namespace)
+    # A script whose split embeds defines embed_model(), the packaged model's folder, as every exported script does.
+    exec("\n".join([*code.imports, *([MODEL_SETUP] if code.needs_model else []), *code.setup]), namespace)
     if library == "llamaindex":
         parser = eval(body, namespace)
         source = markup(document) if engine.reads_markup else document.text

@@ -287,6 +287,8 @@ def _state(value: Any, depth: int = 0) -> Any:
         return {key: _state(item, depth + 1) for key, item in value.items()}
     if hasattr(value, "encode") and hasattr(value, "name") and hasattr(value, "n_vocab"):  # a tiktoken Encoding
         return ("encoding", value.name)
+    if hasattr(value, "get_text_embedding"):  # an embedding model (the app's cached one, the script's HuggingFace one)
+        return ("embedding", [round(x, 3) for x in value.get_text_embedding(SAMPLE)])
     if callable(value) and getattr(type(value), "model_fields", None) is None and not isinstance(value, type):
         try:
             result = value(SAMPLE)

@@ -150,7 +150,8 @@ def test_sentence_window_marks_the_window_in_the_source() -> None:
     assert "mk-window" in source and "mk-focus" in source
 
 
-@pytest.mark.parametrize("name", [cls.name for cls in SPLITTERS if cls.name != "semantic"])
+# The splitters that embed every sentence group are drawn by the test after this one.
+@pytest.mark.parametrize("name", [cls.name for cls in SPLITTERS if not cls.embeds_text])
 def test_every_splitter_draws_with_its_defaults(name: str) -> None:
     # The engines that read HTML markup are shown on the HTML sample (on Markdown they find no tags).
     doc = "vector_search_faq.html" if getattr(SPLITTERS.get_class(name), "reads_markup", False) else GUIDE
@@ -163,8 +164,10 @@ def test_every_splitter_draws_with_its_defaults(name: str) -> None:
 
 
 @pytest.mark.model
-def test_semantic_splits_plot_the_distances_with_the_threshold() -> None:
-    at = open_chunks(splitter="semantic")
+@pytest.mark.parametrize("name", ["semantic", "llamaindex.semantic"])
+def test_semantic_splits_plot_the_distances_with_the_threshold(name: str) -> None:
+    at = open_chunks(splitter=name)
+    assert int(metric(at, "Nodes").replace(",", "")) == len(expected_nodes(name, GUIDE))
     assert "Semantic distances" in [t.label for t in at.tabs]
     charts = show_tab(at, "Semantic distances").get("plotly_chart")
     assert any("threshold" in chart.proto.spec for chart in charts)

@@ -16,6 +16,7 @@ from core.engines import (  # noqa: F401, E402  isort: skip
     llamaindex,
     llamaindex_hierarchical,
     llamaindex_html,
+    llamaindex_semantic,
     langchain,
     langchain_html,
     chonkie,

@@ -231,12 +231,20 @@ class SemanticSplitter(Splitter):
         return spans
 
     def _embed(self, texts: list[str], progress: Progress | None) -> np.ndarray:
-        embed = self.embed_fn or _EMBED_OVERRIDE.get()
-        if embed is not None:
-            return np.asarray(embed(texts), dtype=np.float32)
-        from core.embed.embedder import get_embedder
+        if self.embed_fn is not None:
+            return np.asarray(self.embed_fn(texts), dtype=np.float32)
+        return embed_texts(texts, progress)
 
-        return get_embedder().embed(texts, progress=progress)
+
+def embed_texts(texts: list[str], progress: Progress | None = None) -> np.ndarray:
+    """What a semantic splitter embeds its sentence groups with: the function :func:`embedder_override` installed
+    (the tuner's accounting, tests), else the packaged model through ChunkScope's embedder and its disk cache."""
+    embed = _EMBED_OVERRIDE.get()
+    if embed is not None:
+        return np.asarray(embed(texts), dtype=np.float32)
+    from core.embed.embedder import get_embedder
+
+    return get_embedder().embed(texts, progress=progress)
 
 
 def breakpoint_threshold(distances: np.ndarray, breakpoint_type: str, amount: float) -> tuple[np.ndarray, float | None]:
