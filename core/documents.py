@@ -58,6 +58,8 @@ def load_documents(
 
 def apply_extractors(documents: Sequence[Document], extractors: Sequence[Any]) -> list[Document]:
     """Copies of the documents with each extractor's keys added to their metadata."""
+    # LLM extractors run on the nodes, after the split (finish_nodes).
+    extractors = [extractor for extractor in extractors if not extractor.node_level]
     if not extractors:
         return list(documents)
     out = []
@@ -94,9 +96,15 @@ def with_embed_allow_list(documents: Sequence[Document], settings: MetadataSetti
     ]
 
 
-def finish_nodes(nodes: list[Node], documents: Sequence[Document], settings: MetadataSettings) -> list[Node]:
+def finish_nodes(
+    nodes: list[Node],
+    documents: Sequence[Document],
+    settings: MetadataSettings,
+    extract: Callable[[list[Node]], object] | None = None,
+) -> list[Node]:
     """What the metadata settings do after the split (in place; ``nodes`` is returned): each node's section
-    path (:mod:`core.extractors.sections`), and the embedding model's allow list over the keys the split added."""
+    path (:mod:`core.extractors.sections`), the node-level extractors (``extract``: :func:`extract_with_llm`),
+    and the embedding model's allow list over the keys the split and the extractors added."""
     if settings.section_metadata != "off":
         from core.extractors.sections import SECTION_KEY, add_sections
 
@@ -105,6 +113,8 @@ def finish_nodes(nodes: list[Node], documents: Sequence[Document], settings: Met
             for node in nodes:
                 if SECTION_KEY in node.metadata and SECTION_KEY not in node.excluded_llm_metadata_keys:
                     node.excluded_llm_metadata_keys = [*node.excluded_llm_metadata_keys, SECTION_KEY]
+    if extract is not None:
+        extract(nodes)
     if settings.embed_metadata_keys is not None:
         for node in nodes:
             node.excluded_embed_metadata_keys = settings.embed_hidden(node.metadata, node.excluded_embed_metadata_keys)
@@ -129,7 +139,36 @@ def run_split(
     """
     prepared = documents_to_split(documents, config, limits)
     nodes = split_bounded(prepared, config.splitter, limits) if bounded else config.splitter.split(prepared)
-    return finish_nodes(nodes, prepared, config.metadata)
+    return finish_nodes(nodes, prepared, config.metadata, partial(extract_with_llm, config=config, limits=limits, bounded=bounded))
+
+
+def extract_with_llm(
+    nodes: list[Node], config: PipelineConfig, limits: Limits = DEFAULT_LIMITS, *, bounded: bool = False
+) -> list[Node]:
+    """The configuration's LLM extractors (:mod:`core.extractors.llm`) run on ``nodes``, their keys written in
+    (in place). Nothing happens, and nothing is sent, without one. ``bounded``: in a child stopped at the
+    connection's ``deadline_seconds`` (the extractors are framework code, and wait on the network)."""
+    from core.extractors.llm import apply_run, llm_extractors, run_llm_extractors
+
+    chosen = llm_extractors(config.extractors)
+    if not chosen or not nodes:
+        return nodes
+    work = partial(run_llm_extractors, nodes, chosen, config.llm)
+    if bounded:
+        from core.runtime.bounded import run_bounded
+
+        run = run_bounded(
+            work,
+            file_name=str(nodes[0].metadata.get("file_name") or nodes[0].doc_id),
+            what=f"asking {config.llm.model} for {', '.join(extractor.name for extractor in chosen)}",
+            seconds=config.llm.deadline_seconds,
+            memory_mb=limits.work_memory_mb,
+            seconds_name="llm deadline_seconds",
+        )
+    else:
+        run = work()
+    apply_run(nodes, run)
+    return nodes
 
 
 def documents_to_split(
