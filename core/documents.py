@@ -127,7 +127,12 @@ def prepare_documents(documents: Sequence[Document], config: PipelineConfig) -> 
 
 
 def run_split(
-    documents: Sequence[Document], config: PipelineConfig, limits: Limits = DEFAULT_LIMITS, *, bounded: bool = False
+    documents: Sequence[Document],
+    config: PipelineConfig,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    bounded: bool = False,
+    report: Callable[[str], object] | None = None,
 ) -> list[Node]:
     """The one call that turns documents into nodes the way ``config`` says.
 
@@ -135,24 +140,33 @@ def run_split(
     ``bounded`` (the app, ``chunkscope split`` and ``batch``: input from anyone) runs the
     split, where :func:`split_needs_child` says so, in a child stopped after
     ``limits.split_seconds`` per document or beyond ``limits.work_memory_mb``
-    (:mod:`core.runtime.bounded`); its nodes are the same as in-process.
+    (:mod:`core.runtime.bounded`); its nodes are the same as in-process. ``report`` hears, in a sentence each,
+    what the LLM extractors will send before they run and what they sent after (:func:`extract_with_llm`).
     """
     prepared = documents_to_split(documents, config, limits)
     nodes = split_bounded(prepared, config.splitter, limits) if bounded else config.splitter.split(prepared)
-    return finish_nodes(nodes, prepared, config.metadata, partial(extract_with_llm, config=config, limits=limits, bounded=bounded))
+    extract = partial(extract_with_llm, config=config, limits=limits, bounded=bounded, report=report)
+    return finish_nodes(nodes, prepared, config.metadata, extract)
 
 
 def extract_with_llm(
-    nodes: list[Node], config: PipelineConfig, limits: Limits = DEFAULT_LIMITS, *, bounded: bool = False
+    nodes: list[Node],
+    config: PipelineConfig,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    bounded: bool = False,
+    report: Callable[[str], object] | None = None,
 ) -> list[Node]:
     """The configuration's LLM extractors (:mod:`core.extractors.llm`) run on ``nodes``, their keys written in
     (in place). Nothing happens, and nothing is sent, without one. ``bounded``: in a child stopped at the
     connection's ``deadline_seconds`` (the extractors are framework code, and wait on the network)."""
-    from core.extractors.llm import apply_run, llm_extractors, run_llm_extractors
+    from core.extractors.llm import apply_run, llm_extractors, plan, run_llm_extractors
 
     chosen = llm_extractors(config.extractors)
     if not chosen or not nodes:
         return nodes
+    if report is not None:
+        report(plan(nodes, chosen, config.llm).sentence(config.llm))
     work = partial(run_llm_extractors, nodes, chosen, config.llm)
     if bounded:
         from core.runtime.bounded import run_bounded
@@ -168,6 +182,8 @@ def extract_with_llm(
     else:
         run = work()
     apply_run(nodes, run)
+    if report is not None:
+        report(run.sentence())
     return nodes
 
 

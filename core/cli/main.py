@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, help_text, func in (
         ("splitters", "List the splitters and their declared parameters.", cmd_splitters),
         ("loaders", "List the loaders, the files they read and their parameters.", cmd_loaders),
-        ("extractors", "List the offline metadata extractors and their parameters.", cmd_extractors),
+        ("extractors", "List the metadata extractors (offline, and llm_* with an LLM) and their parameters.", cmd_extractors),
     ):
         listing = commands.add_parser(name, help=help_text)
         listing.add_argument("--format", choices=("table", "json"), default="table")
@@ -115,10 +115,15 @@ def cmd_split(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     # Input from anyone: each load and split runs where a deadline and a memory ceiling can stop it.
-    nodes = run_split(load_documents(args.paths, config, bounded=True), config, bounded=True)
+    # What the LLM extractors will send, and then sent, goes to stderr: the nodes alone go to the output.
+    nodes = run_split(load_documents(args.paths, config, bounded=True), config, bounded=True, report=_say)
     writer: Callable[[Any], str] = {"jsonl": nodes_to_jsonl, "json": nodes_to_json, "csv": nodes_to_csv}[args.format]
     write(writer(nodes), args.output)
     return 0
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

@@ -105,7 +105,8 @@ class LLMExtractor(Extractor):
         kwargs = self.framework_kwargs()
         if "summaries" in kwargs:
             kwargs["summaries"] = list(kwargs["summaries"])
-        return getattr(extractors, self.framework_class)(llm=llm, num_workers=num_workers, **kwargs)
+        # No progress bar: it would write to the CLI's stderr between ChunkScope's own lines.
+        return getattr(extractors, self.framework_class)(llm=llm, num_workers=num_workers, show_progress=False, **kwargs)
 
 
 def _context(node: Node) -> str:
@@ -155,7 +156,12 @@ class LLMQuestionsExtractor(LLMExtractor):
 
     questions: int = param(5, "How many questions to ask for per node.", ge=1, le=20)
     prompt_template: str = param(QUESTION_TEMPLATE, _TEMPLATE_HELP + " {num_questions}: questions.", advanced=True)
-    embedding_only: bool = param(True, "Only the embedding model reads the questions (LlamaIndex's default).")
+    # Declared because LlamaIndex declares it; LlamaIndex 0.14 never reads it (tests/test_llm_extractors.py).
+    embedding_only: bool = param(
+        True,
+        "LlamaIndex's flag for 'only the embedding model reads the questions'; LlamaIndex 0.14 does not apply it, "
+        "so the LLM reads them too: exclude questions_this_excerpt_can_answer from the LLM's keys to hide them.",
+    )
 
     def prompts(self, nodes: Sequence[Node], max_tokens: int) -> list[str]:
         return [self.prompt_template.format(context_str=_context(n), num_questions=self.questions) for n in nodes]
@@ -225,6 +231,15 @@ class LLMPlan:
     largest_prompt_tokens: int
     per_extractor: tuple[tuple[str, int, int], ...] = field(default=())  # (name, calls, prompt tokens)
 
+    def sentence(self, connection: LLMConnection) -> str:
+        """What will be sent, in one line (the replies already cached cost nothing and are sent again by none)."""
+        window = connection.context_window
+        over = f"; the largest prompt ({self.largest_prompt_tokens:,} tokens) is past the {window:,}-token window" if self.largest_prompt_tokens > window else ""
+        return (
+            f"LLM extractors: up to {self.calls:,} calls to {connection.model}, about {self.prompt_tokens:,} prompt tokens "
+            f"and at most {self.calls * connection.max_tokens:,} reply tokens (cached replies are not asked again){over}"
+        )
+
 
 def plan(nodes: Sequence[Node], extractors: Sequence[Any], connection: LLMConnection) -> LLMPlan:
     """The calls and prompt tokens the LLM extractors will send for ``nodes`` (cl100k_base tokens; the
@@ -259,6 +274,12 @@ class LLMRun:
     requests: int
     cached: int
     retries: int
+
+    def sentence(self) -> str:
+        return (
+            f"LLM extractors: sent {self.requests:,} requests ({self.retries:,} of them retries), "
+            f"{self.cached:,} answered from the cache"
+        )
 
 
 def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connection: LLMConnection) -> LLMRun:
