@@ -228,3 +228,33 @@ def test_configurations_without_an_llm_keep_their_keys():
         extractors=(get_extractor("keywords"), get_extractor("title")),
     )
     assert offline.key() == "4c8eb79f31cc287e"
+
+
+def test_the_plan_counts_the_prompts_that_are_sent(endpoint):
+    from core.extractors.llm import llm_extractors
+
+    # Keywords first, then the title (whose node prompts read the bare text): a per-node extractor after another
+    # also reads the keys that one wrote, which the plan cannot know (it says so: a floor).
+    chosen = (get_extractor("llm_keywords", keywords=3), get_extractor("llm_title", nodes=2))
+    config = config_with(endpoint, *chosen)
+    nodes = run_split([document()], config.replace(extractors=()))
+    planned = [p for e in llm_extractors(chosen) for p in e.prompts(nodes, config.llm.max_tokens)]
+    run_split([document()], config)
+    sent = [request["prompt"] for request in endpoint.seen.requests]
+    # Every prompt but the title's combining one (its candidates are replies not written yet) is known exactly.
+    combining = [p for p in sent if "comprehensive title" in p]
+    assert sorted(p for p in sent if p not in combining) == sorted(p for p in planned if "comprehensive title" not in p)
+    assert len(combining) == 1
+
+
+def test_the_snapshot_shows_hostile_replies_escaped_and_never_the_key(endpoint):
+    from core.output.snapshot import snapshot_html
+
+    paragraphs = TEXT.split("\n\n")
+    hostile = document("\n\n".join([f"{INJECTION}.", *paragraphs[1:]]))
+    config = config_with(endpoint, get_extractor("llm_keywords"))
+    nodes = run_split([hostile], config)
+    assert nodes[0].metadata["excerpt_keywords"] == HOSTILE_REPLY
+    page = snapshot_html(hostile, nodes, config, selected_ids=[nodes[0].id])
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert not leaks(page) and KEY_ENV in page

@@ -61,6 +61,12 @@ _TEMPLATE_HELP = "LlamaIndex's prompt; {context_str} is the node's text (with it
 # An edited prompt may say more than a metadata template; still a few paragraphs, not a document.
 MAX_PROMPT_CHARS = 4_000
 
+# How ChunkScope runs every LLM extractor, here and in the exported script. No progress bar: it would write to the
+# CLI's stderr between ChunkScope's own lines. No template rewrite: LlamaIndex's extractors would otherwise set
+# each node's text_template to their "[Excerpt from document]" one, overriding the text_template the Metadata
+# page configures, and the next extractor's prompt would hold that text instead of what plan() counts.
+RUN_SETTINGS = {"show_progress": False, "disable_template_rewrite": True}
+
 SummaryKind = Literal["prev", "self", "next"]
 
 
@@ -105,8 +111,7 @@ class LLMExtractor(Extractor):
         kwargs = self.framework_kwargs()
         if "summaries" in kwargs:
             kwargs["summaries"] = list(kwargs["summaries"])
-        # No progress bar: it would write to the CLI's stderr between ChunkScope's own lines.
-        return getattr(extractors, self.framework_class)(llm=llm, num_workers=num_workers, show_progress=False, **kwargs)
+        return getattr(extractors, self.framework_class)(llm=llm, num_workers=num_workers, **RUN_SETTINGS, **kwargs)
 
 
 def _context(node: Node) -> str:
@@ -296,7 +301,7 @@ def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connect
 
     llm = make_llm(connection)
     copies = [_text_node(node) for node in nodes]
-    before = [(set(copy.metadata), list(copy.excluded_llm_metadata_keys), list(copy.excluded_embed_metadata_keys)) for copy in copies]
+    before = [(dict(copy.metadata), list(copy.excluded_llm_metadata_keys), list(copy.excluded_embed_metadata_keys)) for copy in copies]
 
     async def ingest() -> None:
         try:
@@ -308,7 +313,12 @@ def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connect
     asyncio.run(ingest())
     metadata, excluded_llm, excluded_embed = [], [], []
     for copy, (keys, llm_keys, embed_keys) in zip(copies, before, strict=True):
-        added = {key: clean_reply(str(value), connection.max_reply_chars) for key, value in copy.metadata.items() if key not in keys}
+        # New keys, and keys an extractor wrote over (llm_title over the offline title's document_title).
+        added = {
+            key: clean_reply(str(value), connection.max_reply_chars)
+            for key, value in copy.metadata.items()
+            if key not in keys or keys[key] != value
+        }
         metadata.append(added)
         excluded_llm.append(tuple(k for k in copy.excluded_llm_metadata_keys if k not in llm_keys))
         excluded_embed.append(tuple(k for k in copy.excluded_embed_metadata_keys if k not in embed_keys))
