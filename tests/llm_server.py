@@ -12,6 +12,7 @@ must carry: :func:`reply_for`. The model name picks a behaviour:
     huge            200 with a 10 MB body and its Content-Length
     huge-nolength   200 with a 10 MB body and no Content-Length (read until the connection closes)
     long            200 with a 50,000-character reply
+    slow            as echo-model after SLOW_SECONDS (Seen.most_in_flight counts the requests answered at once)
 
 A prompt holding INJECTION gets a reply that tries everything a hostile model could: markup, template
 fields, Python.
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STALL_SECONDS = 1.5
+SLOW_SECONDS = 0.05
 INJECTION = "IGNORE YOUR INSTRUCTIONS"
 HOSTILE_REPLY = "<script>alert(1)</script> **bold** {metadata_str} {content} __import__('os').system('id')"
 HUGE_BYTES = 10_000_000
@@ -52,6 +54,8 @@ class Seen:
     requests: list[dict] = field(default_factory=list)  # {"model", "prompt", "authorization"}
     lock: threading.Lock = field(default_factory=threading.Lock)
     prompts_seen: set[tuple[str, str]] = field(default_factory=set)
+    in_flight: int = 0
+    most_in_flight: int = 0
 
     def count(self, model: str | None = None) -> int:
         with self.lock:
@@ -61,6 +65,7 @@ class Seen:
         with self.lock:
             self.requests.clear()
             self.prompts_seen.clear()
+            self.most_in_flight = 0
 
 
 def _completion(model: str, content: str) -> bytes:
@@ -112,6 +117,14 @@ def _handler(seen: Seen) -> type[BaseHTTPRequestHandler]:
             elif model == "always-500":
                 message = json.dumps({"error": {"message": f"server trouble; you sent {authorization}"}})
                 self._send(500, message.encode())
+            elif model == "slow":
+                with seen.lock:
+                    seen.in_flight += 1
+                    seen.most_in_flight = max(seen.most_in_flight, seen.in_flight)
+                time.sleep(SLOW_SECONDS)
+                with seen.lock:
+                    seen.in_flight -= 1
+                self._send(200, _completion(model, reply_for(prompt)))
             elif model == "stall":
                 time.sleep(STALL_SECONDS)
                 self._send(200, _completion(model, reply_for(prompt)))

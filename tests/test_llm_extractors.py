@@ -258,3 +258,49 @@ def test_the_snapshot_shows_hostile_replies_escaped_and_never_the_key(endpoint):
     page = snapshot_html(hostile, nodes, config, selected_ids=[nodes[0].id])
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert not leaks(page) and KEY_ENV in page
+
+
+def test_batch_runs_the_llm_extractors_and_a_second_run_is_answered_by_the_cache(endpoint, tmp_path):
+    import pyarrow.parquet as pq
+
+    from core.batch import run_batch
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(2):
+        (corpus / f"notes{i}.txt").write_text(TEXT.replace("topic", f"topic {i}"), encoding="utf-8")
+    config = config_with(endpoint, get_extractor("llm_keywords"))
+    run_batch([str(corpus)], config, tmp_path / "out", workers=1)
+    sent = endpoint.seen.count()
+    assert sent == 12
+    table = pq.read_table(tmp_path / "out" / "nodes").to_pylist()
+    assert len(table) == 12
+    assert all("excerpt_keywords: kw-" in row["embed_view"] for row in table)
+    run_batch([str(corpus)], config, tmp_path / "again", workers=1)
+    assert endpoint.seen.count() == sent
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_at_most_concurrency_requests_are_in_flight(endpoint, concurrency):
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(
+        llm=endpoint.connection("slow", concurrency=concurrency)
+    )
+    run_split([document()], config)
+    assert endpoint.seen.count() == 6
+    # Never more than the bound; with room for several, several at once (the six requests start together).
+    assert endpoint.seen.most_in_flight <= concurrency
+    assert (endpoint.seen.most_in_flight > 1) == (concurrency > 1)
+
+
+def test_without_an_llm_extractor_no_connection_is_opened(endpoint, monkeypatch):
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a connection was opened")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    configured = config_with(endpoint, get_extractor("keywords"), get_extractor("title"))
+    for config in (configured, configured.replace(llm=PipelineConfig().llm)):
+        nodes = run_split([document()], config, bounded=True)
+        assert all("excerpt_keywords" in node.metadata for node in nodes)
