@@ -143,3 +143,16 @@ def test_an_unset_key_variable_sends_no_key(endpoint, monkeypatch):
     monkeypatch.delenv(KEY_ENV)
     ask(endpoint.connection(), "local server")
     assert KEY not in endpoint.seen.requests[0]["authorization"]
+
+
+def test_no_log_line_says_the_key_even_at_debug(endpoint, caplog, monkeypatch):
+    import logging
+
+    monkeypatch.setenv("OPENAI_LOG", "debug")
+    with caplog.at_level(logging.DEBUG):
+        ask(endpoint.connection(), "log me")
+        with pytest.raises(LLMError):
+            ask(endpoint.connection("always-500", max_retries=1), "log the failure")
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "chat/completions" in logged  # the clients did log, at debug
+    assert not leaks(logged)

@@ -52,7 +52,19 @@ def test_without_an_endpoint_the_page_offers_nothing_to_send(endpoint):
     assert endpoint.seen.count() == 0
 
 
-def test_cost_first_then_run_then_keys_in_both_views_and_a_second_look_sends_nothing(endpoint):
+def test_cost_first_then_run_then_keys_in_both_views_and_a_second_look_sends_nothing(endpoint, monkeypatch):
+    # LlamaIndex's extractors run in a bounded child, never in the server's process (tests/test_no_framework_in_server.py).
+    import os
+
+    from llama_index.core.extractors.interface import BaseExtractor
+
+    server, original = os.getpid(), BaseExtractor.aprocess_nodes
+
+    async def guarded(self, *args, **kwargs):
+        assert os.getpid() != server, "framework code ran in the server's process"
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(BaseExtractor, "aprocess_nodes", guarded)
     at = connect(apptest_support.open_page(PAGE), endpoint, "echo-page")
     at.toggle(key="meta.extractor.llm_keywords.on").set_value(True).run()
     assert not at.exception, at.exception
