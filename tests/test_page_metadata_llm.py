@@ -115,3 +115,15 @@ def test_hostile_model_output_is_shown_as_text(endpoint):
     # In the views (st.code: literal text), never as markup or a filled-in template.
     assert f"excerpt_keywords: {HOSTILE_REPLY}" in views(at)[0]
     assert all("<script>" not in m.value or "\\<script" in m.value for m in at.markdown)
+
+
+def test_the_evaluate_page_says_it_scores_without_the_llm_keys(endpoint):
+    from core.extractors import get_extractor
+
+    at = apptest_support.open_page("pages/5_Evaluate.py")
+    assert not any("LLM extractors" in box.value for box in at.info)
+    config = PipelineConfig(extractors=(get_extractor("llm_keywords"),), llm=endpoint.connection())
+    at.session_state["cs_config"] = config
+    at.run()
+    assert any("are not run here" in box.value for box in at.info)
+    assert endpoint.seen.count() == 0

@@ -143,3 +143,14 @@ def _approve(approval: str) -> None:
 def _approval(choice: LLMChoice, nodes: Sequence[Node]) -> str:
     contents = [node.get_content(MetadataMode.ALL) for node in nodes]
     return hashlib.sha256(repr((choice.connection, tuple(choice.extractors), contents)).encode("utf-8")).hexdigest()
+
+
+def not_scored_note(config: PipelineConfig) -> None:
+    """Say that an evaluation scores the nodes without the LLM extractors' keys (they are not run there yet)."""
+    asked = llm_extractors(config.extractors)
+    if asked:
+        st.info(
+            f"The LLM extractors ({', '.join(extractor.name for extractor in asked)}) are not run here: "
+            "evaluations and the tuner score the nodes without their keys.",
+            icon=":material/info:",
+        )
