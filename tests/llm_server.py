@@ -162,7 +162,7 @@ import pytest  # noqa: E402  (the server above needs no pytest; the fixtures bel
 
 # A key shaped like OpenAI's. The tests grep every output for it, and for its head and tail.
 KEY = "sk-test-Zq81SECRETk3y0123456789abcdefXYZ"
-KEY_ENV = "CHUNKSCOPE_TEST_LLM_KEY"
+KEY_ENV = "CHUNKSCOPE_TEST_API_KEY"
 
 
 @dataclass(frozen=True)

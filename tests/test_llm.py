@@ -70,6 +70,9 @@ def test_an_llm_extractor_without_an_endpoint_is_refused():
         ({"base_url": "http://user:pw@host/v1", "model": "m"}, "without credentials"),
         ({"base_url": "http://127.0.0.1/v1"}, "a model is needed"),
         ({"api_key_env": KEY}, "NAME of an environment variable"),
+        # Any other secret of the process: a link could send it to its own endpoint.
+        ({"api_key_env": "GITHUB_TOKEN"}, "ending in API_KEY"),
+        ({"api_key_env": "DATABASE_URL"}, "ending in API_KEY"),
     ],
 )
 def test_bad_connections_are_refused_without_echoing_a_pasted_key(params, problem):

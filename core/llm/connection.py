@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from core.errors import ChunkScopeError, ConfigError
 from core.params import Configurable, param
 
-# An environment variable's name, as a shell writes it. A pasted key ("sk-...") is not one.
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# An environment variable's name, as a shell writes it, ending in API_KEY. A pasted key ("sk-...") is not one; nor
+# is the name of any other secret the process holds (DATABASE_URL, GITHUB_TOKEN): a shared link chooses this name
+# and the endpoint the value is sent to, so only a variable meant for an API key can be chosen.
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,120}API_KEY$")
 _URL = re.compile(r"^https?://[^\s/?#@]+(?::\d+)?(?:/[^\s?#]*)?$")
 REDACTED = "[redacted]"
 # Where a key might be shown in full or in part (a server echoing "Incorrect API key provided: sk-ab***yz").
@@ -48,8 +50,8 @@ class LLMConnection(Configurable):
     model: str = param("", "The model name the endpoint serves, e.g. llama3.2 or gpt-4o-mini.")
     api_key_env: str = param(
         "OPENAI_API_KEY",
-        "The NAME of the environment variable that holds the API key (the key itself is never stored); "
-        "a variable that is not set sends no key (local servers need none).",
+        "The NAME of the environment variable that holds the API key, ending in API_KEY (the key itself is never "
+        "stored); a variable that is not set sends no key (local servers need none).",
     )
     timeout: float = param(60.0, "Seconds one request may take before it is abandoned (and retried).", ge=0.1, le=600)
     max_retries: int = param(
@@ -90,7 +92,7 @@ class LLMConnection(Configurable):
         if not _ENV_NAME.match(self.api_key_env):
             # Said without echoing the value: it may be the key itself, pasted into the wrong box.
             raise ConfigError(
-                "llm: api_key_env must be the NAME of an environment variable (letters, digits, _), "
+                "llm: api_key_env must be the NAME of an environment variable ending in API_KEY (letters, digits, _), "
                 "not the key itself; put the key in that variable"
             )
 
