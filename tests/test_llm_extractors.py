@@ -304,3 +304,13 @@ def test_without_an_llm_extractor_no_connection_is_opened(endpoint, monkeypatch)
     for config in (configured, configured.replace(llm=PipelineConfig().llm)):
         nodes = run_split([document()], config, bounded=True)
         assert all("excerpt_keywords" in node.metadata for node in nodes)
+
+
+def test_runs_from_inside_a_running_event_loop_as_in_a_notebook(endpoint):
+    import asyncio
+
+    async def cell():
+        return run_split([document()], config_with(endpoint, get_extractor("llm_keywords")))
+
+    nodes = asyncio.run(cell())
+    assert all(node.metadata["excerpt_keywords"].startswith("kw-") for node in nodes)

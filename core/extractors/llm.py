@@ -310,7 +310,15 @@ def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connect
         finally:
             await llm._get_aclient().close()
 
-    asyncio.run(ingest())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop here: the usual case (the CLI, a bounded child, a script)
+        asyncio.run(ingest())
+    else:  # called from inside a running loop (a notebook cell): the extractors get a loop of their own
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, ingest()).result()
     metadata, excluded_llm, excluded_embed = [], [], []
     for copy, (keys, llm_keys, embed_keys) in zip(copies, before, strict=True):
         # New keys, and keys an extractor wrote over (llm_title over the offline title's document_title).
