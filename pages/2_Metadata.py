@@ -28,6 +28,7 @@ from ui.metadata import (
 )
 from ui.nodes import reader_views
 from ui.page import documents_or_stop, heading, setup_page
+from ui.widgets import md_escape
 
 setup_page()
 
@@ -58,7 +59,8 @@ metadata, extra_error = draft_metadata(config.metadata, extra, extra_error)
 offline_draft = config.replace(metadata=metadata, extractors=tuple(extractors), llm=llm.connection)
 offline_nodes = split_or_stop(document, offline_draft)
 draft = llm_run(llm, offline_draft, offline_nodes, state.selected_node_id())
-draft_nodes = offline_nodes if draft == offline_draft else split_or_stop(document, draft)
+asking = f"Asking {md_escape(draft.llm.model)} for the LLM extractors' keys (replies already cached are not asked again)…"
+draft_nodes = offline_nodes if draft == offline_draft else split_or_stop(document, draft, asking)
 
 with exclusions_box:
     exclusions = exclusion_section(config, document, draft_nodes)

@@ -347,10 +347,10 @@ def reset_button() -> None:
 # -- Streamlit: the preview column -----------------------------------------------------
 
 
-def split_or_stop(document: Document, config: PipelineConfig) -> cache.Nodes:
+def split_or_stop(document: Document, config: PipelineConfig, message: str = "Splitting…") -> cache.Nodes:
     """``document``'s nodes under ``config`` (cached); on a ChunkScopeError show its sentence and end this run."""
     try:
-        with st.spinner("Splitting…"):
+        with st.spinner(message):
             return cache.run_split_cached([document], config)
     except ChunkScopeError as exc:
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")
