@@ -18,7 +18,7 @@ CORE = ROOT / "core"
 
 # Bottom-up, as in docs/architecture.md: a module may import from its own room and from rooms listed before it.
 ROOMS = [
-    ("core.errors", "core.schema"),
+    ("core.errors", "core.words", "core.schema"),
     ("core.runtime",),
     ("core.params", "core.registry", "core.limits"),
     ("core.tokens",),
