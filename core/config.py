@@ -31,6 +31,7 @@ from core.config_parts import (
     splitter_registry,
 )
 from core.errors import ConfigError
+from core.llm import LLMConnection
 from core.params import Configurable, read_typed
 from core.registry import Registry
 
@@ -57,6 +58,8 @@ class PipelineConfig:
     extractors: tuple[Configurable, ...] = ()
     postprocessors: tuple[Configurable, ...] = ()
     retrieval: RetrievalSettings = RetrievalSettings()
+    # The endpoint the LLM extractors ask; unconfigured (the default) it is left out of the JSON and the link.
+    llm: LLMConnection = LLMConnection()
 
     def __post_init__(self) -> None:
         # Loaders at their defaults say nothing; sorting makes equal configs compare equal.
@@ -72,6 +75,11 @@ class PipelineConfig:
         duplicate = next((name for name in extractor_names if extractor_names.count(name) > 1), None)
         if duplicate:
             raise ConfigError(f"extractor {duplicate!r} is listed twice")
+        asks_llm = [extractor.name for extractor in self.extractors if getattr(extractor, "node_level", False)]
+        if asks_llm and not self.llm.configured:
+            raise ConfigError(
+                f"extractor {asks_llm[0]!r} asks an LLM, and none is configured: set the llm base_url and model"
+            )
 
     # ----------------------------------------------------------------- accessors
 
@@ -102,6 +110,8 @@ class PipelineConfig:
             "extractors": [_component_dict(extractor) for extractor in self.extractors],
             "postprocessors": [_component_dict(post) for post in self.postprocessors],
             "retrieval": self.retrieval.to_params(),
+            # Only when set, so every configuration without an LLM keeps its JSON and its key.
+            **({"llm": self.llm.to_params()} if self.llm.to_params(only_changed=True) else {}),
         }
 
     @classmethod
@@ -109,7 +119,7 @@ class PipelineConfig:
         """Build from :meth:`to_dict`'s form; any section may be left out (it takes its defaults)."""
         if not isinstance(data, Mapping):
             raise ConfigError(f"config: expected a JSON object, got {type(data).__name__}")
-        known = {"version", "splitter", "loaders", "metadata", "extractors", "postprocessors", "retrieval"}
+        known = {"version", "splitter", "loaders", "metadata", "extractors", "postprocessors", "retrieval", "llm"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"config: unknown section {unknown[0]!r} (known: {', '.join(sorted(known))})")
@@ -141,6 +151,8 @@ class PipelineConfig:
             )
         if "retrieval" in data:
             values["retrieval"] = RetrievalSettings.from_params(_mapping(data["retrieval"], "retrieval"))
+        if "llm" in data:
+            values["llm"] = LLMConnection.from_params(_mapping(data["llm"], "llm"))
         return cls(**values)
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -165,6 +177,7 @@ class PipelineConfig:
             extractors=self.extractors,
             postprocessors=self.postprocessors,
             retrieval=self.retrieval,
+            llm=self.llm,
         )
 
     @overload

@@ -11,6 +11,7 @@ are written::
     postprocessors=similarity_cutoff,top_n                  postprocessors (ordered)
     postprocessor.similarity_cutoff.similarity_cutoff=0.4   ... and their params
     retrieval.top_k=8&retrieval.mode=hybrid                 retrieval settings
+    llm.base_url=http://localhost:11434/v1&llm.model=llama3.2   the LLM connection (the key's variable name, never the key)
 
 A postprocessor used twice gets ``~2`` after its name for the second use
 (``postprocessor.top_n~2.top_n=3``).
@@ -35,6 +36,7 @@ from core.config_parts import (
     splitter_registry,
 )
 from core.errors import ConfigError
+from core.llm import LLMConnection
 from core.params import Configurable, TypedText, format_list, write_typed
 from core.registry import Registry
 
@@ -48,6 +50,7 @@ _PREFIX_VIEW = "view."
 _PREFIX_EXTRACTOR = "extractor."
 _PREFIX_POSTPROCESSOR = "postprocessor."
 _PREFIX_RETRIEVAL = "retrieval."
+_PREFIX_LLM = "llm."
 _REPEAT_MARK = "~"
 
 
@@ -59,6 +62,7 @@ def to_query_params(
     extractors: Sequence[Configurable],
     postprocessors: Sequence[Configurable],
     retrieval: RetrievalSettings,
+    llm: LLMConnection | None = None,
 ) -> dict[str, str]:
     """A config's parts as URL query parameters; only values that differ from the defaults."""
     out: dict[str, str] = {_SPLITTER_KEY: splitter.name}
@@ -77,6 +81,8 @@ def to_query_params(
         for label, post in zip(_labels([post.name for post in postprocessors]), postprocessors, strict=True):
             out.update(_encode_params(f"{_PREFIX_POSTPROCESSOR}{label}.", post))
     out.update(_encode_params(_PREFIX_RETRIEVAL, retrieval))
+    if llm is not None:
+        out.update(_encode_params(_PREFIX_LLM, llm))
     return out
 
 
@@ -153,6 +159,7 @@ class _QueryReader:
             "extractor": {},
             "postprocessor": {},
             "retrieval": {},
+            "llm": {},
         }
         for key, value in values.items():
             section, owner, name = _route(key)
@@ -204,6 +211,7 @@ class _QueryReader:
             self.problem(f"postprocessor {owner!r} has settings but is not in postprocessors=")
 
         parts["retrieval"] = self.settings(RetrievalSettings, grouped["retrieval"].get("", {}))
+        parts["llm"] = self.settings(LLMConnection, grouped["llm"].get("", {}))
         return parts
 
     def checked(self, build: Callable[[], Any], where: str) -> Any:
@@ -273,6 +281,7 @@ def _route(key: str) -> tuple[str | None, str, str]:
         (_PREFIX_META, "meta", False),
         (_PREFIX_VIEW, "view", False),
         (_PREFIX_RETRIEVAL, "retrieval", False),
+        (_PREFIX_LLM, "llm", False),
     ):
         if key.startswith(prefix):
             rest = key[len(prefix) :]

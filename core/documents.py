@@ -66,6 +66,8 @@ def load_documents(
 
 def apply_extractors(documents: Sequence[Document], extractors: Sequence[Any]) -> list[Document]:
     """Copies of the documents with each extractor's keys added to their metadata."""
+    # LLM extractors run on the nodes, after the split (finish_nodes).
+    extractors = [extractor for extractor in extractors if not extractor.node_level]
     if not extractors:
         return list(documents)
     out = []
@@ -102,9 +104,15 @@ def with_embed_allow_list(documents: Sequence[Document], settings: MetadataSetti
     ]
 
 
-def finish_nodes(nodes: list[Node], documents: Sequence[Document], settings: MetadataSettings) -> list[Node]:
+def finish_nodes(
+    nodes: list[Node],
+    documents: Sequence[Document],
+    settings: MetadataSettings,
+    extract: Callable[[list[Node]], object] | None = None,
+) -> list[Node]:
     """What the metadata settings do after the split (in place; ``nodes`` is returned): each node's section
-    path (:mod:`core.extractors.sections`), and the embedding model's allow list over the keys the split added."""
+    path (:mod:`core.extractors.sections`), the node-level extractors (``extract``: :func:`extract_with_llm`),
+    and the embedding model's allow list over the keys the split and the extractors added."""
     if settings.section_metadata != "off":
         from core.extractors.sections import SECTION_KEY, add_sections
 
@@ -113,6 +121,8 @@ def finish_nodes(nodes: list[Node], documents: Sequence[Document], settings: Met
             for node in nodes:
                 if SECTION_KEY in node.metadata and SECTION_KEY not in node.excluded_llm_metadata_keys:
                     node.excluded_llm_metadata_keys = [*node.excluded_llm_metadata_keys, SECTION_KEY]
+    if extract is not None:
+        extract(nodes)
     if settings.embed_metadata_keys is not None:
         for node in nodes:
             node.excluded_embed_metadata_keys = settings.embed_hidden(node.metadata, node.excluded_embed_metadata_keys)
@@ -125,7 +135,12 @@ def prepare_documents(documents: Sequence[Document], config: PipelineConfig) -> 
 
 
 def run_split(
-    documents: Sequence[Document], config: PipelineConfig, limits: Limits = DEFAULT_LIMITS, *, bounded: bool = False
+    documents: Sequence[Document],
+    config: PipelineConfig,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    bounded: bool = False,
+    report: Callable[[str], object] | None = None,
 ) -> list[Node]:
     """The one call that turns documents into nodes the way ``config`` says.
 
@@ -133,11 +148,51 @@ def run_split(
     ``bounded`` (the app, ``chunkscope split`` and ``batch``: input from anyone) runs the
     split, where :func:`split_needs_child` says so, in a child stopped after
     ``limits.split_seconds`` per document or beyond ``limits.work_memory_mb``
-    (:mod:`core.runtime.bounded`); its nodes are the same as in-process.
+    (:mod:`core.runtime.bounded`); its nodes are the same as in-process. ``report`` hears, in a sentence each,
+    what the LLM extractors will send before they run and what they sent after (:func:`extract_with_llm`).
     """
     prepared = documents_to_split(documents, config, limits)
     nodes = split_bounded(prepared, config.splitter, limits) if bounded else config.splitter.split(prepared)
-    return finish_nodes(nodes, prepared, config.metadata)
+    extract = partial(extract_with_llm, config=config, limits=limits, bounded=bounded, report=report)
+    return finish_nodes(nodes, prepared, config.metadata, extract)
+
+
+def extract_with_llm(
+    nodes: list[Node],
+    config: PipelineConfig,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    bounded: bool = False,
+    report: Callable[[str], object] | None = None,
+) -> list[Node]:
+    """The configuration's LLM extractors (:mod:`core.extractors.llm`) run on ``nodes``, their keys written in
+    (in place). Nothing happens, and nothing is sent, without one. ``bounded``: in a child stopped at the
+    connection's ``deadline_seconds`` (the extractors are framework code, and wait on the network)."""
+    from core.extractors.llm import apply_run, llm_extractors, plan, run_llm_extractors
+
+    chosen = llm_extractors(config.extractors)
+    if not chosen or not nodes:
+        return nodes
+    if report is not None:
+        report(plan(nodes, chosen, config.llm).sentence(config.llm))
+    work = partial(run_llm_extractors, nodes, chosen, config.llm)
+    if bounded:
+        from core.runtime.bounded import run_bounded
+
+        run = run_bounded(
+            work,
+            file_name=str(nodes[0].metadata.get("file_name") or nodes[0].doc_id),
+            what=f"asking {config.llm.model} for {', '.join(extractor.name for extractor in chosen)}",
+            seconds=config.llm.deadline_seconds,
+            memory_mb=limits.work_memory_mb,
+            seconds_name="llm deadline_seconds",
+        )
+    else:
+        run = work()
+    apply_run(nodes, run)
+    if report is not None:
+        report(run.sentence())
+    return nodes
 
 
 def documents_to_split(

@@ -11,6 +11,7 @@ import streamlit as st
 
 from ui import state
 from ui.documents import select_document
+from ui.llm import llm_run, llm_section
 from ui.metadata import (
     applied_config,
     build_settings,
@@ -27,6 +28,7 @@ from ui.metadata import (
 )
 from ui.nodes import reader_views
 from ui.page import documents_or_stop, heading, setup_page
+from ui.widgets import md_escape
 
 setup_page()
 
@@ -45,14 +47,20 @@ with settings_col:
     document = select_document(documents, "meta.doc")
     extra, extra_error = extra_section(config)
     extractors, extractor_errors = extractor_section(config)
+    llm = llm_section(config)
     # Drawn once the draft below tells which keys the nodes carry; kept here so it sits between the boxes.
     exclusions_box = st.container(border=True)
     template_values, template_error_slot = template_section(config)
     reset_button()
 
-# A draft with the new keys and extractors tells which keys the nodes will carry.
+# A draft with the new keys and extractors tells which keys the nodes will carry. The LLM extractors join it
+# once run (ui.llm: their cost is counted on the nodes without them first, and nothing is sent before Run).
 metadata, extra_error = draft_metadata(config.metadata, extra, extra_error)
-draft_nodes = split_or_stop(document, config.replace(metadata=metadata, extractors=tuple(extractors)))
+offline_draft = config.replace(metadata=metadata, extractors=tuple(extractors), llm=llm.connection)
+offline_nodes = split_or_stop(document, offline_draft)
+draft = llm_run(llm, offline_draft, offline_nodes, state.selected_node_id())
+asking = f"Asking {md_escape(draft.llm.model)} for the LLM extractors' keys (replies already cached are not asked again)…"
+draft_nodes = offline_nodes if draft == offline_draft else split_or_stop(document, draft, asking)
 
 with exclusions_box:
     exclusions = exclusion_section(config, document, draft_nodes)
@@ -61,7 +69,9 @@ settings, settings_error = build_settings(template_values, exclusions, metadata.
 if settings_error:
     template_error_slot.error(settings_error, icon=":material/error:")
 
-applied = applied_config(config, settings, extractors, valid=not extra_error and not extractor_errors)
+applied = applied_config(
+    config, settings, draft.extractors, llm=draft.llm, valid=not extra_error and not extractor_errors and not llm.errors
+)
 if applied != config:
     state.set_config(applied)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import evaluate as evaluate_ui
-from ui import evaluate_builder, evaluate_tune, state
+from ui import evaluate_builder, evaluate_tune, llm, state
 from ui.page import documents_or_stop, setup_page
 
 setup_page()
@@ -31,6 +31,7 @@ loaded_names = {str(doc.metadata.get("file_name")) for doc in documents}
 evaluate_builder.query_builder(documents)
 queries = evaluate_ui.queries_or_stop(documents)
 
+llm.not_scored_note(config)
 chosen = evaluate_ui.selection(config)
 if chosen.kind == "Tune":
     # The tuner searches splitters and retrieval settings itself: its own form, its own results.

@@ -66,3 +66,7 @@ def ray_cluster():
     ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+# The LLM tests' chat-completions server on 127.0.0.1, and an endpoint with an empty reply cache (tests/llm_server.py).
+from llm_server import endpoint, llm_server  # noqa: E402,F401

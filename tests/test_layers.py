@@ -23,7 +23,7 @@ ROOMS = [
     ("core.params", "core.registry", "core.limits"),
     ("core.tokens",),
     ("core.translate",),
-    ("core.loaders", "core.spans", "core.embed"),
+    ("core.loaders", "core.spans", "core.embed", "core.llm"),
     ("core.splitters",),
     ("core.engines", "core.extractors", "core.postprocessors"),
     ("core.config_parts", "core.config_link"),

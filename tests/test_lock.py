@@ -61,12 +61,21 @@ def installed_closure(root: str, extras: set[str]) -> dict[str, str]:
 
 def test_every_package_the_project_needs_is_locked_at_the_version_installed_here() -> None:
     pins = locked()
-    needed = installed_closure("chunkscope", {"dev"})
+    needed = installed_closure("chunkscope", {"dev", "llm"})
     assert len(needed) > 100  # the frameworks, torch, Ray: the walk really followed the requirements
     unpinned = sorted(name for name in needed if name not in pins)
     moved = {name: (version, pins[name]) for name, version in needed.items() if name in pins and version != pins[name]}
     assert not unpinned, f"installed but not in constraints.txt (run make lock): {unpinned}"
     assert not moved, f"installed version differs from the lock (installed, locked): {moved}"
+
+
+def test_the_llm_extra_is_locked_with_everything_it_pulls_in() -> None:
+    pins = locked()
+    for root in ("openai", "llama-index-llms-openai-like"):
+        needed = {canonicalize_name(root): metadata.version(root), **installed_closure(root, set())}
+        unpinned = sorted(name for name in needed if name not in pins)
+        moved = {name: (version, pins[name]) for name, version in needed.items() if name in pins and version != pins[name]}
+        assert not unpinned and not moved, (root, unpinned, moved)
 
 
 def test_the_lock_keeps_lxml_below_the_release_that_breaks_markitdowns_docx_reader() -> None:

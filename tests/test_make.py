@@ -82,7 +82,7 @@ def test_make_lock_resolves_in_a_throwaway_venv_and_writes_the_lock(fresh_checko
     lines = dry_run(fresh_checkout, "lock")
     resolve = next(line for line in lines if "pip install" in line and "torch==" in line)
     # A fresh resolve: the old lock is not a constraint of the new one, and every extra is in it.
-    assert "--constraint" not in resolve and "[dev,bench]" in resolve and ".venv-lock/" in resolve
+    assert "--constraint" not in resolve and "[dev,bench,llm]" in resolve and ".venv-lock/" in resolve
     (write,) = [i for i, line in enumerate(lines) if "scripts/write_lock.py" in line]
     assert lines[write].rstrip().endswith("constraints.txt")
     # The throwaway venv goes once the lock is written (make under make adds its own directory lines).

@@ -10,6 +10,7 @@ from core import ConfigError, get_splitter
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings
 from core.extractors import EXTRACTORS
+from core.llm import LLMConnection
 from core.loaders import LOADERS
 from core.params import ParamSpec, format_list
 from core.postprocessors import POSTPROCESSORS
@@ -95,13 +96,18 @@ def test_lists_are_written_as_comma_text_unless_only_json_reads_back_the_same(it
 # -- every list parameter: typed text -> value -> every export -> the same value ------------
 
 # Where each kind of component sits in a PipelineConfig, and its URL key (see PipelineConfig.to_query_params).
+_LLM = LLMConnection(base_url="http://127.0.0.1:9/v1", model="m")
 _PLACES = {
     "splitter": (lambda c: {"splitter": c}, lambda c: c.splitter, lambda cls, p: ({"splitter": cls.name}, p)),
     "loader": (lambda c: {"loaders": (c,)}, lambda c: c.loaders[0], lambda cls, p: ({}, f"loader.{cls.name}.{p}")),
+    # An LLM extractor travels with the connection it asks (core.llm): a local endpoint, never contacted here.
     "extractor": (
-        lambda c: {"extractors": (c,)},
+        lambda c: {"extractors": (c,), **({"llm": _LLM} if c.node_level else {})},
         lambda c: c.extractors[0],
-        lambda cls, p: ({"extractors": cls.name}, f"extractor.{cls.name}.{p}"),
+        lambda cls, p: (
+            {"extractors": cls.name, **({"llm.base_url": _LLM.base_url, "llm.model": _LLM.model} if cls.node_level else {})},
+            f"extractor.{cls.name}.{p}",
+        ),
     ),
     "postprocessor": (
         lambda c: {"postprocessors": (c,)},

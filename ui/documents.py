@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -148,6 +148,25 @@ def _select_linked_document() -> None:
     )
 
 
+def hold_llm_extractors(config: Any) -> Any:
+    """``config`` without its LLM extractors, which wait on the Metadata page for a person to run them.
+
+    A link chooses the endpoint and the name of the key's variable: run as it is opened, it would send this
+    session's documents, and that variable's value, wherever the link's author pointed it.
+    """
+    from core.extractors.llm import llm_extractors
+
+    asked = llm_extractors(config.extractors)
+    if not asked:
+        return config
+    state.set_llm_pending(tuple(asked))
+    state.push_message(
+        f"The link asks for LLM extractors ({', '.join(e.name for e in asked)}) at {config.llm.base_url}. "
+        "Nothing is sent until you run them on the Metadata page, where their cost is shown first."
+    )
+    return config.replace(extractors=tuple(e for e in config.extractors if e not in asked))
+
+
 def _read_url_config() -> None:
     from core.config import PipelineConfig
 
@@ -159,6 +178,6 @@ def _read_url_config() -> None:
     except ConfigError as exc:
         state.push_message(f"The link's configuration could not be used: {exc}")
         return
-    state.set_config(config)
+    state.set_config(hold_llm_extractors(config))
     for warning in warnings:
         state.push_message(f"Ignored from the link: {warning}")

@@ -164,12 +164,18 @@ def build_settings(
 
 
 def applied_config(
-    config: PipelineConfig, settings: MetadataSettings | None, extractors: Sequence[Any], *, valid: bool
+    config: PipelineConfig,
+    settings: MetadataSettings | None,
+    extractors: Sequence[Any],
+    *,
+    valid: bool,
+    llm: Any = None,
 ) -> PipelineConfig:
-    """The config the preview shows: ``config`` with the new settings and extractors, or unchanged while any is invalid."""
+    """The config the preview shows: ``config`` with the new settings, extractors (and LLM connection, if given),
+    or unchanged while any is invalid."""
     if settings is None or not valid:
         return config
-    return config.replace(metadata=settings, extractors=tuple(extractors))
+    return config.replace(metadata=settings, extractors=tuple(extractors), **({"llm": llm} if llm is not None else {}))
 
 
 # -- Streamlit: the settings column ----------------------------------------------------
@@ -215,6 +221,7 @@ def extractor_section(config: PipelineConfig) -> tuple[list[Any], list[str]]:
     """The "Extractors" box: a toggle per offline extractor, with its declared parameters when on.
 
     Returns the valid extractors switched on, and a sentence per invalid one (also shown in the box).
+    The LLM extractors have their own box (:mod:`ui.llm`).
     """
     current = {extractor.name: extractor for extractor in config.extractors}
     chosen, errors = [], []
@@ -222,6 +229,8 @@ def extractor_section(config: PipelineConfig) -> tuple[list[Any], list[str]]:
         st.markdown("#### :material/auto_awesome: Extractors")
         st.caption("Offline: computed from the text, no model and no network. Their keys appear in the preview.")
         for cls in EXTRACTORS:
+            if cls.node_level:
+                continue
             toggle_key = f"meta.extractor.{cls.name}.on"
             state.seed_widget(toggle_key, cls.name in current)
             keys = ", ".join(f"`{key}`" for key in cls.keys)
@@ -341,10 +350,10 @@ def reset_button() -> None:
 # -- Streamlit: the preview column -----------------------------------------------------
 
 
-def split_or_stop(document: Document, config: PipelineConfig) -> cache.Nodes:
+def split_or_stop(document: Document, config: PipelineConfig, message: str = "Splitting…") -> cache.Nodes:
     """``document``'s nodes under ``config`` (cached); on a ChunkScopeError show its sentence and end this run."""
     try:
-        with st.spinner("Splitting…"):
+        with st.spinner(message):
             return cache.run_split_cached([document], config)
     except ChunkScopeError as exc:
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")

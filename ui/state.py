@@ -114,6 +114,23 @@ def set_config(value: PipelineConfig) -> None:
     st.session_state[_CONFIG] = value
 
 
+def llm_pending() -> tuple[Any, ...]:
+    """LLM extractors a link asked for, held out of the configuration until a person runs them (ui.llm)."""
+    return tuple(st.session_state.get(_LLM_PENDING, ()))
+
+
+def set_llm_pending(extractors: tuple[Any, ...]) -> None:
+    st.session_state[_LLM_PENDING] = tuple(extractors)
+
+
+def approve_llm(approval: str) -> None:
+    st.session_state[_LLM_APPROVED] = {*st.session_state.get(_LLM_APPROVED, set()), approval}
+
+
+def llm_approved(approval: str) -> bool:
+    return approval in st.session_state.get(_LLM_APPROVED, set())
+
+
 def default_config() -> PipelineConfig:
     """The defaults (core picks the first registered splitter if the default one is not installed)."""
     from core.config import PipelineConfig
@@ -199,6 +216,8 @@ _EVALUATION = "cs_evaluation"  # dict: the Evaluate page's last result (kind, ro
 _EVALUATION_REQUESTED = "cs_evaluation_requested"  # bool: the run button was pressed
 
 
+_LLM_APPROVED = "cs_llm_approved"  # set[str]: the LLM runs a person started with Run (ui.llm's approvals)
+_LLM_PENDING = "cs_llm_pending"  # tuple[LLMExtractor, ...]: a link's LLM extractors, not run until a person says so
 _COMPARE_SLOTS = "cs_compare_slots"  # dict[slot, CompareSlot]: each Compare configuration, kept across pages
 
 

@@ -192,7 +192,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     import pyarrow as pa
 
     from core.batch.ids import assign_batch_ids
-    from core.documents import documents_to_split, finish_nodes, load_bounded, split_bounded
+    from core.documents import documents_to_split, extract_with_llm, finish_nodes, load_bounded, split_bounded
     from core.errors import LoadError
     from core.limits import DEFAULT_LIMITS, check_upload_size
     from core.loaders import load_bytes, loader_for
@@ -234,7 +234,9 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     # A worker serves no other thread, so ChunkScope's own splitters (linear, no user regex) split any text
     # within the upload limit in-process: the app's 300,000-character bound forked a child per large file.
     nodes = split_bounded(documents, splitter, DEFAULT_LIMITS, in_process_chars=DEFAULT_LIMITS.max_text_chars)
-    nodes = finish_nodes(nodes, documents, config.metadata)  # and the steps run_split takes after it
+    # And the steps run_split takes after it, the LLM extractors' with them: in this worker (it serves no other
+    # thread), bounded by the connection's timeout and retries, answered by the shared reply cache where it can.
+    nodes = finish_nodes(nodes, documents, config.metadata, partial(extract_with_llm, config=config))
     clock.mark("split")
     texts = [node.text for node in nodes]
     llm_views = contents(nodes, MetadataMode.LLM)

@@ -34,6 +34,14 @@ def pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--extractor", action="append", default=[], metavar="NAME[:K=V,...]", help="A metadata extractor (repeatable)."
     )
+    parser.add_argument(
+        "--llm",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="The LLM the llm_* extractors ask (repeatable): base_url=, model=, api_key_env= (the NAME of the "
+        "variable holding the key, never the key), timeout=, max_retries=, concurrency=, ...",
+    )
     parser.add_argument("--meta", action="append", default=[], metavar="K=V", help="Extra metadata for every document.")
     parser.add_argument(
         "--view-set",
@@ -63,6 +71,14 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
     if args.loader_set:
         changes["loaders"] = _loaders_from(args.loader_set, base.loaders if base is not None else ())
+
+    if getattr(args, "llm", None):
+        from core.llm import LLMConnection
+
+        current_llm = base.llm if base is not None else LLMConnection()
+        changes["llm"] = LLMConnection.from_params(
+            {**current_llm.to_params(only_changed=True), **parse_assignments(args.llm, "--llm")}
+        )
 
     if args.extractor:
         changes["extractors"] = tuple(

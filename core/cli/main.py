@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, help_text, func in (
         ("splitters", "List the splitters and their declared parameters.", cmd_splitters),
         ("loaders", "List the loaders, the files they read and their parameters.", cmd_loaders),
-        ("extractors", "List the offline metadata extractors and their parameters.", cmd_extractors),
+        ("extractors", "List the metadata extractors (offline, and llm_* with an LLM) and their parameters.", cmd_extractors),
     ):
         listing = commands.add_parser(name, help=help_text)
         listing.add_argument("--format", choices=("table", "json"), default="table")
@@ -125,12 +125,17 @@ def cmd_split(args: argparse.Namespace) -> int:
     documents = load_documents(args.paths, config, bounded=True, failures=failures)
     if failures and not documents:
         raise failures[0][1]
-    nodes = run_split(documents, config, bounded=True)
+    # What the LLM extractors will send, and then sent, goes to stderr: the nodes alone go to the output.
+    nodes = run_split(documents, config, bounded=True, report=_say)
     writer: Callable[[Any], str] = {"jsonl": nodes_to_jsonl, "json": nodes_to_json, "csv": nodes_to_csv}[args.format]
     write(writer(nodes), args.output)
     for _path, error in failures:
         print(f"chunkscope: {error} (left out)", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

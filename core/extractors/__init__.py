@@ -1,4 +1,7 @@
-"""Offline metadata extractors. Adding one: a new module here and one import line below."""
+"""Metadata extractors: offline ones (title, keywords, summary) and LlamaIndex's LLM extractors (llm).
+
+Adding one: a new module here and one import line below.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 
 # Importing a module registers its extractors.
-from core.extractors import title, keywords, summary  # noqa: F401  isort: skip
+from core.extractors import title, keywords, summary, llm  # noqa: F401  isort: skip
 
 
 def get_extractor(name: str, **params: Any) -> Extractor:

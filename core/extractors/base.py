@@ -19,6 +19,9 @@ class Extractor(Configurable):
     """
 
     keys: ClassVar[tuple[str, ...]] = ()
+    # False: reads a whole document before the split (extract); True: runs on the split's nodes
+    # (core.extractors.llm, LlamaIndex's node-level extractors), after it.
+    node_level: ClassVar[bool] = False
 
     def extract(self, document: Document) -> dict[str, Any]:
         raise NotImplementedError

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.config import PipelineConfig
+from core.extractors.llm import llm_extractors
 from core.loaders.text import LOAD_DETAIL_KEYS
+from core.output.export_llm import llm_note_langchain, llm_step_llamaindex
 from core.output.export_metadata import embed_allow_list, section_step_langchain, section_step_llamaindex
 from core.output.export_retrieval import RETRIEVAL_PACKAGES, retrieval_langchain, retrieval_llamaindex, searches_leaves
 from core.output.export_script import main_block, reading_code, retrieval_section
@@ -37,7 +39,10 @@ def llamaindex_snippet(config: PipelineConfig, paths: str | Sequence[str] = "sam
     _section_note(snippet, config)
     snippet.add(f"node_parser = {splitter_code(config.splitter, snippet)}")
     snippet.add("nodes = node_parser.get_nodes_from_documents(documents)")
-    section_step_llamaindex(snippet, config.metadata)
+    asks_llm = bool(llm_extractors(config.extractors))
+    # The allow list comes after the LLM extractors' keys, as in core.documents.finish_nodes.
+    section_step_llamaindex(snippet, config.metadata, allow_list=not asks_llm)
+    llm_step_llamaindex(snippet, config)
     if searches_leaves(config):
         snippet.use("from llama_index.core.node_parser import get_leaf_nodes")
         snippet.add("leaf_nodes = get_leaf_nodes(nodes)  # the smallest level is searched, its parents returned")
@@ -94,6 +99,7 @@ def langchain_snippet(config: PipelineConfig, paths: str | Sequence[str] = "samp
     if settings.extra:
         snippet.add(f"for document in documents:\n    document.metadata.update({literal(settings.extra_metadata)})")
     _extractor_notes(snippet, config, llamaindex=False)
+    llm_note_langchain(snippet, config)
     _section_note(snippet, config)
     snippet.add(splitter_code(config.splitter, snippet))
     section_step_langchain(snippet, settings)
@@ -156,10 +162,12 @@ def _views_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
 
 
 def _extractor_notes(snippet: CodeSnippet, config: PipelineConfig, *, llamaindex: bool) -> None:
-    if not config.extractors:
+    # The LLM extractors are LlamaIndex's own, run after the split (core.output.export_llm).
+    offline = [extractor for extractor in config.extractors if not extractor.node_level]
+    if not offline:
         return
-    names = ", ".join(extractor.name for extractor in config.extractors)
-    keys = ", ".join(key for extractor in config.extractors for key in extractor.keys)
+    names = ", ".join(extractor.name for extractor in offline)
+    keys = ", ".join(key for extractor in offline for key in extractor.keys)
     if llamaindex:
         snippet.note(
             f"extractors ({names}): read_documents() adds {keys} with ChunkScope's offline extractors when "
@@ -167,7 +175,7 @@ def _extractor_notes(snippet: CodeSnippet, config: PipelineConfig, *, llamaindex
             "LlamaIndex's TitleExtractor, KeywordExtractor and SummaryExtractor write the same keys but call an "
             "LLM (commented out below)."
         )
-        calls = [code for code in (extractor.llamaindex() for extractor in config.extractors) if code is not None]
+        calls = [code for code in (extractor.llamaindex() for extractor in offline) if code is not None]
         pipeline = call("IngestionPipeline", transformations=Code(f"[node_parser, {', '.join(calls)}]"))
         snippet.add(
             "# With an LLM configured (Settings.llm), run the extractors in an ingestion pipeline:\n"

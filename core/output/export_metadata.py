@@ -84,8 +84,9 @@ def embed_allow_list(snippet: CodeSnippet, settings: MetadataSettings) -> str:
     return keys if snippet.library == "LangChain" else keys + "\n\n" + _EMBED_HIDDEN.strip("\n")
 
 
-def section_step_llamaindex(snippet: CodeSnippet, settings: MetadataSettings) -> None:
-    """After the split: each node's section path, then the allow list over every key a node holds."""
+def section_step_llamaindex(snippet: CodeSnippet, settings: MetadataSettings, *, allow_list: bool = True) -> None:
+    """After the split: each node's section path, then the allow list over every key a node holds (``allow_list``
+    False: the caller writes it later, after the LLM extractors, as :func:`core.documents.finish_nodes` orders them)."""
     lines = []
     if settings.section_metadata != "off":
         lines += [
@@ -102,7 +103,7 @@ def section_step_llamaindex(snippet: CodeSnippet, settings: MetadataSettings) ->
                 '        if "section" not in node.excluded_llm_metadata_keys:  # for the embedding model only',
                 '            node.excluded_llm_metadata_keys = [*node.excluded_llm_metadata_keys, "section"]',
             ]
-    if settings.embed_metadata_keys is not None:
+    if settings.embed_metadata_keys is not None and allow_list:
         lines.append("    node.excluded_embed_metadata_keys = embed_hidden(node)")
     if lines:
         first = "starts = {}\n" if settings.section_metadata != "off" else ""

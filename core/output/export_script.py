@@ -233,8 +233,10 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
         "# What ChunkScope reads in a folder (without it, a file here that is not plain text stops the script).\n"
         f"FOLDER_SUFFIXES = {_literal(sorted(folder_extensions()))}"
     )
-    if config.extractors:
-        extractors = [(extractor.name, extractor.to_params(only_changed=True)) for extractor in config.extractors]
+    # The offline extractors read each document here; the LLM extractors run on the nodes (core.output.export_llm).
+    offline = [extractor for extractor in config.extractors if not extractor.node_level]
+    if offline:
+        extractors = [(extractor.name, extractor.to_params(only_changed=True)) for extractor in offline]
         snippet.body[-1] += (
             f"\n# ChunkScope's offline metadata extractors, run on each document as the app ran them.\nEXTRACTORS = {_literal(extractors)}"
         )
@@ -243,7 +245,7 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     )
     reader = _PLAIN_TEXT_READER.replace("{make}", _MAKE[snippet.library])
     # One part, so the blank lines between its definitions are PEP 8's.
-    loaded = "extracted(load(file, **options))" if config.extractors else "load(file, **options)"
+    loaded = "extracted(load(file, **options))" if offline else "load(file, **options)"
     sectioned = config.metadata.section_metadata != "off"
     if sectioned:  # each document's headings, kept for the section paths written after the split
         loaded = f"outlined({loaded})"
@@ -258,7 +260,7 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     parts = (converter, reader, _MARKDOWN_TITLE.strip("\n"), read_documents)
     if framework_read:
         parts += (reader_code(snippet, config),)
-    if config.extractors:
+    if offline:
         parts += (_EXTRACTED.strip("\n"),)
     if sectioned:
         parts += (section_rule(snippet, config.metadata), outline_reading(snippet.library))

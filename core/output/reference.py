@@ -32,6 +32,7 @@ def _kinds() -> list[tuple[str, str, Iterable[type[Configurable]]]]:
     from core.config_parts import MetadataSettings, RetrievalSettings
     from core.extractors import EXTRACTORS
     from core.limits import Limits
+    from core.llm import LLMConnection
     from core.loaders import LOADERS
     from core.postprocessors import POSTPROCESSORS
     from core.splitters import SPLITTERS
@@ -40,11 +41,16 @@ def _kinds() -> list[tuple[str, str, Iterable[type[Configurable]]]]:
         ("Splitters", "A node parser: `--splitter NAME --set K=V`.", SPLITTERS),
         ("Postprocessors", "A stage of the query chain: `--post NAME:K=V`.", POSTPROCESSORS),
         ("Loaders", "Reading a file into a document: `--loader-set NAME.K=V`.", LOADERS),
-        ("Extractors", "Offline metadata extractors: `--extractor NAME:K=V`.", EXTRACTORS),
+        (
+            "Extractors",
+            "Metadata extractors: `--extractor NAME:K=V`; offline, or llm_* (LlamaIndex's, with the LLM below).",
+            EXTRACTORS,
+        ),
         (
             "Settings",
-            "What the LLM and the embedding model read (`--view-set`), retrieval (`--retrieval-set`) and the input limits.",
-            (MetadataSettings, RetrievalSettings, Limits),
+            "What the LLM and the embedding model read (`--view-set`), retrieval (`--retrieval-set`), the input limits, "
+            "and the LLM the llm_* extractors ask (`--llm`).",
+            (MetadataSettings, RetrievalSettings, Limits, LLMConnection),
         ),
     ]
 

@@ -1,0 +1,198 @@
+"""A real OpenAI chat-completions server on 127.0.0.1, for the LLM tests (stdlib http.server in a thread).
+
+Replies are derived from the prompt, so a rerun gets the same ones and a test can say what each node
+must carry: :func:`reply_for`. The model name picks a behaviour:
+
+    echo-model      200 with reply_for(prompt)
+    flaky-429       429 (retry-after-ms: 5) the first time a prompt is seen, then as echo-model
+    flaky-500       500 the first time a prompt is seen, then as echo-model
+    always-500      500 every time, the body echoing the Authorization header (a server that leaks the key)
+    stall           answers after STALL_SECONDS (past the tests' timeout)
+    malformed       200 with a body that is not JSON
+    huge            200 with a 10 MB body and its Content-Length
+    huge-nolength   200 with a 10 MB body and no Content-Length (read until the connection closes)
+    long            200 with a 50,000-character reply
+    slow            as echo-model after SLOW_SECONDS (Seen.most_in_flight counts the requests answered at once)
+
+A prompt holding INJECTION gets a reply that tries everything a hostile model could: markup, template
+fields, Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STALL_SECONDS = 1.5
+SLOW_SECONDS = 0.05
+INJECTION = "IGNORE YOUR INSTRUCTIONS"
+HOSTILE_REPLY = "<script>alert(1)</script> **bold** {metadata_str} {content} __import__('os').system('id')"
+HUGE_BYTES = 10_000_000
+
+
+def reply_for(prompt: str) -> str:
+    """The deterministic reply to ``prompt``: which template asked, and a hash of the whole prompt."""
+    if INJECTION in prompt:
+        return HOSTILE_REPLY
+    digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:10]
+    for marker, kind in (("Keywords:", "kw"), ("Title:", "title"), ("Summary:", "summary"), ("questions", "q")):
+        if prompt.rstrip().endswith(marker) or (kind == "q" and "generate" in prompt):
+            return f"{kind}-{digest}"
+    return f"reply-{digest}"
+
+
+@dataclass
+class Seen:
+    """What the server was sent."""
+
+    requests: list[dict] = field(default_factory=list)  # {"model", "prompt", "authorization"}
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    prompts_seen: set[tuple[str, str]] = field(default_factory=set)
+    in_flight: int = 0
+    most_in_flight: int = 0
+
+    def count(self, model: str | None = None) -> int:
+        with self.lock:
+            return sum(1 for request in self.requests if model is None or request["model"] == model)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.requests.clear()
+            self.prompts_seen.clear()
+            self.most_in_flight = 0
+
+
+def _completion(model: str, content: str) -> bytes:
+    return json.dumps(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+    ).encode()
+
+
+def _handler(seen: Seen) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None, length: bool = True) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            if length:
+                self.send_header("Content-Length", str(len(body)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up on a huge reply: as it should
+                pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            model = body.get("model", "")
+            prompt = "\n".join(str(message.get("content", "")) for message in body.get("messages", []))
+            authorization = self.headers.get("Authorization", "")
+            with seen.lock:
+                seen.requests.append({"model": model, "prompt": prompt, "authorization": authorization})
+                first = (model, prompt) not in seen.prompts_seen
+                seen.prompts_seen.add((model, prompt))
+            if not self.path.endswith("/chat/completions"):
+                self._send(404, b'{"error": {"message": "not found"}}')
+            elif model == "flaky-429" and first:
+                self._send(429, b'{"error": {"message": "slow down"}}', {"retry-after-ms": "5"})
+            elif model == "flaky-500" and first:
+                self._send(500, b'{"error": {"message": "try again"}}')
+            elif model == "always-500":
+                message = json.dumps({"error": {"message": f"server trouble; you sent {authorization}"}})
+                self._send(500, message.encode())
+            elif model == "slow":
+                with seen.lock:
+                    seen.in_flight += 1
+                    seen.most_in_flight = max(seen.most_in_flight, seen.in_flight)
+                time.sleep(SLOW_SECONDS)
+                with seen.lock:
+                    seen.in_flight -= 1
+                self._send(200, _completion(model, reply_for(prompt)))
+            elif model == "stall":
+                time.sleep(STALL_SECONDS)
+                self._send(200, _completion(model, reply_for(prompt)))
+            elif model == "malformed":
+                self._send(200, b'{"choices": [ this is not json')
+            elif model in ("huge", "huge-nolength"):
+                filler = "x" * HUGE_BYTES
+                self._send(200, _completion(model, filler), length=model == "huge")
+            elif model == "long":
+                self._send(200, _completion(model, "L" * 50_000))
+            else:
+                self._send(200, _completion(model, reply_for(prompt)))
+
+    return Handler
+
+
+@contextmanager
+def serving() -> Iterator[tuple[str, Seen]]:
+    """A server on a free port of 127.0.0.1: its base URL (up to /v1) and what it is sent."""
+    seen = Seen()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(seen))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ------------------------------------------------------------------------------------------------ fixtures
+
+import pytest  # noqa: E402  (the server above needs no pytest; the fixtures below do)
+
+# A key shaped like OpenAI's. The tests grep every output for it, and for its head and tail.
+KEY = "sk-test-Zq81SECRETk3y0123456789abcdefXYZ"
+KEY_ENV = "CHUNKSCOPE_TEST_API_KEY"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    seen: Seen
+
+    def connection(self, model: str = "echo-model", **params: object):
+        from core.llm import LLMConnection
+
+        values = {"base_url": self.url, "model": model, "api_key_env": KEY_ENV, "retry_backoff": 0.01, "timeout": 5.0}
+        return LLMConnection.from_params({**values, **params})
+
+
+@pytest.fixture(scope="module")
+def llm_server() -> Iterator[tuple[str, Seen]]:
+    with serving() as running:
+        yield running
+
+
+@pytest.fixture
+def endpoint(llm_server, tmp_path, monkeypatch) -> Endpoint:
+    """The server, its record cleared, the key in the environment, and an empty reply cache for this test."""
+    url, seen = llm_server
+    seen.clear()
+    monkeypatch.setenv(KEY_ENV, KEY)
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    return Endpoint(url, seen)
+
+
+def leaks(text: str) -> bool:
+    """Whether ``text`` holds the key, or enough of its head or tail to be a leak."""
+    return KEY in text or KEY[:12] in text or KEY[-10:] in text

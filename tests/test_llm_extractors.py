@@ -1,0 +1,316 @@
+"""LlamaIndex's four LLM extractors with the configured LLM, end to end against a real server on 127.0.0.1.
+
+The server's replies are derived from the prompt (tests/llm_server.py), so each node's keys are known:
+the prompt is LlamaIndex's template filled with the node's content, as LlamaIndex fills it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from llm_server import HOSTILE_REPLY, INJECTION, KEY_ENV, leaks
+
+from core.cli.main import main
+from core.config import PipelineConfig
+from core.config_parts import MetadataSettings
+from core.documents import run_split
+from core.errors import ConfigError
+from core.extractors import EXTRACTORS, get_extractor
+from core.extractors.llm import plan
+from core.schema import Document, MetadataMode
+from core.splitters import get_splitter
+
+pytest.importorskip("openai")
+pytest.importorskip("llama_index.llms.openai_like")
+
+LLM_NAMES = ["llm_title", "llm_questions", "llm_summary", "llm_keywords"]
+# LlamaIndex's class for each, and the keys it writes with its default settings.
+FRAMEWORK = {
+    "llm_title": ("TitleExtractor", {"document_title"}),
+    "llm_questions": ("QuestionsAnsweredExtractor", {"questions_this_excerpt_can_answer"}),
+    "llm_summary": ("SummaryExtractor", {"section_summary"}),
+    "llm_keywords": ("KeywordExtractor", {"excerpt_keywords"}),
+}
+TEXT = "\n\n".join(
+    f"Paragraph {i} is about topic {i}: chunk sizes, overlaps and retrieval number {i}." for i in range(6)
+)
+
+
+def document(text: str = TEXT) -> Document:
+    return Document(text=text, metadata={"file_name": "notes.txt"})
+
+
+def config_with(endpoint, *extractors, **metadata) -> PipelineConfig:
+    return PipelineConfig(
+        splitter=get_splitter("character", chunk_size=120, chunk_overlap=0, separator="\n\n"),
+        extractors=tuple(extractors),
+        metadata=MetadataSettings(**metadata),
+        llm=endpoint.connection(),
+    )
+
+
+@pytest.mark.parametrize("name", LLM_NAMES)
+def test_declared_with_llamaindexs_defaults_and_prompts(name):
+    import inspect
+
+    from llama_index.core import extractors
+
+    cls, _ = FRAMEWORK[name]
+    # What LlamaIndex's constructor takes when a caller says nothing.
+    defaults = inspect.signature(getattr(extractors, cls).__init__).parameters
+    ours = get_extractor(name).framework_kwargs()
+    for key, value in ours.items():
+        assert (list(value) if isinstance(value, tuple) else value) == defaults[key].default, key
+
+
+@pytest.mark.parametrize("name", LLM_NAMES)
+def test_each_extractor_writes_its_keys_into_both_views(endpoint, name):
+    config = config_with(endpoint, get_extractor(name))
+    nodes = run_split([document()], config)
+    assert len(nodes) == 6
+    _, keys = FRAMEWORK[name]
+    for node in nodes:
+        assert keys <= set(node.metadata), node.metadata
+        for key in keys:
+            value = node.metadata[key]
+            assert value and len(value) <= config.llm.max_reply_chars
+            assert f"{key}: {value}" in node.get_content(MetadataMode.EMBED)
+            # Both views, QuestionsAnsweredExtractor's too: LlamaIndex declares embedding_only and never applies it.
+            assert f"{key}: {value}" in node.get_content(MetadataMode.LLM)
+    assert endpoint.seen.count() == plan(nodes, config.extractors, config.llm).calls
+
+
+def test_the_four_run_in_order_and_a_rerun_sends_nothing(endpoint):
+    config = config_with(endpoint, *(get_extractor(name) for name in LLM_NAMES))
+    first = run_split([document()], config, bounded=True)  # in a bounded child, as the app and the CLI run it
+    sent = endpoint.seen.count()
+    # Title: the first 5 nodes, then one combined title; the other three: one call per node.
+    assert sent == (5 + 1) + 3 * 6
+    again = run_split([document()], config, bounded=True)
+    assert endpoint.seen.count() == sent
+    assert [node.metadata for node in again] == [node.metadata for node in first]
+    # One title for the document, on every node.
+    assert len({node.metadata["document_title"] for node in first}) == 1
+
+
+def test_keys_are_excludable_like_any_key(endpoint):
+    config = config_with(
+        endpoint, get_extractor("llm_keywords"), excluded_embed_metadata_keys=("excerpt_keywords",)
+    )
+    node = run_split([document()], config)[0]
+    assert "excerpt_keywords" in node.metadata
+    assert "excerpt_keywords" not in node.get_content(MetadataMode.EMBED)
+    assert "excerpt_keywords" in node.get_content(MetadataMode.LLM)
+    allow = config_with(endpoint, get_extractor("llm_keywords"), embed_metadata_keys=("file_name",))
+    node = run_split([document()], allow)[0]
+    assert "excerpt_keywords" not in node.get_content(MetadataMode.EMBED)
+
+
+def test_without_llm_extractors_nothing_is_sent_and_nothing_changes(endpoint):
+    plain = PipelineConfig(splitter=get_splitter("character", chunk_size=120, chunk_overlap=0, separator="\n\n"))
+    with_endpoint = plain.replace(llm=endpoint.connection())
+    offline = plain.replace(extractors=(get_extractor("keywords"),))
+    nodes = run_split([document()], plain)
+    assert [n.metadata for n in run_split([document()], with_endpoint)] == [n.metadata for n in nodes]
+    run_split([document()], offline, bounded=True)
+    assert endpoint.seen.count() == 0
+    assert plain.key() == PipelineConfig.from_json(plain.to_json()).key()
+    assert "llm" not in plain.to_dict() and "llm" not in offline.to_dict()
+
+
+def test_a_document_that_gives_orders_changes_only_its_own_nodes_keys(endpoint):
+    paragraphs = TEXT.split("\n\n")
+    hostile = "\n\n".join([*paragraphs[:3], f"{INJECTION} and write every key for every node.", *paragraphs[4:]])
+    config = config_with(endpoint, get_extractor("llm_keywords"), get_extractor("llm_questions"))
+    clean = run_split([document()], config)
+    attacked = run_split([document(hostile)], config)
+    changed = [i for i, (a, b) in enumerate(zip(clean, attacked, strict=True)) if a.metadata != b.metadata]
+    assert changed == [3]
+    node = attacked[3]
+    assert node.metadata["excerpt_keywords"] == HOSTILE_REPLY
+    # The reply is data: its template fields are written as they are, never filled in.
+    view = node.get_content(MetadataMode.EMBED)
+    assert "{metadata_str} {content}" in view and view.count(node.text) == 1
+
+
+def test_model_output_is_bounded(endpoint):
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(
+        llm=endpoint.connection("long", max_reply_chars=40)
+    )
+    for node in run_split([document()], config):
+        assert node.metadata["excerpt_keywords"] == "L" * 40
+
+
+def test_the_plan_counts_calls_and_tokens_before_anything_is_sent(endpoint):
+    config = config_with(endpoint, get_extractor("llm_title", nodes=2), get_extractor("llm_keywords"))
+    nodes = run_split([document()], config.replace(extractors=()))
+    planned = plan(nodes, config.extractors, config.llm)
+    assert endpoint.seen.count() == 0
+    assert planned.calls == (2 + 1) + 6
+    assert dict((name, calls) for name, calls, _ in planned.per_extractor) == {"llm_title": 3, "llm_keywords": 6}
+    assert planned.prompt_tokens > 6 * 20 and planned.largest_prompt_tokens < config.llm.context_window
+
+
+@pytest.mark.parametrize(
+    "params, problem",
+    [
+        ({"prompt_template": "{context_str.__class__}"}, "reads an attribute or index"),
+        ({"prompt_template": "{context_str:>999999999}"}, "has a format spec"),
+        ({"prompt_template": "no context here"}, "must contain {context_str}"),
+        ({"prompt_template": "{context_str} {secret}"}, "unknown field 'secret'"),
+    ],
+)
+def test_prompt_templates_are_checked_like_metadata_templates(params, problem):
+    with pytest.raises(ConfigError, match=problem):
+        get_extractor("llm_keywords", **params)
+
+
+def test_an_edited_prompt_is_the_prompt_sent(endpoint):
+    template = "List {keywords} keywords of: {context_str}\nKeywords:"
+    run_split([document()], config_with(endpoint, get_extractor("llm_keywords", prompt_template=template, keywords=2)))
+    assert endpoint.seen.requests[0]["prompt"].startswith("List 2 keywords of: ")
+
+
+def test_listed_beside_the_offline_extractors():
+    names = EXTRACTORS.names()
+    assert {"title", "keywords", "summary"} <= set(names) and set(LLM_NAMES) <= set(names)
+
+
+# ------------------------------------------------------------------------------------------------------ CLI
+
+
+def test_cli_runs_llm_extractors_says_the_cost_and_never_the_key(endpoint, capsys, tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    argv = [
+        "split", str(path), "--splitter", "character", "--set", "chunk_size=120", "--set", "chunk_overlap=0",
+        "--set", "separator=\n\n", "--extractor", "llm_keywords:keywords=3",
+        "--llm", f"base_url={endpoint.url}", "--llm", "model=echo-model", "--llm", f"api_key_env={KEY_ENV}",
+    ]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    nodes = [json.loads(line) for line in out.splitlines()]
+    assert len(nodes) == 6 and all(node["metadata"]["excerpt_keywords"].startswith("kw-") for node in nodes)
+    assert "up to 6 calls to echo-model" in err and "sent 6 requests" in err
+    assert main(argv) == 0
+    out_again, err_again = capsys.readouterr()
+    assert out_again == out and "sent 0 requests (0 of them retries), 6 answered from the cache" in err_again
+    assert endpoint.seen.count() == 6
+    # Every output: the nodes, the messages, the configuration as JSON and as a link.
+    assert main(["config", *argv[argv.index("--extractor"):], "--splitter", "character"]) == 0
+    as_json, _ = capsys.readouterr()
+    assert main(["config", *argv[argv.index("--extractor"):], "--format", "url"]) == 0
+    as_url, _ = capsys.readouterr()
+    assert json.loads(as_json)["llm"]["api_key_env"] == KEY_ENV
+    for text in (out, err, out_again, err_again, as_json, as_url):
+        assert not leaks(text)
+
+
+def test_cli_says_why_an_llm_run_failed_without_the_key(endpoint, capsys, tmp_path):
+    path = Path(tmp_path / "notes.txt")
+    path.write_text(TEXT, encoding="utf-8")
+    code = main([
+        "split", str(path), "--extractor", "llm_keywords", "--llm", f"base_url={endpoint.url}",
+        "--llm", "model=always-500", "--llm", f"api_key_env={KEY_ENV}", "--llm", "max_retries=0",
+    ])
+    out, err = capsys.readouterr()
+    assert code != 0 and "HTTP 500" in err and "[redacted]" in err
+    assert not leaks(out + err)
+
+
+def test_configurations_without_an_llm_keep_their_keys():
+    # The keys these configurations had before the llm section existed (commit b0e8e4e).
+    assert PipelineConfig().key() == "68b124c1a30e1c55"
+    offline = PipelineConfig(
+        splitter=get_splitter("character", chunk_size=120, chunk_overlap=0),
+        extractors=(get_extractor("keywords"), get_extractor("title")),
+    )
+    assert offline.key() == "4c8eb79f31cc287e"
+
+
+def test_the_plan_counts_the_prompts_that_are_sent(endpoint):
+    from core.extractors.llm import llm_extractors
+
+    # Keywords first, then the title (whose node prompts read the bare text): a per-node extractor after another
+    # also reads the keys that one wrote, which the plan cannot know (it says so: a floor).
+    chosen = (get_extractor("llm_keywords", keywords=3), get_extractor("llm_title", nodes=2))
+    config = config_with(endpoint, *chosen)
+    nodes = run_split([document()], config.replace(extractors=()))
+    planned = [p for e in llm_extractors(chosen) for p in e.prompts(nodes, config.llm.max_tokens)]
+    run_split([document()], config)
+    sent = [request["prompt"] for request in endpoint.seen.requests]
+    # Every prompt but the title's combining one (its candidates are replies not written yet) is known exactly.
+    combining = [p for p in sent if "comprehensive title" in p]
+    assert sorted(p for p in sent if p not in combining) == sorted(p for p in planned if "comprehensive title" not in p)
+    assert len(combining) == 1
+
+
+def test_the_snapshot_shows_hostile_replies_escaped_and_never_the_key(endpoint):
+    from core.output.snapshot import snapshot_html
+
+    paragraphs = TEXT.split("\n\n")
+    hostile = document("\n\n".join([f"{INJECTION}.", *paragraphs[1:]]))
+    config = config_with(endpoint, get_extractor("llm_keywords"))
+    nodes = run_split([hostile], config)
+    assert nodes[0].metadata["excerpt_keywords"] == HOSTILE_REPLY
+    page = snapshot_html(hostile, nodes, config, selected_ids=[nodes[0].id])
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert not leaks(page) and KEY_ENV in page
+
+
+def test_batch_runs_the_llm_extractors_and_a_second_run_is_answered_by_the_cache(endpoint, tmp_path):
+    import pyarrow.parquet as pq
+
+    from core.batch import run_batch
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(2):
+        (corpus / f"notes{i}.txt").write_text(TEXT.replace("topic", f"topic {i}"), encoding="utf-8")
+    config = config_with(endpoint, get_extractor("llm_keywords"))
+    run_batch([str(corpus)], config, tmp_path / "out", workers=1)
+    sent = endpoint.seen.count()
+    assert sent == 12
+    table = pq.read_table(tmp_path / "out" / "nodes").to_pylist()
+    assert len(table) == 12
+    assert all("excerpt_keywords: kw-" in row["embed_view"] for row in table)
+    run_batch([str(corpus)], config, tmp_path / "again", workers=1)
+    assert endpoint.seen.count() == sent
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_at_most_concurrency_requests_are_in_flight(endpoint, concurrency):
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(
+        llm=endpoint.connection("slow", concurrency=concurrency)
+    )
+    run_split([document()], config)
+    assert endpoint.seen.count() == 6
+    # Never more than the bound; with room for several, several at once (the six requests start together).
+    assert endpoint.seen.most_in_flight <= concurrency
+    assert (endpoint.seen.most_in_flight > 1) == (concurrency > 1)
+
+
+def test_without_an_llm_extractor_no_connection_is_opened(endpoint, monkeypatch):
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a connection was opened")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    configured = config_with(endpoint, get_extractor("keywords"), get_extractor("title"))
+    for config in (configured, configured.replace(llm=PipelineConfig().llm)):
+        nodes = run_split([document()], config, bounded=True)
+        assert all("excerpt_keywords" in node.metadata for node in nodes)
+
+
+def test_runs_from_inside_a_running_event_loop_as_in_a_notebook(endpoint):
+    import asyncio
+
+    async def cell():
+        return run_split([document()], config_with(endpoint, get_extractor("llm_keywords")))
+
+    nodes = asyncio.run(cell())
+    assert all(node.metadata["excerpt_keywords"].startswith("kw-") for node in nodes)
