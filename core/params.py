@@ -25,7 +25,7 @@ _META_KEY = "chunkscope_param"
 
 
 # Initialisms a name may hold, written as people write them (``ocr_language`` -> ``OCR language``).
-INITIALISMS = frozenset({"pdf", "csv", "html", "ocr", "json", "llm", "url", "xml", "docx", "pptx", "xlsx", "id", "bm25"})
+INITIALISMS = frozenset({"pdf", "csv", "html", "ocr", "json", "llm", "url", "xml", "docx", "pptx", "xlsx", "id", "bm25", "api"})
 
 
 def readable_name(name: str) -> str:
