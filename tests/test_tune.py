@@ -406,6 +406,9 @@ def test_the_default_space_holds_the_levers_and_llamaindexs_untuned_sentence_spl
     assert {arm.returns for arm in space.arms(setups) if arm.setup == position} == {"parents", "merged"}
     # Naming splitters or values is a space of one's own: no extra configuration.
     assert len(cli_tune.build_space(cli_tune_args("--splitter", "sentence")).specs) == 1
+    # What the embedding model reads is searched when asked (README): as loaded by default.
+    assert space.views == ("loaded",)
+    assert cli_tune.build_space(cli_tune_args("--views", "loaded,title+section")).views == ("loaded", "title+section")
 
 
 def test_a_configuration_whose_metadata_leaves_no_room_is_skipped_with_its_reason_and_the_rest_measured(
