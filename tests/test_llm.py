@@ -7,11 +7,10 @@ before, 429 and 500 are retried, a stalled reply stops at the timeout, a reply t
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
-from llm_server import KEY, KEY_ENV, leaks, reply_for
+from llm_server import KEY, KEY_ENV, leaks, reply_for, run_in_own_loop
 
 from core.config import PipelineConfig
 from core.errors import ConfigError
@@ -33,7 +32,7 @@ def ask(connection: LLMConnection, prompt: str) -> str:
         finally:
             await llm._get_aclient().close()
 
-    return asyncio.run(chat())
+    return run_in_own_loop(chat)
 
 
 # ------------------------------------------------------------------------------------------- declaration

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from llm_server import HOSTILE_REPLY, INJECTION, KEY_ENV, leaks
+from llm_server import HOSTILE_REPLY, INJECTION, KEY_ENV, leaks, run_in_own_loop
 
 from core.cli.main import main
 from core.config import PipelineConfig
@@ -307,10 +307,9 @@ def test_without_an_llm_extractor_no_connection_is_opened(endpoint, monkeypatch)
 
 
 def test_runs_from_inside_a_running_event_loop_as_in_a_notebook(endpoint):
-    import asyncio
 
     async def cell():
         return run_split([document()], config_with(endpoint, get_extractor("llm_keywords")))
 
-    nodes = asyncio.run(cell())
+    nodes = run_in_own_loop(cell)
     assert all(node.metadata["excerpt_keywords"].startswith("kw-") for node in nodes)

@@ -42,7 +42,6 @@ from pypdf.errors import FileNotDecryptedError
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.base import Loader
 from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
-from core.loaders.pdf_corruption import repair_overdrawn
 from core.loaders.pdf_garble import (
     better_text,
     blocks_text,
@@ -272,6 +271,8 @@ class PdfLoader(Loader):
             )
         texts, skipped = self._extract(reader, file_name)
         layout = self.extraction_mode == "layout"
+        from core.loaders.pdf_structure import repair_overdrawn  # pdfplumber is imported only for a doubtful page
+
         texts, overdrawn = repair_overdrawn(data, texts, layout=layout, skip=heavy)
         texts, fallback = repair_garbled(data, texts, layout=layout, skip=heavy)
         # Pages pypdf failed on, and blank ones whose content does draw text (pypdf lost it without a word).

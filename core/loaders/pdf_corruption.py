@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection
 from typing import Any
 
 # Two copies of a character whose positions differ by at most this (points) are one glyph drawn twice.
@@ -182,32 +181,3 @@ def _angled_size(char: dict[str, Any], along_x: float, along_y: float) -> float:
     if cos >= sin:
         return max((float(char["bottom"] - char["top"]) - advance * sin) / cos, 0.0)
     return max((float(char["x1"] - char["x0"]) - advance * cos) / sin, 0.0)
-
-
-def repair_overdrawn(
-    data: bytes, texts: list[str], *, layout: bool, skip: Collection[int] = ()
-) -> tuple[list[str], dict[int, int]]:
-    """pypdf's page texts, with pdfplumber's (one glyph per position) where a page draws its glyphs over
-    themselves; and those pages' numbers with how many times a glyph was drawn.
-
-    pdfplumber opens the file only when a page's text looks overdrawn (:func:`looks_overdrawn`). The pages
-    in ``skip`` are never read again (the caller's bound on pdfplumber's work).
-    """
-    doubtful = [
-        number for number, text in enumerate(texts, start=1) if text and number not in skip and looks_overdrawn(text)
-    ]
-    if not doubtful:
-        return texts, {}
-    from core.loaders.pdf_structure import page_readings
-
-    try:
-        readings = page_readings(data, doubtful, layout=layout)
-    except Exception:  # pdfplumber cannot read a file pypdf did: keep pypdf's text
-        return texts, {}
-    repaired = list(texts)
-    overdrawn: dict[int, int] = {}
-    for number, (text, times) in readings.items():
-        if times > 1 and text.strip():
-            repaired[number - 1] = text
-            overdrawn[number] = times
-    return repaired, overdrawn
