@@ -26,7 +26,11 @@ class SimilarityCutoffPostprocessor(Postprocessor):
     # LlamaIndex defaults to no cutoff (a no-op); 0.3 separates related from unrelated passages for
     # all-MiniLM-L6-v2's cosine scores. BM25 scores are unbounded: pick a cutoff for them by eye.
     similarity_cutoff: float | None = param(
-        0.3, "Lowest score kept (scores depend on the retrieval mode); empty keeps every node (LlamaIndex's default)."
+        0.3,
+        "Lowest score kept; empty keeps every node (LlamaIndex's default). What a score is depends on the retrieval: "
+        "dense, a cosine (about 0.1-0.8 with all-MiniLM-L6-v2); bm25, unbounded; hybrid relative_score, 0-1 scaled "
+        "per query (the best node of every query is near 1); hybrid reciprocal_rank, at most 1/61 (about 0.016), so "
+        "a cutoff above that drops every node.",
     )
 
     def idle_reason(self) -> str | None:
