@@ -357,10 +357,6 @@ def _text_node(node: Node) -> Any:
         id_=node.id,
         text=node.text,
         metadata=dict(node.metadata),
-        excluded_llm_metadata_keys=list(node.excluded_llm_metadata_keys),
-        excluded_embed_metadata_keys=list(node.excluded_embed_metadata_keys),
-        metadata_template=node.metadata_template,
-        metadata_separator=node.metadata_separator,
-        text_template=node.text_template,
         relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=node.doc_id)},
+        **node.view_settings(),  # excluded keys and templates: how each reader sees the metadata
     )
