@@ -15,13 +15,15 @@ must carry: :func:`reply_for`. The model name picks a behaviour:
     slow            as echo-model after SLOW_SECONDS (Seen.most_in_flight counts the requests answered at once)
 
 A prompt holding INJECTION gets a reply that tries everything a hostile model could: markup, template
-fields, Python.
+fields, Python. A question-drafting prompt (core.evaluation.drafting's template) gets a JSON list:
+:func:`draft_reply`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -58,10 +60,43 @@ def run_in_own_loop(make: Any) -> Any:
     return out["value"]
 
 
+# Between these lines the drafting prompt holds its passage; a passage holding MALFORMED gets a reply that is not JSON.
+PASSAGE_LINE = "---------------------"
+MALFORMED = "MALFORMED-REPLY"
+NOT_IN_TEXT = "This sentence was never in the passage at all."
+
+
+def draft_reply(prompt: str) -> str | None:
+    """The reply to a drafting prompt (None for any other): one question per sentence of the passage asked for,
+    each excerpt a sentence of it (the second with its whitespace collapsed), then an excerpt not in the passage
+    and an item that is not a question; a passage holding MALFORMED gets a cut-off list."""
+    asked = re.search(r"Write (\d+) questions", prompt)
+    parts = prompt.split(PASSAGE_LINE)
+    if asked is None or '"excerpt"' not in prompt or len(parts) < 3:
+        return None
+    passage = parts[1].strip("\n")
+    if MALFORMED in passage:
+        return '[{"question": "cut off", "excerpt": '
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", passage) if len(s.strip()) >= 12]
+    items: list[Any] = [
+        {"question": f"What does sentence {n} of {_digest(passage)} say?", "excerpt": " ".join(s.split()) if n == 2 else s}
+        for n, s in enumerate(sentences[: int(asked.group(1))], start=1)
+    ]
+    items += [{"question": "What is nowhere?", "excerpt": NOT_IN_TEXT}, {"question": 42}]
+    return "Here are the questions:\n```json\n" + json.dumps(items) + "\n```"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
 def reply_for(prompt: str) -> str:
     """The deterministic reply to ``prompt``: which template asked, and a hash of the whole prompt."""
     if INJECTION in prompt:
         return HOSTILE_REPLY
+    drafted = draft_reply(prompt)
+    if drafted is not None:
+        return drafted
     digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:10]
     for marker, kind in (("Keywords:", "kw"), ("Title:", "title"), ("Summary:", "summary"), ("questions", "q")):
         if prompt.rstrip().endswith(marker) or (kind == "q" and "generate" in prompt):

@@ -59,6 +59,10 @@ class ExcerptFinder:
             found = self._ignoring_whitespace(without_markup(excerpt))
         return found
 
+    def find_plain(self, excerpt: str) -> list[Span]:
+        """Steps 1 and 2 only: for text a model copied, which has no markup of the file's to drop."""
+        return occurrences(self.text, excerpt) or self._ignoring_whitespace(excerpt)
+
     def _ignoring_whitespace(self, excerpt: str) -> list[Span]:
         wanted = "".join(excerpt.split())
         if not wanted:
