@@ -34,14 +34,7 @@ def pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--extractor", action="append", default=[], metavar="NAME[:K=V,...]", help="A metadata extractor (repeatable)."
     )
-    parser.add_argument(
-        "--llm",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="The LLM the llm_* extractors ask (repeatable): base_url=, model=, api_key_env= (the NAME of the "
-        "variable holding the key, never the key), timeout=, max_retries=, concurrency=, ...",
-    )
+    add_llm_option(parser, "The LLM the llm_* extractors ask")
     parser.add_argument("--meta", action="append", default=[], metavar="K=V", help="Extra metadata for every document.")
     parser.add_argument(
         "--view-set",
@@ -50,6 +43,26 @@ def pipeline_options(parser: argparse.ArgumentParser) -> None:
         metavar="K=V",
         help="A metadata view setting: metadata_template, metadata_separator, text_template, excluded_*_metadata_keys.",
     )
+
+
+def add_llm_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--llm K=V`` (repeatable): the LLM connection's declared parameters; :func:`llm_from_args` reads them."""
+    parser.add_argument(
+        "--llm",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help=f"{what} (repeatable): base_url=, model=, api_key_env= (the NAME of the "
+        "variable holding the key, never the key), timeout=, max_retries=, concurrency=, ...",
+    )
+
+
+def llm_from_args(args: argparse.Namespace, base: Any = None) -> Any:
+    """The LLMConnection of ``--llm`` on top of ``base`` (an LLMConnection, or none)."""
+    from core.llm import LLMConnection
+
+    current = base if base is not None else LLMConnection()
+    return LLMConnection.from_params({**current.to_params(only_changed=True), **parse_assignments(args.llm, "--llm")})
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
@@ -73,12 +86,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         changes["loaders"] = _loaders_from(args.loader_set, base.loaders if base is not None else ())
 
     if getattr(args, "llm", None):
-        from core.llm import LLMConnection
-
-        current_llm = base.llm if base is not None else LLMConnection()
-        changes["llm"] = LLMConnection.from_params(
-            {**current_llm.to_params(only_changed=True), **parse_assignments(args.llm, "--llm")}
-        )
+        changes["llm"] = llm_from_args(args, base.llm if base is not None else None)
 
     if args.extractor:
         changes["extractors"] = tuple(

@@ -109,6 +109,9 @@ def _register_plugins(commands: argparse._SubParsersAction) -> None:
     from core.cli import tune as cli_tune  # tune: the Pareto front of quality against cost (issue 15)
 
     cli_tune.register(commands)
+    from core.cli import draft as cli_draft  # draft-questions: the LLM drafts a queries file (issue 46)
+
+    cli_draft.register(commands)
 
 
 # --------------------------------------------------------------------- commands

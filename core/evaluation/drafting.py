@@ -177,7 +177,7 @@ class DraftPlan:
             else ""
         )
         return (
-            f"Drafting questions: up to {self.calls:,} calls to {connection.model}, about {self.prompt_tokens:,} prompt "
+            f"Drafting questions: up to {_count(self.calls, 'call')} to {connection.model}, about {self.prompt_tokens:,} prompt "
             f"tokens and at most {self.reply_tokens:,} reply tokens (cached replies are not asked again){over}"
         )
 
@@ -205,6 +205,10 @@ def parse_reply(reply: str) -> list[Any] | None:
     return data if isinstance(data, list) else None
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -220,8 +224,8 @@ class Drafted:
     cached: int = 0
 
     def sentence(self) -> str:
-        sent = f"sent {self.requests:,} requests, {self.cached:,} of the {self.calls:,} calls answered from the cache"
-        kept = f"kept {len(self.queries):,} questions"
+        sent = f"sent {_count(self.requests, 'request')}, {self.cached:,} of {_count(self.calls, 'call')} answered from the cache"
+        kept = f"kept {_count(len(self.queries), 'question')}"
         if not self.dropped:
             return f"Drafting questions: {sent}; {kept}, dropped none"
         reasons = "; ".join(f"{count:,}: {reason}" for reason, count in self.dropped.most_common())

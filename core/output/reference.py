@@ -30,6 +30,7 @@ Lists are written comma-separated (`h1, h2`) or as JSON (`[" ", "\\n"]`).
 
 def _kinds() -> list[tuple[str, str, Iterable[type[Configurable]]]]:
     from core.config_parts import MetadataSettings, RetrievalSettings
+    from core.evaluation.drafting import QuestionDrafter
     from core.extractors import EXTRACTORS
     from core.limits import Limits
     from core.llm import LLMConnection
@@ -49,8 +50,9 @@ def _kinds() -> list[tuple[str, str, Iterable[type[Configurable]]]]:
         (
             "Settings",
             "What the LLM and the embedding model read (`--view-set`), retrieval (`--retrieval-set`), the input limits, "
-            "and the LLM the llm_* extractors ask (`--llm`).",
-            (MetadataSettings, RetrievalSettings, Limits, LLMConnection),
+            "the LLM the llm_* extractors ask (`--llm`), and how it drafts evaluation questions "
+            "(`chunkscope draft-questions --draft-set`).",
+            (MetadataSettings, RetrievalSettings, Limits, LLMConnection, QuestionDrafter),
         ),
     ]
 
