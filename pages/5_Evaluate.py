@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import evaluate as evaluate_ui
-from ui import evaluate_builder, evaluate_tune, llm, state
+from ui import evaluate_builder, evaluate_draft, evaluate_tune, llm, state
 from ui.page import documents_or_stop, setup_page
 
 setup_page()
@@ -28,6 +28,7 @@ st.markdown(
 config = state.config()
 documents = evaluate_ui.pool_or_stop(documents_or_stop(config))
 loaded_names = {str(doc.metadata.get("file_name")) for doc in documents}
+evaluate_draft.draft_box(config, documents)
 evaluate_builder.query_builder(documents)
 queries = evaluate_ui.queries_or_stop(documents)
 

@@ -317,6 +317,25 @@ def clear_written_queries() -> None:
     st.session_state.pop("evaluate.written_queries", None)
 
 
+def drafted_questions() -> Any:
+    """The last questions the LLM drafted on the Evaluate page (a core.evaluation.drafting.Drafted), or None."""
+    return st.session_state.get("evaluate.drafted")
+
+
+def request_drafting() -> None:
+    """The Draft button's callback (a click survives the app frame's rerun of the script)."""
+    st.session_state["evaluate.draft.requested"] = True
+
+
+def take_drafting_request() -> bool:
+    """True once after :func:`request_drafting`."""
+    return bool(st.session_state.pop("evaluate.draft.requested", False))
+
+
+def set_drafted_questions(drafted: Any) -> None:
+    st.session_state["evaluate.drafted"] = drafted
+
+
 # -- widget values ------------------------------------------------------------------
 # A widget keeps its value under its ``key=``; these are the only reads and writes of those values outside the widget.
 

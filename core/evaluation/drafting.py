@@ -340,6 +340,25 @@ def draft_questions(
     return drafted
 
 
+def draft_bounded(
+    documents: Sequence[Document], drafter: QuestionDrafter, connection: LLMConnection, memory_mb: int | None
+) -> Drafted:
+    """:func:`draft_questions` in a forked child, stopped past the connection's ``deadline_seconds`` or ``memory_mb``
+    more memory: the app's server process never waits on the network or runs the framework's client itself."""
+    from functools import partial
+
+    from core.runtime.bounded import run_bounded
+
+    return run_bounded(
+        partial(draft_questions, documents, drafter, connection),
+        file_name=str(documents[0].metadata.get("file_name")) if documents else "documents",
+        what=f"asking {connection.model} to draft questions",
+        seconds=connection.deadline_seconds + 5,  # the child's own deadline speaks first, with its sentence
+        memory_mb=memory_mb,
+        seconds_name="llm deadline_seconds",
+    )
+
+
 def _run(make: Callable[[], Any]) -> Any:
     try:
         asyncio.get_running_loop()
