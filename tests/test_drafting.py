@@ -144,6 +144,15 @@ def test_a_reply_is_read_as_data():
     assert parse_reply("[__import__('os').system('id')]") is None
 
 
+def test_a_question_comes_back_as_one_line_of_printable_text():
+    doc = document(PARAGRAPHS[:1])
+    passage = drafting.passages([doc], DRAFTER)[0]
+    drafted = drafting.Drafted()
+    reply = json.dumps([{"question": "Where\u202e does it\n\u001b[31m rise?", "excerpt": FIRST}])
+    drafting.keep_questions(reply, passage, doc.text, DRAFTER, drafted, {})
+    assert [query.query for query in drafted.queries] == ["Where does it [31m rise?"]
+
+
 def test_the_prompt_must_hold_the_passage_and_nothing_but_plain_fields():
     with pytest.raises(ConfigError, match=r"must contain \{passage\}"):
         QuestionDrafter(prompt_template="Write {num_questions} questions.")

@@ -3,7 +3,7 @@
 Nothing is sent until a person presses Draft under its cost (calls and prompt tokens). The drafted questions
 are shown with their excerpts in a table (cells are plain text, never Markdown: model output is untrusted); a
 person unticks the ones to drop, edits a question or an excerpt, and keeps the rest as the queries to evaluate
-(they join the written queries, whose switch turns on) or downloads them. An edited excerpt is checked again
+(they join the written queries, once each, and their switch turns on) or downloads them. An edited excerpt is checked again
 (:func:`core.evaluation.query_labels.labelled_query`). Drafting itself is :mod:`core.evaluation.drafting`.
 """
 
@@ -139,10 +139,11 @@ def _drafted(by_name: dict[str, Document]) -> None:
 
 
 def _keep(kept: list[EvalQuery]) -> None:
-    """The Keep button's callback: the questions ticked become the written queries, and are what is evaluated."""
-    state.clear_written_queries()
+    """The Keep button's callback: the questions ticked join the written queries (once), which are then evaluated."""
+    written = state.written_queries()
     for query in kept:
-        state.add_written_query(query)
+        if query not in written:
+            state.add_written_query(query)
     state.set_widget_value(USE_WRITTEN_KEY, True)
 
 

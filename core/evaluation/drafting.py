@@ -210,7 +210,8 @@ def _count(number: int, noun: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """One line of printable text: JSON's escapes can bring back the control (and bidi) characters the client removed."""
+    return " ".join("".join(char for char in text if char.isprintable() or char.isspace()).split())
 
 
 @dataclass
