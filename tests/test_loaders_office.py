@@ -27,6 +27,13 @@ P_NS = (
     'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" '
     'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"'
 )
+# The other namespaces a Word body uses: alternate content, drawings, equations, VML.
+DOCX_NS = (
+    'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+    'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
+    'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math" '
+    'xmlns:v="urn:schemas-microsoft-com:vml"'
+)
 REL_NS = 'xmlns="http://schemas.openxmlformats.org/package/2006/relationships"'
 OFFICE_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 
@@ -58,7 +65,7 @@ def docx(body: str, styles: str | None = None, extra: dict[str, str | bytes] | N
         "[Content_Types].xml": "<Types/>",
         "_rels/.rels": f'<Relationships {REL_NS}><Relationship Id="rId1" '
         f'Type="{OFFICE_REL}/officeDocument" Target="word/document.xml"/></Relationships>',
-        "word/document.xml": f"<w:document {W}><w:body>{body}</w:body></w:document>",
+        "word/document.xml": f"<w:document {W} {DOCX_NS}><w:body>{body}</w:body></w:document>",
     }
     if styles is not None:
         parts["word/styles.xml"] = f"<w:styles {W}>{styles}</w:styles>"
@@ -136,6 +143,7 @@ def test_docx_headings_paragraphs_lists_and_a_table_with_exact_spans() -> None:
 
 
 def test_docx_reads_what_is_shown_not_deleted_text_field_codes_or_fallback_copies() -> None:
+    # A text box is read after its paragraph, marked; of alternate content only the choice, not its fallback copy.
     body = (
         "<w:p><w:r><w:t>Kept</w:t></w:r>"
         "<w:del><w:r><w:delText>deleted</w:delText></w:r></w:del>"
@@ -143,7 +151,9 @@ def test_docx_reads_what_is_shown_not_deleted_text_field_codes_or_fallback_copie
         '<w:r><w:instrText> HYPERLINK "http://example.invalid" </w:instrText></w:r>'
         '<w:hyperlink><w:r><w:t xml:space="preserve"> linked</w:t></w:r></w:hyperlink>'
         "<w:r><w:br/><w:t>second line</w:t><w:tab/><w:t>tabbed</w:t></w:r>"
-        "<w:r><w:drawing><w:txbxContent><w:p><w:r><w:t>box</w:t></w:r></w:p></w:txbxContent></w:drawing></w:r>"
+        "<w:r><mc:AlternateContent><mc:Choice><w:drawing><w:txbxContent><w:p><w:r><w:t>box</w:t></w:r></w:p>"
+        "</w:txbxContent></w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent><w:p><w:r><w:t>box copy</w:t>"
+        "</w:r></w:p></w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent></w:r>"
         "</w:p>"
         "<w:sdt><w:sdtContent><w:p><w:r><w:t>In a content control</w:t></w:r></w:p></w:sdtContent></w:sdt>"
         "<w:tbl><w:tr><w:trPr/>" + cell("a") + cell("b") + "</w:tr>"
@@ -152,10 +162,12 @@ def test_docx_reads_what_is_shown_not_deleted_text_field_codes_or_fallback_copie
     document = load_one(docx(body), "shown.docx")
     assert document.text == (
         "Kept inserted linked\nsecond line tabbed\n\n"
+        "box\n\n"
         "In a content control\n\n"
         "| Head 1 | Head 2 |\n| --- | --- |\n| a | b |"
     )
-    assert [e.kind for e in document.elements] == ["paragraph", "paragraph", "table", "table_row"]
+    assert [e.kind for e in document.elements] == ["paragraph", "paragraph", "paragraph", "table", "table_row"]
+    assert document.elements[1].attrs == {"text_box": True}
 
 
 def test_docx_style_ids_without_styles_part_and_title_from_core_properties() -> None:

@@ -14,7 +14,7 @@ import pytest
 from cpu_budget import cpu_budget
 from hypothesis import given
 from hypothesis import strategies as st
-from test_loaders_office import OFFICE_REL, P_NS, REL_NS, W, docx, epub, pptx, zipped
+from test_loaders_office import DOCX_NS, OFFICE_REL, P_NS, REL_NS, W, docx, epub, pptx, zipped
 
 from core.errors import CorruptDocumentError, TooLargeError
 from core.limits import DEFAULT_LIMITS, MB, Limits
@@ -121,7 +121,7 @@ def test_a_part_that_unpacks_past_the_part_limit_is_refused_before_it_is_unpacke
 
 
 def test_part_sizes_that_round_to_the_same_megabytes_are_shown_in_bytes() -> None:
-    empty = len(f"<w:document {W}><w:body></w:body></w:document>")
+    empty = len(f"<w:document {W} {DOCX_NS}><w:body></w:body></w:document>")
     body = " " * (2 * MB + 1 - empty)  # word/document.xml is 2,000,001 bytes
     message = refusal(docx(body), "edge.docx", Limits(max_xml_part_bytes=2 * MB), cpu_seconds=0.5)
     assert message == (

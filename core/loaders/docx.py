@@ -5,10 +5,27 @@ walked in order. A paragraph is a heading when its own outline level, or its
 style's (through ``basedOn``), says so, or when its style is named "Heading N"
 or "Title"; a list item when it or its style is numbered. Tables become
 Markdown-like rows (see :mod:`core.loaders.blocks`); the row marked as a header
-(``w:tblHeader``), else the first, is the header. Deleted text of tracked
-changes, field codes, text boxes, comments and footnotes are left out; a
+(``w:tblHeader``), else the first, is the header. A merged cell keeps every
+value under its header: a cell spanning columns (``w:gridSpan``) is its value
+then empty cells, a cell continuing a vertical merge (``w:vMerge``) is empty.
+Deleted text of tracked changes, field codes and comments are left out; a
 paragraph's line breaks are kept. Word stores no page breaks it can vouch for,
 so a DOCX has no pages.
+
+What a paragraph anchors follows it, in its order there: a picture's
+description (its alt text, ``wp:docPr/@descr``, else its title) as a paragraph
+marked ``alt_text``, and a text box's content (``w:txbxContent``, its own
+story of paragraphs and tables) marked ``text_box``. Of alternate content
+(``mc:AlternateContent``) only the first choice is read: the fallback is a copy
+of the same text box for older readers. Equations (OMML) are linear text
+(:mod:`core.loaders.omml`).
+
+Footnotes and endnotes (``include_footnotes``, on by default) leave a mark
+where they are referenced, ``[^1]`` (footnotes numbered 1, 2, 3 and endnotes
+i, ii, iii, Word's default formats, in the order they are referenced), and
+are read after the body, under a "Footnotes" (or "Endnotes") heading, one
+paragraph per note, ``[^1]: text``, marked ``footnote`` (``endnote``) with its
+number; the headings are marked ``footnotes`` (``endnotes``).
 
 Headers and footers (``include_headers_footers``, on by default) are read once
 each, where the section that first names them starts (its headers, before its
@@ -25,9 +42,9 @@ header of its own shows the previous one's, already read; a part no section
 names is never shown by Word and is not read.
 
 Why a direct read rather than python-docx: the structure needed here is a dozen
-tags, read in document order with text boxes and ``mc:Fallback`` copies skipped;
-the archive's size is bounded before anything is unpacked, XML goes through
-defusedxml, and the app gains no lxml dependency.
+tags, read in document order with ``mc:Fallback`` copies skipped; the archive's
+size is bounded before anything is unpacked, XML goes through defusedxml, and
+the app gains no lxml dependency.
 """
 
 from __future__ import annotations
@@ -38,9 +55,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.etree.ElementTree import Element as XmlElement
 
-from core.errors import CorruptDocumentError, EmptyDocumentError
+from core.errors import CorruptDocumentError, EmptyDocumentError, TooLargeError
 from core.loaders.archive import Archive, ZipLoader, attr, child, children, core_properties, local
 from core.loaders.blocks import BlockText
+from core.loaders.omml import math_text
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
 from core.params import param
@@ -49,12 +67,17 @@ from core.schema import Document
 _HEADING_NAME = re.compile(r"heading\s*([1-9])$", re.IGNORECASE)
 # Run content that is text; everything else in a run (drawings, objects, field codes, deleted text) is not.
 _RUN_TEXT = {"t": None, "tab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-", "softHyphen": ""}
-# Containers whose content is never read: text boxes (their own story), the fallback copy of
-# alternate content, deleted text, embedded objects and pictures.
-_SKIPPED = frozenset({"txbxContent", "Fallback", "del", "object", "drawing", "pict", "instrText", "delText"})
+# Containers whose content is not part of a paragraph's own text: text boxes (their own story, read after
+# the paragraph), deleted text, embedded objects and pictures (their alt text is read after the paragraph).
+_SKIPPED = frozenset({"txbxContent", "del", "object", "drawing", "pict", "instrText", "delText"})
+# Where nothing a paragraph anchors is looked for: deleted text, field codes, embedded objects, equations.
+_NOT_ANCHORING = frozenset({"del", "delText", "instrText", "object", "oMath", "oMathPara", "pPr", "rPr"})
 # Wrappers around paragraphs and tables in the body: content controls, custom XML, tracked insertions.
 _TRANSPARENT = frozenset({"sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag"})
 _STYLE_CHAIN_LIMIT = 20
+# The columns one cell may span in a table that declares no grid (Word always writes one).
+_MAX_SPAN = 64
+_FILE_NAME = re.compile(r"[\w ().-]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg|webp)", re.IGNORECASE)
 # What a hostile file multiplies (each costs parse and walk time), counted while parts are parsed.
 _COUNTED = {
     "p": ("paragraphs", "max_paragraphs"),
@@ -62,6 +85,13 @@ _COUNTED = {
     "tr": ("table rows", "max_table_rows"),
     "tc": ("table cells", "max_table_cells"),
 }
+# Footnotes and endnotes: (the main part's relationship to their part, the note's tag, the heading above them).
+_NOTE_KINDS = {
+    "footnote": ("footnotes", "Footnotes"),
+    "endnote": ("endnotes", "Endnotes"),
+}
+_ROMAN = (("m", 1000), ("cm", 900), ("d", 500), ("cd", 400), ("c", 100), ("xc", 90), ("l", 50), ("xl", 40),
+          ("x", 10), ("ix", 9), ("v", 5), ("iv", 4), ("i", 1))  # fmt: skip
 
 
 @dataclass
@@ -86,6 +116,11 @@ class DocxLoader(ZipLoader):
     include_headers_footers: bool = param(
         True, "Read each header and footer once, where the first section that shows it starts (or ends)."
     )
+    include_footnotes: bool = param(
+        True,
+        "Read footnotes and endnotes: a mark where each is referenced ([^1]), the notes after the body under a "
+        "Footnotes (Endnotes) heading.",
+    )
 
     def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
         file_name = archive.file_name
@@ -97,7 +132,8 @@ class DocxLoader(ZipLoader):
         if body is None:
             raise CorruptDocumentError(file_name, f"is not a .docx file ({main} has no body)")
         out = BlockText()
-        stories = _Stories(archive, main, _styles(archive), out, self.include_headers_footers)
+        notes = _Notes() if self.include_footnotes else None
+        stories = _Stories(archive, main, _styles(archive), out, self.include_headers_footers, notes)
         stories.read_body(body)
         text, elements, _ = out.result()
         if not text.strip():
@@ -105,13 +141,20 @@ class DocxLoader(ZipLoader):
         metadata: dict[str, Any] = {"file_name": file_name, "file_type": "docx"}
         metadata.update(core_properties(archive))
         if "title" not in metadata:
-            heading = next((e for e in elements if e.kind == "heading" and e.level == 1), None)
+            heading = next(
+                (e for e in elements if e.kind == "heading" and e.level == 1 and not _is_notes_heading(e.attrs)),
+                None,
+            )
             if heading is not None:
                 metadata["title"] = heading.attrs["title"]
         note = archive.active_content_note()
         if note:
             add_warning(metadata, note)
         return [make_document(text, metadata, elements)]
+
+
+def _is_notes_heading(attrs: dict[str, Any]) -> bool:
+    return any(f"{kind}s" in attrs for kind in _NOTE_KINDS)
 
 
 def _main_part(archive: Archive) -> str:
@@ -142,6 +185,30 @@ def _styles(archive: Archive) -> dict[str, _Style]:
 
 
 @dataclass
+class _Notes:
+    """The footnotes and endnotes referenced so far, numbered in the order they are first referenced."""
+
+    labels: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> label
+    _counts: dict[str, int] = field(default_factory=dict)
+
+    def mark(self, kind: str, note_id: str) -> str:
+        """The mark of a reference to note ``note_id`` of ``kind`` ("footnote", "endnote"): ``[^1]``."""
+        label = self.labels.get((kind, note_id))
+        if label is None:
+            number = self._counts[kind] = self._counts.get(kind, 0) + 1
+            label = self.labels[(kind, note_id)] = str(number) if kind == "footnote" else _roman(number)
+        return f"[^{label}]"
+
+
+def _roman(number: int) -> str:
+    digits = []
+    for letters, value in _ROMAN:
+        count, number = divmod(number, value)
+        digits.append(letters * count)
+    return "".join(digits)
+
+
+@dataclass
 class _Stories:
     """The body read in order, each section's headers before it and footers after it (each part once)."""
 
@@ -150,31 +217,44 @@ class _Stories:
     styles: dict[str, _Style]
     out: BlockText
     headers_footers: bool
+    notes: _Notes | None = None
     _sections: list[XmlElement | None] = field(default_factory=list)
     _read: set[str] = field(default_factory=set)
+    _grid_cells: int = 0
 
     def read_body(self, body: XmlElement) -> None:
         # Every section's properties, last first (the body's own), so the section being read is the list's end.
         self._sections = [child(body, "sectPr"), *reversed(list(_section_breaks(body)))]
         self._margins("header")
         self._walk(body, {})
+        self._notes()
         self._margins("footer")
 
-    def _walk(self, container: XmlElement, attrs: dict[str, str]) -> None:
+    def _walk(self, container: XmlElement, attrs: dict[str, Any]) -> None:
         """The block content of a story (or of a content control in it) in document order."""
         for node in container:
             tag = local(node.tag)
             if tag == "p":
-                _paragraph(node, self.out, self.styles, attrs)
+                _paragraph(node, self.out, self.styles, attrs, self.notes)
+                self._anchored(node, attrs)
                 ended = child(child(node, "pPr"), "sectPr")
                 if ended is not None and not attrs and len(self._sections) > 1:  # a section of the body ends
                     self._margins("footer")
                     self._sections.pop()
                     self._margins("header")
             elif tag == "tbl":
-                self.out.add_table(_table_rows(node), attrs=attrs or None)
+                self.out.add_table(self._table_rows(node), attrs=attrs or None)
             elif tag in _TRANSPARENT:
                 self._walk(node, attrs)
+
+    def _anchored(self, paragraph: XmlElement, attrs: dict[str, Any]) -> None:
+        """What ``paragraph`` anchors, after it: pictures' descriptions and text boxes' content."""
+        for _kind, found in _anchored(paragraph):
+            if isinstance(found, str):
+                marks = {"alt_text": True, **({"file_name": True} if _FILE_NAME.fullmatch(found) else {})}
+                self.out.add(found, "paragraph", attrs={**attrs, **marks})
+            else:
+                self._walk(found, {**attrs, "text_box": True})
 
     def _margins(self, kind: str) -> None:
         """The headers (or footers) the current section names, in stored order, each part read the first time."""
@@ -191,6 +271,82 @@ class _Stories:
             if root is not None:
                 self._walk(root, {f"page_{kind}": attr(reference, "type") or "default"})
 
+    def _notes(self) -> None:
+        """The notes referenced, after the body: each kind under its heading, in the order of their numbers."""
+        if self.notes is None or not self.notes.labels:
+            return
+        rels = self.archive.relationships(self.main)
+        for kind, (part_kind, heading) in _NOTE_KINDS.items():
+            wanted = {note_id: label for (k, note_id), label in self.notes.labels.items() if k == kind}
+            part = next((target for rel_kind, target in rels.values() if rel_kind == part_kind), None)
+            root = self.archive.xml(part) if wanted and part else None
+            if root is None:
+                continue
+            stored = {attr(note, "id"): note for note in children(root, kind)}
+            texts = [
+                (label, _block_text(stored[note_id], "\n")) for note_id, label in wanted.items() if note_id in stored
+            ]
+            texts = [(label, text) for label, text in texts if text]
+            if texts:
+                self.out.add(heading, "heading", level=1, attrs={part_kind: True})
+            for label, text in texts:
+                self.out.add(f"[^{label}]: {text}", "paragraph", attrs={kind: label})
+
+    def _table_rows(self, table: XmlElement) -> list[list[str]]:
+        """Every row's cells on the table's grid; the header row (``w:tblHeader``) first.
+
+        A merged cell leaves the cells it covers empty, never repeats its value: the row keeps one cell per grid
+        column (so every value stays under its header and the Markdown table stays rectangular), and a value
+        written once is counted once by every word count and retrieval score."""
+        grid = child(table, "tblGrid")
+        width = sum(1 for _ in children(grid, "gridCol")) if grid is not None else 0
+        rows: list[list[str]] = []
+        header_index: int | None = None
+        for row in _children(table, "tr"):
+            trpr = child(row, "trPr")
+            cells: list[str] = []
+            self._cover(cells, _int_value(child(trpr, "gridBefore"), 0), width)
+            for cell in _children(row, "tc"):
+                tcpr = child(cell, "tcPr")
+                merge = child(tcpr, "vMerge")
+                continues = merge is not None and attr(merge, "val") in (None, "continue")
+                self._count_grid_cells(1)
+                cells.append("" if continues else _block_text(cell, " ", self.notes))
+                self._cover(cells, _int_value(child(tcpr, "gridSpan"), 1) - 1, width)
+            marker = child(trpr, "tblHeader")
+            if header_index is None and marker is not None and attr(marker, "val") not in ("0", "false", "off"):
+                header_index = len(rows)
+            rows.append(cells)
+        if header_index:
+            rows.insert(0, rows.pop(header_index))
+        return rows
+
+    def _cover(self, cells: list[str], count: int, width: int) -> None:
+        """``count`` empty cells, the grid columns a merged cell (or a row's indent) covers; never past the
+        table's grid (a damaged or hostile span), nor more than ``_MAX_SPAN`` when the table declares no grid."""
+        count = min(count, max(width - len(cells), 0) if width else _MAX_SPAN)
+        if count > 0:
+            self._count_grid_cells(count)
+            cells.extend([""] * count)
+
+    def _count_grid_cells(self, count: int) -> None:
+        """Spans multiply cells: the grid's cells are bounded by the same limit as the stored ones."""
+        self._grid_cells += count
+        limit = self.archive.budget.limits.max_table_cells
+        if self._grid_cells > limit:
+            raise TooLargeError(
+                self.archive.file_name,
+                f"has more than {limit:,} table cells (limit: max_table_cells={limit:,}); refused before reading "
+                "the rest",
+            )
+
+
+def _int_value(node: XmlElement | None, default: int) -> int:
+    try:
+        return int(attr(node, "val") or "") if node is not None else default
+    except ValueError:
+        return default
+
 
 def _section_breaks(container: XmlElement) -> Iterator[XmlElement]:
     """The properties of every section but the last, in order: each ends a paragraph (``w:pPr/w:sectPr``)."""
@@ -204,8 +360,10 @@ def _section_breaks(container: XmlElement) -> Iterator[XmlElement]:
             yield from _section_breaks(node)
 
 
-def _paragraph(paragraph: XmlElement, out: BlockText, styles: dict[str, _Style], attrs: dict[str, str]) -> None:
-    text = paragraph_text(paragraph)
+def _paragraph(
+    paragraph: XmlElement, out: BlockText, styles: dict[str, _Style], attrs: dict[str, Any], notes: _Notes | None
+) -> None:
+    text = paragraph_text(paragraph, notes)
     ppr = child(paragraph, "pPr")
     style_node = child(ppr, "pStyle")
     style_id = attr(style_node, "val") if style_node is not None else None
@@ -218,8 +376,15 @@ def _paragraph(paragraph: XmlElement, out: BlockText, styles: dict[str, _Style],
         out.add(text, "paragraph", attrs=attrs or None)
 
 
-def paragraph_text(paragraph: XmlElement) -> str:
-    """A paragraph's visible text: runs (also inside links, fields and insertions), line breaks as "\\n"."""
+def _chosen(alternate: XmlElement) -> XmlElement | None:
+    """Of alternate content, the first choice (else the fallback): the others are copies of it."""
+    chosen = child(alternate, "Choice")
+    return chosen if chosen is not None else child(alternate, "Fallback")
+
+
+def paragraph_text(paragraph: XmlElement, notes: _Notes | None = None) -> str:
+    """A paragraph's visible text: runs (also inside links, fields and insertions), equations as linear text,
+    a note's mark where it is referenced (when ``notes`` numbers them), line breaks as "\\n"."""
     pieces: list[str] = []
     stack = [iter(paragraph)]
     while stack:
@@ -239,24 +404,49 @@ def paragraph_text(paragraph: XmlElement) -> str:
             else:
                 pieces.append(value)
             continue
+        if tag in ("oMath", "oMathPara"):  # an equation stands apart from the words around it
+            pieces.append(f" {math_text(node)} ")
+            continue
+        if tag in ("footnoteReference", "endnoteReference"):
+            if notes is not None:
+                pieces.append(notes.mark(tag.removesuffix("Reference"), attr(node, "id") or ""))
+            continue
+        if tag == "AlternateContent":
+            chosen = _chosen(node)
+            if chosen is not None:
+                stack.append(iter(chosen))
+            continue
         stack.append(iter(node))
     lines = ("".join(pieces)).split("\n")
     return "\n".join(" ".join(line.split()) for line in lines if line.strip())
 
 
-def _table_rows(table: XmlElement) -> list[list[str]]:
-    """Every row's cell texts; the header row (``w:tblHeader``) first."""
-    rows: list[list[str]] = []
-    header_index: int | None = None
-    for row in _children(table, "tr"):
-        cells = [_cell_text(cell) for cell in _children(row, "tc")]
-        marker = child(child(row, "trPr"), "tblHeader")
-        if header_index is None and marker is not None and attr(marker, "val") not in ("0", "false", "off"):
-            header_index = len(rows)
-        rows.append(cells)
-    if header_index:
-        rows.insert(0, rows.pop(header_index))
-    return rows
+def _anchored(paragraph: XmlElement) -> Iterator[tuple[str, str | XmlElement]]:
+    """What a paragraph anchors, in order: ("alt", a picture's description) and ("box", a text box's content).
+    A text box's own anchors are found when its content is read, not here."""
+    stack = [iter(paragraph)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        tag = local(node.tag)
+        if tag in _NOT_ANCHORING:
+            continue
+        if tag == "txbxContent":
+            yield "box", node
+        elif tag == "docPr" or (tag == "shape" and attr(node, "alt")):  # DrawingML, or a VML shape's alt
+            alt = " ".join((attr(node, "descr") or attr(node, "title") or attr(node, "alt") or "").split())
+            if alt:
+                yield "alt", alt
+            if tag == "shape":  # a VML shape can hold a text box
+                stack.append(iter(node))
+        elif tag == "AlternateContent":
+            chosen = _chosen(node)
+            if chosen is not None:
+                stack.append(iter(chosen))
+        else:
+            stack.append(iter(node))
 
 
 def _children(parent: XmlElement, tag: str) -> list[XmlElement]:
@@ -271,18 +461,26 @@ def _children(parent: XmlElement, tag: str) -> list[XmlElement]:
     return found
 
 
-def _cell_text(cell: XmlElement) -> str:
-    """A cell's paragraphs (and any table nested in it) as one line."""
+def _block_text(container: XmlElement, joiner: str, notes: _Notes | None = None) -> str:
+    """A cell's (or a note's) paragraphs, what they anchor, and any table in it, joined by ``joiner``; each
+    part on one line."""
     parts = []
-    for node in cell:
+    for node in container:
         tag = local(node.tag)
         if tag == "p":
-            parts.append(paragraph_text(node))
+            parts.append(paragraph_text(node, notes))
+            for _kind, found in _anchored(node):
+                parts.append(found if isinstance(found, str) else _block_text(found, " ", notes))
         elif tag == "tbl":
-            parts.extend(" ".join(row) for row in _table_rows(node))
+            parts.extend(" ".join(cell for cell in row if cell) for row in _plain_rows(node, notes))
         elif tag in _TRANSPARENT:
-            parts.append(_cell_text(node))
-    return " ".join(" ".join(parts).split())
+            parts.append(_block_text(node, joiner, notes))
+    return joiner.join(" ".join(part.split()) for part in parts if part.strip())
+
+
+def _plain_rows(table: XmlElement, notes: _Notes | None) -> list[list[str]]:
+    """A nested table's rows, cell by cell (no grid: the rows are flattened into their cell's line)."""
+    return [[_block_text(cell, " ", notes) for cell in _children(row, "tc")] for row in _children(table, "tr")]
 
 
 def _heading_level(ppr: XmlElement | None, style_id: str | None, styles: dict[str, _Style]) -> int | None:
