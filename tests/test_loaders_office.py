@@ -350,7 +350,10 @@ def test_pptx_one_page_per_slide_with_titles_bullets_text_and_tables() -> None:
         + shape("7", "sldNum"),
         "",  # an empty slide keeps its page
     ]  # fmt: skip
-    document = load_one(pptx(slides, notes={2: "Say why."}, hidden=(3,)), "deck.pptx", include_notes=False)
+    # The layout of what a slide shows; its footer (the slide number) is read and tested apart.
+    document = load_one(
+        pptx(slides, notes={2: "Say why."}, hidden=(3,)), "deck.pptx", include_notes=False, include_footers=False
+    )
     assert document.text == (
         "Chunking in brief\n\nA two-slide tour"
         "\n\n"
@@ -693,3 +696,30 @@ def test_a_folder_walk_loads_jsonl_but_leaves_json_to_be_named(tmp_path: Path) -
     (tmp_path / "corpus.jsonl").write_text('{"text": "Overlap repeats a little text."}\n')
     assert [d.metadata["file_name"] for d in load(tmp_path)] == ["corpus.jsonl"]
     assert [d.metadata["file_name"] for d in load(tmp_path / "queries.json")] == ["queries.json"]
+
+
+def slide_number_field(cached: str) -> str:
+    return (
+        '<p:sp><p:nvSpPr><p:nvPr><p:ph type="sldNum" idx="12"/></p:nvPr></p:nvSpPr><p:txBody><a:p>'
+        f'<a:fld id="{{B6F15528}}" type="slidenum"><a:t>{cached}</a:t></a:fld></a:p></p:txBody></p:sp>'
+    )
+
+
+def test_pptx_slide_footers_dates_and_numbers_follow_the_content_marked() -> None:
+    slides = [
+        shape("2026-12-06", "dt") + shape("Results", "title") + shape("Acme, confidential", "ftr")
+        + slide_number_field("‹#›") + shape("Up 4%", "obj"),
+        shape("Next", "title") + slide_number_field("7"),  # a stale cached number: the slide's own is shown
+    ]  # fmt: skip
+    document = load_one(pptx(slides, notes={1: "Mention the margin."}), "footers.pptx")
+    assert document.text == (
+        "Results\n\nUp 4%\n\n2026-12-06\n\nAcme, confidential\n\n1\n\nMention the margin.\n\nNext\n\n2"
+    )
+    assert [(e.attrs.get("slide_footer"), e.page) for e in document.elements if e.attrs.get("slide_footer")] == [
+        ("date", 1),
+        ("footer", 1),
+        ("slide_number", 1),
+        ("slide_number", 2),
+    ]
+    without = load_one(pptx(slides), "footers.pptx", include_footers=False)
+    assert without.text == "Results\n\nUp 4%\n\nNext"

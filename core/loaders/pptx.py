@@ -17,12 +17,21 @@ read from the values the chart part caches. Each slide's speaker notes follow
 its content, marked ``notes`` (markitdown and LlamaIndex read them too; they
 are often the talk's own words), unless ``include_notes`` is off; embedded
 objects and media are never read.
+
+A slide's footer, date and slide number placeholders (``include_footers``, on
+by default) follow its content, before its notes, each a paragraph marked
+``slide_footer`` with its kind (``footer``, ``date``, ``slide_number``,
+``header``): markitdown reads them too, and a footer can name what the body
+does not (a client, a version, "Confidential"). A slide number field shows the
+slide's own number, whatever number the file cached for it. Only what the
+slide itself holds is read: a placeholder left on the layout or the master is
+not shown on the slide.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from xml.etree.ElementTree import Element as XmlElement
 
@@ -37,7 +46,8 @@ from core.schema import Document
 _TITLES = {"ctrTitle": 1, "title": 2}
 # Placeholders whose paragraphs are bullets unless a paragraph says otherwise (no type means "obj").
 _BULLETED_PLACEHOLDERS = frozenset({"body", "obj"})
-_NOT_TEXT_PLACEHOLDERS = frozenset({"sldNum", "dt", "ftr", "hdr"})
+# Placeholders that are the slide's margins, not its content: read after it, marked with their kind.
+_MARGIN_PLACEHOLDERS = {"ftr": "footer", "dt": "date", "sldNum": "slide_number", "hdr": "header"}
 _AXES = {"catAx": "category", "valAx": "value", "dateAx": "date", "serAx": "series"}
 _FILE_NAME = re.compile(r"[\w ().-]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg|webp)", re.IGNORECASE)
 
@@ -60,6 +70,9 @@ class PptxLoader(ZipLoader):
     }
 
     include_notes: bool = param(True, "Add each slide's speaker notes after its content.")
+    include_footers: bool = param(
+        True, "Add each slide's footer, date and slide number after its content (marked slide_footer)."
+    )
 
     def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
         file_name = archive.file_name
@@ -90,7 +103,11 @@ class PptxLoader(ZipLoader):
                 hidden.append(number)
             tree = child(child(slide, "cSld"), "spTree")
             if tree is not None:
-                _shapes(tree, out, _SlideParts(archive, part))
+                parts = _SlideParts(archive, part, number)
+                _shapes(tree, out, parts)
+                if self.include_footers:
+                    for kind, text in parts.margins:
+                        out.add(text, "paragraph", attrs={"slide_footer": kind})
             if self.include_notes:
                 _notes(archive, part, out)
         text, elements, pages = out.result()
@@ -125,6 +142,9 @@ class _SlideParts:
 
     archive: Archive
     slide_part: str
+    number: int = 0
+    # The slide's footer, date and number placeholders' texts, read after its content: (kind, text).
+    margins: list[tuple[str, str]] = field(default_factory=list)
 
     def chart(self, rel_id: str) -> XmlElement | None:
         kind, target = self.archive.relationships(self.slide_part).get(rel_id, ("", ""))
@@ -135,7 +155,7 @@ def _shapes(tree: XmlElement, out: BlockText, parts: _SlideParts) -> None:
     for shape in tree:
         tag = local(shape.tag)
         if tag == "sp":
-            _text_shape(shape, out)
+            _text_shape(shape, out, parts)
         elif tag == "pic":
             _alt_text(shape, out)
         elif tag == "graphicFrame":
@@ -230,14 +250,18 @@ def _points(reference: XmlElement) -> dict[int, str]:
     return values
 
 
-def _text_shape(shape: XmlElement, out: BlockText) -> None:
+def _text_shape(shape: XmlElement, out: BlockText, parts: _SlideParts) -> None:
     body = child(shape, "txBody")
     if body is None:
         return
     properties = child(shape, "nvSpPr")
     placeholder = next(descendants(properties, "ph"), None) if properties is not None else None
     kind = (placeholder.get("type") or "obj") if placeholder is not None else None
-    if kind in _NOT_TEXT_PLACEHOLDERS:
+    if kind in _MARGIN_PLACEHOLDERS:
+        lines = [paragraph_text(p, parts.number) for p in children(body, "p")]
+        text = "\n".join(line for line in lines if line)
+        if text:
+            parts.margins.append((_MARGIN_PLACEHOLDERS[kind], text))
         return
     paragraphs = [(p, paragraph_text(p)) for p in children(body, "p")]
     if kind in _TITLES:
@@ -258,12 +282,15 @@ def _bulleted(paragraph: XmlElement, default: bool) -> bool:
     return default
 
 
-def paragraph_text(paragraph: XmlElement) -> str:
-    """A DrawingML paragraph's text: runs and fields, line breaks (``a:br``) as "\\n"."""
+def paragraph_text(paragraph: XmlElement, slide_number: int | None = None) -> str:
+    """A DrawingML paragraph's text: runs and fields, line breaks (``a:br``) as "\\n"; a slide number field
+    shows ``slide_number`` when given (the cached text can be stale, or the layout's "‹#›")."""
     pieces = []
     for node in paragraph:
         tag = local(node.tag)
-        if tag in ("r", "fld"):
+        if tag == "fld" and slide_number is not None and (node.get("type") or "").lower() == "slidenum":
+            pieces.append(str(slide_number))
+        elif tag in ("r", "fld"):
             text_node = child(node, "t")
             pieces.append((text_node.text or "") if text_node is not None else "")
         elif tag == "br":
