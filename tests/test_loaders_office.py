@@ -404,7 +404,10 @@ def test_pptx_without_slides_is_empty() -> None:
 # -- XLSX ---------------------------------------------------------------------------
 
 
-def xlsx(sheets: dict[str, list[list[object]]], hidden: tuple[str, ...] = ()) -> bytes:
+def xlsx(
+    sheets: dict[str, list[list[object]]], hidden: tuple[str, ...] = (), formats: dict[str, str] | None = None
+) -> bytes:
+    """A workbook of ``sheets``; ``formats`` gives a column (by letter) a number format below its first row."""
     from openpyxl import Workbook
 
     book = Workbook()
@@ -413,6 +416,9 @@ def xlsx(sheets: dict[str, list[list[object]]], hidden: tuple[str, ...] = ()) ->
         sheet = book.create_sheet(title)
         for row in rows:
             sheet.append(row)
+        for column, number_format in (formats or {}).items():
+            for cell in sheet[column][1:]:
+                cell.number_format = number_format
         if title in hidden:
             sheet.sheet_state = "hidden"
     out = BytesIO()
@@ -428,7 +434,7 @@ def test_xlsx_one_page_per_sheet_with_its_cells_as_a_table() -> None:
             "Runs": [
                 [None, None, None],
                 [None, "splitter", "chunk_size", "hit_rate", "ran"],
-                [None, "sentence", 256, 0.8125, dt.datetime(2024, 5, 1)],
+                [None, "sentence", 256, 0.8125, dt.date(2024, 5, 1)],  # openpyxl formats it yyyy-mm-dd
                 [None, None, None],
                 [None, "recursive", 512.0, "n/a", True],
             ],
