@@ -20,6 +20,7 @@ from core.engines import (  # noqa: F401, E402  isort: skip
     llamaindex_code,
     langchain,
     langchain_html,
+    langchain_semantic,
     chonkie,
     semchunk,
 )
