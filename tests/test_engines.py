@@ -50,11 +50,13 @@ ENGINE_NAMES = {
     "llamaindex.hierarchical",
     "llamaindex.html",
     "llamaindex.semantic",
+    "llamaindex.code",
     "langchain.recursive",
     "langchain.character",
     "langchain.token",
     "langchain.markdown_header",
     "langchain.html_header",
+    "langchain.semantic",
     "chonkie.recursive",
     "chonkie.token",
     "chonkie.sentence",
@@ -80,6 +82,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("llamaindex.html", {"tags": ("p", "li", "h2", "h3", "pre"), "include_metadata": False}),
     ("llamaindex.semantic", {}),
     ("llamaindex.semantic", {"buffer_size": 2, "breakpoint_percentile_threshold": 80}),
+    ("llamaindex.code", {}),
+    ("llamaindex.code", {"max_chars": 400}),
     ("langchain.recursive", {}),
     ("langchain.recursive", {"chunk_size": 500, "chunk_overlap": 50}),
     ("langchain.recursive", {"chunk_size": 400, "chunk_overlap": 40, "language": "markdown"}),
@@ -96,6 +100,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("langchain.html_header", {}),
     ("langchain.html_header", {"headers_to_split_on": ("h2 Section",)}),
     ("langchain.html_header", {"return_each_element": True}),
+    ("langchain.semantic", {}),
+    ("langchain.semantic", {"breakpoint_threshold_type": "gradient", "buffer_size": 2}),
     ("chonkie.recursive", {}),
     ("chonkie.recursive", {"chunk_size": 512}),
     ("chonkie.recursive", {"chunk_size": 128, "tokenizer": "cl100k_base"}),
@@ -163,6 +169,25 @@ def packaged_huggingface_embedding() -> Any:
     return HuggingFaceEmbedding(model_name=default_model_path())
 
 
+@cache
+def packaged_langchain_embeddings() -> Any:
+    """LangChain's own HuggingFaceEmbeddings of the packaged all-MiniLM-L6-v2 (what an exported script passes)."""
+    from langchain_community.embeddings import HuggingFaceEmbeddings
+
+    from core.tokens.tokenizers import default_model_path
+
+    return HuggingFaceEmbeddings(model_name=default_model_path(), encode_kwargs={"normalize_embeddings": True})
+
+
+def semantic_chunker(p: dict[str, Any]) -> Any:
+    """langchain-experimental's SemanticChunker with the engine's parameters ``p`` and the packaged model."""
+    from langchain_experimental.text_splitter import SemanticChunker
+
+    keys = ("buffer_size", "breakpoint_threshold_type", "breakpoint_threshold_amount", "number_of_chunks")
+    keys += ("sentence_split_regex", "min_chunk_size")
+    return SemanticChunker(packaged_langchain_embeddings(), **{key: p[key] for key in keys})
+
+
 def llamaindex_nodes(name: str, p: dict[str, Any], document: Document) -> list[Any]:
     from llama_index.core import node_parser as li
 
@@ -186,6 +211,11 @@ def llamaindex_nodes(name: str, p: dict[str, Any], document: Document) -> list[A
             embed_model=packaged_huggingface_embedding(),
             buffer_size=p["buffer_size"],
             breakpoint_percentile_threshold=p["breakpoint_percentile_threshold"],
+        )
+    elif name == "llamaindex.code":  # the grammar of the file's extension; Markdown's for a file with none
+        suffix = Path(document.metadata["file_name"]).suffix
+        parser = li.CodeSplitter(
+            language={".py": "python", ".md": "markdown"}.get(suffix, "markdown"), max_chars=p["max_chars"]
         )
     elif p["tokenizer"] == "cl100k_base":  # hierarchical at LlamaIndex's own tokenizer: from_defaults as documented
         parser = li.HierarchicalNodeParser.from_defaults(
@@ -212,6 +242,8 @@ def framework_texts(name: str, p: dict[str, Any], document: Document) -> list[st
         import langchain_text_splitters as lc
 
         common = {"chunk_size": p.get("chunk_size"), "chunk_overlap": p.get("chunk_overlap")}
+        if name == "langchain.semantic":
+            return semantic_chunker(p).split_text(text)
         if name == "langchain.recursive" and p["language"]:
             splitter = lc.RecursiveCharacterTextSplitter.from_language(lc.Language(p["language"]), **common)
         elif name == "langchain.recursive":

@@ -289,6 +289,8 @@ def _state(value: Any, depth: int = 0) -> Any:
         return ("encoding", value.name)
     if hasattr(value, "get_text_embedding"):  # an embedding model (the app's cached one, the script's HuggingFace one)
         return ("embedding", [round(x, 3) for x in value.get_text_embedding(SAMPLE)])
+    if hasattr(value, "embed_query"):  # LangChain's Embeddings (the app's cached one, the script's HuggingFace one)
+        return ("embedding", [round(x, 3) for x in value.embed_query(SAMPLE)])
     if callable(value) and getattr(type(value), "model_fields", None) is None and not isinstance(value, type):
         try:
             result = value(SAMPLE)

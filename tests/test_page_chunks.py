@@ -164,7 +164,7 @@ def test_every_splitter_draws_with_its_defaults(name: str) -> None:
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("name", ["semantic", "llamaindex.semantic"])
+@pytest.mark.parametrize("name", ["semantic", "llamaindex.semantic", "langchain.semantic"])
 def test_semantic_splits_plot_the_distances_with_the_threshold(name: str) -> None:
     at = open_chunks(splitter=name)
     assert int(metric(at, "Nodes").replace(",", "")) == len(expected_nodes(name, GUIDE))
