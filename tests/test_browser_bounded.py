@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from urllib.parse import quote
 
 import pytest
-from browser_support import WAIT_MS, idle, open_tab, start_upload, visible_text, wait_for_count
+from browser_support import WAIT_MS, idle, open_tab, pick, start_upload, visible_text, wait_for_count
 
 from core.limits import DEFAULT_LIMITS
 
@@ -176,3 +176,37 @@ def test_a_5_mb_upload_stalls_neither_the_server_nor_other_sessions(browser, app
             time.sleep(0.2)
         assert answers and max(answers) < 1.0, answers
         _second_session_renders_chunks(other, app_url)
+
+
+# The Title extractor runs in the server's process. Its closing-marks pattern retried every space of a run, in C
+# holding the GIL: a first line with 20,000 spaces stalled the server 11 s when Title was switched on, a megabyte
+# of them for hours (core.extractors.title).
+WIDE_FIRST_LINE = ("Intro" + " " * 1_000_000 + "end of the first line.\n\nA second paragraph of text.\n").encode()
+WIDE_TITLE = "document_title: Intro end of the first line."
+
+
+def test_switching_title_on_for_a_wide_first_line_stalls_neither_the_server_nor_other_sessions(
+    browser, app_url: str
+) -> None:
+    with two_sessions(browser) as (heavy, other):
+        page = heavy.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(app_url, wait_until="domcontentloaded")
+        page.get_by_text("Loaded documents").first.wait_for(state="visible")
+        before = start_upload(page, [{"name": "wide_title.txt", "mimeType": "text/plain", "buffer": WIDE_FIRST_LINE}])
+        wait_for_count(page, before + 1)
+        page.locator('[data-testid="stSidebarNav"]').get_by_text("Metadata", exact=True).click()
+        page.get_by_text("Live preview").first.wait_for(state="visible")
+        idle(page)
+        pick(page, "Document", "wide_title.txt")
+        visible_text(page, "Title →").click()
+        # While the page reruns with Title on, the server answers at once; then the title is in the preview.
+        answers = []
+        while not page.evaluate("text => document.body.innerText.includes(text)", WIDE_TITLE):
+            answers.append(health_seconds(app_url))
+            assert len(answers) < 600, "the title never appeared"
+            time.sleep(0.2)
+        answers.append(health_seconds(app_url))
+        assert max(answers) < 2.0, answers
+        _second_session_renders_chunks(other, app_url)
+        assert health_seconds(app_url) < 1.0
