@@ -7,14 +7,15 @@ import html
 import re
 
 import apptest_support
+from apptest_support import shown
 from streamlit.testing.v1 import AppTest
 
 from core import load_bytes
 from core.config import PipelineConfig
 from core.documents import run_split
-from core.output.highlight import source_windows, window_chars_for
+from core.output.highlight import Window, source_windows, window_chars_for
 from core.splitters import get_splitter
-from ui.spans import PART_LIST_MAX
+from ui.spans import PART_LIST_MAX, part_caption
 
 TIMEOUT = 240
 NAME = "long_notes.txt"
@@ -62,7 +63,7 @@ def test_a_long_text_is_drawn_one_bounded_part_at_a_time_with_a_part_number() ->
     assert (part.value, part.min, part.max) == (1, 1, len(windows))
     assert not [s for s in at.selectbox if s.key == "chunks.source.window"]
     assert visible_text(drawn_source(at)) == document.text[windows[0].start : windows[0].end]
-    assert any(c.value == f"Part 1 of {len(windows)}: {windows[0].label}" for c in at.caption)
+    assert any(shown(c.value) == f"Part 1 of {len(windows)}: {windows[0].label}" for c in at.caption)
     # The style sheet is an element of its own, with no document text: the same on every rerun.
     (style,) = [h.proto.body for h in at.get("html") if "<style>" in h.proto.body and "cs-legend" in h.proto.body]
     assert "line 00000" not in style
@@ -111,3 +112,10 @@ def test_a_sample_keeps_its_list_of_parts() -> None:
     if parts:  # the guide's default split is in two parts
         assert parts[0].options[0].startswith("Part 1: ")
     assert "cs-source" in drawn_source(at)
+
+
+def test_a_part_caption_shows_a_page_label_from_the_file_as_text() -> None:
+    label = "page **iv** [x](javascript:alert(1)) <b>"
+    caption = part_caption([Window(0, 10, "characters 0–10"), Window(10, 20, label)], 1)
+    assert caption.startswith("Part 2 of 2: ")
+    assert "**iv**" not in caption and "](" not in caption and "<b>" not in caption

@@ -25,6 +25,7 @@ from core.output.highlight import (
     window_index_for,
 )
 from ui import state
+from ui.widgets import md_escape
 
 # Up to this many parts the picker lists them (a sample's few parts read as today); above, it is a part number:
 # a list of every part is rebuilt by the browser on each rerun, and a 1 MB text has 80-250 of them.
@@ -94,7 +95,7 @@ def part_picker(windows: Sequence[Window], nodes: Sequence[HasSpan], selected_id
             format_func=lambda i: f"Part {i + 1}: {windows[i].label}",
         )
     number = st.number_input(
-        f"Showing part of the document: part (1–{len(windows):,}), drawn one at a time to stay fast",
+        f"Showing part of the document: part number (1–{len(windows):,}), drawn one part at a time to stay fast",
         min_value=1,
         max_value=len(windows),
         step=1,
@@ -103,8 +104,13 @@ def part_picker(windows: Sequence[Window], nodes: Sequence[HasSpan], selected_id
         "Opening a node (below, or from the Node table) shows the part that holds it.",
     )
     index = int(number) - 1
-    st.caption(f"Part {index + 1:,} of {len(windows):,}: {windows[index].label}")
+    st.caption(part_caption(windows, index))
     return index
+
+
+def part_caption(windows: Sequence[Window], index: int) -> str:
+    """``Part 3 of 83: characters 24,000–36,000`` as Markdown; a page label comes from the file, so it is escaped."""
+    return f"Part {index + 1:,} of {len(windows):,}: {md_escape(windows[index].label)}"
 
 
 # The source pane scrolls on its own (max-height); without this, opening node #30 left it showing #0-#2.
