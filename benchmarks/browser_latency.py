@@ -103,7 +103,7 @@ def chromium_cpu_ms() -> float:
     return sum(ms for pid, ms in cpu.items() if "chrom" in names[pid] and ours(pid))
 
 
-def main_thread_ms(page) -> float | None:  # noqa: ANN001
+def main_thread_ms(page) -> float:  # noqa: ANN001
     """The renderer's main-thread busy time so far (CDP Performance.getMetrics' TaskDuration), in ms."""
     session = getattr(page, "_cs_cdp", None)
     if session is None:
