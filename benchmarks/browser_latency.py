@@ -17,7 +17,11 @@ Playwright, then does what a person does:
 
 Each change is timed from pressing Enter in the Chunk size box until the Nodes metric
 shows the count ``core`` gives for the new value (``metric_s``), and until Streamlit has
-finished the run and dropped every stale element (``settled_s``). The expected counts
+finished the run and dropped every stale element (``settled_s``), with the page's main-thread
+work in chromium over that time (``browser_task_ms``: CDP ``Performance.getMetrics``' TaskDuration,
+which holds script, style, layout and paint on the renderer's main thread, waits for a core included)
+and the CPU time of every chromium process over it (``chromium_cpu_ms``, from ``/proc``: a loaded
+machine does not inflate it as it does wall time). The expected counts
 come from ``core.documents.run_split`` in this process. Prints one JSON line.
 
     .venv/bin/python benchmarks/browser_latency.py [--reps 3] [--splitters recursive,sentence]
@@ -72,14 +76,62 @@ def upload(page, name: str, data: bytes, mime: str) -> None:  # noqa: ANN001
     wait_for_count(page, before + 1)
 
 
+def chromium_cpu_ms() -> float:
+    """User and system CPU time, in ms, of every chromium process this script started (a descendant of it)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents, cpu, names = {}, {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: the fields start after its last ")".
+        name, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        pid = int(entry.name)
+        parents[pid], names[pid] = int(fields[1]), name
+        cpu[pid] = (int(fields[11]) + int(fields[12])) * 1000 / tick
+
+    def ours(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return sum(ms for pid, ms in cpu.items() if "chrom" in names[pid] and ours(pid))
+
+
+def main_thread_ms(page) -> float:  # noqa: ANN001
+    """The renderer's main-thread busy time so far (CDP Performance.getMetrics' TaskDuration), in ms."""
+    session = getattr(page, "_cs_cdp", None)
+    if session is None:
+        session = page.context.new_cdp_session(page)
+        session.send("Performance.enable")
+        page._cs_cdp = session
+    metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+    return metrics.get("TaskDuration", 0.0) * 1000
+
+
 def timed(page, act, count: int) -> dict[str, float]:  # noqa: ANN001
-    """Seconds from ``act()`` until the Nodes metric shows ``count``, and until the run has settled."""
+    """Seconds from ``act()`` until the Nodes metric shows ``count``, and until the run has settled; the
+    browser's main-thread ms over the same time."""
+    busy, chromium = main_thread_ms(page), chromium_cpu_ms()
     start = time.perf_counter()
     act()
     nodes_shown(page, count)
     metric = time.perf_counter() - start
     idle(page)
-    return {"metric_s": metric, "settled_s": time.perf_counter() - start}
+    settled = time.perf_counter() - start
+    # Two frames more, so the layout and paint of what the run drew are counted too.
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    return {
+        "metric_s": metric,
+        "settled_s": settled,
+        "browser_task_ms": main_thread_ms(page) - busy,
+        "chromium_cpu_ms": chromium_cpu_ms() - chromium,
+    }
 
 
 def expected_count(data: bytes, name: str, splitter: str, **params: int) -> int:
@@ -154,6 +206,10 @@ def chunk_size_changes(page, data: bytes, splitter: str, reps: int, first: bool)
         "warm_seen_value_metric_s": statistics.median(r["metric_s"] for r in warm_seen),
         "warm_seen_value_metric_min_max_s": [min(r["metric_s"] for r in warm_seen), max(r["metric_s"] for r in warm_seen)],
         "warm_seen_value_settled_s": statistics.median(r["settled_s"] for r in warm_seen),
+        "warm_new_value_browser_task_ms": statistics.median(r["browser_task_ms"] for r in warm_new),
+        "warm_seen_value_browser_task_ms": statistics.median(r["browser_task_ms"] for r in warm_seen),
+        "warm_new_value_chromium_cpu_ms": statistics.median(r["chromium_cpu_ms"] for r in warm_new),
+        "warm_seen_value_chromium_cpu_ms": statistics.median(r["chromium_cpu_ms"] for r in warm_seen),
         "warm_new_all": warm_new,
         "warm_seen_all": warm_seen,
         "nodes": counts,

@@ -146,7 +146,7 @@ def test_hierarchical_nodes_show_their_tree_and_follow_parent_links() -> None:
 def test_sentence_window_marks_the_window_in_the_source() -> None:
     at = open_chunks(splitter="sentence_window", window_size="2")
     at.button(key="chunks.rel.next").click().run()
-    source = next(h.proto.body for h in at.get("html") if "cs-source" in h.proto.body)
+    source = next(h.proto.body for h in at.get("html") if 'class="cs-source"' in h.proto.body)
     assert "mk-window" in source and "mk-focus" in source
 
 

@@ -13,8 +13,10 @@ from typing import Any
 import streamlit as st
 
 from core.output.highlight import (
+    CSS,
     HasSpan,
     Mark,
+    Window,
     legend_html,
     ocr_confidence_by_page,
     source_html,
@@ -23,6 +25,11 @@ from core.output.highlight import (
     window_index_for,
 )
 from ui import state
+from ui.widgets import md_escape
+
+# Up to this many parts the picker lists them (a sample's few parts read as today); above, it is a part number:
+# a list of every part is rebuilt by the browser on each rerun, and a 1 MB text has 80-250 of them.
+PART_LIST_MAX = 30
 
 
 def show_source(
@@ -42,39 +49,68 @@ def show_source(
     ``window_chars`` long, or by default as long as :func:`core.output.highlight.window_chars_for` says for this many nodes.
     """
     windows = source_windows(document, window_chars or window_chars_for(len(document.text), len(nodes)))
-    index = 0
-    if len(windows) > 1:
-        window_key = f"{key}.window"
-        if selected_id is not None and state.followed_selection(key) != selected_id:
-            target = next((n for n in nodes if n.id == selected_id), None)
-            if target is not None:
-                state.set_widget_value(window_key, window_index_for(windows, target.start_char))
-        state.follow_selection(key, selected_id)
-        state.keep_valid(window_key, range(len(windows)))
-        index = st.selectbox(
-            f"Showing part of the document ({len(windows)} parts, drawn one at a time to stay fast)",
-            range(len(windows)),
-            key=window_key,
-            format_func=lambda i: f"Part {i + 1}: {windows[i].label}",
-        )
+    index = part_picker(windows, nodes, selected_id, key) if len(windows) > 1 else 0
     window = windows[index]
     ocr_confidence = ocr_confidence_by_page(getattr(document, "metadata", {}) or {})
-    body = source_html(
-        document.text,
-        nodes,
-        start=window.start,
-        end=window.end,
-        pages=getattr(document, "pages", ()) or (),
-        selected_id=selected_id,
-        marks=marks,
-        height_px=height_px,
-        index_of=index_of,
-        ocr_confidence=ocr_confidence,
+    # The style and the legend are their own element: the same on every rerun, so the browser skips them
+    # (st.html redraws only when its body changes) and re-parses no style sheet when the spans change.
+    st.html(CSS + legend_html(ocr=bool(ocr_confidence)))
+    st.html(
+        source_html(
+            document.text,
+            nodes,
+            start=window.start,
+            end=window.end,
+            pages=getattr(document, "pages", ()) or (),
+            selected_id=selected_id,
+            marks=marks,
+            height_px=height_px,
+            include_css=False,
+            index_of=index_of,
+            ocr_confidence=ocr_confidence,
+        )
     )
-    st.html(legend_html(ocr=bool(ocr_confidence)) + body)
     if selected_id is not None:
         # Our own script, with no document text in it: it scrolls the pane to the selected node.
         st.html(follow_selection_script(selected_id), unsafe_allow_javascript=True)
+
+
+def part_picker(windows: Sequence[Window], nodes: Sequence[HasSpan], selected_id: str | None, key: str) -> int:
+    """Which window to draw: the one holding the selected node's start when the selection changed, else the
+    user's pick (a list of the parts, or a part number when they are more than :data:`PART_LIST_MAX`)."""
+    listed = len(windows) <= PART_LIST_MAX
+    # The list holds a window's index, the number box its number (from 1): each keeps its own key.
+    widget_key, first = (f"{key}.window", 0) if listed else (f"{key}.part", 1)
+    if selected_id is not None and state.followed_selection(key) != selected_id:
+        target = next((n for n in nodes if n.id == selected_id), None)
+        if target is not None:
+            state.set_widget_value(widget_key, window_index_for(windows, target.start_char) + first)
+    state.follow_selection(key, selected_id)
+    state.keep_valid(widget_key, range(first, len(windows) + first))
+    if listed:
+        return st.selectbox(
+            f"Showing part of the document ({len(windows)} parts, drawn one at a time to stay fast)",
+            range(len(windows)),
+            key=widget_key,
+            format_func=lambda i: f"Part {i + 1}: {windows[i].label}",
+        )
+    number = st.number_input(
+        f"Showing part of the document: part number (1–{len(windows):,}), drawn one part at a time to stay fast",
+        min_value=1,
+        max_value=len(windows),
+        step=1,
+        key=widget_key,
+        help="Each part is a few thousand characters; − and + page through the text, or type a part's number. "
+        "Opening a node (below, or from the Node table) shows the part that holds it.",
+    )
+    index = int(number) - 1
+    st.caption(part_caption(windows, index))
+    return index
+
+
+def part_caption(windows: Sequence[Window], index: int) -> str:
+    """``Part 3 of 83: characters 24,000–36,000`` as Markdown; a page label comes from the file, so it is escaped."""
+    return f"Part {index + 1:,} of {len(windows):,}: {md_escape(windows[index].label)}"
 
 
 # The source pane scrolls on its own (max-height); without this, opening node #30 left it showing #0-#2.
