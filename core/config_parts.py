@@ -26,7 +26,9 @@ from core.schema import (
     TEXT_TEMPLATE_FIELDS,
 )
 
-DEFAULT_SPLITTER = "sentence"
+# The best general configuration the benchmarks support (benchmarks/RESULTS.md, "The tuner's levers"): hierarchical
+# chunks whose 250-token leaves are searched (hybrid) and whose 2048-token parents are read (DEFAULT_RETRIEVAL).
+DEFAULT_SPLITTER = "hierarchical"
 
 MetadataValue = str | int | float | bool
 # Who reads a node's section path (core.extractors.sections): nobody (no key), the embedding model, or both readers.

@@ -53,14 +53,14 @@ _SCROLL_PANES = """(text) => {
 
 PAGES = [
     Shot("home", "", "Loaded documents", 1000),
-    # Small model-token chunks with overlap: many colours, hatched overlaps, every node inside the model window.
-    Shot("chunks", "Chunks?chunk_size=128&chunk_overlap=32", "LLM view", 2300),
+    # The configuration a user meets first (the recommended hierarchy): its leaves, each inside the model window.
+    Shot("chunks", "Chunks", "LLM view", 2300),
     Shot("metadata", "Metadata", None, 1600),
     Shot("compare", "Compare", None, 1800),
     # A chain with a visible effect: a cutoff drops weak nodes, the reorder puts the best at both ends.
     Shot(
         "query",
-        "Query?chunk_size=256&chunk_overlap=32&postprocessors=similarity_cutoff,long_context_reorder"
+        "Query?postprocessors=similarity_cutoff,long_context_reorder"
         "&postprocessor.similarity_cutoff.similarity_cutoff=0.6",
         "Exactly what the LLM reads",
         2000,

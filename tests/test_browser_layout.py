@@ -37,7 +37,7 @@ QUERY = (
 VIEWS = (
     View("home", "", "Loaded documents"),
     View("chunks source", "Chunks", "LLM view"),
-    View("chunks node table", "Chunks?chunk_size=128&chunk_overlap=32", "LLM view", (("tab", "Node table"),)),
+    View("chunks node table", "Chunks?splitter=sentence&chunk_size=128&chunk_overlap=32", "LLM view", (("tab", "Node table"),)),
     View("metadata", "Metadata", "EMBED view"),
     View("compare, two", "Compare", "Metrics"),
     View("compare, four long names", "Compare?splitter=langchain.recursive", "Metrics", (("click", "4"),)),

@@ -214,7 +214,7 @@ def test_a_second_query_run_reads_every_vector_from_the_disk_cache_and_agrees(tm
 
     # A fresh cache folder: the first run below embeds every node.
     env = {**os.environ, "CHUNKSCOPE_CACHE_DIR": str(tmp_path)}
-    argv = ["query", str(GUIDE), "--query", "How much overlap should chunks have?"]
+    argv = ["query", str(GUIDE), "--query", "How much overlap should chunks have?", "--splitter", "sentence"]
 
     def run() -> subprocess.CompletedProcess:
         done = subprocess.run(

@@ -114,10 +114,8 @@ def test_lenient_links_keep_values_that_only_fit_together():
 
 
 def test_lenient_unknown_splitter_falls_back_to_a_known_one():
-    if "sentence" not in SPLITTERS:
-        pytest.skip("the default splitter is not registered yet")
     config, warnings = PipelineConfig.from_query_params({"splitter": "nope", "chunk_size": "10"}, lenient=True)
-    assert config.splitter.name == "sentence"
+    assert config.splitter.name == default_splitter_name() == "hierarchical"
     assert any("unknown splitter 'nope'" in w for w in warnings)
 
 
@@ -191,16 +189,15 @@ def test_metadata_round_trips_through_the_url(extra, separator):
     )
 
 
-def test_the_default_config_uses_the_sentence_splitter_like_llamaindex():
-    if "sentence" not in SPLITTERS:
-        pytest.skip("the sentence splitter is not registered yet")
+def test_the_default_config_is_the_recommended_one_leaves_searched_and_parents_read():
     config = PipelineConfig()
-    assert config.splitter.name == "sentence"
-    assert config.to_query_params() == {"splitter": "sentence"}
+    assert config.splitter == SPLITTERS.create("hierarchical", chunk_sizes=(2048, 250), chunk_overlap=20)
+    assert (config.retrieval.mode, config.retrieval.returns, config.retrieval.top_k) == ("hybrid", "parents", 5)
+    assert config.to_query_params() == {"splitter": "hierarchical"}
 
 
 def test_without_the_default_splitter_a_run_falls_back_to_the_first_registered(monkeypatch):
-    assert default_splitter_name() == ("sentence" if "sentence" in SPLITTERS else SPLITTERS.names()[0])
+    assert default_splitter_name() == "hierarchical"
     monkeypatch.setattr(config_parts, "DEFAULT_SPLITTER", "not-installed")
     assert default_splitter_name() == SPLITTERS.names()[0] == "character"
     assert PipelineConfig().splitter.name == "character"

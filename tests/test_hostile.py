@@ -20,6 +20,7 @@ from hostile.make_hostile import LARGE, small_files, write_large
 from test_splitter_properties import check_invariants, fake_embed
 
 from core.config import PipelineConfig
+from core.config_parts import default_splitter_name
 from core.documents import run_split
 from core.engines import FrameworkSplitter
 from core.errors import (
@@ -437,7 +438,7 @@ def test_a_module_path_as_splitter_is_unknown_and_imports_nothing(probe_module: 
         with pytest.raises(ConfigError, match=rf"^unknown \w+ '{spelling}' \(known: "):
             attempt()
     config, warnings = PipelineConfig.from_query_params({"splitter": spelling}, lenient=True)
-    assert config.splitter.name == "sentence" and warnings[0].startswith(f"unknown splitter '{spelling}'")
+    assert config.splitter.name == default_splitter_name() and warnings[0].startswith(f"unknown splitter '{spelling}'")
     assert probe_module not in sys.modules
     assert not hasattr(__builtins__ if isinstance(__builtins__, dict) else __builtins__, "CHUNKSCOPE_PROBE_IMPORTED")
     assert set(sys.modules) - before == set()

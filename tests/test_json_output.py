@@ -86,7 +86,9 @@ _QUERY = "import sys; from core.cli.main import main; sys.exit(main(sys.argv[1:]
 def test_query_json_after_the_cache_was_damaged_is_the_same_strict_json(tmp_path):
     """Every cached vector replaced by NaNs or cut short: the answer is the undamaged run's, byte for byte."""
     env = {**os.environ, "CHUNKSCOPE_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    # The sentence splitter: five chunks come back (the default hierarchy returns fewer parents than its top_k).
     argv = [sys.executable, "-c", _QUERY, "query", str(GUIDE), "--query", "How much overlap should chunks have?"]
+    argv += ["--splitter", "sentence"]
 
     def run() -> str:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)

@@ -127,7 +127,7 @@ def test_token_sized_splits_are_bounded_by_words_not_characters() -> None:
 def test_an_ordinary_split_is_untouched() -> None:
     document = Document(text="A short note. It has two sentences.", metadata={"file_name": "note.txt"})
     nodes = run_split([document], PipelineConfig())
-    assert [node.text for node in nodes] == [document.text]
+    assert [node.text for node in nodes] == [document.text] * 2  # the default hierarchy: one root, one leaf
 
 
 def test_semantic_split_of_a_huge_text_is_refused_before_embedding_anything() -> None:

@@ -19,6 +19,7 @@ from core.loaders import load
 from core.measure.metrics import chunk_metrics
 from core.schema import Document, MetadataMode, Page
 from core.splitters import get_splitter
+from core.splitters.hierarchical import leaf_nodes
 from core.tokens.tokenizers import get_tokenizer
 
 MODEL_WINDOW = 254  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] among them
@@ -27,12 +28,22 @@ MODEL_WINDOW = 254  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] among t
 @pytest.mark.parametrize("name", ["splitter_benchmarks.csv", "rag_handbook.pdf"])
 def test_default_sentence_split_of_a_sample_keeps_every_embed_view_inside_the_window(sample_docs, name) -> None:
     documents = load(sample_docs / name)
-    nodes = run_split(documents, PipelineConfig())
+    sentence = get_splitter("sentence")
+    nodes = run_split(documents, PipelineConfig(splitter=sentence))
     model = get_tokenizer("model")
     sizes = model.count_many([node.get_content(MetadataMode.EMBED) for node in nodes])
-    assert max(sizes) <= PipelineConfig().splitter.chunk_size <= MODEL_WINDOW
+    assert max(sizes) <= sentence.chunk_size <= MODEL_WINDOW
     metrics = chunk_metrics(documents, nodes, size_limit=250, tokenizer="model")
     assert metrics.over_window == 0
+
+
+@pytest.mark.parametrize("name", ["splitter_benchmarks.csv", "rag_handbook.pdf", "chunking_guide.md"])
+def test_the_default_hierarchys_leaves_fit_the_window_with_their_level_and_page_label(sample_docs, name) -> None:
+    documents = load(sample_docs / name)
+    config = PipelineConfig()
+    leaves = leaf_nodes(run_split(documents, config))
+    sizes = get_tokenizer("model").count_many([node.get_content(MetadataMode.EMBED) for node in leaves])
+    assert max(sizes) <= config.splitter.level_sizes[-1] <= MODEL_WINDOW
 
 
 def test_budget_reserves_the_page_label_a_node_gets() -> None:

@@ -61,7 +61,7 @@ def test_the_chunk_count_card_follows_chunk_size() -> None:
 
 
 def test_only_the_open_tab_is_drawn() -> None:
-    at = open_chunks()
+    at = open_chunks(splitter="sentence")
     nodes = expected_nodes("sentence")
     # The Source tab is open first: the table and the histogram are neither built nor sent.
     assert any("cs-source" in h.proto.body for h in at.get("html"))
@@ -132,7 +132,10 @@ def test_hierarchical_nodes_show_their_tree_and_follow_parent_links() -> None:
     at = open_chunks(splitter="hierarchical", chunk_sizes="512,128", chunk_overlap="10")
     assert "Parent / child tree" in [t.label for t in at.tabs]
     nodes = expected_nodes("hierarchical", chunk_sizes=(512, 128), chunk_overlap=10)
-    assert int(metric(at, "Nodes").replace(",", "")) == len(nodes)
+    # The cards describe the leaves, what is embedded and searched; the parents are counted beside.
+    (card,) = [m for m in at.metric if m.label == "Nodes"]
+    assert int(card.value.replace(",", "")) == len(leaf_nodes(nodes))
+    assert card.delta == f"+ {len(nodes) - len(leaf_nodes(nodes))} parents"
     # It opens on the first leaf, what gets embedded, not on the root the model would read cut.
     leaf = leaf_nodes(nodes)[0]
     assert at.session_state["cs_node_id"] == leaf.id != nodes[0].id
@@ -158,7 +161,7 @@ def test_every_splitter_draws_with_its_defaults(name: str) -> None:
     at = open_chunks(splitter=name, doc=doc)
     assert at.sidebar.selectbox(key="chunks.splitter").value == name
     nodes = expected_nodes(name, doc)
-    assert int(metric(at, "Nodes").replace(",", "")) == len(nodes)
+    assert int(metric(at, "Nodes").replace(",", "")) == len(leaf_nodes(nodes))  # a hierarchy's cards: its leaves
     # The page opens on the first node that gets embedded (a hierarchy's first leaf).
     assert at.code[0].value == leaf_nodes(nodes)[0].get_content(MetadataMode.LLM)
 
@@ -176,12 +179,13 @@ def test_semantic_splits_plot_the_distances_with_the_threshold(name: str) -> Non
 def test_the_first_screen_is_healthy_with_the_shipped_model() -> None:
     # Defaults fit all-MiniLM-L6-v2's window: no chunk is cut off by the embedder, no truncation warning.
     at = open_chunks()
+    assert at.sidebar.selectbox(key="chunks.splitter").value == "hierarchical"  # the recommended configuration
     assert metric(at, "Over window") == "0%"
     assert not [w for w in at.warning if "invisible to retrieval" in w.value]
 
 
 def test_a_frameworks_defaults_are_one_click_away_and_named() -> None:
-    at = open_chunks()
+    at = open_chunks(splitter="sentence")
     llamaindex = next(b for b in at.sidebar.button if b.label == "LlamaIndex SentenceSplitter's defaults")
     llamaindex.click().run()
     assert at.sidebar.number_input(key="splitter.sentence.chunk_size").value == 1024
@@ -310,8 +314,8 @@ def test_the_code_splitter_on_prose_says_why_its_overlap_is_high() -> None:
 
 
 def test_over_window_counts_only_what_is_embedded() -> None:
-    at = open_chunks(splitter="hierarchical")
-    nodes = expected_nodes("hierarchical")
+    at = open_chunks(splitter="hierarchical", chunk_sizes="2048,512,128")
+    nodes = expected_nodes("hierarchical", chunk_sizes=(2048, 512, 128))
     document = load(SAMPLE_DOCS / GUIDE)
     from core.measure.metrics import chunk_metrics
 

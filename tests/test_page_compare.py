@@ -22,7 +22,7 @@ PAGE = "pages/3_Compare.py"
 
 
 def open_page() -> AppTest:
-    return apptest_support.open_page(PAGE)
+    return apptest_support.open_page(PAGE, apptest_support.SENTENCE)
 
 
 def nodes_for(splitter_name: str, **params):

@@ -32,7 +32,7 @@ METRICS = ["hit_rate", "mrr", "recall", "precision", "iou"]
 
 
 def open_page() -> AppTest:
-    return apptest_support.open_page(PAGE, timeout=TIMEOUT)
+    return apptest_support.open_page(PAGE, apptest_support.SENTENCE, timeout=TIMEOUT)
 
 
 def run(at: AppTest) -> AppTest:

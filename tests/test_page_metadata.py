@@ -22,7 +22,7 @@ PAGE = "pages/2_Metadata.py"
 
 
 def open_page(query: dict[str, str] | None = None) -> AppTest:
-    return apptest_support.open_page(PAGE, query)
+    return apptest_support.open_page(PAGE, apptest_support.SENTENCE if query is None else query)
 
 
 def expected_first_node(config: PipelineConfig):

@@ -32,6 +32,9 @@ from core.splitters.hierarchical import leaf_nodes
 from ui.documents import sample_files
 from ui.query import sample_queries
 
+# The configuration the page opens on (apptest_support.SENTENCE): the sentence splitter at its defaults.
+SENTENCE_CONFIG = PipelineConfig(splitter=get_splitter("sentence"))
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/4_Query.py"
 TIMEOUT = 600
@@ -39,7 +42,8 @@ TIMEOUT = 600
 
 def open_page(config: PipelineConfig | None = None) -> AppTest:
     """The app opened on a link carrying ``config`` (as a shared link would), then the Query page."""
-    at = apptest_support.open_page(PAGE, config.to_query_params() if config else None, timeout=TIMEOUT)
+    query = config.to_query_params() if config else apptest_support.SENTENCE
+    at = apptest_support.open_page(PAGE, query, timeout=TIMEOUT)
     assert not at.error, [e.value for e in at.error]
     return at
 
@@ -71,7 +75,7 @@ def funnel_counts(at: AppTest) -> list[int]:
 @pytest.fixture(scope="module")
 def cutoff_run() -> tuple[AppTest, QueryResult, dict[str, str]]:
     """The page with a cutoff between the 3rd and 4th retrieved scores, then a reorder."""
-    base = PipelineConfig()
+    base = SENTENCE_CONFIG
     nodes = sample_nodes(base)
     embedder = get_embedder()
     scores = [item.score for item in retrieve(nodes, first_query(), embedder=embedder, retrieval=RetrievalSettings(top_k=5))]
@@ -137,9 +141,9 @@ def test_the_tables_number_nodes_within_their_document_as_the_chunks_page_does()
     chunks_page = {}  # node id -> the label the Chunks page gives it (it splits one document at a time)
     for path in sample_files():
         for document in load(path):
-            for index, node in enumerate(run_split([document], PipelineConfig())):
+            for index, node in enumerate(run_split([document], SENTENCE_CONFIG)):
                 chunks_page[node.id] = f"{document.metadata['file_name']} #{index}"
-    retrieved = retrieve(sample_nodes(PipelineConfig()), query, embedder=get_embedder(), retrieval=RetrievalSettings(top_k=5))
+    retrieved = retrieve(sample_nodes(SENTENCE_CONFIG), query, embedder=get_embedder(), retrieval=RetrievalSettings(top_k=5))
     assert any(chunks_page[item.id].startswith("release_notes.txt #") for item in retrieved)
     assert stage_tables(at)[0]["node"].tolist() == [chunks_page[item.id] for item in retrieved]
 

@@ -15,9 +15,13 @@ import ui.cache
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.loaders import load
+from core.splitters import get_splitter
 from core.splitters.hierarchical import leaf_nodes
 from ui.documents import sample_files
 from ui.query_run import TimeLeft, progress_text
+
+# The configuration the page opens on (apptest_support.SENTENCE): the sentence splitter at its defaults.
+SENTENCE_CONFIG = PipelineConfig(splitter=get_splitter("sentence"))
 
 
 class HaltingEmbedder:
@@ -36,10 +40,10 @@ class HaltingEmbedder:
 def test_while_embedding_the_page_shows_the_corpus_and_a_progress_bar(monkeypatch):
     monkeypatch.setattr(ui.cache, "embedder", HaltingEmbedder)
     documents = [doc for path in sample_files() for doc in load(path)]
-    node_count = len(leaf_nodes(run_split(documents, PipelineConfig())))
+    node_count = len(leaf_nodes(run_split(documents, SENTENCE_CONFIG)))
     half = node_count // 2
 
-    at = apptest_support.open_page("pages/4_Query.py", timeout=600)
+    at = apptest_support.open_page("pages/4_Query.py", apptest_support.SENTENCE, timeout=600)
 
     captions = [caption.value for caption in at.caption]
     assert f"Searching **{node_count:,} nodes** from {len(documents)} documents, split by **Sentence** · " \

@@ -226,7 +226,8 @@ def test_post_parsing_keeps_list_values_together():
 def test_the_chunkscope_cli_runs_the_query_commands(sample_docs, capsys):
     from core.cli import main as cli
 
-    code = cli.main(["query", str(sample_docs / "chunking_guide.md"), "--query", "overlap", "--mode", "bm25", "--top-k", "2"])
+    guide = str(sample_docs / "chunking_guide.md")
+    code = cli.main(["query", guide, "--query", "overlap", "--splitter", "sentence", "--mode", "bm25", "--top-k", "2"])
     assert code == 0
     assert len(json.loads(capsys.readouterr().out)["retrieved"]) == 2
     assert cli.main(["query", str(sample_docs / "chunking_guide.md"), "--query", "q", "--mode", "bm25", "--post", "rerank"]) == 2

@@ -101,7 +101,7 @@ def test_no_keys_allowed_makes_the_embed_view_the_text_alone() -> None:
 
 def test_the_defaults_change_no_node() -> None:
     documents = load_bytes(GUIDE, "guide.md")
-    before = [node.to_dict() for node in get_splitter("sentence").split(prepare_documents(documents, PipelineConfig()))]
+    before = [node.to_dict() for node in PipelineConfig().splitter.split(prepare_documents(documents, PipelineConfig()))]
     assert [node.to_dict() for node in run_split(documents, PipelineConfig())] == before
 
 

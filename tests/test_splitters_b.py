@@ -322,6 +322,22 @@ def test_every_part_b_splitter_is_registered():
     assert {"markdown", "html", "semantic", "hierarchical"} <= set(SPLITTERS.names())
 
 
+def test_a_hierarchys_nodes_fit_their_size_with_the_level_and_page_label_they_show():
+    # Each node shows its `level` and the pages it spans, on top of the document's metadata: both are budgeted,
+    # so no EMBED view outgrows its level's chunk size (with the model's tokens: the embedder reads it whole).
+    from core.schema import MetadataMode, Page
+
+    text = " ".join(f"word{i}." for i in range(600))
+    pages = [Page(n + 1, f"p{n + 1}", n * len(text) // 6, (n + 1) * len(text) // 6) for n in range(6)]
+    document = Document(text=text, id="doc", metadata={"file_name": "paged.pdf"}, pages=pages)
+    sizes = (120, 30)
+    nodes = get_splitter("hierarchical", tokenizer="words", chunk_sizes=sizes, chunk_overlap=0).split([document])
+    assert {node.metadata["page_label"] for node in leaf_nodes(nodes)} > {"p1", "p6"}
+    for level, size in enumerate(sizes):
+        for node in nodes_at_level(nodes, level):
+            assert len(node.get_content(MetadataMode.EMBED).split()) <= size, node.get_content(MetadataMode.EMBED)
+
+
 def test_hierarchical_leaves_room_for_metadata_at_every_level():
     document = Document(text=LONG, id="doc", metadata={"file_name": "a_rather_long_file_name.txt"})
     aware = get_splitter("hierarchical", tokenizer="words", chunk_sizes="60,20", chunk_overlap=0).split([document])

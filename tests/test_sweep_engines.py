@@ -188,7 +188,7 @@ def test_engine_flags_are_checked_before_anything_is_loaded(sample_docs, capsys,
 
 def test_cli_evaluate_on_ray_prints_the_local_rows(ray_cluster, sample_docs, capsys):
     args = [str(sample_docs), "--queries", str(sample_docs / "queries.json"), "--mode", "bm25", "--quiet"]
-    args += ["--sweep-sizes", "128,256", "--sweep-overlaps", "0,32", "--format", "json"]
+    args += ["--splitter", "sentence", "--sweep-sizes", "128,256", "--sweep-overlaps", "0,32", "--format", "json"]
     assert cli_query.main(["evaluate", *args]) == 0
     local = json.loads(capsys.readouterr().out)
     assert cli_query.main(["evaluate", *args, "--engine", "ray", "--workers", "2"]) == 0

@@ -8,7 +8,7 @@ import pytest
 from eval_support import WordsEmbedder
 
 from core.cli import tune as cli_tune
-from core.config_parts import RetrievalSettings
+from core.config_parts import RetrievalSettings, default_splitter
 from core.errors import ConfigError
 from core.evaluation.evaluate import evaluate, load_queries
 from core.evaluation.pareto import dominates
@@ -39,11 +39,12 @@ def test_every_row_scores_as_evaluate_scores_that_configuration(corpus):
     embedder = WordsEmbedder(disk_cache=False)
     space = TuneSpace(sizes(128, 256), modes=("dense", "bm25", "hybrid"), alphas=(0.3,), top_ks=(2, 4))
     result = tune(documents, queries, space, embedder=embedder, search="exhaustive")
-    # The space, and the recommended configuration (hierarchical 2048/256, parents, hybrid, k=5) as the yardstick.
+    # The space, and the recommended configuration (hierarchical 2048/250, parents, hybrid, k=5) as the yardstick.
     assert len(result.rows) == 2 * 3 * 2 + 1
     default = result.rows[result.default]
     assert default["default"] and default["splitter"] == "hierarchical"
-    assert default["params"]["chunk_sizes"] == [2048, 256] and default["params"]["chunk_overlap"] == 20
+    # The yardstick is the configuration a user meets first: the default splitter at its defaults.
+    assert get_splitter(default["splitter"], **default["params"]) == default_splitter()
     assert (default["mode"], default["top_k"], default["returns"]) == ("hybrid", 5, "parents")
     for row in result.rows:
         expected = evaluate(
@@ -150,6 +151,8 @@ def test_cli_tune_prints_the_front_as_json(sample_docs, capsys):
             str(sample_docs / "chunking_guide.md"),
             "--queries",
             str(sample_docs / "queries.json"),
+            "--splitter",
+            "sentence",
             "--sweep",
             "chunk_size=128,256",
             "--modes",
@@ -246,6 +249,8 @@ def test_cli_tune_table_shows_held_out_beside_in_sample_and_says_how_it_folded(s
             str(sample_docs / "release_notes.txt"),
             "--queries",
             str(sample_docs / "queries.json"),
+            "--splitter",
+            "sentence",
             "--sweep",
             "chunk_size=128,256",
             "--modes",
@@ -361,7 +366,7 @@ def test_the_cli_prints_and_saves_the_front_so_far_on_ctrl_c(sample_docs, tmp_pa
     monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_second)
     monkeypatch.chdir(tmp_path)
     argv = ["tune", str(sample_docs / "release_notes.txt"), "--queries", str(sample_docs / "queries.json")]
-    code = cli_tune.main([*argv, "--sweep", "chunk_size=128,256", "--modes", "bm25", "--quiet", "--without-default"])
+    code = cli_tune.main([*argv, "--splitter", "sentence", "--sweep", "chunk_size=128,256", "--modes", "bm25", "--quiet", "--without-default"])
     assert code == 130
     captured = capsys.readouterr()
     assert "stopped (interrupted): 1 of 2 configurations measured" in captured.err
@@ -429,7 +434,7 @@ def test_a_configuration_whose_metadata_leaves_no_room_is_skipped_with_its_reaso
 
 def test_cli_tune_warns_of_a_skipped_configuration_and_checks_the_budget_by_its_declaration(sample_docs, capsys):
     argv = ["tune", str(sample_docs / "release_notes.txt"), "--queries", str(sample_docs / "queries.json"), "--quiet"]
-    space = ["--sweep", "chunk_size=8,256", "--sweep", "chunk_overlap=0", "--modes", "bm25", "--without-default"]
+    space = ["--splitter", "sentence", "--sweep", "chunk_size=8,256", "--sweep", "chunk_overlap=0", "--modes", "bm25", "--without-default"]
     assert cli_tune.main([*argv, *space, "--format", "json"]) == 0
     captured = capsys.readouterr()
     assert "warning: skipped 8/0: sentence: the metadata of release_notes.txt" in captured.err
@@ -455,7 +460,7 @@ def test_a_stopped_default_search_still_holds_both_yardsticks_the_recommended_an
     monkeypatch.setattr(tune_module, "measure_setup", interrupted_on_the_third)
     space = cli_tune.build_space(cli_tune_args("--modes", "bm25"))
     result = tune(documents, queries, space, embedder=WordsEmbedder(disk_cache=False))
-    assert calls[:2] == ["hierarchical · chunk_sizes=(2048, 256)", "llamaindex.sentence"]
+    assert calls[:2] == ["hierarchical · chunk_sizes=(2048, 250)", "llamaindex.sentence"]
     assert result.stopped == "interrupted"
     assert {row["splitter"] for row in result.rows} == {"hierarchical", "llamaindex.sentence"}
 
@@ -468,7 +473,7 @@ def test_the_untuned_yardsticks_in_order_are_the_recommended_configuration_then_
     default = tune_module._add_default(setups, arms)
     _, untuned = tune_module._yardsticks(setups, arms, default)
     shown = [(setups[arms[i].setup][0], arms[i].retrieval_label()) for i in untuned]
-    recommended = "hierarchical · chunk_sizes=(2048, 256)"
+    recommended = "hierarchical · chunk_sizes=(2048, 250)"
     assert shown == [
         (recommended, "hybrid α=0.5 · k=5 · parents"),
         (recommended, "dense · k=5 · parents"),

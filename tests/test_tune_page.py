@@ -20,14 +20,18 @@ from core.evaluation.sweep import SweepSpec
 from core.evaluation.tune import tune
 from core.evaluation.tune_space import TuneSpace
 from core.loaders import load
+from core.splitters import get_splitter
 from ui.documents import sample_files
+
+# The configuration the page opens on (apptest_support.SENTENCE): the sentence splitter at its defaults.
+SENTENCE_CONFIG = PipelineConfig(splitter=get_splitter("sentence"))
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/5_Evaluate.py"
 
 
 def tune_page() -> AppTest:
-    at = apptest_support.open_page(PAGE, timeout=600)
+    at = apptest_support.open_page(PAGE, apptest_support.SENTENCE, timeout=600)
     at.segmented_control(key="eval.mode").set_value("Tune").run()
     at.radio(key="eval.tune.space").set_value("own").run()
     at.text_input(key="eval.tune.sentence.values.chunk_size").set_value("128, 256").run()
@@ -40,12 +44,12 @@ def tune_page() -> AppTest:
 
 
 def expected_front():
-    documents = prepare_documents([doc for path in sample_files() for doc in load(path)], PipelineConfig())
+    documents = prepare_documents([doc for path in sample_files() for doc in load(path)], SENTENCE_CONFIG)
     queries = load_queries(ROOT / "sample_docs" / "queries.json")
     space = TuneSpace(
         (
             SweepSpec(
-                "sentence", {"chunk_size": [128, 256], "chunk_overlap": [0]}, PipelineConfig().splitter.to_params()
+                "sentence", {"chunk_size": [128, 256], "chunk_overlap": [0]}, SENTENCE_CONFIG.splitter.to_params()
             ),
         ),
         modes=("bm25",),

@@ -174,7 +174,10 @@ def configurations(config: PipelineConfig) -> Selection:
     best = (recommended.name, recommended.to_params())
     if best != first:
         starts = [first, best, *starts[1:]][: len(starts)]
-    notes = {0: " · the session's splitter", 1: " · recommended" if best != first else ""}
+    notes = {
+        0: " · the session's splitter" + (" · recommended" if best == first else ""),
+        1: " · recommended" if best != first else "",
+    }
     splitters, problems = [], []
     for slot, column in enumerate(st.columns(count, gap="small")):
         with column.container(border=True):

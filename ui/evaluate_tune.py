@@ -27,8 +27,10 @@ from core.evaluation.tune_space import (
     DEFAULT_RETURNS,
     DEFAULT_VIEWS,
     EMBED_VIEWS,
+    HIERARCHIES,
     TuneSpace,
     default_space,
+    hierarchy_sizes,
     recommended_note,
     retrieval_values,
 )
@@ -118,8 +120,8 @@ def space_form(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
     if chosen == "default":
         space = default_space()
         st.caption(
-            "Sentence chunks of 128–1024 tokens (overlap 0 or 64); hierarchical chunks of 2048/256, 1024/256, "
-            "1024/128 and 512/128 tokens whose leaves are searched and whose parents are returned or merged; "
+            "Sentence chunks of 128–1024 tokens (overlap 0 or 64); hierarchical chunks of "
+            f"{hierarchy_sizes()} tokens whose leaves are searched and whose parents are returned or merged; "
             "LlamaIndex's SentenceSplitter() at its defaults. Dense, BM25 and hybrid retrieval (alpha 0.3, 0.5, "
             "0.7; min-max weighted or reciprocal rank fusion), top 5."
         )
@@ -266,8 +268,9 @@ def validation_form() -> dict[str, Any]:
             "Measure the recommended configuration",
             value=True,
             key=f"{KEY}.default",
-            help="Hierarchical chunks of 2048/256 tokens, the leaves searched by hybrid retrieval and their parents "
-            "returned: the best known untuned configuration, the yardstick a pick must clearly beat",
+            help=f"Hierarchical chunks of {hierarchy_sizes(HIERARCHIES[:1])} tokens, the leaves searched by hybrid "
+            "retrieval and their parents returned: the best known untuned configuration and the app's default, the "
+            "yardstick a pick must clearly beat",
         )
     return {"folds_by": by, "folds": int(count), "include_default": default}
 

@@ -107,7 +107,7 @@ def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--splitter",
         default=None,
-        help="Splitter name (default: sentence, else character); for evaluate, several as NAME,NAME.",
+        help="Splitter name (default: hierarchical, else character); for evaluate, several as NAME,NAME.",
     )
     parser.add_argument("--set", action="append", default=[], metavar="K=V", help="A splitter parameter (repeatable).")
     # Defaults, choices and help come from RetrievalSettings' declaration; retrieval_from_args validates.

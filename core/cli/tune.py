@@ -37,9 +37,11 @@ from core.evaluation.tune_space import (
     DEFAULT_TOP_KS,
     DEFAULT_VIEWS,
     EMBED_VIEWS,
+    HIERARCHIES,
     SENTENCE_GRID,
     TuneSpace,
     default_specs,
+    hierarchy_sizes,
     recommended_note,
     retrieval_values,
 )
@@ -57,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     tune.add_argument("paths", nargs="+", metavar="PATH", help="Files or directories to load.")
     tune.add_argument("--queries", required=True, help="JSON file of {query, doc, excerpts} entries.")
-    tune.add_argument("--splitter", default=None, help="Splitter names to try, as NAME,NAME (default: sentence).")
+    tune.add_argument("--splitter", default=None, help="Splitter names to try, as NAME,NAME (default: the default splitter, hierarchical).")
     tune.add_argument(
         "--set", action="append", default=[], metavar="[SPLITTER.]K=V", help="A fixed splitter parameter."
     )
@@ -69,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Values of a declared number, choice or switch to try (repeatable), as for evaluate --sweep. "
         "Default: chunk_size=128,256,512,1024 and chunk_overlap=0,64 where the splitter has them; with no "
         "splitter, sweep or setting named, the default space (sentence sizes, hierarchical chunks of "
-        "2048/256, 1024/256, 1024/128 and 512/128 tokens, LlamaIndex's SentenceSplitter at its defaults).",
+        f"{hierarchy_sizes()} tokens, LlamaIndex's SentenceSplitter at its defaults).",
     )
     # Retrieval settings cost a ranking each once a configuration is embedded: the default tries them all.
     tune.add_argument(
@@ -138,8 +140,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument(
         "--without-default",
         action="store_true",
-        help="Leave out the recommended configuration (hierarchical 2048/256, parents, hybrid), otherwise always "
-        "measured as the yardstick.",
+        help=f"Leave out the recommended configuration (hierarchical {hierarchy_sizes(HIERARCHIES[:1])}, parents, "
+        "hybrid: the default one), otherwise always measured as the yardstick.",
     )
     tune.add_argument("--model", default=None, help="Path of a local sentence-transformers model (default: packaged).")
     add_engine_arguments(tune)

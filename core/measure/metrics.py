@@ -13,8 +13,9 @@ Terms used below:
 - *over-window*: a node whose EMBED view has more model tokens than the
   embedding model reads (``max_seq_length`` minus the two special tokens).
 
-For a hierarchical run, measure one level at a time (e.g. ``leaf_nodes(nodes)``):
-levels nest, so all levels together overlap by design.
+A hierarchical run is summed up by its leaves, the nodes that are embedded and searched (levels nest, so all
+levels together would overlap by design and mix their sizes); its parents are counted (``parents``) and keep their
+rows in the node table.
 
 The rules that turn these numbers into lint flags (and the warnings about a
 splitter's settings) are in :mod:`core.measure.lint`; token counting, with its fast
@@ -91,7 +92,7 @@ def _percentile(ordered: list[float], q: float) -> float:
 class ChunkMetrics:
     """The summary of one chunking run (shares are fractions in [0, 1])."""
 
-    count: int
+    count: int  # of a hierarchy: its leaves
     tokenizer: str | SizeFn
     characters: SizeStats
     tokens: SizeStats
@@ -106,6 +107,7 @@ class ChunkMetrics:
     duplicates: int  # nodes whose text repeats an earlier node's
     metadata_tokens: dict[str, float]  # mean tokens the metadata adds, per view ("llm", "embed")
     metadata_tokens_max: dict[str, int]
+    parents: int = 0  # a hierarchy's nodes with children: left out of every number above
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -222,38 +224,37 @@ def chunk_columns(
 
 
 def _summary(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> ChunkMetrics:
-    count = len(nodes)
-    coverage_by_document, coverage, overlap = coverage_of(documents, nodes)
+    # The embedded nodes: every node but a hierarchy's parents (those with children).
+    embedded = [i for i, node in enumerate(nodes) if not node.relationships.get(NodeRelationship.CHILD)]
+    count = len(embedded)
+    coverage_by_document, coverage, overlap = coverage_of(documents, [nodes[i] for i in embedded])
+
+    def of(values: Sequence[Any]) -> list[Any]:
+        return [values[i] for i in embedded]
 
     def share(flags: Sequence[bool]) -> float:
         return sum(flags) / count if count else 0.0
 
+    tokens = of(facts.tokens)
+    metadata_tokens = {view: of(extra) for view, extra in facts.metadata_tokens.items()}
     return ChunkMetrics(
         count=count,
         tokenizer=facts.tokenizer,
-        characters=SizeStats.of(facts.characters),
-        tokens=SizeStats.of(facts.tokens),
+        characters=SizeStats.of(of(facts.characters)),
+        tokens=SizeStats.of(tokens),
         coverage=coverage,
         coverage_by_document=coverage_by_document,
         overlap=overlap,
-        mid_sentence=share(facts.mid_sentence),
+        mid_sentence=share(of(facts.mid_sentence)),
         window_tokens=facts.window_tokens,
-        over_window=_embedded_share(nodes, [n > facts.window_tokens for n in facts.embed_tokens]),
+        over_window=share([n > facts.window_tokens for n in of(facts.embed_tokens)]),
         size_limit=facts.size_limit,
-        over_limit=share([n > facts.size_limit for n in facts.tokens]) if facts.size_limit is not None else 0.0,
-        duplicates=sum(facts.duplicate),
-        metadata_tokens={
-            view: float(np.mean(extra)) if extra else 0.0 for view, extra in facts.metadata_tokens.items()
-        },
-        metadata_tokens_max={view: max(extra, default=0) for view, extra in facts.metadata_tokens.items()},
+        over_limit=share([n > facts.size_limit for n in tokens]) if facts.size_limit is not None else 0.0,
+        duplicates=sum(of(facts.duplicate)),
+        metadata_tokens={view: float(np.mean(extra)) if extra else 0.0 for view, extra in metadata_tokens.items()},
+        metadata_tokens_max={view: max(extra, default=0) for view, extra in metadata_tokens.items()},
+        parents=len(nodes) - count,
     )
-
-
-def _embedded_share(nodes: Sequence[Node], flags: Sequence[bool]) -> float:
-    """The share of the nodes that get embedded (those without children: every node but a hierarchy's parents)
-    whose flag is set."""
-    embedded = [flag for node, flag in zip(nodes, flags, strict=True) if NodeRelationship.CHILD not in node.relationships]
-    return sum(embedded) / len(embedded) if embedded else 0.0
 
 
 def _rows(documents: Sequence[Document], nodes: Sequence[Node], facts: _Facts) -> list[dict[str, Any]]:

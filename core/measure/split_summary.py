@@ -24,7 +24,18 @@ def metric_cards(metrics: ChunkMetrics, size_unit: str, size_limit: int | None) 
     """Node count, mean size, coverage, overlap, mid-sentence ends, and nodes over the embedding window."""
     limit = f"; the limit is {size_limit:,}" if size_limit else ""
     return [
-        MetricCard("Nodes", f"{metrics.count:,}", "How many nodes the splitter made"),
+        MetricCard(
+            "Nodes",
+            f"{metrics.count:,}",
+            "How many nodes the splitter made"
+            + (
+                "; of a hierarchy, its leaves, which are embedded and searched. Every card describes them; the "
+                "parents they return are counted beside"
+                if metrics.parents
+                else ""
+            ),
+            detail=f"+ {metrics.parents:,} parent{'s' if metrics.parents != 1 else ''}" if metrics.parents else "",
+        ),
         MetricCard(
             "Mean size",
             f"{metrics.tokens.mean:,.0f}",
