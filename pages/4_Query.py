@@ -41,7 +41,7 @@ if not query.strip():
     st.info("Type a query to run it.", icon=":material/edit:")
     st.stop()
 
-nodes, result = query_run.run_or_stop(all_docs, config, query)
+split, nodes, result = query_run.run_or_stop(all_docs, config, query)
 context, context_tokens = query_run.context_with_tokens(result)
 
 trace.run_caption(config, len(nodes), all_docs)
@@ -50,7 +50,7 @@ trace.overview(result, retrieval.mode, len(nodes), PAGE_KEY)
 
 # -- stage by stage ---------------------------------------------------------------------
 
-trace.stage_tabs(result, nodes, all_docs, retrieval.mode, PAGE_KEY)
+trace.stage_tabs(result, nodes, all_docs, retrieval.mode, PAGE_KEY, every=split)
 
 # -- what the LLM reads -------------------------------------------------------------------
 

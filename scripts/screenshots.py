@@ -61,7 +61,7 @@ PAGES = [
     Shot(
         "query",
         "Query?postprocessors=similarity_cutoff,long_context_reorder"
-        "&postprocessor.similarity_cutoff.similarity_cutoff=0.6",
+        "&postprocessor.similarity_cutoff.similarity_cutoff=0.7",
         "Exactly what the LLM reads",
         2000,
     ),

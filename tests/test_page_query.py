@@ -400,3 +400,20 @@ def test_a_hierarchy_searches_its_leaves_and_returns_their_top_level_parents_as_
     assert [item.id for item in result.retrieved] == [item.id for item in expected.retrieved]
     assert result.retrieved and all(NodeRelationship.PARENT not in item.node.relationships for item in result.retrieved)
     assert result.candidates == len(sample_nodes(config))  # the leaves were searched
+
+
+def test_a_hierarchys_parents_are_labelled_as_the_chunks_page_numbers_them():
+    from core.schema import NodeRelationship
+
+    # The default configuration returns parents: each is named by its file and number, never by a raw id.
+    at = open_page(PipelineConfig())
+    chunks_page = {}
+    for path in sample_files():
+        for document in load(path):
+            for index, node in enumerate(run_split([document], PipelineConfig())):
+                chunks_page[node.id] = f"{document.metadata['file_name']} #{index}"
+    labels = stage_tables(at)[0]["node"].tolist()
+    assert labels and set(labels) <= set(chunks_page.values())
+    split = run_split([document for path in sample_files() for document in load(path)], PipelineConfig())
+    parents = {node.id for node in split if node.relationships.get(NodeRelationship.CHILD)}
+    assert {label for node_id, label in chunks_page.items() if node_id in parents} & set(labels)

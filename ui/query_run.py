@@ -104,10 +104,13 @@ def run(
     )
 
 
-def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: str) -> tuple[list[Node], QueryResult]:
+def run_or_stop(
+    documents: Sequence[Document], config: PipelineConfig, query: str
+) -> tuple[list[Node], list[Node], QueryResult]:
     """Split the documents (cached), retrieve and run the chain; on a failure or no nodes, say so and end the run.
 
-    Returns the nodes searched (a hierarchy's leaves, unless retrieval returns its chunks) and the result.
+    Returns every node of the split, the nodes searched (a hierarchy's leaves, unless retrieval returns its
+    chunks) and the result.
     """
     retrieval, chain = config.retrieval, config.postprocessors
     try:
@@ -131,7 +134,7 @@ def run_or_stop(documents: Sequence[Document], config: PipelineConfig, query: st
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
     state.set_last_query(result, config)
-    return nodes, result
+    return split, nodes, result
 
 
 def pending_caption(config: PipelineConfig, node_count: int, document_count: int) -> None:

@@ -207,9 +207,20 @@ def chain_summary(result: QueryResult, mode: str, node_count: int) -> str:
     return "\n".join(lines)
 
 
-def stage_tabs(result: QueryResult, nodes: Sequence[Node], documents: Sequence[Document], mode: str, key: str) -> None:
-    """A tab for retrieval, then one per stage with its table and, where it applies, its picture."""
-    labels = trace_view.node_labels(nodes)
+def stage_tabs(
+    result: QueryResult,
+    nodes: Sequence[Node],
+    documents: Sequence[Document],
+    mode: str,
+    key: str,
+    every: Sequence[Node] | None = None,
+) -> None:
+    """A tab for retrieval, then one per stage with its table and, where it applies, its picture.
+
+    ``nodes``: those searched; ``every``: the whole split, whose numbering the labels take (as the Chunks page
+    numbers a document's nodes), so a hierarchy's parents, which a retrieval returns, are labelled too.
+    """
+    labels = trace_view.node_labels(every if every is not None else nodes)
     tabs = st.tabs(trace_view.tab_names(result))
     with tabs[0]:
         retrieval_table(result, labels, len(nodes), mode, key)
