@@ -238,7 +238,9 @@ def test_the_front_and_the_pick_are_by_held_out_quality_and_declared_folds_are_h
             dominates((o["fold_mean"], o["context_tokens"]), (row["fold_mean"], row["context_tokens"]), ("max", "min"))
             for o in full
         )
-    assert result.rows[result.pick]["fold_mean"] == max(row["fold_mean"] for row in full)
+    # The pick is the best held out, or the untuned yardstick when the best is not clearly better than it.
+    best = max(row["fold_mean"] for row in full)
+    assert result.rows[result.pick]["fold_mean"] == best or result.pick == result.default
     assert sum(row["chosen_in_folds"] for row in full) == 3
 
 
