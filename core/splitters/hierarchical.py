@@ -74,9 +74,10 @@ class HierarchicalSplitter(Splitter):
     summary = "The same text at several chunk sizes (e.g. 2048 and 250 tokens), children linked to parents."
     has_levels = True
 
-    # Two levels, not LlamaIndex's (2048, 512, 128): leaves that all-MiniLM-L6-v2 reads whole (250 tokens and the
-    # `level` key fit its 254; 256 ran past it by up to 4 tokens), and their 2048-token parents, returned by the
-    # default retrieval, scored best on every question set of benchmarks/RESULTS.md ("The defaults a user meets").
+    # Two levels, not LlamaIndex's (2048, 512, 128): leaves the embedding model reads whole (a leaf's EMBED view,
+    # its keys counted, is at most 250 model tokens, inside all-MiniLM-L6-v2's 254), and their 2048-token parents,
+    # returned by the default retrieval: the best general configuration of benchmarks/RESULTS.md ("The defaults a
+    # user meets").
     chunk_sizes: tuple[int, ...] = param(
         (2048, 250),
         "Chunk size of each level, largest first (root level first). LlamaIndex's default is 2048, 512, 128.",
