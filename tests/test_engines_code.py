@@ -92,16 +92,6 @@ def test_grammars_by_extension() -> None:
     assert grammar_for("notes.txt") == grammar_for("handbook.pdf") == grammar_for("") == "markdown"
 
 
-def test_a_file_with_no_grammar_of_its_own_is_said_to_be_read_as_markdown() -> None:
-    engine = SPLITTERS.create("llamaindex.code")
-    for name in ("chunk_stats.py", "chunking_guide.md"):
-        assert engine.unsuited_reason(load(ROOT / "sample_docs" / name)[0]) is None
-    reason = engine.unsuited_reason(load(ROOT / "sample_docs/release_notes.txt")[0])
-    assert reason is not None and "release_notes.txt (text) is in no language" in reason and "Markdown's" in reason
-    notes = load(ROOT / "sample_docs/release_notes.txt")[0]
-    assert SPLITTERS.create("llamaindex.code", language="markdown").unsuited_reason(notes) is None
-
-
 def test_the_language_list_is_the_packs() -> None:
     from tree_sitter_language_pack import SupportedLanguage
 

@@ -22,7 +22,6 @@ from core.engines.base import code_values, engine_summary, run_values
 from core.engines.llamaindex import DISTRIBUTION, LLAMAINDEX, LlamaIndexEngine, link_kwargs
 from core.loaders.code import LANGUAGES
 from core.params import param
-from core.schema import Document
 from core.splitters.registry import SPLITTERS
 from core.translate.framework_code import LANGCHAIN_LANGUAGES, langchain_recursive
 from core.translate.snippet import CodeSnippet, call, literal_block, split_with
@@ -145,18 +144,6 @@ class LlamaIndexCodeSplitter(LlamaIndexEngine):
     def prepare(self) -> None:
         super().prepare()
         import tree_sitter_language_pack  # noqa: F401  the grammars' loader, imported once before the child forks
-
-    def unsuited_reason(self, document: Document) -> str | None:
-        """Why a file with no grammar of its own (text, PDF, a page's text) is cut as Markdown here."""
-        name = document.metadata.get("file_name", "")
-        if self.language != "auto" or PurePath(name).suffix.lower() in GRAMMARS:
-            return None
-        kind = document.metadata.get("file_type")
-        return (
-            f"CodeSplitter parses code, and {name or 'this document'}{f' ({kind})' if kind else ''} is in no "
-            "language it knows by its extension, so it is read with Markdown's grammar, whose blocks are its "
-            "paragraphs; pick a language, or a splitter made for prose"
-        )
 
     def _settings(self) -> dict[str, Any]:
         return {
