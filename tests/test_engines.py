@@ -50,7 +50,6 @@ ENGINE_NAMES = {
     "llamaindex.hierarchical",
     "llamaindex.html",
     "llamaindex.semantic",
-    "llamaindex.code",
     "langchain.recursive",
     "langchain.character",
     "langchain.token",
@@ -82,8 +81,6 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("llamaindex.html", {"tags": ("p", "li", "h2", "h3", "pre"), "include_metadata": False}),
     ("llamaindex.semantic", {}),
     ("llamaindex.semantic", {"buffer_size": 2, "breakpoint_percentile_threshold": 80}),
-    ("llamaindex.code", {}),
-    ("llamaindex.code", {"max_chars": 400}),
     ("langchain.recursive", {}),
     ("langchain.recursive", {"chunk_size": 500, "chunk_overlap": 50}),
     ("langchain.recursive", {"chunk_size": 400, "chunk_overlap": 40, "language": "markdown"}),
@@ -211,11 +208,6 @@ def llamaindex_nodes(name: str, p: dict[str, Any], document: Document) -> list[A
             embed_model=packaged_huggingface_embedding(),
             buffer_size=p["buffer_size"],
             breakpoint_percentile_threshold=p["breakpoint_percentile_threshold"],
-        )
-    elif name == "llamaindex.code":  # the grammar of the file's extension; Markdown's for a file with none
-        suffix = Path(document.metadata["file_name"]).suffix
-        parser = li.CodeSplitter(
-            language={".py": "python", ".md": "markdown"}.get(suffix, "markdown"), max_chars=p["max_chars"]
         )
     elif p["tokenizer"] == "cl100k_base":  # hierarchical at LlamaIndex's own tokenizer: from_defaults as documented
         parser = li.HierarchicalNodeParser.from_defaults(

@@ -69,7 +69,6 @@ CASES = [
     ("li-markdown", "llamaindex.markdown", {}, False),
     ("li-hierarchical", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, True),
     ("li-html", "llamaindex.html", {}, False),
-    ("li-code", "llamaindex.code", {"max_chars": 600}, False),  # tree-sitter grammars by extension (Markdown's for text)
     # what the embedding model reads: a section path for it alone, and an allow list (before and after the split)
     ("li-sentence-sections", "llamaindex.sentence", {"chunk_size": 256, "chunk_overlap": 20}, SECTIONS),
     ("li-hierarchical-sections", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, SECTIONS_BOTH),
@@ -287,8 +286,8 @@ def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
     else:
         for reader, verdict in verdicts.items():
             if verdict.startswith("failed: ImportError") or verdict.startswith("failed: ModuleNotFoundError"):
-                # A package the script's Install line names and this environment lacks: the script stops at
-                # the call, and says so at it.
+                # A package the script's Install line names and this environment lacks (CodeSplitter's
+                # tree-sitter-language-pack): the script stops at the call, and says so at it.
                 package = _uninstalled_package(runs[case_id, library, False][2], verdict)
                 assert package, (reader, verdict)
                 verdicts[reader] = f"needs {package}"

@@ -23,7 +23,7 @@ from typing import Any
 from core.output.export_metadata import outline_reading, section_rule
 from core.output.install_line import with_imports
 from core.output.splitter_code import splitter_code
-from core.translate.snippet import CodeSnippet, literal, literal_block
+from core.translate.snippet import CodeSnippet, literal
 
 SAMPLE_QUERY = "What does chunk overlap protect against?"
 
@@ -186,6 +186,25 @@ def _source_text(config: Any, library: str) -> str:
     return "document.text"
 
 
+def _literal(value: Any) -> str:
+    """A Python literal of plain data (each value by :func:`core.translate.snippet.literal`), wrapped under 100 columns."""
+    text = literal(value)
+    if len(text) <= 100 or not isinstance(value, dict | list):
+        return text
+    items = (
+        [f"{literal(key)}: {literal(item)}" for key, item in value.items()]
+        if isinstance(value, dict)
+        else list(map(literal, value))
+    )
+    lines = [""]
+    for item in items:
+        if lines[-1] and len(lines[-1]) + len(item) > 90:
+            lines.append("")
+        lines[-1] += f" {item}," if lines[-1] else f"{item},"
+    brackets = "{}" if isinstance(value, dict) else "[]"
+    return brackets[0] + "".join(f"\n    {line}" for line in lines) + "\n" + brackets[1]
+
+
 def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) -> None:
     """Add to ``snippet`` the lines that make ``documents``: the files at ``paths``, read as the app read them."""
     from core.loaders import folder_extensions
@@ -207,19 +226,19 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
         "# splitters leave room for that metadata in every chunk, so another reader's metadata moves the cuts.\n"
         "# Without ChunkScope, UTF-8 text, Markdown and code files are read here with the metadata ChunkScope\n"
         "# gives them; PDF, Office, HTML, CSV and other formats need ChunkScope's loaders to give the same text.\n"
-        f"PATHS = {literal_block(paths)}\n"
-        f"LOADER_OPTIONS = {literal_block(options)}\n"
-        f"PLAIN_TEXT = {literal_block(plain_text_types())}\n"
-        f"CODE_LANGUAGES = {literal_block(dict(LANGUAGES))}\n"
+        f"PATHS = {_literal(paths)}\n"
+        f"LOADER_OPTIONS = {_literal(options)}\n"
+        f"PLAIN_TEXT = {_literal(plain_text_types())}\n"
+        f"CODE_LANGUAGES = {_literal(dict(LANGUAGES))}\n"
         "# What ChunkScope reads in a folder (without it, a file here that is not plain text stops the script).\n"
-        f"FOLDER_SUFFIXES = {literal_block(sorted(folder_extensions()))}"
+        f"FOLDER_SUFFIXES = {_literal(sorted(folder_extensions()))}"
     )
     # The offline extractors read each document here; the LLM extractors run on the nodes (core.output.export_llm).
     offline = [extractor for extractor in config.extractors if not extractor.node_level]
     if offline:
         extractors = [(extractor.name, extractor.to_params(only_changed=True)) for extractor in offline]
         snippet.body[-1] += (
-            f"\n# ChunkScope's offline metadata extractors, run on each document as the app ran them.\nEXTRACTORS = {literal_block(extractors)}"
+            f"\n# ChunkScope's offline metadata extractors, run on each document as the app ran them.\nEXTRACTORS = {_literal(extractors)}"
         )
     converter = (_LLAMAINDEX_DOCUMENT if llamaindex else _LANGCHAIN_DOCUMENT).replace(
         "{text}", _source_text(config, snippet.library)
@@ -235,7 +254,7 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     if framework_read:  # formats the app read with a framework's reader: that reader's call, ChunkScope or not
         snippet.body[-1] += (
             "\n# What the app read with a framework's reader (its loader's reader option): read here by the same call."
-            f"\nFRAMEWORK_READ = {literal_block(framework_read)}"
+            f"\nFRAMEWORK_READ = {_literal(framework_read)}"
         )
         read_documents = read_documents.replace(_OWN_READ, _OWN_READ_OR_FRAMEWORK).replace(_LOADER_READ, _FRAMEWORK_FIRST)
     parts = (converter, reader, _MARKDOWN_TITLE.strip("\n"), read_documents)
