@@ -175,7 +175,7 @@ def test_untrusted_html_in_documents_never_runs(page) -> None:
     page.screenshot(path=str(ARTIFACTS / "untrusted_text.png"), full_page=True)
 
 
-def test_run_a_sample_query_and_read_a_stage_trace(page) -> None:
+def test_run_a_sample_query_and_read_a_stage_trace(page, app_url) -> None:
     from core.embed.embedder import get_embedder
     from core.loaders import load
     from core.query.chain import final_context, run_query
@@ -183,7 +183,8 @@ def test_run_a_sample_query_and_read_a_stage_trace(page) -> None:
     from ui.documents import sample_files
     from ui.query import sample_queries
 
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Query", exact=True).click()
+    # The sentence splitter (a link to it, as a shared link opens it): five chunks retrieved, three kept.
+    page.goto(f"{app_url}/Query?splitter=sentence", wait_until="domcontentloaded")
     page.get_by_text("Final context").first.wait_for(state="visible")
     idle(page)
     pick(page, "Add a postprocessor", "Top n", shows="Keep only the first n nodes")
@@ -196,7 +197,7 @@ def test_run_a_sample_query_and_read_a_stage_trace(page) -> None:
 
     # What core does with the same documents, query and chain (the first sample query, top 5, then top_n 3).
     documents = [doc for path in sample_files() for doc in load(path)]
-    nodes = leaf_nodes(run_split(documents, PipelineConfig()))
+    nodes = leaf_nodes(run_split(documents, PipelineConfig(splitter=get_splitter("sentence"))))
     expected = run_query(nodes, sample_queries()[0].query, embedder=get_embedder(), postprocessors=[("top_n", {})], retrieval=RetrievalSettings(top_k=5))
     stage = expected.stages[0]
 
