@@ -14,6 +14,7 @@ from core.config_parts import MetadataSettings
 from core.documents import run_split
 from core.loaders import load
 from core.schema import MetadataMode
+from core.splitters import get_splitter
 from ui.metadata import applied_config, build_settings, chosen_exclusions, draft_metadata, extra_from_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +49,7 @@ def page() -> AppTest:
 
 
 def test_preview_shows_both_views_of_the_first_node(page):
-    node = expected_first_node(PipelineConfig())
+    node = expected_first_node(PipelineConfig(splitter=get_splitter("sentence")))  # the page opens on it
     llm, embed = views(page)
     assert llm == node.get_content(MetadataMode.LLM)
     assert embed == node.get_content(MetadataMode.EMBED)
@@ -206,7 +207,7 @@ def test_viewing_another_document_changes_nothing_in_the_configuration():
     assert current_config(at).metadata == PipelineConfig().metadata  # nothing written for every file
     shown_keys = at.multiselect(key="meta.exclude.excluded_llm_metadata_keys").value
     assert sorted(shown_keys) == sorted(document[0].excluded_llm_metadata_keys)
-    first = run_split(document, PipelineConfig())[0]
+    first = run_split(document, PipelineConfig(splitter=get_splitter("sentence")))[0]
     assert views(at) == (first.get_content(MetadataMode.LLM), first.get_content(MetadataMode.EMBED))
 
 

@@ -56,6 +56,7 @@ def test_the_regex_parameters_are_declared_as_regexes() -> None:
         ("langchain.recursive", "separators", "is_separator_regex"),
         ("langchain.character", "separator", "is_separator_regex"),
         ("llamaindex.sentence", "secondary_chunking_regex", "always"),
+        ("langchain.semantic", "sentence_split_regex", "always"),
         ("recursive", "separators", "is_separator_regex"),
     }
 
