@@ -214,7 +214,13 @@ def summary(result: dict, seconds: float, evaluated: dict) -> dict:
     chosen = [result["rows"][fold["chosen"]] for fold in folds]
     # The nested MRR per fold against LlamaIndex's on the same fold: the spread over outer splits.
     per_fold = [
-        {"fold": fold["fold"] + 1, "nested": fold["chosen_heldout"], "llamaindex": llama["by_fold"][fold["fold"]]}
+        {
+            "fold": fold["fold"] + 1,
+            "nested": fold["chosen_heldout"],
+            "llamaindex": llama["by_fold"][fold["fold"]],
+            "nested_tokens": fold.get("chosen_tokens"),
+            "llamaindex_tokens": fold.get("cap_tokens"),
+        }
         for fold in folds
     ]
     return {
@@ -230,7 +236,8 @@ def summary(result: dict, seconds: float, evaluated: dict) -> dict:
             "hit_rate": validation["estimates"]["hit_rate"],
             "mrr": validation["estimates"]["mrr"],
             "chosen": [row["config"] for row in chosen],
-            "context_tokens": sum(row["context_tokens"] for row in chosen) / len(chosen),
+            # What the choices read on their held-out questions.
+            "context_tokens": validation["estimates"]["context_tokens"],
             "per_fold": per_fold,
         },
         "llamaindex": {"config": llama["config"], **_fold_means(llama), "context_tokens": llama["context_tokens"]},
@@ -266,6 +273,8 @@ def markdown(found: dict) -> str:
         "",
         "Per fold, nested MRR − LlamaIndex's: "
         + ", ".join(f"{fold['nested'] - fold['llamaindex']:+.3f}" for fold in nested["per_fold"])
+        + ". Per fold, held-out context tokens, nested / LlamaIndex's: "
+        + ", ".join(f"{fold['nested_tokens']:.0f} / {fold['llamaindex_tokens']:.0f}" for fold in nested["per_fold"])
         + f". Choices per fold: {'; '.join(nested['chosen'])}.",
         "Over all questions (`chunkscope evaluate`): "
         + "; ".join(

@@ -122,3 +122,58 @@ def test_a_choice_stays_with_the_yardstick_unless_another_arm_is_clearly_better_
     moved = cross_validate(clear, costs, folds, yardsticks=[0])
     assert moved["pick"] == 2 and [fold["chosen"] for fold in moved["folds"]] == [2, 2]
     assert moved["challenger"] is None  # the pick is the best: nothing to explain
+
+
+def test_a_choice_reads_no_more_than_the_cap_arm_on_the_questions_it_is_made_on():
+    folds = make_folds(["a", "a", "a", "a", "b", "b", "b", "b"])
+    costs = {0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0}
+    scores = {
+        0: [0.5] * 8,  # the recommended yardstick, but it reads more than the framework's defaults
+        1: [0.25] * 8,  # the framework's defaults: the cap
+        2: [1.0] * 8,  # the best of all, reading the most
+        3: [0.75] * 8,  # clearly better than the cap, reading less
+    }
+    reading = {0: [600.0] * 8, 1: [500.0] * 8, 2: [900.0] * 8, 3: [400.0] * 8}
+    free = cross_validate(scores, costs, folds, yardsticks=[0, 1], reading=reading)  # no cap arm: no cap
+    assert free["pick"] == 2 and free["context_cap"] is None
+    capped = cross_validate(scores, costs, folds, yardsticks=[0, 1], reading=reading, cap=1)
+    assert capped["pick"] == 3 and [fold["chosen"] for fold in capped["folds"]] == [3, 3]
+    assert capped["context_cap"] == {"arm": 1, "tokens": 500.0, "over": 2}
+    assert [(fold["chosen_tokens"], fold["cap_tokens"]) for fold in capped["folds"]] == [(400.0, 500.0)] * 2
+
+
+def test_the_cap_holds_on_each_folds_training_questions_not_on_all_of_them():
+    folds = make_folds(["a", "a", "b", "b"])
+    scores = {0: [0.0, 0.0, 0.0, 0.0], 1: [1.0, 1.0, 1.0, 1.0]}
+    # Arm 1 reads less than the cap (0) on fold a's questions, more on fold b's.
+    reading = {0: [100.0, 100.0, 100.0, 100.0], 1: [50.0, 50.0, 300.0, 300.0]}
+    result = cross_validate(scores, {0: 1.0, 1: 1.0}, folds, reading=reading, cap=0)
+    # Held out a: trained on b, where arm 1 reads 300 > 100, so the cap is chosen; held out b: trained on a, arm 1.
+    assert [fold["chosen"] for fold in result["folds"]] == [0, 1]
+    assert result["pick"] == 0 and result["context_cap"]["over"] == 1  # over all questions arm 1 reads 175
+
+
+def test_the_summary_says_what_the_cap_left_out():
+    from core.evaluation.folds import validation_summary
+
+    rows = [
+        {"config": "llamaindex.sentence · hybrid", "fold_mean": 0.5, "fold_spread": 0.0, "mrr": 0.5, "yardstick": True},
+        {"config": "sentence 2048", "fold_mean": 0.9, "fold_spread": 0.0, "mrr": 0.9},
+    ]
+    result = {
+        "rows": rows,
+        "quality": "mrr",
+        "pick": 0,
+        "folds": {"count": 2, "by": "document", "questions": [2, 2], "note": ""},
+        "cross_validation": {
+            "folds": [],
+            "estimate": None,
+            "default_estimate": None,
+            "challenger": None,
+            "context_cap": {"arm": 0, "tokens": 4994.4, "over": 1},
+        },
+    }
+    assert (
+        "Reading capped at llamaindex.sentence · hybrid's 4,994 context tokens a query (on the questions a choice "
+        "is made on); configurations over it, never chosen: 1"
+    ) in validation_summary(result, "MRR")

@@ -136,6 +136,8 @@ def test_hierarchical_nodes_show_their_tree_and_follow_parent_links() -> None:
     (card,) = [m for m in at.metric if m.label == "Nodes"]
     assert int(card.value.replace(",", "")) == len(leaf_nodes(nodes))
     assert card.delta == f"+ {len(nodes) - len(leaf_nodes(nodes))} parents"
+    (size,) = [m for m in at.metric if m.label == "Mean size"]
+    assert "a leaf's limit is 128 (a parent's 512)" in size.help
     # It opens on the first leaf, what gets embedded, not on the root the model would read cut.
     leaf = leaf_nodes(nodes)[0]
     assert at.session_state["cs_node_id"] == leaf.id != nodes[0].id

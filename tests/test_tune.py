@@ -610,3 +610,35 @@ def test_cli_tune_refuses_an_unknown_view_before_loading(sample_docs, capsys):
     code = cli_tune.main(["tune", str(sample_docs / "missing.txt"), "--queries", "nowhere.json", "--views", "loaded,bogus"])
     assert code == 2
     assert "'bogus' is not a view" in capsys.readouterr().err
+
+
+def test_a_pick_reads_no_more_context_than_llamaindexs_defaults_unless_the_cap_is_lifted(corpus):
+    documents, queries = corpus
+    embedder = WordsEmbedder(disk_cache=False)
+    specs = (
+        SweepSpec("sentence", {"chunk_size": [128, 2048]}, {"chunk_overlap": 0}),
+        SweepSpec("llamaindex.sentence"),
+    )
+    space = TuneSpace(specs, modes=("hybrid",), alphas=(0.5,), top_ks=(5,))
+    capped = tune(
+        documents, queries, space, embedder=embedder, search="exhaustive", include_default=False, context_cap="framework"
+    )
+    cap = capped.cross_validation["context_cap"]
+    framework = capped.rows[cap["arm"]]
+    assert framework["splitter"] == "llamaindex.sentence" and framework["mode"] == "hybrid"
+    assert cap["tokens"] == pytest.approx(framework["context_tokens"])
+    assert capped.rows[capped.pick]["context_tokens"] <= framework["context_tokens"] + 1e-9
+    for fold in capped.cross_validation["folds"]:
+        assert fold["chosen_tokens"] is not None and fold["cap_tokens"] is not None
+    # 2048-token chunks read more than LlamaIndex's 1024: never chosen under the cap.
+    big = [row["id"] for row in capped.rows if row["splitter"] == "sentence" and "2048" in row["config"]]
+    assert big and capped.pick not in big and not set(big) & {f["chosen"] for f in capped.cross_validation["folds"]}
+    free = tune(documents, queries, space, embedder=embedder, search="exhaustive", include_default=False)
+    assert free.cross_validation["context_cap"] is None  # no cap unless asked
+    with pytest.raises(ConfigError, match="context_cap"):
+        tune(documents, queries, space, embedder=embedder, context_cap="yardstick")
+
+
+def test_cli_tune_takes_the_context_cap_none_by_default():
+    assert cli_tune_args().context_cap == "none"
+    assert cli_tune_args("--context-cap", "framework").context_cap == "framework"

@@ -188,3 +188,6 @@ def test_the_tab_opens_on_the_clis_default_space():
     count = len(cli_space.arms())
     assert any(f"{count} configurations, the recommended one among them, to search" in c.value for c in at.caption)
     assert asdict(default_space()) == asdict(cli_space)
+    # The same bound on what a pick may read: none unless asked (LlamaIndex's defaults' context tokens).
+    assert at.checkbox(key="eval.tune.context_cap").value is False
+    assert parser.parse_args(["tune", "x", "--queries", "q.json"]).context_cap == "none"

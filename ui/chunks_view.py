@@ -235,7 +235,7 @@ CARDS_PER_ROW = 3
 
 def metric_cards(metrics: ChunkMetrics, splitter: Any) -> None:
     """Six cards: node count, mean size, coverage, overlap, mid-sentence ends, over the embedding window."""
-    cards = split_summary.metric_cards(metrics, splitter.size_unit, splitter.size_limit)
+    cards = split_summary.metric_cards(metrics, splitter.size_unit, splitter.size_limit, splitter.level_sizes)
     # Three to a row: six in one row cut "100.0%" to "100…" at 1280 px.
     columns = [column for _ in range(0, len(cards), CARDS_PER_ROW) for column in st.columns(CARDS_PER_ROW)]
     for column, card in zip(columns, cards, strict=False):

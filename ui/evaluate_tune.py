@@ -21,7 +21,16 @@ from core.errors import ChunkScopeError
 from core.evaluation.evaluate import EvalQuery
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS
 from core.evaluation.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
-from core.evaluation.tune import COSTS, EXHAUSTIVE_BUDGET, QUALITIES, SEARCHES, TuneBudget, exhaustive, tune
+from core.evaluation.tune import (
+    CONTEXT_CAPS,
+    COSTS,
+    EXHAUSTIVE_BUDGET,
+    QUALITIES,
+    SEARCHES,
+    TuneBudget,
+    exhaustive,
+    tune,
+)
 from core.evaluation.tune_space import (
     DEFAULT_FUSIONS,
     DEFAULT_RETURNS,
@@ -272,7 +281,14 @@ def validation_form() -> dict[str, Any]:
             "retrieval and their parents returned: the best known untuned configuration and the app's default, the "
             "yardstick a pick must clearly beat",
         )
-    return {"folds_by": by, "folds": int(count), "include_default": default}
+        capped = st.checkbox(
+            "Read no more than LlamaIndex's defaults",
+            value=False,
+            key=f"{KEY}.context_cap",
+            help=CONTEXT_CAPS["framework"].capitalize(),
+        )
+    cap = "framework" if capped else "none"
+    return {"folds_by": by, "folds": int(count), "include_default": default, "context_cap": cap}
 
 
 # -- running and showing ------------------------------------------------------------------

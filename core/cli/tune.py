@@ -28,7 +28,7 @@ from core.cli.query import (
 )
 from core.errors import ConfigError
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
-from core.evaluation.tune import COSTS, QUALITIES, SEARCHES, TuneBudget
+from core.evaluation.tune import CONTEXT_CAPS, COSTS, QUALITIES, SEARCHES, TuneBudget
 from core.evaluation.tune_space import (
     DEFAULT_ALPHAS,
     DEFAULT_FUSIONS,
@@ -136,6 +136,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     tune.add_argument(
         "--folds", type=int, default=DEFAULT_FOLDS, help="How many folds (fewer when there are fewer documents)."
+    )
+    tune.add_argument(
+        "--context-cap",
+        choices=list(CONTEXT_CAPS),
+        default="none",
+        help="; ".join(f"{name}: {text}" for name, text in CONTEXT_CAPS.items()) + ". Default none.",
     )
     tune.add_argument(
         "--without-default",
@@ -249,6 +255,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         folds_by=args.folds_by,
         folds=args.folds,
         include_default=not args.without_default,
+        context_cap=args.context_cap,
         budget=budget,
         report=progress,
         engine=engine,

@@ -149,6 +149,8 @@ def cross_validate(
     folds: Folds,
     default: int | None = None,
     yardsticks: Sequence[int] = (),
+    reading: Mapping[int, Sequence[float]] | None = None,
+    cap: int | None = None,
 ) -> dict[str, Any]:
     """Held-out estimates from per-question scores (``scores[arm][question]``, every arm on every question).
 
@@ -163,9 +165,23 @@ def cross_validate(
     question by question (:func:`core.evaluation.halving.clearly_worse`), moving along the list and last to the best arm.
     The best of dozens of arms on a few questions is partly luck; on paraphrased questions that luck lost to
     LlamaIndex's defaults held out (benchmarks/RESULTS.md). The pick is never below the default's held-out score.
+
+    ``reading`` (``reading[arm][question]``: context tokens) and ``cap`` (an arm) bound what may be chosen: on
+    the questions a choice is made on, it reads no more than the cap arm does there (reading more text is not a
+    win). ``context_cap`` then says the cap's tokens per query and how many arms read more over all questions.
     """
     if not scores:  # a search stopped before anything was measured on every question
-        return {"arms": {}, "folds": [], "estimate": None, "default_estimate": None, "pick": None, "challenger": None}
+        return {
+            "arms": {},
+            "folds": [],
+            "estimate": None,
+            "default_estimate": None,
+            "pick": None,
+            "challenger": None,
+            "context_cap": None,
+        }
+    if reading is None or cap not in scores:
+        reading, cap = None, None
     members = [folds.members(fold) for fold in range(folds.count)]
     arms: dict[int, dict[str, Any]] = {}
     for arm, values in scores.items():
@@ -176,8 +192,9 @@ def cross_validate(
     for fold, group in enumerate(members):
         held = set(group)
         training = [i for i in range(len(folds.assignment)) if i not in held]
-        trained = {arm: _mean([values[i] for i in training]) for arm, values in scores.items()}
-        chosen = _anchored(_best(trained, costs, default), scores, training, yardsticks)
+        allowed = _within(scores, reading, cap, training)
+        trained = {arm: _mean([scores[arm][i] for i in training]) for arm in allowed}
+        chosen = _anchored(_best(trained, costs, default), scores, training, [y for y in yardsticks if y in allowed])
         per_fold.append(
             {
                 "fold": fold,
@@ -185,11 +202,16 @@ def cross_validate(
                 "chosen": chosen,
                 "chosen_heldout": arms[chosen]["by_fold"][fold],
                 "default_heldout": arms[default]["by_fold"][fold] if default in arms else None,
+                # What the choice and the cap read on the held-out questions (the cap holds on the training ones).
+                "chosen_tokens": _mean([reading[chosen][i] for i in group]) if reading else None,
+                "cap_tokens": _mean([reading[cap][i] for i in group]) if reading and cap is not None else None,
             }
         )
-    held = {arm: row["fold_mean"] for arm, row in arms.items()}
-    best = _best(held, costs, default, {arm: row["spread"] for arm, row in arms.items()})
-    pick = _anchored(best, scores, range(len(folds.assignment)), yardsticks)
+    everyone = range(len(folds.assignment))
+    allowed = _within(scores, reading, cap, everyone)
+    held = {arm: arms[arm]["fold_mean"] for arm in allowed}
+    best = _best(held, costs, default, {arm: arms[arm]["spread"] for arm in allowed})
+    pick = _anchored(best, scores, everyone, [y for y in yardsticks if y in allowed])
     if default in held and held[default] > held[pick]:
         pick = default  # the recommended configuration is the floor of a pick (a yardstick kept may be below it)
     challenger = None
@@ -204,7 +226,24 @@ def cross_validate(
         "default_estimate": arms[default]["fold_mean"] if default in arms else None,
         "pick": pick,
         "challenger": challenger,
+        "context_cap": None
+        if cap is None or reading is None
+        else {"arm": cap, "tokens": _mean(reading[cap]), "over": len(scores) - len(allowed)},
     }
+
+
+def _within(
+    scores: Mapping[int, Sequence[float]],
+    reading: Mapping[int, Sequence[float]] | None,
+    cap: int | None,
+    questions: Sequence[int],
+) -> list[int]:
+    """The arms that read no more context tokens per question on ``questions`` than the ``cap`` arm (all: no cap)."""
+    if reading is None or cap is None:
+        return list(scores)
+    limit = _mean([reading[cap][i] for i in questions])
+    # A rounding margin only: the cap arm itself, summed in another order, must stay within.
+    return [arm for arm in scores if _mean([reading[arm][i] for i in questions]) <= limit + 1e-9]
 
 
 def _anchored(
@@ -252,15 +291,18 @@ def held_out_rows(
     cost: str,
     default: int | None,
     yardsticks: Sequence[int] = (),
+    cap: int | None = None,
 ) -> dict[str, Any]:
     """Held-out quality of every row measured on every question (None for the rest), in place; the fold summary.
 
     Each such row also gets ``fold_means`` (every metric's mean over folds), and the summary ``estimates``
-    (every metric of the training folds' choices, scored on their held-out folds): a pick by MRR says its hit rate.
+    (every metric of the training folds' choices, scored on their held-out folds): a pick by MRR says its hit rate,
+    and the context tokens it read. ``cap``: the row whose context tokens bound a choice (:func:`cross_validate`).
     """
     total = len(order)
     members = [folding.members(fold) for fold in range(folding.count)]
     scores: dict[int, list[float]] = {}
+    reading: dict[int, list[float]] = {}  # each full row's context tokens per question
     by_fold: dict[int, dict[str, list[float]]] = {}  # every metric's mean per fold, of each full row
     for row in rows:
         per_query = row.pop("per_query")
@@ -270,10 +312,20 @@ def held_out_rows(
                 for position, value in zip(order, measured, strict=True):
                     values[metric][position] = value
             scores[row["id"]] = values[quality]
+            if "context_tokens" in values:
+                reading[row["id"]] = values["context_tokens"]
             by_fold[row["id"]] = {
                 metric: [_mean([got[i] for i in group]) for group in members] for metric, got in values.items()
             }
-    validation = cross_validate(scores, {i: rows[i][cost] for i in scores}, folding, default, yardsticks)
+    validation = cross_validate(
+        scores,
+        {i: rows[i][cost] for i in scores},
+        folding,
+        default,
+        yardsticks,
+        reading if len(reading) == len(scores) else None,
+        cap,
+    )
     chosen = [fold["chosen"] for fold in validation["folds"]]
     for row in rows:
         held = validation["arms"].get(row["id"])
@@ -326,6 +378,12 @@ def validation_summary(result: Mapping[str, Any], quality_name: str, quote: Call
                 f"{challenger['gain']:+.3f} a question on average over all questions, and counts as clearly better "
                 f"only above {CUT_Z:g} standard errors of that paired gain ({challenger['needed']:.3f})"
             )
+    cap = validation.get("context_cap")
+    if cap is not None and cap["over"]:
+        lines.append(
+            f"Reading capped at {quote(rows[cap['arm']]['config'])}'s {cap['tokens']:,.0f} context tokens a query "
+            f"(on the questions a choice is made on); configurations over it, never chosen: {cap['over']}"
+        )
     chosen = "; ".join(
         f"fold {fold['fold'] + 1}: {quote(rows[fold['chosen']]['config'])} {fold['chosen_heldout']:.3f}"
         for fold in validation["folds"]

@@ -47,7 +47,14 @@ from core.evaluation.jobs import shippable_embedder
 from core.evaluation.pareto import front
 from core.evaluation.runner import Report
 from core.evaluation.tune_measure import OutOfBudget, TuneInputs, make_task, measure_setup, skipped_row, tune_row
-from core.evaluation.tune_space import Arm, TuneSpace, plain_arm, plain_position, recommended_splitter
+from core.evaluation.tune_space import (
+    FRAMEWORK_DEFAULT,
+    Arm,
+    TuneSpace,
+    plain_arm,
+    plain_position,
+    recommended_splitter,
+)
 from core.params import Configurable, param
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
@@ -63,11 +70,18 @@ COSTS: dict[str, str] = {
 }
 QUALITIES = dict(METRICS)
 SEARCHES = ("auto", "exhaustive", "halving")
+# What a choice may read (core.evaluation.folds.cross_validate), declared once for the CLI and the Tune tab.
+CONTEXT_CAPS: dict[str, str] = {
+    "framework": "a choice reads no more context tokens per query than LlamaIndex's defaults (when the space "
+    "measures them) on the questions it is chosen on: reading more text is not a win",
+    "none": "a choice may read any amount",
+}
 # "auto" measures every arm on every query up to this many (arm, query) pairs: scoring is cheap next to
 # splitting and embedding (done once per splitter configuration either way), and a small query set is
 # a noisy sample (on 4 queries many arms tie at a hit rate of 1, and the cheapest would crowd out the rest).
 EXHAUSTIVE_BUDGET = 20_000
 __all__ = [
+    "CONTEXT_CAPS",
     "COSTS",
     "QUALITIES",
     "SEARCHES",
@@ -160,6 +174,7 @@ def tune(
     folds_by: str = "document",
     folds: int = DEFAULT_FOLDS,
     include_default: bool = True,
+    context_cap: str = "none",
     budget: float | None = None,
     report: Report | None = None,
     engine: Engine | None = None,
@@ -172,12 +187,18 @@ def tune(
     successive halving) over workers (:mod:`core.runtime.parallel`); the rows are the same on every engine.
     ``folds_by`` and ``folds`` say how the questions are cut for the held-out scores
     (:func:`core.evaluation.folds.make_folds`; folds declared in the queries file win).
+    ``context_cap`` (:data:`CONTEXT_CAPS`) bounds what a choice may read.
     ``budget`` (seconds) stops the search once spent, inside the configuration being measured too
     (between embedding batches and scored questions); Ctrl-C (KeyboardInterrupt) stops it at once. Either
     way the result holds the configurations measured (the recommended configuration first), with ``stopped``
     saying why.
     """
-    for what, value, known in (("quality", quality, QUALITIES), ("cost", cost, COSTS), ("search", search, SEARCHES)):
+    for what, value, known in (
+        ("quality", quality, QUALITIES),
+        ("cost", cost, COSTS),
+        ("search", search, SEARCHES),
+        ("context_cap", context_cap, CONTEXT_CAPS),
+    ):
         if value not in known:
             raise ConfigError(f"{what} must be one of {', '.join(known)}, got {value!r}")
     space.check()
@@ -271,7 +292,9 @@ def tune(
     ]
     default_row = done.index(default_arm) if default_arm in done else None
     marks = [done.index(index) for index in untuned if index in done]  # the pick stays on one unless beaten
-    validation = held_out_rows(rows, order, folding, quality, cost, default_row, marks)
+    cap = _framework_arm(setups, arms, untuned) if context_cap == "framework" else None
+    cap_row = done.index(cap) if cap in done else None
+    validation = held_out_rows(rows, order, folding, quality, cost, default_row, marks, cap_row)
     full = [row["id"] for row in rows if row["fold_mean"] is not None]
     on_front = [full[i] for i in front([(rows[i]["fold_mean"], rows[i][cost]) for i in full])]
     on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["fold_mean"]))
@@ -290,7 +313,10 @@ def tune(
         encoded,
         skipped,
         folding.to_dict(),
-        {key: validation[key] for key in ("folds", "estimate", "default_estimate", "estimates", "challenger")},
+        {
+            key: validation[key]
+            for key in ("folds", "estimate", "default_estimate", "estimates", "challenger", "context_cap")
+        },
         validation["pick"],
         default_row,
         stopped,
@@ -341,6 +367,14 @@ def _yardsticks(
         ):
             untuned.append(index)
     return first, sorted(untuned, key=lambda i: (first[arms[i].setup], modes.index(arms[i].mode)))
+
+
+def _framework_arm(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm], untuned: list[int]) -> int | None:
+    """LlamaIndex's defaults' untuned arm (hybrid first, as the yardsticks are ordered), if the space has one."""
+    return next(
+        (i for i in untuned if setups[arms[i].setup][1].name == FRAMEWORK_DEFAULT and not setups[arms[i].setup][2]),
+        None,
+    )
 
 
 def exhaustive(arms: int, queries: int) -> bool:

@@ -20,9 +20,16 @@ class MetricCard:
     detail: str = ""  # a second number beside the value (the 95th percentile beside the mean)
 
 
-def metric_cards(metrics: ChunkMetrics, size_unit: str, size_limit: int | None) -> list[MetricCard]:
-    """Node count, mean size, coverage, overlap, mid-sentence ends, and nodes over the embedding window."""
+def metric_cards(
+    metrics: ChunkMetrics, size_unit: str, size_limit: int | None, level_sizes: tuple[int, ...] = ()
+) -> list[MetricCard]:
+    """Node count, mean size, coverage, overlap, mid-sentence ends, and nodes over the embedding window.
+
+    ``level_sizes`` (largest first): of a hierarchy, whose cards describe its leaves, the limit said is the leaves'.
+    """
     limit = f"; the limit is {size_limit:,}" if size_limit else ""
+    if metrics.parents and len(level_sizes) > 1:
+        limit = f"; a leaf's limit is {level_sizes[-1]:,} (a parent's {level_sizes[0]:,})"
     return [
         MetricCard(
             "Nodes",

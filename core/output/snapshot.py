@@ -66,7 +66,7 @@ def snapshot_html(
     name = _file_name(document)
     sections = [
         _header(document, name, splitter, len(nodes), query_result is not None),
-        _metrics_section(metrics, unit, limit),
+        _metrics_section(metrics, unit, limit, splitter.level_sizes),
         _source_section(document, nodes, index_of, picked[0].id if picked else None),
         _table_section(rows, unit, limit),
         _views_section(document, chosen, index_of, metrics.window_tokens),
@@ -110,12 +110,12 @@ def _header(document: Document, name: str, splitter: Any, node_count: int, with_
     )
 
 
-def _metrics_section(metrics: ChunkMetrics, unit: str, limit: int | None) -> str:
+def _metrics_section(metrics: ChunkMetrics, unit: str, limit: int | None, levels: tuple[int, ...]) -> str:
     """The Chunks page's six cards, with their help as a note under each."""
     body = "".join(
         f'<div class="card"><div class="label">{card.label}</div><div class="value">{card.value}</div>'
         f'<div class="note">{_e(f"{card.detail} · {card.help}" if card.detail else card.help)}</div></div>'
-        for card in metric_cards(metrics, unit, limit)
+        for card in metric_cards(metrics, unit, limit, levels)
     )
     return f'<section id="metrics"><h2>Metrics</h2><div class="cards">{body}</div></section>'
 
