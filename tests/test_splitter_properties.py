@@ -47,7 +47,7 @@ from core.errors import ConfigError
 from core.params import ParamSpec
 from core.schema import Document, Node, NodeRelationship
 from core.spans.recovery import SPAN_STATUS_KEY
-from core.splitters import SPLITTERS
+from core.splitters import SPLITTERS, get_splitter
 from core.splitters.base import Splitter
 from core.splitters.pieces import protected_cuts
 from core.tokens.tokenizers import TIKTOKEN_TOKENIZERS, get_tokenizer
@@ -298,3 +298,35 @@ def test_every_concrete_splitter_is_registered() -> None:
     registered = set(SPLITTER_CLASSES)
     missing = {cls.__qualname__ for cls in _concrete_subclasses(Splitter) if cls not in registered}
     assert not missing, f"splitters with a name but not in the registry: {missing}"
+
+
+_URL = st.builds(
+    lambda host, parts: f"https://{host}.org/" + ".".join(parts),
+    st.text("abcxyz", min_size=1, max_size=6),
+    st.lists(st.text("abc19", min_size=1, max_size=4), min_size=1, max_size=3),
+)
+_WORD = st.sampled_from(["alpha", "beta,", "gamma.", "delta;", "v1.2.3", "3,5", "[a]:"])
+
+
+@given(
+    parts=st.lists(st.tuples(st.one_of(_URL, _WORD), st.sampled_from([" ", "\n", ". ", ", "])), min_size=1, max_size=40),
+    chunk_size=st.integers(40, 120),
+    overlap=st.integers(0, 20),
+    splitter=st.sampled_from(["sentence", "hierarchical"]),
+)
+def test_the_native_sentence_rule_never_cuts_inside_a_url_that_fits_a_chunk(parts, chunk_size, overlap, splitter):
+    text = "".join(word + gap for word, gap in parts)
+    urls = [(start, start + len(word)) for start, (word, gap) in _starts(parts) if word.startswith("https://")]
+    params = {"chunk_sizes": (chunk_size * 2, chunk_size)} if splitter == "hierarchical" else {"chunk_size": chunk_size}
+    built = get_splitter(splitter, tokenizer="characters", chunk_overlap=overlap, **params)
+    nodes = built.split([Document(text=text)])
+    for node in nodes:
+        for cut in (node.start_char, node.end_char):
+            assert not any(start < cut < end for start, end in urls), (cut, text)
+
+
+def _starts(parts):
+    at = 0
+    for word, gap in parts:
+        yield at, (word, gap)
+        at += len(word) + len(gap)

@@ -205,6 +205,23 @@ def test_sentence_cuts_a_long_sentence_at_clause_punctuation_then_words() -> Non
     ]
 
 
+def test_sentence_never_ends_a_clause_inside_a_url_or_a_number_and_keeps_link_lines_whole() -> None:
+    # A period, comma or semicolon ends a clause only before whitespace: not in "example.org", "1.2.3" or "3,5".
+    text = "See https://example.org/a.b.html for v1.2.3 or 3,5 mm, then stop."
+    assert chunks("sentence", text, tokenizer="characters", chunk_size=40, chunk_overlap=0) == [
+        "See https://example.org/a.b.html for", "v1.2.3 or 3,5 mm, then stop.",
+    ]
+    # A block of link references has no clause end at all: it is cut at line breaks, each label with its URL.
+    links = "[a]: https://a.example.org/x.html\n[b]: https://b.example.org/y.html\n[c]: https://c.example.org/z.html"
+    assert chunks("sentence", links, tokenizer="characters", chunk_size=40, chunk_overlap=0) == [
+        "[a]: https://a.example.org/x.html", "[b]: https://b.example.org/y.html", "[c]: https://c.example.org/z.html",
+    ]
+    # LlamaIndex's own rule (compat="llamaindex") cuts after every one of them, as its SentenceSplitter does.
+    assert "See https://example." in chunks(
+        "sentence", text, tokenizer="characters", chunk_size=40, chunk_overlap=0, compat="llamaindex"
+    )[0]
+
+
 def test_sentence_paragraph_separator_is_three_newlines_by_default() -> None:
     text = "First para here.\n\n\nSecond para here."
     assert chunks("sentence", text, tokenizer="characters", chunk_size=20, chunk_overlap=0) == [
