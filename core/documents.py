@@ -164,10 +164,12 @@ def extract_with_llm(
     *,
     bounded: bool = False,
     report: Callable[[str], object] | None = None,
+    on_run: Callable[[Any], object] | None = None,
 ) -> list[Node]:
     """The configuration's LLM extractors (:mod:`core.extractors.llm`) run on ``nodes``, their keys written in
     (in place). Nothing happens, and nothing is sent, without one. ``bounded``: in a child stopped at the
-    connection's ``deadline_seconds`` (the extractors are framework code, and wait on the network)."""
+    connection's ``deadline_seconds`` (the extractors are framework code, and wait on the network).
+    ``on_run`` is handed the run's :class:`~core.extractors.llm.LLMRun` (what it sent and spent), once it is done."""
     from core.extractors.llm import apply_run, llm_extractors, plan, run_llm_extractors
 
     chosen = llm_extractors(config.extractors)
@@ -192,6 +194,8 @@ def extract_with_llm(
     apply_run(nodes, run)
     if report is not None:
         report(run.sentence())
+    if on_run is not None:
+        on_run(run)
     return nodes
 
 

@@ -22,7 +22,7 @@ st.markdown(
     "top-k hold the reference text (hit rate, MRR), and how much of what is retrieved is that text "
     "(recall, precision, IoU over characters)? Run several configurations side by side, or sweep "
     "any of a splitter's parameters, or tune: search splitters and retrieval settings for the best "
-    "quality at the least cost."
+    "quality at the least cost. When the configuration has metadata extractors, score it with them and without."
 )
 
 config = state.config()
@@ -33,7 +33,7 @@ evaluate_builder.query_builder(documents)
 queries = evaluate_ui.queries_or_stop(documents)
 
 llm.not_scored_note(config)
-chosen = evaluate_ui.selection(config)
+chosen = evaluate_ui.selection(config, documents)
 if chosen.kind == "Tune":
     # The tuner searches splitters and retrieval settings itself: its own form, its own results.
     evaluate_tune.tune_section(config, documents, queries, evaluate_ui.scope_choice())

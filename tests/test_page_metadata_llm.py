@@ -117,7 +117,7 @@ def test_hostile_model_output_is_shown_as_text(endpoint):
     assert all("<script>" not in m.value or "\\<script" in m.value for m in at.markdown)
 
 
-def test_the_evaluate_page_says_it_scores_without_the_llm_keys(endpoint):
+def test_the_evaluate_page_says_where_it_runs_the_llm_extractors(endpoint):
     from core.extractors import get_extractor
 
     at = apptest_support.open_page("pages/5_Evaluate.py")
@@ -125,5 +125,5 @@ def test_the_evaluate_page_says_it_scores_without_the_llm_keys(endpoint):
     config = PipelineConfig(extractors=(get_extractor("llm_keywords"),), llm=endpoint.connection())
     at.session_state["cs_config"] = config
     at.run()
-    assert any("are not run here" in box.value for box in at.info)
+    assert any("are run only by **With / without extractors**" in box.value for box in at.info)
     assert endpoint.seen.count() == 0

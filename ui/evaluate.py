@@ -29,14 +29,16 @@ from core.measure.compare_view import LABELS, starting_slots
 from core.query.retrieval import SCOPES
 from core.schema import Document
 from core.splitters import SPLITTERS
-from ui import cache, state, widgets
+from ui import cache, evaluate_extractors, state, widgets
 from ui.evaluate_builder import chosen_written_queries
 from ui.evaluate_results import show_results
 from ui.evaluate_sweep import sweep_form
 from ui.query import sample_queries
 
 PAGE_KEY = "eval"
-MODES = ("Configurations", "Sweep", "Tune")  # Tune: ui.evaluate_tune draws its own form and results
+# Tune: ui.evaluate_tune draws its own form and results; "Extractors" (ui.evaluate_extractors) is offered beside
+# them when the session's configuration has extractors.
+MODES = ("Configurations", "Sweep", "Tune")
 SCOPE_LABELS = {"corpus": "Whole corpus", "document": "The query's document"}
 __all__ = ["pool_or_stop", "queries_or_stop", "retrieval_settings", "run_and_store", "run_button", "scope_choice", "selection",
            "show_results", "signature"]  # fmt: skip
@@ -50,9 +52,12 @@ class Selection:
     splitters: tuple[Any, ...] = ()
     sweep: SweepSpec | None = None
     problems: tuple[str, ...] = ()
+    pipeline: PipelineConfig | None = None  # the configuration scored with and without its extractors
 
     @property
     def ready(self) -> bool:
+        if self.kind == evaluate_extractors.MODE:
+            return not self.problems and self.pipeline is not None and bool(self.pipeline.extractors)
         return not self.problems and bool(self.splitters if self.kind == "Configurations" else self.sweep)
 
 
@@ -151,13 +156,21 @@ def _chosen_queries() -> tuple[list[EvalQuery], str]:
 # -- what to evaluate ------------------------------------------------------------------
 
 
-def selection(config: PipelineConfig) -> Selection:
-    """Draw the mode switch and then the configurations' forms or the sweep's: what a run would evaluate."""
+def selection(config: PipelineConfig, documents: Sequence[Document] = ()) -> Selection:
+    """Draw the mode switch and then the configurations' forms, the sweep's or the extractors' comparison (over the
+    pool ``documents``): what a run would evaluate."""
     mode_key = f"{PAGE_KEY}.mode"
-    state.keep_valid(mode_key, MODES)
-    kind = st.segmented_control("What to evaluate", MODES, key=mode_key) or MODES[0]
+    modes = evaluate_extractors.modes(config, MODES)
+    state.keep_valid(mode_key, modes)
+    labels = {evaluate_extractors.MODE: evaluate_extractors.LABEL}
+    kind = (
+        st.segmented_control("What to evaluate", modes, key=mode_key, format_func=lambda m: labels.get(m, m))
+        or MODES[0]
+    )
     if kind == "Tune":
         return Selection("Tune")
+    if kind == evaluate_extractors.MODE:
+        return evaluate_extractors.extractors_form(config, documents, Selection)
     return configurations(config) if kind == "Configurations" else sweep_form(config, Selection)
 
 
@@ -233,6 +246,8 @@ def signature(
             "scope": scope,
             "queries": [[q.query, q.doc, list(q.excerpts)] for q in queries],
             "documents": sorted(loaded_names),
+            # With / without extractors scores the session's own configuration: its splitter and LLM too.
+            "session": chosen.pipeline.to_dict() if chosen.pipeline is not None else None,
             # Loader options, metadata settings and extractors change what gets split and embedded.
             "pipeline": {k: v for k, v in config.to_dict().items() if k in ("loaders", "metadata", "extractors")},
         },
@@ -259,6 +274,34 @@ def run_button(ready: bool) -> bool:
     return state.take_evaluation_request() and ready
 
 
+def _extractor_rows(
+    documents: Sequence[Document],
+    queries: Sequence[EvalQuery],
+    config: PipelineConfig,
+    retrieval: RetrievalSettings,
+    embedder: Any,
+    report: Any,
+    scope: str,
+) -> list[dict[str, Any]]:
+    """The session's configuration with and without its extractors, as page rows. The documents as loaded: each
+    side prepares them itself; the LLM extractors run in a bounded child (framework code, waiting on a network)."""
+    from core.evaluation.sweep import ui_rows
+    from core.evaluation.with_extractors import compare_extractors, session_spec
+
+    results = compare_extractors(
+        documents,
+        queries,
+        [session_spec(config)],
+        config,
+        embedder=embedder,
+        retrieval=retrieval,
+        scope=scope,
+        report=report,
+        bounded=True,
+    )
+    return ui_rows(results, [config.splitter] * len(results))
+
+
 def run_and_store(
     documents: Sequence[Document],
     queries: Sequence[EvalQuery],
@@ -278,7 +321,9 @@ def run_and_store(
         bar.progress(min(max(fraction, 0.0), 1.0), text=text)
 
     try:
-        if chosen.sweep is None:
+        if chosen.pipeline is not None:
+            rows = _extractor_rows(documents, queries, chosen.pipeline, retrieval, embedder, report, scope)
+        elif chosen.sweep is None:
             rows = evaluate_configurations(
                 prepared, queries, chosen.splitters, retrieval=retrieval, embedder=embedder, report=report, scope=scope
             )

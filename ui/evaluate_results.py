@@ -113,6 +113,15 @@ def _column_config() -> dict[str, Any]:
         "over_window": st.column_config.NumberColumn(
             "Over window", help="Chunks longer than the embedding model reads: embedded truncated"
         ),
+        "context_tokens": st.column_config.NumberColumn(
+            "Context tokens", format="%.0f", help="Per query, the tokens of the retrieved chunks' LLM views"
+        ),
+        "llm_requests": st.column_config.NumberColumn(
+            "LLM requests", help="Requests the LLM extractors sent (0: every reply came from the cache)"
+        ),
+        "llm_cached": st.column_config.NumberColumn("From cache", help="LLM replies answered from the cache"),
+        "llm_prompt_tokens": st.column_config.NumberColumn("Prompt tokens", help="As the endpoint counted them"),
+        "llm_completion_tokens": st.column_config.NumberColumn("Reply tokens", help="As the endpoint counted them"),
         "doc": st.column_config.TextColumn("Document"),
         "queries": st.column_config.NumberColumn("Queries"),
     }

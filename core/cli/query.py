@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.cli.args import parse_assignments, parse_named, run_standalone
+from core.cli.config import add_llm_option, llm_from_args
 from core.cli.output import StderrProgress, json_text
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
@@ -66,6 +67,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Retrieve for each query from the whole corpus, or only from its own document.",
     )
     add_engine_arguments(evaluate)
+    evaluate.add_argument(
+        "--extractor",
+        action="append",
+        default=[],
+        metavar="NAME[:K=V,...]",
+        help="A metadata extractor every configuration runs, as 'chunkscope split' runs it (repeatable): its keys "
+        "are in the EMBED view that is embedded and searched.",
+    )
+    add_llm_option(evaluate, "The LLM the llm_* extractors ask")
+    evaluate.add_argument(
+        "--compare-extractors",
+        action="store_true",
+        help="Score each configuration twice, with the --extractor steps and without any: rows 'with extractors' "
+        "and 'without extractors', each with its context tokens and the llm_* extractors' requests and tokens "
+        "(replies in the cache are not asked again: a rerun sends 0 requests).",
+    )
     evaluate.add_argument(
         "--strict",
         action="store_true",
@@ -174,6 +191,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     retrieval = retrieval_from_args(args)
     engine = engine_from_args(args)
+    pipeline = extractors_from_args(args)
+    if args.compare_extractors and pipeline is None:
+        raise ConfigError("--compare-extractors compares the --extractor steps with none: give at least one --extractor")
     queries = load_queries(args.queries)
     specs = plan_sweeps(splitter_names(args), parse_assignments(args.set, "--set"), _sweep_grid(args))
     configurations(specs)  # every combination built (and checked) once before any document is read
@@ -191,16 +211,34 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if progress is not None and retrieval.mode != "bm25" and engine.kind == "local":
         progress(0.0, "Loading the embedding model")
     embedder = embedder_for(args, needs=retrieval.mode != "bm25", engine=engine)
-    results = sweep_evaluations(
-        documents,
-        queries,
-        specs,
-        embedder=embedder,
-        retrieval=retrieval,
-        scope=args.scope,
-        report=progress,
-        engine=engine,
-    )
+    if args.compare_extractors:
+        from core.evaluation.with_extractors import compare_extractors
+
+        results = compare_extractors(
+            documents,
+            queries,
+            specs,
+            pipeline,
+            embedder=embedder,
+            retrieval=retrieval,
+            scope=args.scope,
+            report=progress,
+            engine=engine,
+        )
+    else:
+        from core.documents import prepare_documents
+
+        results = sweep_evaluations(
+            prepare_documents(documents, pipeline) if pipeline is not None else documents,
+            queries,
+            specs,
+            embedder=embedder,
+            retrieval=retrieval,
+            scope=args.scope,
+            report=progress,
+            engine=engine,
+            pipeline=pipeline,
+        )
     if progress is not None:
         progress.close()
     report = evaluation_report(results)
@@ -234,6 +272,22 @@ def evaluation_report(results: Sequence[tuple[str, Any]]) -> dict[str, Any]:
         "skipped_queries": skipped,
         "warnings": warnings,
     }
+
+
+def extractors_from_args(args: argparse.Namespace) -> Any:
+    """The PipelineConfig of ``--extractor`` and ``--llm`` whose extractors every configuration runs (its splitter
+    is not used); None without ``--extractor``. An llm_* extractor without ``--llm`` base_url and model is refused."""
+    if not args.extractor:
+        if args.llm:
+            raise ConfigError("--llm is for the llm_* extractors: give them with --extractor")
+        return None
+    from core.config import PipelineConfig
+    from core.extractors import EXTRACTORS
+
+    extractors = tuple(
+        EXTRACTORS.create(name, **params) for name, params in (parse_named(text, "--extractor") for text in args.extractor)
+    )
+    return PipelineConfig(extractors=extractors, llm=llm_from_args(args))
 
 
 def _table_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

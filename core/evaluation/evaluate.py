@@ -30,12 +30,22 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from core.config_parts import DEFAULT_METADATA, DEFAULT_RETRIEVAL, MetadataSettings, RetrievalSettings
 from core.errors import ConfigError, LoadError
 from core.evaluation.excerpts import ExcerptFinder, occurrences
-from core.evaluation.runner import SCOPES, Report, RunPhases, Scope, ScopedRetriever, over_window, split_with_progress
+from core.evaluation.runner import (
+    SCOPES,
+    Report,
+    RunPhases,
+    Scope,
+    ScopedRetriever,
+    mean_context_tokens,
+    over_window,
+    split_with_progress,
+)
 from core.evaluation.span_metrics import (
     DocSpan,
     SpanScores,
@@ -46,10 +56,12 @@ from core.evaluation.span_metrics import (
     rank_scores,
     span_scores,
 )
+from core.extractors.llm import llm_extractors
 from core.schema import Document, Node
 from core.splitters import Splitter, get_splitter
 
 if TYPE_CHECKING:
+    from core.config import PipelineConfig
     from core.embed.embedder import Embedder
 
 # Names kept here for the callers that import them from this module.
@@ -165,6 +177,9 @@ METRIC_HELP = {
     "precision": "Share of the retrieved characters that are reference text (repeats count each time)",
     "iou": "Reference ∩ retrieved over their union (repeats count each time)",
 }
+# What a row says of a run of LLM extractors (as llm_<name>): requests sent (each retry counts; 0 when every reply
+# came from the cache), replies from the cache, and the prompt and completion tokens the endpoint counted.
+LLM_COLUMNS = ("requests", "cached", "prompt_tokens", "completion_tokens")
 # Which QueryScore field each metric of a row is the mean of.
 _FIELDS = {"hit_rate": "hit", "mrr": "reciprocal_rank", "recall": "recall", "precision": "precision", "iou": "iou"}
 
@@ -184,6 +199,11 @@ class Evaluation:
     # Chunks whose EMBED view is longer than the model reads (their vectors are of a truncated text); None: nothing embedded.
     over_window: int | None = None
     window_tokens: int | None = None
+    # Per query, the model tokens of the retrieved chunks' LLM views (what the LLM is sent), as the tuner counts
+    # them; None: not measured (evaluate's context_tokens).
+    context_tokens: float | None = None
+    # What the configuration's LLM extractors sent and spent (LLM_COLUMNS); None: it has none.
+    llm: dict[str, int] | None = None
 
     def mean(self, metric: str) -> float:
         values = [getattr(score, metric) for score in self.per_query]
@@ -225,6 +245,10 @@ class Evaluation:
         row.update({metric: self.mean(name) for metric, name in _FIELDS.items()})
         row["hit_curve"] = self.hit_curve()
         row["over_window"] = self.over_window
+        if self.context_tokens is not None:
+            row["context_tokens"] = self.context_tokens
+        if self.llm is not None:
+            row.update({f"llm_{name}": self.llm.get(name, 0) for name in LLM_COLUMNS})
         return row
 
 
@@ -292,6 +316,9 @@ def evaluate(
     progress: Callable[[int, int], None] | None = None,
     report: Report | None = None,
     metadata: MetadataSettings = DEFAULT_METADATA,
+    pipeline: PipelineConfig | None = None,
+    bounded: bool = False,
+    context_tokens: bool = False,
 ) -> Evaluation:
     """Split ``documents`` with one configuration and score retrieval for every query.
 
@@ -302,6 +329,13 @@ def evaluate(
     embedding, scoring); ``progress(done, total)`` counts scored queries. ``documents`` come with the
     metadata settings applied (:func:`core.documents.prepare_documents`); ``metadata``'s steps after the split
     (:func:`core.documents.finish_nodes`: section paths, the embedding model's allow list) run here.
+
+    ``pipeline``: a configuration whose steps after the split run here as every split runs them
+    (:func:`core.documents.finish_nodes` with its metadata settings, in place of ``metadata``, and its LLM
+    extractors, :func:`core.documents.extract_with_llm`; ``bounded``: in a child), so what the EMBED view holds
+    is what is embedded and searched; ``documents`` then come from
+    :func:`core.documents.documents_to_split` with it (its offline extractors). What its LLM extractors sent is
+    :attr:`Evaluation.llm`. ``context_tokens``: measure :attr:`Evaluation.context_tokens`.
     """
     check_scope(scope)
     mode = retrieval.mode
@@ -311,7 +345,21 @@ def evaluate(
     phases = RunPhases(report, splitting=0.3 if splitter.embeds_text else 0.05, embedding=mode != "bm25")
     from core.documents import finish_nodes
 
-    nodes = finish_nodes(split_with_progress(splitter, documents, phases), documents, metadata)
+    runs: list[Any] = []
+    extract = None
+    if pipeline is not None:
+        from core.documents import extract_with_llm
+
+        metadata = pipeline.metadata
+        # The extractors' plan (before anything is sent) and their spend (after) are lines of the run's progress.
+        extract = partial(
+            extract_with_llm,
+            config=pipeline,
+            bounded=bounded,
+            report=lambda text: phases.say(phases.split_end, text),
+            on_run=runs.append,
+        )
+    nodes = finish_nodes(split_with_progress(splitter, documents, phases), documents, metadata, extract)
     if mode != "bm25" and embedder is None:
         from core.embed.embedder import get_embedder
 
@@ -319,10 +367,12 @@ def evaluate(
     retriever = ScopedRetriever(nodes, documents, embedder, mode, phases, leaves=retrieval.returns != "chunks")
     retriever.embed_queries([query.query for query, _ in usable])
     per_query = []
+    contexts: list[list[Node]] = []
     for done, (query, reference) in enumerate(usable, start=1):
         doc = query.doc if scope == "document" else None
         results = retriever.retrieve(query.query, doc, retrieval)
         per_query.append(score_query(query, [item.node for item in results], reference))
+        contexts.append([item.node for item in results])
         phases.scoring(done, len(usable))
         if progress is not None:
             progress(done, len(usable))
@@ -340,7 +390,14 @@ def evaluate(
         scope=scope,
         over_window=over,
         window_tokens=window,
+        context_tokens=mean_context_tokens(contexts, embedder) if context_tokens else None,
+        llm=llm_spend(runs) if pipeline is not None and llm_extractors(pipeline.extractors) else None,
     )
+
+
+def llm_spend(runs: Sequence[Any]) -> dict[str, int]:
+    """What runs of LLM extractors (:class:`core.extractors.llm.LLMRun`) sent and spent, summed (LLM_COLUMNS)."""
+    return {name: sum(int(getattr(run, name)) for run in runs) for name in LLM_COLUMNS}
 
 
 def shown_params(splitter: Splitter) -> dict[str, Any]:

@@ -59,6 +59,11 @@ class EvalInputs:
     retrieval: RetrievalSettings = DEFAULT_RETRIEVAL
     scope: str = "corpus"
     embedder: Any = None
+    # The configuration whose steps after the split run on every configuration's nodes (its metadata settings
+    # and LLM extractors: evaluate's ``pipeline``; the documents were prepared with it), and evaluate's switches.
+    pipeline: Any = None
+    bounded: bool = False
+    context_tokens: bool = False
 
 
 def resolve_embedder(embedder: Any) -> Any:
@@ -92,6 +97,9 @@ def evaluate_job(job: EvalJob, inputs: EvalInputs, report: Report | None = None)
         retrieval=inputs.retrieval,
         scope=inputs.scope,
         report=report,
+        pipeline=inputs.pipeline,
+        bounded=inputs.bounded,
+        context_tokens=inputs.context_tokens,
     )
     # A swept value is shown even where it is the default (rows list only changed parameters otherwise).
     result.params = {**result.params, **job.combination}

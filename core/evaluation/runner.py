@@ -9,7 +9,9 @@ what it does that is not scoring:
   per scope (the corpus, or one document's chunks), then retrieves for any number
   of queries with them;
 - :func:`over_window` counts the chunks whose EMBED view is longer than the
-  embedding model reads (as the chunk metrics do, :mod:`core.measure.metrics`).
+  embedding model reads (as the chunk metrics do, :mod:`core.measure.metrics`);
+- :func:`mean_context_tokens` is what the LLM is sent per query: the model tokens of
+  the retrieved chunks' LLM views (the tuner's ``context_tokens``, :mod:`core.evaluation.tune`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,16 @@ if TYPE_CHECKING:
     from core.embed.embedder import Embedder
     from core.splitters import Splitter
 
-__all__ = ["SCOPES", "Report", "RunPhases", "Scope", "ScopedRetriever", "over_window", "split_with_progress"]
+__all__ = [
+    "SCOPES",
+    "Report",
+    "RunPhases",
+    "Scope",
+    "ScopedRetriever",
+    "mean_context_tokens",
+    "over_window",
+    "split_with_progress",
+]
 # (fraction of the whole run done, what is happening): how a run reports progress.
 Report = Callable[[float, str], None]
 
@@ -44,20 +55,21 @@ class RunPhases:
         # Embedding the chunks is most of a dense run; scoring (a query embedding and a dot product each) the rest.
         self.embed_end = splitting + (0.8 * (1.0 - splitting) if embedding else 0.0)
 
-    def _say(self, fraction: float, text: str) -> None:
+    def say(self, fraction: float, text: str) -> None:
+        """Report ``text`` at ``fraction`` of the run (e.g. a line about the LLM extractors, after splitting)."""
         if self.report is not None:
             self.report(min(max(fraction, 0.0), 1.0), text)
 
     def splitting(self, done: int, total: int) -> None:
-        self._say(self.split_end * done / max(total, 1), f"Splitting: {done:,} of {total:,} documents")
+        self.say(self.split_end * done / max(total, 1), f"Splitting: {done:,} of {total:,} documents")
 
     def embedding(self, done: int, total: int) -> None:
         width = self.embed_end - self.split_end
-        self._say(self.split_end + width * done / max(total, 1), f"Embedding: {done:,} of {total:,} chunks")
+        self.say(self.split_end + width * done / max(total, 1), f"Embedding: {done:,} of {total:,} chunks")
 
     def scoring(self, done: int, total: int) -> None:
         width = 1.0 - self.embed_end
-        self._say(self.embed_end + width * done / max(total, 1), f"Scoring: {done:,} of {total:,} queries")
+        self.say(self.embed_end + width * done / max(total, 1), f"Scoring: {done:,} of {total:,} queries")
 
 
 def split_with_progress(splitter: Splitter, documents: Sequence[Document], phases: RunPhases) -> list[Node]:
@@ -141,16 +153,31 @@ def over_window(nodes: Sequence[Node], embedder: Embedder | None) -> tuple[int, 
     in the chunk metrics; a view of no more UTF-8 bytes than the window cannot
     exceed it (every token covers at least one byte), so only longer ones are counted.
     """
-    from core.tokens.tokenizers import get_tokenizer
-
     max_seq_length = int(getattr(embedder, "max_seq_length", 0) or DEFAULT_MAX_SEQ_LENGTH)
     window = max_seq_length - SPECIAL_TOKENS
     views = contents(nodes, MetadataMode.EMBED)
     long_views = list(dict.fromkeys(view for view in views if len(view.encode("utf-8", "surrogatepass")) > window))
     if not long_views:
         return 0, window
+    counts = dict(zip(long_views, model_counter(embedder).count_many(long_views), strict=True))
+    return sum(1 for view in views if counts.get(view, 0) > window), window
+
+
+def model_counter(embedder: Embedder | None) -> Any:
+    """The tokenizer of the embedding model: the embedder's own where its folder has one, else the packaged one."""
+    from core.tokens.tokenizers import get_tokenizer
+
     model_path = getattr(embedder, "model_path", None)
     own = model_path and os.path.exists(os.path.join(model_path, "tokenizer.json"))
-    counter = get_tokenizer("model", model_path if own else None)
-    counts = dict(zip(long_views, counter.count_many(long_views), strict=True))
-    return sum(1 for view in views if counts.get(view, 0) > window), window
+    return get_tokenizer("model", model_path if own else None)
+
+
+def mean_context_tokens(contexts: Sequence[Sequence[Node]], embedder: Embedder | None) -> float:
+    """Per query (one list of retrieved chunks each), the model tokens of the chunks' LLM views, averaged: what
+    the LLM is sent. Each distinct view is counted once."""
+    if not contexts:
+        return 0.0
+    views = [contents(nodes, MetadataMode.LLM) for nodes in contexts]
+    unique = list(dict.fromkeys(view for query_views in views for view in query_views))
+    counts = dict(zip(unique, model_counter(embedder).count_many(unique), strict=True)) if unique else {}
+    return sum(sum(counts[view] for view in query_views) for query_views in views) / len(views)

@@ -198,8 +198,14 @@ def sweep_evaluations(
     report: Report | None = None,
     progress: Callable[[int, int], None] | None = None,
     engine: Engine | None = None,
+    pipeline: Any = None,
+    bounded: bool = False,
+    context_tokens: bool = False,
 ) -> list[tuple[str, Evaluation]]:
     """(label, Evaluation) for every valid configuration of ``specs``, settings all checked before any work.
+
+    ``pipeline``, ``bounded`` and ``context_tokens`` are :func:`~core.evaluation.evaluate.evaluate`'s, for each
+    configuration (``documents`` then come prepared with ``pipeline``: :func:`core.documents.prepare_documents`).
 
     ``report(fraction, text)`` follows the whole run, ``progress(done, total)``
     counts configurations; identical chunk texts are embedded once (across
@@ -212,7 +218,14 @@ def sweep_evaluations(
     jobs = [EvalJob(label, splitter.name, splitter.to_params(), combination) for label, splitter, combination in built]
     local = engine.kind == "local"
     inputs = EvalInputs(
-        tuple(documents), tuple(queries), retrieval, scope, embedder if local else shippable_embedder(embedder)
+        tuple(documents),
+        tuple(queries),
+        retrieval,
+        scope,
+        embedder if local else shippable_embedder(embedder),
+        pipeline,
+        bounded,
+        context_tokens,
     )
     if local:
         done = (evaluate_job(job, inputs, _part(report, i, len(jobs), job.label)) for i, job in enumerate(jobs))

@@ -279,11 +279,15 @@ class LLMRun:
     requests: int
     cached: int
     retries: int
+    # The tokens of the replies received, as the endpoint counted them (replies from the cache cost none).
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     def sentence(self) -> str:
         return (
             f"LLM extractors: sent {self.requests:,} requests ({self.retries:,} of them retries), "
-            f"{self.cached:,} answered from the cache"
+            f"{self.cached:,} answered from the cache; {self.prompt_tokens:,} prompt and "
+            f"{self.completion_tokens:,} completion tokens spent"
         )
 
 
@@ -337,6 +341,8 @@ def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connect
         requests=llm.stats["requests"],
         cached=llm.stats["cached"],
         retries=llm.stats["retries"],
+        prompt_tokens=llm.stats["prompt_tokens"],
+        completion_tokens=llm.stats["completion_tokens"],
     )
 
 

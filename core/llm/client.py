@@ -99,7 +99,8 @@ class CachedOpenAILike(OpenAILike):
     _connection: LLMConnection = PrivateAttr()
     _cache: ReplyCache = PrivateAttr()
     _semaphores: dict[int, asyncio.Semaphore] = PrivateAttr(default_factory=dict)
-    # Requests sent (each retry counts), replies served from the cache, retries.
+    # Requests sent (each retry counts), replies served from the cache, retries, and the prompt and completion
+    # tokens of the replies received, as the endpoint counted them (a reply from the cache costs none).
     _stats: dict[str, int] = PrivateAttr(default_factory=dict)
 
     def __init__(self, connection: LLMConnection, cache: ReplyCache | None = None) -> None:
@@ -118,7 +119,7 @@ class CachedOpenAILike(OpenAILike):
         )
         self._connection = connection
         self._cache = cache if cache is not None else ReplyCache()
-        self._stats = {"requests": 0, "cached": 0, "retries": 0}
+        self._stats = {"requests": 0, "cached": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
     @property
     def stats(self) -> dict[str, int]:
@@ -171,7 +172,15 @@ class CachedOpenAILike(OpenAILike):
                 raise self._error(_sentence(exc, attempt + 1)) from None
             except Exception as exc:  # a reply that is not a chat completion (malformed JSON, no choices)
                 raise self._error(f"its reply could not be read as a chat completion ({type(exc).__name__})") from None
+            self._count_usage(response.additional_kwargs)
             return clean_reply(response.message.content, connection.max_reply_chars)
+
+    def _count_usage(self, usage: Any) -> None:
+        """Add a reply's token usage (LlamaIndex's reading of the completion's ``usage``; a server may send none)."""
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = usage.get(name) if isinstance(usage, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                self._stats[name] += value
 
     def _error(self, what: str) -> LLMError:
         connection = self._connection
