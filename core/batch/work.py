@@ -102,33 +102,6 @@ def warm_worker(config_json: str) -> None:
     config.splitter.split([Document(text="A sentence to warm up with. And a second one.")])
 
 
-def result_schema() -> Any:
-    """The columns of :func:`process_file`'s result (how the Ray engine carries results as Arrow)."""
-    import pyarrow as pa
-
-    text, number = pa.string(), pa.int64()
-    return pa.schema(
-        [
-            ("index", number),
-            ("source", text),
-            ("path", text),
-            ("size", number),
-            ("mtime_ns", number),
-            ("sha256", text),
-            ("status", text),
-            ("reason", text),
-            ("seconds", pa.float64()),
-            ("documents", number),
-            ("nodes", number),
-            ("nonspace", number),
-            ("characters", number),
-            ("metrics", text),
-            ("table", pa.binary()),
-            ("row_bytes", pa.binary()),
-        ]
-    )
-
-
 def _worker_config(config_json: str) -> Any:
     from core.config import PipelineConfig
 
