@@ -6,8 +6,6 @@ Framework-free: usable from a notebook, a script or the ``chunkscope`` CLI.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 # Each public name and the module it comes from. They are imported on first use (PEP 562), so a command
@@ -59,19 +57,6 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # looked up once
     return value
-
-
-class _Package(types.ModuleType):
-    """``core`` itself. Importing the submodule ``core.evaluation.sweep`` binds the name ``sweep`` here to that module;
-    the function of the same name stays what ``core.evaluation.sweep`` means, as it did when it was imported eagerly."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:

@@ -80,37 +80,64 @@ class ParamSpec:
             if self.optional:
                 return None
             raise ConfigError(f"{where}{self.name} needs a value")
-        try:
-            if self.kind == "bool":
-                return _to_bool(value)
-            if self.kind == "int":
-                if isinstance(value, bool):
-                    raise ValueError
-                if isinstance(value, float) and not value.is_integer():
-                    raise ValueError
-                return int(value) if not isinstance(value, str) else int(value.strip())
-            if self.kind == "float":
-                if isinstance(value, bool):
-                    raise ValueError
-                number = float(value)
-                if number != number or number in (float("inf"), float("-inf")):
-                    raise ValueError
-                return number
-            if self.kind == "str" and isinstance(value, TypedText):
-                return read_typed(value)
-            if self.kind in ("str", "choice"):
-                return str(value)
-            if self.kind in ("int_list", "str_list"):
-                items = parse_list(value)
-                # Comma text naming no item leaves an optional list unset, as an empty box does.
-                if self.optional and not items and isinstance(value, str) and not value.strip().startswith("["):
-                    return None
-                if self.kind == "int_list":
-                    return tuple(int(str(item).strip()) for item in items)
-                return tuple(str(item) for item in items)
-        except (TypeError, ValueError):
-            pass
+        coerce_kind = _COERCE_BY_KIND.get(self.kind)
+        if coerce_kind is not None:
+            try:
+                return coerce_kind(self, value)
+            except (TypeError, ValueError):
+                pass
         raise ConfigError(f"{where}{self.name} must be {_KIND_WORDS[self.kind]}, got {value!r}")
+
+
+# -- one coercion per kind: each raises ValueError or TypeError for a value its kind does not take -------------------
+
+
+def _coerce_bool(spec: ParamSpec, value: Any) -> bool:
+    return _to_bool(value)
+
+
+def _coerce_int(spec: ParamSpec, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError
+    return int(value) if not isinstance(value, str) else int(value.strip())
+
+
+def _coerce_float(spec: ParamSpec, value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError
+    return number
+
+
+def _coerce_str(spec: ParamSpec, value: Any) -> str:
+    if spec.kind == "str" and isinstance(value, TypedText):
+        return read_typed(value)
+    return str(value)
+
+
+def _coerce_list(spec: ParamSpec, value: Any) -> tuple[Any, ...] | None:
+    items = parse_list(value)
+    # Comma text naming no item leaves an optional list unset, as an empty box does.
+    if spec.optional and not items and isinstance(value, str) and not value.strip().startswith("["):
+        return None
+    if spec.kind == "int_list":
+        return tuple(int(str(item).strip()) for item in items)
+    return tuple(str(item) for item in items)
+
+
+_COERCE_BY_KIND: dict[str, Callable[[ParamSpec, Any], Any]] = {
+    "bool": _coerce_bool,
+    "int": _coerce_int,
+    "float": _coerce_float,
+    "str": _coerce_str,
+    "choice": _coerce_str,
+    "int_list": _coerce_list,
+    "str_list": _coerce_list,
+}
 
 
 _KIND_WORDS = {

@@ -145,17 +145,6 @@ def test_a_result_cut_off_by_stopping_the_pool_does_not_hang_the_interpreter_at_
     assert done.returncode == 0, done.stderr.decode()
 
 
-def test_the_ray_engines_result_schema_carries_every_field_a_result_has(tmp_path):
-    """Ray carries results as Arrow with result_schema(), which drops any key it does not list."""
-    from core.batch.work import process_file, result_schema
-
-    path = tmp_path / "a.txt"
-    path.write_text("One sentence. Another one.")
-    result = process_file({"index": 0, "source": str(path), "path": str(path), "problem": ""}, PipelineConfig().to_json())
-    assert result["status"] == "ok"
-    assert set(result_schema().names) == set(result)
-
-
 def test_a_worker_loads_only_the_structure_its_splitter_and_extractors_read():
     from core.batch.work import elements_read
     from core.extractors import EXTRACTORS

@@ -173,3 +173,12 @@ def test_no_module_imports_another_modules_private_names():
         if alias.name.startswith("_")
     ]
     assert private == []
+
+
+def test_no_submodule_of_core_shares_a_name_core_exports():
+    # Importing ``core.X`` binds the name X on ``core``: a submodule named like an export (``core.sweep`` once)
+    # would replace the exported function with the module.
+    import core
+
+    submodules = {name.split(".")[1] for name in MODULES if name.count(".") >= 1}
+    assert submodules & set(core._EXPORTS) == set()

@@ -123,6 +123,18 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str, k
     result = stored["result"]
     st.divider()
     st.subheader(":material/scatter_plot: Pareto front", anchor=False)
+    _show_what_was_measured(result)
+    if stored["signature"] != signature:
+        st.info("The settings changed since this search: press **Search** to update.", icon=":material/update:")
+    st.plotly_chart(
+        pareto_figure(result), width="stretch", key=f"{key}.chart", on_select=partial(_clicked, key), selection_mode="points"
+    )
+    _show_front_table(result, key)
+    _show_pick(result, config, key)
+
+
+def _show_what_was_measured(result: dict[str, Any]) -> None:
+    """The search in one line, the nested estimate, and why it stopped early or skipped a configuration."""
     dropped = sum(1 for row in result["rows"] if row["queries"] < result["queries"])
     st.caption(
         f"{len(result['front'])} of {len(result['rows'])} configurations on the front · {result['queries']} queries · "
@@ -139,11 +151,10 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str, k
     ]
     for note in notes:
         st.warning(note, icon=":material/warning:")
-    if stored["signature"] != signature:
-        st.info("The settings changed since this search: press **Search** to update.", icon=":material/update:")
-    st.plotly_chart(
-        pareto_figure(result), width="stretch", key=f"{key}.chart", on_select=partial(_clicked, key), selection_mode="points"
-    )
+
+
+def _show_front_table(result: dict[str, Any], key: str) -> None:
+    """The front's configurations, one a row, with their in-sample score under its quality's name."""
     columns = ["config", "fold_mean", "fold_spread", "in_sample", "hit_rate", "mrr", "recall", "context_tokens"]
     columns += ["nodes", "embed_tokens", "embed_seconds", "truncated_share"]
     shown = [{**row, "in_sample": row[result["quality"]]} for row in result["front"]]
@@ -156,6 +167,10 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str, k
         column_order=FRONT_ORDER,
         row_height=widgets.WRAPPING_ROW_HEIGHT,
     )
+
+
+def _show_pick(result: dict[str, Any], config: PipelineConfig, key: str) -> None:
+    """The point to load (the front first, then the others measured on every query), and the button that loads it."""
     full = [row for row in result["rows"] if row["fold_mean"] is not None]
     ids = [row["id"] for row in result["front"]] + [row["id"] for row in full if not row["on_front"]]
     labels = {row["id"]: row["config"] for row in result["rows"]}

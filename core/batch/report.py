@@ -26,7 +26,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -107,8 +107,6 @@ def build_report(
     ``known``: parts whose sizes are already counted (their names, and a :class:`~core.batch.part_sizes.PartSizes`
     of them: a run's own parts, from its shards' records); the other parts are read.
     """
-    from core.batch.dataset import NODES
-    from core.batch.part_sizes import PartSizes
     from core.measure.window import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
 
     splitter = config.splitter
@@ -116,77 +114,14 @@ def build_report(
     ids = header.get("ids", "")
     # Outputs from before --metrics was optional were all measured.
     measured = bool(header.get("metrics", True))
-
-    counted_parts, sizes = known if known is not None else (set(), PartSizes())
-    read = PartSizes()
-    columns = ["characters", "tokens", *(["embed_tokens", "flags"] if measured else [])]
-    for part in parts:
-        if part["part"] in counted_parts:
-            continue
-        import pyarrow.parquet as pq
-
-        # ParquetFile, not read_table: read_table's dataset layer imports pandas (0.26 s at the end of a run).
-        with out.open_input_file(NODES, part["part"]) as handle:
-            read.add_table(pq.ParquetFile(handle).read(columns=columns))
-    characters, tokens, embed_tokens = _Sizes(), _Sizes(), _Sizes()
-    flags: Counter[str] = Counter()
-    for each in (sizes, read):
-        characters.add(each.counts.get("characters"))
-        tokens.add(each.counts.get("tokens"))
-        if measured:
-            embed_tokens.add(each.counts.get("embed_tokens"))
-            flags.update(each.flags)
-
-    nodes = inputs.nodes
-    limit = splitter.size_limit
+    sizes = _CorpusSizes.of(out, parts, known, measured)
     same_content = inputs.same_content()
-
-    def share(flag: str) -> float | None:
-        if not measured:
-            return None  # not measured: no flags (--metrics)
-        return flags[flag] / nodes if nodes else 0.0
-
-    nonspace, node_characters = inputs.nonspace, inputs.node_characters
-    corpus = {
-        "files": inputs.files,
-        "files_ok": inputs.ok,
-        "files_failed": len(inputs.failed),
-        "documents": inputs.documents,
-        "nodes": nodes,
-        "bytes": inputs.bytes,
-        "characters_in_documents": inputs.characters,
-        "characters": characters.stats(),
-        "tokens": tokens.stats(),
-        "embed_tokens": embed_tokens.stats() if measured else None,
-        "coverage": (inputs.coverage_weighted / nonspace if nonspace else 0.0) if measured else None,
-        "overlap": (inputs.overlap_weighted / node_characters if node_characters else 0.0) if measured else None,
-        "mid_sentence": share("mid-sentence"),
-        "over_window": share("over-window"),
-        # The sizes are always there: nodes over the splitter's limit are counted from them.
-        "over_limit": tokens.above(limit) / nodes if nodes and limit is not None else 0.0,
-        "duplicates_within_files": inputs.duplicates if measured else None,
-        # Files whose bytes (SHA-256) another file also has: counted here, as each keeps ids of its own.
-        "files_sharing_content": sum(len(group) for group in same_content),
-        "shared_contents": len(same_content),
-        "flags": dict(sorted(flags.items())),
-        "processing_seconds": round(inputs.seconds, 3),
-    }
-    run = dict(run)
-    seconds = run.get("seconds") or 0
-    # A run that processed nothing (a resume with nothing left) has no rate: None, not 0.00 MB/s.
-    processed = run.get("processed", 0)
-    run["mb_per_s"] = round(run.get("bytes", 0) / 1e6 / seconds, 3) if seconds and processed else None
-    run["files_per_s"] = round(processed / seconds, 3) if seconds and processed else None
-
-    def brief(entry: dict[str, Any]) -> dict[str, Any]:
-        return {"source": entry["source"], "seconds": entry["seconds"], "bytes": entry["size"], "nodes": entry["nodes"]}
-
     coverage_counts = np.histogram(inputs.coverages, bins=20, range=(0, 1))[0]
     report = {
         "chunkscope_batch_report": 1,
         "complete": bool(run.get("complete", True)),
         "metrics": measured,  # --metrics: embed_tokens, flags and each file's chunk metrics were measured
-        "run": run,
+        "run": _with_rates(run),
         "ids": ids,  # "path": ids hash the text and the path inside the input root; "content": the text alone
         "config_key": config.key(),
         "config": config.to_dict(),
@@ -194,19 +129,108 @@ def build_report(
         "size_unit": splitter.size_unit if isinstance(splitter.size_unit, str) else "custom",
         "size_limit": splitter.size_limit,
         "window_tokens": DEFAULT_MAX_SEQ_LENGTH - SPECIAL_TOKENS,
-        "corpus": corpus,
+        "corpus": _corpus(inputs, sizes, splitter.size_limit, same_content),
         "histograms": {
-            "tokens": tokens.histogram(),
-            "embed_tokens": embed_tokens.histogram() if measured else None,
+            "tokens": sizes.tokens.histogram(),
+            "embed_tokens": sizes.embed_tokens.histogram() if measured else None,
             "coverage": ([i / 20 for i in range(20)], coverage_counts.tolist()) if measured else None,
         },
-        "slowest": [brief(e) for e in inputs.slowest],
-        "largest": [brief(e) for e in inputs.largest],
+        "slowest": [_brief(e) for e in inputs.slowest],
+        "largest": [_brief(e) for e in inputs.largest],
         "failed": inputs.failed,
         "same_content": same_content,
         "parts": parts,
     }
     return report, inputs
+
+
+class _CorpusSizes(NamedTuple):
+    """Every node's sizes over the corpus, as distributions, and how many nodes carry each flag."""
+
+    measured: bool  # --metrics: embed_tokens and flags were measured
+    characters: _Sizes
+    tokens: _Sizes
+    embed_tokens: _Sizes
+    flags: Counter[str]
+
+    @classmethod
+    def of(
+        cls, out: OutputStore, parts: list[dict[str, Any]], known: tuple[set[str], Any] | None, measured: bool
+    ) -> _CorpusSizes:
+        """From ``known`` (parts already counted) and the size columns of every other part, read from ``out``."""
+        from core.batch.dataset import NODES
+        from core.batch.part_sizes import PartSizes
+
+        counted_parts, sizes = known if known is not None else (set(), PartSizes())
+        read = PartSizes()
+        columns = ["characters", "tokens", *(["embed_tokens", "flags"] if measured else [])]
+        for part in parts:
+            if part["part"] in counted_parts:
+                continue
+            import pyarrow.parquet as pq
+
+            # ParquetFile, not read_table: read_table's dataset layer imports pandas (0.26 s at the end of a run).
+            with out.open_input_file(NODES, part["part"]) as handle:
+                read.add_table(pq.ParquetFile(handle).read(columns=columns))
+        totals = cls(measured, _Sizes(), _Sizes(), _Sizes(), Counter())
+        for each in (sizes, read):
+            totals.characters.add(each.counts.get("characters"))
+            totals.tokens.add(each.counts.get("tokens"))
+            if measured:
+                totals.embed_tokens.add(each.counts.get("embed_tokens"))
+                totals.flags.update(each.flags)
+        return totals
+
+
+def _corpus(inputs: InputFold, sizes: _CorpusSizes, limit: int | None, same_content: list[Any]) -> dict[str, Any]:
+    """The report's corpus numbers (the None ones were not measured: --metrics)."""
+    nodes, measured, flags = inputs.nodes, sizes.measured, sizes.flags
+
+    def share(flag: str) -> float | None:
+        if not measured:
+            return None  # not measured: no flags (--metrics)
+        return flags[flag] / nodes if nodes else 0.0
+
+    nonspace, node_characters = inputs.nonspace, inputs.node_characters
+    return {
+        "files": inputs.files,
+        "files_ok": inputs.ok,
+        "files_failed": len(inputs.failed),
+        "documents": inputs.documents,
+        "nodes": nodes,
+        "bytes": inputs.bytes,
+        "characters_in_documents": inputs.characters,
+        "characters": sizes.characters.stats(),
+        "tokens": sizes.tokens.stats(),
+        "embed_tokens": sizes.embed_tokens.stats() if measured else None,
+        "coverage": (inputs.coverage_weighted / nonspace if nonspace else 0.0) if measured else None,
+        "overlap": (inputs.overlap_weighted / node_characters if node_characters else 0.0) if measured else None,
+        "mid_sentence": share("mid-sentence"),
+        "over_window": share("over-window"),
+        # The sizes are always there: nodes over the splitter's limit are counted from them.
+        "over_limit": sizes.tokens.above(limit) / nodes if nodes and limit is not None else 0.0,
+        "duplicates_within_files": inputs.duplicates if measured else None,
+        # Files whose bytes (SHA-256) another file also has: counted here, as each keeps ids of its own.
+        "files_sharing_content": sum(len(group) for group in same_content),
+        "shared_contents": len(same_content),
+        "flags": dict(sorted(flags.items())),
+        "processing_seconds": round(inputs.seconds, 3),
+    }
+
+
+def _with_rates(run: dict[str, Any]) -> dict[str, Any]:
+    """``run`` with its rates: MB and files per second."""
+    run = dict(run)
+    seconds = run.get("seconds") or 0
+    # A run that processed nothing (a resume with nothing left) has no rate: None, not 0.00 MB/s.
+    processed = run.get("processed", 0)
+    run["mb_per_s"] = round(run.get("bytes", 0) / 1e6 / seconds, 3) if seconds and processed else None
+    run["files_per_s"] = round(processed / seconds, 3) if seconds and processed else None
+    return run
+
+
+def _brief(entry: dict[str, Any]) -> dict[str, Any]:
+    return {"source": entry["source"], "seconds": entry["seconds"], "bytes": entry["size"], "nodes": entry["nodes"]}
 
 
 def write_report(

@@ -38,20 +38,48 @@ def prepare_output(
             raise ConfigError(
                 f"{out}: already holds a batch output; pass --resume to continue it or --overwrite to replace it"
             )
-        for name in existing:
-            out.delete(NODES, name)
-        for name in (MANIFEST, *OUTPUT_FILES):
-            if out.exists(name):
-                out.delete(name)
-        out.write_bytes(b"", MANIFEST)
+        _start_afresh(out, existing, (MANIFEST, *OUTPUT_FILES))
         return set(), 0
-
     previous, inputs, parts = _recorded(out)
     if previous is None:
-        for name in existing:
-            out.delete(NODES, name)
-        out.write_bytes(b"", MANIFEST)
+        _start_afresh(out, existing, ())
         return set(), 0
+    _check_same_settings(out, previous, header)
+    present = set(existing) & set(parts)
+    valid = _still_valid(files, inputs, present)
+    kept_parts = _keep_valid_rows(out, [parts[name] for name in sorted(present)], valid, inputs)
+    for name in existing:
+        if name not in present:
+            out.delete(NODES, name)
+    kept = [_line_text(line) for line in (header, *kept_parts)]
+    kept.extend(inputs[path].text for path in inputs if path in valid)
+    out.write_chunks((text.encode("utf-8") for text in kept), MANIFEST)
+    numbers = [part_shard(line["part"]) for line in kept_parts]
+    return valid, max(numbers, default=-1) + 1
+
+
+def _start_afresh(out: OutputStore, parts: Sequence[str], outputs: Sequence[str]) -> None:
+    """Delete ``parts`` and those of ``outputs`` there are; leave an empty manifest."""
+    for name in parts:
+        out.delete(NODES, name)
+    for name in outputs:
+        if out.exists(name):
+            out.delete(name)
+    out.write_bytes(b"", MANIFEST)
+
+
+def _still_valid(files: Sequence[Input], inputs: dict[str, _Input], present: set[str]) -> set[str]:
+    """The recorded inputs still to be kept: still an input, every part they list present, the file unchanged."""
+    current = {entry.path: entry for entry in files if not entry.problem}
+    return {
+        path
+        for path, line in inputs.items()
+        if path in current and all(part in present for part in line.parts) and _unchanged(line)
+    }
+
+
+def _check_same_settings(out: OutputStore, previous: dict[str, Any], header: dict[str, Any]) -> None:
+    """A ConfigError unless the earlier run's header has this run's configuration, embedding, ids and metrics."""
     # An output from before batch ids had their own scheme ("ids" missing) holds ids of neither kind.
     if (
         previous.get("config_key") != header["config_key"]
@@ -64,34 +92,27 @@ def prepare_output(
             f"{out}: was written with another configuration (or --embed, --content-ids or --metrics); --resume "
             "needs the same one (or use --overwrite)"
         )
-    current = {entry.path: entry for entry in files if not entry.problem}
-    present = set(existing) & set(parts)
-    valid = {
-        path
-        for path, line in inputs.items()
-        if path in current and all(part in present for part in line.parts) and _unchanged(line)
-    }
-    # Rows of anything else (a changed, removed or half-written input) leave the parts that hold them;
-    # the other rows stay where they are, so one changed file costs one file's work, not its neighbours'.
+
+
+def _keep_valid_rows(
+    out: OutputStore, lines: Sequence[dict[str, Any]], valid: set[str], inputs: dict[str, _Input]
+) -> list[dict[str, Any]]:
+    """The manifest lines of the parts kept, each rewritten without the rows of inputs not ``valid`` (deleted where
+    none is left).
+
+    Rows of anything else (a changed, removed or half-written input) leave the parts that hold them;
+    the other rows stay where they are, so one changed file costs one file's work, not its neighbours'.
+    """
     kept_parts = []
-    for name in sorted(present):
-        line = parts[name]
+    for line in lines:
         keep = [path for path in line["inputs"] if path in valid]
         if len(keep) == len(line["inputs"]):
             kept_parts.append(line)
         elif keep:
             kept_parts.append(_filter_part(out, line, keep, {inputs[path].source for path in keep}))
         else:
-            out.delete(NODES, name)
-    for name in existing:
-        if name not in present:
-            out.delete(NODES, name)
-    kept = [_line_text(line) for line in (header, *kept_parts)]
-    kept.extend(inputs[path].text for path in inputs if path in valid)
-    out.write_chunks((text.encode("utf-8") for text in kept), MANIFEST)
-    good_parts = [line["part"] for line in kept_parts]
-    numbers = [part_shard(name) for name in good_parts]
-    return valid, max(numbers, default=-1) + 1
+            out.delete(NODES, line["part"])
+    return kept_parts
 
 
 def _filter_part(out: OutputStore, line: dict[str, Any], keep: list[str], sources: set[str]) -> dict[str, Any]:

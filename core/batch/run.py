@@ -124,46 +124,19 @@ def run_batch(
     """
     from core.batch import report as batch_report
 
-    if engine not in ENGINES:
-        raise ConfigError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     requested_workers = workers
-    workers = workers or CORES
-    if workers < 1:
-        raise ConfigError("--workers must be at least 1")
+    workers = _checked_workers(engine, workers)
     store = OutputStore.at(out, filesystem)
     files = expand_inputs(inputs, list_files)
     if not files:
         raise ConfigError("no input files (give files, directories, globs or @LIST)")
     config_json = config.to_json(indent=None)
-    header = {
-        "kind": "header",
-        "chunkscope_batch": MANIFEST_VERSION,
-        "config_key": config.key(),
-        "config": json.loads(config_json),
-        "embed": embed or "",
-        # Document ids: from the text and the path inside the input root, or (content_ids) the text alone.
-        "ids": "content" if content_ids else "path",
-        # Measured (--metrics): two more columns, so a resumed run must measure the same way.
-        "metrics": metrics,
-    }
+    header = _header(config, config_json, embed, content_ids=content_ids, metrics=metrics)
     # Ray is connected first (a failed connect writes nothing); a write the output refuses, wherever it comes,
     # leaves no temporary file behind.
     with _engine(engine, requested_workers, ray_address) as run_shards, _temporaries_removed_on_failure(store):
         done, next_shard = prepare_output(store, header, files, resume=resume, overwrite=overwrite)
         todo = [entry for entry in files if entry.path not in done or entry.problem]
-        tasks = [
-            {
-                "index": i,
-                "source": f.source,
-                "path": f.path,
-                "problem": f.problem,
-                "bytes": f.size,
-                "id_salt": id_salt(f.id_key, content_ids=content_ids),
-                "metrics": metrics,
-            }
-            for i, f in enumerate(todo)
-        ]
-
         state = Progress(
             files_total=len(files), files_skipped=len(files) - len(todo), bytes_total=sum(f.size for f in todo)
         )
@@ -174,36 +147,10 @@ def run_batch(
         limits = PartLimits.of(part_rows, part_bytes)
         writer = ShardRecorder(store, manifest, limits, next_shard)
         spec = work_spec(config_json, embed or "", store, filesystem is None, limits)
+        tasks = _tasks(todo, content_ids=content_ids, metrics=metrics)
         results = run_shards(plan_shards(tasks, next_shard, limits.bytes, shard_bytes), spec)
-        interrupted = False
-        failure: OutputWriteError | None = None
-        last_shown = 0.0
         with _DeferredInterrupt() as guard:
-            try:
-                for record in results:
-                    with guard.shielded():
-                        counts = writer.add(record)
-                    state.files_done += counts["files"]
-                    state.failed += counts["failed"]
-                    state.nodes += counts["nodes"]
-                    state.bytes += counts["bytes"]
-                    if progress is not None and time.monotonic() - last_shown >= 0.2:
-                        last_shown = time.monotonic()
-                        progress(state)
-            except KeyboardInterrupt:
-                interrupted = True
-            except OutputWriteError as exc:
-                failure = exc
-            finally:
-                # From here on a Ctrl-C or SIGTERM is held back (and then dropped): the workers stop, what arrived
-                # is written.
-                guard.critical = True
-                closer = getattr(results, "close", None)
-                if closer is not None:
-                    closer()
-                if interrupted or failure is not None:
-                    writer.discard_unrecorded()  # the parts of shards the workers left halfway
-                failure = _finish(manifest, failure)
+            interrupted, failure = _record_results(results, writer, manifest, state, progress, guard)
             if failure is not None:
                 # The manifest holds what is in place; no more is written but a best-effort report, and no
                 # temporary file stays behind (below): a later --resume goes on from the manifest.
@@ -233,6 +180,90 @@ def run_batch(
     if interrupted:
         raise BatchInterrupted(result, guard.signal)
     return result
+
+
+def _checked_workers(engine: str, workers: int | None) -> int:
+    """The number of workers to run (every core by default); a ConfigError for an unknown engine or no worker."""
+    if engine not in ENGINES:
+        raise ConfigError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    workers = workers or CORES
+    if workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    return workers
+
+
+def _header(config: Any, config_json: str, embed: str | None, *, content_ids: bool, metrics: bool) -> dict[str, Any]:
+    """The manifest's header: what a resumed run must share with the run it continues."""
+    return {
+        "kind": "header",
+        "chunkscope_batch": MANIFEST_VERSION,
+        "config_key": config.key(),
+        "config": json.loads(config_json),
+        "embed": embed or "",
+        # Document ids: from the text and the path inside the input root, or (content_ids) the text alone.
+        "ids": "content" if content_ids else "path",
+        # Measured (--metrics): two more columns, so a resumed run must measure the same way.
+        "metrics": metrics,
+    }
+
+
+def _tasks(todo: Sequence[Any], *, content_ids: bool, metrics: bool) -> list[dict[str, Any]]:
+    """One task per input to process (:func:`core.batch.work.process_file`'s ``task``), numbered in input order."""
+    return [
+        {
+            "index": i,
+            "source": f.source,
+            "path": f.path,
+            "problem": f.problem,
+            "bytes": f.size,
+            "id_salt": id_salt(f.id_key, content_ids=content_ids),
+            "metrics": metrics,
+        }
+        for i, f in enumerate(todo)
+    ]
+
+
+def _record_results(
+    results: Iterator[Any],
+    writer: ShardRecorder,
+    manifest: Manifest,
+    state: Progress,
+    progress: Callable[[Progress], None] | None,
+    guard: _DeferredInterrupt,
+) -> tuple[bool, OutputWriteError | None]:
+    """Write each shard's record as it arrives, shielded from Ctrl-C; then stop the workers and close the manifest.
+
+    Returns whether the run was interrupted, and the write the output refused (if one was).
+    """
+    interrupted = False
+    failure: OutputWriteError | None = None
+    last_shown = 0.0
+    try:
+        for record in results:
+            with guard.shielded():
+                counts = writer.add(record)
+            state.files_done += counts["files"]
+            state.failed += counts["failed"]
+            state.nodes += counts["nodes"]
+            state.bytes += counts["bytes"]
+            if progress is not None and time.monotonic() - last_shown >= 0.2:
+                last_shown = time.monotonic()
+                progress(state)
+    except KeyboardInterrupt:
+        interrupted = True
+    except OutputWriteError as exc:
+        failure = exc
+    finally:
+        # From here on a Ctrl-C or SIGTERM is held back (and then dropped): the workers stop, what arrived
+        # is written.
+        guard.critical = True
+        closer = getattr(results, "close", None)
+        if closer is not None:
+            closer()
+        if interrupted or failure is not None:
+            writer.discard_unrecorded()  # the parts of shards the workers left halfway
+        failure = _finish(manifest, failure)
+    return interrupted, failure
 
 
 @contextmanager

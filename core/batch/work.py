@@ -102,33 +102,6 @@ def warm_worker(config_json: str) -> None:
     config.splitter.split([Document(text="A sentence to warm up with. And a second one.")])
 
 
-def result_schema() -> Any:
-    """The columns of :func:`process_file`'s result (how the Ray engine carries results as Arrow)."""
-    import pyarrow as pa
-
-    text, number = pa.string(), pa.int64()
-    return pa.schema(
-        [
-            ("index", number),
-            ("source", text),
-            ("path", text),
-            ("size", number),
-            ("mtime_ns", number),
-            ("sha256", text),
-            ("status", text),
-            ("reason", text),
-            ("seconds", pa.float64()),
-            ("documents", number),
-            ("nodes", number),
-            ("nonspace", number),
-            ("characters", number),
-            ("metrics", text),
-            ("table", pa.binary()),
-            ("row_bytes", pa.binary()),
-        ]
-    )
-
-
 def _worker_config(config_json: str) -> Any:
     from core.config import PipelineConfig
 
@@ -189,19 +162,38 @@ def process_file(task: dict[str, Any], config: str, embed: str = "", *, stream: 
 
 
 def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[str, Any], stream: bool) -> None:
-    import pyarrow as pa
-
-    from core.batch.ids import assign_batch_ids
-    from core.documents import documents_to_split, extract_with_llm, finish_nodes, load_bounded, split_bounded
-    from core.errors import LoadError
-    from core.limits import DEFAULT_LIMITS, check_upload_size
-    from core.loaders import load_bytes, loader_for
-    from core.loaders.file_kinds import refuse_special_file
-    from core.measure.metrics import SizeStats, chunk_columns
-    from core.schema import MetadataMode, contents, numbers_in_document
+    from core.schema import MetadataMode, contents
 
     clock = StageClock()
     path = Path(task["path"])
+    data = _read_file(path, result)
+    clock.mark("read")
+    config = _worker_config(config_json)
+    documents, nodes = _load_and_split(data, path, task, config, clock)
+    texts = [node.text for node in nodes]
+    llm_views = contents(nodes, MetadataMode.LLM)
+    same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
+    embed_views = llm_views if same_views else contents(nodes, MetadataMode.EMBED)
+    clock.mark("views")
+    measure = task.get("metrics", True)
+    sizes, metrics = _sizes_and_metrics(documents, nodes, texts, config.splitter, (embed_views, llm_views), measure)
+    clock.mark("metrics" if measure else "sizes")
+    columns = _node_columns(task["source"], nodes, texts, sizes, llm_views, embed_views)
+    clock.mark("columns")
+    dimension = None
+    if embed:
+        dimension = _add_embeddings(columns, embed, embed_views, len(nodes))
+        clock.mark("embed")
+    table = arrow_table(columns, node_schema(dimension, metrics=measure))
+    _record(result, table, stream, documents, nodes, metrics, measure)
+    clock.mark("arrow")
+
+
+def _read_file(path: Path, result: dict[str, Any]) -> bytes:
+    """The file's bytes, its size, mtime and SHA-256 recorded in ``result``; a LoadError where it cannot be read."""
+    from core.limits import check_upload_size
+    from core.loaders.file_kinds import refuse_special_file
+
     refuse_special_file(path)  # listed as a regular file, but a FIFO since: reading it would block this worker
     try:
         stat = path.stat()
@@ -215,10 +207,16 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
         raise LoadError(path.name, f"cannot be read ({exc.strerror or exc})") from None
     result["size"] = len(data)
     result["sha256"] = hashlib.sha256(data).hexdigest()
-    clock.mark("read")
+    return data
 
-    config = _worker_config(config_json)
-    splitter = config.splitter
+
+def _load_and_split(data: bytes, path: Path, task: dict[str, Any], config: Any, clock: StageClock) -> tuple[Any, Any]:
+    """The file's documents and their nodes, as ``chunkscope split`` makes them (load, prepare, split, finish)."""
+    from core.batch.ids import assign_batch_ids
+    from core.documents import documents_to_split, extract_with_llm, finish_nodes, load_bounded, split_bounded
+    from core.limits import DEFAULT_LIMITS
+    from core.loaders import load_bytes, loader_for
+
     # As `chunkscope split` and `chunkscope metrics` do it: this loader's options, the size
     # check before any work, extractors and the user's metadata, then the split.
     # Each stage on the file's bytes runs where a deadline and a memory ceiling can stop it (core.runtime.bounded):
@@ -233,38 +231,47 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     clock.mark("prepare")
     # A worker serves no other thread, so ChunkScope's own splitters (linear, no user regex) split any text
     # within the upload limit in-process: the app's 300,000-character bound forked a child per large file.
-    nodes = split_bounded(documents, splitter, DEFAULT_LIMITS, in_process_chars=DEFAULT_LIMITS.max_text_chars)
+    nodes = split_bounded(documents, config.splitter, DEFAULT_LIMITS, in_process_chars=DEFAULT_LIMITS.max_text_chars)
     # And the steps run_split takes after it, the LLM extractors' with them: in this worker (it serves no other
     # thread), bounded by the connection's timeout and retries, answered by the shared reply cache where it can.
     nodes = finish_nodes(nodes, documents, config.metadata, partial(extract_with_llm, config=config))
     clock.mark("split")
-    texts = [node.text for node in nodes]
-    llm_views = contents(nodes, MetadataMode.LLM)
-    same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
-    embed_views = llm_views if same_views else contents(nodes, MetadataMode.EMBED)
-    clock.mark("views")
-    measure = task.get("metrics", True)
+    return documents, nodes
+
+
+def _sizes_and_metrics(
+    documents: Any, nodes: Any, texts: list[str], splitter: Any, views: tuple[list[str], list[str]], measure: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The nodes' size columns and the file's metrics: with ``measure`` (--metrics) what ``chunkscope metrics``
+    prints, and per node the model tokens and lint flags; else the sizes and their statistics only."""
+    from core.measure.metrics import SizeStats, chunk_columns
+
     if measure:
-        # --metrics: what `chunkscope metrics` prints, and per node the model tokens and lint flags.
         summary, sizes = chunk_columns(
             documents,
             nodes,
             size_limit=splitter.size_limit,
             tokenizer=splitter.size_unit,
-            views=(embed_views, llm_views),  # made just above: not a second time
+            views=views,  # (EMBED, LLM) views, made by the caller: not a second time
         )
-        metrics = summary.to_dict()
-    else:
-        sizes = size_columns(documents, nodes, texts, splitter.size_unit)
-        characters = asdict(SizeStats.of(sizes["characters"]))
-        tokens = characters if sizes["tokens"] is sizes["characters"] else asdict(SizeStats.of(sizes["tokens"]))
-        metrics = {"count": len(nodes), "characters": characters, "tokens": tokens}
-    clock.mark("metrics" if measure else "sizes")
+        return sizes, summary.to_dict()
+    sizes = size_columns(documents, nodes, texts, splitter.size_unit)
+    characters = asdict(SizeStats.of(sizes["characters"]))
+    tokens = characters if sizes["tokens"] is sizes["characters"] else asdict(SizeStats.of(sizes["tokens"]))
+    return sizes, {"count": len(nodes), "characters": characters, "tokens": tokens}
+
+
+def _node_columns(
+    source: str, nodes: Any, texts: list[str], sizes: dict[str, Any], llm_views: list[str], embed_views: list[str]
+) -> dict[str, Any]:
+    """The dataset's columns (:func:`node_schema`) for one file's nodes, but the embeddings."""
+    from core.schema import numbers_in_document
+
     numbers = numbers_in_document(nodes)
-    columns: dict[str, Any] = {
+    return {
         "id": [node.id for node in nodes],
         "doc_id": [node.doc_id for node in nodes],
-        "source_path": [task["source"]] * len(nodes),
+        "source_path": [source] * len(nodes),
         "node_index": [numbers[node.id] for node in nodes],
         "start_char": [node.start_char for node in nodes],
         "end_char": [node.end_char for node in nodes],
@@ -278,20 +285,29 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
         "llm_view": llm_views,
         "embed_view": embed_views,
     }
-    clock.mark("columns")
-    dimension = None
-    if embed:
-        import numpy as np
 
-        from core.embed.embedder import get_embedder
 
-        embedder = get_embedder(None if embed == "default" else embed)
-        dimension = embedder.dimension
-        vectors = np.asarray(embedder.embed(embed_views), dtype=np.float32).reshape(len(nodes), dimension)
-        flat = array_of(pa.float32(), np.ascontiguousarray(vectors, dtype=np.float32).ravel())
-        columns["embedding"] = pa.FixedSizeListArray.from_arrays(flat, dimension)
-        clock.mark("embed")
-    table = arrow_table(columns, node_schema(dimension, metrics=measure))
+def _add_embeddings(columns: dict[str, Any], embed: str, embed_views: list[str], count: int) -> int:
+    """Add the ``embedding`` column (the EMBED views embedded by ``embed``'s model); returns its dimension."""
+    import numpy as np
+    import pyarrow as pa
+
+    from core.embed.embedder import get_embedder
+
+    embedder = get_embedder(None if embed == "default" else embed)
+    dimension = embedder.dimension
+    vectors = np.asarray(embedder.embed(embed_views), dtype=np.float32).reshape(count, dimension)
+    flat = array_of(pa.float32(), np.ascontiguousarray(vectors, dtype=np.float32).ravel())
+    columns["embedding"] = pa.FixedSizeListArray.from_arrays(flat, dimension)
+    return dimension
+
+
+def _record(
+    result: dict[str, Any], table: Any, stream: bool, documents: Any, nodes: Any, metrics: dict[str, Any], measure: bool
+) -> None:
+    """Put the table (an Arrow IPC stream with ``stream``) and the file's counts and metrics in ``result``."""
+    import pyarrow as pa
+
     if stream:
         sink = io.BytesIO()
         with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -311,7 +327,6 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
         # From each document's CharIndex (the metrics just built it): what str.split() leaves, counted.
         result["nonspace"] = sum(int(CharIndex.of(document.text).non_space_prefix[-1]) for document in documents)
     result["metrics"] = json.dumps(metrics, ensure_ascii=False, default=str)
-    clock.mark("arrow")
 
 
 def elements_read(config: Any) -> frozenset[str] | None:

@@ -68,54 +68,95 @@ def llm_from_args(args: argparse.Namespace, base: Any = None) -> Any:
 def config_from_args(args: argparse.Namespace) -> Any:
     """A PipelineConfig from ``--config`` (or ``--from-url``) plus the options on top."""
     from core.config import PipelineConfig
-    from core.config_parts import MetadataSettings, RetrievalSettings, default_splitter_name
-    from core.extractors import EXTRACTORS
-    from core.splitters import SPLITTERS
 
     base = _base_config(args)
-    changes: dict[str, Any] = {}
+    changes: dict[str, Any] = {"splitter": _splitter_from(args, base)}
+    # Each part the options set, in the order the options are listed; a part no option names stays the base's.
+    for part, from_options in _OPTION_PARTS:
+        value = from_options(args, base)
+        if value is not None:
+            changes[part] = value
+    return base.replace(**changes) if base is not None else PipelineConfig(**changes)
+
+
+def _splitter_from(args: argparse.Namespace, base: Any) -> Any:
+    """``--splitter`` and ``--set`` on top of the base's splitter (its parameters kept when the name stays)."""
+    from core.config_parts import default_splitter_name
+    from core.splitters import SPLITTERS
 
     name = args.splitter or (base.splitter.name if base is not None else default_splitter_name())
     params: dict[str, Any] = {}
     if base is not None and base.splitter.name == name:
         params.update(base.splitter.to_params(only_changed=True))
     params.update(parse_assignments(args.set, "--set"))
-    changes["splitter"] = SPLITTERS.create(name, **params)
+    return SPLITTERS.create(name, **params)
 
-    if args.loader_set:
-        changes["loaders"] = _loaders_from(args.loader_set, base.loaders if base is not None else ())
 
-    if getattr(args, "llm", None):
-        changes["llm"] = llm_from_args(args, base.llm if base is not None else None)
+def _loaders_option(args: argparse.Namespace, base: Any) -> tuple[Any, ...] | None:
+    if not args.loader_set:
+        return None
+    return _loaders_from(args.loader_set, base.loaders if base is not None else ())
 
-    if args.extractor:
-        changes["extractors"] = tuple(
-            EXTRACTORS.create(step, **step_params)
-            for step, step_params in (parse_named(text, "--extractor") for text in args.extractor)
-        )
 
-    if args.meta or args.view_set:
-        current = base.metadata if base is not None else MetadataSettings()
-        view = {**current.to_params(only_changed=True), **parse_assignments(args.view_set, "--view-set")}
-        extra = {**current.extra_metadata, **{k: str(v) for k, v in parse_assignments(args.meta, "--meta").items()}}
-        settings = MetadataSettings.from_params(view)
-        changes["metadata"] = MetadataSettings(
-            **{spec.name: getattr(settings, spec.name) for spec in settings.params()}, extra=tuple(extra.items())
-        )
+def _llm_option(args: argparse.Namespace, base: Any) -> Any:
+    if not getattr(args, "llm", None):
+        return None
+    return llm_from_args(args, base.llm if base is not None else None)
 
-    if getattr(args, "post", None):
-        from core.postprocessors import POSTPROCESSORS
 
-        changes["postprocessors"] = tuple(
-            POSTPROCESSORS.create(step, **p) for step, p in (parse_named(text, "--post") for text in args.post)
-        )
+def _extractors_option(args: argparse.Namespace, base: Any) -> tuple[Any, ...] | None:
+    from core.extractors import EXTRACTORS
 
-    if getattr(args, "retrieval_set", None):
-        current_retrieval = base.retrieval if base is not None else RetrievalSettings()
-        values = {**current_retrieval.to_params(), **parse_assignments(args.retrieval_set, "--retrieval-set")}
-        changes["retrieval"] = RetrievalSettings.from_params(values)
+    if not args.extractor:
+        return None
+    return tuple(
+        EXTRACTORS.create(step, **step_params)
+        for step, step_params in (parse_named(text, "--extractor") for text in args.extractor)
+    )
 
-    return base.replace(**changes) if base is not None else PipelineConfig(**changes)
+
+def _metadata_option(args: argparse.Namespace, base: Any) -> Any:
+    """``--view-set`` on top of the base's view settings, ``--meta`` on top of its extra metadata."""
+    from core.config_parts import MetadataSettings
+
+    if not (args.meta or args.view_set):
+        return None
+    current = base.metadata if base is not None else MetadataSettings()
+    view = {**current.to_params(only_changed=True), **parse_assignments(args.view_set, "--view-set")}
+    extra = {**current.extra_metadata, **{k: str(v) for k, v in parse_assignments(args.meta, "--meta").items()}}
+    settings = MetadataSettings.from_params(view)
+    return MetadataSettings(
+        **{spec.name: getattr(settings, spec.name) for spec in settings.params()}, extra=tuple(extra.items())
+    )
+
+
+def _postprocessors_option(args: argparse.Namespace, base: Any) -> tuple[Any, ...] | None:
+    if not getattr(args, "post", None):
+        return None
+    from core.postprocessors import POSTPROCESSORS
+
+    return tuple(POSTPROCESSORS.create(step, **p) for step, p in (parse_named(text, "--post") for text in args.post))
+
+
+def _retrieval_option(args: argparse.Namespace, base: Any) -> Any:
+    from core.config_parts import RetrievalSettings
+
+    if not getattr(args, "retrieval_set", None):
+        return None
+    current = base.retrieval if base is not None else RetrievalSettings()
+    values = {**current.to_params(), **parse_assignments(args.retrieval_set, "--retrieval-set")}
+    return RetrievalSettings.from_params(values)
+
+
+# The PipelineConfig parts options may set beside the splitter, each with what reads its options (None: not given).
+_OPTION_PARTS = (
+    ("loaders", _loaders_option),
+    ("llm", _llm_option),
+    ("extractors", _extractors_option),
+    ("metadata", _metadata_option),
+    ("postprocessors", _postprocessors_option),
+    ("retrieval", _retrieval_option),
+)
 
 
 def _base_config(args: argparse.Namespace) -> Any:

@@ -45,33 +45,50 @@ def mean_pooling_layout(path: str) -> MeanPoolingLayout | None:
     """
     try:
         modules = _read_json(os.path.join(path, "modules.json"))
-        types = [str(module["type"]) for module in modules]
-        if len(types) != 3 or not all(
-            kind.startswith("sentence_transformers.") and kind.rsplit(".", 1)[-1] == step
-            for kind, step in zip(types, _MEAN_POOLING_STEPS, strict=True)
-        ):
-            return None
-        if modules[0].get("path", "") != "":
+        if not _is_mean_pooling_pipeline(modules):
             return None
         pooling = _read_json(os.path.join(path, str(modules[1]["path"]), "config.json"))
-        modes = {key for key, on in pooling.items() if key.startswith("pooling_mode_") and on}
-        if pooling.get("pooling_mode", "mean") != "mean" or modes - {"pooling_mode_mean_tokens"}:
-            return None
-        if set(pooling) - _POOLING_KEYS - {key for key in pooling if key.startswith("pooling_mode_")}:
-            return None
-        if "pooling_mode" not in pooling and not modes:
+        if not _pools_by_mean(pooling):
             return None
         transformer = _read_json(os.path.join(path, "sentence_bert_config.json"))
-        if set(transformer) != {"max_seq_length", "do_lower_case"} and set(transformer) != {"max_seq_length"}:
-            return None
-        if transformer.get("do_lower_case"):
-            return None
-        settings_file = os.path.join(path, "config_sentence_transformers.json")
-        if os.path.exists(settings_file) and _read_json(settings_file).get("default_prompt_name"):
+        if not _plain_transformer(transformer) or _has_default_prompt(path):
             return None
         return MeanPoolingLayout(int(transformer["max_seq_length"]), int(pooling["word_embedding_dimension"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _is_mean_pooling_pipeline(modules: list[dict]) -> bool:
+    """modules.json lists exactly Transformer (at the folder's root), Pooling, Normalize."""
+    types = [str(module["type"]) for module in modules]
+    if len(types) != 3 or not all(
+        kind.startswith("sentence_transformers.") and kind.rsplit(".", 1)[-1] == step
+        for kind, step in zip(types, _MEAN_POOLING_STEPS, strict=True)
+    ):
+        return False
+    return modules[0].get("path", "") == ""
+
+
+def _pools_by_mean(pooling: dict) -> bool:
+    """The Pooling module's config.json asks for the mean of the token vectors and nothing else."""
+    modes = {key for key, on in pooling.items() if key.startswith("pooling_mode_") and on}
+    if pooling.get("pooling_mode", "mean") != "mean" or modes - {"pooling_mode_mean_tokens"}:
+        return False
+    if set(pooling) - _POOLING_KEYS - {key for key in pooling if key.startswith("pooling_mode_")}:
+        return False
+    return "pooling_mode" in pooling or bool(modes)
+
+
+def _plain_transformer(transformer: dict) -> bool:
+    """sentence_bert_config.json sets the window and nothing else (no lower-casing, no extra arguments)."""
+    if set(transformer) != {"max_seq_length", "do_lower_case"} and set(transformer) != {"max_seq_length"}:
+        return False
+    return not transformer.get("do_lower_case")
+
+
+def _has_default_prompt(path: str) -> bool:
+    settings_file = os.path.join(path, "config_sentence_transformers.json")
+    return os.path.exists(settings_file) and bool(_read_json(settings_file).get("default_prompt_name"))
 
 
 class MeanPoolingModel:

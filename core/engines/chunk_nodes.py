@@ -57,7 +57,46 @@ def framework_nodes(
     one parent are placed in order inside the parent's span. PREVIOUS/NEXT link
     the chunks of one group (all of them, for a flat split), as the frameworks do.
     """
-    text = document.text
+    groups = _groups(chunks)
+    found = _stated_spans(document.text, chunks) or _recovered_spans(document.text, chunks, groups)
+    assert None not in found  # every chunk is in a group, so each has been placed
+    llm_keys, embed_keys = document.excluded_llm_metadata_keys, document.excluded_embed_metadata_keys
+    first = chunks[0] if chunks else FrameworkChunk("")
+    shared = all(_own_hidden_keys(c) == _own_hidden_keys(first) for c in chunks)
+    # The framework adds no page labels or table headers: build from the text and metadata alone.
+    bare = replace(
+        document,
+        elements=[],
+        pages=[],
+        # When every chunk hides the same keys (most engines), the node builder's own copies are the final lists.
+        excluded_llm_metadata_keys=_hidden(llm_keys, first, first.excluded_llm_metadata_keys) if shared else llm_keys,
+        excluded_embed_metadata_keys=(
+            _hidden(embed_keys, first, first.excluded_embed_metadata_keys) if shared else embed_keys
+        ),
+    )
+    # A flat split (most engines) is one chain: the node builder links it as it builds.
+    flat = list(groups) == [None]
+    nodes = build_nodes(
+        bare,
+        _spans_with_status(chunks, found),
+        include_metadata=include_metadata,
+        include_prev_next_rel=include_prev_next_rel and flat,
+    )
+    exact = SpanStatus.EXACT
+    if not shared or any(span is not None and span.status is not exact for span in found):
+        for node, chunk, span in zip(nodes, chunks, found, strict=True):
+            if span is not None and span.status is not exact:
+                node.text = chunk.text
+            if not shared:
+                node.excluded_llm_metadata_keys = _hidden(llm_keys, chunk, chunk.excluded_llm_metadata_keys)
+                node.excluded_embed_metadata_keys = _hidden(embed_keys, chunk, chunk.excluded_embed_metadata_keys)
+    _link_groups(nodes, groups, chain=include_prev_next_rel and not flat)
+    return nodes
+
+
+def _groups(chunks: Sequence[FrameworkChunk]) -> dict[int | None, list[int]]:
+    """The chunks' indexes by their parent's (None: no parent), each group in order; a ValueError for a parent that
+    does not come before its child."""
     groups: dict[int | None, list[int]] = {}
     if any(chunk.parent is not None for chunk in chunks):
         for index, chunk in enumerate(chunks):
@@ -66,11 +105,16 @@ def framework_nodes(
             groups.setdefault(chunk.parent, []).append(index)
     elif chunks:
         groups[None] = list(range(len(chunks)))  # a flat split (most engines): one group, in order
-    found = _stated_spans(text, chunks) or _recovered_spans(text, chunks, groups)
-    assert None not in found  # every chunk is in a group, so each has been placed
+    return groups
+
+
+def _spans_with_status(
+    chunks: Sequence[FrameworkChunk], found: Sequence[RecoveredSpan]
+) -> list[tuple[int, int, dict[str, Any]]]:
+    """Each chunk's span, with its metadata and its span status as the node's own metadata."""
     # A chunk without metadata of its own shares its status's dict: the node builder copies it into each node's own.
     status_only = {status: {SPAN_STATUS_KEY: status.value} for status in SpanStatus}
-    spans = [
+    return [
         (
             span.start,
             span.end,
@@ -79,51 +123,28 @@ def framework_nodes(
         for chunk, span in zip(chunks, found, strict=True)
     ]
 
-    # The framework adds no page labels or table headers: build from the text and metadata alone.
-    # Each node hides the document's keys, then its chunk's and the span status (each once, in that order).
-    def hidden(document_keys: Sequence[str], chunk: FrameworkChunk, extra: Sequence[str]) -> list[str]:
-        added = dict.fromkeys([*extra, SPAN_STATUS_KEY, *chunk.own_keys])
-        return [*document_keys, *(key for key in added if key not in document_keys)]
 
-    llm_keys, embed_keys = document.excluded_llm_metadata_keys, document.excluded_embed_metadata_keys
-    first = chunks[0] if chunks else FrameworkChunk("")
-    shared = all(
-        (c.excluded_llm_metadata_keys, c.excluded_embed_metadata_keys, c.own_keys)
-        == (first.excluded_llm_metadata_keys, first.excluded_embed_metadata_keys, first.own_keys)
-        for c in chunks
-    )
-    bare = replace(
-        document,
-        elements=[],
-        pages=[],
-        # When every chunk hides the same keys (most engines), the node builder's own copies are the final lists.
-        excluded_llm_metadata_keys=hidden(llm_keys, first, first.excluded_llm_metadata_keys) if shared else llm_keys,
-        excluded_embed_metadata_keys=(
-            hidden(embed_keys, first, first.excluded_embed_metadata_keys) if shared else embed_keys
-        ),
-    )
-    # A flat split (most engines) is one chain: the node builder links it as it builds.
-    flat = list(groups) == [None]
-    nodes = build_nodes(
-        bare, spans, include_metadata=include_metadata, include_prev_next_rel=include_prev_next_rel and flat
-    )
-    exact = SpanStatus.EXACT
-    if not shared or any(span is not None and span.status is not exact for span in found):
-        for node, chunk, span in zip(nodes, chunks, found, strict=True):
-            if span is not None and span.status is not exact:
-                node.text = chunk.text
-            if not shared:
-                node.excluded_llm_metadata_keys = hidden(llm_keys, chunk, chunk.excluded_llm_metadata_keys)
-                node.excluded_embed_metadata_keys = hidden(embed_keys, chunk, chunk.excluded_embed_metadata_keys)
+def _own_hidden_keys(chunk: FrameworkChunk) -> tuple[Sequence[str], Sequence[str], Sequence[str]]:
+    return chunk.excluded_llm_metadata_keys, chunk.excluded_embed_metadata_keys, chunk.own_keys
+
+
+def _hidden(document_keys: Sequence[str], chunk: FrameworkChunk, extra: Sequence[str]) -> list[str]:
+    """The keys a node hides from one reader: the document's, then its chunk's and the span status (each once, in
+    that order)."""
+    added = dict.fromkeys([*extra, SPAN_STATUS_KEY, *chunk.own_keys])
+    return [*document_keys, *(key for key in added if key not in document_keys)]
+
+
+def _link_groups(nodes: list[Node], groups: dict[int | None, list[int]], *, chain: bool) -> None:
+    """PARENT/CHILD between each group and its parent; PREVIOUS/NEXT within each group too, with ``chain``."""
     for parent, members in groups.items():
-        if include_prev_next_rel and not flat:
+        if chain:
             link_chain([nodes[i] for i in members])
         if parent is not None:
             children = nodes[parent].relationships.setdefault(NodeRelationship.CHILD, [])
             for index in members:
                 nodes[index].relationships[NodeRelationship.PARENT] = nodes[parent].id
                 children.append(nodes[index].id)  # type: ignore[union-attr]
-    return nodes
 
 
 def _stated_spans(text: str, chunks: Sequence[FrameworkChunk]) -> list[RecoveredSpan] | None:

@@ -166,15 +166,11 @@ def source_html(
     """
     end = len(text) if end is None else min(end, len(text))
     start = max(0, min(start, end))
-    numbered = [((index_of or {}).get(n.id, i), n) for i, n in enumerate(nodes)]
-    visible = [(i, n) for i, n in numbered if n.start_char < end and n.end_char > start and n.end_char > n.start_char]
+    visible = _visible(nodes, index_of or {}, start, end)
     page_starts = {p.start_char: p for p in pages if start <= p.start_char < end}
     clipped_marks = [m for m in marks if m.start < end and m.end > start]
     boundaries = _boundaries(start, end, visible, page_starts, clipped_marks)
-
-    starting: dict[int, list[tuple[int, HasSpan]]] = {}
-    for index, node in visible:
-        starting.setdefault(max(node.start_char, start), []).append((index, node))
+    starting = _starting_at(visible, start)
     active: dict[int, HasSpan] = {}
     parts: list[str] = [CSS] if include_css else []
     parts.append(f'<div class="cs-source" style="--cs-height:{int(height_px)}px">')
@@ -195,6 +191,20 @@ def source_html(
         parts.extend(_segment(text[a:b], _segment_classes(text[a:b], a, b, active, selected_id, clipped_marks)))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _visible(nodes: Sequence[HasSpan], index_of: Mapping[str, int], start: int, end: int) -> list[tuple[int, HasSpan]]:
+    """The numbered nodes whose non-empty span meets ``[start, end)``: (number, node), in the nodes' order."""
+    numbered = [(index_of.get(n.id, i), n) for i, n in enumerate(nodes)]
+    return [(i, n) for i, n in numbered if n.start_char < end and n.end_char > start and n.end_char > n.start_char]
+
+
+def _starting_at(visible: Sequence[tuple[int, HasSpan]], start: int) -> dict[int, list[tuple[int, HasSpan]]]:
+    """The visible nodes by where their drawing starts (a node begun before the window starts at its start)."""
+    starting: dict[int, list[tuple[int, HasSpan]]] = {}
+    for index, node in visible:
+        starting.setdefault(max(node.start_char, start), []).append((index, node))
+    return starting
 
 
 def _boundaries(

@@ -55,9 +55,7 @@ def build_nodes(
     # Read straight from the document, and no table index where there are no tables: on a corpus of
     # small files these set-ups (and a list of ids and one of links before the nodes) were a third of
     # a character split's time per file (benchmarks/NOTES.md, issue 32 character round).
-    tables = _TableIndex(document.elements) if document.elements else None
-    if tables is not None and not tables.tables:
-        tables = None
+    tables = _TableIndex.of(document.elements) if document.elements else None
     paged = bool(document.pages)
     inherited = dict(document.metadata if include_metadata else {})
     llm_keys = list(document.excluded_llm_metadata_keys)
@@ -147,6 +145,12 @@ class _TableIndex:
             (e for e in elements if e.kind == "table" and e.attrs.get("header")), key=lambda e: e.start_char
         )
         self.starts = [t.start_char for t in self.tables]
+
+    @classmethod
+    def of(cls, elements: Sequence[Element]) -> _TableIndex | None:
+        """The index of ``elements``' tables with a header; None where there is none."""
+        index = cls(elements)
+        return index if index.tables else None
 
     def header_for(self, start: int, end: int) -> str | None:
         if not self.tables:

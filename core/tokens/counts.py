@@ -69,23 +69,7 @@ def count_node_strings(
             from_index[i] += sum(counted_words[word] for word in words)
     own = [from_index.get(i) for i in range(len(texts))]
     to_count = [text for text, count in zip(texts, own, strict=True) if count is None]
-    # Per view and node: None (the view is the text), (True, prefix) (the prefix's count plus the text's)
-    # or (False, view) (the view tokenized whole).
-    plans: list[list[tuple[bool, str] | None]] = []
-    for each in views:
-        plan: list[tuple[bool, str] | None] = []
-        for text, view, count in zip(texts, each, own, strict=True):
-            if view is text or view == text:
-                plan.append(None)
-            elif count is not None and text and view.endswith(text):
-                prefix = view[: len(view) - len(text)]
-                whole = not (prefix[-1] in WORD_BREAKS or text[0] in WORD_BREAKS)
-                plan.append((not whole, view if whole else prefix))
-                to_count.append(plan[-1][1])
-            else:
-                plan.append((False, view))
-                to_count.append(view)
-        plans.append(plan)
+    plans = [_view_plan(texts, each, own, to_count) for each in views]
     counted = _count_once(counter, to_count)
     text_counts = [counted[text] if count is None else count for text, count in zip(texts, own, strict=True)]
     view_counts = [
@@ -96,6 +80,26 @@ def count_node_strings(
         for plan in plans
     ]
     return text_counts, view_counts
+
+
+def _view_plan(
+    texts: Sequence[str], views: Sequence[str], own: Sequence[int | None], to_count: list[str]
+) -> list[tuple[bool, str] | None]:
+    """How each node's view is counted: None (the view is the text), (True, prefix) (the prefix's count plus
+    the text's) or (False, view) (the view tokenized whole); what must be tokenized is added to ``to_count``."""
+    plan: list[tuple[bool, str] | None] = []
+    for text, view, count in zip(texts, views, own, strict=True):
+        if view is text or view == text:
+            plan.append(None)
+        elif count is not None and text and view.endswith(text):
+            prefix = view[: len(view) - len(text)]
+            whole = not (prefix[-1] in WORD_BREAKS or text[0] in WORD_BREAKS)
+            plan.append((not whole, view if whole else prefix))
+            to_count.append(plan[-1][1])
+        else:
+            plan.append((False, view))
+            to_count.append(view)
+    return plan
 
 
 def _splits_at_word_breaks(counter: Tokenizer) -> bool:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from functools import lru_cache
 
 from core.schema import Element
@@ -71,13 +72,7 @@ def markdown_headings(text: str) -> list[Element]:
         # Plain paragraph lines and blank lines, many at a time: they only open and close paragraphs.
         run = quiet(text, start)
         if run is not None:
-            last_blank_end = run.end("blank")
-            if last_blank_end == run.end():
-                paragraph = None
-            elif last_blank_end != -1:
-                paragraph = bisect_left(starts, last_blank_end, index)
-            elif paragraph is None:
-                paragraph = index
+            paragraph = _paragraph_after(run, starts, index, paragraph)
             index = bisect_left(starts, run.end(), index + 1)
             continue
         end = ends[index]
@@ -93,20 +88,12 @@ def markdown_headings(text: str) -> list[Element]:
             continue
         at = head.end()
         first = text[at]
-        # A "[" opening a paragraph may be a reference definition, which titles need.
-        hard = (
-            first in "<>"
-            or (first == "[" and paragraph is None)
-            or (first in "-+*0123456789" and LIST_MARKER.match(text, at, end) is not None)
-        )
+        hard = _opens_hard_block(text, at, end, paragraph is None)
         if paragraph is not None and first in "=-" and _SETEXT.match(text, at, end):
-            # A "|" in the paragraph: it may be a table's header, which the underline does not make a heading.
-            if text.find("|", starts[paragraph], start) != -1:
+            source = _setext_title(text, lines, paragraph, index)
+            if source is None:
                 hard = True
             else:
-                source = "\n".join(
-                    text[a:b] for a, b in zip(starts[paragraph:index], ends[paragraph:index], strict=True)
-                )
                 found.append((starts[paragraph], end, 1 if first == "=" else 2, source))
                 paragraph = None
                 index += 1
@@ -148,6 +135,36 @@ def markdown_headings(text: str) -> list[Element]:
 _QUIET_LINES = re.compile(
     r"(?:(?P<blank>[ \t]*(?:\r\n|\r|\n)|[ \t]+\Z)|[ ]{0,3}[^\s<>\[\-+*0-9=`~#_][^\r\n]*(?:\r\n|\r|\n|\Z))+"
 )
+
+
+def _setext_title(text: str, lines: LineTable, paragraph: int, underline: int) -> str | None:
+    """The title source of the setext heading the paragraph from line ``paragraph`` makes with its ``underline``; None
+    where a "|" in the paragraph may make it a table's header, which the underline does not make a heading."""
+    starts, ends = lines.starts, lines.ends
+    if text.find("|", starts[paragraph], starts[underline]) != -1:
+        return None
+    return "\n".join(text[a:b] for a, b in zip(starts[paragraph:underline], ends[paragraph:underline], strict=True))
+
+
+def _paragraph_after(run: re.Match[str], starts: Sequence[int], index: int, paragraph: int | None) -> int | None:
+    """The paragraph open after a quiet run that starts at line ``index`` (its first line; None if none is)."""
+    last_blank_end = run.end("blank")
+    if last_blank_end == run.end():
+        return None
+    if last_blank_end != -1:
+        return bisect_left(starts, last_blank_end, index)
+    return index if paragraph is None else paragraph
+
+
+def _opens_hard_block(text: str, at: int, end: int, no_paragraph: bool) -> bool:
+    """Does the line whose content starts at ``at`` open what the scanner leaves to markdown-it: an HTML block, a
+    block quote, a list item, or (a "[" opening a paragraph) a reference definition, which titles need?"""
+    first = text[at]
+    return (
+        first in "<>"
+        or (first == "[" and no_paragraph)
+        or (first in "-+*0123456789" and LIST_MARKER.match(text, at, end) is not None)
+    )
 
 
 def _after_fence(text: str, lines: LineTable, opening: int, marker: str, length: int) -> int:

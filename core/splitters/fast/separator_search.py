@@ -111,13 +111,11 @@ def bounds_by_search_in_python(text: str, separator: str, chunk_size: int, chunk
     which needs a separator that overlaps itself (``"\\n\\n"`` in ``"\\n\\n\\n"``);
     then the scan is replayed from the first of those overlapping occurrences.
     """
-    chunks: list[tuple[int, int]] = []
-    if not text:
-        return chunks
+    chunks: list[tuple[int, int]] = []  # an empty text has none: the loop does not run, the last chunk is empty
     length = len(text)
     size = len(separator)
     shifts, overlap_tails, widest_shift, trailing_space = _separator_profile(separator)
-    find, rfind, startswith = text.find, text.rfind, text.startswith
+    find, rfind = text.find, text.rfind
     add = chunks.append
     scans: _LocalScans | None = None  # made on the first dense run (most texts have none)
     last_budget = length - chunk_size  # a chunk starting here or later reaches the text's end
@@ -138,12 +136,7 @@ def bounds_by_search_in_python(text: str, separator: str, chunk_size: int, chunk
             if j < 0:
                 break  # the last chunk: to the text's end
         elif j > start and text[j - 1] in overlap_tails:
-            try:
-                first = _chain_start(startswith, separator, shifts, j, start)
-                j = _last_aligned(find, separator, first, j + size)
-            except DenseRun:
-                scans = scans or _LocalScans(text, separator)
-                j = scans.last_start(start, j + size)
+            j, scans = _last_start_walked(text, separator, shifts, j, start, scans)
         end = j + size
         if end == closed:
             # The piece after ``closed`` does not fit from here: merge_pieces starts this chunk
@@ -170,26 +163,61 @@ def bounds_by_search_in_python(text: str, separator: str, chunk_size: int, chunk
         j = find(separator, low, closed - 1)
         # An occurrence overlapping j from at or after ``low`` would have been found instead.
         if 0 <= j < low + widest_shift:
-            try:
-                first = _chain_start(startswith, separator, shifts, j, chunk_start)
-                if first != j:
-                    j = _first_aligned(find, separator, first, floor, closed)
-            except DenseRun:
-                scans = scans or _LocalScans(text, separator)
-                j = scans.first_start_ending_from(chunk_start, floor, closed - 1)
+            j, scans = _first_start_walked(text, separator, shifts, j, (chunk_start, floor, closed), scans)
         start = closed if j < 0 else j + size
-    # The last chunk, to the text's end. Where a chunk in the loop already ended there (a text ending
-    # with the separator), this one trims to the same end and is not kept.
-    end = length
+    last = _last_chunk(text, separator, trailing_space, start, previous_end)
+    if last is not None:
+        add(last)
+    return chunks
+
+
+def _last_chunk(
+    text: str, separator: str, trailing_space: int, start: int, previous_end: int
+) -> tuple[int, int] | None:
+    """The last chunk, from ``start`` to the text's end, trimmed; None where it is empty or ends where the chunk
+    before it did (a text ending with the separator: that chunk already ended there)."""
+    end = len(text)
     while start < end and text[start].isspace():
         start += 1
     if start < end and text.endswith(separator):  # then the text's end closes a separator too
         end -= trailing_space
     while end > start and text[end - 1].isspace():
         end -= 1
-    if start < end and end > previous_end:
-        add((start, end))
-    return chunks
+    return (start, end) if start < end and end > previous_end else None
+
+
+# Where a left-to-right scan from an aligned boundary meets the separator, near an occurrence a search found that
+# another may overlap from the left (a separator that overlaps itself): found by walking the chain of overlapping
+# occurrences, or by local scans (``scans``, made on the first dense run and returned) once a walk meets one.
+# Called only there: most texts never need them.
+
+
+def _last_start_walked(
+    text: str, separator: str, shifts: tuple[int, ...], j: int, start: int, scans: _LocalScans | None
+) -> tuple[int, _LocalScans | None]:
+    """Where the last occurrence the scan from ``start`` meets before the end of the one found at ``j`` begins."""
+    stop = j + len(separator)
+    try:
+        first = _chain_start(text.startswith, separator, shifts, j, start)
+        return _last_aligned(text.find, separator, first, stop), scans
+    except DenseRun:
+        scans = scans or _LocalScans(text, separator)
+        return scans.last_start(start, stop), scans
+
+
+def _first_start_walked(
+    text: str, separator: str, shifts: tuple[int, ...], j: int, window: tuple[int, int, int], scans: _LocalScans | None
+) -> tuple[int, _LocalScans | None]:
+    """Where the first occurrence the scan from the chunk's start meets that ends in ``[floor, closed)`` begins
+    (-1 if none), the one found at ``j`` being the first found from below ``floor``. ``window``: the chunk's
+    start, ``floor`` and ``closed``."""
+    chunk_start, floor, closed = window
+    try:
+        first = _chain_start(text.startswith, separator, shifts, j, chunk_start)
+        return (j if first == j else _first_aligned(text.find, separator, first, floor, closed)), scans
+    except DenseRun:
+        scans = scans or _LocalScans(text, separator)
+        return scans.first_start_ending_from(chunk_start, floor, closed - 1), scans
 
 
 @lru_cache(maxsize=64)
