@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import BytesIO
 from typing import Any
@@ -41,7 +41,6 @@ from core.loaders.pdf_corruption import (
     char_size,
     direction_options,
     join_vertical_lines,
-    looks_overdrawn,
     one_glyph_per_position,
 )
 
@@ -421,30 +420,3 @@ def _demote_non_headings(pages_blocks: list[list[Block]]) -> None:
 def _join(text: str, line: str) -> str:
     # A hyphen at a line's end usually joins a compound ("Retrieval-" + "Augmented"); keep it, add no space.
     return f"{text}{line}" if text.endswith("-") else f"{text} {line}"
-
-
-def repair_overdrawn(
-    data: bytes, texts: list[str], *, layout: bool, skip: Collection[int] = ()
-) -> tuple[list[str], dict[int, int]]:
-    """pypdf's page texts, with pdfplumber's (one glyph per position) where a page draws its glyphs over
-    themselves; and those pages' numbers with how many times a glyph was drawn.
-
-    pdfplumber opens the file only when a page's text looks overdrawn (:func:`looks_overdrawn`). The pages
-    in ``skip`` are never read again (the caller's bound on pdfplumber's work).
-    """
-    doubtful = [
-        number for number, text in enumerate(texts, start=1) if text and number not in skip and looks_overdrawn(text)
-    ]
-    if not doubtful:
-        return texts, {}
-    try:
-        readings = page_readings(data, doubtful, layout=layout)
-    except Exception:  # pdfplumber cannot read a file pypdf did: keep pypdf's text
-        return texts, {}
-    repaired = list(texts)
-    overdrawn: dict[int, int] = {}
-    for number, (text, times) in readings.items():
-        if times > 1 and text.strip():
-            repaired[number - 1] = text
-            overdrawn[number] = times
-    return repaired, overdrawn
