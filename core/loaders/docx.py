@@ -18,7 +18,7 @@ marked ``alt_text``, and a text box's content (``w:txbxContent``, its own
 story of paragraphs and tables) marked ``text_box``. Of alternate content
 (``mc:AlternateContent``) only the first choice is read: the fallback is a copy
 of the same text box for older readers. Equations (OMML) are linear text
-(:mod:`core.loaders.omml`).
+(:mod:`core.loaders.omml`). Anchors and notes are read by :mod:`core.loaders.docx_notes`.
 
 Footnotes and endnotes (``include_footnotes``, on by default) leave a mark
 where they are referenced, ``[^1]`` (footnotes numbered 1, 2, 3 and endnotes
@@ -58,6 +58,7 @@ from xml.etree.ElementTree import Element as XmlElement
 from core.errors import CorruptDocumentError, EmptyDocumentError, TooLargeError
 from core.loaders.archive import Archive, ZipLoader, attr, child, children, core_properties, local
 from core.loaders.blocks import BlockText
+from core.loaders.docx_notes import Notes, alt_text_marks, anchored, is_notes_heading, paragraph_nodes, read_notes
 from core.loaders.omml import math_text
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
@@ -68,16 +69,16 @@ _HEADING_NAME = re.compile(r"heading\s*([1-9])$", re.IGNORECASE)
 # Run content that is text; everything else in a run (drawings, objects, field codes, deleted text) is not.
 _RUN_TEXT = {"t": None, "tab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-", "softHyphen": ""}
 # Containers whose content is not part of a paragraph's own text: text boxes (their own story, read after
-# the paragraph), deleted text, embedded objects and pictures (their alt text is read after the paragraph).
-_SKIPPED = frozenset({"txbxContent", "del", "object", "drawing", "pict", "instrText", "delText"})
-# Where nothing a paragraph anchors is looked for: deleted text, field codes, embedded objects, equations.
-_NOT_ANCHORING = frozenset({"del", "delText", "instrText", "object", "oMath", "oMathPara", "pPr", "rPr"})
+# the paragraph), deleted text, embedded objects and pictures (their alt text is read after the paragraph),
+# and the paragraph's and runs' properties.
+_SKIPPED = frozenset({"txbxContent", "del", "object", "drawing", "pict", "instrText", "delText", "pPr", "rPr"})
+# What a paragraph's text is read from, and nothing under it: runs' text, equations, notes' references.
+_TEXT_NODES = frozenset({*_RUN_TEXT, "oMath", "oMathPara", "footnoteReference", "endnoteReference"})
 # Wrappers around paragraphs and tables in the body: content controls, custom XML, tracked insertions.
 _TRANSPARENT = frozenset({"sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag"})
 _STYLE_CHAIN_LIMIT = 20
 # The columns one cell may span in a table that declares no grid (Word always writes one).
 _MAX_SPAN = 64
-_FILE_NAME = re.compile(r"[\w ().-]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg|webp)", re.IGNORECASE)
 # What a hostile file multiplies (each costs parse and walk time), counted while parts are parsed.
 _COUNTED = {
     "p": ("paragraphs", "max_paragraphs"),
@@ -85,13 +86,6 @@ _COUNTED = {
     "tr": ("table rows", "max_table_rows"),
     "tc": ("table cells", "max_table_cells"),
 }
-# Footnotes and endnotes: (the main part's relationship to their part, the note's tag, the heading above them).
-_NOTE_KINDS = {
-    "footnote": ("footnotes", "Footnotes"),
-    "endnote": ("endnotes", "Endnotes"),
-}
-_ROMAN = (("m", 1000), ("cm", 900), ("d", 500), ("cd", 400), ("c", 100), ("xc", 90), ("l", 50), ("xl", 40),
-          ("x", 10), ("ix", 9), ("v", 5), ("iv", 4), ("i", 1))  # fmt: skip
 
 
 @dataclass
@@ -132,7 +126,7 @@ class DocxLoader(ZipLoader):
         if body is None:
             raise CorruptDocumentError(file_name, f"is not a .docx file ({main} has no body)")
         out = BlockText()
-        notes = _Notes() if self.include_footnotes else None
+        notes = Notes() if self.include_footnotes else None
         stories = _Stories(archive, main, _styles(archive), out, self.include_headers_footers, notes)
         stories.read_body(body)
         text, elements, _ = out.result()
@@ -142,7 +136,7 @@ class DocxLoader(ZipLoader):
         metadata.update(core_properties(archive))
         if "title" not in metadata:
             heading = next(
-                (e for e in elements if e.kind == "heading" and e.level == 1 and not _is_notes_heading(e.attrs)),
+                (e for e in elements if e.kind == "heading" and e.level == 1 and not is_notes_heading(e.attrs)),
                 None,
             )
             if heading is not None:
@@ -151,10 +145,6 @@ class DocxLoader(ZipLoader):
         if note:
             add_warning(metadata, note)
         return [make_document(text, metadata, elements)]
-
-
-def _is_notes_heading(attrs: dict[str, Any]) -> bool:
-    return any(f"{kind}s" in attrs for kind in _NOTE_KINDS)
 
 
 def _main_part(archive: Archive) -> str:
@@ -185,30 +175,6 @@ def _styles(archive: Archive) -> dict[str, _Style]:
 
 
 @dataclass
-class _Notes:
-    """The footnotes and endnotes referenced so far, numbered in the order they are first referenced."""
-
-    labels: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> label
-    _counts: dict[str, int] = field(default_factory=dict)
-
-    def mark(self, kind: str, note_id: str) -> str:
-        """The mark of a reference to note ``note_id`` of ``kind`` ("footnote", "endnote"): ``[^1]``."""
-        label = self.labels.get((kind, note_id))
-        if label is None:
-            number = self._counts[kind] = self._counts.get(kind, 0) + 1
-            label = self.labels[(kind, note_id)] = str(number) if kind == "footnote" else _roman(number)
-        return f"[^{label}]"
-
-
-def _roman(number: int) -> str:
-    digits = []
-    for letters, value in _ROMAN:
-        count, number = divmod(number, value)
-        digits.append(letters * count)
-    return "".join(digits)
-
-
-@dataclass
 class _Stories:
     """The body read in order, each section's headers before it and footers after it (each part once)."""
 
@@ -217,7 +183,7 @@ class _Stories:
     styles: dict[str, _Style]
     out: BlockText
     headers_footers: bool
-    notes: _Notes | None = None
+    notes: Notes | None = None
     _sections: list[XmlElement | None] = field(default_factory=list)
     _read: set[str] = field(default_factory=set)
     _grid_cells: int = 0
@@ -249,10 +215,9 @@ class _Stories:
 
     def _anchored(self, paragraph: XmlElement, attrs: dict[str, Any]) -> None:
         """What ``paragraph`` anchors, after it: pictures' descriptions and text boxes' content."""
-        for _kind, found in _anchored(paragraph):
+        for found in anchored(paragraph):
             if isinstance(found, str):
-                marks = {"alt_text": True, **({"file_name": True} if _FILE_NAME.fullmatch(found) else {})}
-                self.out.add(found, "paragraph", attrs={**attrs, **marks})
+                self.out.add(found, "paragraph", attrs={**attrs, **alt_text_marks(found)})
             else:
                 self._walk(found, {**attrs, "text_box": True})
 
@@ -273,24 +238,8 @@ class _Stories:
 
     def _notes(self) -> None:
         """The notes referenced, after the body: each kind under its heading, in the order of their numbers."""
-        if self.notes is None or not self.notes.labels:
-            return
-        rels = self.archive.relationships(self.main)
-        for kind, (part_kind, heading) in _NOTE_KINDS.items():
-            wanted = {note_id: label for (k, note_id), label in self.notes.labels.items() if k == kind}
-            part = next((target for rel_kind, target in rels.values() if rel_kind == part_kind), None)
-            root = self.archive.xml(part) if wanted and part else None
-            if root is None:
-                continue
-            stored = {attr(note, "id"): note for note in children(root, kind)}
-            texts = [
-                (label, _block_text(stored[note_id], "\n")) for note_id, label in wanted.items() if note_id in stored
-            ]
-            texts = [(label, text) for label, text in texts if text]
-            if texts:
-                self.out.add(heading, "heading", level=1, attrs={part_kind: True})
-            for label, text in texts:
-                self.out.add(f"[^{label}]: {text}", "paragraph", attrs={kind: label})
+        if self.notes is not None:
+            read_notes(self.archive, self.main, self.notes, self.out, lambda note: _block_text(note, "\n"))
 
     def _table_rows(self, table: XmlElement) -> list[list[str]]:
         """Every row's cells on the table's grid; the header row (``w:tblHeader``) first.
@@ -361,7 +310,7 @@ def _section_breaks(container: XmlElement) -> Iterator[XmlElement]:
 
 
 def _paragraph(
-    paragraph: XmlElement, out: BlockText, styles: dict[str, _Style], attrs: dict[str, Any], notes: _Notes | None
+    paragraph: XmlElement, out: BlockText, styles: dict[str, _Style], attrs: dict[str, Any], notes: Notes | None
 ) -> None:
     text = paragraph_text(paragraph, notes)
     ppr = child(paragraph, "pPr")
@@ -376,77 +325,24 @@ def _paragraph(
         out.add(text, "paragraph", attrs=attrs or None)
 
 
-def _chosen(alternate: XmlElement) -> XmlElement | None:
-    """Of alternate content, the first choice (else the fallback): the others are copies of it."""
-    chosen = child(alternate, "Choice")
-    return chosen if chosen is not None else child(alternate, "Fallback")
-
-
-def paragraph_text(paragraph: XmlElement, notes: _Notes | None = None) -> str:
+def paragraph_text(paragraph: XmlElement, notes: Notes | None = None) -> str:
     """A paragraph's visible text: runs (also inside links, fields and insertions), equations as linear text,
     a note's mark where it is referenced (when ``notes`` numbers them), line breaks as "\\n"."""
-    pieces: list[str] = []
-    stack = [iter(paragraph)]
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            continue
-        tag = local(node.tag)
-        if tag in _SKIPPED or tag == "pPr" or tag == "rPr":
-            continue
-        if tag in _RUN_TEXT:
-            value = _RUN_TEXT[tag]
-            if value is None:
-                pieces.append(node.text or "")
-            elif tag == "br" and attr(node, "type") == "page":
-                pieces.append("\n")
-            else:
-                pieces.append(value)
-            continue
-        if tag in ("oMath", "oMathPara"):  # an equation stands apart from the words around it
-            pieces.append(f" {math_text(node)} ")
-            continue
-        if tag in ("footnoteReference", "endnoteReference"):
-            if notes is not None:
-                pieces.append(notes.mark(tag.removesuffix("Reference"), attr(node, "id") or ""))
-            continue
-        if tag == "AlternateContent":
-            chosen = _chosen(node)
-            if chosen is not None:
-                stack.append(iter(chosen))
-            continue
-        stack.append(iter(node))
+    pieces = [_node_text(tag, node, notes) for tag, node in paragraph_nodes(paragraph, _SKIPPED, _TEXT_NODES)]
     lines = ("".join(pieces)).split("\n")
     return "\n".join(" ".join(line.split()) for line in lines if line.strip())
 
 
-def _anchored(paragraph: XmlElement) -> Iterator[tuple[str, str | XmlElement]]:
-    """What a paragraph anchors, in order: ("alt", a picture's description) and ("box", a text box's content).
-    A text box's own anchors are found when its content is read, not here."""
-    stack = [iter(paragraph)]
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            continue
-        tag = local(node.tag)
-        if tag in _NOT_ANCHORING:
-            continue
-        if tag == "txbxContent":
-            yield "box", node
-        elif tag == "docPr" or (tag == "shape" and attr(node, "alt")):  # DrawingML, or a VML shape's alt
-            alt = " ".join((attr(node, "descr") or attr(node, "title") or attr(node, "alt") or "").split())
-            if alt:
-                yield "alt", alt
-            if tag == "shape":  # a VML shape can hold a text box
-                stack.append(iter(node))
-        elif tag == "AlternateContent":
-            chosen = _chosen(node)
-            if chosen is not None:
-                stack.append(iter(chosen))
-        else:
-            stack.append(iter(node))
+def _node_text(tag: str, node: XmlElement, notes: Notes | None) -> str:
+    """What one node of a paragraph adds to its text: a run's text, a tab or a break, an equation, a note's mark."""
+    if tag in _RUN_TEXT:
+        value = _RUN_TEXT[tag]
+        return (node.text or "") if value is None else value
+    if tag in ("oMath", "oMathPara"):  # an equation stands apart from the words around it
+        return f" {math_text(node)} "
+    if tag in ("footnoteReference", "endnoteReference") and notes is not None:
+        return notes.mark(tag.removesuffix("Reference"), attr(node, "id") or "")
+    return ""
 
 
 def _children(parent: XmlElement, tag: str) -> list[XmlElement]:
@@ -461,7 +357,7 @@ def _children(parent: XmlElement, tag: str) -> list[XmlElement]:
     return found
 
 
-def _block_text(container: XmlElement, joiner: str, notes: _Notes | None = None) -> str:
+def _block_text(container: XmlElement, joiner: str, notes: Notes | None = None) -> str:
     """A cell's (or a note's) paragraphs, what they anchor, and any table in it, joined by ``joiner``; each
     part on one line."""
     parts = []
@@ -469,7 +365,7 @@ def _block_text(container: XmlElement, joiner: str, notes: _Notes | None = None)
         tag = local(node.tag)
         if tag == "p":
             parts.append(paragraph_text(node, notes))
-            for _kind, found in _anchored(node):
+            for found in anchored(node):
                 parts.append(found if isinstance(found, str) else _block_text(found, " ", notes))
         elif tag == "tbl":
             parts.extend(" ".join(cell for cell in row if cell) for row in _plain_rows(node, notes))
@@ -478,7 +374,7 @@ def _block_text(container: XmlElement, joiner: str, notes: _Notes | None = None)
     return joiner.join(" ".join(part.split()) for part in parts if part.strip())
 
 
-def _plain_rows(table: XmlElement, notes: _Notes | None) -> list[list[str]]:
+def _plain_rows(table: XmlElement, notes: Notes | None) -> list[list[str]]:
     """A nested table's rows, cell by cell (no grid: the rows are flattened into their cell's line)."""
     return [[_block_text(cell, " ", notes) for cell in _children(row, "tc")] for row in _children(table, "tr")]
 

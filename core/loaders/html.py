@@ -106,18 +106,12 @@ class _VisibleText(HTMLParser):
         if tag == "title" and not self.open_counts.get("svg"):
             self.title_depth += 1
         if tag in _VOID:
-            if tag == "br" and not self.hidden_depth and not self._outside():
-                self._add_inline(_LINE_BREAK_MARK if self.table is None else " ")
-            elif tag == "hr" and not self.hidden_depth and not self._outside():
-                self._block_boundary()
+            self._void_tag(tag)
             return
         parent = self.stack[-1]
         hidden = tag in _HIDDEN or any(name == "hidden" for name, _ in attrs)
         entry = _Open(tag, parent.kind, parent.level, hidden)
-        if self._outside() and not self.hidden_depth and _in_region(self.region, tag, attrs) and not self.region_seen:
-            entry.region, self.region_seen = True, True
-            self.region_depth += 1
-            self.region_span = (self._offset(), -1)
+        self._enter_region(entry, attrs)
         self._push(entry)
         if hidden:
             self.hidden_depth += 1
@@ -126,20 +120,49 @@ class _VisibleText(HTMLParser):
         if tag == "table":
             self._open_table()
         elif self.table is not None:
-            if self.nested_table_depth:
-                self._add_inline(" ")  # a table inside a cell is read as the cell's text
-            else:
-                self._table_start_tag(tag)
+            self._tag_in_table(tag)
         elif tag in _BLOCKS:
-            self._block_boundary()
-            if tag in _HEADINGS:
-                entry.kind, entry.level = "heading", _HEADINGS[tag]
-            elif tag == "li":
-                entry.kind, entry.level = "list_item", None
-            elif tag == "pre":
-                entry.kind, entry.level = "code", None
-                self.code_language = _language_of(attrs)
+            self._start_block(entry, attrs)
         elif tag == "code" and parent.kind == "code" and not self.code_language:
+            self.code_language = _language_of(attrs)
+
+    def _void_tag(self, tag: str) -> None:
+        """A tag with no content: ``<br>`` breaks the line (a space in a table), ``<hr>`` ends the block."""
+        if self.hidden_depth or self._outside():
+            return
+        if tag == "br":
+            self._add_inline(_LINE_BREAK_MARK if self.table is None else " ")
+        elif tag == "hr":
+            self._block_boundary()
+
+    def _enter_region(self, entry: _Open, attrs: list[tuple[str, str | None]]) -> None:
+        """Start reading at ``entry`` when it is the first visible element of the main content named."""
+        if (
+            self._outside()
+            and not self.hidden_depth
+            and _in_region(self.region, entry.tag, attrs)
+            and not self.region_seen
+        ):
+            entry.region, self.region_seen = True, True
+            self.region_depth += 1
+            self.region_span = (self._offset(), -1)
+
+    def _tag_in_table(self, tag: str) -> None:
+        if self.nested_table_depth:
+            self._add_inline(" ")  # a table inside a cell is read as the cell's text
+        else:
+            self._table_start_tag(tag)
+
+    def _start_block(self, entry: _Open, attrs: list[tuple[str, str | None]]) -> None:
+        """A block element opens: the text before it ends, and a heading, list item or ``<pre>`` labels its own."""
+        self._block_boundary()
+        tag = entry.tag
+        if tag in _HEADINGS:
+            entry.kind, entry.level = "heading", _HEADINGS[tag]
+        elif tag == "li":
+            entry.kind, entry.level = "list_item", None
+        elif tag == "pre":
+            entry.kind, entry.level = "code", None
             self.code_language = _language_of(attrs)
 
     def handle_endtag(self, tag: str) -> None:

@@ -253,33 +253,47 @@ def _fixed(value: float, tokens: list[tuple[str, str]]) -> str:
     whole, _, fraction = f"{abs(rounded):f}".partition(".")
     sign = "-" if rounded < 0 else ""
     digits = whole.lstrip("0")
-    # Decimals: left to right; "#" drops a trailing zero, "?" shows it as a space.
+    decimals = _decimal_digits(tokens, decimal, fraction)
+    shown: dict[int, str] = {i: d for i, d in zip(decimal, decimals, strict=True)}
+    if integer:
+        shown.update(_integer_digits(tokens, integer, digits, sign, grouped))
+    elif sign and (digits or any(d.strip() for d in decimals)):
+        shown[decimal[0] if decimal else 0] = sign + shown.get(decimal[0] if decimal else 0, "")
+    return _render(tokens, shown)
+
+
+def _decimal_digits(tokens: list[tuple[str, str]], decimal: list[int], fraction: str) -> list[str]:
+    """The digits shown in the decimal placeholders, left to right; a trailing zero is dropped by "#" and
+    shown as a space by "?"."""
     decimals = list(fraction.ljust(len(decimal), "0"))
     for position in range(len(decimal) - 1, -1, -1):
         kind = tokens[decimal[position]][0]
         if decimals[position] != "0" or kind == "0":
             break
         decimals[position] = "" if kind == "#" else " "
-    shown: dict[int, str] = {i: d for i, d in zip(decimal, decimals, strict=True)}
-    if integer:
-        zeros = len(integer) - next((n for n, i in enumerate(integer) if tokens[i][0] == "0"), len(integer))
-        digits = digits.rjust(zeros, "0")
-        if grouped:
-            digits = f"{int(digits):,}" if digits else ""
-            shown.update({i: "" for i in integer})
-            shown[integer[0]] = sign + digits
-        else:
-            # Right to left into the placeholders; digits beyond them go to the first one.
-            for n, index in enumerate(reversed(integer)):
-                position = len(digits) - 1 - n
-                kind = tokens[index][0]
-                shown[index] = digits[position] if position >= 0 else (" " if kind == "?" else "")
-            if len(digits) > len(integer):
-                shown[integer[0]] = digits[: len(digits) - len(integer) + 1]
-            shown[integer[0]] = sign + shown[integer[0]]
-    elif sign and (digits or any(d.strip() for d in decimals)):
-        shown[decimal[0] if decimal else 0] = sign + shown.get(decimal[0] if decimal else 0, "")
-    return _render(tokens, shown)
+    return decimals
+
+
+def _integer_digits(
+    tokens: list[tuple[str, str]], integer: list[int], digits: str, sign: str, grouped: bool
+) -> dict[int, str]:
+    """What each integer placeholder shows: ``digits`` padded to the format's zeros, the sign in front."""
+    zeros = len(integer) - next((n for n, i in enumerate(integer) if tokens[i][0] == "0"), len(integer))
+    digits = digits.rjust(zeros, "0")
+    shown: dict[int, str] = {}
+    if grouped:
+        shown.update({i: "" for i in integer})
+        shown[integer[0]] = sign + (f"{int(digits):,}" if digits else "")
+        return shown
+    # Right to left into the placeholders; digits beyond them go to the first one.
+    for n, index in enumerate(reversed(integer)):
+        position = len(digits) - 1 - n
+        kind = tokens[index][0]
+        shown[index] = digits[position] if position >= 0 else (" " if kind == "?" else "")
+    if len(digits) > len(integer):
+        shown[integer[0]] = digits[: len(digits) - len(integer) + 1]
+    shown[integer[0]] = sign + shown[integer[0]]
+    return shown
 
 
 def _render(tokens: list[tuple[str, str]], shown: dict[int, str]) -> str:
@@ -324,28 +338,14 @@ def _scientific(value: float, tokens: list[tuple[str, str]], at: int) -> str:
 def _fraction(value: float, tokens: list[tuple[str, str]]) -> str | None:
     """``# ?/?``-like formats: a whole part (when the format has one), then numerator/denominator."""
     slash = next(i for i, (kind, _) in enumerate(tokens) if kind == "/")
-    denominator = "".join(token for kind, token in tokens[slash + 1 :] if kind.isdigit() or kind in "#?")
-    fixed = denominator if denominator[:1] in tuple("123456789") and denominator.isdigit() else ""
-    places = len(denominator)
     numerator_at = [i for i, (kind, _) in enumerate(tokens[:slash]) if kind in "0#?"]
     if not numerator_at:
         return None
     # A whole part: placeholders before a literal space that precedes the numerator's placeholders.
-    start = numerator_at[0]
-    for i in range(len(numerator_at) - 1, 0, -1):
-        if numerator_at[i] - numerator_at[i - 1] > 1:
-            start = numerator_at[i]
-            break
-    has_whole = start != numerator_at[0]
+    has_whole = any(after - before > 1 for before, after in zip(numerator_at, numerator_at[1:], strict=False))
     negative, value = value < 0, abs(value)
     whole = int(value) if has_whole else 0
-    rest = value - whole
-    if fixed:
-        below = int(fixed)
-        numerator = int(Decimal(repr(rest * below)).quantize(Decimal(1), ROUND_HALF_UP))
-    else:
-        approx = Fraction(rest).limit_denominator(10 ** max(places, 1) - 1)
-        numerator, below = approx.numerator, approx.denominator
+    numerator, below = _numerator_and_denominator(value - whole, tokens[slash + 1 :])
     if numerator == below and has_whole:
         whole, numerator = whole + 1, 0
     sign = "-" if negative else ""
@@ -353,6 +353,17 @@ def _fraction(value: float, tokens: list[tuple[str, str]]) -> str | None:
         head = sign + (str(whole) if whole or not numerator else "")
         return f"{head} {numerator}/{below}".strip() if numerator else head or "0"
     return f"{sign}{numerator}/{below}"
+
+
+def _numerator_and_denominator(rest: float, denominator_tokens: list[tuple[str, str]]) -> tuple[int, int]:
+    """``rest`` (below 1) as a fraction: over the format's fixed denominator (``?/8``), else the closest one
+    with as many digits as the format's denominator placeholders (``??``: at most 99)."""
+    denominator = "".join(token for kind, token in denominator_tokens if kind.isdigit() or kind in "#?")
+    if denominator[:1] in tuple("123456789") and denominator.isdigit():
+        below = int(denominator)
+        return int(Decimal(repr(rest * below)).quantize(Decimal(1), ROUND_HALF_UP)), below
+    approx = Fraction(rest).limit_denominator(10 ** max(len(denominator), 1) - 1)
+    return approx.numerator, approx.denominator
 
 
 # -- dates, times and durations ------------------------------------------------------------
@@ -395,36 +406,51 @@ def _date_tokens(section: str) -> list[tuple[str, str]]:
     raw: list[tuple[str, str]] = []
     for kind, token in _tokens(section):
         last_kind, last = raw[-1] if raw else ("", "")
-        if kind == "tag":
-            raw.append(("elapsed", token.lower()) if _ELAPSED.fullmatch(f"[{token}]") else ("lit", _tag_text(token)))
-        elif kind.lower() in "ymdhs" and last_kind == "run" and last[0].lower() == kind.lower():
-            raw[-1] = ("run", last + token)
-        elif kind.lower() in "ymdhs":
-            raw.append(("run", token))
-        elif kind == "0" and last_kind == "fraction":
-            raw[-1] = ("fraction", last + "0")
-        elif kind == "." and (last_kind == "run" and last[0].lower() == "s" or last_kind == "elapsed"):
-            raw.append(("fraction", "."))
-        elif kind == "ampm":
-            raw.append(("ampm", token))
+        continued = _continued_date_token(kind, token, last_kind, last)
+        if continued is not None:
+            raw[-1] = continued
         else:
-            raw.append(("lit", token))
-    # "m" is minutes right after an hour or right before seconds, else the month.
+            raw.append(_date_token(kind, token, last_kind, last))
     out: list[tuple[str, str]] = []
     for position, (kind, token) in enumerate(raw):
-        if kind != "run":
-            out.append((kind, token))
-            continue
-        letter = token[0].lower()
-        if letter == "m":
-            before = next(
-                (k for k, _ in reversed(out) if k in ("year", "month", "day", "hour", "second", "elapsed")), ""
-            )
-            after = next((t[0].lower() for k, t in raw[position + 1 :] if k in ("run", "elapsed")), "")
-            out.append(("minute" if before in ("hour", "elapsed") or after == "s" else "month", token))
-        else:
-            out.append(({"y": "year", "d": "day", "h": "hour", "s": "second"}[letter], token))
+        out.append((_run_kind(token, out, raw[position + 1 :]), token) if kind == "run" else (kind, token))
     return out
+
+
+def _continued_date_token(kind: str, token: str, last_kind: str, last: str) -> tuple[str, str] | None:
+    """The last token grown by this one, when it continues it: a run of one letter ("yyyy"), a fraction's zeros."""
+    if kind.lower() in "ymdhs" and last_kind == "run" and last[0].lower() == kind.lower():
+        return ("run", last + token)
+    if kind == "0" and last_kind == "fraction":
+        return ("fraction", last + "0")
+    return None
+
+
+def _date_token(kind: str, token: str, last_kind: str, last: str) -> tuple[str, str]:
+    """A token that starts anew: an elapsed time, a run of date letters, a fraction of seconds, AM/PM, a literal."""
+    if kind == "tag":
+        return ("elapsed", token.lower()) if _ELAPSED.fullmatch(f"[{token}]") else ("lit", _tag_text(token))
+    if kind.lower() in "ymdhs":
+        return ("run", token)
+    if kind == "." and (last_kind == "run" and last[0].lower() == "s" or last_kind == "elapsed"):
+        return ("fraction", ".")
+    if kind == "ampm":
+        return ("ampm", token)
+    return ("lit", token)
+
+
+_RUN_KINDS = {"y": "year", "d": "day", "h": "hour", "s": "second"}
+
+
+def _run_kind(token: str, before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str:
+    """What a run of date letters shows, given the tokens named ``before`` it and the raw ones ``after`` it."""
+    letter = token[0].lower()
+    if letter != "m":
+        return _RUN_KINDS[letter]
+    # "m" is minutes right after an hour or right before seconds, else the month.
+    previous = next((k for k, _ in reversed(before) if k in ("year", "month", "day", "hour", "second", "elapsed")), "")
+    following = next((t[0].lower() for k, t in after if k in ("run", "elapsed")), "")
+    return "minute" if previous in ("hour", "elapsed") or following == "s" else "month"
 
 
 def _date_part(kind: str, token: str, moment: dt.datetime, elapsed: float, twelve: bool) -> str:

@@ -155,18 +155,21 @@ def comparable_pages(documents: Sequence[Document]) -> tuple[list[tuple[int, str
     numbers = sorted(set.intersection(*({page.number for page in document.pages} for document in documents)))
     label_of = {page.number: page.label for page in documents[0].pages}
     labels = {number: [f"page {label_of[number]}"] for number in numbers}
-    finds: set[int] = set()
     for slot, document in enumerate(documents):
-        letter = chr(ord("A") + slot)
-        tables = {element.page for element in document.elements if element.kind == "table"}
-        ocr = {int(number) for number in document.metadata.get("ocr_pages") or []}
-        for number in numbers:
-            found = [f"{find} ({letter})" for find, pages in (("a table", tables), ("OCR", ocr)) if number in pages]
+        for number, found in _page_finds(document, chr(ord("A") + slot), numbers).items():
             labels[number] += found
-            if found:
-                finds.add(number)
-    first = next((number for number in numbers if number in finds), numbers[0] if numbers else None)
+    first = next((number for number in numbers if len(labels[number]) > 1), numbers[0] if numbers else None)
     return [(number, " · ".join(labels[number])) for number in numbers], first
+
+
+def _page_finds(document: Document, letter: str, numbers: list[int]) -> dict[int, list[str]]:
+    """What reading ``letter`` found on each of the pages ``numbers``: ``["a table (B)", "OCR (B)"]``, or nothing."""
+    tables = {element.page for element in document.elements if element.kind == "table"}
+    ocr = {int(number) for number in document.metadata.get("ocr_pages") or []}
+    return {
+        number: [f"{find} ({letter})" for find, pages in (("a table", tables), ("OCR", ocr)) if number in pages]
+        for number in numbers
+    }
 
 
 def found_phrase(summary: dict[str, Any]) -> str:

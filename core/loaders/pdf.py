@@ -42,16 +42,7 @@ from pypdf.errors import FileNotDecryptedError
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.base import Loader
 from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
-from core.loaders.pdf_garble import (
-    better_text,
-    blocks_text,
-    draws_text,
-    garbled_pages,
-    read_unread_pages,
-    repair_garbled,
-    repair_garbled_blocks,
-    suspect,
-)
+from core.loaders.pdf_garble import better_text, blocks_text, garbled_pages, repair_garbled_blocks, suspect
 from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
 from core.loaders.pdf_ocr import (
     OcrPage,
@@ -68,6 +59,7 @@ from core.loaders.pdf_reader import (
     error_reason,
     page_labels,
 )
+from core.loaders.pdf_repair import repair_pypdf_texts
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import make_document
 from core.params import param
@@ -189,6 +181,34 @@ class PdfLoader(Loader):
             raise CorruptDocumentError(file_name, f"is not a readable PDF ({error_reason(exc)})") from None
 
     def _load(self, data: bytes, file_name: str) -> list[Document]:
+        reader, page_count = self._open(data, file_name)
+        sizes = check_content_size(reader, file_name, self.max_content_mb)
+        heavy = {number for number, size in enumerate(sizes, start=1) if size > SECOND_READ_MAX_BYTES}
+        labels = page_labels(reader, page_count)
+
+        layer = self._text_layer(data, reader, file_name, page_count, heavy)
+        ocr_read, ocr_notes, ocr_found_nothing, over_layer = self._ocr(data, reader, layer.blank, layer.texts, heavy)
+        if len(layer.blank) + len(layer.unreadable) == page_count and not ocr_read:
+            self._refuse_textless(layer, ocr_notes, ocr_found_nothing, file_name)
+
+        if layer.blocks is not None:
+            full_text, elements, pages = assemble_blocks(layer.blocks, labels, ocr_read)
+        else:
+            full_text, elements, pages = assemble_texts(layer.page_texts, labels, ocr_read)
+
+        metadata = self._metadata(reader, file_name, page_count, layer, ocr_read)
+        read = {number for number, page in enumerate(pages, start=1) if page.end_char > page.start_char}
+        empty = [n for n in range(1, page_count + 1) if n not in read and n not in layer.unreadable]
+        notes = self._notes(layer, empty, ocr_read, ocr_found_nothing, over_layer)
+        notes.extend(_text_notes(full_text, pages, ocr_read))
+        notes.extend(ocr_notes)
+        if notes:
+            metadata["load_warning"] = "; ".join(notes)
+        return [make_document(full_text, metadata, elements, pages)]
+
+    def _open(self, data: bytes, file_name: str) -> tuple[PdfReader, int]:
+        """pypdf's reader of the file (decrypted with the empty password when it is encrypted) and its page
+        count: a file without pages, or with more than ``max_pages``, is refused."""
         reader = PdfReader(BytesIO(data), strict=False)
         if reader.is_encrypted:
             decrypt_with_empty_password(reader, file_name)
@@ -197,25 +217,23 @@ class PdfLoader(Loader):
             raise EmptyDocumentError(file_name, "has no pages")
         if page_count > self.max_pages:
             raise TooLargeError(file_name, f"has {page_count:,} pages, more than max_pages={self.max_pages:,}")
-        sizes = check_content_size(reader, file_name, self.max_content_mb)
-        heavy = {number for number, size in enumerate(sizes, start=1) if size > SECOND_READ_MAX_BYTES}
-        labels = page_labels(reader, page_count)
+        return reader, page_count
 
-        layer = self._text_layer(data, reader, file_name, page_count, heavy)
-        ocr_read, ocr_notes, ocr_found_nothing, over_layer = self._ocr(data, reader, layer.blank, layer.texts, heavy)
-        if len(layer.blank) + len(layer.unreadable) == page_count and not ocr_read:
-            if layer.unreadable:
-                raise CorruptDocumentError(
-                    file_name, f"has pages whose content could not be read ({unreadable_reason(layer.unreadable)})"
-                )
-            unavailable = None if self.ocr == "off" else ocr_unavailable_reason()
-            raise EmptyDocumentError(file_name, no_text_reason(self.ocr, ocr_notes, ocr_found_nothing, unavailable))
+    def _refuse_textless(
+        self, layer: _TextLayer, ocr_notes: list[str], ocr_found_nothing: list[int], file_name: str
+    ) -> None:
+        """No page gave text: the file is refused, as damaged when pages could not be read, else as empty."""
+        if layer.unreadable:
+            raise CorruptDocumentError(
+                file_name, f"has pages whose content could not be read ({unreadable_reason(layer.unreadable)})"
+            )
+        unavailable = None if self.ocr == "off" else ocr_unavailable_reason()
+        raise EmptyDocumentError(file_name, no_text_reason(self.ocr, ocr_notes, ocr_found_nothing, unavailable))
 
-        if layer.blocks is not None:
-            full_text, elements, pages = assemble_blocks(layer.blocks, labels, ocr_read)
-        else:
-            full_text, elements, pages = assemble_texts(layer.page_texts, labels, ocr_read)
-
+    def _metadata(
+        self, reader: PdfReader, file_name: str, page_count: int, layer: _TextLayer, ocr_read: dict[int, OcrPage]
+    ) -> dict[str, Any]:
+        """The file's metadata, which parser read it, and the pages the other parser or OCR read."""
         metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pdf", "page_count": page_count}
         metadata.update(document_info(reader))
         metadata["parser"] = self.parser
@@ -224,24 +242,7 @@ class PdfLoader(Loader):
         if ocr_read:
             metadata["ocr_pages"] = sorted(ocr_read)
             metadata["ocr_confidence"] = {str(number): ocr_read[number].confidence for number in sorted(ocr_read)}
-        read = {number for number, page in enumerate(pages, start=1) if page.end_char > page.start_char}
-        empty = [n for n in range(1, page_count + 1) if n not in read and n not in layer.unreadable]
-        notes = self._notes(layer, empty, ocr_read, ocr_found_nothing, over_layer)
-        cid = cid_note(full_text, pages)
-        if cid:
-            notes.append(cid)
-        garbled = garbled_pages(
-            {p.number: full_text[p.start_char : p.end_char] for p in pages if p.number not in ocr_read}
-        )
-        if garbled:
-            notes.append(
-                f"garbled text on {pages_phrase(garbled)}: the PDF's fonts do not say which characters they draw "
-                "(ocr='all' reads the page as an image)"
-            )
-        notes.extend(ocr_notes)
-        if notes:
-            metadata["load_warning"] = "; ".join(notes)
-        return [make_document(full_text, metadata, elements, pages)]
+        return metadata
 
     def _text_layer(
         self, data: bytes, reader: PdfReader, file_name: str, page_count: int, heavy: set[int]
@@ -249,48 +250,48 @@ class PdfLoader(Loader):
         """What the chosen parser reads of every page, garbled pages read again by the other parser (pypdf's
         suspect pages by pdfplumber only when their content is at most SECOND_READ_MAX_BYTES: ``heavy`` are not)."""
         if self.parser == "pdfplumber":
-            from core.loaders.pdf_structure import read_pages
+            return self._pdfplumber_layer(data, reader, file_name, page_count)
+        return self._pypdf_layer(data, reader, file_name, heavy)
 
-            blocks, overdrawn = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
-            if len(blocks) != page_count:
-                raise CorruptDocumentError(
-                    file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
-                )
-            blocks, fallback = repair_garbled_blocks(reader, blocks)
-            return _TextLayer(
-                blocks=blocks,
-                page_texts=[],
-                fallback=fallback,
-                read_by_other=[],
-                unreadable={},
-                partly={},
-                blank=[number for number, page in enumerate(blocks, start=1) if not page],
-                texts={number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page},
-                unchecked=[],
-                overdrawn=overdrawn,
+    def _pdfplumber_layer(self, data: bytes, reader: PdfReader, file_name: str, page_count: int) -> _TextLayer:
+        from core.loaders.pdf_structure import read_pages
+
+        blocks, overdrawn = read_pages(data, find_tables=self.find_tables, heading_ratio=self.heading_ratio)
+        if len(blocks) != page_count:
+            raise CorruptDocumentError(
+                file_name, f"is not a readable PDF (pdfplumber found {len(blocks)} of {page_count} pages)"
             )
-        texts, skipped = self._extract(reader, file_name)
-        layout = self.extraction_mode == "layout"
-        from core.loaders.pdf_structure import repair_overdrawn  # pdfplumber is imported only for a doubtful page
+        blocks, fallback = repair_garbled_blocks(reader, blocks)
+        return _TextLayer(
+            blocks=blocks,
+            page_texts=[],
+            fallback=fallback,
+            read_by_other=[],
+            unreadable={},
+            partly={},
+            blank=[number for number, page in enumerate(blocks, start=1) if not page],
+            texts={number: blocks_text(page) for number, page in enumerate(blocks, start=1) if page},
+            unchecked=[],
+            overdrawn=overdrawn,
+        )
 
-        texts, overdrawn = repair_overdrawn(data, texts, layout=layout, skip=heavy)
-        texts, fallback = repair_garbled(data, texts, layout=layout, skip=heavy)
-        # Pages pypdf failed on, and blank ones whose content does draw text (pypdf lost it without a word).
-        unread = {*skipped, *(n for n, text in enumerate(texts, start=1) if not text and draws_text(reader, n))}
-        texts, read_by_other = read_unread_pages(data, texts, unread, layout=layout, skip=heavy)
+    def _pypdf_layer(self, data: bytes, reader: PdfReader, file_name: str, heavy: set[int]) -> _TextLayer:
+        texts, skipped = self._extract(reader, file_name)
+        repairs = repair_pypdf_texts(data, reader, texts, skipped, layout=self.extraction_mode == "layout", skip=heavy)
+        texts, read_by_other = repairs.texts, repairs.read_by_other
         skipped = {number: reason for number, reason in skipped.items() if number not in read_by_other}
         unreadable = {number: reason for number, reason in skipped.items() if not texts[number - 1]}
         return _TextLayer(
             blocks=None,
             page_texts=texts,
-            fallback=sorted({*fallback, *read_by_other, *overdrawn}),
+            fallback=sorted({*repairs.garbled, *read_by_other, *repairs.overdrawn}),
             read_by_other=read_by_other,
             unreadable=unreadable,
             partly={number: reason for number, reason in skipped.items() if texts[number - 1]},
             blank=[number for number, text in enumerate(texts, start=1) if not text and number not in unreadable],
             texts={number: text for number, text in enumerate(texts, start=1) if text},
             unchecked=[number for number in sorted(heavy) if texts[number - 1] and suspect(texts[number - 1])],
-            overdrawn=overdrawn,
+            overdrawn=repairs.overdrawn,
         )
 
     def _notes(
@@ -335,7 +336,9 @@ class PdfLoader(Loader):
             if garbled:
                 notes.append(f"{self.parser}'s text was garbled on {pages_phrase(garbled)}: read by {other} instead")
             if layer.read_by_other:
-                notes.append(f"{self.parser} could not read {pages_phrase(layer.read_by_other)}: read by {other} instead")
+                notes.append(
+                    f"{self.parser} could not read {pages_phrase(layer.read_by_other)}: read by {other} instead"
+                )
         if layer.unchecked:
             notes.append(
                 f"the text of {pages_phrase(layer.unchecked)} reads little like words and was not read again by "
@@ -357,24 +360,7 @@ class PdfLoader(Loader):
         """
         if self.ocr == "off":
             return {}, [], [], []
-        scan_like: list[int] = []
-        if self.ocr == "all":
-            wanted = list(range(1, len(reader.pages) + 1))
-        else:
-            wanted = [number for number in blank if has_image(reader.pages[number - 1])]
-            # Only a short text layer can cover little of a page; measuring coverage needs pdfplumber's characters.
-            few_words = [
-                number
-                for number, text in layer.items()
-                if len(text) <= SCAN_LAYER_MAX_CHARS and number not in heavy and has_image(reader.pages[number - 1])
-            ]
-            if few_words:
-                try:
-                    coverage = page_coverage(data, few_words)
-                except Exception:  # pdfplumber cannot read a file pypdf did: measure nothing, read as before
-                    coverage = {}
-                scan_like = [number for number in few_words if number in coverage and coverage[number].scan_like]
-                wanted = sorted(wanted + scan_like)
+        wanted, scan_like = self._ocr_wanted(data, reader, blank, layer, heavy)
         if not wanted:
             return {}, [], [], []
         reason = ocr_unavailable_reason()
@@ -404,6 +390,28 @@ class PdfLoader(Loader):
             else:
                 found_nothing.append(number)
         return read, notes, found_nothing, over_layer
+
+    def _ocr_wanted(
+        self, data: bytes, reader: PdfReader, blank: list[int], layer: dict[int, str], heavy: set[int]
+    ) -> tuple[list[int], list[int]]:
+        """The pages OCR should read, in order, and of those the ones with a text layer (scans with a stamp line)."""
+        if self.ocr == "all":
+            return list(range(1, len(reader.pages) + 1)), []
+        wanted = [number for number in blank if has_image(reader.pages[number - 1])]
+        # Only a short text layer can cover little of a page; measuring coverage needs pdfplumber's characters.
+        few_words = [
+            number
+            for number, text in layer.items()
+            if len(text) <= SCAN_LAYER_MAX_CHARS and number not in heavy and has_image(reader.pages[number - 1])
+        ]
+        if not few_words:
+            return wanted, []
+        try:
+            coverage = page_coverage(data, few_words)
+        except Exception:  # pdfplumber cannot read a file pypdf did: measure nothing, read as before
+            coverage = {}
+        scan_like = [number for number in few_words if number in coverage and coverage[number].scan_like]
+        return sorted(wanted + scan_like), scan_like
 
     def _extract(self, reader: PdfReader, file_name: str) -> tuple[list[str], dict[int, str]]:
         """Every page's text ("" for a blank or unreadable page), and why pypdf skipped a page or part of one.
@@ -450,3 +458,18 @@ class PdfLoader(Loader):
                 unreadable[number] = gave_up[0]
             texts.append(text if text.strip() else "")
         return texts, unreadable
+
+
+def _text_notes(full_text: str, pages: list[Any], ocr_read: dict[int, OcrPage]) -> list[str]:
+    """What the text itself says of the pages: unmapped glyphs (``(cid:12)``), garbled pages the parsers kept."""
+    notes = []
+    cid = cid_note(full_text, pages)
+    if cid:
+        notes.append(cid)
+    garbled = garbled_pages({p.number: full_text[p.start_char : p.end_char] for p in pages if p.number not in ocr_read})
+    if garbled:
+        notes.append(
+            f"garbled text on {pages_phrase(garbled)}: the PDF's fonts do not say which characters they draw "
+            "(ocr='all' reads the page as an image)"
+        )
+    return notes

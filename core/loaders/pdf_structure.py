@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import BytesIO
 from typing import Any
@@ -41,7 +41,6 @@ from core.loaders.pdf_corruption import (
     char_size,
     direction_options,
     join_vertical_lines,
-    looks_overdrawn,
     one_glyph_per_position,
 )
 
@@ -170,24 +169,46 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
         visible = [char for char in visible if char_direction(char) not in turned]
     regions = column_regions(page, visible) or [page.bbox]
     items: list[_Line | _Table] = []
-    for region_index, region in enumerate(regions):
-        view = text_page if len(regions) == 1 else text_page.crop(region)
-        items.extend(_lines(view, region_index, {}))
-    for direction in sorted(turned):
-        view = page.filter(
-            lambda obj, d=direction: (
-                obj.get("object_type") == "char" and char_direction(obj) == d and outside_tables(obj)
-            )
-        )
-        chars = view.chars
-        where = (min(c["x0"] for c in chars), min(c["top"] for c in chars), max(c["x1"] for c in chars), 0.0)
-        items.extend(_turned_lines(view, direction, _region_of(where, regions)))
-    for table, (rows, _) in zip(tables, read, strict=True):
-        if any(any(cell.strip() for cell in row) for row in rows):
-            items.append(_Table(float(table.bbox[1]), rows, _region_of(table.bbox, regions)))
+    items.extend(_region_lines(text_page, regions))
+    items.extend(_turned_page_lines(page, turned, outside_tables, regions))
+    items.extend(_table_items(tables, [rows for rows, _ in read], regions))
     # Reading order: region by region (one region unless the page is set in columns), top to bottom in each.
     items.sort(key=lambda item: (item.region, item.top))
     return items
+
+
+def _region_lines(text_page: Any, regions: list[Any]) -> list[_Line]:
+    """The upright lines of ``text_page``, region by region (a page set in columns is read column by column)."""
+    lines: list[_Line] = []
+    for region_index, region in enumerate(regions):
+        view = text_page if len(regions) == 1 else text_page.crop(region)
+        lines.extend(_lines(view, region_index, {}))
+    return lines
+
+
+def _turned_page_lines(
+    page: Any, turned: set[int], keep: Callable[[dict[str, Any]], bool], regions: list[Any]
+) -> list[_Line]:
+    """The lines of the characters ``keep`` keeps that run in each direction of ``turned``, read apart, each
+    direction's lines in the region where its characters start."""
+    lines: list[_Line] = []
+    for direction in sorted(turned):
+        view = page.filter(
+            lambda obj, d=direction: obj.get("object_type") == "char" and char_direction(obj) == d and keep(obj)
+        )
+        chars = view.chars
+        where = (min(c["x0"] for c in chars), min(c["top"] for c in chars), max(c["x1"] for c in chars), 0.0)
+        lines.extend(_turned_lines(view, direction, _region_of(where, regions)))
+    return lines
+
+
+def _table_items(tables: list[Any], rows_read: list[list[list[str]]], regions: list[Any]) -> list[_Table]:
+    """The tables that hold some text, each placed at its top edge in its region."""
+    return [
+        _Table(float(table.bbox[1]), rows, _region_of(table.bbox, regions))
+        for table, rows in zip(tables, rows_read, strict=True)
+        if any(any(cell.strip() for cell in row) for row in rows)
+    ]
 
 
 def _turned_lines(view: Any, direction: int, region: int) -> list[_Line]:
@@ -247,23 +268,34 @@ def _outermost(tables: list[Any]) -> list[Any]:
 
 
 def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[float, float, float, float]]]:
-    """A table's rows of cell texts, and the boxes its text was taken from.
-
-    pdfplumber leaves a grid position that no ruled cell starts at as None, e.g. the unruled top-left
-    corner of a cross table; the characters there (and in no cell) are that position's text, so a
-    label written in the corner is not lost.
-    """
-    from pdfplumber.utils import extract_text
-
+    """A table's rows of cell texts, and the boxes its text was taken from."""
     rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
+    _read_turned_cells(page, table, rows)
     boxes = list(table.cells)
-    columns = table.columns
-    # pdfplumber reads every cell upright: a cell of turned text (a vertical column header) is read again.
+    boxes.extend(_read_unruled_positions(page, table, rows))
+    return rows, boxes
+
+
+def _read_turned_cells(page: Any, table: Any, rows: list[list[str]]) -> None:
+    """pdfplumber reads every cell upright: a cell of turned text (a vertical column header) is read again,
+    into ``rows``."""
     turned = [char for char in page.chars if char["text"].strip() and char_direction(char) != 0]
     for r, row in enumerate(table.rows if turned else []):
         for c, cell in enumerate(row.cells):
             if cell is not None and any(_center_in(char, cell) for char in turned):
                 rows[r][c] = _turned_cell_text([char for char in page.chars if _center_in(char, cell)])
+
+
+def _read_unruled_positions(page: Any, table: Any, rows: list[list[str]]) -> list[tuple[float, float, float, float]]:
+    """The text of the grid positions no ruled cell starts at, into ``rows``; the boxes it was read from.
+
+    pdfplumber leaves such a position as None, e.g. the unruled top-left corner of a cross table; the
+    characters there (and in no cell) are that position's text, so a label written in the corner is not lost.
+    """
+    from pdfplumber.utils import extract_text
+
+    columns = table.columns
+    boxes = []
     for r, row in enumerate(table.rows):
         for c, cell in enumerate(row.cells):
             if cell is not None:
@@ -277,7 +309,7 @@ def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[floa
             if chars:
                 rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars))
                 boxes.append(box)
-    return rows, boxes
+    return boxes
 
 
 def _turned_cell_text(chars: list[dict[str, Any]]) -> str:
@@ -388,30 +420,3 @@ def _demote_non_headings(pages_blocks: list[list[Block]]) -> None:
 def _join(text: str, line: str) -> str:
     # A hyphen at a line's end usually joins a compound ("Retrieval-" + "Augmented"); keep it, add no space.
     return f"{text}{line}" if text.endswith("-") else f"{text} {line}"
-
-
-def repair_overdrawn(
-    data: bytes, texts: list[str], *, layout: bool, skip: Collection[int] = ()
-) -> tuple[list[str], dict[int, int]]:
-    """pypdf's page texts, with pdfplumber's (one glyph per position) where a page draws its glyphs over
-    themselves; and those pages' numbers with how many times a glyph was drawn.
-
-    pdfplumber opens the file only when a page's text looks overdrawn (:func:`looks_overdrawn`). The pages
-    in ``skip`` are never read again (the caller's bound on pdfplumber's work).
-    """
-    doubtful = [
-        number for number, text in enumerate(texts, start=1) if text and number not in skip and looks_overdrawn(text)
-    ]
-    if not doubtful:
-        return texts, {}
-    try:
-        readings = page_readings(data, doubtful, layout=layout)
-    except Exception:  # pdfplumber cannot read a file pypdf did: keep pypdf's text
-        return texts, {}
-    repaired = list(texts)
-    overdrawn: dict[int, int] = {}
-    for number, (text, times) in readings.items():
-        if times > 1 and text.strip():
-            repaired[number - 1] = text
-            overdrawn[number] = times
-    return repaired, overdrawn

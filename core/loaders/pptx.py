@@ -41,7 +41,7 @@ from core.loaders.blocks import BlockText
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
 from core.params import param
-from core.schema import Document
+from core.schema import Document, Element
 
 _TITLES = {"ctrTitle": 1, "title": 2}
 # Placeholders whose paragraphs are bullets unless a paragraph says otherwise (no type means "obj").
@@ -76,57 +76,72 @@ class PptxLoader(ZipLoader):
 
     def read_archive(self, archive: Archive, data: bytes) -> list[Document]:
         file_name = archive.file_name
-        presentation = _main_part(archive)
-        root = archive.xml(presentation)
-        if root is None:
-            raise CorruptDocumentError(file_name, f"is not a .pptx file (it has no {presentation})")
-        rels = archive.relationships(presentation)
-        slide_ids = child(root, "sldIdLst")
-        slides = []
-        for slide_id in children(slide_ids, "sldId") if slide_ids is not None else ():
-            # r:id names the relationship (the plain id attribute is the slide's number in the deck).
-            rel_id = next((value for key, value in slide_id.attrib.items() if key.endswith("}id")), "")
-            rel = rels.get(rel_id)
-            if rel is not None:
-                slides.append(rel[1])
+        slides = _slide_parts(archive)
         if not slides:
             raise EmptyDocumentError(file_name, "has no slides")
-
         out = BlockText()
         hidden = []
         for number, part in enumerate(slides, start=1):
-            out.start_page(str(number))
-            slide = archive.xml(part)
-            if slide is None:
-                continue  # listed but missing: an empty page keeps the numbering
-            if slide.get("show") in ("0", "false"):
+            if self._read_slide(archive, part, number, out):
                 hidden.append(number)
-            tree = child(child(slide, "cSld"), "spTree")
-            if tree is not None:
-                parts = _SlideParts(archive, part, number)
-                _shapes(tree, out, parts)
-                if self.include_footers:
-                    for kind, text in parts.margins:
-                        out.add(text, "paragraph", attrs={"slide_footer": kind})
-            if self.include_notes:
-                _notes(archive, part, out)
         text, elements, pages = out.result()
         if not text.strip():
             raise EmptyDocumentError(file_name, "has no text on any slide")
-        metadata: dict[str, Any] = {"file_name": file_name, "file_type": "pptx", "page_count": len(pages)}
-        metadata["page_unit"] = "slide"
-        metadata.update(core_properties(archive))
-        if "title" not in metadata:
-            heading = next((e for e in elements if e.kind == "heading"), None)
-            if heading is not None:
-                metadata["title"] = heading.attrs["title"]
-        if hidden:
-            numbers = ", ".join(str(n) for n in hidden)
-            add_warning(metadata, f"slide{'s' if len(hidden) > 1 else ''} {numbers} hidden in the show, read anyway")
-        note = archive.active_content_note()
-        if note:
-            add_warning(metadata, note)
-        return [make_document(text, metadata, elements, pages)]
+        return [make_document(text, _metadata(archive, elements, len(pages), hidden), elements, pages)]
+
+    def _read_slide(self, archive: Archive, part: str, number: int, out: BlockText) -> bool:
+        """Slide ``number`` as a page: its shapes, then its footers and its notes when asked. Whether it is
+        hidden in the show."""
+        out.start_page(str(number))
+        slide = archive.xml(part)
+        if slide is None:
+            return False  # listed but missing: an empty page keeps the numbering
+        tree = child(child(slide, "cSld"), "spTree")
+        if tree is not None:
+            parts = _SlideParts(archive, part, number)
+            _shapes(tree, out, parts)
+            if self.include_footers:
+                for kind, text in parts.margins:
+                    out.add(text, "paragraph", attrs={"slide_footer": kind})
+        if self.include_notes:
+            _notes(archive, part, out)
+        return slide.get("show") in ("0", "false")
+
+
+def _slide_parts(archive: Archive) -> list[str]:
+    """The slides' parts, in the order the presentation lists them."""
+    presentation = _main_part(archive)
+    root = archive.xml(presentation)
+    if root is None:
+        raise CorruptDocumentError(archive.file_name, f"is not a .pptx file (it has no {presentation})")
+    rels = archive.relationships(presentation)
+    slide_ids = child(root, "sldIdLst")
+    slides = []
+    for slide_id in children(slide_ids, "sldId") if slide_ids is not None else ():
+        # r:id names the relationship (the plain id attribute is the slide's number in the deck).
+        rel_id = next((value for key, value in slide_id.attrib.items() if key.endswith("}id")), "")
+        rel = rels.get(rel_id)
+        if rel is not None:
+            slides.append(rel[1])
+    return slides
+
+
+def _metadata(archive: Archive, elements: list[Element], page_count: int, hidden: list[int]) -> dict[str, Any]:
+    """The deck's metadata: its properties (its first heading as the title when it names none) and its notes."""
+    metadata: dict[str, Any] = {"file_name": archive.file_name, "file_type": "pptx", "page_count": page_count}
+    metadata["page_unit"] = "slide"
+    metadata.update(core_properties(archive))
+    if "title" not in metadata:
+        heading = next((e for e in elements if e.kind == "heading"), None)
+        if heading is not None:
+            metadata["title"] = heading.attrs["title"]
+    if hidden:
+        numbers = ", ".join(str(n) for n in hidden)
+        add_warning(metadata, f"slide{'s' if len(hidden) > 1 else ''} {numbers} hidden in the show, read anyway")
+    note = archive.active_content_note()
+    if note:
+        add_warning(metadata, note)
+    return metadata
 
 
 def _main_part(archive: Archive) -> str:

@@ -44,8 +44,8 @@ def joined_pieces(pieces: list, file_name: str) -> tuple[str, dict, list, list, 
     copy_keys = ("creation_date", "last_modified_date", "last_accessed_date")
     text = "\n\n".join(piece[0] for piece in pieces)
     metadata = {}
-    first = pieces[0][1] if pieces else {}
-    for key, value in first.items():
+    first = pieces[0] if pieces else ("", {}, [], [])
+    for key, value in first[1].items():
         plain = isinstance(value, str | int | float | bool) and key not in copy_keys
         if plain and all(piece[1].get(key) == value for piece in pieces):
             metadata[key] = value
@@ -62,8 +62,8 @@ def joined_pieces(pieces: list, file_name: str) -> tuple[str, dict, list, list, 
         if paged:
             pages.append((start, start + len(piece[0]), str(label)))
         start += len(piece[0]) + 2
-    excluded_llm = [key for key in (pieces[0][2] if pieces else []) if key in metadata]
-    excluded_embed = [key for key in (pieces[0][3] if pieces else []) if key in metadata]
+    excluded_llm = [key for key in first[2] if key in metadata]
+    excluded_embed = [key for key in first[3] if key in metadata]
     return text, metadata, pages, excluded_llm, excluded_embed
 
 
