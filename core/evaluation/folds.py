@@ -171,79 +171,109 @@ def cross_validate(
     win). ``context_cap`` then says the cap's tokens per query and how many arms read more over all questions.
     """
     if not scores:  # a search stopped before anything was measured on every question
-        return {
-            "arms": {},
-            "folds": [],
-            "estimate": None,
-            "default_estimate": None,
-            "pick": None,
-            "challenger": None,
-            "context_cap": None,
-        }
+        return dict(_NOTHING_MEASURED)
     if reading is None or cap not in scores:
         reading, cap = None, None
+    chooser = _Chooser(scores, costs, default, yardsticks, reading, cap)
     members = [folds.members(fold) for fold in range(folds.count)]
-    arms: dict[int, dict[str, Any]] = {}
-    for arm, values in scores.items():
-        by_fold = [_mean([values[i] for i in group]) for group in members]
-        spread = statistics.stdev(by_fold) if len(by_fold) > 1 else 0.0
-        arms[arm] = {"fold_mean": _mean(by_fold), "spread": spread, "by_fold": by_fold}
-    per_fold = []
-    for fold, group in enumerate(members):
-        held = set(group)
-        training = [i for i in range(len(folds.assignment)) if i not in held]
-        allowed = _within(scores, reading, cap, training)
-        trained = {arm: _mean([scores[arm][i] for i in training]) for arm in allowed}
-        chosen = _anchored(_best(trained, costs, default), scores, training, [y for y in yardsticks if y in allowed])
-        per_fold.append(
-            {
-                "fold": fold,
-                "questions": len(group),
-                "chosen": chosen,
-                "chosen_heldout": arms[chosen]["by_fold"][fold],
-                "default_heldout": arms[default]["by_fold"][fold] if default in arms else None,
-                # What the choice and the cap read on the held-out questions (the cap holds on the training ones).
-                "chosen_tokens": _mean([reading[chosen][i] for i in group]) if reading else None,
-                "cap_tokens": _mean([reading[cap][i] for i in group]) if reading and cap is not None else None,
-            }
-        )
+    arms = {arm: _arm_row(values, members) for arm, values in scores.items()}
     everyone = range(len(folds.assignment))
-    allowed = _within(scores, reading, cap, everyone)
+    per_fold = [chooser.fold_row(arms, fold, group, everyone) for fold, group in enumerate(members)]
+    allowed = chooser.allowed(everyone)
     held = {arm: arms[arm]["fold_mean"] for arm in allowed}
     best = _best(held, costs, default, {arm: arms[arm]["spread"] for arm in allowed})
-    pick = _anchored(best, scores, everyone, [y for y in yardsticks if y in allowed])
+    pick = chooser.anchored(best, everyone, allowed)
     if default in held and held[default] > held[pick]:
         pick = default  # the recommended configuration is the floor of a pick (a yardstick kept may be below it)
-    challenger = None
-    if best != pick:
-        # Why the pick stayed: the best configuration's gain, question by question, and what it needed.
-        gain, error = paired_gain(scores[best], scores[pick])
-        challenger = {"arm": best, "gain": gain, "needed": CUT_Z * error}
     return {
         "arms": arms,
         "folds": per_fold,
         "estimate": _mean([f["chosen_heldout"] for f in per_fold]),
         "default_estimate": arms[default]["fold_mean"] if default in arms else None,
         "pick": pick,
-        "challenger": challenger,
-        "context_cap": None
-        if cap is None or reading is None
-        else {"arm": cap, "tokens": _mean(reading[cap]), "over": len(scores) - len(allowed)},
+        "challenger": _challenger(scores, best, pick),
+        "context_cap": chooser.summary(len(scores) - len(allowed)),
     }
 
 
-def _within(
-    scores: Mapping[int, Sequence[float]],
-    reading: Mapping[int, Sequence[float]] | None,
-    cap: int | None,
-    questions: Sequence[int],
-) -> list[int]:
-    """The arms that read no more context tokens per question on ``questions`` than the ``cap`` arm (all: no cap)."""
-    if reading is None or cap is None:
-        return list(scores)
-    limit = _mean([reading[cap][i] for i in questions])
-    # A rounding margin only: the cap arm itself, summed in another order, must stay within.
-    return [arm for arm in scores if _mean([reading[arm][i] for i in questions]) <= limit + 1e-9]
+_NOTHING_MEASURED: dict[str, Any] = {
+    "arms": {},
+    "folds": [],
+    "estimate": None,
+    "default_estimate": None,
+    "pick": None,
+    "challenger": None,
+    "context_cap": None,
+}
+
+
+def _arm_row(values: Sequence[float], members: Sequence[Sequence[int]]) -> dict[str, Any]:
+    """An arm's score per fold, their mean (in sample) and their standard deviation."""
+    by_fold = [_mean([values[i] for i in group]) for group in members]
+    spread = statistics.stdev(by_fold) if len(by_fold) > 1 else 0.0
+    return {"fold_mean": _mean(by_fold), "spread": spread, "by_fold": by_fold}
+
+
+def _challenger(scores: Mapping[int, Sequence[float]], best: int, pick: int) -> dict[str, Any] | None:
+    """Why the pick stayed: the best configuration's gain over it, question by question, and what it needed."""
+    if best == pick:
+        return None
+    gain, error = paired_gain(scores[best], scores[pick])
+    return {"arm": best, "gain": gain, "needed": CUT_Z * error}
+
+
+@dataclass(frozen=True)
+class _Chooser:
+    """How a choice is made on some questions: the best arm within the reading cap, anchored on the yardsticks."""
+
+    scores: Mapping[int, Sequence[float]]
+    costs: Mapping[int, float]
+    default: int | None
+    yardsticks: Sequence[int]
+    reading: Mapping[int, Sequence[float]] | None  # context tokens per arm and question; None: no cap
+    cap: int | None  # the arm whose reading bounds a choice
+
+    def allowed(self, questions: Sequence[int]) -> list[int]:
+        """The arms reading no more context tokens per question on ``questions`` than the cap arm (all: no cap)."""
+        if self.reading is None or self.cap is None:
+            return list(self.scores)
+        limit = self.tokens(self.cap, questions)
+        # A rounding margin only: the cap arm itself, summed in another order, must stay within.
+        return [arm for arm in self.scores if self.tokens(arm, questions) <= limit + 1e-9]
+
+    def tokens(self, arm: int, questions: Sequence[int]) -> float:
+        assert self.reading is not None
+        return _mean([self.reading[arm][i] for i in questions])
+
+    def anchored(self, best: int, questions: Sequence[int], allowed: Sequence[int]) -> int:
+        return _anchored(best, self.scores, questions, [arm for arm in self.yardsticks if arm in allowed])
+
+    def fold_row(
+        self, arms: Mapping[int, dict[str, Any]], fold: int, group: Sequence[int], everyone: Sequence[int]
+    ) -> dict[str, Any]:
+        """The arm chosen on the other folds' questions, and what it and the default score on this fold's."""
+        held = set(group)
+        training = [i for i in everyone if i not in held]
+        allowed = self.allowed(training)
+        trained = {arm: _mean([self.scores[arm][i] for i in training]) for arm in allowed}
+        chosen = self.anchored(_best(trained, self.costs, self.default), training, allowed)
+        capped = self.reading is not None and self.cap is not None
+        return {
+            "fold": fold,
+            "questions": len(group),
+            "chosen": chosen,
+            "chosen_heldout": arms[chosen]["by_fold"][fold],
+            "default_heldout": arms[self.default]["by_fold"][fold] if self.default in arms else None,
+            # What the choice and the cap read on the held-out questions (the cap holds on the training ones).
+            "chosen_tokens": self.tokens(chosen, group) if self.reading is not None else None,
+            "cap_tokens": self.tokens(self.cap, group) if capped else None,
+        }
+
+    def summary(self, over: int) -> dict[str, Any] | None:
+        """The cap's arm, its context tokens per query over all questions, and how many arms read more."""
+        if self.reading is None or self.cap is None:
+            return None
+        return {"arm": self.cap, "tokens": _mean(self.reading[self.cap]), "over": over}
 
 
 def _anchored(
@@ -299,24 +329,15 @@ def held_out_rows(
     (every metric of the training folds' choices, scored on their held-out folds): a pick by MRR says its hit rate,
     and the context tokens it read. ``cap``: the row whose context tokens bound a choice (:func:`cross_validate`).
     """
-    total = len(order)
     members = [folding.members(fold) for fold in range(folding.count)]
-    scores: dict[int, list[float]] = {}
-    reading: dict[int, list[float]] = {}  # each full row's context tokens per question
-    by_fold: dict[int, dict[str, list[float]]] = {}  # every metric's mean per fold, of each full row
-    for row in rows:
-        per_query = row.pop("per_query")
-        if row["queries"] == total:
-            values = {metric: [0.0] * total for metric in per_query}
-            for metric, measured in per_query.items():
-                for position, value in zip(order, measured, strict=True):
-                    values[metric][position] = value
-            scores[row["id"]] = values[quality]
-            if "context_tokens" in values:
-                reading[row["id"]] = values["context_tokens"]
-            by_fold[row["id"]] = {
-                metric: [_mean([got[i] for i in group]) for group in members] for metric, got in values.items()
-            }
+    full = _full_rows(rows, order)  # each full row's every metric per question, in question order
+    scores = {row_id: values[quality] for row_id, values in full.items()}
+    reading = {row_id: values["context_tokens"] for row_id, values in full.items() if "context_tokens" in values}
+    # Every metric's mean per fold, of each full row.
+    by_fold = {
+        row_id: {metric: [_mean([got[i] for i in group]) for group in members] for metric, got in values.items()}
+        for row_id, values in full.items()
+    }
     validation = cross_validate(
         scores,
         {i: rows[i][cost] for i in scores},
@@ -328,14 +349,7 @@ def held_out_rows(
     )
     chosen = [fold["chosen"] for fold in validation["folds"]]
     for row in rows:
-        held = validation["arms"].get(row["id"])
-        row["fold_mean"] = held["fold_mean"] if held else None
-        row["fold_spread"] = held["spread"] if held else None
-        row["by_fold"] = held["by_fold"] if held else None
-        # Every metric held out (the mean over folds), so a pick by MRR also says its hit rate on unseen questions.
-        folds_of = by_fold.get(row["id"])
-        row["fold_means"] = {m: _mean(v) for m, v in folds_of.items()} if folds_of else None
-        row["chosen_in_folds"] = chosen.count(row["id"])
+        _mark_row(row, validation["arms"].get(row["id"]), by_fold.get(row["id"]), chosen)
         row["default"] = row["id"] == default
         row["yardstick"] = row["id"] in yardsticks
     # What choosing on the other folds scored on each held-out fold, in every metric.
@@ -345,6 +359,37 @@ def held_out_rows(
         else {}
     )
     return validation
+
+
+def _full_rows(rows: list[dict[str, Any]], order: list[int]) -> dict[int, dict[str, list[float]]]:
+    """Each row measured on every question: its metrics per question, moved from sampling order to question order.
+
+    Takes ``per_query`` out of every row (the rows are saved without it).
+    """
+    total = len(order)
+    full: dict[int, dict[str, list[float]]] = {}
+    for row in rows:
+        per_query = row.pop("per_query")
+        if row["queries"] != total:
+            continue
+        values = {metric: [0.0] * total for metric in per_query}
+        for metric, measured in per_query.items():
+            for position, value in zip(order, measured, strict=True):
+                values[metric][position] = value
+        full[row["id"]] = values
+    return full
+
+
+def _mark_row(
+    row: dict[str, Any], held: dict[str, Any] | None, folds_of: dict[str, list[float]] | None, chosen: list[int]
+) -> None:
+    """A row's scores over folds (None where it was not measured on every question) and how often it was chosen."""
+    row["fold_mean"] = held["fold_mean"] if held else None
+    row["fold_spread"] = held["spread"] if held else None
+    row["by_fold"] = held["by_fold"] if held else None
+    # Every metric held out (the mean over folds), so a pick by MRR also says its hit rate on unseen questions.
+    row["fold_means"] = {m: _mean(v) for m, v in folds_of.items()} if folds_of else None
+    row["chosen_in_folds"] = chosen.count(row["id"])
 
 
 def validation_summary(result: Mapping[str, Any], quality_name: str, quote: Callable[[str], str] = str) -> list[str]:

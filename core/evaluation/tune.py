@@ -193,136 +193,232 @@ def tune(
     way the result holds the configurations measured (the recommended configuration first), with ``stopped``
     saying why.
     """
-    for what, value, known in (
-        ("quality", quality, QUALITIES),
-        ("cost", cost, COSTS),
-        ("search", search, SEARCHES),
-        ("context_cap", context_cap, CONTEXT_CAPS),
-    ):
-        if value not in known:
-            raise ConfigError(f"{what} must be one of {', '.join(known)}, got {value!r}")
+    _check_choices(quality=quality, cost=cost, search=search, context_cap=context_cap)
     space.check()
     check_scope(scope)
     engine = engine or Engine()
-    setups = space.setups()
-    arms = space.arms(setups)
-    default_arm = _add_default(setups, arms) if include_default else None
-    usable, skipped = references(documents, queries)
-    folding = make_folds([q.doc for q, _ in usable], [q.fold for q, _ in usable], by=folds_by, count=folds, seed=seed)
-    needs_vectors = any(arm.mode != "bm25" for arm in arms)
-    if needs_vectors and embedder is None and engine.kind == "local":
+    plan = _Plan.make(documents, queries, space, include_default, search, (folds_by, folds, seed))
+    if plan.needs_vectors and embedder is None and engine.kind == "local":
         from core.embed.embedder import get_embedder
 
         embedder = get_embedder()
-    used = (
-        "halving"
-        if search == "halving" or (search == "auto" and not exhaustive(len(arms), len(usable)))
-        else "exhaustive"
-    )
-    order = interleaved([q.doc for q, _ in usable]) if used == "halving" else list(range(len(usable)))
     shared = embedder if engine.kind == "local" else shippable_embedder(embedder)
-    max_k = max(arm.top_k for arm in arms)
-    deadline = None if budget is None else time.monotonic() + budget
-    stop_at = None if budget is None else time.time() + budget  # the same moment, on a clock workers share
-    inputs = TuneInputs(tuple(documents), tuple(usable), tuple(order), scope, max_k, needs_vectors, shared, stop_at)
-    say = report or (lambda fraction, text: None)
-    at = [0.0]  # the run's fraction done, for the progress inside a configuration
-    if engine.kind == "local":
-        inputs.bench().note = lambda text: say(at[0], text)
-    first, untuned = _yardsticks(setups, arms, default_arm)
-    measured: dict[int, dict[str, Any]] = {}  # each arm's last row
-    setup_of: dict[int, dict[str, Any]] = {}  # what each splitter configuration is, as a task reported it
-    encoded = 0
+    stop_at = None if budget is None else time.time() + budget  # a clock workers share
+    inputs = TuneInputs(
+        tuple(documents),
+        tuple(plan.usable),
+        tuple(plan.order),
+        scope,
+        max(arm.top_k for arm in plan.arms),
+        plan.needs_vectors,
+        shared,
+        stop_at,
+    )
+    measuring = _Search(plan.setups, plan.arms, inputs, engine, plan.first, report or (lambda f, t: None), budget)
+    chosen, rungs, stopped = measuring.search(plan.used, plan.default_arm, quality, cost, eta, keep, min_queries)
+    return _result(plan, measuring, chosen, rungs, stopped, quality, cost, context_cap)
 
-    def run(arm_indices: Sequence[int], count: int, start: float, width: float, text: str | None) -> None:
-        """Measure these arms on the first ``count`` queries: a task per splitter configuration, on the engine."""
-        nonlocal encoded
-        groups: dict[int, list[int]] = {}
-        for arm_index in arm_indices:
-            if setup_of.get(arms[arm_index].setup, {}).get("skipped") is None:
-                groups.setdefault(arms[arm_index].setup, []).append(arm_index)
-        tasks = [
-            make_task(setup, setups[setup], [(i, arms[i]) for i in group], count) for setup, group in groups.items()
-        ]
-        tasks.sort(key=lambda task: first.get(task.setup, len(first)))  # the yardsticks first: a stopped run has them
-        # With a budget, a batch at a time so the clock is read between them (workers' worth each).
-        batch = 1 if engine.kind == "local" else (engine.size() if deadline is not None else max(len(tasks), 1))
-        done = 0
-        for start_at in range(0, len(tasks), batch):
-            if deadline is not None and time.monotonic() > deadline:
-                raise OutOfBudget
-            part = tasks[start_at : start_at + batch]
-            for task, result in zip(part, ordered_map(measure_setup, part, inputs, engine), strict=True):
-                done += 1
-                encoded += result["encoded"]
-                setup_of[task.setup] = result
-                measured.update(result["rows"])
-                at[0] = start + width * done / len(tasks)
-                if text is not None:
-                    say(at[0], f"{text}: configuration {done} of {len(tasks)} ({task.label})")
 
-    rungs: list[dict[str, Any]] = []
-    chosen = measured  # the row of each arm as the search used it
-    stopped = None
-    try:
-        if used == "exhaustive":
-            say(0.0, f"Measuring {len(arms)} configurations in {engine.describe()}")
-            what = "Splitting, embedding and scoring" if needs_vectors else "Splitting and scoring"
-            run(range(len(arms)), len(usable), 0.0, 1.0, what)
-        else:
+@dataclass
+class _Plan:
+    """What a tune will measure: the splitter configurations, the arms, the questions and their folds."""
 
-            def rung(alive: list[int], items: int, number: int, rounds: int) -> None:
-                text = f"Round {number + 1} of {rounds}: {len(alive)} configurations on {items} queries"
-                run(alive, items, number / rounds, 1 / rounds, text)
+    setups: list[tuple[str, Any, dict[str, Any]]]
+    arms: list[Arm]
+    default_arm: int | None
+    usable: list[Any]
+    skipped: list[str]
+    folding: Any
+    used: str  # "exhaustive" or "halving"
+    order: list[int]  # the order the questions are measured in
+    first: dict[int, int]  # the yardsticks' splitter configurations, measured first
+    untuned: list[int]  # the untuned arms, in order of preference
 
-            chosen, rungs = halve_rows(
-                len(arms), len(usable), rung, measured, quality, cost, eta=eta, keep=keep, min_items=min_queries
-            )
-            if default_arm in measured and chosen.get(default_arm, {}).get("queries") != len(usable):
-                # The default is the yardstick: always measured on every question.
-                run([default_arm], len(usable), 1.0, 0.0, None)
-                chosen[default_arm] = measured[default_arm]
-    except KeyboardInterrupt:
-        stopped = "interrupted"
-    except OutOfBudget:
-        stopped = "budget"
-    done = [index for index in range(len(arms)) if index in chosen and arms[index].setup in setup_of]
+    @property
+    def needs_vectors(self) -> bool:
+        return any(arm.mode != "bm25" for arm in self.arms)
+
+    @classmethod
+    def make(
+        cls,
+        documents: Sequence[Document],
+        queries: Sequence[EvalQuery],
+        space: TuneSpace,
+        include_default: bool,
+        search: str,
+        folding: tuple[str, int, int],
+    ) -> _Plan:
+        setups = space.setups()
+        arms = space.arms(setups)
+        default_arm = _add_default(setups, arms) if include_default else None
+        usable, skipped = references(documents, queries)
+        by, count, seed = folding
+        folds = make_folds([q.doc for q, _ in usable], [q.fold for q, _ in usable], by=by, count=count, seed=seed)
+        halving = search == "halving" or (search == "auto" and not exhaustive(len(arms), len(usable)))
+        order = interleaved([q.doc for q, _ in usable]) if halving else list(range(len(usable)))
+        first, untuned = _yardsticks(setups, arms, default_arm)
+        used = "halving" if halving else "exhaustive"
+        return cls(setups, arms, default_arm, usable, skipped, folds, used, order, first, untuned)
+
+
+def _result(
+    plan: _Plan,
+    measuring: _Search,
+    chosen: dict[int, dict[str, Any]],
+    rungs: list[dict[str, Any]],
+    stopped: str | None,
+    quality: str,
+    cost: str,
+    context_cap: str,
+) -> TuneResult:
+    """The rows of the arms measured on every question asked, their held-out scores, the front and the pick."""
+    arms = plan.arms
+    done = [index for index in range(len(arms)) if index in chosen and arms[index].setup in measuring.setup_of]
     rows = [
-        tune_row(row_id, arms[index], setup_of[arms[index].setup], chosen[index]) for row_id, index in enumerate(done)
+        tune_row(row_id, arms[index], measuring.setup_of[arms[index].setup], chosen[index])
+        for row_id, index in enumerate(done)
     ]
-    default_row = done.index(default_arm) if default_arm in done else None
-    marks = [done.index(index) for index in untuned if index in done]  # the pick stays on one unless beaten
-    cap = _framework_arm(setups, arms, untuned) if context_cap == "framework" else None
+    default_row = done.index(plan.default_arm) if plan.default_arm in done else None
+    marks = [done.index(index) for index in plan.untuned if index in done]  # the pick stays on one unless beaten
+    cap = _framework_arm(plan.setups, arms, plan.untuned) if context_cap == "framework" else None
     cap_row = done.index(cap) if cap in done else None
-    validation = held_out_rows(rows, order, folding, quality, cost, default_row, marks, cap_row)
-    full = [row["id"] for row in rows if row["fold_mean"] is not None]
-    on_front = [full[i] for i in front([(rows[i]["fold_mean"], rows[i][cost]) for i in full])]
-    on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["fold_mean"]))
-    for row in rows:
-        row["on_front"] = row["id"] in on_front
-    refused = [skipped_row(setup) for _, setup in sorted(setup_of.items()) if setup["skipped"] is not None]
-    say(1.0, "Done" if stopped is None else f"Stopped ({stopped}): {len(rows)} of {len(arms)} configurations measured")
+    validation = held_out_rows(rows, plan.order, plan.folding, quality, cost, default_row, marks, cap_row)
+    refused = [skipped_row(setup) for _, setup in sorted(measuring.setup_of.items()) if setup["skipped"] is not None]
+    ended = "Done" if stopped is None else f"Stopped ({stopped}): {len(rows)} of {len(arms)} configurations measured"
+    measuring.say(1.0, ended)
+    kept = ("folds", "estimate", "default_estimate", "estimates", "challenger", "context_cap")
     return TuneResult(
         quality,
         cost,
-        used,
+        plan.used,
         rows,
-        on_front,
-        len(usable),
+        _front(rows, cost),
+        len(plan.usable),
         rungs,
-        encoded,
-        skipped,
-        folding.to_dict(),
-        {
-            key: validation[key]
-            for key in ("folds", "estimate", "default_estimate", "estimates", "challenger", "context_cap")
-        },
+        measuring.encoded,
+        plan.skipped,
+        plan.folding.to_dict(),
+        {key: validation[key] for key in kept},
         validation["pick"],
         default_row,
         stopped,
         len(arms),
         refused,
     )
+
+
+def _check_choices(**chosen: str) -> None:
+    """Each named choice is one its list holds (quality, cost, search, context_cap)."""
+    lists = {"quality": QUALITIES, "cost": COSTS, "search": SEARCHES, "context_cap": CONTEXT_CAPS}
+    for what, value in chosen.items():
+        if value not in lists[what]:
+            raise ConfigError(f"{what} must be one of {', '.join(lists[what])}, got {value!r}")
+
+
+def _front(rows: list[dict[str, Any]], cost: str) -> list[int]:
+    """The Pareto front's row ids (quality over folds against ``cost``), cheapest first; each row says if it is on it."""
+    full = [row["id"] for row in rows if row["fold_mean"] is not None]
+    on_front = [full[i] for i in front([(rows[i]["fold_mean"], rows[i][cost]) for i in full])]
+    on_front.sort(key=lambda i: (rows[i][cost], -rows[i]["fold_mean"]))
+    for row in rows:
+        row["on_front"] = row["id"] in on_front
+    return on_front
+
+
+class _Search:
+    """One tune's measuring: a task per splitter configuration on the engine, the yardsticks' first.
+
+    ``measured`` holds each arm's last row, ``setup_of`` what each splitter configuration is (as its task
+    reported it), ``encoded`` the texts the model encoded in this run.
+    """
+
+    def __init__(
+        self,
+        setups: list[tuple[str, Any, dict[str, Any]]],
+        arms: list[Arm],
+        inputs: TuneInputs,
+        engine: Engine,
+        first: dict[int, int],
+        say: Report,
+        budget: float | None,
+    ) -> None:
+        self.setups, self.arms, self.inputs, self.engine, self.first = setups, arms, inputs, engine, first
+        self.say = say
+        self.deadline = None if budget is None else time.monotonic() + budget
+        self.measured: dict[int, dict[str, Any]] = {}
+        self.setup_of: dict[int, dict[str, Any]] = {}
+        self.encoded = 0
+        self.at = 0.0  # the run's fraction done, for the progress inside a configuration
+        if engine.kind == "local":
+            inputs.bench().note = lambda text: say(self.at, text)
+
+    def search(
+        self, used: str, default_arm: int | None, quality: str, cost: str, eta: int, keep: int, min_queries: int
+    ) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]], str | None]:
+        """Every arm's row as the search used it, halving's rounds, and why it stopped early (None: it did not)."""
+        chosen, rungs = self.measured, []
+        queries = len(self.inputs.usable)
+        try:
+            if used == "exhaustive":
+                self.say(0.0, f"Measuring {len(self.arms)} configurations in {self.engine.describe()}")
+                needs_vectors = self.inputs.needs_vectors
+                what = "Splitting, embedding and scoring" if needs_vectors else "Splitting and scoring"
+                self.run(range(len(self.arms)), queries, 0.0, 1.0, what)
+            else:
+                chosen, rungs = halve_rows(
+                    len(self.arms), queries, self.rung, self.measured, quality, cost, eta=eta, keep=keep,
+                    min_items=min_queries,
+                )
+                if default_arm in self.measured and chosen.get(default_arm, {}).get("queries") != queries:
+                    # The default is the yardstick: always measured on every question.
+                    self.run([default_arm], queries, 1.0, 0.0, None)
+                    chosen[default_arm] = self.measured[default_arm]
+        except KeyboardInterrupt:
+            return chosen, rungs, "interrupted"
+        except OutOfBudget:
+            return chosen, rungs, "budget"
+        return chosen, rungs, None
+
+    def rung(self, alive: list[int], items: int, number: int, rounds: int) -> None:
+        text = f"Round {number + 1} of {rounds}: {len(alive)} configurations on {items} queries"
+        self.run(alive, items, number / rounds, 1 / rounds, text)
+
+    def run(self, arm_indices: Sequence[int], count: int, start: float, width: float, text: str | None) -> None:
+        """Measure these arms on the first ``count`` queries: a task per splitter configuration, on the engine."""
+        tasks = self._tasks(arm_indices, count)
+        # With a budget, a batch at a time so the clock is read between them (workers' worth each).
+        batch = (
+            1
+            if self.engine.kind == "local"
+            else (self.engine.size() if self.deadline is not None else max(len(tasks), 1))
+        )
+        done = 0
+        for start_at in range(0, len(tasks), batch):
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise OutOfBudget
+            part = tasks[start_at : start_at + batch]
+            for task, result in zip(part, ordered_map(measure_setup, part, self.inputs, self.engine), strict=True):
+                done += 1
+                self.encoded += result["encoded"]
+                self.setup_of[task.setup] = result
+                self.measured.update(result["rows"])
+                self.at = start + width * done / len(tasks)
+                if text is not None:
+                    self.say(self.at, f"{text}: configuration {done} of {len(tasks)} ({task.label})")
+
+    def _tasks(self, arm_indices: Sequence[int], count: int) -> list[Any]:
+        """A task per splitter configuration not refused, the yardsticks' first (a stopped run has them)."""
+        groups: dict[int, list[int]] = {}
+        for arm_index in arm_indices:
+            setup = self.arms[arm_index].setup
+            if self.setup_of.get(setup, {}).get("skipped") is None:
+                groups.setdefault(setup, []).append(arm_index)
+        tasks = [
+            make_task(setup, self.setups[setup], [(i, self.arms[i]) for i in group], count)
+            for setup, group in groups.items()
+        ]
+        tasks.sort(key=lambda task: self.first.get(task.setup, len(self.first)))
+        return tasks
 
 
 def _add_default(setups: list[tuple[str, Any, dict[str, Any]]], arms: list[Arm]) -> int:
