@@ -37,6 +37,10 @@ _EXPORTS = {
     "sweep_evaluations": "core.evaluation.sweep",
 }
 
+# Who registers components into a lower layer's registry from above (core.registry imports them on its first
+# lookup): the framework engines are splitters built on the splitters' base, so only this facade names them.
+PROVIDERS: dict[str, tuple[str, ...]] = {"splitter": ("core.engines",)}
+
 if TYPE_CHECKING:
     from core.config import PipelineConfig
     from core.documents import run_split

@@ -19,9 +19,10 @@ class Registry(Generic[C]):
 
     Plugins are found only through installed entry points of ``entry_point_group``:
     nothing a document or a URL says can make ChunkScope import a module.
-    ``providers`` names ChunkScope's own modules that register components of this kind from a higher
-    layer (the framework engines are splitters, and they import the splitters' base): they are imported
-    on the first lookup, before the plugins, so importing the lower layer never imports the higher one.
+    ``providers`` names modules of the registry's own layer that register components of this kind (each
+    loader format in its module); modules of a higher layer that do (the framework engines are splitters,
+    built on the splitters' base) are named by the top facade, ``core.PROVIDERS``, never by this layer. Both
+    are imported on the first lookup, before the plugins, so importing the lower layer never imports the higher.
     """
 
     def __init__(
@@ -37,7 +38,7 @@ class Registry(Generic[C]):
         # The names listed first, in this order, whatever order their modules happened to be imported in.
         self.order = order
         self._classes: dict[str, C] = {}
-        self._plugins_loaded = entry_point_group is None and not providers
+        self._plugins_loaded = False  # the first lookup imports the providers and plugins (there may be none)
         self._plugins_loading = False
         self._plugin_lock = threading.RLock()
         self.plugin_errors: list[str] = []
@@ -63,7 +64,7 @@ class Registry(Generic[C]):
                 return
             self._plugins_loading = True
             try:
-                for module in self.providers:
+                for module in (*self.providers, *_from_above(self.kind)):
                     importlib.import_module(module)
                 listed = {name: self._classes[name] for name in self.order if name in self._classes}
                 self._classes = {**listed, **self._classes}
@@ -116,3 +117,10 @@ class Registry(Generic[C]):
             {"name": cls.name, "summary": cls.summary, "params": [spec.to_json() for spec in cls.params()]}
             for cls in self
         ]
+
+
+def _from_above(kind: str) -> tuple[str, ...]:
+    """The modules of higher layers that register components of ``kind``, as the top facade declares them."""
+    import core
+
+    return tuple(core.PROVIDERS.get(kind, ()))
