@@ -41,3 +41,16 @@ def test_the_readmes_layout_names_real_folders() -> None:
     # Every folder of core/ is named there too.
     unnamed = sorted(p.name for p in CORE.iterdir() if p.is_dir() and p.name != "__pycache__" and p.name not in core_folders)
     assert not unnamed, f"README's Layout leaves out core/ folders: {unnamed}"
+
+
+def test_the_readme_names_exactly_the_splitters_that_never_cut_a_table_row() -> None:
+    import re
+
+    from core.splitters import SPLITTERS
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    said = re.search(r"Tables a loader finds are never cut mid-row by the (.+?) splitters", readme)
+    assert said, "README no longer says which splitters keep table rows whole"
+    named = set(re.findall(r"`([a-z_.]+)`", said.group(1)))
+    # tests/test_splitter_properties.py holds each of them to it on generated tables.
+    assert named == {cls.name for cls in SPLITTERS if cls.keeps_table_rows}

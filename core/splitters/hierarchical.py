@@ -71,6 +71,7 @@ class HierarchicalSplitter(Splitter):
     """
 
     name = "hierarchical"
+    keeps_table_rows = True  # every level is the sentence splitter's native cut, which never cuts a row
     summary = "The same text at several chunk sizes (e.g. 2048 and 250 tokens), children linked to parents."
     has_levels = True
 
@@ -261,7 +262,9 @@ def spans_within(
         text=document.text[start:end],
         id=document.id,
         metadata={**document.metadata, **(extra or {})},
-        elements=[_shifted(e, -start) for e in document.elements if start <= e.start_char and e.end_char <= end],
+        # An element that runs past the range (a table a parent ends inside) is kept for the part inside it:
+        # its rows stay whole and its header budgeted in the children too.
+        elements=[_clipped(e, start, end) for e in document.elements if e.start_char < end and e.end_char > start],
         pages=[
             Page(page.number, page.label, max(page.start_char, start) - start, min(page.end_char, end) - start)
             for page in document.pages_for_span(start, end)
@@ -295,11 +298,19 @@ def compat_chunks_within(splitter: Splitter, document: Document, parent: Node | 
     ]
 
 
-def _shifted(element: Element, by: int) -> Element:
+def _clipped(element: Element, start: int, end: int) -> Element:
+    """``element``'s part inside ``[start, end)``, as offsets from ``start``."""
     attrs = dict(element.attrs)
     if "header_end" in attrs:
-        attrs["header_end"] = attrs["header_end"] + by
-    return Element(element.kind, element.start_char + by, element.end_char + by, element.level, element.page, attrs)
+        attrs["header_end"] = min(max(attrs["header_end"], start), end) - start
+    return Element(
+        element.kind,
+        max(element.start_char, start) - start,
+        min(element.end_char, end) - start,
+        element.level,
+        element.page,
+        attrs,
+    )
 
 
 def leaf_nodes(nodes: Sequence[Node]) -> list[Node]:
