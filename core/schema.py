@@ -15,11 +15,6 @@ from typing import Any
 
 import xxhash
 
-try:  # Built at install from utf8_native.c when a C compiler is there (setup.py); else _hash_utf8 feeds the hash.
-    from core import utf8_native
-except ImportError:
-    utf8_native = None
-
 DEFAULT_METADATA_TEMPLATE = "{key}: {value}"
 DEFAULT_METADATA_SEPARATOR = "\n"
 DEFAULT_TEXT_TEMPLATE = "{metadata_str}\n\n{content}"
@@ -300,15 +295,13 @@ def content_id(text: str, salt: str = "") -> str:
     UTF-8: an id, not a signature, and every split of a document pays for it
     (SHA-1 was ~10% of a character-sized split; xxh3 hashes the same 4 MB in
     0.7 ms with the UTF-8 encoding, against 2.5). The encoding is most of that
-    for a text that is not ASCII: ``core/utf8_native.c`` makes it eight characters
-    at a time (prose in Cyrillic and CJK 2.5 -> 0.6 ms a MB) and feeds it to the
-    hash 64 KB at a time; :func:`_hash_utf8` where it is not built.
+    for a text that is not ASCII (:func:`_hash_utf8`; a C encoder, ``utf8_native.c``,
+    made prose in Cyrillic and CJK 2.5 -> 0.6 ms a MB until issue 41: about 1.0x on
+    a whole split, benchmarks/RESULTS.md).
     """
     # Bytes, not the str: xxhash 3.6 accepts a str, later versions refuse one.
     digest = xxhash.xxh3_64(salt.encode("utf-8", "surrogatepass") + b"\0")
-    if utf8_native is not None:  # a piece at a time: never the whole UTF-8 at once
-        utf8_native.feed(digest.update, text)
-    elif text.isascii():  # its UTF-8 is a copy
+    if text.isascii():  # its UTF-8 is a copy
         digest.update(text.encode("ascii"))
     else:
         _hash_utf8(digest, text)
@@ -322,7 +315,7 @@ _HASH_PIECE = 4096
 
 def _hash_utf8(digest: Any, text: str) -> None:
     """Feed the UTF-8 of ``text``, which is not ASCII, to ``digest`` (lone surrogates passed): the same
-    bytes as one ``encode``. Where ``utf8_native`` is not built.
+    bytes as one ``encode``.
 
     One character past U+00FF makes a str two bytes a character, and CPython encodes
     such a str to UTF-8 character by character (~0.9 ns a character: 1.1 ms for Vim's

@@ -28,6 +28,27 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+def _load_sanitized_native(folder: Path) -> None:
+    """``make fuzz``: the C modules built with AddressSanitizer and UBSan under ``folder`` (laid out as core/ is)
+    stand in for the installed ones, so the tests that hold the C to its twin run it under the sanitizers."""
+    import importlib.util
+    import sys
+
+    built = sorted(folder.rglob("*_native*.so"))
+    assert built, f"CHUNKSCOPE_SANITIZED={folder} holds no built module"
+    for path in built:
+        name = ".".join(path.relative_to(folder).with_name(path.name.split(".")[0]).parts)
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+
+
+if os.environ.get("CHUNKSCOPE_SANITIZED"):
+    _load_sanitized_native(Path(os.environ["CHUNKSCOPE_SANITIZED"]))
+
+
 @pytest.fixture(scope="session")
 def sample_docs() -> Path:
     return SAMPLE_DOCS

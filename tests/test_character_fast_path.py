@@ -10,9 +10,6 @@ inside a chunk can land on an occurrence the scan from the start skips.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +19,7 @@ from core.schema import Document
 from core.splitters.base import Span
 from core.splitters.character import CharacterSplitter, chunk_bounds, pack_pieces
 from core.splitters.fast import separator_search
-from core.splitters.fast.separator_search import DenseRun, bounds_by_search, bounds_by_search_in_python
+from core.splitters.fast.separator_search import DenseRun, bounds_by_search
 from core.tokens.tokenizers import get_tokenizer
 
 CHARACTERS = get_tokenizer("characters")
@@ -54,19 +51,6 @@ def sizes(draw: st.DrawFn, largest: int = 60) -> tuple[int, int]:
     return chunk_size, draw(st.integers(min_value=0, max_value=chunk_size - 1))
 
 
-# The search runs in C where separator_search_native.c is built (here it is), in Python otherwise:
-# the tests that hold it to the rule run on both.
-BOTH_PATHS = pytest.mark.parametrize("native", [True, False], ids=["C", "python"])
-
-
-@contextmanager
-def on_path(native: bool) -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        if not native:
-            patch.setattr(separator_search, "separator_search_native", None)
-        yield
-
-
 def general(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
     return [tuple(span) for span in pack_pieces(text, separator, CHARACTERS, chunk_size, chunk_overlap)]
 
@@ -77,67 +61,28 @@ def fast(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list
     return [tuple(span) for span in splitter.spans(document)]
 
 
-def test_the_c_search_is_built_where_the_project_is_installed() -> None:
-    # The install builds it (setup.py; the Makefile installs gcc): without it every split is slower, not different.
-    assert separator_search.separator_search_native is not None
-
-
-@BOTH_PATHS
 @settings(max_examples=400)
 @given(data=st.data(), separator=SEPARATORS, size=sizes())
-def test_fast_path_spans_equal_the_general_path(
-    native: bool, data: st.DataObject, separator: str, size: tuple[int, int]
-) -> None:
+def test_fast_path_spans_equal_the_general_path(data: st.DataObject, separator: str, size: tuple[int, int]) -> None:
     text = data.draw(st.one_of(separated_texts(separator), texts()))
-    with on_path(native):
-        assert fast(text, separator, *size) == general(text, separator, *size)
+    assert fast(text, separator, *size) == general(text, separator, *size)
 
 
-@BOTH_PATHS
 @settings(max_examples=500)
 @given(separator=st.sampled_from(["aa", "aba", "aaa", "abab", "\n\n"]), data=st.data(), size=sizes(largest=12))
 def test_fast_path_equals_the_general_path_where_occurrences_overlap(
-    native: bool, separator: str, data: st.DataObject, size: tuple[int, int]
+    separator: str, data: st.DataObject, size: tuple[int, int]
 ) -> None:
     """Texts made of the separator's own characters: runs where occurrences overlap one another."""
     runs = st.builds(lambda head, count: head * count, st.sampled_from(sorted(set(separator))), st.integers(2, 7))
     atoms = st.one_of(runs, st.sampled_from([separator, "x", separator[0], separator[-1]]))
     text = "".join(data.draw(st.lists(atoms, max_size=12)))
-    with on_path(native):
-        assert fast(text, separator, *size) == general(text, separator, *size)
+    assert fast(text, separator, *size) == general(text, separator, *size)
 
 
-@BOTH_PATHS
 @given(text=texts(), size=sizes())
-def test_fast_path_equals_the_general_path_on_prose_with_blank_lines(
-    native: bool, text: str, size: tuple[int, int]
-) -> None:
-    with on_path(native):
-        assert fast(text, "\n\n", *size) == general(text, "\n\n", *size)
-
-
-def no_local_scans(text: str, separator: str) -> None:
-    """Where the Python search would scan a dense run's region, it stops as the C search does."""
-    raise DenseRun
-
-
-@settings(max_examples=400)
-@given(data=st.data(), separator=SEPARATORS, size=sizes(), walk_limit=st.integers(0, 3))
-def test_the_c_search_gives_the_python_searchs_bounds_or_hands_the_text_back(
-    data: st.DataObject, separator: str, size: tuple[int, int], walk_limit: int
-) -> None:
-    """Step for step: where Python's walk would meet a dense run, the C search returns None (walks capped low here)."""
-    text = data.draw(st.one_of(separated_texts(separator), texts()))
-    profile = separator_search._separator_profile(separator)
-    native = separator_search.separator_search_native.bounds(text, separator, *size, *profile, walk_limit)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(separator_search, "_WALK_LIMIT", walk_limit)
-        patch.setattr(separator_search, "_LocalScans", no_local_scans)
-        try:
-            python = bounds_by_search_in_python(text, separator, *size)
-        except DenseRun:
-            python = None
-    assert native == python
+def test_fast_path_equals_the_general_path_on_prose_with_blank_lines(text: str, size: tuple[int, int]) -> None:
+    assert fast(text, "\n\n", *size) == general(text, "\n\n", *size)
 
 
 @pytest.mark.parametrize(
@@ -218,15 +163,3 @@ def test_other_units_and_the_empty_separator_take_the_general_path(separator: st
     assert splitter.spans(Document(text=text)) == expected
     if tokenizer == "words":  # counted in words, "four five six seven" is one chunk of four
         assert text[expected[1].start : expected[1].end] == "four five six seven"
-
-
-@pytest.mark.parametrize("trailing_space", [-1, -1000, 1, 3])
-def test_the_c_search_hands_back_a_trailing_space_that_is_not_the_separators_length(trailing_space: int) -> None:
-    # Internal callers pass 0 or the whitespace separator's length; any other value would move a chunk's end
-    # outside the text (a negative one read past its end). The C search checks its arguments and declines.
-    text = "one\n\ntwo\n\nthree\n\n" * 20
-    shifts, overlap_tails, widest_shift, _ = separator_search._separator_profile("\n\n")
-    native = separator_search.separator_search_native.bounds(
-        text, "\n\n", 10, 0, shifts, overlap_tails, widest_shift, trailing_space, 8
-    )
-    assert native is None

@@ -10,8 +10,6 @@ test_markdown_headings.py, test_token_index_counts.py).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 import regex
@@ -22,30 +20,11 @@ from strategies import prose, texts, unicode_text, whitespace_runs
 from core.schema import Document
 from core.splitters import get_splitter
 from core.splitters.base import Span
-from core.splitters.fast import literal_cuts, packing
 from core.splitters.fast.gc_pause import gc_paused
-from core.splitters.fast.literal_cuts import literal_bounds, literal_bounds_in_python, literal_of, literal_pieces
-from core.splitters.fast.packing import merge_bounds, merge_bounds_in_python, merge_pieces
+from core.splitters.fast.literal_cuts import literal_of, literal_pieces
+from core.splitters.fast.packing import merge_bounds, merge_pieces
 from core.splitters.pieces import CutGuard, merge_pieces_plainly
 from core.tokens import segmentation
-
-# Packing and literal cuts run in C where packing_native.c and literal_cuts_native.c are built (here they are),
-# in Python otherwise: the tests that hold them to the plain rules run on both.
-BOTH_PATHS = pytest.mark.parametrize("native", [True, False], ids=["C", "python"])
-
-
-@contextmanager
-def on_path(native: bool) -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        if not native:
-            patch.setattr(packing, "packing_native", None)
-            patch.setattr(literal_cuts, "literal_cuts_native", None)
-        yield
-
-
-def test_the_c_packing_and_cuts_are_built_where_the_project_is_installed():
-    # The install builds them (setup.py; the Makefile installs gcc): without them splits are slower, not different.
-    assert packing.packing_native is not None and literal_cuts.literal_cuts_native is not None
 
 
 @st.composite
@@ -58,22 +37,19 @@ def pieces_and_sizes(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]], list[
     return text, pieces, sizes
 
 
-@BOTH_PATHS
 @settings(max_examples=500)
 @given(case=pieces_and_sizes(), chunk_size=st.integers(1, 40), data=st.data())
-def test_merge_pieces_equals_the_plain_greedy_rule(native, case, chunk_size, data):
+def test_merge_pieces_equals_the_plain_greedy_rule(case, chunk_size, data):
     text, pieces, sizes = case
     chunk_overlap = data.draw(st.integers(0, chunk_size - 1))
-    with on_path(native):
-        fast = merge_pieces(pieces, sizes, chunk_size, chunk_overlap, text)
+    fast = merge_pieces(pieces, sizes, chunk_size, chunk_overlap, text)
     assert fast == merge_pieces_plainly(pieces, sizes, chunk_size, chunk_overlap, text)
     assert all(type(span) is Span and span.metadata is None for span in fast)
 
 
-@BOTH_PATHS
 @settings(max_examples=300)
 @given(case=pieces_and_sizes(), chunk_size=st.integers(1, 40), offset=st.integers(-5, 5), data=st.data())
-def test_merge_bounds_equals_the_plain_greedy_rule(native, case, chunk_size, offset, data):
+def test_merge_bounds_equals_the_plain_greedy_rule(case, chunk_size, offset, data):
     # The same consecutive pieces as boundaries, their sizes as running sums from any start.
     text, pieces, sizes = case
     if not pieces:
@@ -83,28 +59,8 @@ def test_merge_bounds_equals_the_plain_greedy_rule(native, case, chunk_size, off
     prefix = [offset]
     for size in sizes:
         prefix.append(prefix[-1] + size)
-    with on_path(native):
-        fast = merge_bounds(bounds, prefix, chunk_size, chunk_overlap, text)
+    fast = merge_bounds(bounds, prefix, chunk_size, chunk_overlap, text)
     assert fast == merge_pieces_plainly(pieces, sizes, chunk_size, chunk_overlap, text)
-
-
-@settings(max_examples=300)
-@given(case=pieces_and_sizes(), chunk_size=st.integers(1, 40), data=st.data())
-def test_the_c_packing_takes_int_sums_and_hands_back_the_rest(case, chunk_size, data):
-    """Ints: C's spans, equal to Python's. Float sums, sizes that are not ints, bounds outside the text: None."""
-    text, pieces, sizes = case
-    chunk_overlap = data.draw(st.integers(0, chunk_size - 1))
-    bounds = [start for start, _ in pieces] + [pieces[-1][1]] if pieces else []
-    prefix = [0]
-    for size in sizes:
-        prefix.append(prefix[-1] + size)
-    native = packing.packing_native.merge(Span, bounds, prefix, chunk_size, chunk_overlap, text)
-    assert native == merge_bounds_in_python(bounds, prefix, chunk_size, chunk_overlap, text)
-    assert packing.packing_native.merge(Span, bounds, [float(p) for p in prefix], chunk_size, 0, text) is None
-    assert packing.packing_native.merge(Span, bounds, prefix, float(chunk_size), 0, text) is None
-    if bounds:
-        outside = [*bounds[:-1], len(text) + 1]
-        assert packing.packing_native.merge(Span, outside, prefix, chunk_size, 0, text) is None
 
 
 @pytest.mark.parametrize(
@@ -132,7 +88,6 @@ def _regex_pieces(text: str, start: int, end: int, pattern: str, keep_at_start: 
 LITERALS = st.sampled_from([r"\n\n", r"\n", r" ", r"\. ", "ab", "aa", r"\n\n\n", r"\t", "--"])
 
 
-@BOTH_PATHS
 @settings(max_examples=400)
 @given(
     pattern=LITERALS,
@@ -140,53 +95,15 @@ LITERALS = st.sampled_from([r"\n\n", r"\n", r" ", r"\. ", "ab", "aa", r"\n\n\n",
     keep_at_start=st.booleans(),
     data=st.data(),
 )
-def test_literal_cuts_equal_cutting_at_the_regex_matches(native, pattern, text, keep_at_start, data):
+def test_literal_cuts_equal_cutting_at_the_regex_matches(pattern, text, keep_at_start, data):
     literal = literal_of(pattern)
     assert literal is not None
     start = data.draw(st.integers(0, len(text)))
     end = data.draw(st.integers(start, len(text)))
     if start == end:
         return
-    with on_path(native):
-        pieces = literal_pieces(text, start, end, literal, keep_at_start)
+    pieces = literal_pieces(text, start, end, literal, keep_at_start)
     assert pieces == _regex_pieces(text, start, end, pattern, keep_at_start)
-
-
-@settings(max_examples=400)
-@given(
-    literal=st.sampled_from(["\n\n", "\n", " ", "aa", "aba", "\u00e9", "\U0001f600"]),
-    text=st.one_of(texts(), st.text(alphabet="ab \n\u00e9\U0001f600", max_size=40)),
-    keep_at_start=st.booleans(),
-    data=st.data(),
-)
-def test_the_c_literal_bounds_equal_pythons_on_any_region(literal, text, keep_at_start, data):
-    """Empty regions and regions at either end included; outside the text, Python's finditer rules take over."""
-    start = data.draw(st.integers(0, len(text)))
-    end = data.draw(st.integers(start, len(text)))
-    expected = literal_bounds_in_python(text, start, end, literal, keep_at_start)
-    assert literal_cuts.literal_cuts_native.bounds(text, start, end, literal, keep_at_start) == expected
-    assert literal_bounds(text, start, end + 3, literal, keep_at_start) == literal_bounds_in_python(
-        text, start, end + 3, literal, keep_at_start
-    )
-
-
-@settings(max_examples=200)
-@given(
-    literal=st.sampled_from(["a", "aa", "aba", "ab\n", "\n\n", "\u00e9a", "\u0416", "a\U0001f600"]),
-    body=st.text(alphabet="ab\n", min_size=0, max_size=300),
-    storage=st.sampled_from(["", "\u00e9", "\u0416", "\U0001f600"]),
-    keep_at_start=st.booleans(),
-    data=st.data(),
-)
-def test_the_c_literal_scan_equals_finditer_across_blocks_in_every_storage(literal, body, storage, keep_at_start, data):
-    """Texts long enough for whole registers (16, 8 or 4 characters), stored one, two or four bytes a character,
-    dense in overlapping occurrences; regions starting and ending anywhere."""
-    text = storage + body + storage + body
-    start = data.draw(st.integers(0, len(text)))
-    end = data.draw(st.integers(start, len(text)))
-    assert literal_cuts.literal_cuts_native.bounds(text, start, end, literal, keep_at_start) == (
-        literal_bounds_in_python(text, start, end, literal, keep_at_start)
-    )
 
 
 @pytest.mark.parametrize("pattern", [r"\n(?=# )", r"(?i)ab", "a|b", r"\s", "[ab]", "a+", ""])

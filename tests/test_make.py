@@ -111,3 +111,11 @@ def test_a_changed_c_source_installs_again(fresh_checkout: Path, source: str) ->
     os.utime(fresh_checkout / source, (later, later))
     lines = dry_run(fresh_checkout, "run")
     assert any("pip install" in line and "-e ." in line for line in lines)
+
+
+def test_make_fuzz_runs_the_c_under_address_and_ub_sanitizers(fresh_checkout: Path) -> None:
+    # What remains in C is held to its twin with AddressSanitizer and UBSan loaded (tests/conftest.py loads the build).
+    script = "\n".join(dry_run(fresh_checkout, "fuzz"))
+    built = script.index("-fsanitize=address,undefined")
+    run = script.index("CHUNKSCOPE_SANITIZED=", built)
+    assert "libasan.so" in script[run:] and "tests/test_wordpiece.py" in script[run:]

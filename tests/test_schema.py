@@ -1,13 +1,10 @@
 """The metadata views, as LlamaIndex documents them."""
 
-from unittest.mock import patch
 
-import pytest
 import xxhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.schema
 from core import Document, MetadataMode, Node, NodeRelationship
 from core.schema import content_id
 
@@ -125,25 +122,17 @@ _ID_TEXTS = st.builds(
 )
 
 
-# The id's UTF-8 comes from core/utf8_native.c where it is built, else from core.schema._hash_utf8.
-BOTH_ENCODERS = pytest.mark.parametrize("native", [True, False], ids=["C", "python"])
-
-
-@BOTH_ENCODERS
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=_ID_TEXTS, salt=st.text(max_size=20))
-def test_content_id_is_xxh3_of_the_salt_a_zero_byte_and_the_whole_utf8(native: bool, text: str, salt: str) -> None:
+def test_content_id_is_xxh3_of_the_salt_a_zero_byte_and_the_whole_utf8(text: str, salt: str) -> None:
     """However the text is fed to the hash (in pieces where it is mostly ASCII), the bytes are its UTF-8."""
     whole = salt.encode("utf-8", "surrogatepass") + b"\0" + text.encode("utf-8", "surrogatepass")
-    with patch.object(core.schema, "utf8_native", core.schema.utf8_native if native else None):
-        assert content_id(text, salt) == xxhash.xxh3_64(whole).hexdigest()[:12]
+    assert content_id(text, salt) == xxhash.xxh3_64(whole).hexdigest()[:12]
 
 
-@BOTH_ENCODERS
-def test_content_ids_of_a_mostly_ascii_text_and_a_short_one(native: bool) -> None:
+def test_content_ids_of_a_mostly_ascii_text_and_a_short_one() -> None:
     """The ids the previous one-piece encoding gave: a document keeps its id (and its nodes theirs) across versions."""
     mostly_ascii = "plain ascii " * 500 + "caf\u00e9 \u2019quoted\u2019 " + "more words " * 600  # 12,614 characters
-    with patch.object(core.schema, "utf8_native", core.schema.utf8_native if native else None):
-        assert content_id(mostly_ascii, "x") == "af798e476ce9"
-        assert content_id("\u0416\u0443\u0440\u043d\u0430\u043b \u4e2d\u6587 \U0001f600", "y") == "d83b29c4d139"
-        assert content_id("hello", "a.txt") == "3f3b43ab16f0"
+    assert content_id(mostly_ascii, "x") == "af798e476ce9"
+    assert content_id("\u0416\u0443\u0440\u043d\u0430\u043b \u4e2d\u6587 \U0001f600", "y") == "d83b29c4d139"
+    assert content_id("hello", "a.txt") == "3f3b43ab16f0"

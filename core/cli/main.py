@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli import export as cli_export  # export: the LlamaIndex or LangChain script for these files (issue 26)
 
     cli_export.register(commands)
+    from core.cli import doctor as cli_doctor  # doctor: which compiled paths run (issue 41)
+
+    cli_doctor.register(commands)
     _register_plugins(commands)
     return parser
 

@@ -14,11 +14,6 @@ from typing import Any, NamedTuple
 
 from core.schema import Document, Element, Node, NodeRelationship, page_range_label
 
-try:  # Built at install from nodes_native.c when a C compiler is there (setup.py); else the loop below runs.
-    from core.splitters import nodes_native
-except ImportError:
-    nodes_native = None
-
 
 class Span(NamedTuple):
     """A cut: ``document.text[start:end]``, with metadata this node alone adds."""
@@ -63,15 +58,6 @@ def build_nodes(
     template, separator, text_template = document.metadata_template, document.metadata_separator, document.text_template
     source, previous, following = _SOURCE, _PREVIOUS, _NEXT
     id_stem = f"{doc_id}#{id_prefix}"
-    if nodes_native is not None and not paged and tables is None:
-        # The same loop in C (nodes_native.c): None where a span needs this one (its own metadata, or not
-        # a tuple of two ints within the text).
-        built = nodes_native.build(
-            Node, text, doc_id, id_stem, spans, inherited, llm_keys, embed_keys, template, separator,
-            text_template, include_prev_next_rel, source, previous, following,
-        )  # fmt: skip
-        if built is not None:
-            return built
     # Each node gets its own copies of the metadata and the key lists, so that hiding a key on one
     # node (as a user may) never hides it on its siblings. Bound copy methods of plain dict/list:
     # the cheapest fresh copy per node.
@@ -80,7 +66,8 @@ def build_nodes(
     nodes: list[Node] = []
     append = nodes.append
     before, node_id = None, f"{id_stem}0"  # the previous node's id and this one's
-    # One pass, no keyword arguments: this loop is most of a character-sized split's node cost.
+    # One pass, no keyword arguments: this loop is most of a character-sized split's node cost. (It also ran
+    # in C until issue 41: about 1.0x on a whole split, benchmarks/RESULTS.md.)
     for index, span in enumerate(spans, 1):
         start, end = span[0], span[1]
         after = f"{id_stem}{index}" if index <= last else None

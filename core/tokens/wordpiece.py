@@ -34,10 +34,14 @@ import numpy as np
 
 from core.tokens.wordpiece_numpy import BYTE_CLASSES, NumpyWordPiece
 
-try:  # Built at install from wordpiece_native.c when a C compiler is there (setup.py); else NumpyWordPiece.
+# Built at install from wordpiece_native.c when a C compiler is there (setup.py); else NumpyWordPiece.
+# Why it is not there, for ``chunkscope doctor`` (core/cli/doctor.py).
+NATIVE_IMPORT_ERROR: str | None = None
+try:
     from core.tokens import wordpiece_native
-except ImportError:  # pragma: no cover - an install without a compiler
+except ImportError as error:  # pragma: no cover - an install without a compiler, or a build that cannot load
     wordpiece_native = None
+    NATIVE_IMPORT_ERROR = str(error)
 
 # Printable ASCII, tab, line feed, carriage return: what the Rust normalizer leaves alone but for case.
 # A word (up to ASCII whitespace) with any other character is the Rust tokenizer's.

@@ -1,4 +1,4 @@
-"""The recursive splitter's cuts at a literal separator: one C-level scan instead of a step per match.
+"""The recursive splitter's cuts at a literal separator: one regex scan (``finditer``) instead of a step per match.
 
 The plain rule it must equal: cut where each of the separator's regex matches
 starts (or ends, with ``keep_separator="end"``), through :meth:`CutGuard.pieces
@@ -12,7 +12,8 @@ match, per cut and per piece made recursive 1000/200 take 166 ms; cutting
 literal separators in C, with the bisection in :mod:`core.splitters.fast.packing`,
 took it to 87 ms; keeping only the positions of one ``finditer`` scan (no copy of
 the text into parts, as ``str.split`` makes) took the work's peak RSS from 5.7 to
-2.5 MB.
+2.5 MB. The scan also ran in C until issue 41, which gave a whole
+``chunkscope split --splitter recursive`` about 1.0x (benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -25,11 +26,6 @@ from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 from core.splitters.pieces import literal_pattern
-
-try:  # Built at install from literal_cuts_native.c when a C compiler is there (setup.py); else finditer here.
-    from core.splitters.fast import literal_cuts_native
-except ImportError:
-    literal_cuts_native = None
 
 
 @lru_cache(maxsize=256)
@@ -53,16 +49,9 @@ def literal_pieces(text: str, start: int, end: int, literal: str, keep_at_start:
 def literal_bounds(text: str, start: int, end: int, literal: str, keep_at_start: bool) -> list[int]:
     """:func:`literal_pieces` as their boundaries: ``start``, every cut, ``end`` (piece i is ``bounds[i:i + 2]``).
 
-    No piece tuples: on 4 MB of files, the tuples were a third of the cutting (sixth round). In C
-    (``literal_cuts_native.c``: the text scanned a register at a time) where it is built.
+    From one regex scan (``finditer``), and no piece tuples: on 4 MB of files, the tuples were a third of the
+    cutting (sixth round).
     """
-    if literal_cuts_native is not None and 0 <= start <= end <= len(text):
-        return literal_cuts_native.bounds(text, start, end, literal, keep_at_start)
-    return literal_bounds_in_python(text, start, end, literal, keep_at_start)
-
-
-def literal_bounds_in_python(text: str, start: int, end: int, literal: str, keep_at_start: bool) -> list[int]:
-    """:func:`literal_bounds` from a regex scan (``finditer``), in Python."""
     matches = literal_pattern(literal).finditer(text, start, end)
     if keep_at_start:  # a cut where each occurrence starts; no empty first piece
         bounds = [match.start() for match in matches]

@@ -6,7 +6,8 @@ piece, was part of taking recursive 1000/200 from 166 to 87 ms (with literal
 separators cut in C); then trimming inline, making spans without NamedTuple's
 Python-level ``__new__`` (the ``trim_span`` call and ``__new__`` were a third of
 the loop) and finding the overlap's first piece by bisection instead of walking
-back took this function from 8.7 to 7.0 ms.
+back took this function from 8.7 to 7.0 ms. The same steps also ran in C until issue 41, which gave a whole
+``chunkscope split --splitter recursive`` about 1.0x (benchmarks/RESULTS.md).
 
 Must equal :func:`~core.splitters.pieces.merge_pieces_plainly` for any pieces and
 sizes (tests/test_fast_paths.py).
@@ -19,11 +20,6 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from core.splitters.base import Span
-
-try:  # Built at install from packing_native.c when a C compiler is there (setup.py); else Python packs.
-    from core.splitters.fast import packing_native
-except ImportError:
-    packing_native = None
 
 # Spans made from tuples, without NamedTuple's Python-level __new__ (see above).
 _new_span = tuple.__new__
@@ -53,20 +49,9 @@ def merge_bounds(
     """Greedy packing by bisection of consecutive pieces given by their boundaries (no piece tuples).
 
     Piece ``i`` is ``bounds[i]:bounds[i + 1]``; its size is ``prefix[i + 1] - prefix[i]``
-    (running sums from any start: for sizes in characters, ``bounds`` itself). In C
-    (``packing_native.c``, the same steps) where it is built and the sums are ints.
+    (running sums from any start: for sizes in characters, ``bounds`` itself; ints or floats, as a
+    caller's size function counts).
     """
-    if packing_native is not None:
-        spans = packing_native.merge(Span, bounds, prefix, chunk_size, chunk_overlap, text)
-        if spans is not None:
-            return spans
-    return merge_bounds_in_python(bounds, prefix, chunk_size, chunk_overlap, text)
-
-
-def merge_bounds_in_python(
-    bounds: Sequence[int], prefix: Sequence[int], chunk_size: int, chunk_overlap: int, text: str
-) -> list[Span]:
-    """:func:`merge_bounds` in Python, for any sums (a caller's size function may count in floats)."""
     spans: list[Span] = []
     append = spans.append
     n = len(bounds) - 1

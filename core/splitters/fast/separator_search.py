@@ -16,7 +16,9 @@ CharacterTextSplitter); about two fifths of the text is read, in two searches
 per chunk. Long runs of a self-overlapping separator (the 101 MB input holds
 runs of 30-48 newlines) are scanned locally, within a budget of a quarter of
 the text: 101 MB 6.4 -> 4.5 ms/MB. Past the budget :class:`DenseRun` hands the
-text back to the rule's single scan, which is cheaper there.
+text back to the rule's single scan, which is cheaper there. The same steps also ran in C
+until issue 41, which gave a whole ``chunkscope split --splitter character`` about 1.0x (benchmarks/RESULTS.md):
+this is the one fast form.
 """
 
 from __future__ import annotations
@@ -25,11 +27,6 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from core.splitters.pieces import literal_pattern
-
-try:  # Built at install from separator_search_native.c when a C compiler is there (setup.py); else Python searches.
-    from core.splitters.fast import separator_search_native
-except ImportError:
-    separator_search_native = None
 
 
 class DenseRun(Exception):
@@ -82,21 +79,6 @@ class _LocalScans:
 
 def bounds_by_search(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
     """The (start, end) of each of the rule's chunks, from searches near each chunk's ends; DenseRun where too dense.
-
-    The search runs in C (``separator_search_native.c``, the same steps) where it is built, and here where it
-    is not or where a walk meets a dense run (:func:`bounds_by_search_in_python`).
-    """
-    if separator_search_native is not None:
-        bounds = separator_search_native.bounds(
-            text, separator, chunk_size, chunk_overlap, *_separator_profile(separator), _WALK_LIMIT
-        )
-        if bounds is not None:
-            return bounds
-    return bounds_by_search_in_python(text, separator, chunk_size, chunk_overlap)
-
-
-def bounds_by_search_in_python(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
-    """:func:`bounds_by_search` in Python, local scans of dense runs included.
 
     Each chunk needs only a few boundaries near its ends, found by searching
     there (``rfind``/``find``) instead of scanning the whole text for every
