@@ -114,8 +114,9 @@ class SemanticSplitter(Splitter):
     SemanticChunker: sentences from ``sentence_split_regex``, every threshold type,
     ``number_of_chunks`` and ``min_chunk_size``; it joins sentences with single
     spaces, so a chunk whose sentences were split at a line break keeps LangChain's
-    text, marked ``rewritten``. Neither has ``max_chunk_size``. The last three
-    parameters are SemanticChunker's and are refused in the other modes.
+    text, marked ``rewritten``. Neither has ``max_chunk_size``. ``number_of_chunks``
+    and ``min_chunk_size`` are SemanticChunker's rules, kept natively too (LlamaIndex
+    has neither); ``sentence_split_regex`` is used by ``compat="langchain"`` alone.
     """
 
     name = "semantic"
@@ -146,8 +147,8 @@ class SemanticSplitter(Splitter):
     )
     number_of_chunks: int | None = param(
         None,
-        "compat=langchain: about how many chunks (SemanticChunker's number_of_chunks: the percentile of the "
-        "distances that leaves that many replaces the breakpoint type).",
+        "About how many chunks: the percentile of the distances that leaves that many replaces the breakpoint "
+        "type (LangChain's number_of_chunks).",
         ge=1,
         le=100_000,
         unset="the breakpoint type decides",
@@ -155,8 +156,8 @@ class SemanticSplitter(Splitter):
     )
     min_chunk_size: int | None = param(
         None,
-        "compat=langchain: a chunk shorter than this many characters runs on into the next (its breakpoint is "
-        "skipped).",
+        "A chunk shorter than this many characters runs on into the next (its breakpoint is skipped; LangChain's "
+        "min_chunk_size).",
         ge=1,
         le=1_000_000,
         unset="no minimum",
@@ -174,14 +175,10 @@ class SemanticSplitter(Splitter):
     def validate(self) -> None:
         if self.breakpoint_type in ("percentile", "gradient") and (self.amount > 100):
             raise ConfigError(f"{self.name}: breakpoint_amount is a percentile for {self.breakpoint_type}, at most 100")
-        if self.compat != LANGCHAIN:
-            for key, value in (
-                ("number_of_chunks", self.number_of_chunks),
-                ("min_chunk_size", self.min_chunk_size),
-                ("sentence_split_regex", None if self.sentence_split_regex == LANGCHAIN_SENTENCE_REGEX else 1),
-            ):
-                if value is not None:
-                    raise ConfigError(f"{self.name}: {key} is LangChain's SemanticChunker setting; set compat=langchain")
+        if self.compat != LANGCHAIN and self.sentence_split_regex != LANGCHAIN_SENTENCE_REGEX:
+            raise ConfigError(
+                f"{self.name}: sentence_split_regex is LangChain's SemanticChunker setting; set compat=langchain"
+            )
         refuse_unmirrored(
             self,
             (bool(self.max_chunk_size), "keeps a semantic group whole as the framework does", "max_chunk_size"),
@@ -189,6 +186,16 @@ class SemanticSplitter(Splitter):
                 self.compat == LLAMAINDEX and self.breakpoint_type != "percentile",
                 "breaks only above a percentile of the distances",
                 f"breakpoint_type={self.breakpoint_type}",
+            ),
+            (
+                self.compat == LLAMAINDEX and self.number_of_chunks is not None,
+                "draws the threshold from breakpoint_amount alone",
+                "number_of_chunks",
+            ),
+            (
+                self.compat == LLAMAINDEX and self.min_chunk_size is not None,
+                "keeps every chunk its breakpoints make",
+                "min_chunk_size",
             ),
             (
                 self.compat == LLAMAINDEX and self.amount != int(self.amount),
@@ -299,8 +306,20 @@ class SemanticSplitter(Splitter):
         ]
         vectors = _unit_rows(self._embed(groups, progress))
         distances = (1.0 - np.einsum("ij,ij->i", vectors[:-1], vectors[1:])).astype(float)
-        scores, threshold = breakpoint_threshold(distances, self.breakpoint_type, self.amount)
-        breakpoints = [i for i, score in enumerate(scores) if threshold is not None and score > threshold]
+        if self.number_of_chunks is not None:
+            percentile = chunks_percentile(len(distances), self.number_of_chunks)
+            scores, threshold = distances, float(np.percentile(distances, percentile))
+        else:
+            scores, threshold = breakpoint_threshold(distances, self.breakpoint_type, self.amount)
+        breakpoints, first = [], 0
+        for i, score in enumerate(scores):
+            if threshold is None or score <= threshold:
+                continue
+            # A chunk shorter than min_chunk_size (its sentences' extent) runs on: its breakpoint is skipped.
+            if self.min_chunk_size is not None and sentences[i][1] - sentences[first][0] < self.min_chunk_size:
+                continue
+            breakpoints.append(i)
+            first = i + 1
         return SemanticAnalysis(sentences, distances.tolist(), scores.tolist(), threshold, breakpoints)
 
     def spans(self, document: Document) -> list[Span]:
@@ -397,6 +416,19 @@ def breakpoint_threshold(distances: np.ndarray, breakpoint_type: str, amount: fl
         gradient = np.gradient(distances)
         return gradient, float(np.percentile(gradient, amount))
     raise ConfigError(f"unknown breakpoint_type {breakpoint_type!r} (known: {', '.join(BREAKPOINT_TYPES)})")
+
+
+def chunks_percentile(distances: int, number_of_chunks: int) -> float:
+    """The percentile of ``distances`` distances that leaves about ``number_of_chunks`` chunks.
+
+    LangChain's ``SemanticChunker._threshold_from_clusters``, in its arithmetic: linear from the 100th percentile
+    at one chunk to the 0th at one chunk per distance.
+    """
+    x1, y1 = distances, 0.0
+    x2, y2 = 1.0, 100.0
+    x = max(min(number_of_chunks, x1), x2)
+    y = y2 if x2 == x1 else y1 + ((y2 - y1) / (x2 - x1)) * (x - x1)
+    return min(max(y, 0), 100)
 
 
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:

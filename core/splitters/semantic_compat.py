@@ -37,7 +37,7 @@ import numpy as np
 from core.errors import ConfigError
 from core.spans.recovery import SPAN_STATUS_KEY, SpanStatus
 from core.splitters.compat import CompatChunk, empty_text_chunks
-from core.splitters.semantic import SemanticAnalysis
+from core.splitters.semantic import SemanticAnalysis, chunks_percentile
 from core.tokens.segmentation import punkt_sentence_starts
 
 # ``embed(texts)``: one row per text, as ChunkScope's embedder returns them (float32; the frameworks get them as
@@ -184,12 +184,7 @@ def _breakpoint_threshold(distances: list, threshold_type: str, amount: float) -
 
 def _threshold_from_clusters(distances: list, number_of_chunks: int) -> float:
     """``SemanticChunker._threshold_from_clusters``: the percentile that leaves about ``number_of_chunks`` chunks."""
-    x1, y1 = len(distances), 0.0
-    x2, y2 = 1.0, 100.0
-    x = max(min(number_of_chunks, x1), x2)
-    y = y2 if x2 == x1 else y1 + ((y2 - y1) / (x2 - x1)) * (x - x1)
-    y = min(max(y, 0), 100)
-    return np.percentile(distances, y)
+    return np.percentile(distances, chunks_percentile(len(distances), number_of_chunks))
 
 
 def _langchain_chunks(text: str, pieces: list[tuple[int, int]], members: list[list[int]]) -> list[CompatChunk]:
