@@ -45,6 +45,11 @@ from core.tokens.segmentation import punkt_sentence_starts
 Embed = Callable[[list[str]], np.ndarray]
 
 
+# BaseEmbedding.embed_batch_size's default: LlamaIndex asks for its group vectors ten at a time. The same calls
+# give the same vectors without a cache too (a float32 forward pass's last bits depend on a text's batch).
+LLAMAINDEX_EMBED_BATCH = 10
+
+
 class SemanticCut(NamedTuple):
     """What a compatible mode saw (for the Chunks page's curve) and the chunks it made."""
 
@@ -75,7 +80,8 @@ def llamaindex_cut(text: str, buffer_size: int, percentile: int, embed: Embed) -
         text[sentences[max(i - buffer_size, 0)][0] : sentences[min(i + buffer_size, last)][1]]
         for i in range(len(sentences))
     ]
-    vectors = _vectors(embed, groups)
+    batches = range(0, len(groups), LLAMAINDEX_EMBED_BATCH)
+    vectors = np.concatenate([_vectors(embed, groups[i : i + LLAMAINDEX_EMBED_BATCH]) for i in batches])
     distances = []
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(len(sentences) - 1):
