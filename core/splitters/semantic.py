@@ -66,9 +66,9 @@ EmbedFn = Callable[[Sequence[str]], np.ndarray]
 Progress = Callable[[int, int], None]
 
 BREAKPOINT_TYPES = ("percentile", "standard_deviation", "interquartile", "gradient")
-# LangChain's SemanticChunker defaults, per breakpoint type.
 # SemanticChunker's default sentence_split_regex.
 LANGCHAIN_SENTENCE_REGEX = r"(?<=[.?!])\s+"
+# LangChain's SemanticChunker defaults, per breakpoint type.
 DEFAULT_BREAKPOINT_AMOUNTS = {"percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5, "gradient": 95.0}
 
 _EMBED_OVERRIDE: ContextVar[EmbedFn | None] = ContextVar("chunkscope_semantic_embed_override", default=None)
