@@ -239,7 +239,7 @@ def test_hierarchical_compat_lists_children_parent_by_parent() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["sentence", "recursive", "character", "sentence_window", "hierarchical", "token", "markdown"]
+    "name", ["sentence", "recursive", "character", "sentence_window", "hierarchical", "token", "markdown", "semantic"]
 )
 def test_compat_defaults_to_none(name: str) -> None:
     assert get_splitter(name).compat == "none"
@@ -385,7 +385,7 @@ def test_every_compat_choice_has_a_mirror_or_is_refused_in_one_sentence() -> Non
 
     choices = compat_choices()
     assert {name for name, _, _ in choices} == {
-        "sentence", "token", "hierarchical", "sentence_window", "markdown", "recursive", "character"
+        "sentence", "token", "hierarchical", "sentence_window", "markdown", "recursive", "character", "semantic"
     }  # fmt: skip
     mirrored = refused = 0
     counting_model_tokens = set()
@@ -401,12 +401,13 @@ def test_every_compat_choice_has_a_mirror_or_is_refused_in_one_sentence() -> Non
             continue
         engine = mirrored_engine(splitter)
         assert engine is not None, f"{name} compat={compat} {params} is offered without a mirror"
-        if "tokenizer" in params and name != "markdown":  # a mode that counts sizes counts them as its engine does
+        # markdown's and semantic's tokenizer sizes only what their compat modes refuse (chunk_size, max_chunk_size).
+        if "tokenizer" in params and name not in ("markdown", "semantic"):  # a mode that counts sizes counts them as its engine does
             assert engine.size_unit == params["tokenizer"], (name, compat, params)
             if params["tokenizer"] == "model":
                 counting_model_tokens.add(name)
         assert engine.framework_class.lower().startswith(("sentence", "token", "hierarchical", "markdown",
-                                                          "recursive", "character"))  # fmt: skip
+                                                          "recursive", "character", "semantic"))  # fmt: skip
         mirrored += 1
     assert mirrored and refused
     # ChunkScope's default tokenizer for sentence, token and hierarchical: a compat mode takes it.

@@ -520,13 +520,21 @@ def test_a_script_that_writes_section_paths_says_they_come_from_chunkscopes_load
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("name", ["langchain.semantic", "llamaindex.semantic"])
-def test_a_semantic_engines_scripts_rebuild_its_chunks(tmp_path, sample_docs, name):
+@pytest.mark.parametrize(
+    ("name", "compat"),
+    [("langchain.semantic", None), ("llamaindex.semantic", None), ("semantic", "langchain"), ("semantic", "llamaindex")],
+)
+def test_a_semantic_engines_scripts_rebuild_its_chunks(tmp_path, sample_docs, name, compat):
     """The framework's semantic splitter, given the framework's HuggingFace embeddings of the packaged model, cuts
-    where the app's engine cut (its embeddings ChunkScope's cached embedder), with either reader."""
+    where the app's engine cut (its embeddings ChunkScope's cached embedder), with either reader; so does the script
+    of the native splitter's compat mode, which is that framework call."""
     shutil.copy(sample_docs / "release_notes.txt", tmp_path / "release_notes.txt")
     paths = [str(tmp_path / "release_notes.txt")]
-    config = PipelineConfig(splitter=get_splitter(name, buffer_size=2))
+    config = PipelineConfig(splitter=get_splitter(name, buffer_size=2, **({"compat": compat} if compat else {})))
+    if compat:
+        from core.engines.mirrors import mirrored_engine
+
+        name = mirrored_engine(config.splitter).name
     app = [node.text for node in run_split(load_documents(paths, config), config)]
     assert len(app) > 1
     jobs = []

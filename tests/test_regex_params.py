@@ -38,6 +38,7 @@ REGEX_PARAMS = [
     ("langchain.character", {"separator": ATTACK, "is_separator_regex": True}, "separator"),
     ("llamaindex.sentence", {"secondary_chunking_regex": ATTACK}, "secondary_chunking_regex"),
     ("recursive", {"separators": [ATTACK], "is_separator_regex": True}, "separator"),
+    ("semantic", {"sentence_split_regex": ATTACK, "compat": "langchain"}, "sentence_split_regex"),
 ]
 
 
@@ -58,6 +59,7 @@ def test_the_regex_parameters_are_declared_as_regexes() -> None:
         ("llamaindex.sentence", "secondary_chunking_regex", "always"),
         ("langchain.semantic", "sentence_split_regex", "always"),
         ("recursive", "separators", "is_separator_regex"),
+        ("semantic", "sentence_split_regex", "always"),
     }
 
 

@@ -24,6 +24,10 @@ every semantic splitter within a block::
 ``fn(texts: Sequence[str]) -> numpy.ndarray`` returns one row per text (rows are
 L2-normalized here, so any vectors do). Without either, the packaged model is
 used through :func:`core.embed.embedder.get_embedder`.
+
+``compat="llamaindex"`` or ``"langchain"`` cuts as SemanticSplitterNodeParser or
+SemanticChunker does, step for step (:mod:`core.splitters.semantic_compat`), with
+the same vectors: what the ``llamaindex.semantic`` and ``langchain.semantic`` engines cut.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -42,8 +46,19 @@ from core.errors import ConfigError
 from core.params import param
 from core.schema import Document
 from core.splitters.base import Span, Splitter, chunk_size_param, tokenizer_param
+from core.splitters.compat import (
+    LANGCHAIN,
+    LLAMAINDEX,
+    NONE,
+    CompatChunk,
+    compat_param,
+    compat_spans,
+    mirror_engine,
+    refuse_unmirrored,
+)
 from core.splitters.markdown import WORD_CUTS, fit_pieces
 from core.splitters.registry import SPLITTERS
+from core.splitters.semantic_analysis import SemanticAnalysis, chunks_percentile
 from core.tokens.segmentation import trim_span
 from core.tokens.tokenizers import SizeFn, get_tokenizer
 from core.translate.snippet import Code, CodeSnippet, call, split_with
@@ -52,6 +67,8 @@ EmbedFn = Callable[[Sequence[str]], np.ndarray]
 Progress = Callable[[int, int], None]
 
 BREAKPOINT_TYPES = ("percentile", "standard_deviation", "interquartile", "gradient")
+# SemanticChunker's default sentence_split_regex.
+LANGCHAIN_SENTENCE_REGEX = r"(?<=[.?!])\s+"
 # LangChain's SemanticChunker defaults, per breakpoint type.
 DEFAULT_BREAKPOINT_AMOUNTS = {"percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5, "gradient": 95.0}
 
@@ -68,28 +85,22 @@ def embedder_override(embed: EmbedFn) -> Iterator[None]:
         _EMBED_OVERRIDE.reset(token)
 
 
-@dataclass(frozen=True)
-class SemanticAnalysis:
-    """What the semantic splitter saw in one document.
-
-    ``distances[i]`` is the cosine distance between the groups around sentences
-    ``i`` and ``i + 1``; ``scores`` is what ``threshold`` is compared with (the
-    distances, or their gradient for ``gradient``); a chunk ends after sentence
-    ``i`` for every ``i`` in ``breakpoints``. ``threshold`` is None when there
-    were too few sentences to compare.
-    """
-
-    sentence_spans: list[tuple[int, int]]
-    distances: list[float]
-    scores: list[float]
-    threshold: float | None
-    breakpoints: list[int]
-
-
 @SPLITTERS.register
 @dataclass(frozen=True)
 class SemanticSplitter(Splitter):
-    """Sentences grouped by embedding similarity; exact spans from sentence boundaries."""
+    """Sentences grouped by embedding similarity; exact spans from sentence boundaries.
+
+    ``compat="llamaindex"`` is LlamaIndex's SemanticSplitterNodeParser: Punkt
+    sentences running to the next one's start, a percentile of the distances
+    (``breakpoint_type=percentile`` with a whole-number amount, as LlamaIndex takes),
+    every chunk a slice of the source. ``compat="langchain"`` is LangChain's
+    SemanticChunker: sentences from ``sentence_split_regex``, every threshold type,
+    ``number_of_chunks`` and ``min_chunk_size``; it joins sentences with single
+    spaces, so a chunk whose sentences were split at a line break keeps LangChain's
+    text, marked ``rewritten``. Neither has ``max_chunk_size``. ``number_of_chunks``
+    and ``min_chunk_size`` are SemanticChunker's rules, kept natively too (LlamaIndex
+    has neither); ``sentence_split_regex`` is used by ``compat="langchain"`` alone.
+    """
 
     name = "semantic"
     embeds_text = True
@@ -110,11 +121,72 @@ class SemanticSplitter(Splitter):
     # Bigger groups are cut at sentences.
     max_chunk_size: int = chunk_size_param(0, ge=0)
     tokenizer: str | SizeFn = tokenizer_param("characters", advanced=True)
+    compat: str = compat_param(
+        LLAMAINDEX,
+        LANGCHAIN,
+        sets="llamaindex: Punkt sentences, percentile only; langchain: sentence_split_regex, sentences joined with "
+        "spaces, number_of_chunks, min_chunk_size; both: the framework's distances and threshold to the last bit "
+        "(LangChain's NumPy path: with simsimd installed it computes in float32 and may differ)",
+    )
+    number_of_chunks: int | None = param(
+        None,
+        "About how many chunks: the percentile of the distances that leaves that many replaces the breakpoint "
+        "type (LangChain's number_of_chunks).",
+        ge=1,
+        le=100_000,
+        unset="the breakpoint type decides",
+        advanced=True,
+    )
+    min_chunk_size: int | None = param(
+        None,
+        "A chunk shorter than this many characters runs on into the next (its breakpoint is skipped; LangChain's "
+        "min_chunk_size).",
+        ge=1,
+        le=1_000_000,
+        unset="no minimum",
+        advanced=True,
+    )
+    sentence_split_regex: str = param(
+        LANGCHAIN_SENTENCE_REGEX,
+        "compat=langchain: where sentences end (re.split; a regular expression: at most 200 characters, no nested "
+        "quantifiers).",
+        advanced=True,
+        regex=True,
+    )
     embed_fn: EmbedFn | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def validate(self) -> None:
         if self.breakpoint_type in ("percentile", "gradient") and (self.amount > 100):
             raise ConfigError(f"{self.name}: breakpoint_amount is a percentile for {self.breakpoint_type}, at most 100")
+        if self.compat != LANGCHAIN and self.sentence_split_regex != LANGCHAIN_SENTENCE_REGEX:
+            raise ConfigError(
+                f"{self.name}: sentence_split_regex is LangChain's SemanticChunker setting; set compat=langchain"
+            )
+        refuse_unmirrored(
+            self,
+            (bool(self.max_chunk_size), "keeps a semantic group whole as the framework does", "max_chunk_size"),
+            (
+                self.compat == LLAMAINDEX and self.breakpoint_type != "percentile",
+                "breaks only above a percentile of the distances",
+                f"breakpoint_type={self.breakpoint_type}",
+            ),
+            (
+                self.compat == LLAMAINDEX and self.number_of_chunks is not None,
+                "draws the threshold from breakpoint_amount alone",
+                "number_of_chunks",
+            ),
+            (
+                self.compat == LLAMAINDEX and self.min_chunk_size is not None,
+                "keeps every chunk its breakpoints make",
+                "min_chunk_size",
+            ),
+            (
+                self.compat == LLAMAINDEX and self.amount != int(self.amount),
+                "takes a whole-number percentile (breakpoint_percentile_threshold is an int)",
+                f"breakpoint_amount={self.amount}",
+            ),
+            counts_sizes=False,
+        )
 
     @property
     def amount(self) -> float:
@@ -130,6 +202,25 @@ class SemanticSplitter(Splitter):
     @property
     def overlap_limit(self) -> int | None:
         return 0
+
+    def mirror(self) -> Any:
+        if self.compat == LLAMAINDEX:
+            return mirror_engine(
+                self,
+                "llamaindex.semantic",
+                buffer_size=self.buffer_size,
+                breakpoint_percentile_threshold=int(self.amount),
+            )
+        return mirror_engine(
+            self,
+            "langchain.semantic",
+            buffer_size=self.buffer_size,
+            breakpoint_threshold_type=self.breakpoint_type,
+            breakpoint_threshold_amount=self.breakpoint_amount,
+            number_of_chunks=self.number_of_chunks,
+            sentence_split_regex=self.sentence_split_regex,
+            min_chunk_size=self.min_chunk_size,
+        )
 
     def llamaindex(self, code: CodeSnippet) -> str:
         code.use(
@@ -184,6 +275,9 @@ class SemanticSplitter(Splitter):
         """Sentences, distances between neighbouring groups, threshold and breakpoints."""
         from core.tokens.segmentation import sentence_spans
 
+        if self.compat != NONE:
+            return self._compat_cut(document, progress).analysis
+
         text = document.text
         sentences = [(start, end) for start, end in sentence_spans(text)]
         if len(sentences) < 2:
@@ -195,12 +289,52 @@ class SemanticSplitter(Splitter):
         ]
         vectors = _unit_rows(self._embed(groups, progress))
         distances = (1.0 - np.einsum("ij,ij->i", vectors[:-1], vectors[1:])).astype(float)
-        scores, threshold = breakpoint_threshold(distances, self.breakpoint_type, self.amount)
-        breakpoints = [i for i, score in enumerate(scores) if threshold is not None and score > threshold]
+        if self.number_of_chunks is not None:
+            percentile = chunks_percentile(len(distances), self.number_of_chunks)
+            scores, threshold = distances, float(np.percentile(distances, percentile))
+        else:
+            scores, threshold = breakpoint_threshold(distances, self.breakpoint_type, self.amount)
+        breakpoints, first = [], 0
+        for i, score in enumerate(scores):
+            if threshold is None or score <= threshold:
+                continue
+            # A chunk shorter than min_chunk_size (its sentences' extent) runs on: its breakpoint is skipped.
+            if self.min_chunk_size is not None and sentences[i][1] - sentences[first][0] < self.min_chunk_size:
+                continue
+            breakpoints.append(i)
+            first = i + 1
         return SemanticAnalysis(sentences, distances.tolist(), scores.tolist(), threshold, breakpoints)
 
     def spans(self, document: Document) -> list[Span]:
+        if self.compat != NONE:
+            return compat_spans(self.compat_chunks(document))
         return self.spans_from_analysis(document, self.analyze(document))
+
+    def node_spans(self, document: Document) -> list[Span] | None:
+        return None if self.compat != NONE else self.spans(document)
+
+    def compat_chunks(self, document: Document) -> list[CompatChunk]:
+        """The framework's chunks of ``document`` (``compat="llamaindex"`` or ``"langchain"``)."""
+        return self._compat_cut(document, None).chunks
+
+    def _compat_cut(self, document: Document, progress: Progress | None) -> Any:
+        from core.splitters.semantic_compat import langchain_cut, llamaindex_cut
+
+        def embed(texts: list[str]) -> np.ndarray:
+            return self._embed(texts, progress)
+
+        if self.compat == LLAMAINDEX:
+            return llamaindex_cut(document.text, self.buffer_size, int(self.amount), embed)
+        return langchain_cut(
+            document.text,
+            buffer_size=self.buffer_size,
+            threshold_type=self.breakpoint_type,
+            amount=self.amount,
+            number_of_chunks=self.number_of_chunks,
+            sentence_split_regex=self.sentence_split_regex,
+            min_chunk_size=self.min_chunk_size,
+            embed=embed,
+        )
 
     def spans_from_analysis(self, document: Document, analysis: SemanticAnalysis) -> list[Span]:
         """The chunks an analysis implies (so the app can analyze once and show both)."""
