@@ -48,7 +48,11 @@ def show_results(result: dict[str, Any], current_signature: str) -> None:
                 f"**{widgets.md_escape(str(row['config']))}**: {widgets.md_escape(warning)}", icon=":material/warning:"
             )
     st.dataframe(
-        results_table(rows), hide_index=True, width="stretch", column_config=_column_config(), key=f"{PAGE_KEY}.table"
+        results_table(rows),
+        hide_index=True,
+        width="stretch",
+        column_config=_column_config(rows),
+        key=f"{PAGE_KEY}.table",
     )
     swept = result.get("swept") or []
     bars_col, side_col = st.columns([1, 1], gap="large")
@@ -72,7 +76,7 @@ def show_results(result: dict[str, Any], current_signature: str) -> None:
             per_document_table(rows),
             hide_index=True,
             width="stretch",
-            column_config=_column_config(),
+            column_config=_column_config(rows),
             key=f"{PAGE_KEY}.per_document",
         )
 
@@ -101,7 +105,7 @@ _WIDTHS = {
 }  # fmt: skip
 
 
-def _column_config() -> dict[str, Any]:
+def _column_config(rows: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     column_config = {
         # Sized by its labels: "A" beside a Settings column, "1024/100" or "heading_level=2" in a sweep.
         "config": st.column_config.TextColumn("Config", help="A, B… or chunk_size/chunk_overlap for a sweep"),
@@ -129,6 +133,9 @@ def _column_config() -> dict[str, Any]:
         column_config[metric] = st.column_config.NumberColumn(title, format="%.3f", help=METRIC_HELP[metric])
     for name, width in _WIDTHS.items():
         column_config[name]["width"] = width
+    # The splitter's name whole ("hierarchical", the default, was cut at 72 px; an engine's is longer).
+    longest = max((len(str(row.get("splitter", ""))) for row in rows), default=0)
+    column_config["splitter"]["width"] = max(_WIDTHS["splitter"], 7 * longest + 16)
     return column_config
 
 
