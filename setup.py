@@ -6,8 +6,8 @@ Every other rule has one readable Python form and at most one fast Python form; 
 (the character splitter's search, the recursive splitter's literal cuts and packing, spans to nodes,
 the Document id's UTF-8) gave a whole split or batch 0.98-1.08x each and were folded back (issue 41).
 A C file must earn at least 2x on a job a user runs, and be named in core/cli/doctor.py. wordpiece_native.c
-is ~10x its twin on its own work but measured 1.0-1.3x on whole CLI jobs and 1.2-1.6x on API splits: whether
-it stays is the one question issue 41 leaves open.
+stays as issue 41's named exception (about 10x its twin on its own work, on the model-token hot path), though
+whole jobs measured 1.0-1.3x (CLI) and 1.2-1.6x (API splits): a later round may fold it too.
 
 Everything else is in pyproject.toml. ``optional=True``: without a C compiler the install still
 succeeds, and the twin runs instead. ``chunkscope doctor`` says which runs; a compile that fails
