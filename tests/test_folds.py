@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import ConfigError
-from core.evaluation.folds import Folds, cross_validate, make_folds
+from core.evaluation.cross_validation import cross_validate
+from core.evaluation.folds import Folds, make_folds
 
 
 def test_folds_by_document_keep_each_documents_questions_together_and_balance_the_counts():
@@ -90,7 +91,7 @@ def test_cross_validation_chooses_on_the_training_folds_and_scores_on_the_held_o
 
 
 def test_held_out_rows_give_every_metric_of_each_row_and_of_the_training_choices():
-    from core.evaluation.folds import held_out_rows
+    from core.evaluation.cross_validation import held_out_rows
 
     folds = make_folds(["a", "a", "b", "b"])  # two folds by document: questions 0, 1 and 2, 3
     rows = [
@@ -154,7 +155,7 @@ def test_the_cap_holds_on_each_folds_training_questions_not_on_all_of_them():
 
 
 def test_the_summary_says_what_the_cap_left_out():
-    from core.evaluation.folds import validation_summary
+    from core.evaluation.cross_validation import validation_summary
 
     rows = [
         {"config": "llamaindex.sentence · hybrid", "fold_mean": 0.5, "fold_spread": 0.0, "mrr": 0.5, "yardstick": True},

@@ -2,7 +2,7 @@
 
 A point picked on the chart (or in the list under it) can be loaded into the session's configuration, which
 every other page then uses. Scores are in sample (a mean over folds) but for the nested estimate the
-captions give (:func:`core.evaluation.folds.validation_summary`).
+captions give (:func:`core.evaluation.cross_validation.validation_summary`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import streamlit as st
 
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
-from core.evaluation.folds import validation_summary
+from core.evaluation.cross_validation import validation_summary
 from core.evaluation.tune import COSTS, QUALITIES
 from core.splitters import get_splitter
 from ui import state, widgets

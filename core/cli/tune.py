@@ -27,7 +27,8 @@ from core.cli.query import (
     splitter_names,
 )
 from core.errors import ConfigError
-from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS, validation_summary
+from core.evaluation.cross_validation import validation_summary
+from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS
 from core.evaluation.tune import CONTEXT_CAPS, COSTS, QUALITIES, SEARCHES, TuneBudget
 from core.evaluation.tune_space import (
     DEFAULT_ALPHAS,
@@ -293,7 +294,7 @@ def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, A
     """The quality's mean over folds and its spread, the metrics over all questions, then the costs.
 
     Every score here is in sample (the questions took part in choosing the front); only the nested estimate
-    that :func:`core.evaluation.folds.validation_summary` prints is held out.
+    that :func:`core.evaluation.cross_validation.validation_summary` prints is held out.
     """
     metrics = ("hit_rate", "mrr", "recall")
     costs = ("context_tokens", "nodes", "embed_tokens", "embed_seconds")

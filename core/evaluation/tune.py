@@ -40,8 +40,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
+from core.evaluation.cross_validation import held_out_rows
 from core.evaluation.evaluate import METRICS, EvalQuery, check_scope, references
-from core.evaluation.folds import DEFAULT_FOLDS, held_out_rows, make_folds
+from core.evaluation.folds import DEFAULT_FOLDS, make_folds
 from core.evaluation.halving import halve_rows, interleaved
 from core.evaluation.jobs import shippable_embedder
 from core.evaluation.pareto import front
@@ -70,7 +71,7 @@ COSTS: dict[str, str] = {
 }
 QUALITIES = dict(METRICS)
 SEARCHES = ("auto", "exhaustive", "halving")
-# What a choice may read (core.evaluation.folds.cross_validate), declared once for the CLI and the Tune tab.
+# What a choice may read (core.evaluation.cross_validation.cross_validate), declared once for the CLI and the Tune tab.
 CONTEXT_CAPS: dict[str, str] = {
     "framework": "a choice reads no more context tokens per query than LlamaIndex's defaults (when the space "
     "measures them) on the questions it is chosen on: reading more text is not a win",
@@ -127,7 +128,7 @@ class TuneResult:
     skipped_queries: list[str] = field(default_factory=list)
     folds: dict[str, Any] = field(default_factory=dict)  # how the questions were folded (core.evaluation.folds)
     cross_validation: dict[str, Any] = field(default_factory=dict)  # per fold: the training choice, held out
-    pick: int | None = None  # the best held-out row, or a yardstick nothing clearly beat (core.evaluation.folds)
+    pick: int | None = None  # the best held-out row, or a yardstick nothing clearly beat (core.evaluation.cross_validation)
     default: int | None = None  # the recommended configuration's row (core.evaluation.tune_space)
     stopped: str | None = None  # "budget" or "interrupted" when the search did not finish
     space_size: int = 0  # configurations in the space (rows holds the measured ones)
@@ -446,7 +447,7 @@ def _yardsticks(
     First the recommended configuration, then any splitter at its own defaults: a search the budget or Ctrl-C
     stops still holds what a pick is judged against (e.g. LlamaIndex's SentenceSplitter()). Their arms at the
     default retrieval settings (hybrid first, then dense, then BM25) are what
-    :func:`core.evaluation.folds.cross_validate` stays with unless clearly beaten, the recommended one first.
+    :func:`core.evaluation.cross_validation.cross_validate` stays with unless clearly beaten, the recommended one first.
     """
     first = {} if default_arm is None else {arms[default_arm].setup: 0}
     for position, (_, _, swept) in enumerate(setups):

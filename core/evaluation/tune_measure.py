@@ -321,7 +321,7 @@ class _Bench:
             ("iou", "iou"),
         ):
             row[metric] = sum(getattr(score, name) for score in scores) / len(scores)
-            # Each query's value, in sampling order: the tuner's cross-validation (core.evaluation.folds) reads them.
+            # Each query's value, in sampling order: the tuner's cross-validation (core.evaluation.cross_validation) reads them.
             per_query[metric] = [getattr(score, name) for score in scores]
         # Each query's reading too: the tuner caps what a choice may read on the questions it was chosen on.
         per_query["context_tokens"] = [float(t) for t in tokens]
