@@ -254,6 +254,10 @@ def _fold_means(row: dict) -> dict:
     return {"hit_rate": row["fold_means"]["hit_rate"], "mrr": row["fold_means"]["mrr"]}
 
 
+def _tokens(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
 def markdown(found: dict) -> str:
     pick, nested, llama, best = found["pick"], found["nested"], found["llamaindex"], found["recommended"]
     lines = [
@@ -273,8 +277,10 @@ def markdown(found: dict) -> str:
         "",
         "Per fold, nested MRR − LlamaIndex's: "
         + ", ".join(f"{fold['nested'] - fold['llamaindex']:+.3f}" for fold in nested["per_fold"])
-        + ". Per fold, held-out context tokens, nested / LlamaIndex's: "
-        + ", ".join(f"{fold['nested_tokens']:.0f} / {fold['llamaindex_tokens']:.0f}" for fold in nested["per_fold"])
+        + ". Per fold, held-out context tokens, nested / LlamaIndex's (with --context-cap only): "
+        + ", ".join(
+            f"{_tokens(fold['nested_tokens'])} / {_tokens(fold['llamaindex_tokens'])}" for fold in nested["per_fold"]
+        )
         + f". Choices per fold: {'; '.join(nested['chosen'])}.",
         "Over all questions (`chunkscope evaluate`): "
         + "; ".join(

@@ -15,8 +15,8 @@ from ui import query_run, state, trace
 from ui.page import documents_or_stop, heading, setup_page
 
 PAGE_KEY = "query"
-# A small model's window: the default configuration reads about 5,000 tokens a query (up to five 2,048-token
-# parents; benchmarks/RESULTS.md), which 4,096 flagged as over budget on the first screen.
+# A small model's window: the default configuration reads up to 5,500 tokens a query (its retrieval's
+# context_budget; benchmarks/RESULTS.md), which 4,096 flagged as over budget on the first screen.
 DEFAULT_BUDGET = 8192
 
 setup_page()

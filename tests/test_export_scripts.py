@@ -34,7 +34,7 @@ from core.extractors import EXTRACTORS
 from core.output.export import langchain_snippet, llamaindex_snippet
 from core.output.splitter_code import COMPAT_NODE_KEYS
 from core.postprocessors import POSTPROCESSORS
-from core.schema import MetadataMode
+from core.schema import MetadataMode, NodeRelationship
 from core.tokens.bundled_data import bundled_folder
 from core.translate.snippet import notes_of
 
@@ -120,6 +120,8 @@ RETRIEVAL = {
     "li-sentence": RetrievalSettings(mode="dense", top_k=4),
     "recursive-compat": RetrievalSettings(mode="hybrid", alpha=0.6, returns="chunks"),  # dense and BM25, fused
     "hierarchical": RetrievalSettings(mode="hybrid", fusion="reciprocal_rank", returns="parents", top_k=4),
+    # A budget that holds one 512-token parent and then leaves: the script keeps the app's rule.
+    "hierarchical-compat": RetrievalSettings(mode="dense", returns="parents", top_k=5, context_budget=800),
 }
 POSTPROCESSED = "recursive-compat"
 # Cases whose documents also get ChunkScope's offline extractors' keys (which only ChunkScope's reader adds).
@@ -198,6 +200,8 @@ def runs(tmp_path_factory, sample_docs) -> dict:
             nodes = run_split(load_documents(paths, config), config)
             app = [node.text for node in nodes]
             views[case_id, blocked] = _views(nodes)
+            if not blocked:
+                views[case_id, "nodes"] = nodes
             # What a framework's nodes show: without the keys only ChunkScope's node builder adds (compat modes).
             views[case_id, blocked, "framework"] = _views(nodes, hidden=COMPAT_NODE_KEYS)
             for library, (snippet, variable) in LIBRARIES.items():
@@ -386,6 +390,21 @@ def test_a_hierarchys_llamaindex_script_returns_the_top_level_parents_of_the_lea
         # its parent's text).
         assert text in chunks and not any(text in other for other in chunks if other != text)
     assert "reciprocal_rerank" in script and "get_leaf_nodes(nodes)" in script
+
+
+def test_a_context_budget_returns_in_the_script_what_the_app_returns(runs):
+    """LlamaIndex's chunks (compat mode), dense retrieval: the same parents and leaves, in the same order."""
+    from core.query.retrieval import retrieve
+
+    _, result, script = runs["hierarchical-compat", "LlamaIndex", False]
+    assert "error" not in result, result["error"]
+    nodes = runs["views"]["hierarchical-compat", "nodes"]
+    config = _config("hierarchical", dict(CASES[CASE_IDS.index("hierarchical-compat")][2]), False, "hierarchical-compat")
+    found = retrieve(nodes, "What does chunk overlap protect against?", config.retrieval)
+    top_level = [NodeRelationship.PARENT not in item.node.relationships for item in found]
+    assert top_level[0] and not all(top_level), "the budget should keep the best leaf's parent, then leaves"
+    assert result["retrieved"] == [item.node.get_content() for item in found]
+    assert "at most 800 tokens of context" in script.lower()
 
 
 def test_the_split_runs_with_only_the_framework_installed(runs):

@@ -417,3 +417,11 @@ def test_a_hierarchys_parents_are_labelled_as_the_chunks_page_numbers_them():
     split = run_split([document for path in sample_files() for document in load(path)], PipelineConfig())
     parents = {node.id for node in split if node.relationships.get(NodeRelationship.CHILD)}
     assert {label for node_id, label in chunks_page.items() if node_id in parents} & set(labels)
+
+
+def test_a_hierarchy_returns_parents_within_the_context_budget_shown_in_the_sidebar():
+    at = open_page(PipelineConfig())  # the default configuration: hierarchical, parents returned
+    assert at.number_input(key="query.retrieval.context_budget").value == RetrievalSettings().context_budget == 5500
+    at.selectbox(key="query.retrieval.returns").set_value("merged").run()
+    assert not at.exception, at.exception
+    assert "query.retrieval.context_budget" not in [widget.key for widget in at.number_input]  # parents only

@@ -56,6 +56,49 @@ def test_parents_are_the_top_level_chunks_of_the_leaves_each_once_in_the_order_o
         assert parent.start_char <= leaf.start_char < leaf.end_char <= parent.end_char  # a parent holds its leaves
 
 
+def _chars(node):  # a cost that is easy to reason about in the examples below
+    return len(node.text)
+
+
+def test_a_context_budget_keeps_parents_while_they_fit_then_leaves(hierarchy):
+    every = {node.id: node for node in hierarchy}
+    leaves = leaves_of(hierarchy)
+    roots = [node for node in hierarchy if NodeRelationship.PARENT not in node.relationships]
+    last = [leaf for leaf in leaves if leaf.start_char >= roots[-1].start_char]
+    # Best first: a leaf of the first parent, one of the last, another of the first parent, a second of the last.
+    found = [NodeWithScore(leaf, score=1.0 - i / 10) for i, leaf in enumerate((leaves[0], last[0], leaves[1], last[1]))]
+    room = len(roots[0].text) + len(last[0].text) + len(last[1].text)
+    lifted = lift(found, every, RetrievalSettings(returns="parents", context_budget=room), tokens=_chars)
+    # The first parent fits; the last one does not, so its leaves come as they are; the third leaf is inside
+    # the first parent already.
+    assert [item.node.id for item in lifted] == [roots[0].id, last[0].id, last[1].id]
+    assert [item.score for item in lifted] == [found[0].score, found[1].score, found[3].score]
+    # Room for neither the parent nor the leaf: nothing more is returned, but the best leaf always is.
+    lifted = lift(found, every, RetrievalSettings(returns="parents", context_budget=len(roots[0].text)), tokens=_chars)
+    assert [item.node.id for item in lifted] == [roots[0].id]
+    lifted = lift(found, every, RetrievalSettings(returns="parents", context_budget=1), tokens=_chars)
+    assert [item.node.id for item in lifted] == [leaves[0].id]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), top_k=st.integers(1, 24), budget=st.integers(1, 6000))
+def test_a_context_budget_bounds_what_is_read_and_returns_no_chunk_inside_another(hierarchy, seed, top_k, budget):
+    every = {node.id: node for node in hierarchy}
+    leaves = leaves_of(hierarchy)
+    picked = random.Random(seed).sample(leaves, min(top_k, len(leaves)))
+    found = [NodeWithScore(node, score=1.0 - i / 100) for i, node in enumerate(picked)]
+    lifted = lift(found, every, RetrievalSettings(returns="parents", context_budget=budget), tokens=_chars)
+    assert lifted and (sum(_chars(item.node) for item in lifted) <= budget or len(lifted) == 1)
+    assert lifted[0].node.id in {found[0].node.id} | {item.node.id for item in lift(found[:1], every, RetrievalSettings(returns="parents", context_budget=0))}
+    spans = [(item.node.start_char, item.node.end_char) for item in lifted]
+    for i, (start, end) in enumerate(spans):
+        assert not any(a <= start and end <= b for j, (a, b) in enumerate(spans) if j != i)  # none inside another
+    assert [item.score for item in lifted] == sorted((item.score for item in lifted), reverse=True)
+    unbounded = lift(found, every, RetrievalSettings(returns="parents", context_budget=0))
+    if budget >= sum(_chars(item.node) for item in unbounded):
+        assert [item.node.id for item in lifted] == [item.node.id for item in unbounded]  # room for every parent
+
+
 def _llamaindex_auto_merge(nodes, found, ratio):
     """LlamaIndex's AutoMergingRetriever over the same chunks, its vector retriever returning ``found``."""
     from llama_index.core import StorageContext

@@ -477,9 +477,9 @@ def test_the_untuned_yardsticks_in_order_are_the_recommended_configuration_then_
     shown = [(setups[arms[i].setup][0], arms[i].retrieval_label()) for i in untuned]
     recommended = "hierarchical · chunk_sizes=(2048, 250)"
     assert shown == [
-        (recommended, "hybrid α=0.5 · k=5 · parents"),
-        (recommended, "dense · k=5 · parents"),
-        (recommended, "bm25 · k=5 · parents"),
+        (recommended, "hybrid α=0.5 · k=5 · parents ≤ 5,500 tokens"),
+        (recommended, "dense · k=5 · parents ≤ 5,500 tokens"),
+        (recommended, "bm25 · k=5 · parents ≤ 5,500 tokens"),
         ("llamaindex.sentence", "hybrid α=0.5 · k=5"),
         ("llamaindex.sentence", "dense · k=5"),
         ("llamaindex.sentence", "bm25 · k=5"),

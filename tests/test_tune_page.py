@@ -191,3 +191,24 @@ def test_the_tab_opens_on_the_clis_default_space():
     # The same bound on what a pick may read: none unless asked (LlamaIndex's defaults' context tokens).
     assert at.checkbox(key="eval.tune.context_cap").value is False
     assert parser.parse_args(["tune", "x", "--queries", "q.json"]).context_cap == "none"
+
+
+def test_a_hierarchy_returning_parents_is_searched_at_each_context_budget_given():
+    at = apptest_support.open_page(PAGE, apptest_support.SENTENCE, timeout=600)
+    at.segmented_control(key="eval.mode").set_value("Tune").run()
+    at.radio(key="eval.tune.space").set_value("own").run()
+    at.multiselect(key="eval.tune.splitters").set_value(["hierarchical"]).run()
+    at.multiselect(key="eval.tune.modes").set_value(["bm25"]).run()
+    at.multiselect(key="eval.tune.returns").set_value(["parents"]).run()
+
+    def searched() -> str:
+        return next(c.value for c in at.caption if "configurations" in c.value)
+
+    assert at.text_input(key="eval.tune.budgets").value == "5500"  # the default retrieval's
+    one = searched()
+    at.text_input(key="eval.tune.budgets").set_value("0, 5500").run()
+    assert not at.exception, at.exception
+    count = int(one.split()[0])
+    assert searched().startswith(f"{2 * count} configurations")  # each returning parents, at both budgets
+    at.multiselect(key="eval.tune.returns").set_value(["merged"]).run()
+    assert "eval.tune.budgets" not in [t.key for t in at.text_input]  # a budget applies to parents only

@@ -32,6 +32,7 @@ from core.evaluation.tune import (
     tune,
 )
 from core.evaluation.tune_space import (
+    DEFAULT_BUDGETS,
     DEFAULT_FUSIONS,
     DEFAULT_RETURNS,
     DEFAULT_VIEWS,
@@ -174,6 +175,14 @@ def _own_space(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
             key=f"{KEY}.returns",
             help="For splitters with levels: every chunk, the leaves' parents, or leaves merged into parents",
         )
+        if "parents" in texts["returns"]:
+            texts["context_budget"] = middle.text_input(
+                "Context budgets (tokens)",
+                ", ".join(str(budget) for budget in DEFAULT_BUDGETS),
+                key=f"{KEY}.budgets",
+                help="Returning parents: at most this many tokens of context per query (parents while they fit, "
+                "else the leaf); 0 means no budget",
+            )
     views = left.multiselect(
         "What the embedding model reads",
         list(EMBED_VIEWS),
@@ -199,6 +208,7 @@ def _own_space(config: PipelineConfig) -> tuple[TuneSpace | None, list[str]]:
             tuple(retrieval_values("fusion", texts.get("fusion") or ["relative_score"])),
             tuple(retrieval_values("returns", texts.get("returns") or ["chunks"])),
             tuple(views),
+            tuple(retrieval_values("context_budget", texts.get("context_budget", "0"))),
         )
         space.check()
         space.setups()

@@ -135,12 +135,14 @@ def query_and_budget(key: str, default_budget: int) -> tuple[str, int]:
         budget_key = f"{key}.budget"
         state.remember_widget(budget_key, default_budget)
         budget = st.number_input(
-            "Context budget (tokens)",
+            "Room in the prompt (tokens)",
             min_value=16,
             max_value=1_000_000,
             step=256,
             key=budget_key,
-            help="How many tokens you can spend on context in the prompt; the final context is counted against it.",
+            help="How many tokens the prompt has for context (your LLM's window less the question and instructions); "
+            "the final context is counted against it. The retrieval's context budget, in the sidebar, decides what "
+            "a hierarchy returns; this only checks what the chain leaves.",
         )
         state.keep_widget(budget_key)
     return query, budget

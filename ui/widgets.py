@@ -156,17 +156,20 @@ def retrieval_form(
     current: RetrievalSettings, key: str, *, columns: int = 1, levels: bool = True
 ) -> RetrievalSettings | None:
     """The retrieval settings' widgets, alpha and fusion only in hybrid mode, what a hierarchy returns only where
-    the chunks have ``levels``, merge_ratio only when merging; None, with the problem shown, when invalid.
+    the chunks have ``levels``, merge_ratio only when merging, the context budget only when returning parents;
+    None, with the problem shown, when invalid.
 
     Shared by the pages that retrieve (Query, Evaluate), so both offer the same choices in the same way.
     """
     mode_now = state.widget_value(widget_key(key, "mode"), current.mode)
     returns_now = state.widget_value(widget_key(key, "returns"), current.returns)
-    hidden = (() if mode_now == "hybrid" else ("alpha", "fusion")) + (
-        () if returns_now == "merged" else ("merge_ratio",)
+    hidden = (
+        (() if mode_now == "hybrid" else ("alpha", "fusion"))
+        + (() if returns_now == "merged" else ("merge_ratio",))
+        + (() if returns_now == "parents" else ("context_budget",))
     )
     if not levels:  # chunks with no hierarchy are returned as they are: nothing to choose
-        hidden += ("returns", "merge_ratio")
+        hidden += ("returns", "merge_ratio", "context_budget")
     raw = param_widgets(RetrievalSettings, key, current.to_params(), exclude=hidden, columns=columns)
     for name in hidden:  # kept as they were while hidden
         raw.setdefault(name, getattr(current, name))

@@ -32,6 +32,7 @@ from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS
 from core.evaluation.tune import CONTEXT_CAPS, COSTS, QUALITIES, SEARCHES, TuneBudget
 from core.evaluation.tune_space import (
     DEFAULT_ALPHAS,
+    DEFAULT_BUDGETS,
     DEFAULT_FUSIONS,
     DEFAULT_MODES,
     DEFAULT_RETURNS,
@@ -93,6 +94,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=_listed(DEFAULT_RETURNS),
         metavar="R,R",
         help="What a hierarchical splitter's retrieval returns, to try: chunks, parents, merged (others: chunks).",
+    )
+    tune.add_argument(
+        "--context-budgets",
+        default=_listed(DEFAULT_BUDGETS),
+        metavar="N,N",
+        help="returns=parents: the context budgets to try, in model tokens per query (0: none; "
+        "see the retrieval's context_budget).",
     )
     tune.add_argument(
         "--views",
@@ -203,6 +211,7 @@ def build_space(args: argparse.Namespace) -> TuneSpace:
         tuple(retrieval_values("fusion", args.fusions)),
         tuple(retrieval_values("returns", args.returns)),
         view_names(args.views),
+        tuple(retrieval_values("context_budget", args.context_budgets)),
     )
 
 

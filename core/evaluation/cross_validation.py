@@ -53,8 +53,8 @@ def cross_validate(
     """
     if not scores:  # a search stopped before anything was measured on every question
         return dict(_NOTHING_MEASURED)
-    if reading is None or cap not in scores:
-        reading, cap = None, None
+    if cap not in scores:  # no cap: the reading is still reported, per fold
+        cap = None
     chooser = _Chooser(scores, costs, default, yardsticks, reading, cap)
     members = [folds.members(fold) for fold in range(folds.count)]
     arms = {arm: _arm_row(values, members) for arm, values in scores.items()}
@@ -111,7 +111,7 @@ class _Chooser:
     costs: Mapping[int, float]
     default: int | None
     yardsticks: Sequence[int]
-    reading: Mapping[int, Sequence[float]] | None  # context tokens per arm and question; None: no cap
+    reading: Mapping[int, Sequence[float]] | None  # context tokens per arm and question (None: not measured)
     cap: int | None  # the arm whose reading bounds a choice
 
     def allowed(self, questions: Sequence[int]) -> list[int]:

@@ -100,10 +100,13 @@ class ScopedRetriever:
         phases: RunPhases,
         *,
         leaves: bool = False,
+        tokens: Callable[[Node], int] | None = None,
     ) -> None:
         from core.embed.embedder import embed_nodes
 
         self.every = {node.id: node for node in nodes}
+        # What a chunk costs the LLM, for a context budget: counted as mean_context_tokens counts, once a chunk.
+        self.tokens = tokens or _TokenCounts(embedder)
         self.nodes = leaf_nodes(nodes) if leaves else list(nodes)
         self.embedder = embedder
         self.mode = mode
@@ -142,8 +145,29 @@ class ScopedRetriever:
             if bm25 is None:
                 bm25 = self._bm25[doc] = BM25Index(nodes)
         return retrieve(
-            nodes, query, settings, embedder=self.embedder, node_embeddings=embeddings, bm25=bm25, every=self.every
+            nodes,
+            query,
+            settings,
+            embedder=self.embedder,
+            node_embeddings=embeddings,
+            bm25=bm25,
+            every=self.every,
+            tokens=self.tokens,
         )
+
+
+class _TokenCounts:
+    """The model tokens of a chunk's LLM view (the embedder's tokenizer), each chunk counted once."""
+
+    def __init__(self, embedder: Embedder | None) -> None:
+        self.embedder = embedder
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, node: Node) -> int:
+        if node.id not in self.counts:
+            view = node.get_content(MetadataMode.LLM)
+            self.counts[node.id] = model_counter(self.embedder).count_many([view])[0]
+        return self.counts[node.id]
 
 
 def over_window(nodes: Sequence[Node], embedder: Embedder | None) -> tuple[int, int]:

@@ -459,7 +459,7 @@ def _yardsticks(
         if arm.setup not in first:
             continue
         plain = plain_arm(arm.setup, setups[arm.setup][1])
-        if (arm.top_k, arm.returns) == (plain.top_k, plain.returns) and (
+        if (arm.top_k, arm.returns, arm.context_budget) == (plain.top_k, plain.returns, plain.context_budget) and (
             arm.mode != "hybrid" or (arm.alpha, arm.fusion) == (plain.alpha, plain.fusion)
         ):
             untuned.append(index)

@@ -204,6 +204,10 @@ class _Prepared:
     def __post_init__(self) -> None:
         self.position = {id(node): i for i, node in enumerate(self.nodes)}
 
+    def tokens(self, node: Node) -> int:
+        """A chunk's LLM tokens, as counted for the context tokens (a context budget reads them)."""
+        return int(self.llm_tokens[self.position[id(node)]])
+
 
 class _Bench:
     """Splits, embeds and ranks on demand, each once; scores an arm on the first n queries of a fixed order."""
@@ -293,7 +297,7 @@ class _Bench:
                 phases = RunPhases(None, splitting=0.0, embedding=mode != "bm25")
                 embedder = self.embedder if mode != "bm25" else None
                 retriever = prepared.retrievers[mode, leaves] = ScopedRetriever(
-                    prepared.nodes, self.documents, embedder, mode, phases, leaves=leaves
+                    prepared.nodes, self.documents, embedder, mode, phases, leaves=leaves, tokens=prepared.tokens
                 )
             eval_query = self.usable[query][0]
             doc = eval_query.doc if self.scope == "document" else None

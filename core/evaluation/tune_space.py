@@ -18,8 +18,9 @@ improve the held-out estimate on the benchmarks' question sets.
 
 The **recommended configuration** is the best general one the benchmarks support: hierarchical chunks of
 2048 and 250 tokens (overlap 20), the 250-token leaves searched with hybrid retrieval (alpha 0.5) and their
-2048-token parents returned. Chosen on two question sets and then confirmed on three others it was not
-chosen on; the tuner measures it first and stays with it unless another configuration is clearly better.
+2048-token parents returned while they fit a context budget of 5,500 tokens a query (else the leaf). Chosen on
+two question sets and then confirmed on three others it was not chosen on (the budget was set on all five); the
+tuner measures it first and stays with it unless another configuration is clearly better.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "EMBED_VIEWS",
     "VIEW_KEY",
     "DEFAULT_ALPHAS",
+    "DEFAULT_BUDGETS",
     "DEFAULT_FUSIONS",
     "DEFAULT_MODES",
     "DEFAULT_RETURNS",
@@ -90,6 +92,7 @@ DEFAULT_ALPHAS = (0.3, 0.5, 0.7)
 DEFAULT_FUSIONS = ("relative_score", "reciprocal_rank")
 DEFAULT_RETURNS = ("parents", "merged")
 DEFAULT_TOP_KS = (DEFAULT_RETRIEVAL.top_k,)
+DEFAULT_BUDGETS = (DEFAULT_RETRIEVAL.context_budget,)
 # Only as loaded by default: searched with title+section too, the nested estimate did not improve on any of five
 # question sets and the search took twice as long (benchmarks/RESULTS.md, "What the embedding model reads").
 DEFAULT_VIEWS = (AS_LOADED,)
@@ -134,17 +137,25 @@ class Arm:
     top_k: int
     fusion: str = "relative_score"
     returns: str = "chunks"
+    context_budget: int = 0  # returns="parents" only
 
     def retrieval_label(self) -> str:
         mode = f"hybrid α={self.alpha:g}" if self.mode == "hybrid" else self.mode
         if self.mode == "hybrid" and self.fusion == "reciprocal_rank":
             mode += " rrf"
         returns = "" if self.returns == "chunks" else f" · {self.returns}"
+        if self.context_budget:
+            returns += f" ≤ {self.context_budget:,} tokens"
         return f"{mode} · k={self.top_k}{returns}"
 
     def settings(self) -> RetrievalSettings:
         return RetrievalSettings(
-            top_k=self.top_k, mode=self.mode, alpha=self.alpha, fusion=self.fusion, returns=self.returns
+            top_k=self.top_k,
+            mode=self.mode,
+            alpha=self.alpha,
+            fusion=self.fusion,
+            returns=self.returns,
+            context_budget=self.context_budget,
         )
 
 
@@ -162,6 +173,8 @@ class TuneSpace:
     fusions: tuple[str, ...] = ("relative_score",)
     returns: tuple[str, ...] = ("chunks",)
     views: tuple[str, ...] = (AS_LOADED,)
+    # The context budgets a retrieval returning parents is tried with (0: none).
+    budgets: tuple[int, ...] = DEFAULT_BUDGETS
 
     def check(self) -> None:
         """Raise ConfigError for an empty list or a value no retrieval or view accepts."""
@@ -171,11 +184,15 @@ class TuneSpace:
             or not self.top_ks
             or not self.returns
             or not self.views
+            or not self.budgets
             or ("hybrid" in self.modes and not (self.alphas and self.fusions))
         ):
             raise ConfigError(
-                "the space needs at least one splitter, mode, top_k, returns, view (and alpha, fusion for hybrid)"
+                "the space needs at least one splitter, mode, top_k, returns, view, context budget (and alpha, "
+                "fusion for hybrid)"
             )
+        for budget in self.budgets:
+            RetrievalSettings(context_budget=budget)  # refused here as its declaration says
         for view in self.views:
             if view not in EMBED_VIEWS:
                 raise ConfigError(f"EMBED view must be one of {', '.join(map(repr, EMBED_VIEWS))}, got {view!r}")
@@ -210,9 +227,10 @@ class TuneSpace:
             for fusion in (self.fusions if mode == "hybrid" else ("relative_score",))
         ]
         return [
-            Arm(setup, mode, alpha, top_k, fusion, returns)
+            Arm(setup, mode, alpha, top_k, fusion, returns, budget)
             for setup, (_, splitter, _) in enumerate(setups)
             for returns in (self.returns if getattr(splitter, "has_levels", False) else ("chunks",))
+            for budget in (self.budgets if returns == "parents" else (0,))
             for mode, alpha, fusion in retrievals
             for top_k in self.top_ks
         ]
@@ -225,7 +243,14 @@ def default_space() -> TuneSpace:
 
     specs = default_specs({cls.name for cls in SPLITTERS})
     return TuneSpace(
-        tuple(specs), DEFAULT_MODES, DEFAULT_ALPHAS, DEFAULT_TOP_KS, DEFAULT_FUSIONS, DEFAULT_RETURNS, DEFAULT_VIEWS
+        tuple(specs),
+        DEFAULT_MODES,
+        DEFAULT_ALPHAS,
+        DEFAULT_TOP_KS,
+        DEFAULT_FUSIONS,
+        DEFAULT_RETURNS,
+        DEFAULT_VIEWS,
+        DEFAULT_BUDGETS,
     )
 
 
@@ -262,4 +287,5 @@ def plain_arm(setup: int, splitter: Any) -> Arm:
     hybrid = plain.mode == "hybrid"
     alpha, fusion = (plain.alpha, plain.fusion) if hybrid else (0.5, "relative_score")
     returns = plain.returns if getattr(splitter, "has_levels", False) else "chunks"
-    return Arm(setup, plain.mode, alpha, plain.top_k, fusion, returns)
+    budget = plain.context_budget if returns == "parents" else 0
+    return Arm(setup, plain.mode, alpha, plain.top_k, fusion, returns, budget)

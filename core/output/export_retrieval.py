@@ -97,7 +97,9 @@ def retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
             )
         )
     lines.append("    results = retriever.retrieve(query)")
-    if searches_leaves(config) and retrieval.returns == "parents":
+    if searches_leaves(config) and retrieval.returns == "parents" and retrieval.context_budget:
+        lines += _parents_within_budget(snippet, retrieval.context_budget)
+    elif searches_leaves(config) and retrieval.returns == "parents":
         snippet.use("from llama_index.core.schema import NodeWithScore")
         lines += [
             "    # Each leaf's top-level parent, once, in the order of its best leaf (recursive retrieval's rule).",
@@ -124,6 +126,35 @@ def retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
             lines.append(f"    results = {indent(code)}.postprocess_nodes(results, query_bundle=bundle)")
     lines.append("    return results")
     snippet.add("\n".join(lines))
+
+
+def _parents_within_budget(snippet: CodeSnippet, budget: int) -> list[str]:
+    """retrieve()'s lines for ChunkScope's context budget (core.query.hierarchy): best leaf first, its top-level
+    parent while the parent's LLM view fits what is left, else the leaf, else nothing (the best leaf always)."""
+    snippet.use(
+        "from llama_index.core.schema import MetadataMode, NodeWithScore",
+        "from transformers import AutoTokenizer",
+    )
+    return [
+        f"    # At most {budget:,} tokens of context (the embedding model's tokens of each LLM view): best leaf",
+        "    # first, its top-level parent while it fits, else the leaf itself (ChunkScope's context_budget).",
+        "    tokenizer = AutoTokenizer.from_pretrained(embed_model())",
+        "    by_id = {node.node_id: node for node in nodes}",
+        "    chosen, used = {}, 0",
+        "    for result in results:",
+        "        leaf = node = result.node",
+        "        while node.parent_node is not None and node.parent_node.node_id in by_id:",
+        "            node = by_id[node.parent_node.node_id]",
+        "        if node.node_id in chosen:  # its text is already there",
+        "            continue",
+        "        for chunk in (node, leaf) if node is not leaf else (node,):",
+        "            cost = len(tokenizer.tokenize(chunk.get_content(metadata_mode=MetadataMode.LLM)))",
+        f"            if used + cost <= {budget} or (not chosen and chunk is leaf):",
+        "                chosen[chunk.node_id] = NodeWithScore(node=chunk, score=result.score)",
+        "                used += cost",
+        "                break",
+        "    results = list(chosen.values())",
+    ]
 
 
 def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
@@ -171,7 +202,12 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     if searches_leaves(config):
         snippet.note(
             f"returns={retrieval.returns}: ChunkScope searches the smallest chunks and returns "
-            + ("their top-level parents" if retrieval.returns == "parents" else "them merged into their parents")
+            + (
+                "their top-level parents"
+                + (f" within {retrieval.context_budget:,} tokens" if retrieval.context_budget else "")
+                if retrieval.returns == "parents"
+                else "them merged into their parents"
+            )
             + "; this script returns the smallest chunks (LangChain's ParentDocumentRetriever does the first "
             "over two levels held in a vector store and a docstore)."
         )

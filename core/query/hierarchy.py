@@ -8,7 +8,10 @@ the frameworks:
 
 - ``parents`` (LangChain's ParentDocumentRetriever, LlamaIndex's recursive retrieval): only
   the leaves are searched; the top_k leaves are replaced by their top-level parent, each
-  parent once, in the order of its best leaf (so at most top_k chunks, often fewer);
+  parent once, in the order of its best leaf (so at most top_k chunks, often fewer); with a
+  ``context_budget``, best leaf first, the parent while its tokens fit what is left of the
+  budget, else the leaf itself, else nothing (the best leaf is always returned): what a
+  query reads is bounded, and the best leaves keep their whole parent;
 - ``merged`` (LlamaIndex's AutoMergingRetriever): the top_k leaves are retrieved, then,
   until nothing changes, a chunk lying between two neighbours in the list is filled in
   (score: the mean of the two), and the retrieved children of a parent are replaced by
@@ -21,12 +24,12 @@ what is returned. Chunks with no hierarchy (no PARENT or CHILD link) are returne
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from core.config_parts import RetrievalSettings
-from core.schema import Node, NodeRelationship, NodeWithScore
+from core.schema import MetadataMode, Node, NodeRelationship, NodeWithScore
 
-__all__ = ["hierarchical", "lift", "searched"]
+__all__ = ["hierarchical", "lift", "llm_view_tokens", "searched"]
 
 
 def hierarchical(nodes: Sequence[Node]) -> bool:
@@ -43,14 +46,30 @@ def searched(nodes: Sequence[Node], retrieval: RetrievalSettings) -> list[int]:
 
 
 def lift(
-    found: Sequence[NodeWithScore], by_id: Mapping[str, Node], retrieval: RetrievalSettings
+    found: Sequence[NodeWithScore],
+    by_id: Mapping[str, Node],
+    retrieval: RetrievalSettings,
+    tokens: Callable[[Node], int] | None = None,
 ) -> list[NodeWithScore]:
-    """What the retrieval returns for the top_k leaves ``found`` (best first); ``by_id`` holds every chunk."""
+    """What the retrieval returns for the top_k leaves ``found`` (best first); ``by_id`` holds every chunk.
+
+    ``tokens`` counts what a chunk costs the LLM for a ``context_budget`` (default: :func:`llm_view_tokens`).
+    """
+    if retrieval.returns == "parents" and retrieval.context_budget:
+        return _parents_within(found, by_id, retrieval.context_budget, tokens or llm_view_tokens)
     if retrieval.returns == "parents":
         return _parents(found, by_id)
     if retrieval.returns == "merged":
         return _merged(list(found), by_id, retrieval.merge_ratio)
     return list(found)
+
+
+def llm_view_tokens(node: Node) -> int:
+    """What a chunk costs the LLM: the packaged embedding model's tokens of its LLM view (as the evaluation counts
+    context tokens, :func:`core.evaluation.runner.mean_context_tokens`)."""
+    from core.tokens.tokenizers import get_tokenizer
+
+    return get_tokenizer("model").count_many([node.get_content(MetadataMode.LLM)])[0]
 
 
 def _root(node: Node, by_id: Mapping[str, Node]) -> Node:
@@ -69,6 +88,24 @@ def _parents(found: Sequence[NodeWithScore], by_id: Mapping[str, Node]) -> list[
         root = _root(item.node, by_id)
         if root.id not in out:
             out[root.id] = NodeWithScore(node=root, score=item.score, query=item.query)
+    return list(out.values())
+
+
+def _parents_within(
+    found: Sequence[NodeWithScore], by_id: Mapping[str, Node], budget: int, tokens: Callable[[Node], int]
+) -> list[NodeWithScore]:
+    out: dict[str, NodeWithScore] = {}
+    used = 0
+    for item in found:
+        root = _root(item.node, by_id)
+        if root.id in out:  # its text is already there
+            continue
+        for chunk in (root, item.node) if root.id != item.node.id else (root,):
+            cost = tokens(chunk)
+            if used + cost <= budget or (not out and chunk is item.node):  # the best leaf, whatever it costs
+                out[chunk.id] = NodeWithScore(node=chunk, score=item.score, query=item.query)
+                used += cost
+                break
     return list(out.values())
 
 

@@ -16,7 +16,7 @@ Over hierarchical chunks, ``returns`` may search the leaves only and return thei
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
@@ -44,6 +44,7 @@ def retrieve(
     node_embeddings: np.ndarray | None = None,
     bm25: BM25Index | None = None,
     every: Mapping[str, Node] | None = None,
+    tokens: Callable[[Node], int] | None = None,
 ) -> list[NodeWithScore]:
     """The ``retrieval.top_k`` best nodes for ``query``, best first, each scored and tagged with the query.
 
@@ -52,7 +53,8 @@ def retrieve(
     embedding the nodes, and ``bm25`` (an index of the nodes searched) skips indexing them; without an
     ``embedder`` the shared default model is used for dense and hybrid. With ``returns`` other than chunks,
     only the leaves of a hierarchy are searched and the parents returned are looked up in ``every`` (by id;
-    default: ``nodes``).
+    default: ``nodes``). ``tokens`` counts a chunk's cost for a ``context_budget`` (default: the packaged
+    model's tokens of its LLM view).
     """
     if not query.strip():
         raise ConfigError("the query is empty")
@@ -69,7 +71,7 @@ def retrieve(
     found = [NodeWithScore(node=pool[i], score=float(scores[i]), query=query) for i in order]
     if retrieval.returns == "chunks":
         return found
-    return lift(found, every if every is not None else {node.id: node for node in nodes}, retrieval)
+    return lift(found, every if every is not None else {node.id: node for node in nodes}, retrieval, tokens)
 
 
 def score_nodes(
