@@ -422,6 +422,7 @@ def test_a_hierarchys_parents_are_labelled_as_the_chunks_page_numbers_them():
 def test_a_hierarchy_returns_parents_within_the_context_budget_shown_in_the_sidebar():
     at = open_page(PipelineConfig())  # the default configuration: hierarchical, parents returned
     assert at.number_input(key="query.retrieval.context_budget").value == RetrievalSettings().context_budget == 5500
+    assert any("the leaves' parents while they fit 5,500 tokens (else the leaf)" in c.value for c in at.caption)
     at.selectbox(key="query.retrieval.returns").set_value("merged").run()
     assert not at.exception, at.exception
     assert "query.retrieval.context_budget" not in [widget.key for widget in at.number_input]  # parents only

@@ -147,6 +147,18 @@ def _score(item: NodeWithScore) -> float:
 # -- drawing the trace -----------------------------------------------------------------------
 
 
+def _returns(config: PipelineConfig) -> str:
+    """What a hierarchy's retrieval returns, as the caption says it (nothing for chunks without levels)."""
+    retrieval = config.retrieval
+    if not config.splitter.has_levels or retrieval.returns == "chunks":
+        return ""
+    if retrieval.returns == "merged":
+        return f", leaves merged into their parents past {retrieval.merge_ratio:g} of their children"
+    if retrieval.context_budget:
+        return f", the leaves' parents while they fit {retrieval.context_budget:,} tokens (else the leaf)"
+    return ", the leaves' parents"
+
+
 def run_caption(config: PipelineConfig, node_count: int, documents: Sequence[Document]) -> None:
     """What was searched: how many nodes from how many documents, split how, retrieved how."""
     splitter, retrieval = config.splitter, config.retrieval
@@ -157,6 +169,7 @@ def run_caption(config: PipelineConfig, node_count: int, documents: Sequence[Doc
         + (f" ({md_escape(changed)})" if changed else " (defaults)")
         + f" · retrieval **{retrieval.mode}**, top {retrieval.top_k}"
         + (f", alpha {retrieval.alpha:g}" if retrieval.mode == "hybrid" else "")
+        + _returns(config)
         + (f" · embeddings {cache.embedder().model_name}" if retrieval.mode != "bm25" else "")
     )
     unsuited = [str(d.metadata.get("file_name", d.id)) for d in documents if splitter.unsuited_reason(d)]
