@@ -79,5 +79,5 @@ with preview_col:
     nodes = split_or_stop(document, applied)
     preview_header(nodes, applied, stale=bool(settings_error or extra_error or extractor_errors))
     node = node_or_stop(nodes)
-    reader_views(node)
+    reader_views(node, retrieval=applied.retrieval)
     keys_table(node, document, applied)

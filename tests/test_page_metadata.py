@@ -230,3 +230,11 @@ def test_a_section_path_for_the_embedding_model_and_an_allow_list_change_the_emb
     # With no key chosen, the embedding model reads the text alone.
     at.multiselect(key="meta.embed_only.keys").set_value([]).run()
     assert views(at)[1] == expected_first_node(current_config(at)).text
+
+
+def test_a_hierarchys_parent_is_said_to_be_never_embedded_rather_than_truncated():
+    at = open_page(PipelineConfig().to_query_params())  # the default: hierarchical, parents returned
+    assert not at.exception, at.exception
+    # The page opens on the first node, the 2,000-token root: retrieval searches its leaves, never it.
+    assert any("A parent: retrieval searches its leaves (returns=parents)" in info.value for info in at.info)
+    assert not any("invisible to retrieval" in warning.value for warning in at.warning)

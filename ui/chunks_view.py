@@ -277,7 +277,7 @@ def node_detail(document: Document, split: Split, selected: Node) -> None:
     st.caption(span_caption(document, selected))
     node_ui.rewrite_detail(document.text, selected)
     node_ui.relationship_buttons(selected, split.index_of, split.nodes_by_id, pick_node, key=f"{PAGE_KEY}.rel")
-    node_ui.reader_views(selected, embed_window=split.metrics.window_tokens)
+    node_ui.reader_views(selected, embed_window=split.metrics.window_tokens, retrieval=state.config().retrieval)
     with st.expander(f"Metadata · {len(selected.metadata)} keys", expanded=True, icon=":material/sell:"):
         node_ui.show_metadata(selected)
 

@@ -13,7 +13,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.schema import MetadataMode, Node
+from core.config_parts import RetrievalSettings
+from core.schema import MetadataMode, Node, NodeRelationship
 from core.spans.recovery import SpanStatus
 from core.spans.rewrites import Segment, changed_characters, rewrite_segments, status_of
 from ui import cache
@@ -35,12 +36,19 @@ def node_label(index: int, node: Node, width: int = 48) -> str:
     return f"#{index} · {words}"
 
 
-def reader_views(node: Node, *, embed_window: int | None = None, height_px: int = VIEW_HEIGHT_PX) -> None:
+def reader_views(
+    node: Node,
+    *,
+    embed_window: int | None = None,
+    height_px: int = VIEW_HEIGHT_PX,
+    retrieval: RetrievalSettings | None = None,
+) -> None:
     """The LLM view and the EMBED view side by side, each with its token count.
 
     Counts use the embedding model's tokenizer. Warns when the EMBED view is
     longer than the embedding model's window (its tail is invisible to retrieval),
-    and says how many tokens the metadata adds to each view.
+    and says how many tokens the metadata adds to each view. A hierarchy's parent that ``retrieval`` only
+    returns for its leaves (returns parents or merges) is never embedded: said instead of the warning.
     """
     embed_window = embed_window or cache.embedding_window()
     llm = node.get_content(MetadataMode.LLM)
@@ -60,7 +68,13 @@ def reader_views(node: Node, *, embed_window: int | None = None, height_px: int 
             f"{embed_tokens:,} tokens · metadata adds {embed_tokens - text_tokens:,} · model window {embed_window}"
         )
         st.code(embed, language=None, wrap_lines=True, height=height)
-        if embed_tokens > embed_window:
+        if retrieval is not None and retrieval.returns != "chunks" and node.relationships.get(NodeRelationship.CHILD):
+            st.info(
+                f"A parent: retrieval searches its leaves (returns={retrieval.returns}) and returns or merges "
+                "this chunk for them, so it is never embedded; the EMBED view is what it would be.",
+                icon=":material/account_tree:",
+            )
+        elif embed_tokens > embed_window:
             st.warning(
                 f"The EMBED view is {embed_tokens:,} tokens but the embedding model reads only the first "
                 f"{embed_window}: the last {embed_tokens - embed_window:,} tokens are invisible to retrieval.",
