@@ -24,8 +24,9 @@ default space of :mod:`core.evaluation.tune_space`, folds by document, quality M
 scored on each held-out fold** (the nested estimate, the only held-out number: nothing about a held-out fold
 informed its choice), with the mean context tokens of the chosen rows; on the same folds **LlamaIndex's**
 ``SentenceSplitter()`` at its defaults (``llamaindex.sentence``, 1024/200) with hybrid retrieval at α 0.5, top 5,
-and the **recommended configuration**, both untuned (their fold means are as good as held out); the pick (in
-sample); and per fold the nested MRR less LlamaIndex's. Two ``chunkscope evaluate`` runs give LlamaIndex's and
+**LangChain's** ``RecursiveCharacterTextSplitter()`` at its defaults (``langchain.recursive``, 4000/200
+characters) the same way, and the **recommended configuration**, all untuned (their fold means are as good as
+held out); the pick (in sample); and per fold the nested MRR less LlamaIndex's and less LangChain's. Two ``chunkscope evaluate`` runs give LlamaIndex's and
 evaluate's defaults over all questions. Everything goes to ``benchmarks/data/tune_heldout/result[-LABEL].json``;
 the summary is printed as Markdown. ``--without-distractors`` leaves the distractors out; arguments after ``--``
 go to ``chunkscope tune`` (e.g. ``-- --search halving``), with ``--label`` naming the output files.
@@ -125,6 +126,7 @@ DISTRACTORS = [
     (SOURCES[0][0], SOURCES[0][1], "attrs-26.1.0/docs/init.md", "attrs-init.md"),
 ]
 LLAMAINDEX = "llamaindex.sentence · hybrid α=0.5 · k=5"
+LANGCHAIN = "langchain.recursive · hybrid α=0.5 · k=5"  # RecursiveCharacterTextSplitter() at 4000/200
 
 
 def fetch(distractors: bool = True, questions_file: Path = QUESTIONS) -> list[Path]:
@@ -208,6 +210,7 @@ def summary(result: dict, seconds: float, evaluated: dict) -> dict:
     rows = {row["config"]: row for row in result["rows"]}
     pick = result["rows"][result["pick"]]
     llama = rows[LLAMAINDEX]
+    langchain = rows.get(LANGCHAIN)  # in the default space since 2026-12-06
     recommended = result["rows"][result["default"]]
     validation = result["cross_validation"]
     folds = validation["folds"]
@@ -218,6 +221,7 @@ def summary(result: dict, seconds: float, evaluated: dict) -> dict:
             "fold": fold["fold"] + 1,
             "nested": fold["chosen_heldout"],
             "llamaindex": llama["by_fold"][fold["fold"]],
+            "langchain": langchain["by_fold"][fold["fold"]] if langchain else None,
             "nested_tokens": fold.get("chosen_tokens"),
             "llamaindex_tokens": fold.get("cap_tokens"),
         }
@@ -241,6 +245,9 @@ def summary(result: dict, seconds: float, evaluated: dict) -> dict:
             "per_fold": per_fold,
         },
         "llamaindex": {"config": llama["config"], **_fold_means(llama), "context_tokens": llama["context_tokens"]},
+        "langchain": None
+        if langchain is None
+        else {"config": langchain["config"], **_fold_means(langchain), "context_tokens": langchain["context_tokens"]},
         "recommended": {
             "config": recommended["config"],
             **_fold_means(recommended),
@@ -270,6 +277,15 @@ def markdown(found: dict) -> str:
         f"**{nested['mrr']:.3f}** | {nested['context_tokens']:.0f} |",
         f"| LlamaIndex SentenceSplitter() defaults, hybrid α 0.5, k 5 (untuned) | {llama['hit_rate']:.3f} | "
         f"{llama['mrr']:.3f} | {llama['context_tokens']:.0f} |",
+        *(
+            [
+                f"| LangChain RecursiveCharacterTextSplitter() defaults, hybrid α 0.5, k 5 (untuned) | "
+                f"{found['langchain']['hit_rate']:.3f} | {found['langchain']['mrr']:.3f} | "
+                f"{found['langchain']['context_tokens']:.0f} |"
+            ]
+            if found.get("langchain")
+            else []
+        ),
         f"| recommended: {best['config']} (untuned) | {best['hit_rate']:.3f} | {best['mrr']:.3f} | "
         f"{best['context_tokens']:.0f} |",
         f"| pick: {pick['config']} (in sample) | {pick['hit_rate']:.3f} | {pick['mrr']:.3f} | "
@@ -277,6 +293,12 @@ def markdown(found: dict) -> str:
         "",
         "Per fold, nested MRR − LlamaIndex's: "
         + ", ".join(f"{fold['nested'] - fold['llamaindex']:+.3f}" for fold in nested["per_fold"])
+        + (
+            ". Per fold, nested MRR − LangChain's: "
+            + ", ".join(f"{fold['nested'] - fold['langchain']:+.3f}" for fold in nested["per_fold"])
+            if found.get("langchain")
+            else ""
+        )
         + ". Per fold, held-out context tokens, nested / LlamaIndex's (with --context-cap only): "
         + ", ".join(
             f"{_tokens(fold['nested_tokens'])} / {_tokens(fold['llamaindex_tokens'])}" for fold in nested["per_fold"]

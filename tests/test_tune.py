@@ -398,15 +398,23 @@ def test_progress_inside_a_configuration_counts_the_chunks_embedded_and_chunks_p
     assert shown["truncated"] == f"{row['truncated_share']:.0%}"
 
 
-def test_the_default_space_holds_the_levers_and_llamaindexs_untuned_sentence_splitter():
+def test_the_default_space_holds_the_levers_and_the_frameworks_untuned_splitters():
     from core.evaluation.tune_space import recommended_splitter
 
     space = cli_tune.build_space(cli_tune_args())
-    assert [spec.splitter for spec in space.specs] == ["sentence", "hierarchical", "llamaindex.sentence"]
-    assert space.specs[2].grid == {} and space.modes == ("dense", "bm25", "hybrid")
+    assert [spec.splitter for spec in space.specs] == [
+        "sentence",
+        "hierarchical",
+        "llamaindex.sentence",
+        "langchain.recursive",
+    ]
+    assert space.specs[2].grid == space.specs[3].grid == {} and space.modes == ("dense", "bm25", "hybrid")
     assert space.fusions == ("relative_score", "reciprocal_rank") and space.returns == ("parents", "merged")
-    (label, splitter, _) = space.setups()[-1]
-    assert label == "llamaindex.sentence" and splitter.to_params(only_changed=True) == {}
+    assert space.budgets == (5500,)
+    *_, (llama_label, llama, _), (langchain_label, langchain, _) = space.setups()
+    assert llama_label == "llamaindex.sentence" and llama.to_params(only_changed=True) == {}
+    assert langchain_label == "langchain.recursive" and langchain.to_params(only_changed=True) == {}
+    assert (langchain.chunk_size, langchain.chunk_overlap) == (4000, 200)  # RecursiveCharacterTextSplitter()'s
     # Retrieve small, read large: the recommended hierarchy is a point of the space, searched with both rules.
     setups = space.setups()
     (position,) = [i for i, (_, other, _) in enumerate(setups) if other == recommended_splitter()]
@@ -467,7 +475,7 @@ def test_a_stopped_default_search_still_holds_both_yardsticks_the_recommended_an
     assert {row["splitter"] for row in result.rows} == {"hierarchical", "llamaindex.sentence"}
 
 
-def test_the_untuned_yardsticks_in_order_are_the_recommended_configuration_then_llamaindexs_defaults():
+def test_the_untuned_yardsticks_in_order_are_the_recommended_configuration_then_the_frameworks_defaults():
     from core.evaluation import tune as tune_module
 
     space = cli_tune.build_space(cli_tune_args())
@@ -480,9 +488,14 @@ def test_the_untuned_yardsticks_in_order_are_the_recommended_configuration_then_
         (recommended, "hybrid α=0.5 · k=5 · parents ≤ 5,500 tokens"),
         (recommended, "dense · k=5 · parents ≤ 5,500 tokens"),
         (recommended, "bm25 · k=5 · parents ≤ 5,500 tokens"),
+        # Then LlamaIndex's SentenceSplitter() and LangChain's RecursiveCharacterTextSplitter() at their
+        # defaults, hybrid first (the strongest untuned retrieval).
         ("llamaindex.sentence", "hybrid α=0.5 · k=5"),
+        ("langchain.recursive", "hybrid α=0.5 · k=5"),
         ("llamaindex.sentence", "dense · k=5"),
+        ("langchain.recursive", "dense · k=5"),
         ("llamaindex.sentence", "bm25 · k=5"),
+        ("langchain.recursive", "bm25 · k=5"),
     ]
 
 

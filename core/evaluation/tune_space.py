@@ -10,7 +10,8 @@ tab with its defaults searches what the CLI searches. The space holds the levers
   (``returns="parents"``) or merged (``"merged"``, LlamaIndex's AutoMergingRetriever rule);
 - dense, BM25 and hybrid retrieval, hybrid weights, and both fusions frameworks deploy (min-max weighted,
   reciprocal rank);
-- as yardsticks, LlamaIndex's ``SentenceSplitter()`` at its defaults and the recommended configuration.
+- as yardsticks, LlamaIndex's ``SentenceSplitter()`` and LangChain's ``RecursiveCharacterTextSplitter()`` at their
+  defaults, and the recommended configuration.
 
 What the embedding model reads (:data:`EMBED_VIEWS`: the keys it sees, a section path as a contextual header) is a
 lever a space can search (``views``); the default space reads each chunk as loaded, because searching it did not
@@ -53,6 +54,7 @@ __all__ = [
     "DEFAULT_TOP_KS",
     "DEFAULT_VIEWS",
     "FRAMEWORK_DEFAULT",
+    "LANGCHAIN_DEFAULT",
     "HIERARCHIES",
     "RECOMMENDED",
     "SENTENCE_GRID",
@@ -67,6 +69,7 @@ SENTENCE_GRID: dict[str, list[int]] = {"chunk_size": [128, 256, 512, 1024], "chu
 # whole; the first is the recommended configuration's.
 HIERARCHIES: list[tuple[int, int]] = [(2048, 250), (1024, 250), (1024, 128), (512, 128)]
 FRAMEWORK_DEFAULT = "llamaindex.sentence"  # LlamaIndex's SentenceSplitter() at its defaults
+LANGCHAIN_DEFAULT = "langchain.recursive"  # LangChain's RecursiveCharacterTextSplitter() at its defaults (4000/200)
 # The recommended configuration is the default one (core.config_parts.DEFAULT_SPLITTER at its defaults, with
 # DEFAULT_RETRIEVAL), so what a user meets first is what the tuner must clearly beat; its sizes are spelled out
 # so that its row says them (tests/test_tune.py holds it equal to the default splitter).
@@ -117,6 +120,7 @@ def default_specs(available: set[str] | None = None) -> list[SweepSpec]:
         SweepSpec("sentence", {key: list(values) for key, values in SENTENCE_GRID.items()}),
         SweepSpec("hierarchical", {"chunk_sizes": list(HIERARCHIES)}, {"chunk_overlap": 20}),
         SweepSpec(FRAMEWORK_DEFAULT),
+        SweepSpec(LANGCHAIN_DEFAULT),
     ]
     return [spec for spec in specs if available is None or spec.splitter in available]
 
