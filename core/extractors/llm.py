@@ -284,11 +284,35 @@ class LLMRun:
     completion_tokens: int = 0
 
     def sentence(self) -> str:
-        return (
-            f"LLM extractors: sent {self.requests:,} requests ({self.retries:,} of them retries), "
-            f"{self.cached:,} answered from the cache; {self.prompt_tokens:,} prompt and "
-            f"{self.completion_tokens:,} completion tokens spent"
-        )
+        return spend_sentence(self.spend())
+
+    def spend(self) -> dict[str, int]:
+        """What it sent and spent, as the plain numbers a batch's manifest and report keep (:data:`SPEND_KEYS`)."""
+        return {key: int(getattr(self, key)) for key in SPEND_KEYS}
+
+
+# What a run of the LLM extractors sent and spent, by name: LLMRun's fields, a batch manifest's and report's "llm".
+SPEND_KEYS = ("requests", "cached", "retries", "prompt_tokens", "completion_tokens")
+
+
+def add_spend(total: dict[str, int], spend: Any) -> None:
+    """Add ``spend`` (a manifest line's ``llm``, untrusted JSON: anything but a count is skipped) into ``total``."""
+    if not isinstance(spend, dict):
+        return
+    for key in SPEND_KEYS:
+        value = spend.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            total[key] = total.get(key, 0) + value
+
+
+def spend_sentence(spend: dict[str, int]) -> str:
+    """``LLM extractors: sent 6 requests (0 of them retries), 6 answered from the cache; ... tokens spent``."""
+    get = {key: int(spend.get(key, 0)) for key in SPEND_KEYS}
+    return (
+        f"LLM extractors: sent {get['requests']:,} requests ({get['retries']:,} of them retries), "
+        f"{get['cached']:,} answered from the cache; {get['prompt_tokens']:,} prompt and "
+        f"{get['completion_tokens']:,} completion tokens spent"
+    )
 
 
 def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connection: LLMConnection) -> LLMRun:
