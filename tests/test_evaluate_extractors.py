@@ -165,3 +165,59 @@ def test_the_llm_keys_are_in_the_embed_views_that_are_embedded(endpoint, tmp_pat
     assert views <= set(embedder.encoded)
     bare = {node.get_content(MetadataMode.EMBED) for node in run_split(DOCS, config.replace(extractors=()))}
     assert bare <= set(embedder.encoded) and not bare & views
+
+
+# -- --config: a saved configuration evaluated without retyping it -----------------------------------------------
+
+
+def test_cli_evaluates_a_saved_configuration_as_its_options_would(corpus, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    saved = TITLED.replace(
+        extractors=(get_extractor("title"), get_extractor("keywords", keywords=2)), retrieval=BM25
+    )
+    path = tmp_path / "config.json"
+    path.write_text(saved.to_json(), encoding="utf-8")
+    typed, _ = run_cli(
+        [*corpus, *SPLIT_ARGS, "--mode", "bm25", "--top-k", "3", "--quiet", "--compare-extractors",
+         "--extractor", "title", "--extractor", "keywords:keywords=2"],
+        capsys,
+    )  # fmt: skip
+    from_file, _ = run_cli([*corpus, "--config", str(path), "--quiet", "--compare-extractors"], capsys)
+    assert from_file["rows"] == typed["rows"]
+    assert (from_file["rows"][0]["mrr"], from_file["rows"][1]["mrr"]) == (1.0, 0.5)
+    # Options go on top of the file: --extractor replaces its extractors, --top-k its retrieval's top_k,
+    # --set its splitter's parameter (the rest of its parameters kept).
+    plain, _ = run_cli([*corpus, "--config", str(path), "--quiet", "--extractor", "keywords:keywords=2"], capsys)
+    assert plain["rows"][0]["mrr"] == 0.5  # without the title the zebra's paragraph wins the tie
+    top_one, _ = run_cli([*corpus, "--config", str(path), "--quiet", "--top-k", "1"], capsys)
+    assert top_one["rows"][0]["hit_curve"] == [1.0]
+    bigger, _ = run_cli([*corpus, "--config", str(path), "--quiet", "--set", "chunk_size=200"], capsys)
+    assert bigger["rows"][0]["nodes"] == 2 and typed["rows"][0]["nodes"] == 6
+
+
+def test_cli_config_without_extractors_cannot_compare_and_a_bad_file_is_named(corpus, capsys, tmp_path):
+    path = tmp_path / "plain.json"
+    path.write_text(TITLED.replace(extractors=()).to_json(), encoding="utf-8")
+    assert cli_query.main(["evaluate", *corpus, "--config", str(path), "--compare-extractors"]) == 2
+    assert "a --config that has extractors" in capsys.readouterr().err
+    bad = tmp_path / "broken.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert cli_query.main(["evaluate", *corpus, "--config", str(bad)]) == 2
+    assert "broken.json" in capsys.readouterr().err
+
+
+def test_cli_evaluates_a_saved_configuration_with_llm_extractors_and_never_says_the_key(endpoint, corpus, capsys, tmp_path):
+    pytest.importorskip("openai")
+    pytest.importorskip("llama_index.llms.openai_like")
+    saved = TITLED.replace(
+        extractors=(get_extractor("llm_keywords", keywords=3),), llm=endpoint.connection("echo-config"), retrieval=BM25
+    )
+    path = tmp_path / "config.json"
+    path.write_text(saved.to_json(), encoding="utf-8")
+    assert KEY_ENV in path.read_text(encoding="utf-8") and not leaks(path.read_text(encoding="utf-8"))
+    first, err = run_cli([*corpus, "--config", str(path), "--compare-extractors"], capsys)
+    assert endpoint.seen.count() == 6 and first["rows"][0]["llm_requests"] == 6
+    again, err_again = run_cli([*corpus, "--config", str(path), "--compare-extractors"], capsys)
+    assert endpoint.seen.count() == 6 and again["rows"][0]["llm_cached"] == 6
+    for text in (json.dumps(first), err, json.dumps(again), err_again):
+        assert not leaks(text)
