@@ -7,6 +7,7 @@ the prompt is LlamaIndex's template filled with the node's content, as LlamaInde
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -371,3 +372,58 @@ def test_runs_from_inside_a_running_event_loop_as_in_a_notebook(endpoint):
 
     nodes = run_in_own_loop(cell)
     assert all(node.metadata["excerpt_keywords"].startswith("kw-") for node in nodes)
+
+
+# ------------------------------------------------------------------------------------------ progress and cancel
+
+
+class Stop(Exception):
+    """What a page's progress bar raises when a person clicks Cancel (Streamlit's rerun, in the app)."""
+
+
+def test_progress_hears_every_reply_of_the_planned_calls(endpoint):
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(llm=endpoint.connection("echo-progress", concurrency=1))
+    heard: list[tuple[int, int]] = []
+    run_split([document()], config, progress=lambda done, calls: heard.append((done, calls)))
+    assert heard == [(done, 6) for done in range(1, 7)]
+    heard.clear()
+    run_split([document()], config, progress=lambda done, calls: heard.append((done, calls)))
+    assert heard == [(done, 6) for done in range(1, 7)] and endpoint.seen.count() == 6  # replies from the cache count
+
+
+def test_cancel_stops_before_the_next_request_and_what_was_sent_is_cached(endpoint):
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(
+        llm=endpoint.connection("slow-300", concurrency=1)
+    )
+    heard: list[int] = []
+
+    def progress(done: int, calls: int) -> None:
+        heard.append(done)
+        if done >= 2:
+            raise Stop
+
+    # In a bounded child, as the page runs it: the child is polled while it works, and told to stop.
+    with pytest.raises(Stop):
+        run_split([document()], config, bounded=True, progress=progress)
+    sent = endpoint.seen.count()
+    # At most the request in flight when the cancel came goes after the second reply; never the rest.
+    assert 2 <= sent <= 3 and heard and heard == sorted(heard)
+    time.sleep(0.5)
+    assert endpoint.seen.count() == sent  # nothing is sent after the stop
+    prompts = [request["prompt"] for request in endpoint.seen.requests]
+    nodes = run_split([document()], config, bounded=True)
+    # The second run asks only what the first did not: every prompt once, over both runs.
+    assert endpoint.seen.count() == 6 and len({r["prompt"] for r in endpoint.seen.requests}) == 6
+    assert set(prompts) < {r["prompt"] for r in endpoint.seen.requests}
+    assert all(node.metadata["excerpt_keywords"].startswith("kw-") for node in nodes)
+
+
+def test_a_cancelled_token_sends_nothing_and_says_so(endpoint):
+    from core.llm.control import LLMCancelled, LLMControl
+
+    config = config_with(endpoint, get_extractor("llm_keywords"))
+    control = LLMControl()
+    control.cancel()
+    with pytest.raises(LLMCancelled, match="cancelled before asking echo-model"):
+        run_split([document()], config, bounded=True, control=control)
+    assert endpoint.seen.count() == 0

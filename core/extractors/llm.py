@@ -30,6 +30,7 @@ from core.errors import ConfigError
 from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.llm import LLMConnection, LLMError
+from core.llm.control import LLMCancelled, LLMControl
 from core.params import check_template, param
 from core.schema import Document, MetadataMode, Node
 
@@ -315,9 +316,13 @@ def spend_sentence(spend: dict[str, int]) -> str:
     )
 
 
-def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connection: LLMConnection) -> LLMRun:
+def run_llm_extractors(
+    nodes: Sequence[Node], extractors: Sequence[Any], connection: LLMConnection, control: LLMControl | None = None
+) -> LLMRun:
     """Run the LLM extractors on (LlamaIndex copies of) ``nodes`` as an ingestion pipeline does, in order, in one
-    event loop; what each node gained comes back as plain data. Framework code: callers run it in a bounded child."""
+    event loop; what each node gained comes back as plain data. Framework code: callers run it in a bounded child.
+    ``control`` (:mod:`core.llm.control`) counts the replies and, cancelled, stops before the next request: the
+    requests already sent are waited for (their replies cached) and :class:`~core.llm.control.LLMCancelled` raised."""
     chosen = llm_extractors(extractors)
     try:
         from core.llm.client import clean_reply, make_llm
@@ -327,7 +332,7 @@ def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connect
         ) from None
     import asyncio
 
-    llm = make_llm(connection)
+    llm = make_llm(connection, control=control)
     copies = [_text_node(node) for node in nodes]
     before = [(dict(copy.metadata), list(copy.excluded_llm_metadata_keys), list(copy.excluded_embed_metadata_keys)) for copy in copies]
 
@@ -335,6 +340,10 @@ def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connect
         try:
             for extractor in chosen:
                 await extractor.build(llm, connection.concurrency).aprocess_nodes(copies)
+        except LLMCancelled:
+            # The extractor's other jobs go on until each reaches its next request: those in flight are cached.
+            await llm.drain()
+            raise
         finally:
             await llm._get_aclient().close()
 
