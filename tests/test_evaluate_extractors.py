@@ -221,3 +221,84 @@ def test_cli_evaluates_a_saved_configuration_with_llm_extractors_and_never_says_
     assert endpoint.seen.count() == 6 and again["rows"][0]["llm_cached"] == 6
     for text in (json.dumps(first), err, json.dumps(again), err_again):
         assert not leaks(text)
+
+
+# -- the tuner: its pick with the extractors and without -----------------------------------------------------------
+
+
+# The tuner folds its questions: two, one a document.
+TUNE_QUERIES = [*QUERIES, EvalQuery("zebra stripes flies", "a.txt", ("Stripes confuse flies.",))]
+
+
+def tune_space():
+    from core.evaluation.sweep import SweepSpec
+    from core.evaluation.tune_space import TuneSpace
+
+    spec = SweepSpec("character", {"chunk_size": [25, 60]}, {"chunk_overlap": 0, "separator": "\n\n"})
+    return TuneSpace((spec,), modes=("bm25",), top_ks=(3,))
+
+
+def test_the_tuner_scores_its_pick_with_the_extractors_and_without_as_evaluate_does(endpoint):
+    pytest.importorskip("openai")
+    pytest.importorskip("llama_index.llms.openai_like")
+    from core.evaluation.sweep import SweepSpec
+    from core.evaluation.tune import tune
+
+    config = PipelineConfig(
+        splitter=SPLITTER, extractors=(get_extractor("llm_keywords"),), llm=endpoint.connection("echo-tune")
+    )
+    plain = tune(DOCS, TUNE_QUERIES, tune_space(), include_default=False)
+    assert plain.extractors == [] and endpoint.seen.count() == 0  # without the option nothing is asked
+    result = tune(DOCS, TUNE_QUERIES, tune_space(), include_default=False, with_extractors=config)
+    assert [row["config"] for row in result.rows] == [row["config"] for row in plain.rows]  # the search is the same
+    pick = result.rows[result.pick]
+    with_row, without_row = result.extractors
+    assert (with_row["config"], without_row["config"]) == (f"{pick['config']} · {WITH}", f"{pick['config']} · {WITHOUT}")
+    assert with_row["row"] == without_row["row"] == pick["id"]
+    # Without the extractors, the pick scores as the search scored it; both as Evaluate's comparison scores them.
+    assert without_row["mrr"] == pytest.approx(pick["mrr"]) and without_row["hit_rate"] == pytest.approx(pick["hit_rate"])
+    spec = SweepSpec(pick["splitter"], {}, pick["settings"]["splitter"]["params"])
+    retrieval = RetrievalSettings.from_params(pick["settings"]["retrieval"])
+    expected = compare_extractors(DOCS, TUNE_QUERIES, [spec], config, retrieval=retrieval)
+    for row, (_, evaluation) in zip(result.extractors, expected, strict=True):
+        for column in ("hit_rate", "mrr", "context_tokens", "nodes"):
+            assert row[column] == pytest.approx(evaluation.to_row()[column]), column
+    # What the LLM was sent: one call per chunk of the pick; Evaluate's comparison above was answered from the cache.
+    assert with_row["llm_requests"] == with_row["nodes"] == endpoint.seen.count()
+    assert expected[0][1].llm["requests"] == 0
+    assert not any(key.startswith("llm_") for key in without_row)
+
+
+def test_cli_tune_compares_the_pick_from_a_saved_configuration_and_a_rerun_sends_nothing(endpoint, corpus, capsys, tmp_path):
+    pytest.importorskip("openai")
+    pytest.importorskip("llama_index.llms.openai_like")
+    from core.cli import tune as cli_tune
+
+    saved = TITLED.replace(extractors=(get_extractor("llm_keywords", keywords=3),), llm=endpoint.connection("echo-tune-cli"))
+    path = tmp_path / "config.json"
+    path.write_text(saved.to_json(), encoding="utf-8")
+    queries = tmp_path / "tune_queries.json"
+    queries.write_text(json.dumps([{"query": q.query, "doc": q.doc, "excerpts": list(q.excerpts)} for q in TUNE_QUERIES]))
+    args = [
+        "tune", *corpus[:2], "--queries", str(queries), "--splitter", "character", "--set", "chunk_overlap=0", "--set", "separator=\n\n",
+        "--sweep", "chunk_size=25,60", "--modes", "bm25", "--top-ks", "3", "--without-default", "--quiet",
+        "--compare-extractors", "--config", str(path),
+    ]  # fmt: skip
+    assert cli_tune.main([*args, "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    first = json.loads(out)
+    sent = endpoint.seen.count()
+    with_row, without_row = first["extractors"]
+    assert with_row["config"].endswith(WITH) and without_row["config"].endswith(WITHOUT)
+    assert sent == with_row["llm_requests"] > 0 and with_row["llm_prompt_tokens"] == sent
+    assert cli_tune.main(args) == 0
+    table, err_again = capsys.readouterr()
+    assert endpoint.seen.count() == sent  # answered from the reply cache
+    assert "The pick with / without extractors" in table and "llm_cached" in table
+    for text in (out, err, table, err_again):
+        assert not leaks(text)
+    # The extractors' options alone, or the option with no extractor, are refused before anything is loaded.
+    assert cli_tune.main([*args[: args.index("--compare-extractors")], "--extractor", "title"]) == 2
+    assert "are for --compare-extractors" in capsys.readouterr().err
+    assert cli_tune.main([*args[: args.index("--config")]]) == 2
+    assert "--compare-extractors needs extractors" in capsys.readouterr().err
