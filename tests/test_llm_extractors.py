@@ -322,6 +322,22 @@ def test_cli_batch_reports_what_the_llm_extractors_sent_and_a_rerun_sends_nothin
         assert not leaks(text)
 
 
+def test_a_batch_file_whose_llm_run_fails_is_listed_with_its_reason_never_the_key(endpoint, tmp_path):
+    from core.batch import run_batch
+
+    (tmp_path / "notes.txt").write_text(TEXT, encoding="utf-8")
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(
+        llm=endpoint.connection("always-500", max_retries=0)
+    )
+    result = run_batch([str(tmp_path / "notes.txt")], config, tmp_path / "out", workers=1)
+    (failed,) = result.report["failed"]
+    assert "HTTP 500" in failed["reason"] and "[redacted]" in failed["reason"]
+    # Its requests are in no count: the run that sent them did not finish.
+    assert result.report["llm"] is None
+    for name in ("manifest.jsonl", "report.json", "report.html"):
+        assert not leaks((tmp_path / "out" / name).read_text(encoding="utf-8"))
+
+
 def test_a_batch_without_llm_extractors_reports_no_llm_spend(tmp_path):
     from core.batch import run_batch
 

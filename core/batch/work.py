@@ -238,11 +238,12 @@ def _load_and_split(
     nodes = split_bounded(documents, config.splitter, DEFAULT_LIMITS, in_process_chars=DEFAULT_LIMITS.max_text_chars)
     # And the steps run_split takes after it, the LLM extractors' with them: in this worker (it serves no other
     # thread), bounded by the connection's timeout and retries, answered by the shared reply cache where it can.
-    if llm_extractors(config.extractors):
-        # Zeros for a file with no nodes (nothing asked); the run's numbers once the extractors are done.
-        result["llm"] = dict.fromkeys(SPEND_KEYS, 0)
     spent = partial(_keep_spend, result)
     nodes = finish_nodes(nodes, documents, config.metadata, partial(extract_with_llm, config=config, on_run=spent))
+    if "llm" not in result and llm_extractors(config.extractors):
+        # A file with no nodes asked nothing. (A run that failed raised above: the file is listed with its reason,
+        # and what it sent before failing is in no count, though its replies are in the cache.)
+        result["llm"] = dict.fromkeys(SPEND_KEYS, 0)
     clock.mark("split")
     return documents, nodes
 
