@@ -195,12 +195,13 @@ def _approval(choice: LLMChoice, nodes: Sequence[Node]) -> str:
 
 def not_scored_note(config: PipelineConfig) -> None:
     """Say where an evaluation runs the LLM extractors: only in the with / without comparison, which shows their
-    cost first; configurations, sweeps and the tuner score the nodes without their keys."""
+    cost first, and for the tuner's pick when asked; configurations, sweeps and the search score the nodes without
+    their keys."""
     asked = llm_extractors(config.extractors)
     if asked:
         st.info(
             f"The LLM extractors ({', '.join(extractor.name for extractor in asked)}) are run only by "
-            "**With / without extractors**, which shows their cost before the run; configurations, sweeps and "
-            "the tuner score the nodes without their keys.",
+            "**With / without extractors**, which shows their cost before the run, and by the Tune tab for its "
+            "pick when asked; configurations, sweeps and the tuner's search score the nodes without their keys.",
             icon=":material/info:",
         )

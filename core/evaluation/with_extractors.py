@@ -105,11 +105,13 @@ def compare_chosen(
     scope: Scope = "corpus",
     report: Report | None = None,
     engine: Engine | None = None,
+    bounded: bool = False,
 ) -> list[dict[str, Any]]:
     """The tuner's chosen ``rows`` (:mod:`core.evaluation.tune`'s, each with its ``settings``: splitter, retrieval,
     EMBED view) scored with ``pipeline``'s extractors and without them, as :func:`compare_extractors` scores a
     configuration for Evaluate: on every question (in sample), each row with its context tokens and the LLM
-    extractors' requests and tokens. Returns ``{"row": id, "config": "label · with extractors", ...}`` rows."""
+    extractors' requests and tokens. Returns ``{"row": id, "config": "label · with extractors", ...}`` rows.
+    ``documents`` come as loaded (each side prepares them); ``bounded``: the LLM extractors run in a child."""
     from dataclasses import replace
 
     out: list[dict[str, Any]] = []
@@ -129,6 +131,7 @@ def compare_chosen(
             scope=scope,
             report=part,
             engine=engine,
+            bounded=bounded,
         )
         out.extend({"row": row["id"], "config": f"{row['config']} · {side}", **result.to_row()} for side, result in compared)
     return out
