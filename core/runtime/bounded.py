@@ -45,6 +45,8 @@ _HEADER = struct.Struct(">Q")
 MB = 1_000_000
 # What a child sends instead of a MemoryError (which carries no message worth keeping).
 _OUT_OF_MEMORY = "out of memory"
+# How often run_bounded's ``poll`` is called while a child works (a progress bar's pace).
+POLL_SECONDS = 0.2
 # True inside a bounded child: work it bounds again runs in-process, under the bound already in force.
 _IN_CHILD = False
 
@@ -236,10 +238,6 @@ def _read_frame(fd: int, deadline: float, poll: Callable[[], object] | None = No
         return header
     (size,) = _HEADER.unpack(header)
     return _read_exact(fd, size, deadline) if size else b""
-
-
-# How often run_bounded's ``poll`` is called while a child works.
-POLL_SECONDS = 0.2
 
 
 def _read_exact(fd: int, size: int, deadline: float, poll: Callable[[], object] | None = None) -> bytes | None:
