@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui import state
 from ui.documents import select_document
-from ui.llm import llm_run, llm_section
+from ui.llm import llm_run, llm_section, split_with_llm
 from ui.metadata import (
     applied_config,
     build_settings,
@@ -28,7 +28,6 @@ from ui.metadata import (
 )
 from ui.nodes import reader_views
 from ui.page import documents_or_stop, heading, setup_page
-from ui.widgets import md_escape
 
 setup_page()
 
@@ -59,8 +58,8 @@ metadata, extra_error = draft_metadata(config.metadata, extra, extra_error)
 offline_draft = config.replace(metadata=metadata, extractors=tuple(extractors), llm=llm.connection)
 offline_nodes = split_or_stop(document, offline_draft)
 draft = llm_run(llm, offline_draft, offline_nodes, state.selected_node_id())
-asking = f"Asking {md_escape(draft.llm.model)} for the LLM extractors' keys (replies already cached are not asked again)…"
-draft_nodes = offline_nodes if draft == offline_draft else split_or_stop(document, draft, asking)
+# With a progress bar and Cancel under the cost while the LLM is asked.
+draft_nodes = offline_nodes if draft == offline_draft else split_with_llm(llm, document, draft)
 
 with exclusions_box:
     exclusions = exclusion_section(config, document, draft_nodes)

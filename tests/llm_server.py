@@ -13,6 +13,7 @@ must carry: :func:`reply_for`. The model name picks a behaviour:
     huge-nolength   200 with a 10 MB body and no Content-Length (read until the connection closes)
     long            200 with a 50,000-character reply
     slow            as echo-model after SLOW_SECONDS (Seen.most_in_flight counts the requests answered at once)
+    slow-N[-name]   as echo-model after N milliseconds
 
 A prompt holding INJECTION gets a reply that tries everything a hostile model could: markup, template
 fields, Python. A question-drafting prompt (core.evaluation.drafting's template) gets a JSON list:
@@ -174,6 +175,9 @@ def _handler(seen: Seen) -> type[BaseHTTPRequestHandler]:
             elif model == "always-500":
                 message = json.dumps({"error": {"message": f"server trouble; you sent {authorization}"}})
                 self._send(500, message.encode())
+            elif re.match(r"slow-\d+(-|$)", model):  # slow-300 (or slow-300-name): as echo-model after 300 ms
+                time.sleep(int(model.split("-")[1]) / 1000)
+                self._send(200, _completion(model, reply_for(prompt)))
             elif model == "slow":
                 with seen.lock:
                     seen.in_flight += 1

@@ -51,6 +51,24 @@ def test_the_value_is_computed_in_another_process() -> None:
     assert bounded(lambda: "x" * 3_000_000) == "x" * 3_000_000  # beyond a pipe's buffer
 
 
+def test_poll_is_called_here_while_the_child_works_and_what_it_raises_stops_the_child() -> None:
+    polled: list[float] = []
+    slow = partial(time.sleep, 0.7)
+    run_bounded(slow, file_name="-", what="waiting", seconds=30, memory_mb=None, poll=lambda: polled.append(time.monotonic()))
+    assert len(polled) >= 2  # every POLL_SECONDS (0.2 s) of the child's 0.7 s
+
+    class Stop(Exception):
+        pass
+
+    def stop() -> None:
+        raise Stop
+
+    started = time.monotonic()
+    with pytest.raises(Stop):
+        run_bounded(partial(time.sleep, 30), file_name="-", what="waiting", seconds=60, memory_mb=None, poll=stop)
+    assert time.monotonic() - started < 5  # the child was stopped, not waited for
+
+
 def test_an_error_in_the_child_is_raised_here_unchanged() -> None:
     def refuse() -> None:
         raise EmptyDocumentError("empty.txt", "is empty")

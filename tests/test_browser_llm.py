@@ -41,3 +41,50 @@ def test_a_links_llm_extractors_show_their_cost_then_run_on_run(browser, app_url
         assert not leaks(page.content())
     finally:
         context.close()
+
+
+def test_cancel_stops_the_run_before_its_next_request_and_run_asks_only_the_rest(browser, app_url, endpoint):
+    import time
+
+    # One request at a time, each answered after 400 ms, under a name of its own (the app's reply cache stays).
+    model = f"slow-400-{uuid.uuid4().hex[:8]}"
+    query = urlencode(
+        {"extractors": "llm_keywords", "llm.base_url": endpoint.url, "llm.model": model, "llm.concurrency": "1"}
+    )
+    context = browser.new_context(viewport={"width": 1440, "height": 1600})
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    try:
+        page.goto(f"{app_url}/?{query}", wait_until="domcontentloaded")
+        page.get_by_text("Loaded documents").first.wait_for(state="visible")
+        page.locator('[data-testid="stSidebarNav"]').get_by_text("Metadata", exact=True).click()
+        run = page.get_by_role("button", name=re.compile(r"Run \(\d+ calls\)"))
+        run.wait_for(state="visible")
+        idle(page)
+        calls = int(re.search(r"\((\d+) calls\)", run.inner_text()).group(1))
+        assert calls > 4
+        run.click()
+        page.get_by_role("button", name="Cancel").wait_for(state="visible")
+        page.locator('[data-testid="stProgress"]').first.wait_for(state="visible")
+        while endpoint.seen.count(model) < 2:
+            time.sleep(0.05)
+        page.get_by_role("button", name="Cancel").click()
+        page.get_by_text("Cancelled before the next request").first.wait_for(state="visible")
+        idle(page)
+        sent = endpoint.seen.count(model)
+        time.sleep(1.0)
+        # Stopped before its next request: the one in flight at the click at most, then nothing.
+        assert 2 <= sent <= 4 < calls and endpoint.seen.count(model) == sent
+        codes = [block.inner_text() for block in page.locator('[data-testid="stCode"] code').all()]
+        assert not any("excerpt_keywords" in code for code in codes[:2])
+
+        page.get_by_role("button", name=re.compile(r"Run \(\d+ calls\)")).click()
+        page.get_by_text("Ran: their keys are in the preview").first.wait_for(state="visible")
+        idle(page)
+        prompts = [request["prompt"] for request in endpoint.seen.requests if request["model"] == model]
+        assert len(prompts) == len(set(prompts)) == calls  # every prompt asked once over both runs
+        codes = [block.inner_text() for block in page.locator('[data-testid="stCode"] code').all()]
+        assert any("excerpt_keywords: kw-" in code for code in codes[:2])
+        assert not leaks(page.content())
+    finally:
+        context.close()

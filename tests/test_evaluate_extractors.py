@@ -165,3 +165,140 @@ def test_the_llm_keys_are_in_the_embed_views_that_are_embedded(endpoint, tmp_pat
     assert views <= set(embedder.encoded)
     bare = {node.get_content(MetadataMode.EMBED) for node in run_split(DOCS, config.replace(extractors=()))}
     assert bare <= set(embedder.encoded) and not bare & views
+
+
+# -- --config: a saved configuration evaluated without retyping it -----------------------------------------------
+
+
+def test_cli_evaluates_a_saved_configuration_as_its_options_would(corpus, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    saved = TITLED.replace(
+        extractors=(get_extractor("title"), get_extractor("keywords", keywords=2)), retrieval=BM25
+    )
+    path = tmp_path / "config.json"
+    path.write_text(saved.to_json(), encoding="utf-8")
+    typed, _ = run_cli(
+        [*corpus, *SPLIT_ARGS, "--mode", "bm25", "--top-k", "3", "--quiet", "--compare-extractors",
+         "--extractor", "title", "--extractor", "keywords:keywords=2"],
+        capsys,
+    )  # fmt: skip
+    from_file, _ = run_cli([*corpus, "--config", str(path), "--quiet", "--compare-extractors"], capsys)
+    assert from_file["rows"] == typed["rows"]
+    assert (from_file["rows"][0]["mrr"], from_file["rows"][1]["mrr"]) == (1.0, 0.5)
+    # Options go on top of the file: --extractor replaces its extractors, --top-k its retrieval's top_k,
+    # --set its splitter's parameter (the rest of its parameters kept).
+    plain, _ = run_cli([*corpus, "--config", str(path), "--quiet", "--extractor", "keywords:keywords=2"], capsys)
+    assert plain["rows"][0]["mrr"] == 0.5  # without the title the zebra's paragraph wins the tie
+    top_one, _ = run_cli([*corpus, "--config", str(path), "--quiet", "--top-k", "1"], capsys)
+    assert top_one["rows"][0]["hit_curve"] == [1.0]
+    bigger, _ = run_cli([*corpus, "--config", str(path), "--quiet", "--set", "chunk_size=200"], capsys)
+    assert bigger["rows"][0]["nodes"] == 2 and typed["rows"][0]["nodes"] == 6
+
+
+def test_cli_config_without_extractors_cannot_compare_and_a_bad_file_is_named(corpus, capsys, tmp_path):
+    path = tmp_path / "plain.json"
+    path.write_text(TITLED.replace(extractors=()).to_json(), encoding="utf-8")
+    assert cli_query.main(["evaluate", *corpus, "--config", str(path), "--compare-extractors"]) == 2
+    assert "a --config that has extractors" in capsys.readouterr().err
+    bad = tmp_path / "broken.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert cli_query.main(["evaluate", *corpus, "--config", str(bad)]) == 2
+    assert "broken.json" in capsys.readouterr().err
+
+
+def test_cli_evaluates_a_saved_configuration_with_llm_extractors_and_never_says_the_key(endpoint, corpus, capsys, tmp_path):
+    pytest.importorskip("openai")
+    pytest.importorskip("llama_index.llms.openai_like")
+    saved = TITLED.replace(
+        extractors=(get_extractor("llm_keywords", keywords=3),), llm=endpoint.connection("echo-config"), retrieval=BM25
+    )
+    path = tmp_path / "config.json"
+    path.write_text(saved.to_json(), encoding="utf-8")
+    assert KEY_ENV in path.read_text(encoding="utf-8") and not leaks(path.read_text(encoding="utf-8"))
+    first, err = run_cli([*corpus, "--config", str(path), "--compare-extractors"], capsys)
+    assert endpoint.seen.count() == 6 and first["rows"][0]["llm_requests"] == 6
+    again, err_again = run_cli([*corpus, "--config", str(path), "--compare-extractors"], capsys)
+    assert endpoint.seen.count() == 6 and again["rows"][0]["llm_cached"] == 6
+    for text in (json.dumps(first), err, json.dumps(again), err_again):
+        assert not leaks(text)
+
+
+# -- the tuner: its pick with the extractors and without -----------------------------------------------------------
+
+
+# The tuner folds its questions: two, one a document.
+TUNE_QUERIES = [*QUERIES, EvalQuery("zebra stripes flies", "a.txt", ("Stripes confuse flies.",))]
+
+
+def tune_space():
+    from core.evaluation.sweep import SweepSpec
+    from core.evaluation.tune_space import TuneSpace
+
+    spec = SweepSpec("character", {"chunk_size": [25, 60]}, {"chunk_overlap": 0, "separator": "\n\n"})
+    return TuneSpace((spec,), modes=("bm25",), top_ks=(3,))
+
+
+def test_the_tuner_scores_its_pick_with_the_extractors_and_without_as_evaluate_does(endpoint):
+    pytest.importorskip("openai")
+    pytest.importorskip("llama_index.llms.openai_like")
+    from core.evaluation.sweep import SweepSpec
+    from core.evaluation.tune import tune
+
+    config = PipelineConfig(
+        splitter=SPLITTER, extractors=(get_extractor("llm_keywords"),), llm=endpoint.connection("echo-tune")
+    )
+    plain = tune(DOCS, TUNE_QUERIES, tune_space(), include_default=False)
+    assert plain.extractors == [] and endpoint.seen.count() == 0  # without the option nothing is asked
+    result = tune(DOCS, TUNE_QUERIES, tune_space(), include_default=False, with_extractors=config)
+    assert [row["config"] for row in result.rows] == [row["config"] for row in plain.rows]  # the search is the same
+    pick = result.rows[result.pick]
+    with_row, without_row = result.extractors
+    assert (with_row["config"], without_row["config"]) == (f"{pick['config']} · {WITH}", f"{pick['config']} · {WITHOUT}")
+    assert with_row["row"] == without_row["row"] == pick["id"]
+    # Without the extractors, the pick scores as the search scored it; both as Evaluate's comparison scores them.
+    assert without_row["mrr"] == pytest.approx(pick["mrr"]) and without_row["hit_rate"] == pytest.approx(pick["hit_rate"])
+    spec = SweepSpec(pick["splitter"], {}, pick["settings"]["splitter"]["params"])
+    retrieval = RetrievalSettings.from_params(pick["settings"]["retrieval"])
+    expected = compare_extractors(DOCS, TUNE_QUERIES, [spec], config, retrieval=retrieval)
+    for row, (_, evaluation) in zip(result.extractors, expected, strict=True):
+        for column in ("hit_rate", "mrr", "context_tokens", "nodes"):
+            assert row[column] == pytest.approx(evaluation.to_row()[column]), column
+    # What the LLM was sent: one call per chunk of the pick; Evaluate's comparison above was answered from the cache.
+    assert with_row["llm_requests"] == with_row["nodes"] == endpoint.seen.count()
+    assert expected[0][1].llm["requests"] == 0
+    assert not any(key.startswith("llm_") for key in without_row)
+
+
+def test_cli_tune_compares_the_pick_from_a_saved_configuration_and_a_rerun_sends_nothing(endpoint, corpus, capsys, tmp_path):
+    pytest.importorskip("openai")
+    pytest.importorskip("llama_index.llms.openai_like")
+    from core.cli import tune as cli_tune
+
+    saved = TITLED.replace(extractors=(get_extractor("llm_keywords", keywords=3),), llm=endpoint.connection("echo-tune-cli"))
+    path = tmp_path / "config.json"
+    path.write_text(saved.to_json(), encoding="utf-8")
+    queries = tmp_path / "tune_queries.json"
+    queries.write_text(json.dumps([{"query": q.query, "doc": q.doc, "excerpts": list(q.excerpts)} for q in TUNE_QUERIES]))
+    args = [
+        "tune", *corpus[:2], "--queries", str(queries), "--splitter", "character", "--set", "chunk_overlap=0", "--set", "separator=\n\n",
+        "--sweep", "chunk_size=25,60", "--modes", "bm25", "--top-ks", "3", "--without-default", "--quiet",
+        "--compare-extractors", "--config", str(path),
+    ]  # fmt: skip
+    assert cli_tune.main([*args, "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    first = json.loads(out)
+    sent = endpoint.seen.count()
+    with_row, without_row = first["extractors"]
+    assert with_row["config"].endswith(WITH) and without_row["config"].endswith(WITHOUT)
+    assert sent == with_row["llm_requests"] > 0 and with_row["llm_prompt_tokens"] == sent
+    assert cli_tune.main(args) == 0
+    table, err_again = capsys.readouterr()
+    assert endpoint.seen.count() == sent  # answered from the reply cache
+    assert "The pick with / without extractors" in table and "llm_cached" in table
+    for text in (out, err, table, err_again):
+        assert not leaks(text)
+    # The extractors' options alone, or the option with no extractor, are refused before anything is loaded.
+    assert cli_tune.main([*args[: args.index("--compare-extractors")], "--extractor", "title"]) == 2
+    assert "are for --compare-extractors" in capsys.readouterr().err
+    assert cli_tune.main([*args[: args.index("--config")]]) == 2
+    assert "--compare-extractors needs extractors" in capsys.readouterr().err

@@ -7,6 +7,7 @@ the prompt is LlamaIndex's template filled with the node's content, as LlamaInde
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -281,6 +282,79 @@ def test_batch_runs_the_llm_extractors_and_a_second_run_is_answered_by_the_cache
     assert endpoint.seen.count() == sent
 
 
+def test_cli_batch_reports_what_the_llm_extractors_sent_and_a_rerun_sends_nothing(endpoint, tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(2):
+        (corpus / f"notes{i}.txt").write_text(TEXT.replace("topic", f"topic {i}"), encoding="utf-8")
+    config = tmp_path / "config.json"
+    config.write_text(config_with(endpoint, get_extractor("llm_keywords")).to_json(), encoding="utf-8")
+
+    def batch(out: str) -> tuple[dict, list[dict], str]:
+        assert main(["batch", str(corpus), "--config", str(config), "--out", str(tmp_path / out), "--workers", "1", "-q"]) == 0
+        _, err = capsys.readouterr()
+        report = json.loads((tmp_path / out / "report.json").read_text(encoding="utf-8"))
+        lines = [json.loads(line) for line in (tmp_path / out / "manifest.jsonl").read_text(encoding="utf-8").splitlines()]
+        return report, [line for line in lines if line["kind"] == "input"], err
+
+    report, inputs, err = batch("out")
+    # One call per node, 6 nodes a file; the test server counts 1 prompt and 1 completion token a reply.
+    assert endpoint.seen.count() == 12
+    assert [line["llm"] for line in inputs] == [
+        {"requests": 6, "cached": 0, "retries": 0, "prompt_tokens": 6, "completion_tokens": 6}
+    ] * 2
+    assert report["llm"] == {"requests": 12, "cached": 0, "retries": 0, "prompt_tokens": 12, "completion_tokens": 12}
+    assert [row["llm"]["requests"] for row in report["documents"]] == [6, 6]
+    assert "LLM extractors: sent 12 requests (0 of them retries), 0 answered from the cache; 12 prompt" in err
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "12 requests · 0 cached" in html
+
+    again, _, err_again = batch("again")
+    assert endpoint.seen.count() == 12  # every reply from the cache
+    assert again["llm"] == {"requests": 0, "cached": 12, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    assert "sent 0 requests (0 of them retries), 12 answered from the cache" in err_again
+    # Every output of a batch: the messages, the manifests, the reports, the nodes' views.
+    outputs = [err, err_again, html]
+    for out in ("out", "again"):
+        outputs += [(tmp_path / out / name).read_text(encoding="utf-8") for name in ("manifest.jsonl", "report.json")]
+    outputs += [json.dumps(row) for row in _parquet_rows(tmp_path / "out" / "nodes")]
+    for text in outputs:
+        assert not leaks(text)
+
+
+def test_a_batch_file_whose_llm_run_fails_is_listed_with_its_reason_never_the_key(endpoint, tmp_path):
+    from core.batch import run_batch
+
+    (tmp_path / "notes.txt").write_text(TEXT, encoding="utf-8")
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(
+        llm=endpoint.connection("always-500", max_retries=0)
+    )
+    result = run_batch([str(tmp_path / "notes.txt")], config, tmp_path / "out", workers=1)
+    (failed,) = result.report["failed"]
+    assert "HTTP 500" in failed["reason"] and "[redacted]" in failed["reason"]
+    # Its requests are in no count: the run that sent them did not finish.
+    assert result.report["llm"] is None
+    for name in ("manifest.jsonl", "report.json", "report.html"):
+        assert not leaks((tmp_path / "out" / name).read_text(encoding="utf-8"))
+
+
+def test_a_batch_without_llm_extractors_reports_no_llm_spend(tmp_path):
+    from core.batch import run_batch
+
+    (tmp_path / "notes.txt").write_text(TEXT, encoding="utf-8")
+    config = PipelineConfig(splitter=get_splitter("character", chunk_size=120, chunk_overlap=0, separator="\n\n"))
+    result = run_batch([str(tmp_path / "notes.txt")], config.replace(extractors=(get_extractor("keywords"),)), tmp_path / "out", workers=1)
+    assert result.report["llm"] is None
+    lines = (tmp_path / "out" / "manifest.jsonl").read_text(encoding="utf-8")
+    assert '"llm"' not in lines
+
+
+def _parquet_rows(folder: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(folder).to_pylist()
+
+
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_at_most_concurrency_requests_are_in_flight(endpoint, concurrency):
     config = config_with(endpoint, get_extractor("llm_keywords")).replace(
@@ -314,3 +388,58 @@ def test_runs_from_inside_a_running_event_loop_as_in_a_notebook(endpoint):
 
     nodes = run_in_own_loop(cell)
     assert all(node.metadata["excerpt_keywords"].startswith("kw-") for node in nodes)
+
+
+# ------------------------------------------------------------------------------------------ progress and cancel
+
+
+class Stop(Exception):
+    """What a page's progress bar raises when a person clicks Cancel (Streamlit's rerun, in the app)."""
+
+
+def test_progress_hears_every_reply_of_the_planned_calls(endpoint):
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(llm=endpoint.connection("echo-progress", concurrency=1))
+    heard: list[tuple[int, int]] = []
+    run_split([document()], config, progress=lambda done, calls: heard.append((done, calls)))
+    assert heard == [(done, 6) for done in range(1, 7)]
+    heard.clear()
+    run_split([document()], config, progress=lambda done, calls: heard.append((done, calls)))
+    assert heard == [(done, 6) for done in range(1, 7)] and endpoint.seen.count() == 6  # replies from the cache count
+
+
+def test_cancel_stops_before_the_next_request_and_what_was_sent_is_cached(endpoint):
+    config = config_with(endpoint, get_extractor("llm_keywords")).replace(
+        llm=endpoint.connection("slow-300", concurrency=1)
+    )
+    heard: list[int] = []
+
+    def progress(done: int, calls: int) -> None:
+        heard.append(done)
+        if done >= 2:
+            raise Stop
+
+    # In a bounded child, as the page runs it: the child is polled while it works, and told to stop.
+    with pytest.raises(Stop):
+        run_split([document()], config, bounded=True, progress=progress)
+    sent = endpoint.seen.count()
+    # At most the request in flight when the cancel came goes after the second reply; never the rest.
+    assert 2 <= sent <= 3 and heard and heard == sorted(heard)
+    time.sleep(0.5)
+    assert endpoint.seen.count() == sent  # nothing is sent after the stop
+    prompts = [request["prompt"] for request in endpoint.seen.requests]
+    nodes = run_split([document()], config, bounded=True)
+    # The second run asks only what the first did not: every prompt once, over both runs.
+    assert endpoint.seen.count() == 6 and len({r["prompt"] for r in endpoint.seen.requests}) == 6
+    assert set(prompts) < {r["prompt"] for r in endpoint.seen.requests}
+    assert all(node.metadata["excerpt_keywords"].startswith("kw-") for node in nodes)
+
+
+def test_a_cancelled_token_sends_nothing_and_says_so(endpoint):
+    from core.llm.control import LLMCancelled, LLMControl
+
+    config = config_with(endpoint, get_extractor("llm_keywords"))
+    control = LLMControl()
+    control.cancel()
+    with pytest.raises(LLMCancelled, match="cancelled before asking echo-model"):
+        run_split([document()], config, bounded=True, control=control)
+    assert endpoint.seen.count() == 0

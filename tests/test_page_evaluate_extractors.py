@@ -109,3 +109,42 @@ def test_llm_extractors_cost_first_then_run_bounded_and_a_rerun_sends_nothing(en
     shown = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "error") for e in getattr(at, kind)]
     shown += [results(at).to_csv()]
     assert not leaks("\n".join(shown))
+
+
+def test_the_tune_tab_scores_its_pick_with_and_without_the_llm_extractors_and_a_rerun_sends_nothing(endpoint):
+    pytest.importorskip("openai")
+    pytest.importorskip("llama_index.llms.openai_like")
+    at = apptest_support.open_page(PAGE, apptest_support.SENTENCE, timeout=600)
+    at.session_state["cs_config"] = PipelineConfig(
+        splitter=get_splitter("sentence"),
+        extractors=(get_extractor("llm_keywords", keywords=3),),
+        llm=endpoint.connection("echo-tune-page"),
+    )
+    at.run()
+    at.segmented_control(key="eval.mode").set_value("Tune").run()
+    at.radio(key="eval.tune.space").set_value("own").run()
+    at.text_input(key="eval.tune.sentence.values.chunk_size").set_value("256").run()
+    at.text_input(key="eval.tune.sentence.values.chunk_overlap").set_value("0").run()
+    at.multiselect(key="eval.tune.modes").set_value(["bm25"]).run()
+    at.text_input(key="eval.tune.top_ks").set_value("1, 3").run()
+    at.checkbox(key="eval.tune.default").uncheck().run()  # BM25 only: nothing to embed
+    assert any("The LLM ones ask" in caption.value for caption in at.caption)
+    at.checkbox(key="eval.tune.extractors").check().run()
+    assert endpoint.seen.count() == 0  # nothing is sent before Search
+    at.button(key="eval.tune.run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    (table,) = [frame.value for frame in at.dataframe if "llm_requests" in frame.value.columns]
+    sent = endpoint.seen.count()
+    assert table["config"].str.endswith(WITH).tolist() == [True, False]
+    assert table["config"].str.endswith(WITHOUT).tolist() == [False, True]
+    # One call per chunk of the pick, what the endpoint counted; the row without asks nothing.
+    assert sent > 0 and table["llm_requests"][0] == sent == table["nodes"][0]
+    assert table["llm_requests"].isna().tolist() == [False, True]
+
+    at.button(key="eval.tune.run").click().run()
+    assert not at.exception, at.exception
+    (again,) = [frame.value for frame in at.dataframe if "llm_requests" in frame.value.columns]
+    assert endpoint.seen.count() == sent and again["llm_cached"][0] == sent
+    shown = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "error") for e in getattr(at, kind)]
+    assert not leaks("\n".join([*shown, again.to_csv()]))

@@ -127,3 +127,63 @@ def test_the_evaluate_page_says_where_it_runs_the_llm_extractors(endpoint):
     at.run()
     assert any("are run only by **With / without extractors**" in box.value for box in at.info)
     assert endpoint.seen.count() == 0
+
+
+def click_while_running(key: str) -> None:
+    """What a browser sends when a person clicks the button ``key`` while the script runs: a rerun request with the
+    page's widget values and that button's trigger. Streamlit stops the run at the script's next element update."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    session = ctx.session_state._state
+    button = session._key_id_mapper.get_id_from_key(key)
+    states = WidgetStates()
+    # Every widget's value, but no other button's click (a trigger is true for one run only).
+    states.widgets.extend(s for s in session.get_widget_states() if s.WhichOneof("value") != "trigger_value")
+    clicked = states.widgets.add()
+    clicked.id, clicked.trigger_value = button, True
+    assert ctx.script_requests.request_rerun(RerunData(widget_states=states, page_script_hash=ctx.page_script_hash))
+
+
+def test_progress_while_the_llm_is_asked_and_cancel_stops_before_the_next_request(endpoint, monkeypatch):
+    import ui.llm
+
+    # One request at a time, each answered after 300 ms: the run is still asking when Cancel is clicked.
+    at = connect(apptest_support.open_page(PAGE), endpoint, "slow-300")
+    at.slider(key="meta.llm.concurrency").set_value(1).run()
+    at.toggle(key="meta.extractor.llm_keywords.on").set_value(True).run()
+    assert not at.exception, at.exception
+    heard: list[tuple[int, int]] = []
+    shown = ui.llm.show_progress
+
+    def clicking_cancel(bar, model, done, calls):
+        heard.append((done, calls))
+        if done >= 2 and not endpoint.seen.count() > 6:
+            click_while_running("meta.llm.cancel")
+        shown(bar, model, done, calls)  # Streamlit stops the run here, as it does for a browser's click
+
+    monkeypatch.setattr(ui.llm, "show_progress", clicking_cancel)
+    at.button(key="meta.llm.run").click().run()
+    assert not at.exception, at.exception
+    calls = heard[0][1]
+    assert calls > 3 and all(total == calls for _, total in heard)  # the bar counts toward the planned calls
+    sent = endpoint.seen.count()
+    # Stopped before the next request: the replies heard, at most the one in flight, never the rest.
+    assert 2 <= sent <= 3 < calls
+    # The page after the click: Run offered again, the keys in no view and not in the configuration.
+    assert any("Cancelled before the next request" in caption.value for caption in at.caption)
+    assert at.button(key="meta.llm.run") is not None
+    assert "excerpt_keywords" not in views(at)[0]
+    assert not any(e.name.startswith("llm_") for e in config_of(at).extractors)
+    assert endpoint.seen.count() == sent  # and nothing more was sent after it
+
+    monkeypatch.setattr(ui.llm, "show_progress", shown)
+    at.button(key="meta.llm.run").click().run()
+    assert not at.exception, at.exception
+    # Run again asks only for the rest: every prompt once over both runs.
+    assert endpoint.seen.count() == calls and len({r["prompt"] for r in endpoint.seen.requests}) == calls
+    assert "excerpt_keywords: kw-" in views(at)[0]
+    assert not any("Cancelled before" in caption.value for caption in at.caption)
+    assert not leaks(everything_shown(at))

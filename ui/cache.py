@@ -238,24 +238,38 @@ def load_source(source: Any, options: dict[str, Any] | None = None) -> list[Docu
 # -- splitting and what is computed from the nodes ------------------------------
 
 
-def _split(split_key: str, _documents: Sequence[Document], _config: Any) -> tuple[Node, ...] | WorkLimitError:
+def _split(
+    split_key: str, _documents: Sequence[Document], _config: Any, progress: Callable[[int, int], object] | None = None
+) -> tuple[Node, ...] | WorkLimitError:
     from core.documents import run_split
 
     def split() -> tuple[Node, ...] | WorkLimitError:
         # Bounded: a link's regex or a framework engine on a hostile text must not hold the server
         # (core.runtime.bounded).
         try:
-            return tuple(run_split(list(_documents), _config, bounded=True))
+            return tuple(run_split(list(_documents), _config, bounded=True, progress=progress))
         except WorkLimitError as exc:
             return exc  # remembered (see _limit_reached)
 
     return cached("split", split_key, split)
 
 
-def run_split_cached(documents: Sequence[Document], config: Any) -> Nodes:
-    """``core.documents.run_split(documents, config)``: the nodes of a whole pipeline configuration."""
-    split_key = hashlib.sha1(repr((_document_keys(documents), config.key())).encode()).hexdigest()
-    return Nodes(_limit_reached(_split(split_key, tuple(documents), config)), split_key)
+def _split_key(documents: Sequence[Document], config: Any) -> str:
+    return hashlib.sha1(repr((_document_keys(documents), config.key())).encode()).hexdigest()
+
+
+def run_split_cached(
+    documents: Sequence[Document], config: Any, progress: Callable[[int, int], object] | None = None
+) -> Nodes:
+    """``core.documents.run_split(documents, config)``: the nodes of a whole pipeline configuration.
+    ``progress(done, calls)`` hears the LLM extractors' replies while they are asked (none when the split is kept)."""
+    split_key = _split_key(documents, config)
+    return Nodes(_limit_reached(_split(split_key, tuple(documents), config, progress)), split_key)
+
+
+def split_is_kept(documents: Sequence[Document], config: Any) -> bool:
+    """Whether :func:`run_split_cached` would answer from the store, without splitting (or asking an LLM)."""
+    return _STORE.get(("split", _split_key(documents, config))) is not None
 
 
 def _metrics(documents_key: tuple[str, ...], nodes_key: str, options_json: str, _documents: Any, _nodes: Any) -> Any:

@@ -44,6 +44,8 @@ from core.evaluation.tune_space import (
     recommended_note,
     retrieval_values,
 )
+from core.evaluation.with_extractors import compare_chosen
+from core.extractors.llm import llm_extractors
 from core.schema import Document
 from core.splitters import SPLITTERS
 from ui import cache, state, widgets
@@ -65,6 +67,7 @@ def tune_section(
     quality, cost, search = objectives()
     validation = validation_form()
     budget = TuneBudget.from_params(widgets.param_widgets(TuneBudget, f"{KEY}.budget"))
+    compare = extractors_option(config)
     if space is not None:
         count = len(space.arms())
         way = (
@@ -79,7 +82,7 @@ def tune_section(
     signature = json.dumps(
         {
             "space": asdict(space) if space else None,
-            "objectives": [quality, cost, search, scope, validation],
+            "objectives": [quality, cost, search, scope, validation, compare],
             "queries": [[q.query, q.doc, list(q.excerpts)] for q in queries],
             "documents": sorted(str(doc.metadata.get("file_name")) for doc in documents),
             "pipeline": {k: v for k, v in config.to_dict().items() if k in ("loaders", "metadata", "extractors")},
@@ -104,7 +107,7 @@ def tune_section(
             config,
             scope,
             (quality, cost, search),
-            {**validation, "budget": budget},
+            {**validation, "budget": budget, "compare": compare},
             signature,
         )
     stored = state.evaluation()
@@ -308,6 +311,7 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
     """Search under a progress bar and keep the result in the session; a failure is shown and ends this run."""
     quality, cost, search = objectives
     budget = validation.pop("budget")
+    compare = validation.pop("compare")
     prepared = prepare_documents(documents, config)
     needs = validation["include_default"] or any(mode != "bm25" for mode in space.modes)
     embedder = cache.embedder() if needs else None
@@ -327,9 +331,45 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
             # Inside a configuration too: "256/0: embedding chunks 120 of 343", the semantic splitter's sentences.
             report=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=widgets.md_escape(text)),
         )
+        data = result.to_dict()
+        if compare and result.pick is not None and result.stopped is None:
+            # On the documents as loaded: each side prepares them with its configuration (a bounded child asks the LLM).
+            data["extractors"] = compare_chosen(
+                documents,
+                queries,
+                [result.rows[result.pick]],
+                config,
+                embedder=embedder,
+                scope=scope,
+                report=lambda fraction, text: bar.progress(
+                    min(max(fraction, 0.0), 1.0), text=widgets.md_escape(f"The pick with / without extractors: {text}")
+                ),
+                bounded=True,
+            )
     except ChunkScopeError as exc:
         bar.empty()
         st.error(widgets.md_escape(str(exc)), icon=":material/error:")
         st.stop()
     bar.empty()
-    state.set_evaluation({"kind": "Tune", "result": result.to_dict(), "signature": signature})
+    state.set_evaluation({"kind": "Tune", "result": data, "signature": signature})
+
+
+def extractors_option(config: PipelineConfig) -> bool:
+    """Whether to score the pick with the session's extractors and without them (offered when it has some)."""
+    if not config.extractors:
+        return False
+    names = ", ".join(extractor.name for extractor in config.extractors)
+    chosen = st.checkbox(
+        "Then score the pick with / without the configuration's extractors",
+        key=f"{KEY}.extractors",
+        help="As 'With / without extractors' scores a configuration, once the search is done: not a dimension of it.",
+    )
+    asking = llm_extractors(config.extractors)
+    note = f"Extractors: {names}."
+    if asking:
+        note += (
+            f" The LLM ones ask {config.llm.describe()}: one call per chunk of the pick per extractor (more for "
+            "llm_title's), the replies already cached asked again by none; the table says what was sent."
+        )
+    st.caption(widgets.md_escape(note))
+    return bool(chosen)

@@ -12,18 +12,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import streamlit as st
 
 from core.config import PipelineConfig
+from core.errors import ChunkScopeError
 from core.extractors import EXTRACTORS
 from core.extractors.llm import llm_extractors, plan
 from core.llm import LLMConnection
-from core.schema import MetadataMode, Node
-from ui import state, widgets
+from core.schema import Document, MetadataMode, Node
+from ui import cache, state, widgets
 
 RUN_KEY = "meta.llm.run"
+CANCEL_KEY = "meta.llm.cancel"
 
 
 @dataclass
@@ -34,6 +37,7 @@ class LLMChoice:
     extractors: list[Any] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     cost_box: Any = None
+    approval: str = ""  # the Run these settings were approved by (what Cancel takes back)
 
 
 def llm_section(config: PipelineConfig) -> LLMChoice:
@@ -122,8 +126,14 @@ def llm_run(
         if whole.largest_prompt_tokens > connection.context_window:
             st.warning("A prompt is longer than the model's window: the endpoint may cut or refuse it.", icon=":material/warning:")
         if state.llm_approved(approval):
+            choice.approval = approval
             st.caption("Ran: their keys are in the preview and on every page. A rerun is answered from the cache.")
             return wanted
+        if state.llm_cancelled(approval):
+            st.caption(
+                "Cancelled before the next request: the replies already received are in the cache, so Run asks "
+                "only for the rest."
+            )
         st.button(
             f"Run ({whole.calls:,} calls)",
             key=RUN_KEY,
@@ -140,6 +150,44 @@ def _approve(approval: str) -> None:
     state.set_llm_pending(())
 
 
+def split_with_llm(choice: LLMChoice, document: Document, config: PipelineConfig) -> cache.Nodes:
+    """``document``'s nodes with the LLM extractors run: while they are asked, a progress bar and Cancel under the
+    cost (the work runs in a bounded child; :func:`core.documents.extract_with_llm`). Cancel reruns the page:
+    the run stops before its next request, the replies already received stay cached, and Run is offered again.
+    A split already kept shows neither. A ChunkScopeError is said in one sentence and ends this run."""
+    try:
+        if cache.split_is_kept([document], config):
+            return cache.run_split_cached([document], config)
+        with choice.cost_box if choice.cost_box is not None else st.container():
+            slot = st.empty()
+        with slot.container():
+            bar = st.progress(0.0, text=_asking(config.llm.model, 0, 0))
+            st.button(
+                "Cancel",
+                key=CANCEL_KEY,
+                icon=":material/stop:",
+                on_click=state.cancel_llm,
+                args=(choice.approval,),
+                help="Stops before the next request; the replies already received stay in the cache.",
+            )
+        nodes = cache.run_split_cached([document], config, progress=partial(show_progress, bar, config.llm.model))
+    except ChunkScopeError as exc:
+        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
+        st.stop()
+    slot.empty()
+    return nodes
+
+
+def show_progress(bar: Any, model: str, done: int, calls: int) -> None:
+    """The bar at ``done`` replies of at most ``calls`` (Streamlit stops the run here when Cancel was clicked)."""
+    bar.progress(min(done / calls, 1.0) if calls else 0.0, text=_asking(model, done, calls))
+
+
+def _asking(model: str, done: int, calls: int) -> str:
+    counted = f": {done:,} of up to {calls:,} calls answered" if calls else ""
+    return widgets.md_escape(f"Asking {model} for the LLM extractors' keys{counted} (cached replies count at once)…")
+
+
 def _approval(choice: LLMChoice, nodes: Sequence[Node]) -> str:
     contents = [node.get_content(MetadataMode.ALL) for node in nodes]
     return hashlib.sha256(repr((choice.connection, tuple(choice.extractors), contents)).encode("utf-8")).hexdigest()
@@ -147,12 +195,13 @@ def _approval(choice: LLMChoice, nodes: Sequence[Node]) -> str:
 
 def not_scored_note(config: PipelineConfig) -> None:
     """Say where an evaluation runs the LLM extractors: only in the with / without comparison, which shows their
-    cost first; configurations, sweeps and the tuner score the nodes without their keys."""
+    cost first, and for the tuner's pick when asked; configurations, sweeps and the search score the nodes without
+    their keys."""
     asked = llm_extractors(config.extractors)
     if asked:
         st.info(
             f"The LLM extractors ({', '.join(extractor.name for extractor in asked)}) are run only by "
-            "**With / without extractors**, which shows their cost before the run; configurations, sweeps and "
-            "the tuner score the nodes without their keys.",
+            "**With / without extractors**, which shows their cost before the run, and by the Tune tab for its "
+            "pick when asked; configurations, sweeps and the tuner's search score the nodes without their keys.",
             icon=":material/info:",
         )

@@ -131,6 +131,17 @@ def llm_approved(approval: str) -> bool:
     return approval in st.session_state.get(_LLM_APPROVED, set())
 
 
+def cancel_llm(approval: str) -> None:
+    """Take back a Run (ui.llm's Cancel): the extractors leave the configuration until Run is pressed again."""
+    st.session_state[_LLM_APPROVED] = st.session_state.get(_LLM_APPROVED, set()) - {approval}
+    st.session_state[_LLM_CANCELLED] = approval
+
+
+def llm_cancelled(approval: str) -> bool:
+    """Whether the last run of these settings was cancelled (until Run is pressed again)."""
+    return st.session_state.get(_LLM_CANCELLED) == approval
+
+
 def default_config() -> PipelineConfig:
     """The defaults (core picks the first registered splitter if the default one is not installed)."""
     from core.config import PipelineConfig
@@ -217,6 +228,7 @@ _EVALUATION_REQUESTED = "cs_evaluation_requested"  # bool: the run button was pr
 
 
 _LLM_APPROVED = "cs_llm_approved"  # set[str]: the LLM runs a person started with Run (ui.llm's approvals)
+_LLM_CANCELLED = "cs_llm_cancelled"  # str: the approval whose run a person cancelled (ui.llm's Cancel)
 _LLM_PENDING = "cs_llm_pending"  # tuple[LLMExtractor, ...]: a link's LLM extractors, not run until a person says so
 _COMPARE_SLOTS = "cs_compare_slots"  # dict[slot, CompareSlot]: each Compare configuration, kept across pages
 

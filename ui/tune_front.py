@@ -131,6 +131,26 @@ def show_front(stored: dict[str, Any], config: PipelineConfig, signature: str, k
     )
     _show_front_table(result, key)
     _show_pick(result, config, key)
+    _show_extractors(result, key)
+
+
+# What the pick's comparison with / without extractors shows (its LLM columns when the extractors asked one).
+EXTRACTOR_COLUMNS = ["config", "hit_rate", "mrr", "recall", "context_tokens", "nodes"]
+LLM_COLUMNS = ["llm_requests", "llm_cached", "llm_prompt_tokens", "llm_completion_tokens"]
+
+
+def _show_extractors(result: dict[str, Any], key: str) -> None:
+    rows = result.get("extractors") or []
+    if not rows:
+        return
+    st.markdown("**The pick with / without the configuration's extractors** (in sample, every question)")
+    columns = EXTRACTOR_COLUMNS + [column for column in LLM_COLUMNS if any(column in row for row in rows)]
+    st.dataframe(
+        pd.DataFrame([{column: row.get(column) for column in columns} for row in rows]),
+        hide_index=True,
+        width="stretch",
+        key=f"{key}.extractors_table",
+    )
 
 
 def _show_what_was_measured(result: dict[str, Any]) -> None:

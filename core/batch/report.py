@@ -140,6 +140,9 @@ def build_report(
         "failed": inputs.failed,
         "same_content": same_content,
         "parts": parts,
+        # The LLM extractors' requests, cached replies and tokens over every input the manifest records (a resumed
+        # run's kept files with what they spent then); None when the configuration has none.
+        "llm": _llm_spend(inputs.llm),
     }
     return report, inputs
 
@@ -216,6 +219,14 @@ def _corpus(inputs: InputFold, sizes: _CorpusSizes, limit: int | None, same_cont
         "flags": dict(sorted(flags.items())),
         "processing_seconds": round(inputs.seconds, 3),
     }
+
+
+def _llm_spend(spend: dict[str, int] | None) -> dict[str, int] | None:
+    if spend is None:
+        return None
+    from core.extractors.llm import SPEND_KEYS
+
+    return {key: spend.get(key, 0) for key in SPEND_KEYS}
 
 
 def _with_rates(run: dict[str, Any]) -> dict[str, Any]:

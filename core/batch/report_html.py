@@ -120,6 +120,20 @@ def _cards(report: dict[str, Any], unit: str) -> list[tuple[str, str]]:
         ("Over limit", _share(corpus["over_limit"])),
         ("Throughput", rate),
         ("Same content", f"{corpus['files_sharing_content']:,} files"),
+        *_llm_card(report.get("llm")),
+    ]
+
+
+def _llm_card(spend: dict[str, int] | None) -> list[tuple[str, str]]:
+    """The LLM extractors' card: requests sent, replies from the cache, tokens (none without LLM extractors)."""
+    if not spend:
+        return []
+    return [
+        (
+            "LLM extractors",
+            f"{spend['requests']:,} requests · {spend['cached']:,} cached · "
+            f"{spend['prompt_tokens']:,} + {spend['completion_tokens']:,} tokens",
+        )
     ]
 
 

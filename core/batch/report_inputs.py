@@ -45,6 +45,8 @@ class InputFold:
         self.slowest: list[dict[str, Any]] = []
         self.largest: list[dict[str, Any]] = []
         self.failed: list[dict[str, str]] = []
+        # What the LLM extractors sent and spent, summed over the inputs whose lines say (None: no line does).
+        self.llm: dict[str, int] | None = None
         self._sources_of: dict[str, Any] = {}  # SHA-256 -> the first source, or the list of every source
         self.rows = tempfile.SpooledTemporaryFile(max_size=ROWS_IN_MEMORY)  # noqa: SIM115 - closed by close()
         self.row_count = 0
@@ -57,6 +59,11 @@ class InputFold:
         for entry in entries:
             self.files += 1
             self.seconds += entry["seconds"]
+            if "llm" in entry:  # a failed file's requests were sent too
+                from core.extractors.llm import add_spend
+
+                self.llm = {} if self.llm is None else self.llm
+                add_spend(self.llm, entry["llm"])
             if entry["status"] != "ok":
                 self.failed.append({"source": entry["source"], "reason": entry["reason"]})
                 continue
@@ -97,6 +104,8 @@ class InputFold:
             "nodes": entry["nodes"],
             "metrics": metrics,
         }
+        if "llm" in entry:
+            row["llm"] = entry["llm"]
         self.rows.write((",\n  " if self.row_count else "  ").encode("utf-8") + self._encode(row).encode("utf-8"))
         self.row_count += 1
         if len(self.first_rows) < HTML_DOCUMENT_ROWS:

@@ -169,7 +169,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     data = _read_file(path, result)
     clock.mark("read")
     config = _worker_config(config_json)
-    documents, nodes = _load_and_split(data, path, task, config, clock)
+    documents, nodes = _load_and_split(data, path, task, config, clock, result)
     texts = [node.text for node in nodes]
     llm_views = contents(nodes, MetadataMode.LLM)
     same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
@@ -210,10 +210,14 @@ def _read_file(path: Path, result: dict[str, Any]) -> bytes:
     return data
 
 
-def _load_and_split(data: bytes, path: Path, task: dict[str, Any], config: Any, clock: StageClock) -> tuple[Any, Any]:
-    """The file's documents and their nodes, as ``chunkscope split`` makes them (load, prepare, split, finish)."""
+def _load_and_split(
+    data: bytes, path: Path, task: dict[str, Any], config: Any, clock: StageClock, result: dict[str, Any]
+) -> tuple[Any, Any]:
+    """The file's documents and their nodes, as ``chunkscope split`` makes them (load, prepare, split, finish).
+    With LLM extractors, what they sent and spent for this file goes to ``result["llm"]`` (the manifest's line)."""
     from core.batch.ids import assign_batch_ids
     from core.documents import documents_to_split, extract_with_llm, finish_nodes, load_bounded, split_bounded
+    from core.extractors.llm import SPEND_KEYS, llm_extractors
     from core.limits import DEFAULT_LIMITS
     from core.loaders import load_bytes, loader_for
 
@@ -234,9 +238,18 @@ def _load_and_split(data: bytes, path: Path, task: dict[str, Any], config: Any, 
     nodes = split_bounded(documents, config.splitter, DEFAULT_LIMITS, in_process_chars=DEFAULT_LIMITS.max_text_chars)
     # And the steps run_split takes after it, the LLM extractors' with them: in this worker (it serves no other
     # thread), bounded by the connection's timeout and retries, answered by the shared reply cache where it can.
-    nodes = finish_nodes(nodes, documents, config.metadata, partial(extract_with_llm, config=config))
+    spent = partial(_keep_spend, result)
+    nodes = finish_nodes(nodes, documents, config.metadata, partial(extract_with_llm, config=config, on_run=spent))
+    if "llm" not in result and llm_extractors(config.extractors):
+        # A file with no nodes asked nothing. (A run that failed raised above: the file is listed with its reason,
+        # and what it sent before failing is in no count, though its replies are in the cache.)
+        result["llm"] = dict.fromkeys(SPEND_KEYS, 0)
     clock.mark("split")
     return documents, nodes
+
+
+def _keep_spend(result: dict[str, Any], run: Any) -> None:
+    result["llm"] = run.spend()
 
 
 def _sizes_and_metrics(

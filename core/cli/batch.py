@@ -150,6 +150,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
         f"{corpus['files_failed']:,} failed; {len(result.report['parts'])} parts in {result.out}",
         file=sys.stderr,
     )
+    if result.report.get("llm") is not None:
+        from core.extractors.llm import spend_sentence
+
+        # Over every file the report covers (with --resume, the kept files as they were recorded).
+        print(f"  {spend_sentence(result.report['llm'])}", file=sys.stderr)
     if corpus["files_sharing_content"]:
         print(
             f"  {corpus['files_sharing_content']:,} files share their content with another "

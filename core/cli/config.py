@@ -166,16 +166,23 @@ def _base_config(args: argparse.Namespace) -> Any:
         query = urlsplit(args.from_url).query if "?" in args.from_url or "://" in args.from_url else args.from_url
         return PipelineConfig.from_query_params(parse_qs(query, keep_blank_values=True))
     if args.config:
-        path = Path(args.config)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
-        try:
-            return PipelineConfig.from_json(text)
-        except ConfigError as exc:
-            raise ConfigError(f"{path.name}: {exc}") from None
+        return read_config_file(args.config)
     return None
+
+
+def read_config_file(name: str) -> Any:
+    """The PipelineConfig saved in the JSON file ``name``; a ConfigError naming the file where it cannot be."""
+    from core.config import PipelineConfig
+
+    path = Path(name)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return PipelineConfig.from_json(text)
+    except ConfigError as exc:
+        raise ConfigError(f"{path.name}: {exc}") from None
 
 
 def _loaders_from(items: Sequence[str], current: Sequence[Any]) -> tuple[Any, ...]:

@@ -47,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "evaluate", help="Score retrieval against reference excerpts (hit rate, MRR, IoU)."
     )
     _add_corpus_arguments(evaluate)
+    evaluate.add_argument(
+        "--config",
+        metavar="FILE",
+        help="A saved configuration (chunkscope config, the app's download): its splitter and parameters, loader "
+        "options, extractors and LLM, metadata settings and retrieval settings; --splitter, --set, --extractor, "
+        "--llm and the retrieval options given go on top.",
+    )
     evaluate.add_argument("--queries", required=True, help="JSON file of {query, doc, excerpts} entries.")
     evaluate.add_argument(
         "--sweep",
@@ -127,12 +134,17 @@ def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
         help="Splitter name (default: hierarchical, else character); for evaluate, several as NAME,NAME.",
     )
     parser.add_argument("--set", action="append", default=[], metavar="K=V", help="A splitter parameter (repeatable).")
-    # Defaults, choices and help come from RetrievalSettings' declaration; retrieval_from_args validates.
+    # Choices and help come from RetrievalSettings' declaration; retrieval_from_args validates. No default here:
+    # an option not given takes evaluate's --config value, else the declared default.
     types = {"int": int, "float": float}
     for spec in RetrievalSettings.params():  # --top-k, --mode, --alpha, --fusion, --returns, --merge-ratio
         flag = "--" + spec.name.replace("_", "-")
         parser.add_argument(
-            flag, type=types.get(spec.kind, str), choices=spec.choices, default=spec.default, help=spec.help
+            flag,
+            type=types.get(spec.kind, str),
+            choices=spec.choices,
+            default=None,
+            help=f"{spec.help} (default: {spec.default})",
         )
     parser.add_argument(
         "--model", default=None, help="Path of a local sentence-transformers model (default: packaged)."
@@ -157,9 +169,12 @@ def cmd_postprocessors(args: argparse.Namespace) -> int:
     return 0
 
 
-def retrieval_from_args(args: argparse.Namespace) -> RetrievalSettings:
-    """The retrieval settings the options give (``--top-k``, ``--mode``, …), checked by their declaration."""
-    return RetrievalSettings.from_params({spec.name: getattr(args, spec.name) for spec in RetrievalSettings.params()})
+def retrieval_from_args(args: argparse.Namespace, base: RetrievalSettings | None = None) -> RetrievalSettings:
+    """The retrieval settings the options give (``--top-k``, ``--mode``, …) on top of ``base`` (a configuration's;
+    else the declared defaults), checked by their declaration."""
+    values = (base or RetrievalSettings()).to_params()
+    given = {spec.name: getattr(args, spec.name) for spec in RetrievalSettings.params()}
+    return RetrievalSettings.from_params({**values, **{name: value for name, value in given.items() if value is not None}})
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -189,15 +204,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from core.evaluation.evaluate import load_queries, references
     from core.evaluation.sweep import configurations, plan_sweeps, sweep_evaluations
 
-    retrieval = retrieval_from_args(args)
+    saved, pipeline, retrieval = _evaluation_settings(args)
     engine = engine_from_args(args)
-    pipeline = extractors_from_args(args)
-    if args.compare_extractors and pipeline is None:
-        raise ConfigError("--compare-extractors compares the --extractor steps with none: give at least one --extractor")
     queries = load_queries(args.queries)
-    specs = plan_sweeps(splitter_names(args), parse_assignments(args.set, "--set"), _sweep_grid(args))
+    specs = plan_sweeps(*_splitter_settings(args, saved), _sweep_grid(args))
     configurations(specs)  # every combination built (and checked) once before any document is read
-    documents = load_paths(args.paths)
+    documents = load_paths(args.paths) if saved is None else _load_with(args.paths, saved)
     from core.evaluation.query_checks import check_queries
 
     checked = check_queries(documents, queries)
@@ -211,34 +223,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if progress is not None and retrieval.mode != "bm25" and engine.kind == "local":
         progress(0.0, "Loading the embedding model")
     embedder = embedder_for(args, needs=retrieval.mode != "bm25", engine=engine)
+    work = {"embedder": embedder, "retrieval": retrieval, "scope": args.scope, "report": progress, "engine": engine}
     if args.compare_extractors:
         from core.evaluation.with_extractors import compare_extractors
 
-        results = compare_extractors(
-            documents,
-            queries,
-            specs,
-            pipeline,
-            embedder=embedder,
-            retrieval=retrieval,
-            scope=args.scope,
-            report=progress,
-            engine=engine,
-        )
+        results = compare_extractors(documents, queries, specs, pipeline, **work)
     else:
         from core.documents import prepare_documents
 
-        results = sweep_evaluations(
-            prepare_documents(documents, pipeline) if pipeline is not None else documents,
-            queries,
-            specs,
-            embedder=embedder,
-            retrieval=retrieval,
-            scope=args.scope,
-            report=progress,
-            engine=engine,
-            pipeline=pipeline,
-        )
+        prepared = prepare_documents(documents, pipeline) if pipeline is not None else documents
+        results = sweep_evaluations(prepared, queries, specs, pipeline=pipeline, **work)
     if progress is not None:
         progress.close()
     report = evaluation_report(results)
@@ -254,6 +248,19 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if report["skipped_queries"]:
         print(f"skipped {len(report['skipped_queries'])} queries whose document was not loaded")
     return 0
+
+
+def _evaluation_settings(args: argparse.Namespace) -> tuple[Any, Any, RetrievalSettings]:
+    """The saved configuration (``--config``), the pipeline whose steps every configuration runs (None: no step),
+    and the retrieval settings: each with the options on top."""
+    saved = saved_config(args)
+    pipeline = extractors_from_args(args, saved)
+    if args.compare_extractors and (pipeline is None or not pipeline.extractors):
+        raise ConfigError(
+            "--compare-extractors compares the extractors with none: give at least one --extractor "
+            "(or a --config that has extractors)"
+        )
+    return saved, pipeline, retrieval_from_args(args, saved.retrieval if saved is not None else None)
 
 
 def evaluation_report(results: Sequence[tuple[str, Any]]) -> dict[str, Any]:
@@ -274,20 +281,54 @@ def evaluation_report(results: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     }
 
 
-def extractors_from_args(args: argparse.Namespace) -> Any:
-    """The PipelineConfig of ``--extractor`` and ``--llm`` whose extractors every configuration runs (its splitter
-    is not used); None without ``--extractor``. An llm_* extractor without ``--llm`` base_url and model is refused."""
-    if not args.extractor:
+def extractors_from_args(args: argparse.Namespace, saved: Any = None) -> Any:
+    """The PipelineConfig whose extractors, LLM and metadata settings every configuration runs (its splitter is not
+    used): ``saved`` (``--config``) with ``--extractor`` and ``--llm`` on top, or those alone; None without either.
+    An llm_* extractor without an LLM's base_url and model is refused."""
+    if not args.extractor and saved is None:
         if args.llm:
             raise ConfigError("--llm is for the llm_* extractors: give them with --extractor")
         return None
     from core.config import PipelineConfig
     from core.extractors import EXTRACTORS
 
+    base = saved if saved is not None else PipelineConfig()
     extractors = tuple(
         EXTRACTORS.create(name, **params) for name, params in (parse_named(text, "--extractor") for text in args.extractor)
     )
-    return PipelineConfig(extractors=extractors, llm=llm_from_args(args))
+    llm = llm_from_args(args, base.llm) if args.llm else base.llm
+    return base.replace(extractors=extractors or base.extractors, llm=llm)
+
+
+def saved_config(args: argparse.Namespace) -> Any:
+    """The configuration of ``--config FILE`` as saved (None without it); the options go on top where they are read."""
+    if not getattr(args, "config", None):
+        return None
+    from core.cli.config import read_config_file
+
+    return read_config_file(args.config)
+
+
+def _splitter_settings(args: argparse.Namespace, saved: Any) -> tuple[list[str], dict[str, Any]]:
+    """The splitter names and their settings: ``--splitter`` (else the saved configuration's splitter, else the
+    default), the saved splitter's parameters where its name is chosen, ``--set`` on top."""
+    names = splitter_names(args) if args.splitter or saved is None else [saved.splitter.name]
+    settings: dict[str, Any] = {}
+    if saved is not None and saved.splitter.name in names:
+        name = saved.splitter.name
+        settings.update({f"{name}.{key}": value for key, value in saved.splitter.to_params(only_changed=True).items()})
+    settings.update(parse_assignments(args.set, "--set"))
+    return names, settings
+
+
+def _load_with(paths: Sequence[str], config: Any) -> list[Any]:
+    """The documents, each file read with the saved configuration's options for its loader."""
+    from core.documents import load_documents
+
+    documents = load_documents(paths, config)
+    if not documents:
+        raise ConfigError("no documents were loaded from " + ", ".join(paths))
+    return documents
 
 
 def _table_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

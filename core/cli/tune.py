@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.cli.args import parse_assignments, run_standalone
+from core.cli.config import add_llm_option
 from core.cli.output import StderrProgress
 from core.cli.query import (
     add_engine_arguments,
@@ -174,9 +175,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help=f"Write the result as JSON here (a stopped search writes it to {INTERRUPTED_FILE} when not given).",
     )
+    _extractor_arguments(tune)
     tune.add_argument("--quiet", action="store_true", help="Print no progress on stderr.")
     tune.add_argument("--format", choices=("json", "table"), default="table")
     tune.set_defaults(func=cmd_tune)
+
+
+def _extractor_arguments(tune: argparse.ArgumentParser) -> None:
+    """``--compare-extractors`` and where its extractors come from: ``--config``, ``--extractor``, ``--llm``."""
+    tune.add_argument(
+        "--compare-extractors",
+        action="store_true",
+        help="Once the search is done, score its pick with the metadata extractors (of --config, or --extractor) "
+        "and without them, as evaluate --compare-extractors does: in sample, with context tokens and the llm_* "
+        "extractors' requests and tokens (a rerun is answered from the reply cache). Not a dimension of the search.",
+    )
+    tune.add_argument(
+        "--config",
+        metavar="FILE",
+        help="A saved configuration whose extractors, LLM and metadata settings --compare-extractors uses (its "
+        "splitter and retrieval are not: the search chooses them).",
+    )
+    tune.add_argument(
+        "--extractor",
+        action="append",
+        default=[],
+        metavar="NAME[:K=V,...]",
+        help="A metadata extractor for --compare-extractors (repeatable; replaces --config's).",
+    )
+    add_llm_option(tune, "The LLM the llm_* extractors ask")
 
 
 INTERRUPTED_FILE = "chunkscope-tune-partial.json"
@@ -231,6 +258,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     space = build_space(args)
     space.check()
+    compared = _compared_pipeline(args)
     budget = TuneBudget.from_params({"budget_minutes": args.budget}).seconds()
     engine = engine_from_args(args)
     setups = space.setups()
@@ -269,6 +297,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         budget=budget,
         report=progress,
         engine=engine,
+        with_extractors=compared,
     )
     if progress is not None:
         progress.close()
@@ -288,7 +317,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"chunkscope: warning: skipped {skipped['config']}: {skipped['reason']}", file=sys.stderr)
     if args.format == "json":
         print_json(data)
-        return 130 if result.stopped == "interrupted" else 0
+    else:
+        _print_tables(result, data)
+    return 130 if result.stopped == "interrupted" else 0
+
+
+def _print_tables(result: Any, data: dict[str, Any]) -> None:
+    """The front, the held-out summary, and the pick with / without extractors (when compared)."""
     print(
         f"Pareto front: {QUALITIES[result.quality]} (in sample, mean over folds) against {COSTS[result.cost].lower()} "
         f"({result.search}, {len(result.rows)} configurations, {result.queries} queries)"
@@ -296,7 +331,24 @@ def cmd_tune(args: argparse.Namespace) -> int:
     print(format_table(table_rows(result.front_rows(), result.quality)))
     for line in validation_summary(data, QUALITIES[data["quality"]]):
         print(line)
-    return 130 if result.stopped == "interrupted" else 0
+    if result.extractors:
+        print()
+        print("The pick with / without extractors (in sample, every question):")
+        print(format_table([{k: v for k, v in row.items() if k not in ("row", "hit_curve")} for row in result.extractors]))
+
+
+def _compared_pipeline(args: argparse.Namespace) -> Any:
+    """The configuration whose extractors ``--compare-extractors`` runs (None without it); its options alone are refused."""
+    from core.cli.query import extractors_from_args, saved_config
+
+    pipeline = extractors_from_args(args, saved_config(args))
+    if not args.compare_extractors:
+        if pipeline is not None:
+            raise ConfigError("--config, --extractor and --llm are for --compare-extractors: add it, or leave them out")
+        return None
+    if pipeline is None or not pipeline.extractors:
+        raise ConfigError("--compare-extractors needs extractors: give --extractor, or a --config that has them")
+    return pipeline
 
 
 def table_rows(rows: Sequence[dict[str, Any]], quality: str) -> list[dict[str, Any]]:

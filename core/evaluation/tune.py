@@ -61,6 +61,7 @@ from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
 
 if TYPE_CHECKING:
+    from core.config import PipelineConfig
     from core.embed.embedder import Embedder
 
 COSTS: dict[str, str] = {
@@ -133,6 +134,8 @@ class TuneResult:
     stopped: str | None = None  # "budget" or "interrupted" when the search did not finish
     space_size: int = 0  # configurations in the space (rows holds the measured ones)
     skipped: list[dict[str, Any]] = field(default_factory=list)  # splitter configurations refused, with the reason
+    # The pick with a configuration's extractors and without them (tune's with_extractors), with their costs.
+    extractors: list[dict[str, Any]] = field(default_factory=list)
 
     def front_rows(self) -> list[dict[str, Any]]:
         return [self.rows[i] for i in self.front]
@@ -155,6 +158,7 @@ class TuneResult:
             "stopped": self.stopped,
             "space_size": self.space_size,
             "skipped": self.skipped,
+            "extractors": self.extractors,
         }
 
 
@@ -179,6 +183,7 @@ def tune(
     budget: float | None = None,
     report: Report | None = None,
     engine: Engine | None = None,
+    with_extractors: PipelineConfig | None = None,
 ) -> TuneResult:
     """Search ``space``; every setting and excerpt is checked before anything is split or embedded.
 
@@ -193,8 +198,14 @@ def tune(
     (between embedding batches and scored questions); Ctrl-C (KeyboardInterrupt) stops it at once. Either
     way the result holds the configurations measured (the recommended configuration first), with ``stopped``
     saying why.
+    ``with_extractors`` (a configuration with metadata extractors, and the LLM its llm_* ones ask): once the
+    search is done, its pick is also scored with those extractors and without them, in ``extractors``
+    (:func:`core.evaluation.with_extractors.compare_chosen`: in sample, with what the LLM was sent and spent).
+    The extractors are not a dimension of the search.
     """
     _check_choices(quality=quality, cost=cost, search=search, context_cap=context_cap)
+    if with_extractors is not None and not with_extractors.extractors:
+        raise ConfigError("with_extractors: the configuration has no metadata extractors to compare against")
     space.check()
     check_scope(scope)
     engine = engine or Engine()
@@ -217,7 +228,21 @@ def tune(
     )
     measuring = _Search(plan.setups, plan.arms, inputs, engine, plan.first, report or (lambda f, t: None), budget)
     chosen, rungs, stopped = measuring.search(plan.used, plan.default_arm, quality, cost, eta, keep, min_queries)
-    return _result(plan, measuring, chosen, rungs, stopped, quality, cost, context_cap)
+    result = _result(plan, measuring, chosen, rungs, stopped, quality, cost, context_cap)
+    if with_extractors is not None and result.pick is not None and stopped is None:
+        from core.evaluation.with_extractors import compare_chosen
+
+        result.extractors = compare_chosen(
+            documents,
+            queries,
+            [result.rows[result.pick]],
+            with_extractors,
+            embedder=shared,
+            scope=scope,
+            report=None if report is None else (lambda f, t: report(f, f"The pick with / without extractors: {t}")),
+            engine=engine,
+        )
+    return result
 
 
 @dataclass

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from core.config import PipelineConfig
 
 WITH, WITHOUT = "with extractors", "without extractors"
-__all__ = ["WITH", "WITHOUT", "compare_extractors", "session_spec", "without_llm_extractors"]
+__all__ = ["WITH", "WITHOUT", "compare_chosen", "compare_extractors", "session_spec", "without_llm_extractors"]
 
 
 def session_spec(config: PipelineConfig) -> SweepSpec:
@@ -93,6 +93,55 @@ def compare_extractors(
         for side, (label, result) in zip((WITH, WITHOUT), (with_row, without_row), strict=True):
             rows.append((side if single else f"{label} · {side}", result))
     return rows
+
+
+def compare_chosen(
+    documents: Sequence[Document],
+    queries: Sequence[EvalQuery],
+    rows: Sequence[dict[str, Any]],
+    pipeline: PipelineConfig,
+    *,
+    embedder: Any = None,
+    scope: Scope = "corpus",
+    report: Report | None = None,
+    engine: Engine | None = None,
+    bounded: bool = False,
+) -> list[dict[str, Any]]:
+    """The tuner's chosen ``rows`` (:mod:`core.evaluation.tune`'s, each with its ``settings``: splitter, retrieval,
+    EMBED view) scored with ``pipeline``'s extractors and without them, as :func:`compare_extractors` scores a
+    configuration for Evaluate: on every question (in sample), each row with its context tokens and the LLM
+    extractors' requests and tokens. Returns ``{"row": id, "config": "label · with extractors", ...}`` rows.
+    ``documents`` come as loaded (each side prepares them); ``bounded``: the LLM extractors run in a child."""
+    from dataclasses import replace
+
+    out: list[dict[str, Any]] = []
+    for number, row in enumerate(rows):
+        settings = row["settings"]
+        spec = SweepSpec(settings["splitter"]["name"], {}, dict(settings["splitter"]["params"]))
+        view = {key: tuple(value) if isinstance(value, list) else value for key, value in settings["metadata"].items()}
+        chosen = pipeline.replace(metadata=replace(pipeline.metadata, **view))
+        part = None if report is None else _share(report, number, len(rows))
+        compared = compare_extractors(
+            documents,
+            queries,
+            [spec],
+            chosen,
+            embedder=embedder,
+            retrieval=RetrievalSettings.from_params(settings["retrieval"]),
+            scope=scope,
+            report=part,
+            engine=engine,
+            bounded=bounded,
+        )
+        out.extend({"row": row["id"], "config": f"{row['config']} · {side}", **result.to_row()} for side, result in compared)
+    return out
+
+
+def _share(report: Report, index: int, count: int) -> Report:
+    def share(fraction: float, text: str) -> None:
+        report((index + fraction) / count, text)
+
+    return share
 
 
 def _half(report: Report, index: int, side: str) -> Report:

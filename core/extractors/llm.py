@@ -30,6 +30,7 @@ from core.errors import ConfigError
 from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.llm import LLMConnection, LLMError
+from core.llm.control import LLMCancelled, LLMControl
 from core.params import check_template, param
 from core.schema import Document, MetadataMode, Node
 
@@ -284,16 +285,44 @@ class LLMRun:
     completion_tokens: int = 0
 
     def sentence(self) -> str:
-        return (
-            f"LLM extractors: sent {self.requests:,} requests ({self.retries:,} of them retries), "
-            f"{self.cached:,} answered from the cache; {self.prompt_tokens:,} prompt and "
-            f"{self.completion_tokens:,} completion tokens spent"
-        )
+        return spend_sentence(self.spend())
+
+    def spend(self) -> dict[str, int]:
+        """What it sent and spent, as the plain numbers a batch's manifest and report keep (:data:`SPEND_KEYS`)."""
+        return {key: int(getattr(self, key)) for key in SPEND_KEYS}
 
 
-def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connection: LLMConnection) -> LLMRun:
+# What a run of the LLM extractors sent and spent, by name: LLMRun's fields, a batch manifest's and report's "llm".
+SPEND_KEYS = ("requests", "cached", "retries", "prompt_tokens", "completion_tokens")
+
+
+def add_spend(total: dict[str, int], spend: Any) -> None:
+    """Add ``spend`` (a manifest line's ``llm``, untrusted JSON: anything but a count is skipped) into ``total``."""
+    if not isinstance(spend, dict):
+        return
+    for key in SPEND_KEYS:
+        value = spend.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            total[key] = total.get(key, 0) + value
+
+
+def spend_sentence(spend: dict[str, int]) -> str:
+    """``LLM extractors: sent 6 requests (0 of them retries), 6 answered from the cache; ... tokens spent``."""
+    get = {key: int(spend.get(key, 0)) for key in SPEND_KEYS}
+    return (
+        f"LLM extractors: sent {get['requests']:,} requests ({get['retries']:,} of them retries), "
+        f"{get['cached']:,} answered from the cache; {get['prompt_tokens']:,} prompt and "
+        f"{get['completion_tokens']:,} completion tokens spent"
+    )
+
+
+def run_llm_extractors(
+    nodes: Sequence[Node], extractors: Sequence[Any], connection: LLMConnection, control: LLMControl | None = None
+) -> LLMRun:
     """Run the LLM extractors on (LlamaIndex copies of) ``nodes`` as an ingestion pipeline does, in order, in one
-    event loop; what each node gained comes back as plain data. Framework code: callers run it in a bounded child."""
+    event loop; what each node gained comes back as plain data. Framework code: callers run it in a bounded child.
+    ``control`` (:mod:`core.llm.control`) counts the replies and, cancelled, stops before the next request: the
+    requests already sent are waited for (their replies cached) and :class:`~core.llm.control.LLMCancelled` raised."""
     chosen = llm_extractors(extractors)
     try:
         from core.llm.client import clean_reply, make_llm
@@ -303,7 +332,7 @@ def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connect
         ) from None
     import asyncio
 
-    llm = make_llm(connection)
+    llm = make_llm(connection, control=control)
     copies = [_text_node(node) for node in nodes]
     before = [(dict(copy.metadata), list(copy.excluded_llm_metadata_keys), list(copy.excluded_embed_metadata_keys)) for copy in copies]
 
@@ -311,6 +340,10 @@ def run_llm_extractors(nodes: Sequence[Node], extractors: Sequence[Any], connect
         try:
             for extractor in chosen:
                 await extractor.build(llm, connection.concurrency).aprocess_nodes(copies)
+        except LLMCancelled:
+            # The extractor's other jobs go on until each reaches its next request: those in flight are cached.
+            await llm.drain()
+            raise
         finally:
             await llm._get_aclient().close()
 

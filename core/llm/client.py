@@ -33,6 +33,7 @@ from llama_index.llms.openai_like import OpenAILike
 
 from core.llm.cache import ReplyCache, request_key
 from core.llm.connection import LLMConnection, LLMError, redact
+from core.llm.control import LLMControl
 
 # Far above any reply worth keeping (max_reply_chars is at most 100,000 characters), far below what hurts.
 MAX_REPLY_BYTES = 1_000_000
@@ -102,8 +103,13 @@ class CachedOpenAILike(OpenAILike):
     # Requests sent (each retry counts), replies served from the cache, retries, and the prompt and completion
     # tokens of the replies received, as the endpoint counted them (a reply from the cache costs none).
     _stats: dict[str, int] = PrivateAttr(default_factory=dict)
+    # Progress and cancel (core.llm.control): each reply counted, no request sent once cancelled.
+    _control: LLMControl | None = PrivateAttr(default=None)
+    _in_flight: int = PrivateAttr(default=0)
 
-    def __init__(self, connection: LLMConnection, cache: ReplyCache | None = None) -> None:
+    def __init__(
+        self, connection: LLMConnection, cache: ReplyCache | None = None, control: LLMControl | None = None
+    ) -> None:
         super().__init__(
             model=connection.model,
             api_base=connection.base_url,
@@ -119,6 +125,7 @@ class CachedOpenAILike(OpenAILike):
         )
         self._connection = connection
         self._cache = cache if cache is not None else ReplyCache()
+        self._control = control
         self._stats = {"requests": 0, "cached": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
     @property
@@ -145,11 +152,28 @@ class CachedOpenAILike(OpenAILike):
         cached = self._cache.get(key)
         if cached is not None:
             self._stats["cached"] += 1
+            self._replied()
             return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=cached))
         async with self._semaphore():
-            text = await self._send(messages, kwargs)
-        self._cache.put(key, text)
+            if self._control is not None:
+                self._control.check(f"asking {self.model}")  # waited for its turn: cancelled meanwhile sends nothing
+            self._in_flight += 1
+            try:
+                text = await self._send(messages, kwargs)
+                self._cache.put(key, text)
+            finally:
+                self._in_flight -= 1
+        self._replied()
         return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text))
+
+    def _replied(self) -> None:
+        if self._control is not None:
+            self._control.replied()
+
+    async def drain(self) -> None:
+        """Wait for the requests already sent (after a cancel: their replies are cached, none is lost)."""
+        while self._in_flight:
+            await asyncio.sleep(0.01)
 
     async def _send(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> str:
         connection = self._connection
@@ -219,8 +243,11 @@ def _sentence(exc: Exception, tries: int) -> str:
     return f"the endpoint could not be reached ({type(exc).__name__}), {tried}"
 
 
-def make_llm(connection: LLMConnection, cache: ReplyCache | None = None) -> CachedOpenAILike:
-    """The LlamaIndex LLM for ``connection``; refused when there is no endpoint."""
+def make_llm(
+    connection: LLMConnection, cache: ReplyCache | None = None, control: LLMControl | None = None
+) -> CachedOpenAILike:
+    """The LlamaIndex LLM for ``connection`` (counting replies into ``control``, stopped by it); refused when there
+    is no endpoint."""
     if not connection.configured:
         raise LLMError("no LLM is configured: set the llm base_url and model first")
-    return CachedOpenAILike(connection, cache)
+    return CachedOpenAILike(connection, cache, control)

@@ -45,6 +45,8 @@ _HEADER = struct.Struct(">Q")
 MB = 1_000_000
 # What a child sends instead of a MemoryError (which carries no message worth keeping).
 _OUT_OF_MEMORY = "out of memory"
+# How often run_bounded's ``poll`` is called while a child works (a progress bar's pace).
+POLL_SECONDS = 0.2
 # True inside a bounded child: work it bounds again runs in-process, under the bound already in force.
 _IN_CHILD = False
 
@@ -97,6 +99,7 @@ def run_bounded(
     seconds: float,
     memory_mb: int | None,
     seconds_name: str = "",
+    poll: Callable[[], object] | None = None,
 ) -> _T:
     """``work()``, computed in a forked child that is stopped after ``seconds`` or beyond ``memory_mb`` more memory.
 
@@ -104,7 +107,8 @@ def run_bounded(
     error's sentence; ``seconds_name`` names the limit a user would raise.
     Raises :class:`WorkTimeoutError` at the deadline, :class:`WorkMemoryError`
     when the child ran out of memory, :class:`WorkLimitError` when it died
-    without a word, and otherwise whatever ``work`` raised.
+    without a word, and otherwise whatever ``work`` raised. ``poll`` is called here every
+    :data:`POLL_SECONDS` while the child works (a progress bar's update; what it raises stops the child).
     """
     return map_bounded(
         lambda _: work(),
@@ -114,6 +118,7 @@ def run_bounded(
         seconds=seconds,
         memory_mb=memory_mb,
         seconds_name=seconds_name,
+        poll=poll,
     )[0]
 
 
@@ -126,6 +131,7 @@ def map_bounded(
     seconds: float,
     memory_mb: int | None,
     seconds_name: str = "",
+    poll: Callable[[], object] | None = None,
 ) -> list[_T]:
     """``[work(item) for item in items]`` in one forked child, each item within ``seconds`` (its file named if not).
 
@@ -155,7 +161,7 @@ def map_bounded(
     results: list[_T] = []
     try:
         for file_name in file_names:
-            frame = _read_frame(read_fd, time.monotonic() + seconds)
+            frame = _read_frame(read_fd, time.monotonic() + seconds, poll)
             if frame is None:
                 raise _deadline_passed(file_name, what, seconds, seconds_name)
             if not frame:
@@ -225,21 +231,25 @@ def _child(work: Callable[[_X], object], items: Sequence[_X], memory_mb: int | N
         os._exit(status)
 
 
-def _read_frame(fd: int, deadline: float) -> bytes | None:
+def _read_frame(fd: int, deadline: float, poll: Callable[[], object] | None = None) -> bytes | None:
     """One frame's payload; ``b""`` when the writer closed the pipe first, ``None`` when ``deadline`` passed."""
-    header = _read_exact(fd, _HEADER.size, deadline)
+    header = _read_exact(fd, _HEADER.size, deadline, poll)
     if not header:
         return header
     (size,) = _HEADER.unpack(header)
     return _read_exact(fd, size, deadline) if size else b""
 
 
-def _read_exact(fd: int, size: int, deadline: float) -> bytes | None:
+def _read_exact(fd: int, size: int, deadline: float, poll: Callable[[], object] | None = None) -> bytes | None:
     chunks: list[bytes] = []
     wanted = size
     while wanted:
         # Waiting in select releases the GIL: the server's other threads run meanwhile.
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        left = max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select([fd], [], [], left if poll is None else min(left, POLL_SECONDS))
+        if not ready and poll is not None and time.monotonic() < deadline:
+            poll()
+            continue
         if not ready:
             return None
         chunk = os.read(fd, min(wanted, 1 << 20))
