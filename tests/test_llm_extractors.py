@@ -223,13 +223,14 @@ def test_cli_says_why_an_llm_run_failed_without_the_key(endpoint, capsys, tmp_pa
 
 def test_configurations_without_an_llm_keep_their_keys():
     # The keys these configurations had before the llm section existed (commit b0e8e4e; the sentence splitter at
-    # its defaults was then the default configuration).
-    assert PipelineConfig(splitter=get_splitter("sentence")).key() == "68b124c1a30e1c55"
+    # its defaults was then the default configuration), as they became when the retrieval settings gained their
+    # context budget (a new default, so a new key: 68b124c1a30e1c55 and 4c8eb79f31cc287e before).
+    assert PipelineConfig(splitter=get_splitter("sentence")).key() == "42299c9f23ee536d"
     offline = PipelineConfig(
         splitter=get_splitter("character", chunk_size=120, chunk_overlap=0),
         extractors=(get_extractor("keywords"), get_extractor("title")),
     )
-    assert offline.key() == "4c8eb79f31cc287e"
+    assert offline.key() == "0e80eadf29da005e"
 
 
 def test_the_plan_counts_the_prompts_that_are_sent(endpoint):
