@@ -11,14 +11,19 @@ file's extension names; a document whose extension names none (text, a PDF, a pa
 the extensions that have one: nothing is read with a grammar not made for it. The script the Export page
 writes makes the same choice (:data:`BY_EXTENSION_CODE`), so it rebuilds the app's chunks.
 
-Its chunks are stripped slices of the source, so span recovery places them ``exact``. Like every framework
-engine it splits in the app's bounded child (:func:`core.documents.split_bounded`): a grammar that loops or
-crashes on some input costs that child, never the server.
+Its chunks are stripped slices of the source, so span recovery places them ``exact``.
+
+A grammar's C can crash its process: tree-sitter-bash 0.25.1 segfaulted on a few of the garbage texts
+``benchmarks/code_engine_stress.py`` draws, and the tsx grammar loops on some. So the parse always runs in a
+bounded child (:func:`core.runtime.bounded.map_bounded`, under ``split_seconds`` and ``work_memory_mb``), in
+the app's own split child without a second fork, and a fresh one wherever else the engine is called (a test,
+the CLI, a notebook): a crash or a loop becomes an error naming the file, never a dead server, worker or shell.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from importlib import import_module
 from pathlib import PurePath
 from typing import Any, NamedTuple
@@ -27,6 +32,7 @@ from core.engines.base import FrameworkArg, code_values, engine_summary, run_val
 from core.engines.chunk_nodes import FrameworkChunk
 from core.engines.llamaindex import DISTRIBUTION, LLAMAINDEX, LlamaIndexEngine, link_kwargs
 from core.errors import ConfigError
+from core.limits import DEFAULT_LIMITS
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
@@ -200,6 +206,11 @@ def grammars_literal() -> str:
     return "\n".join(entries)
 
 
+def _parsed_chunks(engine: LlamaIndexEngine, document: Document) -> list[FrameworkChunk]:
+    """In the child: CodeSplitter's chunks of ``document`` (LlamaIndexEngine's one call to the framework)."""
+    return LlamaIndexEngine.chunks(engine, document)
+
+
 @SPLITTERS.register
 @dataclass(frozen=True)
 class LlamaIndexCodeSplitter(LlamaIndexEngine):
@@ -255,9 +266,27 @@ class LlamaIndexCodeSplitter(LlamaIndexEngine):
         return no_grammar_reason(str(document.metadata.get("file_name", "")))
 
     def chunks(self, document: Document) -> list[FrameworkChunk]:
-        if self.language_of(document) is None:  # refused before the framework runs, naming the file
-            raise ConfigError(f"{self.name}: {no_grammar_reason(str(document.metadata.get('file_name', '')))}")
-        return super().chunks(document)
+        """CodeSplitter's chunks, computed in a bounded child (this one, inside the app's split child)."""
+        from core.runtime.bounded import map_bounded
+
+        file_name = str(document.metadata.get("file_name", ""))
+        language = self.language_of(document)
+        if language is None:  # refused before the framework runs, naming the file
+            raise ConfigError(f"{self.name}: {no_grammar_reason(file_name)}")
+        # Built here, so a fresh child inherits it (LlamaIndex imported, the grammar loaded): no grammar parses yet.
+        parser = self.node_parser()
+        if isinstance(parser, CodeSplitterByExtension):
+            parser.splitter(language)
+        [chunks] = map_bounded(
+            partial(_parsed_chunks, self),
+            [document],
+            file_names=[file_name or "this document"],
+            what=f"splitting with {self.name}",
+            seconds=DEFAULT_LIMITS.split_seconds,
+            memory_mb=DEFAULT_LIMITS.work_memory_mb,
+            seconds_name="split_seconds",
+        )
+        return chunks
 
     def _settings(self) -> dict[str, Any]:
         return {
