@@ -56,7 +56,8 @@ class CodeSplitter(Splitter):
         from the tree-sitter grammar packages the script's Install line names."""
         code.note(
             "code: CodeSplitter cuts along a tree-sitter syntax tree up to max_chars, not by lines, so chunks "
-            "differ (the llamaindex.code engine shows its chunks in the app).",
+            "differ (the llamaindex.code engine shows its chunks in the app); a file whose extension has no "
+            "grammar among the packages installed stops the script.",
             at_call=True,
         )
         engine = SPLITTERS.create(  # by name: the engines sit above the splitters
