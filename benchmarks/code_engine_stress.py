@@ -159,7 +159,7 @@ def garbage_strategy(language: str):  # noqa: ANN201  a hypothesis strategy
 # -- the child: one grammar ----------------------------------------------------------------------
 
 
-def run_grammar(language: str, generated_count: int, garbage_count: int, seed: int, keep: Path) -> dict:
+def run_grammar(language: str, generated_count: int, garbage_count: int, seed: int, keep: Path, own: int) -> dict:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -207,7 +207,7 @@ def run_grammar(language: str, generated_count: int, garbage_count: int, seed: i
             starts.append(node.start_char)
         assert starts == sorted(starts), name
 
-    for path, text in own_files(language, 400):
+    for path, text in own_files(language, own):
         split(text, Path(path).stem)
     for i in range(generated_count):
         split(generated(language, rng), f"generated_{i}")
@@ -231,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--generated", type=int, default=200, help="generated files per grammar")
     parser.add_argument("--garbage", type=int, default=300, help="hypothesis-drawn texts per grammar")
+    parser.add_argument("--own", type=int, default=400, help="the repository's own files per grammar, at most")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=1, help="runs per grammar, seeds seed, seed+1, ...")
     parser.add_argument("--seconds", type=float, default=300, help="a grammar's child is killed after this")
@@ -241,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         language, seed = args.child.split(":")
         keep = args.keep / f"{language}-{seed}.json"
-        counts = run_grammar(language, args.generated, args.garbage, int(seed), keep)
+        counts = run_grammar(language, args.generated, args.garbage, int(seed), keep, args.own)
         print(json.dumps(counts))
         return 0
 
@@ -258,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     for language in languages:
         for seed in range(args.seed, args.seed + args.seeds):
             command = [sys.executable, __file__, "--child", f"{language}:{seed}", "--generated", str(args.generated),
-                       "--garbage", str(args.garbage), "--keep", str(args.keep)]  # fmt: skip
+                       "--garbage", str(args.garbage), "--keep", str(args.keep), "--own", str(args.own)]  # fmt: skip
             start = time.perf_counter()
             try:
                 result = subprocess.run(command, capture_output=True, text=True, timeout=args.seconds, cwd=ROOT)

@@ -192,7 +192,7 @@ def test_the_stress_script_splits_every_grammar_and_exits_zero(tmp_path: Path) -
     # Each grammar in its own process: the repository's files, generated files, and hypothesis-drawn garbage.
     # A crash in a grammar's C would show as a child killed by a signal, and the script would exit 1.
     result = subprocess.run(
-        [sys.executable, "benchmarks/code_engine_stress.py", "--generated", "6", "--garbage", "12",
+        [sys.executable, "benchmarks/code_engine_stress.py", "--generated", "6", "--garbage", "12", "--own", "5",
          "--keep", str(tmp_path), "--seconds", "240"],
         capture_output=True, text=True, cwd=ROOT, timeout=1500,
     )  # fmt: skip
