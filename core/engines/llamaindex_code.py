@@ -23,7 +23,7 @@ the CLI, a notebook): a crash or a loop becomes an error naming the file, never 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from importlib import import_module
 from pathlib import PurePath
 from typing import Any, NamedTuple
@@ -140,6 +140,14 @@ class ParserArg(FrameworkArg):
         return Code(f"Parser(Language({grammar.module}.{grammar.function}()))")
 
 
+@lru_cache(maxsize=64)
+def _code_splitter(language: str, settings: tuple[tuple[str, Any], ...]) -> Any:
+    """A CodeSplitter of ``language`` (its parser built from the grammar package), kept per settings."""
+    from llama_index.core.node_parser import CodeSplitter
+
+    return CodeSplitter(language=language, parser=tree_sitter_parser(language), **dict(settings))
+
+
 class CodeSplitterByExtension:
     """``get_nodes_from_documents`` of a CodeSplitter per document, with the grammar of its file's extension.
 
@@ -148,15 +156,9 @@ class CodeSplitterByExtension:
 
     def __init__(self, **settings: Any) -> None:
         self.settings = settings
-        self.splitters: dict[str, Any] = {}
 
     def splitter(self, language: str) -> Any:
-        from llama_index.core.node_parser import CodeSplitter
-
-        if language not in self.splitters:
-            parser = tree_sitter_parser(language)
-            self.splitters[language] = CodeSplitter(language=language, parser=parser, **self.settings)
-        return self.splitters[language]
+        return _code_splitter(language, tuple(sorted(self.settings.items())))
 
     def get_nodes_from_documents(self, documents: list[Any]) -> list[Any]:
         nodes = []
