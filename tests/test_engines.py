@@ -50,6 +50,7 @@ ENGINE_NAMES = {
     "llamaindex.hierarchical",
     "llamaindex.html",
     "llamaindex.semantic",
+    "llamaindex.code",
     "langchain.recursive",
     "langchain.character",
     "langchain.token",
@@ -81,6 +82,9 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("llamaindex.html", {"tags": ("p", "li", "h2", "h3", "pre"), "include_metadata": False}),
     ("llamaindex.semantic", {}),
     ("llamaindex.semantic", {"buffer_size": 2, "breakpoint_percentile_threshold": 80}),
+    ("llamaindex.code", {}),
+    ("llamaindex.code", {"max_chars": 400}),
+    ("llamaindex.code", {"count_mode": "token", "max_tokens": 96}),
     ("langchain.recursive", {}),
     ("langchain.recursive", {"chunk_size": 500, "chunk_overlap": 50}),
     ("langchain.recursive", {"chunk_size": 400, "chunk_overlap": 40, "language": "markdown"}),
@@ -119,8 +123,18 @@ def sample_documents() -> tuple[Document, ...]:
     return tuple(document for name in SAMPLE_FILES for document in load(SAMPLES / name))
 
 
+def suited_samples(engine: FrameworkSplitter) -> tuple[Document, ...]:
+    """The samples an engine takes: all of them, but the code engine refuses what has no grammar (text, a page)."""
+    if engine.name != "llamaindex.code":
+        return sample_documents()
+    return tuple(document for document in sample_documents() if engine.unsuited_reason(document) is None)
+
+
 def own_sample(engine: FrameworkSplitter) -> Document:
-    """The sample an engine is made for: the HTML page for an engine that reads markup, else the Markdown guide."""
+    """The sample an engine is made for: the HTML page for an engine that reads markup, the Python sample for the
+    code engine, else the Markdown guide."""
+    if engine.name == "llamaindex.code":
+        return load(SAMPLES / "chunk_stats.py")[0]
     return load(SAMPLES / ("vector_search_faq.html" if engine.reads_markup else "chunking_guide.md"))[0]
 
 
@@ -208,6 +222,18 @@ def llamaindex_nodes(name: str, p: dict[str, Any], document: Document) -> list[A
             embed_model=packaged_huggingface_embedding(),
             buffer_size=p["buffer_size"],
             breakpoint_percentile_threshold=p["breakpoint_percentile_threshold"],
+        )
+    elif name == "llamaindex.code":  # the grammar package of the file's extension, handed to CodeSplitter
+        import tree_sitter_python
+        from tree_sitter import Language, Parser
+
+        assert document.metadata["file_name"].endswith(".py")
+        parser = li.CodeSplitter(
+            language="python",
+            parser=Parser(Language(tree_sitter_python.language())),
+            max_chars=p["max_chars"],
+            count_mode=p["count_mode"],
+            max_tokens=p["max_tokens"],
         )
     elif p["tokenizer"] == "cl100k_base":  # hierarchical at LlamaIndex's own tokenizer: from_defaults as documented
         parser = li.HierarchicalNodeParser.from_defaults(
@@ -365,7 +391,7 @@ def test_nodes_are_the_frameworks_chunks_with_valid_spans(case: tuple[str, dict[
     engine = SPLITTERS.create(name, **params)
     values = engine.to_params()
     # An engine that embeds every sentence group runs on its own sample: each sample costs a model pass.
-    for document in (own_sample(engine),) if engine.embeds_text else sample_documents():
+    for document in (own_sample(engine),) if engine.embeds_text else suited_samples(engine):
         nodes = engine.split([document])
         where = f"{name} on {document.metadata['file_name']}"
         assert [node.text for node in nodes] == framework_texts(name, values, document), where
@@ -577,8 +603,10 @@ print(json.dumps(counts))
 def test_every_engine_runs_with_no_network_and_empty_caches(tmp_path: Path) -> None:
     """A fresh process, sockets refusing, tiktoken's cache dir empty and no NLTK data of the user's: all engines split."""
     guide, page = str(SAMPLES / "chunking_guide.md"), str(SAMPLES / "vector_search_faq.html")
+    code = str(SAMPLES / "chunk_stats.py")
     settings = [
-        (name, {}, page if name.endswith((".html", ".html_header")) else guide) for name in sorted(ENGINE_NAMES)
+        (name, {}, page if name.endswith((".html", ".html_header")) else code if name.endswith(".code") else guide)
+        for name in sorted(ENGINE_NAMES)
     ]
     settings += [
         ("langchain.token", {"encoding_name": "o200k_base"}, guide),

@@ -43,6 +43,9 @@ pytestmark = pytest.mark.xdist_group("export_scripts")
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN_SAMPLES = ("chunking_guide.md", "release_notes.txt")  # what a script reads without ChunkScope
 SAMPLES = (*PLAIN_SAMPLES, "vector_search_faq.html")
+# CodeSplitter parses code, and refuses a file whose extension has no grammar: its cases read the Python sample.
+CODE_SAMPLES = ("chunk_stats.py",)
+CODE_CASES = {"li-code", "li-code-tokens", "code"}
 SEPARATORS = ("\n\n", "\n", ". ", " ", "")
 CUSTOM_METADATA = MetadataSettings(
     metadata_template="{key}=>{value}",
@@ -69,6 +72,8 @@ CASES = [
     ("li-markdown", "llamaindex.markdown", {}, False),
     ("li-hierarchical", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, True),
     ("li-html", "llamaindex.html", {}, False),
+    ("li-code", "llamaindex.code", {"max_chars": 600}, False),  # tree-sitter grammars by extension
+    ("li-code-tokens", "llamaindex.code", {"language": "python", "count_mode": "token", "max_tokens": 80}, True),
     # what the embedding model reads: a section path for it alone, and an allow list (before and after the split)
     ("li-sentence-sections", "llamaindex.sentence", {"chunk_size": 256, "chunk_overlap": 20}, SECTIONS),
     ("li-hierarchical-sections", "llamaindex.hierarchical", {"chunk_sizes": (512, 128)}, SECTIONS_BOTH),
@@ -190,12 +195,13 @@ def _config(name: str, params: dict, custom_metadata: bool | MetadataSettings, c
 def runs(tmp_path_factory, sample_docs) -> dict:
     """Every case's scripts, run; keyed by (case, library, blocked): the app's chunks, the script's, its header."""
     folder = tmp_path_factory.mktemp("export_scripts")
-    for name in SAMPLES:
+    for name in (*SAMPLES, *CODE_SAMPLES):
         shutil.copy(sample_docs / name, folder / name)
     jobs, expected, views = [], {}, {}
     for case_id, name, params, custom in CASES:
         config = _config(name, params, custom, case_id)
-        for blocked, samples in ((True, PLAIN_SAMPLES), (False, SAMPLES)):
+        plain, every = (CODE_SAMPLES, CODE_SAMPLES) if case_id in CODE_CASES else (PLAIN_SAMPLES, SAMPLES)
+        for blocked, samples in ((True, plain), (False, every)):
             paths = [str(folder / sample) for sample in samples]
             nodes = run_split(load_documents(paths, config), config)
             app = [node.text for node in nodes]
@@ -290,8 +296,8 @@ def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
     else:
         for reader, verdict in verdicts.items():
             if verdict.startswith("failed: ImportError") or verdict.startswith("failed: ModuleNotFoundError"):
-                # A package the script's Install line names and this environment lacks (CodeSplitter's
-                # tree-sitter-language-pack): the script stops at the call, and says so at it.
+                # A package the script's Install line names and this environment lacks: the script stops at
+                # the call, and says so at it.
                 package = _uninstalled_package(runs[case_id, library, False][2], verdict)
                 assert package, (reader, verdict)
                 verdicts[reader] = f"needs {package}"

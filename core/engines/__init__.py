@@ -17,6 +17,7 @@ from core.engines import (  # noqa: F401, E402  isort: skip
     llamaindex_hierarchical,
     llamaindex_html,
     llamaindex_semantic,
+    llamaindex_code,
     langchain,
     langchain_html,
     langchain_semantic,

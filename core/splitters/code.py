@@ -18,7 +18,7 @@ from core.schema import Document
 from core.splitters.base import Span, Splitter
 from core.splitters.registry import SPLITTERS
 from core.translate.framework_code import langchain_recursive
-from core.translate.snippet import CodeSnippet, call, split_with
+from core.translate.snippet import CodeSnippet, split_with
 
 
 @SPLITTERS.register
@@ -52,23 +52,21 @@ class CodeSplitter(Splitter):
         return self.max_chars
 
     def llamaindex(self, code: CodeSnippet) -> str:
-        code.use("from llama_index.core.node_parser import CodeSplitter")
-        code.requires("tree-sitter-language-pack")  # CodeSplitter's parsers: without it the script stops at the call
+        """LlamaIndex's CodeSplitter as the llamaindex.code engine runs it: each file's grammar from its extension,
+        from the tree-sitter grammar packages the script's Install line names."""
         code.note(
-            "code: CodeSplitter cuts along a tree-sitter syntax tree (pip install tree-sitter-language-pack).",
+            "code: CodeSplitter cuts along a tree-sitter syntax tree up to max_chars, not by lines, so chunks "
+            "differ (the llamaindex.code engine shows its chunks in the app); a file whose extension has no "
+            "grammar among the packages installed stops the script.",
             at_call=True,
         )
-        code.note(
-            "code: ChunkScope takes each file's language from its extension; CodeSplitter needs one language, "
-            "so set language= to your files' language (python here)."
-        )
-        return call(
-            "CodeSplitter",
-            language="python",
-            chunk_lines=self.chunk_lines,
-            chunk_lines_overlap=self.chunk_lines_overlap,
+        engine = SPLITTERS.create(  # by name: the engines sit above the splitters
+            "llamaindex.code",
             max_chars=self.max_chars,
+            chunk_lines=self.chunk_lines,
+            chunk_lines_overlap=max(self.chunk_lines_overlap, 1),  # CodeSplitter's is above 0 (and it never reads it)
         )
+        return engine.llamaindex(code)
 
     def langchain(self, code: CodeSnippet) -> str:
         code.note(
