@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from llm_server import HOSTILE_REPLY, INJECTION, KEY_ENV, leaks, run_in_own_loop
+from llm_server import HOSTILE_REPLY, INJECTION, KEY_ENV, NEEDS_LLM_EXTRA, leaks, run_in_own_loop
 
 from core.cli.main import main
 from core.config import PipelineConfig
@@ -22,8 +22,7 @@ from core.extractors.llm import plan
 from core.schema import Document, MetadataMode
 from core.splitters import get_splitter
 
-pytest.importorskip("openai")
-pytest.importorskip("llama_index.llms.openai_like")
+pytestmark = NEEDS_LLM_EXTRA
 
 LLM_NAMES = ["llm_title", "llm_questions", "llm_summary", "llm_keywords"]
 # LlamaIndex's class for each, and the keys it writes with its default settings.
