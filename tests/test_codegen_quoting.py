@@ -159,6 +159,7 @@ def _check_script(script: str, benign_script: str, hostile: str, benign: str) ->
             assert token.string.isprintable(), token.string
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "name", "param", "extra"), CASES, ids=[f"{c[1]}.{c[2]}-{c[3]}" for c in CASES])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payload=payloads)

@@ -76,6 +76,7 @@ def _same_document(path: Path) -> None:
         assert document.metadata == expected.metadata, library
 
 
+@pytest.mark.slow
 @given(blocks=markdown, crlf=st.booleans(), bom=st.booleans())
 def test_markdown_reads_as_chunkscope_reads_it_title_included(blocks, crlf, bom):
     with tempfile.TemporaryDirectory() as folder:
@@ -121,6 +122,7 @@ EXACT = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(blocks=markdown, crlf=st.booleans(), own_reader=st.booleans())
 def test_scripts_split_generated_documents_as_the_app_does(blocks, crlf, own_reader):

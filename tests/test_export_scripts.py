@@ -41,6 +41,7 @@ from core.translate.snippet import notes_of
 # Each library's scripts run in their own subprocess, at first use, and its tests in their own xdist group: one
 # worker pays LlamaIndex's scripts and the other LangChain's (together they were 110 s on one worker).
 GROUPS = {"LlamaIndex": "export_scripts_llamaindex", "LangChain": "export_scripts_langchain"}
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN_SAMPLES = ("chunking_guide.md", "release_notes.txt")  # what a script reads without ChunkScope

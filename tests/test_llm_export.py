@@ -22,7 +22,7 @@ from core.schema import MetadataMode
 from core.splitters import get_splitter
 from core.tokens.bundled_data import bundled_folder
 
-pytestmark = NEEDS_LLM_EXTRA
+pytestmark = [NEEDS_LLM_EXTRA, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "# Notes on chunking\n\n" + "\n\n".join(

@@ -260,6 +260,7 @@ def test_the_snapshot_shows_hostile_replies_escaped_and_never_the_key(endpoint):
     assert not leaks(page) and KEY_ENV in page
 
 
+@pytest.mark.slow
 def test_batch_runs_the_llm_extractors_and_a_second_run_is_answered_by_the_cache(endpoint, tmp_path):
     import pyarrow.parquet as pq
 
