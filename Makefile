@@ -86,7 +86,8 @@ test: setup-dev
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -n 2 --dist loadgroup
 
 # The inner loop: every test but the browser tests and those marked slow (the exported scripts run end to end,
-# Ray, the long tunes and property runs: pyproject.toml's markers). `make test` and CI still run everything.
+# Ray, the long tunes and property runs, and the tests listed in tests/slow_tests.txt: each took 0.5 CPU-s or
+# more). `make test` and CI still run everything.
 test-fast: setup-dev
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -n 2 --dist loadgroup -m 'not slow and not browser'
 
