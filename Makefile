@@ -18,7 +18,7 @@ READERS_FILE_PIN := llama-index-readers-file==0.7.0
 READERS_FILE := $(BIN)/pip install --constraint $(LOCK) --no-deps $(READERS_FILE_PIN)
 STEP = @printf '\n==> %s\n'
 
-.PHONY: setup setup-dev run-deps system-deps run test fuzz bench lint lock clean
+.PHONY: setup setup-dev run-deps system-deps run test test-fast fuzz bench lint lock clean
 
 $(BIN)/python:
 	$(STEP) "Creating $(VENV) with $(PYTHON)"
@@ -84,6 +84,12 @@ run: run-deps setup
 
 test: setup-dev
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -n 2 --dist loadgroup
+
+# The inner loop: every test but the browser tests and those marked slow (the exported scripts run end to end,
+# Ray, the long tunes and property runs, and the tests listed in tests/slow_tests.txt: each took 0.5 CPU-s or
+# more). `make test` and CI still run everything.
+test-fast: setup-dev
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -n 2 --dist loadgroup -m 'not slow and not browser'
 
 # Then the C that remains (core/**/*_native.c: wordpiece_native.c) built apart with AddressSanitizer and UBSan
 # (any report aborts), loaded in place of the installed module (tests/conftest.py), and held to its numpy twin by

@@ -49,6 +49,21 @@ if os.environ.get("CHUNKSCOPE_SANITIZED"):
     _load_sanitized_native(Path(os.environ["CHUNKSCOPE_SANITIZED"]))
 
 
+# The tests measured slow (tests/slow_tests.txt, one test function a line) get the slow marker, as those marked
+# in their files do: make test-fast leaves them out; make test and CI run them.
+SLOW_TESTS = {
+    line.strip()
+    for line in (Path(__file__).parent / "slow_tests.txt").read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.split("[", 1)[0] in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def sample_docs() -> Path:
     return SAMPLE_DOCS

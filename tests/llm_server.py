@@ -219,7 +219,16 @@ def serving() -> Iterator[tuple[str, Seen]]:
 
 # ------------------------------------------------------------------------------------------------ fixtures
 
+import importlib.util  # noqa: E402
+
 import pytest  # noqa: E402  (the server above needs no pytest; the fixtures below do)
+
+# The llm extra (openai, LlamaIndex's OpenAILike), found without importing it: a test module's importorskip
+# imported both at collection, ~2.3 CPU-s in every xdist worker; the tests that use them import them when they run.
+NEEDS_LLM_EXTRA = pytest.mark.skipif(
+    any(importlib.util.find_spec(name) is None for name in ("openai", "llama_index.llms.openai_like")),
+    reason="the llm extra is not installed (pip install 'chunkscope[llm]')",
+)
 
 # A key shaped like OpenAI's. The tests grep every output for it, and for its head and tail.
 KEY = "sk-test-Zq81SECRETk3y0123456789abcdefXYZ"

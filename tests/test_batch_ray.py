@@ -14,7 +14,7 @@ from test_batch import BAD, dataset, make_corpus, part_hashes, small_config
 
 from core.batch import run_batch
 
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -61,6 +61,7 @@ def fast(text: str, separator: str, chunk_size: int, chunk_overlap: int) -> list
     return [tuple(span) for span in splitter.spans(document)]
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(data=st.data(), separator=SEPARATORS, size=sizes())
 def test_fast_path_spans_equal_the_general_path(data: st.DataObject, separator: str, size: tuple[int, int]) -> None:
@@ -68,6 +69,7 @@ def test_fast_path_spans_equal_the_general_path(data: st.DataObject, separator: 
     assert fast(text, separator, *size) == general(text, separator, *size)
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(separator=st.sampled_from(["aa", "aba", "aaa", "abab", "\n\n"]), data=st.data(), size=sizes(largest=12))
 def test_fast_path_equals_the_general_path_where_occurrences_overlap(

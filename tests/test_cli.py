@@ -206,6 +206,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.model
 @pytest.mark.xdist_group("model")
 def test_a_second_query_run_reads_every_vector_from_the_disk_cache_and_agrees(tmp_path):
@@ -268,6 +269,7 @@ def test_a_bare_reader_goes_to_every_format_that_takes_it_and_names_those_that_c
     assert code != 0 and "--loader-set reader:" in err and "pdf:" in err
 
 
+@pytest.mark.slow
 def test_a_frameworks_prints_go_to_stderr_so_jsonl_parses_line_by_line():
     import os
     import subprocess

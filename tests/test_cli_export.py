@@ -68,6 +68,7 @@ def test_a_config_file_gives_the_same_script_as_the_options(capsys, tmp_path, fi
     assert "LOADER_OPTIONS = {'markdown': {'normalize_newlines': False}}" in from_file
 
 
+@pytest.mark.slow
 def test_python_script_py_leaves_the_apps_nodes_and_chunks_at_the_top_level(capsys, tmp_path, files, monkeypatch):
     monkeypatch.chdir(tmp_path)
     llama = tmp_path / "llama.py"
@@ -117,6 +118,7 @@ def test_bad_input_is_one_line_naming_the_file(capsys, argv, message, monkeypatc
 @pytest.mark.parametrize(
     "target, blocked", [("llamaindex", "llama_index.embeddings"), ("langchain", "langchain_community")]
 )
+@pytest.mark.slow
 def test_without_retrievals_packages_the_script_still_splits(capsys, tmp_path, files, monkeypatch, target, blocked):
     monkeypatch.chdir(tmp_path)
     assert main(["export", "--to", target, "--retrieval-set", "mode=bm25", "-o", "script.py", *files]) == 0

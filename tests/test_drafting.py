@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from llm_server import INJECTION, KEY, MALFORMED, leaks
+from llm_server import INJECTION, KEY, MALFORMED, NEEDS_LLM_EXTRA, leaks
 
 from core.cli.main import main
 from core.errors import ConfigError
@@ -26,8 +26,7 @@ from core.evaluation.query_checks import check_queries
 from core.evaluation.query_labels import queries_json
 from core.schema import Document
 
-pytest.importorskip("openai")
-pytest.importorskip("llama_index.llms.openai_like")
+pytestmark = NEEDS_LLM_EXTRA
 
 # Paragraphs of 100 to 200 characters: with passage_chars=200 each is one passage.
 FIRST = "The river Wenn rises in the hills above Ardle, where the old road crosses it."

@@ -9,6 +9,7 @@ on generated Markdown (documents no test has seen), make the app's chunks.
 from __future__ import annotations
 
 import ast
+import functools
 import runpy
 import sys
 import tempfile
@@ -40,7 +41,10 @@ def _reader(snippet) -> dict:
     return namespace
 
 
-READERS = {"LlamaIndex": _reader(llamaindex_snippet), "LangChain": _reader(langchain_snippet)}
+@functools.cache
+def readers() -> dict[str, dict]:
+    """Both scripts' readers, built at first use: their imports (LlamaIndex, LangChain, torch) are not collection's."""
+    return {"LlamaIndex": _reader(llamaindex_snippet), "LangChain": _reader(langchain_snippet)}
 
 words = st.lists(st.sampled_from(["chunk", "size", "überlap", "RAG", "naïve", "snake_case", "v1.2", "日本"]),
                  min_size=1, max_size=5).map(" ".join)  # fmt: skip
@@ -61,7 +65,7 @@ def _write(folder: str, name: str, text: str, crlf: bool, bom: bool = False) -> 
 
 def _same_document(path: Path) -> None:
     expected = load(path)[0]
-    for library, namespace in READERS.items():
+    for library, namespace in readers().items():
         document = namespace["plain_text_document"](path)
         if library == "LlamaIndex":
             assert document.text == expected.text
@@ -72,6 +76,7 @@ def _same_document(path: Path) -> None:
         assert document.metadata == expected.metadata, library
 
 
+@pytest.mark.slow
 @given(blocks=markdown, crlf=st.booleans(), bom=st.booleans())
 def test_markdown_reads_as_chunkscope_reads_it_title_included(blocks, crlf, bom):
     with tempfile.TemporaryDirectory() as folder:
@@ -96,14 +101,14 @@ def test_text_and_code_read_as_chunkscope_reads_them(text, crlf, bom, name):
 def test_the_own_reader_refuses_what_it_cannot_read_as_the_app_does_in_one_sentence(tmp_path, data, said):
     path = tmp_path / "notes.txt"
     path.write_bytes(data)
-    for namespace in READERS.values():
+    for namespace in readers().values():
         with pytest.raises(SystemExit) as stopped:
             namespace["plain_text_document"](path)
         assert str(stopped.value).startswith(said)
 
 
 def test_a_title_example_reads_as_a_person_expects():
-    title = READERS["LangChain"]["markdown_title"]
+    title = readers()["LangChain"]["markdown_title"]
     assert title("```\n# not this\n```\n\n## Intro\n\n# The *naïve* `RAG` guide #\n") == "The naïve RAG guide"
     assert title("A guide\nin two lines\n===\n") == "A guide in two lines"
     assert title("    # indented code\n\n## only level two\n") == ""
@@ -117,6 +122,7 @@ EXACT = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(blocks=markdown, crlf=st.booleans(), own_reader=st.booleans())
 def test_scripts_split_generated_documents_as_the_app_does(blocks, crlf, own_reader):

@@ -38,7 +38,10 @@ from core.schema import MetadataMode, NodeRelationship
 from core.tokens.bundled_data import bundled_folder
 from core.translate.snippet import notes_of
 
-pytestmark = pytest.mark.xdist_group("export_scripts")
+# Each library's scripts run in their own subprocess, at first use, and its tests in their own xdist group: one
+# worker pays LlamaIndex's scripts and the other LangChain's (together they were 110 s on one worker).
+GROUPS = {"LlamaIndex": "export_scripts_llamaindex", "LangChain": "export_scripts_langchain"}
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN_SAMPLES = ("chunking_guide.md", "release_notes.txt")  # what a script reads without ChunkScope
@@ -135,6 +138,14 @@ EXTRACTED = {"li-sentence-extract": ("title", "keywords")}
 UNINSTALLED_POSTPROCESSORS = ("rerank", "keyword")
 LIBRARIES = {"LlamaIndex": (llamaindex_snippet, "nodes"), "LangChain": (langchain_snippet, "chunks")}
 
+
+def _in_group(library: str, *values: str):
+    """One parameter set (``values``, then the library) on the worker that runs ``library``'s scripts."""
+    return pytest.param(*values, library, marks=pytest.mark.xdist_group(GROUPS[library]))
+
+
+BY_LIBRARY = [_in_group(library) for library in LIBRARIES]
+
 RUNNER = r"""
 import json, runpy, sys, time, warnings
 warnings.simplefilter("ignore")
@@ -191,9 +202,45 @@ def _config(name: str, params: dict, custom_metadata: bool | MetadataSettings, c
     return config
 
 
+class Runs:
+    """Every case's scripts, written; keyed by (case, library, blocked): the app's chunks, the script's result, the
+    script. ``runs["views"]``: the app's node views. A library's scripts run (one subprocess) when a test first
+    asks for one of their results."""
+
+    def __init__(self, folder: Path, jobs: list[dict], expected: dict, views: dict) -> None:
+        self.folder, self.jobs, self.expected, self.views = folder, jobs, expected, views
+        self.results: dict[str, dict] = {}
+
+    def script(self, case_id: str, library: str) -> str:
+        return Path(self.expected[case_id, library, False][1]).read_text(encoding="utf-8")
+
+    def __getitem__(self, key):
+        if key == "views":
+            return self.views
+        app, path = self.expected[key]
+        return app, self._run(key[1])[path], Path(path).read_text(encoding="utf-8")
+
+    def _run(self, library: str) -> dict:
+        if library not in self.results:
+            env = {
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "HF_HUB_OFFLINE": "1",
+                "TIKTOKEN_CACHE_DIR": str(bundled_folder("tiktoken_cache")),
+            }
+            jobs = [job for job in self.jobs if job["library"] == library]
+            done = subprocess.run(
+                [sys.executable, "-c", RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
+                cwd=self.folder, env=env, timeout=600, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+            self.results[library] = json.loads(done.stdout)
+        return self.results[library]
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, sample_docs) -> dict:
-    """Every case's scripts, run; keyed by (case, library, blocked): the app's chunks, the script's, its header."""
+def runs(tmp_path_factory, sample_docs) -> Runs:
+    """Every case exported for both libraries, and the app's chunks and views on the same files."""
     folder = tmp_path_factory.mktemp("export_scripts")
     for name in (*SAMPLES, *CODE_SAMPLES):
         shutil.copy(sample_docs / name, folder / name)
@@ -214,23 +261,11 @@ def runs(tmp_path_factory, sample_docs) -> dict:
                 script = folder / f"{case_id}-{library}-{'plain' if blocked else 'chunkscope'}.py"
                 script.write_text(snippet(config, paths), encoding="utf-8")
                 query = "What does chunk overlap protect against?" if case_id in RETRIEVAL and not blocked else None
-                jobs.append({"path": str(script), "variable": variable, "blocked": blocked, "query": query})
+                jobs.append(
+                    {"path": str(script), "variable": variable, "blocked": blocked, "query": query, "library": library}
+                )
                 expected[case_id, library, blocked] = (app, str(script))
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "HF_HUB_OFFLINE": "1",
-        "TIKTOKEN_CACHE_DIR": str(bundled_folder("tiktoken_cache")),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
-        cwd=folder, env=env, timeout=600, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(done.stdout)
-    runs = {key: (app, results[path], Path(path).read_text(encoding="utf-8")) for key, (app, path) in expected.items()}
-    runs["views"] = views
-    return runs
+    return Runs(folder, jobs, expected, views)
 
 
 def _views(nodes: list, hidden: dict | tuple = ()) -> list[list[str]]:
@@ -271,7 +306,7 @@ def _exact(config: PipelineConfig, library: str, script: str) -> bool:
     return engine.framework == library or (engine.framework == "LangChain" and "LangchainNodeParser(" in script)
 
 
-@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("library", BY_LIBRARY)
 @pytest.mark.parametrize("case_id", CASE_IDS)
 def test_the_exported_script_rebuilds_the_apps_nodes(runs, case_id, library):
     """Identical chunks (count, text, order), whether the script reads with ChunkScope's loaders or its own reader;
@@ -342,13 +377,13 @@ def _uninstalled_package(script: str, error: str) -> str | None:
     return None
 
 
-def _exact_cases() -> list[tuple[str, str]]:
+def _exact_cases() -> list:
     cases = []
     for case_id, name, params, custom in CASES:
         config = _config(name, params, custom, case_id)
         for library, (snippet, _) in LIBRARIES.items():
             if _exact(config, library, snippet(config, [])):
-                cases.append((case_id, library))
+                cases.append(_in_group(library, case_id))
     return cases
 
 
@@ -377,7 +412,7 @@ def test_each_node_shows_the_llm_and_embed_views_the_app_shows(runs, case_id, li
 
 
 @pytest.mark.parametrize("case_id", list(RETRIEVAL))
-@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("library", BY_LIBRARY)
 def test_the_retrieval_section_runs_and_returns_the_scripts_own_chunks(runs, case_id, library):
     app, result, script = runs[case_id, library, False]
     assert "error" not in result, result["error"]
@@ -386,6 +421,7 @@ def test_the_retrieval_section_runs_and_returns_the_scripts_own_chunks(runs, cas
     assert "def retrieve(" in script and "retrieve() also needs" in script
 
 
+@pytest.mark.xdist_group(GROUPS["LlamaIndex"])
 def test_a_hierarchys_llamaindex_script_returns_the_top_level_parents_of_the_leaves_it_finds(runs):
     _, result, script = runs["hierarchical", "LlamaIndex", False]
     assert "error" not in result, result["error"]
@@ -417,7 +453,7 @@ def test_the_split_runs_with_only_the_framework_installed(runs):
     """Nothing retrieval needs is imported at the top: a script's split imports only the framework (and pathlib)."""
     for case_id in RETRIEVAL:
         for library in LIBRARIES:
-            script = runs[case_id, library, False][2]
+            script = runs.script(case_id, library)
             module = ast.parse(script)
             top = [ast.unparse(node) for node in module.body if isinstance(node, ast.Import | ast.ImportFrom)]
             assert not [line for line in top if "huggingface" in line or "bm25" in line or "community" in line], top
@@ -502,7 +538,7 @@ def test_the_install_line_names_a_package_for_every_import_of_the_split(runs, li
     from core.output.install_line import _name, _requirements, distribution, imported_modules
 
     for case_id in CASE_IDS:
-        script = runs[case_id, library, False][2]
+        script = runs.script(case_id, library)
         install = script.split("Install: ", 1)[1].split("  (the split)", 1)[0]
         named = {_name(word) for word in install.split()[2:]}
         provided = named.union(*(_requirements(name) for name in named))
@@ -528,7 +564,7 @@ def test_without_the_packaged_model_a_script_that_needs_it_stops_with_one_senten
     ]
 
 
-@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("library", BY_LIBRARY)
 def test_a_script_that_writes_section_paths_says_they_come_from_chunkscopes_loaders(runs, library):
     for case_id in SECTIONED:
         script = runs[case_id, library, False][2]

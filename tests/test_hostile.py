@@ -19,6 +19,7 @@ import pytest
 from hostile.make_hostile import LARGE, small_files, write_large
 from test_splitter_properties import check_invariants, fake_embed
 
+from core.cli.main import main
 from core.config import PipelineConfig
 from core.config_parts import default_splitter_name
 from core.documents import run_split
@@ -105,8 +106,19 @@ def test_refused_with_one_sentence_naming_the_file(name: str, large_dir: Path) -
     assert time.process_time() - started < 10, "refusing must not take long"
 
 
+# In-process (main with its argv): a process each cost ~2 CPU-s of imports, 17 times; the test below runs one in
+# its own process, as a person types it.
 @pytest.mark.parametrize("name", REFUSED)
-def test_the_cli_prints_the_sentence_on_one_line_and_exits_2(name: str, large_dir: Path) -> None:
+def test_the_cli_prints_the_sentence_on_one_line_and_exits_2(name: str, large_dir: Path, capsys) -> None:
+    code = main(["split", str(hostile_path(name, large_dir))])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert err == f"chunkscope: {name}: {REFUSED[name][1]}\n"
+
+
+def test_python_dash_m_core_prints_a_refusal_on_one_line_and_exits_2(large_dir: Path) -> None:
+    name = "truncated.pdf"
     result = subprocess.run(
         [sys.executable, "-m", "core", "split", str(hostile_path(name, large_dir))],
         capture_output=True,

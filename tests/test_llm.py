@@ -10,14 +10,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from llm_server import KEY, KEY_ENV, leaks, reply_for, run_in_own_loop
+from llm_server import KEY, KEY_ENV, NEEDS_LLM_EXTRA, leaks, reply_for, run_in_own_loop
 
 from core.config import PipelineConfig
 from core.errors import ConfigError
 from core.llm import LLMConnection, LLMError, redact
 
-pytest.importorskip("openai")
-pytest.importorskip("llama_index.llms.openai_like")
+pytestmark = NEEDS_LLM_EXTRA
 
 
 def ask(connection: LLMConnection, prompt: str) -> str:

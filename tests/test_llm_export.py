@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from llm_server import KEY_ENV, leaks
+from llm_server import KEY_ENV, NEEDS_LLM_EXTRA, leaks
 
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings
@@ -22,8 +22,7 @@ from core.schema import MetadataMode
 from core.splitters import get_splitter
 from core.tokens.bundled_data import bundled_folder
 
-pytest.importorskip("openai")
-pytest.importorskip("llama_index.llms.openai_like")
+pytestmark = [NEEDS_LLM_EXTRA, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "# Notes on chunking\n\n" + "\n\n".join(

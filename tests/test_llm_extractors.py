@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from llm_server import HOSTILE_REPLY, INJECTION, KEY_ENV, leaks, run_in_own_loop
+from llm_server import HOSTILE_REPLY, INJECTION, KEY_ENV, NEEDS_LLM_EXTRA, leaks, run_in_own_loop
 
 from core.cli.main import main
 from core.config import PipelineConfig
@@ -23,8 +23,7 @@ from core.extractors.llm import plan
 from core.schema import Document, MetadataMode
 from core.splitters import get_splitter
 
-pytest.importorskip("openai")
-pytest.importorskip("llama_index.llms.openai_like")
+pytestmark = NEEDS_LLM_EXTRA
 
 LLM_NAMES = ["llm_title", "llm_questions", "llm_summary", "llm_keywords"]
 # LlamaIndex's class for each, and the keys it writes with its default settings.
@@ -263,6 +262,7 @@ def test_the_snapshot_shows_hostile_replies_escaped_and_never_the_key(endpoint):
     assert not leaks(page) and KEY_ENV in page
 
 
+@pytest.mark.slow
 def test_batch_runs_the_llm_extractors_and_a_second_run_is_answered_by_the_cache(endpoint, tmp_path):
     import pyarrow.parquet as pq
 

@@ -8,9 +8,8 @@ second Draft sends nothing. The key appears in nothing the page shows.
 from __future__ import annotations
 
 import apptest_support
-import pytest
 from apptest_support import shown
-from llm_server import leaks
+from llm_server import NEEDS_LLM_EXTRA, leaks
 from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
@@ -19,8 +18,7 @@ from core.loaders import load
 from ui.documents import sample_files
 from ui.evaluate_draft import EASIER
 
-pytest.importorskip("openai")
-pytest.importorskip("llama_index.llms.openai_like")
+pytestmark = NEEDS_LLM_EXTRA
 
 PAGE = "pages/5_Evaluate.py"
 

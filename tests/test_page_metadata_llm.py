@@ -7,14 +7,12 @@ nothing; a link's LLM extractors wait for Run; the key appears in nothing the pa
 from __future__ import annotations
 
 import apptest_support
-import pytest
-from llm_server import HOSTILE_REPLY, KEY_ENV, leaks
+from llm_server import HOSTILE_REPLY, KEY_ENV, NEEDS_LLM_EXTRA, leaks
 from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
 
-pytest.importorskip("openai")
-pytest.importorskip("llama_index.llms.openai_like")
+pytestmark = NEEDS_LLM_EXTRA
 
 PAGE = "pages/2_Metadata.py"
 

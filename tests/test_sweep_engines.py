@@ -28,7 +28,7 @@ from core.evaluation.tune_space import TuneSpace
 from core.loaders import load
 from core.runtime.parallel import Engine, ordered_map
 
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.slow]
 
 FOUR = [SweepSpec("sentence", {"chunk_size": [128, 256], "chunk_overlap": [0, 32]})]
 

@@ -205,6 +205,7 @@ def cli_tune_args(*argv: str):
     return parser.parse_args(["tune", "x", "--queries", "q.json", *argv])
 
 
+@pytest.mark.slow
 def test_on_the_samples_the_cross_validated_pick_is_never_below_the_default_held_out(corpus):
     """The issue's yardstick, with the packaged model (its vectors come from the disk cache after the first run)."""
     documents, queries = corpus
@@ -273,6 +274,7 @@ def test_cli_tune_table_shows_held_out_beside_in_sample_and_says_how_it_folded(s
     assert "Pick (best MRR over the folds, in sample):" in out and "Chosen on the other folds, scored on each held-out fold:" in out
 
 
+@pytest.mark.slow
 def test_the_semantic_splitters_sentence_embeddings_count_in_its_tokens_and_seconds(sample_docs):
     import numpy as np
 
@@ -298,6 +300,7 @@ def test_the_semantic_splitters_sentence_embeddings_count_in_its_tokens_and_seco
     assert row["embed_seconds"] > 0  # BM25 embeds no chunk: this is the splitting's time
 
 
+@pytest.mark.slow
 def test_halving_keeps_the_exhaustive_pick_on_the_samples_and_its_schedule_does_not_depend_on_the_seed(
     corpus, monkeypatch
 ):
@@ -455,6 +458,7 @@ def test_cli_tune_warns_of_a_skipped_configuration_and_checks_the_budget_by_its_
     assert "budget_minutes must be at least 0" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_stopped_default_search_still_holds_both_yardsticks_the_recommended_and_llamaindexs(corpus, monkeypatch):
     from core.evaluation import tune as tune_module
 
