@@ -188,6 +188,7 @@ def test_every_grammar_loads_under_the_pinned_tree_sitter() -> None:
     assert int(result.stdout.split()[-1]) == len(LANGUAGE_GRAMMARS) == 17
 
 
+@pytest.mark.slow  # 17 processes, about 3 minutes
 def test_the_stress_script_splits_every_grammar_and_exits_zero(tmp_path: Path) -> None:
     # Each grammar in its own process: the repository's files, generated files, and hypothesis-drawn garbage.
     # A crash in a grammar's C would show as a child killed by a signal, and the script would exit 1.

@@ -434,6 +434,7 @@ def test_a_hierarchys_llamaindex_script_returns_the_top_level_parents_of_the_lea
     assert "reciprocal_rerank" in script and "get_leaf_nodes(nodes)" in script
 
 
+@pytest.mark.xdist_group(GROUPS["LlamaIndex"])
 def test_a_context_budget_returns_in_the_script_what_the_app_returns(runs):
     """LlamaIndex's chunks (compat mode), dense retrieval: the same parents and leaves, in the same order."""
     from core.query.retrieval import retrieve
