@@ -33,6 +33,7 @@ from core.engines.chunk_nodes import FrameworkChunk
 from core.engines.llamaindex import DISTRIBUTION, LLAMAINDEX, LlamaIndexEngine, link_kwargs
 from core.errors import ConfigError
 from core.limits import DEFAULT_LIMITS
+from core.loaders.code import LANGUAGES
 from core.params import param
 from core.schema import Document
 from core.splitters.registry import SPLITTERS
@@ -74,26 +75,8 @@ LANGUAGE_GRAMMARS: dict[str, Grammar] = {
 }
 # Extension -> language: the code loader's extensions that have a grammar here (.tex has none), .tsx with JSX.
 EXTENSIONS: dict[str, str] = {
-    ".py": "python",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
+    **{extension: language for extension, language in LANGUAGES.items() if language in LANGUAGE_GRAMMARS},
     ".tsx": "tsx",
-    ".java": "java",
-    ".go": "go",
-    ".rs": "rust",
-    ".c": "c",
-    ".h": "c",
-    ".cpp": "cpp",
-    ".hpp": "cpp",
-    ".cs": "csharp",
-    ".rb": "ruby",
-    ".php": "php",
-    ".kt": "kotlin",
-    ".swift": "swift",
-    ".scala": "scala",
-    ".sh": "bash",
-    ".sql": "sql",
 }
 # The bindings' versions that load these grammars (ABI 14 and 15), as pyproject.toml asks for them.
 TREE_SITTER = "'tree-sitter>=0.26.1,<0.27'"
