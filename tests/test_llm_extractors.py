@@ -323,6 +323,40 @@ def test_cli_batch_reports_what_the_llm_extractors_sent_and_a_rerun_sends_nothin
         assert not leaks(text)
 
 
+def test_cli_batch_plan_counts_what_a_run_then_sends_and_sends_nothing_itself(endpoint, tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(2):
+        (corpus / f"notes{i}.txt").write_text(TEXT.replace("topic", f"topic {i}"), encoding="utf-8")
+    (corpus / "empty.md").write_text("", encoding="utf-8")  # refused by the loader: listed, the plan goes on
+    config = tmp_path / "config.json"
+    config.write_text(config_with(endpoint, get_extractor("llm_keywords")).to_json(), encoding="utf-8")
+
+    assert main(["batch", str(corpus), "--config", str(config), "--plan", "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert endpoint.seen.count() == 0 and not (tmp_path / "out").exists()
+    assert out.startswith("2 files, 12 nodes: up to 12 calls to echo-model, about ")
+    assert "  llm_keywords: 12 calls, " in out
+    assert "failed: " in err and "empty.md" in err
+    assert not leaks(out + err)
+
+    # What it counted is what a run sends (one keyword call per node, an empty reply cache).
+    assert main(["batch", str(corpus), "--config", str(config), "--out", str(tmp_path / "out"), "-q"]) == 0
+    assert endpoint.seen.count() == 12
+
+
+def test_cli_batch_plan_without_llm_extractors_says_nothing_would_be_sent(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text(TEXT, encoding="utf-8")
+    assert main(["batch", str(tmp_path / "notes.txt"), "--plan"]) == 0
+    assert "no LLM extractors: a run sends no request" in capsys.readouterr().err
+
+
+def test_cli_batch_without_out_or_plan_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text(TEXT, encoding="utf-8")
+    assert main(["batch", str(tmp_path / "notes.txt")]) == 2
+    assert "batch needs --out DIR" in capsys.readouterr().err
+
+
 def test_a_batch_file_whose_llm_run_fails_is_listed_with_its_reason_never_the_key(endpoint, tmp_path):
     from core.batch import run_batch
 

@@ -27,6 +27,7 @@ Modules, in the order the data flows: ``inputs`` (paths, globs, lists) → ``wor
 (one file; ``ids``: its documents' ids) → ``shards`` (a shard's files, its parts) → ``local_engine`` /
 ``ray_engine`` → ``dataset`` (parts and manifest), ``resume`` → ``run`` (``run_batch``, Ctrl-C and SIGTERM) → ``report``;
 ``storage`` is where the output lives (and the one error a refused write raises).
+``llm_plan`` is ``--plan``: each file split as a worker would, the LLM extractors' prompts counted, none sent.
 """
 
 from __future__ import annotations

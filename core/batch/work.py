@@ -166,10 +166,10 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
 
     clock = StageClock()
     path = Path(task["path"])
-    data = _read_file(path, result)
+    data = read_file(path, result)
     clock.mark("read")
     config = _worker_config(config_json)
-    documents, nodes = _load_and_split(data, path, task, config, clock, result)
+    documents, nodes = load_and_split(data, path, task, config, clock, result)
     texts = [node.text for node in nodes]
     llm_views = contents(nodes, MetadataMode.LLM)
     same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
@@ -189,7 +189,7 @@ def _process(task: dict[str, Any], config_json: str, embed: str, result: dict[st
     clock.mark("arrow")
 
 
-def _read_file(path: Path, result: dict[str, Any]) -> bytes:
+def read_file(path: Path, result: dict[str, Any]) -> bytes:
     """The file's bytes, its size, mtime and SHA-256 recorded in ``result``; a LoadError where it cannot be read."""
     from core.limits import check_upload_size
     from core.loaders.file_kinds import refuse_special_file
@@ -210,11 +210,18 @@ def _read_file(path: Path, result: dict[str, Any]) -> bytes:
     return data
 
 
-def _load_and_split(
-    data: bytes, path: Path, task: dict[str, Any], config: Any, clock: StageClock, result: dict[str, Any]
+def load_and_split(
+    data: bytes,
+    path: Path,
+    task: dict[str, Any],
+    config: Any,
+    clock: StageClock,
+    result: dict[str, Any],
+    extract: Any = None,
 ) -> tuple[Any, Any]:
     """The file's documents and their nodes, as ``chunkscope split`` makes them (load, prepare, split, finish).
-    With LLM extractors, what they sent and spent for this file goes to ``result["llm"]`` (the manifest's line)."""
+    With LLM extractors, what they sent and spent for this file goes to ``result["llm"]`` (the manifest's line).
+    ``extract`` stands in for the LLM extractors' run (``finish_nodes``'s step; ``batch --plan`` counts there)."""
     from core.batch.ids import assign_batch_ids
     from core.documents import documents_to_split, extract_with_llm, finish_nodes, load_bounded, split_bounded
     from core.extractors.llm import SPEND_KEYS, llm_extractors
@@ -239,7 +246,8 @@ def _load_and_split(
     # And the steps run_split takes after it, the LLM extractors' with them: in this worker (it serves no other
     # thread), bounded by the connection's timeout and retries, answered by the shared reply cache where it can.
     spent = partial(_keep_spend, result)
-    nodes = finish_nodes(nodes, documents, config.metadata, partial(extract_with_llm, config=config, on_run=spent))
+    extract = extract or partial(extract_with_llm, config=config, on_run=spent)
+    nodes = finish_nodes(nodes, documents, config.metadata, extract)
     if "llm" not in result and llm_extractors(config.extractors):
         # A file with no nodes asked nothing. (A run that failed raised above: the file is listed with its reason,
         # and what it sent before failing is in no count, though its replies are in the cache.)

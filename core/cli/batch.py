@@ -16,6 +16,7 @@ from typing import Any
 from core.batch import ENGINES, PART_BYTES, PART_ROWS, BatchInterrupted, OutputWriteError, Progress, run_batch
 from core.cli.config import pipeline_options
 from core.cli.output import StderrProgress
+from core.errors import ConfigError
 
 # sysexits.h's EX_IOERR: the output cannot be written (the inputs were fine).
 OUTPUT_ERROR = 74
@@ -52,9 +53,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     batch.add_argument(
         "--out",
         "-o",
-        required=True,
         metavar="DIR_OR_URI",
-        help="Output folder: a local path or a URI pyarrow opens (s3://bucket/prefix, gs://..., file://...).",
+        help="Output folder: a local path or a URI pyarrow opens (s3://bucket/prefix, gs://..., file://...); "
+        "required except with --plan.",
+    )
+    batch.add_argument(
+        "--plan",
+        action="store_true",
+        help="Say what the configuration's LLM extractors would send over the inputs (calls, prompt tokens, the "
+        "largest prompt against the model's window), splitting every file here as a worker would, then stop: "
+        "nothing is written and no request is sent.",
     )
     batch.add_argument("--engine", choices=ENGINES, default="local", help="local: a process pool; ray: Ray Data.")
     batch.add_argument(
@@ -110,6 +118,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from core.cli.config import config_from_args
 
     config = config_from_args(args)
+    if args.plan:
+        return _plan(args, config)
+    if not args.out:
+        raise ConfigError("batch needs --out DIR (where the nodes and the report go), or --plan to only count")
     line = None if args.quiet else StderrProgress()
     try:
         result = run_batch(
@@ -165,6 +177,30 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(f"  failed: {failure['source']}: {failure['reason']}", file=sys.stderr)
     if len(result.report["failed"]) > 10:
         print(f"  ... and {len(result.report['failed']) - 10:,} more in report.json", file=sys.stderr)
+    return 0
+
+
+def _plan(args: argparse.Namespace, config: Any) -> int:
+    """``--plan``: the LLM extractors' calls and prompt tokens over the inputs, printed; nothing sent or written."""
+    from core.batch import expand_inputs
+    from core.batch.llm_plan import plan_corpus
+    from core.extractors.llm import llm_extractors
+
+    if not llm_extractors(config.extractors):
+        print("chunkscope: this configuration has no LLM extractors: a run sends no request", file=sys.stderr)
+        return 0
+    inputs = expand_inputs(args.inputs)
+    line = None if args.quiet else StderrProgress()
+    show = (lambda done, total: line(done / total, f"counting prompts: files {done:,}/{total:,}")) if line else None
+    planned = plan_corpus(inputs, config, progress=show)
+    if line:
+        line.close()
+    for text in planned.lines(config.llm):
+        print(text)
+    for source, reason in planned.failed[:10]:
+        print(f"  failed: {source}: {reason}", file=sys.stderr)
+    if len(planned.failed) > 10:
+        print(f"  ... and {len(planned.failed) - 10:,} more", file=sys.stderr)
     return 0
 
 
