@@ -14,6 +14,7 @@ must carry: :func:`reply_for`. The model name picks a behaviour:
     long            200 with a 50,000-character reply
     slow            as echo-model after SLOW_SECONDS (Seen.most_in_flight counts the requests answered at once)
     slow-N[-name]   as echo-model after N milliseconds
+    gated[-name]    as echo-model once the test lets it through (Seen.let_through), else after STALL_SECONDS × 100
 
 A prompt holding INJECTION gets a reply that tries everything a hostile model could: markup, template
 fields, Python. A question-drafting prompt (core.evaluation.drafting's template) gets a JSON list:
@@ -114,6 +115,13 @@ class Seen:
     prompts_seen: set[tuple[str, str]] = field(default_factory=set)
     in_flight: int = 0
     most_in_flight: int = 0
+    # The replies a "gated" model may send: a test holds a run at a known request, however slow the machine.
+    gate: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+
+    def let_through(self, replies: int) -> None:
+        """Let ``replies`` more of the gated model's requests be answered (those waiting first)."""
+        for _ in range(replies):
+            self.gate.release()
 
     def count(self, model: str | None = None) -> int:
         with self.lock:
@@ -124,6 +132,7 @@ class Seen:
             self.requests.clear()
             self.prompts_seen.clear()
             self.most_in_flight = 0
+            self.gate = threading.Semaphore(0)
 
 
 def _completion(model: str, content: str) -> bytes:
@@ -177,6 +186,9 @@ def _handler(seen: Seen) -> type[BaseHTTPRequestHandler]:
                 self._send(500, message.encode())
             elif re.match(r"slow-\d+(-|$)", model):  # slow-300 (or slow-300-name): as echo-model after 300 ms
                 time.sleep(int(model.split("-")[1]) / 1000)
+                self._send(200, _completion(model, reply_for(prompt)))
+            elif re.match(r"gated(-|$)", model):
+                seen.gate.acquire(timeout=STALL_SECONDS * 100)
                 self._send(200, _completion(model, reply_for(prompt)))
             elif model == "slow":
                 with seen.lock:
