@@ -23,7 +23,8 @@ from core.config import PipelineConfig  # noqa: E402
 from core.config_parts import RetrievalSettings  # noqa: E402
 from core.documents import prepare_documents  # noqa: E402
 from core.embed.embedder import get_embedder  # noqa: E402
-from core.evaluation.evaluate import evaluate, load_queries  # noqa: E402
+from core.evaluation.evaluate import evaluate
+from core.evaluation.queries import load_queries
 from core.evaluation.tune_space import recommended_splitter  # noqa: E402
 
 

@@ -34,7 +34,7 @@ SIZES, OVERLAPS = [128, 256, 512, 1024], [0, 64]
 def sample_corpus():
     from core.config import PipelineConfig
     from core.documents import prepare_documents
-    from core.evaluation.evaluate import load_queries
+    from core.evaluation.queries import load_queries
     from core.loaders import load
     from ui.documents import sample_files
 

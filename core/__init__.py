@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from core.config import PipelineConfig
     from core.documents import run_split
     from core.errors import ChunkScopeError, ConfigError, LoadError
-    from core.evaluation.evaluate import EvalQuery, Evaluation, evaluate, load_queries
+    from core.evaluation.evaluate import Evaluation, evaluate
+    from core.evaluation.queries import EvalQuery, load_queries
     from core.evaluation.sweep import SweepSpec, sweep, sweep_evaluations
     from core.extractors import get_extractor
     from core.loaders import load, load_bytes

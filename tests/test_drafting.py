@@ -20,8 +20,9 @@ from core.cli.main import main
 from core.errors import ConfigError
 from core.evaluation import drafting
 from core.evaluation.drafting import QuestionDrafter, draft_questions, parse_reply, passage_spans, plan
-from core.evaluation.evaluate import load_queries, references
+from core.evaluation.evaluate import references
 from core.evaluation.excerpts import occurrences
+from core.evaluation.queries import load_queries
 from core.evaluation.query_checks import check_queries
 from core.evaluation.query_labels import queries_json
 from core.schema import Document

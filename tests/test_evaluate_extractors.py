@@ -19,7 +19,8 @@ from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents, run_split
 from core.errors import ConfigError
-from core.evaluation.evaluate import EvalQuery, evaluate
+from core.evaluation.evaluate import evaluate
+from core.evaluation.queries import EvalQuery
 from core.evaluation.with_extractors import WITH, WITHOUT, compare_extractors, session_spec
 from core.extractors import get_extractor
 from core.loaders import load

@@ -10,14 +10,8 @@ import pytest
 from core.cli import query as cli_query
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError, LoadError
-from core.evaluation.evaluate import (
-    EvalQuery,
-    evaluate,
-    load_queries,
-    occurrences,
-    rank_scores,
-    span_scores,
-)
+from core.evaluation.evaluate import evaluate, occurrences, rank_scores, span_scores
+from core.evaluation.queries import EvalQuery, load_queries
 from core.evaluation.sweep import sweep, sweep_values
 from core.schema import Document
 

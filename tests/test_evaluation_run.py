@@ -17,7 +17,8 @@ import core.embed.embedder
 from core.cli import query as cli_query
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
-from core.evaluation.evaluate import EvalQuery, evaluate
+from core.evaluation.evaluate import evaluate
+from core.evaluation.queries import EvalQuery
 from core.query.retrieval import BM25Index, bm25_scores
 from core.schema import Document, MetadataMode, Node
 from core.splitters import get_splitter

@@ -7,8 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.config_parts import RetrievalSettings
-from core.evaluation.evaluate import EvalQuery, evaluate, reference_spans
+from core.evaluation.evaluate import evaluate, reference_spans
 from core.evaluation.excerpts import ExcerptFinder, without_markup
+from core.evaluation.queries import EvalQuery
 from core.loaders import load, load_bytes
 
 PAGE = b"""<html><body>

@@ -19,7 +19,8 @@ from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.embed.embedder import get_embedder
-from core.evaluation.evaluate import evaluate, load_queries
+from core.evaluation.evaluate import evaluate
+from core.evaluation.queries import load_queries
 from core.evaluation.sweep import sweep
 from core.loaders import load
 from core.splitters import get_splitter

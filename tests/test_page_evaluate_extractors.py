@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
-from core.evaluation.evaluate import load_queries
+from core.evaluation.queries import load_queries
 from core.evaluation.with_extractors import WITH, WITHOUT, compare_extractors, session_spec
 from core.extractors import get_extractor
 from core.loaders import load

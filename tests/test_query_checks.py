@@ -9,7 +9,7 @@ import pytest
 import core.embed.embedder
 from core.cli import query as cli_query
 from core.errors import LoadError
-from core.evaluation.evaluate import EvalQuery, decode_queries, load_queries
+from core.evaluation.queries import EvalQuery, decode_queries, load_queries
 from core.evaluation.query_checks import check_queries
 from core.schema import Document
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import ConfigError
-from core.evaluation.evaluate import parse_queries
+from core.evaluation.queries import parse_queries
 from core.evaluation.query_labels import labelled_query, queries_json
 
 TEXT = "Overlap repeats the end of one chunk\nat the start of the next, so a sentence cut in two is whole once."

@@ -32,7 +32,7 @@ def guide(sample_docs):
 
 @pytest.fixture(scope="module")
 def guide_queries(sample_docs):
-    from core.evaluation.evaluate import load_queries
+    from core.evaluation.queries import load_queries
 
     return [q for q in load_queries(sample_docs / "queries.json") if q.doc == "chunking_guide.md"]
 

@@ -21,7 +21,7 @@ from core.cli import tune as cli_tune
 from core.config_parts import RetrievalSettings
 from core.embed.cache import DiskCache
 from core.errors import ConfigError
-from core.evaluation.evaluate import load_queries
+from core.evaluation.queries import load_queries
 from core.evaluation.sweep import SweepSpec, sweep_evaluations
 from core.evaluation.tune import tune
 from core.evaluation.tune_space import TuneSpace

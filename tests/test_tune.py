@@ -10,8 +10,9 @@ from eval_support import WordsEmbedder
 from core.cli import tune as cli_tune
 from core.config_parts import RetrievalSettings, default_splitter
 from core.errors import ConfigError
-from core.evaluation.evaluate import evaluate, load_queries
+from core.evaluation.evaluate import evaluate
 from core.evaluation.pareto import dominates
+from core.evaluation.queries import load_queries
 from core.evaluation.sweep import SweepSpec, plan_sweeps
 from core.evaluation.tune import tune
 from core.evaluation.tune_space import TuneSpace, retrieval_values

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import PipelineConfig
 from core.documents import prepare_documents
-from core.evaluation.evaluate import load_queries
+from core.evaluation.queries import load_queries
 from core.evaluation.sweep import SweepSpec
 from core.evaluation.tune import tune
 from core.evaluation.tune_space import TuneSpace

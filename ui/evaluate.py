@@ -21,7 +21,7 @@ from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError, LoadError
-from core.evaluation.evaluate import EvalQuery, decode_queries
+from core.evaluation.queries import EvalQuery, decode_queries
 from core.evaluation.query_checks import check_queries
 from core.evaluation.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
 from core.evaluation.tune_space import recommended_splitter

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import ConfigError
-from core.evaluation.evaluate import EvalQuery
+from core.evaluation.queries import EvalQuery
 from core.evaluation.query_labels import labelled_query, queries_json
 from core.schema import Document
 from ui import state, widgets

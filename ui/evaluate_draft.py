@@ -18,7 +18,7 @@ import streamlit as st
 from core.config import PipelineConfig
 from core.errors import ChunkScopeError, ConfigError
 from core.evaluation.drafting import QuestionDrafter, draft_bounded, plan
-from core.evaluation.evaluate import EvalQuery
+from core.evaluation.queries import EvalQuery
 from core.evaluation.query_labels import labelled_query, queries_json
 from core.limits import DEFAULT_LIMITS
 from core.llm import LLMConnection

@@ -18,8 +18,8 @@ import streamlit as st
 from core.config import PipelineConfig
 from core.documents import prepare_documents
 from core.errors import ChunkScopeError
-from core.evaluation.evaluate import EvalQuery
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS
+from core.evaluation.queries import EvalQuery
 from core.evaluation.sweep import SweepSpec, sweep_values, sweepable, sweepable_params
 from core.evaluation.tune import (
     CONTEXT_CAPS,

@@ -17,7 +17,7 @@ import streamlit as st
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.errors import ChunkScopeError
-from core.evaluation.evaluate import EvalQuery, load_queries
+from core.evaluation.queries import EvalQuery, load_queries
 from core.postprocessors import Postprocessor
 from core.schema import Document
 from ui import cache, state, widgets

@@ -22,7 +22,7 @@ import streamlit as st
 
 if TYPE_CHECKING:
     from core.config import PipelineConfig
-    from core.evaluation.evaluate import EvalQuery
+    from core.evaluation.queries import EvalQuery
     from core.postprocessors import Postprocessor
     from core.query.chain import QueryResult
 

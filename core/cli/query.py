@@ -201,7 +201,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Check every setting, then load, then embed: a bad argument fails before the model loads."""
-    from core.evaluation.evaluate import load_queries, references
+    from core.evaluation.evaluate import references
+    from core.evaluation.queries import load_queries
     from core.evaluation.sweep import configurations, plan_sweeps, sweep_evaluations
 
     saved, pipeline, retrieval = _evaluation_settings(args)

@@ -253,7 +253,8 @@ def view_names(text: str) -> tuple[str, ...]:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Check the space, then load, then embed: a bad argument fails before the model loads."""
-    from core.evaluation.evaluate import load_queries, references
+    from core.evaluation.evaluate import references
+    from core.evaluation.queries import load_queries
     from core.evaluation.tune import tune
 
     space = build_space(args)

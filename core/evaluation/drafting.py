@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.errors import ConfigError
-from core.evaluation.evaluate import EvalQuery
 from core.evaluation.excerpts import ExcerptFinder
+from core.evaluation.queries import EvalQuery
 from core.evaluation.query_labels import MIN_PASSAGE_CHARS
 from core.llm import LLMConnection, LLMError
 from core.params import Configurable, check_template, param

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
 from core.errors import ConfigError
-from core.evaluation.evaluate import EvalQuery, Evaluation, evaluate
+from core.evaluation.evaluate import Evaluation, evaluate
+from core.evaluation.queries import EvalQuery
 from core.evaluation.runner import Report
 from core.schema import Document
 from core.splitters import get_splitter

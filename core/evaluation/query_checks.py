@@ -20,8 +20,8 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.evaluation.evaluate import EvalQuery
 from core.evaluation.excerpts import ExcerptFinder
+from core.evaluation.queries import EvalQuery
 from core.schema import Document
 
 __all__ = ["QueryCheck", "check_queries"]

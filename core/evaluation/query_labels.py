@@ -3,7 +3,7 @@
 The passage is checked against the document's text the way an evaluation will
 find it (:class:`core.evaluation.excerpts.ExcerptFinder`: exactly, then ignoring
 whitespace, then without markup), so a queries file built here never aborts a
-run. The file is the same JSON list ``core.evaluation.evaluate.load_queries`` reads.
+run. The file is the same JSON list ``core.evaluation.queries.load_queries`` reads.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 
 from core.errors import ConfigError
-from core.evaluation.evaluate import EvalQuery
 from core.evaluation.excerpts import ExcerptFinder
+from core.evaluation.queries import EvalQuery
 
 # A passage this short matches almost anywhere and says little about retrieval.
 MIN_PASSAGE_CHARS = 12

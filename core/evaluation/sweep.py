@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
 from core.errors import ConfigError
-from core.evaluation.evaluate import EvalQuery, Evaluation, check_scope, evaluate
+from core.evaluation.evaluate import Evaluation, check_scope, evaluate
 from core.evaluation.jobs import EvalInputs, EvalJob, evaluate_job, shippable_embedder
+from core.evaluation.queries import EvalQuery
 from core.evaluation.runner import Report, Scope
 from core.measure.compare_view import LABELS, settings_summary
 from core.params import Configurable, ParamSpec, check_bounds, parse_list

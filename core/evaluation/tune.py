@@ -41,11 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.evaluation.cross_validation import held_out_rows
-from core.evaluation.evaluate import METRICS, EvalQuery, check_scope, references
+from core.evaluation.evaluate import METRICS, check_scope, references
 from core.evaluation.folds import DEFAULT_FOLDS, make_folds
 from core.evaluation.halving import halve_rows, interleaved
 from core.evaluation.jobs import shippable_embedder
 from core.evaluation.pareto import front
+from core.evaluation.queries import EvalQuery
 from core.evaluation.runner import Report
 from core.evaluation.tune_measure import OutOfBudget, TuneInputs, make_task, measure_setup, skipped_row, tune_row
 from core.evaluation.tune_space import (

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from core.config_parts import DEFAULT_RETRIEVAL, RetrievalSettings
 from core.errors import ConfigError
-from core.evaluation.evaluate import EvalQuery, Evaluation
+from core.evaluation.evaluate import Evaluation
+from core.evaluation.queries import EvalQuery
 from core.evaluation.runner import Report, Scope
 from core.evaluation.sweep import SweepSpec, sweep_evaluations
 from core.extractors.llm import llm_extractors
