@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tune_heldout  # noqa: E402
 
-from core.cli.query import load_paths  # noqa: E402
+from core.cli.corpus import load_paths
 from core.config import PipelineConfig  # noqa: E402
 from core.config_parts import RetrievalSettings  # noqa: E402
 from core.documents import prepare_documents  # noqa: E402

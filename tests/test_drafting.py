@@ -97,7 +97,7 @@ def test_a_passage_giving_orders_changes_nothing_but_its_own_questions(endpoint)
 
 
 def test_the_saved_file_is_accepted_by_evaluate_with_every_excerpt_found(endpoint, tmp_path):
-    from core.cli.query import load_paths
+    from core.cli.corpus import load_paths
 
     path = tmp_path / "wenn.txt"
     path.write_text("\n\n".join(PARAGRAPHS), encoding="utf-8")

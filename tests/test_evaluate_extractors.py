@@ -14,7 +14,7 @@ import pytest
 from eval_support import WordsEmbedder
 from llm_server import KEY_ENV, leaks
 
-from core.cli import query as cli_query
+from core.cli import evaluate as cli_evaluate
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.documents import prepare_documents, run_split
@@ -84,7 +84,7 @@ def corpus(tmp_path):
 
 
 def run_cli(args: list[str], capsys) -> tuple[dict, str]:
-    assert cli_query.main(["evaluate", *args, "--format", "json"]) == 0
+    assert cli_evaluate.main(["evaluate", *args, "--format", "json"]) == 0
     out, err = capsys.readouterr()
     return json.loads(out), err
 
@@ -111,7 +111,7 @@ def test_cli_compare_extractors_gives_the_two_rows_core_gives(corpus, capsys, tm
 
 
 def test_cli_compare_extractors_needs_an_extractor(corpus, capsys):
-    assert cli_query.main(["evaluate", *corpus, "--mode", "bm25", "--compare-extractors"]) == 2
+    assert cli_evaluate.main(["evaluate", *corpus, "--mode", "bm25", "--compare-extractors"]) == 2
     assert "give at least one --extractor" in capsys.readouterr().err
 
 
@@ -199,11 +199,11 @@ def test_cli_evaluates_a_saved_configuration_as_its_options_would(corpus, capsys
 def test_cli_config_without_extractors_cannot_compare_and_a_bad_file_is_named(corpus, capsys, tmp_path):
     path = tmp_path / "plain.json"
     path.write_text(TITLED.replace(extractors=()).to_json(), encoding="utf-8")
-    assert cli_query.main(["evaluate", *corpus, "--config", str(path), "--compare-extractors"]) == 2
+    assert cli_evaluate.main(["evaluate", *corpus, "--config", str(path), "--compare-extractors"]) == 2
     assert "a --config that has extractors" in capsys.readouterr().err
     bad = tmp_path / "broken.json"
     bad.write_text("{not json", encoding="utf-8")
-    assert cli_query.main(["evaluate", *corpus, "--config", str(bad)]) == 2
+    assert cli_evaluate.main(["evaluate", *corpus, "--config", str(bad)]) == 2
     assert "broken.json" in capsys.readouterr().err
 
 

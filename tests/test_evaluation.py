@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from core.cli import query as cli_query
+from core.cli import evaluate as cli_evaluate
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError, LoadError
 from core.evaluation.evaluate import evaluate, occurrences, rank_scores, span_scores
@@ -134,7 +134,7 @@ def test_a_parameter_a_splitter_does_not_declare_cannot_be_swept_anywhere(sample
     with pytest.raises(ConfigError, match=re.escape(message)):
         sweep(DOCS, QUERIES, "markdown", [100], [0], retrieval=RetrievalSettings(mode="bm25"))
     corpus = [str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
-    assert cli_query.main(["evaluate", *corpus, "--splitter", "markdown", "--sweep-overlaps", "0", "--quiet"]) == 2
+    assert cli_evaluate.main(["evaluate", *corpus, "--splitter", "markdown", "--sweep-overlaps", "0", "--quiet"]) == 2
     assert message in capsys.readouterr().err
 
 
@@ -181,12 +181,12 @@ def test_cli_evaluate_json_and_table(sample_docs, capsys):
         "--mode",
         "bm25",
     ]
-    assert cli_query.main(common + ["--sweep-sizes", "300,600", "--sweep-overlaps", "0,400", "--format", "json"]) == 0
+    assert cli_evaluate.main(common + ["--sweep-sizes", "300,600", "--sweep-overlaps", "0,400", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(r["chunk_size"], r["chunk_overlap"]) for r in data["rows"]] == [(300, 0), (600, 0), (600, 400)]
     assert all(0.0 <= r["hit_rate"] <= 1.0 and r["queries"] > 0 for r in data["rows"])
 
-    assert cli_query.main(common + ["--set", "chunk_size=500", "--format", "table"]) == 0
+    assert cli_evaluate.main(common + ["--set", "chunk_size=500", "--format", "table"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].split()[:4] == ["splitter", "chunk_size", "chunk_overlap", "top_k"]
     assert out.splitlines()[1].split()[:3] == ["character", "500", "200"]
@@ -196,6 +196,6 @@ def test_cli_evaluate_json_and_table(sample_docs, capsys):
 def test_cli_evaluate_bad_queries_file_is_one_line(tmp_path, sample_docs, capsys):
     bad = tmp_path / "q.json"
     bad.write_text("not json")
-    code = cli_query.main(["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(bad), "--mode", "bm25"])
+    code = cli_evaluate.main(["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(bad), "--mode", "bm25"])
     assert code == 2
     assert capsys.readouterr().err.startswith("chunkscope: q.json: is not valid JSON")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import core
 import core.embed.embedder
-from core.cli import query as cli_query
+from core.cli import evaluate as cli_evaluate
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.evaluation.evaluate import evaluate
@@ -64,14 +64,14 @@ def test_progress_covers_splitting_embedding_and_scoring_in_order(embedder):
 
 def test_the_cli_prints_progress_on_stderr_unless_quiet(sample_docs, capsys):
     corpus = ["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
-    assert cli_query.main([*corpus, "--mode", "bm25", "--splitter", "character"]) == 0
+    assert cli_evaluate.main([*corpus, "--mode", "bm25", "--splitter", "character"]) == 0
     err = capsys.readouterr().err
     # The queries about release_notes.txt are left out, and the first line says so; then the progress.
     warning = "chunkscope: warning: 4 queries name 'release_notes.txt', which is not loaded: left out of the scores\n"
     assert err.startswith(warning + "chunkscope:   0% Splitting: 0 of 1 documents\n")
     assert "Embedding" not in err  # BM25 embeds nothing
     assert err.endswith("chunkscope: 100% Scoring: 10 of 10 queries\n")
-    assert cli_query.main([*corpus, "--mode", "bm25", "--splitter", "character", "--quiet"]) == 0
+    assert cli_evaluate.main([*corpus, "--mode", "bm25", "--splitter", "character", "--quiet"]) == 0
     assert capsys.readouterr().err == warning  # --quiet silences progress, not warnings
 
 
@@ -163,7 +163,7 @@ def test_the_cli_refuses_bad_arguments_before_loading_the_model(sample_docs, cap
 
     monkeypatch.setattr(core.embed.embedder, "get_embedder", no_model)
     corpus = [str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
-    assert cli_query.main(["evaluate", *corpus, "--splitter", "character", *argument]) == 2
+    assert cli_evaluate.main(["evaluate", *corpus, "--splitter", "character", *argument]) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1
 
@@ -172,7 +172,7 @@ def test_a_missing_excerpt_fails_before_the_model_loads(tmp_path, sample_docs, c
     monkeypatch.setattr(core.embed.embedder, "get_embedder", lambda *a, **k: pytest.fail("the model was loaded"))
     bad = tmp_path / "q.json"
     bad.write_text(json.dumps([{"query": "q", "doc": "chunking_guide.md", "excerpts": ["not in the guide at all"]}]))
-    assert cli_query.main(["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(bad)]) == 2
+    assert cli_evaluate.main(["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(bad)]) == 2
     assert "query 1: an excerpt does not occur in chunking_guide.md" in capsys.readouterr().err
 
 
@@ -237,7 +237,7 @@ def test_cli_sweep_json_holds_every_query_every_document_and_the_curve(sample_do
     args = ["evaluate", str(sample_docs / "chunking_guide.md"), str(sample_docs / "release_notes.txt")]
     args += ["--queries", str(sample_docs / "queries.json"), "--splitter", "character", "--mode", "bm25"]
     args += ["--sweep-sizes", "300,600", "--sweep-overlaps", "0", "--format", "json", "--quiet", "--top-k", "3"]
-    assert cli_query.main(args) == 0
+    assert cli_evaluate.main(args) == 0
     data = json.loads(capsys.readouterr().out)
     assert [row["config"] for row in data["rows"]] == ["300/0", "600/0"]
     queries = data["rows"][0]["queries"]
@@ -263,9 +263,9 @@ def test_a_second_cli_run_embeds_nothing_new(sample_docs, tmp_path, monkeypatch,
     monkeypatch.setattr(core.embed.embedder, "get_embedder", fresh_process_embedder)
     args = ["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
     args += ["--splitter", "character", "--sweep-sizes", "300,600", "--quiet", "--format", "json"]
-    assert cli_query.main(args) == 0
+    assert cli_evaluate.main(args) == 0
     first = json.loads(capsys.readouterr().out)
-    assert cli_query.main(args) == 0
+    assert cli_evaluate.main(args) == 0
     second = json.loads(capsys.readouterr().out)
     assert len(runs) == 2 and runs[0].encoded
     assert runs[1].encoded == []

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import core.embed.embedder
-from core.cli import query as cli_query
+from core.cli import evaluate as cli_evaluate
 from core.errors import LoadError
 from core.evaluation.queries import EvalQuery, decode_queries, load_queries
 from core.evaluation.query_checks import check_queries
@@ -86,12 +86,12 @@ def test_the_cli_warns_about_a_misspelt_document_and_strict_makes_it_exit_2(tmp_
     queries.write_text(json.dumps([good, {**good, "doc": "chunking_guid.md"}]))
     corpus = [str(sample_docs / "chunking_guide.md"), "--queries", str(queries), "--mode", "bm25", "--quiet"]
     monkeypatch.setattr(core.embed.embedder, "get_embedder", lambda *a, **k: pytest.fail("the model was loaded"))
-    assert cli_query.main(["evaluate", *corpus, "--strict"]) == 2
+    assert cli_evaluate.main(["evaluate", *corpus, "--strict"]) == 2
     err = capsys.readouterr().err
     assert "warning: 1 query names 'chunking_guid.md', which is not loaded (did you mean 'chunking_guide.md'?)" in err
     assert "--strict" in err
     # Without --strict: the run goes on, the warning is on stderr and in the JSON.
-    assert cli_query.main(["evaluate", *corpus, "--format", "json"]) == 0
+    assert cli_evaluate.main(["evaluate", *corpus, "--format", "json"]) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert report["query_warnings"] == [

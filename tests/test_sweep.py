@@ -7,7 +7,7 @@ import json
 import pytest
 from eval_support import WordsEmbedder, words_embed
 
-from core.cli import query as cli_query
+from core.cli import evaluate as cli_evaluate
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.evaluation.sweep import (
@@ -128,7 +128,7 @@ def test_cli_sweeps_a_markdown_parameter_and_several_splitters(sample_docs, caps
     args = ["evaluate", str(sample_docs / "chunking_guide.md"), "--queries", str(sample_docs / "queries.json")]
     args += ["--mode", "bm25", "--quiet", "--format", "json", "--splitter", "markdown,character"]
     args += ["--sweep", "markdown.heading_level=1,2", "--set", "character.chunk_size=300"]
-    assert cli_query.main(args) == 0
+    assert cli_evaluate.main(args) == 0
     data = json.loads(capsys.readouterr().out)
     assert [row["config"] for row in data["rows"]] == [
         "markdown · heading_level=1",
@@ -137,7 +137,7 @@ def test_cli_sweeps_a_markdown_parameter_and_several_splitters(sample_docs, caps
     ]
     assert data["rows"][2]["chunk_size"] == 300
     # Both have a chunk_size; character's 100 is below its overlap (200), so that one combination is skipped.
-    assert cli_query.main([*args[:-4], "--sweep-sizes", "100,300", "--format", "table"]) == 0
+    assert cli_evaluate.main([*args[:-4], "--sweep-sizes", "100,300", "--format", "table"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:2] == ["config", "splitter"] and "hit@5" in lines[0].split()
     assert [line.split("  ")[0] for line in lines[1:4]] == [

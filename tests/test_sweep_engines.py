@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from eval_support import WordsEmbedder
 
-from core.cli import query as cli_query
+from core.cli import evaluate as cli_evaluate
 from core.cli import tune as cli_tune
 from core.config_parts import RetrievalSettings
 from core.embed.cache import DiskCache
@@ -180,7 +180,7 @@ def _write_vectors(path: str, writer: int) -> str:
 )
 @pytest.mark.parametrize("command", ["evaluate", "tune"])
 def test_engine_flags_are_checked_before_anything_is_loaded(sample_docs, capsys, command, flags, message):
-    main, mode = (cli_query.main, "--mode") if command == "evaluate" else (cli_tune.main, "--modes")
+    main, mode = (cli_evaluate.main, "--mode") if command == "evaluate" else (cli_tune.main, "--modes")
     code = main([command, str(sample_docs), "--queries", "no-such-file.json", mode, "bm25", *flags])
     assert code == 2
     assert message in capsys.readouterr().err  # not the missing queries file
@@ -189,8 +189,8 @@ def test_engine_flags_are_checked_before_anything_is_loaded(sample_docs, capsys,
 def test_cli_evaluate_on_ray_prints_the_local_rows(ray_cluster, sample_docs, capsys):
     args = [str(sample_docs), "--queries", str(sample_docs / "queries.json"), "--mode", "bm25", "--quiet"]
     args += ["--splitter", "sentence", "--sweep-sizes", "128,256", "--sweep-overlaps", "0,32", "--format", "json"]
-    assert cli_query.main(["evaluate", *args]) == 0
+    assert cli_evaluate.main(["evaluate", *args]) == 0
     local = json.loads(capsys.readouterr().out)
-    assert cli_query.main(["evaluate", *args, "--engine", "ray", "--workers", "2"]) == 0
+    assert cli_evaluate.main(["evaluate", *args, "--engine", "ray", "--workers", "2"]) == 0
     assert json.loads(capsys.readouterr().out) == local
     assert len(local["rows"]) == 4

@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_draft(args: argparse.Namespace) -> int:
-    from core.cli.query import load_paths
+    from core.cli.corpus import load_paths
     from core.evaluation.drafting import QuestionDrafter, draft_questions, plan
     from core.evaluation.query_labels import queries_json
 

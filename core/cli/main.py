@@ -106,6 +106,9 @@ def _register_plugins(commands: argparse._SubParsersAction) -> None:
     except ImportError:
         return
     cli_query.register(commands)
+    from core.cli import evaluate as cli_evaluate  # evaluate: retrieval scored against reference excerpts
+
+    cli_evaluate.register(commands)
     from core.cli import batch as cli_batch  # batch: a corpus on a process pool or Ray (issue 17)
 
     cli_batch.register(commands)

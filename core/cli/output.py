@@ -15,6 +15,7 @@ import json
 import math
 import numbers
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +131,25 @@ class StderrProgress:
         if self.live and self._width:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def format_table(rows: Sequence[dict[str, Any]]) -> str:
+    if not rows:
+        return "(no rows)"
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    cells = [[_cell(row.get(column)) for column in columns] for row in rows]
+    widths = [max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)]
+    lines = ["  ".join(column.ljust(width) for column, width in zip(columns, widths, strict=True))]
+    lines += ["  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)) for line in cells]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return "" if value is None else str(value)
+
+
+def print_json(data: Any) -> None:
+    # Strict JSON: a score that is not a number is null, never NaN (core.cli.output.json_text).
+    sys.stdout.write(json_text(data) + "\n")

@@ -1,7 +1,7 @@
 """``chunkscope tune``: search splitters and retrieval settings for the Pareto front of quality against cost.
 
 ``core.cli.main`` calls :func:`register` with its subparsers, as it does
-:mod:`core.cli.query`'s. The space is given as ``evaluate``'s sweep is
+:mod:`core.cli.evaluate`'s. The space is given as ``evaluate``'s sweep is
 (``--splitter A,B``, ``--set``, ``--sweep [SPLITTER.]PARAM=V,V``, read by
 :mod:`core.evaluation.sweep`) plus lists of retrieval modes, alphas, fusions, top_k values and what a
 hierarchy returns; with none of the first three, the default space of :mod:`core.evaluation.tune_space`.
@@ -17,16 +17,8 @@ from typing import Any
 
 from core.cli.args import parse_assignments, run_standalone
 from core.cli.config import add_llm_option
-from core.cli.output import StderrProgress
-from core.cli.query import (
-    add_engine_arguments,
-    embedder_for,
-    engine_from_args,
-    format_table,
-    load_paths,
-    print_json,
-    splitter_names,
-)
+from core.cli.corpus import add_engine_arguments, embedder_for, engine_from_args, load_paths, splitter_names
+from core.cli.output import StderrProgress, format_table, print_json
 from core.errors import ConfigError
 from core.evaluation.cross_validation import validation_summary
 from core.evaluation.folds import DEFAULT_FOLDS, FOLD_KINDS
@@ -340,7 +332,7 @@ def _print_tables(result: Any, data: dict[str, Any]) -> None:
 
 def _compared_pipeline(args: argparse.Namespace) -> Any:
     """The configuration whose extractors ``--compare-extractors`` runs (None without it); its options alone are refused."""
-    from core.cli.query import extractors_from_args, saved_config
+    from core.cli.corpus import extractors_from_args, saved_config
 
     pipeline = extractors_from_args(args, saved_config(args))
     if not args.compare_extractors:
