@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/light_splits.py [--out FILE]
 
-``core.documents.split_needs_child`` lets ChunkScope's own splitters run in-process (no fork, no
+``core.documents.bounded.split_needs_child`` lets ChunkScope's own splitters run in-process (no fork, no
 deadline) on at most ``IN_PROCESS_CHARS`` characters, and on at most ``LIGHT_IN_PROCESS_CHARS`` when the
 split is light (``Splitter.split_is_light``: the tokenizer's index of the text is already kept, or the
 splitter counts characters). That larger bound is sound only if no light split of that many characters
@@ -92,7 +92,7 @@ def _reset_peak() -> float:
 
 
 def child(splitter_name: str, kind: str, mode: str) -> dict[str, object]:
-    from core.documents import IN_PROCESS_CHARS, LIGHT_IN_PROCESS_CHARS, split_needs_child
+    from core.documents.bounded import IN_PROCESS_CHARS, LIGHT_IN_PROCESS_CHARS, split_needs_child
     from core.schema import Document
     from core.splitters import get_splitter
     from core.tokens.token_index import TokenIndex
@@ -103,7 +103,7 @@ def child(splitter_name: str, kind: str, mode: str) -> dict[str, object]:
     splitters = [get_splitter(splitter_name, chunk_size=s, chunk_overlap=s // 5) for s in sizes]
     splitters[0].split([Document(text="Warm up. Two sentences.")])  # imports and the model tokenizer, untimed
     if mode == "light":
-        from core.documents import split_bounded
+        from core.documents.bounded import split_bounded
 
         document = Document(text=base, metadata={"file_name": "hostile.txt"})
         split_bounded([document], splitters[0])  # the first view: in a child, its tables kept here

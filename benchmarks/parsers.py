@@ -166,7 +166,7 @@ def warm_imports() -> None:
 
 
 def read_one(path: Path, label: str, options: dict, expected: list[str] | None = None) -> dict:
-    from core.documents import load_bounded
+    from core.documents.bounded import load_bounded
     from core.limits import Limits
 
     data = path.read_bytes()

@@ -220,12 +220,12 @@ def test_a_file_that_kills_its_actor_fails_alone_and_the_rest_is_written(corpus:
 def test_an_actor_loads_a_large_markdown_file_itself_on_its_main_thread(ray_cluster, tmp_path: Path):
     """A sync actor runs its tasks on its main thread, so it serves alone as a local worker does: a Markdown file
     the server would load in a forked child is loaded in the actor, under an alarm, to the same rows."""
-    from core import documents as documents_module
     from core.batch.ray_engine import ShardActor
+    from core.documents import bounded as bounded_module
 
     big = tmp_path / "big.md"
     big.write_text(("## Part\n\n" + "Sentences about retrieval and chunk overlap. " * 30 + "\n\n") * 300)
-    assert documents_module.load_needs_child("big.md", big.stat().st_size)  # the server would fork
+    assert bounded_module.load_needs_child("big.md", big.stat().st_size)  # the server would fork
     config = small_config().to_json(indent=None)
     task = {"index": 0, "source": str(big), "path": str(big), "problem": "", "metrics": False}
 

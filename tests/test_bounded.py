@@ -16,11 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from core import documents as documents_module
-from core.documents import (
-    load_needs_child,
-    split_needs_child,
-)
+from core.documents import bounded as bounded_module
+from core.documents.bounded import load_needs_child, split_needs_child
 from core.errors import ConfigError, EmptyDocumentError, WorkMemoryError, WorkTimeoutError
 from core.runtime.bounded import map_bounded, run_bounded
 from core.schema import Document
@@ -179,7 +176,7 @@ def _children() -> set[int]:
 
 def test_which_splits_go_to_a_child() -> None:
     small = [Document(text="A short text. " * 10)]
-    huge = [Document(text="x" * (documents_module.LIGHT_IN_PROCESS_CHARS + 1))]
+    huge = [Document(text="x" * (bounded_module.LIGHT_IN_PROCESS_CHARS + 1))]
     assert not split_needs_child(small, get_splitter("recursive"))  # ours, small: in-process
     assert split_needs_child(huge, get_splitter("recursive"))  # ours, but big
     assert split_needs_child(small, get_splitter("recursive", separators=["x+"], is_separator_regex=True))
@@ -194,8 +191,8 @@ def test_a_large_text_splits_in_process_once_its_tokenizer_pass_is_kept() -> Non
     size function of the caller's is in it."""
     from core.tokens.token_index import TOKEN_INDEXES, TokenIndex
 
-    text = "Words in a sentence. " * (documents_module.IN_PROCESS_CHARS // 21 + 1000)
-    assert documents_module.IN_PROCESS_CHARS < len(text) <= documents_module.LIGHT_IN_PROCESS_CHARS
+    text = "Words in a sentence. " * (bounded_module.IN_PROCESS_CHARS // 21 + 1000)
+    assert bounded_module.IN_PROCESS_CHARS < len(text) <= bounded_module.LIGHT_IN_PROCESS_CHARS
     large = [Document(text=text)]
     assert not split_needs_child(large, get_splitter("recursive"))  # characters: no tokenizer pass at all
     assert not split_needs_child(large, get_splitter("character"))
@@ -212,7 +209,7 @@ def test_a_large_text_splits_in_process_once_its_tokenizer_pass_is_kept() -> Non
 
 
 def test_a_light_split_in_process_gives_the_childs_nodes() -> None:
-    from core.documents import split_bounded
+    from core.documents.bounded import split_bounded
     from core.tokens.token_index import TOKEN_INDEXES, TokenIndex
 
     text = "Lorem ipsum dolor sit amet, a sentence. Another one here!\n\n" * 6000
@@ -230,7 +227,7 @@ def test_a_light_split_in_process_gives_the_childs_nodes() -> None:
 def test_which_loads_go_to_a_child() -> None:
     assert not load_needs_child("notes.md", 16_000)
     assert not load_needs_child("notes.txt", 16_000)
-    assert load_needs_child("notes.txt", documents_module.IN_PROCESS_BYTES + 1)
+    assert load_needs_child("notes.txt", bounded_module.IN_PROCESS_BYTES + 1)
     assert load_needs_child("notes.txt", None)  # a FIFO or a device: no size to trust
     for name in ("slides.pptx", "report.docx", "book.pdf", "page.html", "data.json", "book.epub"):
         assert load_needs_child(name, 1_000)
@@ -272,7 +269,7 @@ def test_an_alarm_stops_python_work_here_and_names_the_file() -> None:
 
 
 def test_a_worker_alone_loads_a_large_markdown_file_here_and_the_rest_as_before(monkeypatch) -> None:
-    from core.documents import ALONE_IN_PROCESS_BYTES, IN_PROCESS_BYTES, load_bounded
+    from core.documents.bounded import ALONE_IN_PROCESS_BYTES, IN_PROCESS_BYTES, load_bounded
     from core.loaders import load_bytes
 
     data = ("# Title\n\n" + "A paragraph of text about chunking. " * 40 + "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n") * 300
@@ -313,7 +310,7 @@ def test_a_local_worker_serves_alone_and_its_large_markdown_gives_the_same_parts
     corpus.mkdir()
     (corpus / "big.md").write_text(("## Part\n\n" + "Sentences about retrieval and chunk overlap. " * 30 + "\n\n") * 300)
     (corpus / "small.txt").write_text("A small file. " * 20)
-    assert documents_module.load_needs_child("big.md", (corpus / "big.md").stat().st_size)  # the server would fork
+    assert bounded_module.load_needs_child("big.md", (corpus / "big.md").stat().st_size)  # the server would fork
     config = PipelineConfig(splitter=get_splitter("recursive", chunk_size=400, chunk_overlap=40))
 
     def parts(out: Path) -> str:

@@ -1,6 +1,6 @@
 """What a bounded child computes for a text comes back to its parent (core.runtime.memo.TextTables).
 
-A 1 MB text is split in a forked child (core.documents.split_bounded), which dies with what it
+A 1 MB text is split in a forked child (core.documents.bounded.split_bounded), which dies with what it
 computed: at every new chunk_size of a Chunks rerun it segmented again each paragraph the last child
 had segmented. The child now sends what it added to the per-text tables (the sentences of ranges of
 the text) with its nodes; the parent keeps them, so the next child starts with them. And where a
@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from core import documents as documents_module
 from core.config import PipelineConfig
-from core.documents import run_split, split_bounded
+from core.documents import bounded as bounded_module
+from core.documents import run_split
+from core.documents.bounded import split_bounded
 from core.loaders import load
 from core.runtime.bounded import map_bounded
 from core.runtime.memo import TextTables, added_to_tables, keep_in_tables, mark_tables
@@ -105,8 +106,8 @@ def test_a_child_splitting_the_same_text_does_not_segment_what_the_last_child_di
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     log = tmp_path / "calls"
-    monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)  # every split to a child
-    monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
+    monkeypatch.setattr(bounded_module, "IN_PROCESS_CHARS", -1)  # every split to a child
+    monkeypatch.setattr(bounded_module, "LIGHT_IN_PROCESS_CHARS", -1)
     monkeypatch.setattr(segmentation, "sentence_spans", _segmented_in_child(log))
     document = Document(text=TEXT)
     first = run_split([document], PipelineConfig(splitter=get_splitter("sentence", chunk_size=60)), bounded=True)
@@ -125,8 +126,8 @@ def test_a_child_splitting_the_same_text_does_not_segment_what_the_last_child_di
 
 
 def test_the_splits_of_a_childs_pieces_are_kept_here_and_give_the_same_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)
-    monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
+    monkeypatch.setattr(bounded_module, "IN_PROCESS_CHARS", -1)
+    monkeypatch.setattr(bounded_module, "LIGHT_IN_PROCESS_CHARS", -1)
     document = Document(text=TEXT)
     run_split(
         [document], PipelineConfig(splitter=get_splitter("sentence", chunk_size=60, chunk_overlap=5)), bounded=True
@@ -144,8 +145,8 @@ def test_the_splits_of_a_childs_pieces_are_kept_here_and_give_the_same_nodes(mon
 
 
 def test_the_kept_sentences_are_those_segmented_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)
-    monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
+    monkeypatch.setattr(bounded_module, "IN_PROCESS_CHARS", -1)
+    monkeypatch.setattr(bounded_module, "LIGHT_IN_PROCESS_CHARS", -1)
     run_split(
         [Document(text=TEXT)],
         PipelineConfig(splitter=get_splitter("sentence", chunk_size=40, chunk_overlap=5)),

@@ -18,7 +18,9 @@ from test_bounded import GRACE, MB, ROOT, SAMPLES, spin  # the same probes as th
 
 from core import documents as documents_module
 from core.config import PipelineConfig
-from core.documents import load_bounded, load_needs_child, run_split, split_bounded, split_needs_child
+from core.documents import bounded as bounded_module
+from core.documents import run_split
+from core.documents.bounded import load_bounded, load_needs_child, split_bounded, split_needs_child
 from core.engines.langchain import LangChainCharacterSplitter
 from core.errors import WorkMemoryError, WorkTimeoutError
 from core.limits import Limits
@@ -48,8 +50,8 @@ def test_a_split_in_the_child_makes_the_same_nodes(
     if name == "llamaindex.code":  # it refuses a file with no tree-sitter grammar: the Python sample
         sample_documents = load(SAMPLES / "chunk_stats.py")
     expected = run_split(sample_documents, config)
-    monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)  # every splitter to a child
-    monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
+    monkeypatch.setattr(bounded_module, "IN_PROCESS_CHARS", -1)  # every splitter to a child
+    monkeypatch.setattr(bounded_module, "LIGHT_IN_PROCESS_CHARS", -1)
     assert split_needs_child(sample_documents, config.splitter)
     assert run_split(sample_documents, config, bounded=True) == expected
 
@@ -302,7 +304,7 @@ def test_the_readme_states_the_work_limits_with_their_units() -> None:
         f"{DEFAULT_LIMITS.load_seconds:g} seconds of wall clock (`load_seconds`)",
         f"{DEFAULT_LIMITS.split_seconds:g} seconds (`split_seconds`) per document",
         f"{DEFAULT_LIMITS.work_memory_mb:,} MB ({DEFAULT_LIMITS.work_memory_mb * MB:,} bytes; `work_memory_mb`)",
-        f"texts over {documents_module.IN_PROCESS_CHARS:,} characters",
-        f"(up to {documents_module.IN_PROCESS_BYTES:,} bytes)",
+        f"texts over {bounded_module.IN_PROCESS_CHARS:,} characters",
+        f"(up to {bounded_module.IN_PROCESS_BYTES:,} bytes)",
     ):
         assert stated in section, stated

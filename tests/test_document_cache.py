@@ -313,7 +313,7 @@ def test_packed_documents_cross_a_pickle_equal(documents_):
 def test_a_load_in_a_child_sends_its_elements_as_flat_columns(monkeypatch):
     """Unpickled as objects, 150,000 heading elements held the server's lock for 1.2 s in one C call (and its
     health check with it); packed, what crosses the pipe is a few arrays and no Element object."""
-    from core.documents import load_bounded
+    from core.documents.bounded import load_bounded
     from core.loaders import load_bytes
     from core.runtime import bounded
 

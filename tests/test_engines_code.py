@@ -7,7 +7,7 @@ grammar is refused, naming the extensions that have one; every grammar loads und
 split that crashes a grammar costs a child, never the caller (the stress script, run small, exits 0); the
 exported call builds the same splitter from the packages its Install line names.
 
-The engine's own splits run in the bounded child (:func:`core.documents.split_bounded`), as the app runs them:
+The engine's own splits run in the bounded child (:func:`core.documents.bounded.split_bounded`), as the app runs them:
 a grammar that crashed here would fail a test, not kill the pytest worker.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from core import load
-from core.documents import split_bounded
+from core.documents.bounded import split_bounded
 from core.engines.llamaindex_code import EXTENSIONS, LANGUAGE_GRAMMARS, language_for
 from core.errors import ConfigError
 from core.loaders.code import LANGUAGES

@@ -188,7 +188,7 @@ def _splitters_that_do_not_embed() -> list[str]:
 def test_every_splitter_is_held_to_the_node_limit_with_one_sentence(
     name: str, in_a_child: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core import documents as documents_module
+    from core.documents import bounded as bounded_module
 
     document = _many_nodes_document(name)
     config = PipelineConfig(splitter=get_splitter(name))
@@ -196,8 +196,8 @@ def test_every_splitter_is_held_to_the_node_limit_with_one_sentence(
     assert made >= 2, f"{name} makes {made} node of 400 sections: the document does not test it"
     limit = made // 2
     if in_a_child:
-        monkeypatch.setattr(documents_module, "IN_PROCESS_CHARS", -1)
-        monkeypatch.setattr(documents_module, "LIGHT_IN_PROCESS_CHARS", -1)
+        monkeypatch.setattr(bounded_module, "IN_PROCESS_CHARS", -1)
+        monkeypatch.setattr(bounded_module, "LIGHT_IN_PROCESS_CHARS", -1)
     with pytest.raises(TooLargeError) as caught:
         run_split([document], config, Limits(max_nodes=limit), bounded=True)
     sentence = str(caught.value)

@@ -150,7 +150,7 @@ def test_the_server_prepares_an_engines_imports_and_data_before_the_child_withou
     # Without it each LlamaIndex split in a child imported NLTK again: 2-3 s a rerun instead of 0.06 s.
     import sys
 
-    from core.documents import _warm
+    from core.documents.bounded import _warm
     from core.splitters import get_splitter
 
     _warm(get_splitter("llamaindex.sentence", chunk_size=300, chunk_overlap=20))

@@ -194,7 +194,7 @@ def _load(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple
 
 
 def _read(digest: str, file_name: str, options_json: str, _data: bytes) -> tuple[Document, ...] | WorkLimitError:
-    from core.documents import load_bounded
+    from core.documents.bounded import load_bounded
     from core.loaders.cache import load_bytes  # a file read before a restart comes back from disk
 
     # Bounded: a small upload may unpack to gigabytes or parse for minutes; it must not hold the server.

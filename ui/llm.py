@@ -152,7 +152,7 @@ def _approve(approval: str) -> None:
 
 def split_with_llm(choice: LLMChoice, document: Document, config: PipelineConfig) -> cache.Nodes:
     """``document``'s nodes with the LLM extractors run: while they are asked, a progress bar and Cancel under the
-    cost (the work runs in a bounded child; :func:`core.documents.extract_with_llm`). Cancel reruns the page:
+    cost (the work runs in a bounded child; :func:`core.documents.llm_run.extract_with_llm`). Cancel reruns the page:
     the run stops before its next request, the replies already received stay cached, and Run is offered again.
     A split already kept shows neither. A ChunkScopeError is said in one sentence and ends this run."""
     try:

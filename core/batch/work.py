@@ -69,7 +69,7 @@ _ALONE = [False]
 def serve_alone() -> None:
     """This process's main thread runs files and nothing else (a local engine's worker, a Ray actor): a large text,
     Markdown or code file is loaded here under an alarm instead of in a forked child (``alone`` of
-    :func:`core.documents.load_bounded`), when the load runs on that main thread (an alarm reaches no other)."""
+    :func:`core.documents.bounded.load_bounded`), when the load runs on that main thread (an alarm reaches no other)."""
     _ALONE[0] = True
 
 
@@ -223,7 +223,9 @@ def load_and_split(
     With LLM extractors, what they sent and spent for this file goes to ``result["llm"]`` (the manifest's line).
     ``extract`` stands in for the LLM extractors' run (``finish_nodes``'s step; ``batch --plan`` counts there)."""
     from core.batch.ids import assign_batch_ids
-    from core.documents import documents_to_split, extract_with_llm, finish_nodes, load_bounded, split_bounded
+    from core.documents import documents_to_split, finish_nodes
+    from core.documents.bounded import load_bounded, split_bounded
+    from core.documents.llm_run import extract_with_llm
     from core.extractors.llm import SPEND_KEYS, llm_extractors
     from core.limits import DEFAULT_LIMITS
     from core.loaders import load_bytes, loader_for

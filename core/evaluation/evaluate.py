@@ -267,7 +267,7 @@ def evaluate(
 
     ``pipeline``: a configuration whose steps after the split run here as every split runs them
     (:func:`core.documents.finish_nodes` with its metadata settings, in place of ``metadata``, and its LLM
-    extractors, :func:`core.documents.extract_with_llm`; ``bounded``: in a child), so what the EMBED view holds
+    extractors, :func:`core.documents.llm_run.extract_with_llm`; ``bounded``: in a child), so what the EMBED view holds
     is what is embedded and searched; ``documents`` then come from
     :func:`core.documents.documents_to_split` with it (its offline extractors). What its LLM extractors sent is
     :attr:`Evaluation.llm`. ``context_tokens``: measure :attr:`Evaluation.context_tokens`.
@@ -283,7 +283,7 @@ def evaluate(
     runs: list[Any] = []
     extract = None
     if pipeline is not None:
-        from core.documents import extract_with_llm
+        from core.documents.llm_run import extract_with_llm
 
         metadata = pipeline.metadata
         # The extractors' plan (before anything is sent) and their spend (after) are lines of the run's progress.

@@ -74,7 +74,7 @@ class RunPhases:
 
 def split_with_progress(splitter: Splitter, documents: Sequence[Document], phases: RunPhases) -> list[Node]:
     """``splitter.split(documents)``, one document at a time so the progress moves (a split is per document)."""
-    from core.documents import split_bounded
+    from core.documents.bounded import split_bounded
 
     nodes: list[Node] = []
     phases.splitting(0, len(documents))

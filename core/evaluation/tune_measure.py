@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from core.config_parts import DEFAULT_METADATA, RetrievalSettings
-from core.documents import finish_nodes, split_bounded, with_embed_allow_list
+from core.documents import finish_nodes, with_embed_allow_list
+from core.documents.bounded import split_bounded
 from core.errors import ConfigError
 from core.evaluation.evaluate import score_query, shown_params
 from core.evaluation.jobs import resolve_embedder

@@ -61,7 +61,7 @@ def compare_extractors(
     (:func:`core.documents.prepare_documents`). ``pipeline`` gives the extractors, the LLM connection and the
     metadata settings (its splitter is not used: ``specs`` give them). One configuration's rows are labelled
     :data:`WITH` and :data:`WITHOUT`; several configurations' rows ``label · with extractors``.
-    ``bounded``: the LLM extractors run in a child (:func:`core.documents.extract_with_llm`).
+    ``bounded``: the LLM extractors run in a child (:func:`core.documents.llm_run.extract_with_llm`).
     """
     from core.documents import prepare_documents
 

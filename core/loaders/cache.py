@@ -268,7 +268,7 @@ def load_bytes(
 
     ``cache`` defaults to :func:`default_cache`; with none given and the cache turned off
     (:func:`enabled`), this is :func:`core.loaders.load_bytes`. ``run_load`` runs a read the
-    cache cannot serve (the app passes :func:`core.documents.load_bounded`'s child), so a hit
+    cache cannot serve (the app passes :func:`core.documents.bounded.load_bounded`'s child), so a hit
     costs no fork.
     """
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import PipelineConfig
-from core.documents import file_name_of, prepare_documents, split_bounded
+from core.documents import prepare_documents
+from core.documents.bounded import file_name_of, split_bounded
 from core.errors import ConfigError
 from core.limits import DEFAULT_LIMITS, Limits
 from core.schema import Document, Node

@@ -69,7 +69,7 @@ class Splitter(Configurable):
         """Whether splitting ``text`` is cheap per character: the splitter says so once its tokenizer pass is done
         (``light_once_indexed``), cuts its own way (no ``compat`` mode), sizes with a tokenizer of its own (not a
         size function), and that tokenizer counts characters or holds the text's index
-        (:func:`core.tokens.token_index.index_held`). :func:`core.documents.split_needs_child` lets such a split
+        (:func:`core.tokens.token_index.index_held`). :func:`core.documents.bounded.split_needs_child` lets such a split
         run in-process on more characters."""
         if not self.light_once_indexed or getattr(self, "compat", NONE) != NONE:
             return False

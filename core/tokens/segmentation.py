@@ -79,7 +79,7 @@ def sentence_spans_within(text: str, start: int, end: int) -> tuple[tuple[int, i
     chunk_size, so a Chunks page rerun with a new chunk_size finds them here.
     Keyed by the text itself and the range (never stale); at most
     :data:`SENTENCE_SPANS`' few texts; what a bounded child segments is kept by its parent
-    (:func:`core.documents.split_bounded`). With reuse off (:func:`reuse_sentence_spans`)
+    (:func:`core.documents.bounded.split_bounded`). With reuse off (:func:`reuse_sentence_spans`)
     every call segments afresh.
     """
     if not _REUSE_SENTENCE_SPANS[0]:
