@@ -33,6 +33,7 @@ evaluate_builder.query_builder(documents)
 queries = evaluate_ui.queries_or_stop(documents)
 
 llm.not_scored_note(config)
+evaluate_ui.chain_note(config)
 chosen = evaluate_ui.selection(config, documents)
 if chosen.kind == "Tune":
     # The tuner searches splitters and retrieval settings itself: its own form, its own results.

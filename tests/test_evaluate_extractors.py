@@ -207,6 +207,16 @@ def test_cli_config_without_extractors_cannot_compare_and_a_bad_file_is_named(co
     assert "broken.json" in capsys.readouterr().err
 
 
+def test_cli_says_a_saved_configurations_postprocessors_are_not_scored(corpus, capsys, tmp_path):
+    from core.postprocessors import get_postprocessor
+
+    path = tmp_path / "chained.json"
+    chain = (get_postprocessor("long_context_reorder"),)
+    path.write_text(TITLED.replace(extractors=(), postprocessors=chain).to_json(), encoding="utf-8")
+    assert cli_evaluate.main(["evaluate", *corpus, "--config", str(path), "--quiet", "--format", "json"]) == 0
+    assert "the configuration's postprocessors (long_context_reorder) are not scored" in capsys.readouterr().err
+
+
 def test_cli_evaluates_a_saved_configuration_with_llm_extractors_and_never_says_the_key(endpoint, corpus, capsys, tmp_path):
     pytest.importorskip("openai")
     pytest.importorskip("llama_index.llms.openai_like")

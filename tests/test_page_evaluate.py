@@ -67,6 +67,14 @@ def queries():
     return load_queries(ROOT / "sample_docs" / "queries.json")
 
 
+
+def test_the_query_pages_chain_is_said_not_to_be_scored():
+    at = apptest_support.open_page(PAGE, {**apptest_support.SENTENCE, "postprocessors": "long_context_reorder"}, timeout=TIMEOUT)
+    assert not at.exception, at.exception
+    assert any("chain from the Query page (long_context_reorder) is not part of these scores" in shown(c.value) for c in at.caption)
+    plain = open_page()
+    assert not any("chain from the Query page" in c.value for c in plain.caption)
+
 def test_nothing_runs_until_asked():
     at = open_page()
     assert any("Run the evaluation" in info.value for info in at.info)

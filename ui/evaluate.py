@@ -64,6 +64,18 @@ class Selection:
 # -- the pool and the queries --------------------------------------------------------------
 
 
+def chain_note(config: PipelineConfig) -> None:
+    """Say that the Query page's postprocessor chain is not scored here (these numbers are retrieval's top-k)."""
+    if config.postprocessors:
+        names = ", ".join(post.name for post in config.postprocessors)
+        st.caption(
+            widgets.md_escape(
+                f"The postprocessor chain from the Query page ({names}) is not part of these scores: they measure "
+                "what retrieval returns (its top-k, hierarchy and context budget) before any postprocessor runs."
+            )
+        )
+
+
 def pool_or_stop(documents: Sequence[Document]) -> list[Document]:
     """The documents retrieval searches, chosen among the loaded ones (the samples marked); none chosen ends this run."""
     from ui.documents import sample_files

@@ -99,6 +99,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from core.evaluation.sweep import configurations, plan_sweeps, sweep_evaluations
 
     saved, pipeline, retrieval = _evaluation_settings(args)
+    if saved is not None and saved.postprocessors:
+        names = ", ".join(post.name for post in saved.postprocessors)
+        print(f"chunkscope: note: the configuration's postprocessors ({names}) are not scored: evaluate measures "
+              "what retrieval returns before any postprocessor", file=sys.stderr)
     engine = engine_from_args(args)
     queries = load_queries(args.queries)
     specs = plan_sweeps(*_splitter_settings(args, saved), _sweep_grid(args))
