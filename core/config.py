@@ -32,13 +32,14 @@ from core.config_parts import (
 )
 from core.errors import ConfigError
 from core.llm import LLMConnection
-from core.params import Configurable, read_typed
+from core.params import Configurable
+from core.params.typed_text import read_typed
 from core.registry import Registry
 
 CONFIG_VERSION = 2
 # Version 1 kept the native recursive splitter's literal separators as typed (``\\n`` for a newline) and the
 # splitter read them; from version 2 every stored value is the text itself, and typed text is read where it is
-# typed (core.params.read_typed). A version 1 file is read as it was split.
+# typed (core.params.typed_text.read_typed). A version 1 file is read as it was split.
 _READS_VERSIONS = (1, CONFIG_VERSION)
 
 

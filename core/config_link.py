@@ -37,7 +37,8 @@ from core.config_parts import (
 )
 from core.errors import ConfigError
 from core.llm import LLMConnection
-from core.params import Configurable, TypedText, format_list, write_typed
+from core.params import Configurable
+from core.params.typed_text import TypedText, format_list, write_typed
 from core.registry import Registry
 
 # Keys of the URL form that are not splitter parameters.
@@ -100,7 +101,7 @@ def read_query_params(
 
 
 def _encode_params(prefix: str, component: Configurable) -> dict[str, str]:
-    """A component's changed parameters; text typed as a person types it (core.params.write_typed), read back
+    """A component's changed parameters; text typed as a person types it (core.params.typed_text.write_typed), read back
     by the same rule as the app's boxes and ``--set``."""
     texts = {spec.name for spec in component.params() if spec.kind == "str"}
     return {
@@ -135,7 +136,7 @@ class _QueryReader:
     def __init__(
         self, params: Mapping[str, str | Sequence[str]], lenient: bool, ignore: set[str], warnings: list[str]
     ) -> None:
-        # Each value is typed text: a text parameter reads its escapes (core.params.read_typed).
+        # Each value is typed text: a text parameter reads its escapes (core.params.typed_text.read_typed).
         self.values = {key: TypedText(_last(value)) for key, value in params.items() if key not in ignore}
         self.lenient = lenient
         self.warnings = warnings

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from core.errors import ConfigError
 from core.params import Configurable, param
-from core.params import check_length as _check_length
-from core.params import check_template as _check_template
+from core.params.templates import check_length as _check_length
+from core.params.templates import check_template as _check_template
 from core.registry import Registry
 from core.schema import (
     DEFAULT_METADATA_SEPARATOR,

@@ -29,7 +29,7 @@ from core.config_parts import MetadataSettings, loader_registry
 from core.errors import ChunkScopeError
 from core.extractors import EXTRACTORS
 from core.output.export import langchain_snippet, llamaindex_snippet
-from core.params import read_typed
+from core.params.typed_text import read_typed
 from core.postprocessors import POSTPROCESSORS
 from core.splitters import SPLITTERS
 from core.translate.snippet import comment, literal, notes_of, one_line

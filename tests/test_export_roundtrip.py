@@ -24,7 +24,7 @@ from core.config import PipelineConfig
 from core.errors import ChunkScopeError
 from core.output.export_check import check_export
 from core.output.splitter_code import splitter_code
-from core.params import format_list, write_typed
+from core.params.typed_text import format_list, write_typed
 from core.splitters import SPLITTERS
 from core.translate.snippet import MODEL_SETUP, CodeSnippet
 
@@ -155,7 +155,7 @@ def test_parameters_round_trip_through_json_a_link_and_set(name, data):
             if isinstance(value, (list, tuple))
             else str(value).lower()
             if isinstance(value, bool)
-            else write_typed(value)  # text is typed by the one rule (core.params.read_typed reads it)
+            else write_typed(value)  # text is typed by the one rule (core.params.typed_text.read_typed reads it)
             if isinstance(value, str)
             else str(value)
         )

@@ -12,7 +12,8 @@ from core.config_parts import MetadataSettings
 from core.extractors import EXTRACTORS
 from core.llm import LLMConnection
 from core.loaders import LOADERS
-from core.params import ParamSpec, format_list
+from core.params import ParamSpec
+from core.params.typed_text import format_list
 from core.postprocessors import POSTPROCESSORS
 from core.splitters import SPLITTERS
 from ui.widgets import _to_widget_value

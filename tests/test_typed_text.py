@@ -17,7 +17,7 @@ from core import get_splitter, load
 from core.cli.main import main
 from core.config import PipelineConfig
 from core.config_parts import MetadataSettings
-from core.params import TYPED_TEXT_RULE, read_typed, write_typed
+from core.params.typed_text import TYPED_TEXT_RULE, read_typed, write_typed
 from core.splitters import SPLITTERS
 
 
@@ -121,7 +121,7 @@ def test_text_with_backslashes_and_newlines_survives_config_json_link_and_set(se
     import io
     from contextlib import redirect_stdout
 
-    from core.params import format_list
+    from core.params.typed_text import format_list
 
     splitter = SPLITTERS.create("langchain.recursive", separators=tuple(items))
     config = PipelineConfig(splitter=splitter, metadata=MetadataSettings(metadata_separator=separator))

@@ -19,7 +19,8 @@ import streamlit as st
 from core.config_parts import RetrievalSettings
 from core.errors import ConfigError
 from core.measure import lint
-from core.params import Configurable, ParamSpec, format_list, read_typed, readable_name, write_typed
+from core.params import Configurable, ParamSpec, readable_name
+from core.params.typed_text import format_list, read_typed, write_typed
 from core.splitters import SPLITTERS
 from ui import state
 
@@ -230,7 +231,7 @@ def _param_widget(spec: ParamSpec, key: str, values: Mapping[str, Any]) -> Any:
     if spec.kind in ("int_list", "str_list"):
         raw = st.text_input(label, key=wkey, help=f"{help_text} (comma-separated)")
         return None if spec.optional and not raw.strip() else raw
-    raw = st.text_input(label, key=wkey, help=help_text)  # the help says the escape rule (core.params.read_typed)
+    raw = st.text_input(label, key=wkey, help=help_text)  # the help says the escape rule (core.params.typed_text.read_typed)
     if spec.optional and raw == "":
         return None
     return read_typed(raw)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from core.errors import ChunkScopeError, ConfigError
-from core.params import TypedText
+from core.params.typed_text import TypedText
 
 # A user error (bad file, bad parameter) exits with this after one line on stderr.
 USER_ERROR = 2
@@ -16,7 +16,7 @@ USER_ERROR = 2
 def parse_assignments(items: Sequence[str], option: str) -> dict[str, str]:
     """``["k=v", ...]`` -> ``{"k": "v"}``; the value may itself hold ``=``.
 
-    Values are typed text (:class:`core.params.TypedText`): a text parameter reads its escapes as the app's
+    Values are typed text (:class:`core.params.typed_text.TypedText`): a text parameter reads its escapes as the app's
     boxes and links do (``\\n`` a newline, ``\\\\n`` a backslash and n).
     """
     out: dict[str, str] = {}

@@ -30,7 +30,8 @@ from core.evaluation.excerpts import ExcerptFinder
 from core.evaluation.queries import EvalQuery
 from core.evaluation.query_labels import MIN_PASSAGE_CHARS
 from core.llm import LLMConnection, LLMError
-from core.params import Configurable, check_template, param
+from core.params import Configurable, param
+from core.params.templates import check_template
 from core.schema import Document
 
 DRAFT_TEMPLATE = (

@@ -5,7 +5,7 @@ run it for several and report progress as they go. This module alone decides
 what may be swept: every declared number, choice or switch of a splitter
 (:func:`sweepable_params`), e.g. ``chunk_size``, markdown's ``heading_level``,
 semantic's ``breakpoint_amount``. The values to sweep are read as any list
-parameter is (:func:`core.params.parse_list`), then coerced and bounds-checked
+parameter is (:func:`core.params.typed_text.parse_list`), then coerced and bounds-checked
 by the parameter's own declaration. Combinations that break a rule between
 parameters (``chunk_overlap`` not below ``chunk_size``) are skipped.
 """
@@ -24,7 +24,8 @@ from core.evaluation.jobs import EvalInputs, EvalJob, evaluate_job, shippable_em
 from core.evaluation.queries import EvalQuery
 from core.evaluation.runner import Report, Scope
 from core.measure.compare_view import LABELS, settings_summary
-from core.params import Configurable, ParamSpec, check_bounds, parse_list
+from core.params import Configurable, ParamSpec, check_bounds
+from core.params.typed_text import parse_list
 from core.runtime.parallel import Engine, ordered_map
 from core.schema import Document
 from core.splitters import SPLITTERS, Splitter, get_splitter

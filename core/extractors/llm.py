@@ -31,7 +31,8 @@ from core.extractors.base import Extractor
 from core.extractors.registry import EXTRACTORS
 from core.llm import LLMConnection, LLMError
 from core.llm.control import LLMCancelled, LLMControl
-from core.params import check_template, param
+from core.params import param
+from core.params.templates import check_template
 from core.schema import Document, MetadataMode, Node
 
 # LlamaIndex's prompts (llama_index.core.extractors.metadata_extractors), copied so that listing the

@@ -53,7 +53,8 @@ IN_PROCESS_ENTRY_BYTES = 2_000_000
 DISABLE_VARIABLE = "CHUNKSCOPE_NO_DOCUMENT_CACHE"
 
 # What the loaders' output depends on besides their own folder (their imports inside core).
-_CORE_MODULES = ("errors.py", "runtime/forking.py", "limits.py", "params.py", "registry.py", "schema.py")
+# Files, or folders read whole.
+_CORE_MODULES = ("errors.py", "runtime/forking.py", "limits.py", "params", "registry.py", "schema.py")
 # The parsing libraries the loaders call: a new release may read a file differently.
 _LIBRARIES = (
     "pypdf",
@@ -91,7 +92,9 @@ def loader_code_version() -> str:
 
     core = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(f"format {FORMAT_VERSION} python {sys.version}".encode())
-    for path in [*sorted((core / "loaders").rglob("*.py")), *(core / name for name in _CORE_MODULES)]:
+    modules = [core / name for name in _CORE_MODULES]
+    files = [file for path in modules for file in (sorted(path.rglob("*.py")) if path.is_dir() else [path])]
+    for path in [*sorted((core / "loaders").rglob("*.py")), *files]:
         digest.update(path.relative_to(core).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     for library in _LIBRARIES:
         try:

@@ -5,21 +5,22 @@ subclassing :class:`Configurable`. Each field is made with :func:`param`, which
 records the default, bounds, choices and one line of help. Everything else is
 derived from that one declaration: the app's widgets, the CLI's ``--set`` options,
 JSON configs, the ``--format json`` listings, and validation.
+
+How a value is written as text (one escape rule, lists) is :mod:`core.params.typed_text`; the check that a
+template is literal text and plain fields is :mod:`core.params.templates`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from string import Formatter
 from typing import Any, ClassVar, Literal, Self
 
 from core.errors import ConfigError
+from core.params.typed_text import NONE_WORDS, TYPED_TEXT_RULE, TypedText, parse_list, read_typed
 
 _META_KEY = "chunkscope_param"
 
@@ -76,7 +77,7 @@ class ParamSpec:
         where = f"{owner}: " if owner else ""
         if self.accepts_function and callable(value):
             return value
-        if value is None or (self.optional and isinstance(value, str) and value.strip().lower() in _NONE_WORDS):
+        if value is None or (self.optional and isinstance(value, str) and value.strip().lower() in NONE_WORDS):
             if self.optional:
                 return None
             raise ConfigError(f"{where}{self.name} needs a value")
@@ -160,74 +161,6 @@ def _to_bool(value: Any) -> bool:
     if text in {"0", "false", "no", "off"}:
         return False
     raise ValueError(value)
-
-
-# -- typed text: one escape rule for every box, --set and link ---------------------------------------------------
-
-# What a person typing a text parameter is told, in each such parameter's help (added by _specs).
-TYPED_TEXT_RULE = "Escapes as in Python: \\n is a newline, \\t a tab, \\\\ one backslash (\\\\n: a backslash and n)."
-_TYPED_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
-_TYPED_ESCAPE = re.compile(r"\\([ntr\\])")
-# A backslash that must be doubled to be read back as itself: before an escape letter, a backslash, a character
-# written as an escape, or at the very end.
-_BACKSLASH_TO_DOUBLE = re.compile(r"\\(?=[ntr\\\n\t\r]|\Z)")
-
-
-class TypedText(str):
-    """Text a person typed for a parameter (a form's box, a ``--set``, a link): :func:`read_typed` reads it."""
-
-
-def read_typed(text: str) -> str:
-    """Typed text as the value it means, read as a Python string literal reads these escapes.
-
-    ``\\n`` is a newline, ``\\t`` a tab, ``\\r`` a carriage return and ``\\\\`` one backslash, so
-    ``\\\\n`` is a backslash and an n. Any other backslash stays as typed: a regular
-    expression's ``\\s``, ``\\d`` or ``\\.`` means what it says. The one rule for every text
-    parameter wherever it is typed: the app's boxes, ``--set`` (and the other CLI options),
-    and a share link's values (:func:`write_typed` writes them).
-    """
-    return _TYPED_ESCAPE.sub(lambda match: _TYPED_ESCAPES[match.group(1)], text)
-
-
-def write_typed(value: str) -> str:
-    """``value`` as a person would type it: the text :func:`read_typed` reads back as exactly ``value``."""
-    doubled = _BACKSLASH_TO_DOUBLE.sub(r"\\\\", value)
-    return doubled.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
-
-
-def parse_list(value: Any) -> list[Any]:
-    """The items of a list parameter, from a widget's, a ``--set``'s or a link's text, or from a JSON value.
-
-    Comma text is what a person types, so each item is stripped, empty items
-    are dropped and each is read by :func:`read_typed`: ``"h1, h2,"`` is
-    ``["h1", "h2"]``, ``"\\n\\n, \\n"`` two and one newlines. A JSON list (text starting
-    with ``[``) or a real list is taken exactly as it is (JSON's own escapes are the
-    same rule): that is how an item that is whitespace or holds a comma is written
-    (a separator ``" "``: ``[" "]``).
-    """
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            items = json.loads(text)
-            if not isinstance(items, list):
-                raise ValueError(value)
-            return items
-        return [read_typed(item.strip()) for item in text.split(",") if item.strip()]
-    return list(value)
-
-
-# Words an optional parameter's text reads as "not set" (see ParamSpec.coerce).
-_NONE_WORDS = {"", "none", "null"}
-
-
-def format_list(items: Sequence[Any], separator: str = ", ") -> str:
-    """The text :func:`parse_list` reads back as exactly ``items``: comma text when it would, else JSON."""
-    texts = [write_typed(str(item)) for item in items]
-    plain = separator.join(texts)
-    readable = all(text and text == text.strip() and "," not in text for text in texts)
-    if readable and not plain.startswith("[") and plain.lower() not in _NONE_WORDS:
-        return plain
-    return json.dumps([str(item) for item in items], ensure_ascii=False)
 
 
 def param(
@@ -436,70 +369,3 @@ def _kind_of(annotation: Any) -> tuple[str, bool, tuple[str, ...] | None]:
     if annotation in simple:
         return simple[annotation], optional, None
     raise TypeError(f"unsupported parameter type {annotation!r}")
-
-
-# The longest template or separator accepted: a few lines of framing. With each field used
-# at most once, this bounds what a rendering adds to the node's own text and metadata.
-MAX_TEMPLATE_CHARS = 1_000
-
-
-def check_length(owner: str, name: str, text: str, max_chars: int = MAX_TEMPLATE_CHARS) -> None:
-    if len(text) > max_chars:
-        raise ConfigError(
-            f"{owner}: {name} is {len(text):,} characters long, more than the limit of {max_chars:,}"
-        )
-
-
-def check_template(
-    owner: str,
-    name: str,
-    template: str,
-    fields: tuple[str, ...],
-    required: tuple[str, ...],
-    max_chars: int = MAX_TEMPLATE_CHARS,
-) -> None:
-    """Refuse a template that is more than literal text and plain ``{field}`` names from ``fields``, each once.
-
-    Checked by parsing, never by rendering: a format spec is code for str.format
-    (``{content:>999999999}`` asks for a gigabyte), and so are conversions,
-    attribute and index access; none of them has a use in a template.
-    """
-    check_length(owner, name, template, max_chars)
-    try:
-        parsed = list(Formatter().parse(template))
-    except ValueError as exc:
-        raise ConfigError(f"{owner}: {name} is not a valid template ({exc}; write {{{{ for a literal brace)") from None
-    used: list[str] = []
-    for _literal, field_name, spec, conversion in parsed:
-        if field_name is None:
-            continue
-        problem = _field_problem(field_name, spec or "", conversion, fields, used)
-        if problem:
-            allowed = " and ".join("{" + f + "}" for f in fields)
-            raise ConfigError(f"{owner}: {name} may only use {allowed} (write {{{{ for a brace): {problem}")
-        used.append(field_name)
-    for field_name in required:
-        if field_name not in used:
-            raise ConfigError(f"{owner}: {name} must contain {{{field_name}}}")
-
-
-def _field_problem(
-    field_name: str, spec: str, conversion: str | None, fields: tuple[str, ...], used: list[str]
-) -> str | None:
-    written = "{" + field_name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
-    # Quoted with repr so a newline in the field stays on the message's one line.
-    shown = repr(written if len(written) <= 40 else written[:38] + "…}")
-    head = field_name.partition(".")[0].partition("[")[0]
-    if not head or head.isdigit():
-        return f"{shown} is positional"
-    if head not in fields:
-        return f"unknown field {head!r}"
-    if head != field_name:
-        return f"{shown} reads an attribute or index"
-    if conversion:
-        return f"{shown} has a conversion"
-    if spec:
-        return f"{shown} has a format spec"
-    if field_name in used:
-        return f"{shown} appears more than once"
-    return None
