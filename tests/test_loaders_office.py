@@ -142,11 +142,13 @@ def test_docx_headings_paragraphs_lists_and_a_table_with_exact_spans() -> None:
     assert document.pages == []
 
 
-def test_docx_reads_what_is_shown_not_deleted_text_field_codes_or_fallback_copies() -> None:
+def test_docx_reads_what_is_shown_not_deleted_or_moved_away_text_field_codes_or_fallback_copies() -> None:
     # A text box is read after its paragraph, marked; of alternate content only the choice, not its fallback copy.
     body = (
         "<w:p><w:r><w:t>Kept</w:t></w:r>"
         "<w:del><w:r><w:delText>deleted</w:delText></w:r></w:del>"
+        # Moved text is stored twice, where it was (w:moveFrom, in w:t like any run) and where it went.
+        "<w:moveFrom><w:r><w:t>moved</w:t></w:r></w:moveFrom>"
         '<w:ins><w:r><w:t xml:space="preserve"> inserted</w:t></w:r></w:ins>'
         '<w:r><w:instrText> HYPERLINK "http://example.invalid" </w:instrText></w:r>'
         '<w:hyperlink><w:r><w:t xml:space="preserve"> linked</w:t></w:r></w:hyperlink>'
@@ -154,6 +156,7 @@ def test_docx_reads_what_is_shown_not_deleted_text_field_codes_or_fallback_copie
         "<w:r><mc:AlternateContent><mc:Choice><w:drawing><w:txbxContent><w:p><w:r><w:t>box</w:t></w:r></w:p>"
         "</w:txbxContent></w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent><w:p><w:r><w:t>box copy</w:t>"
         "</w:r></w:p></w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent></w:r>"
+        "<w:moveTo><w:r><w:t xml:space='preserve'> moved</w:t></w:r></w:moveTo>"
         "</w:p>"
         "<w:sdt><w:sdtContent><w:p><w:r><w:t>In a content control</w:t></w:r></w:p></w:sdtContent></w:sdt>"
         "<w:tbl><w:tr><w:trPr/>" + cell("a") + cell("b") + "</w:tr>"
@@ -161,7 +164,7 @@ def test_docx_reads_what_is_shown_not_deleted_text_field_codes_or_fallback_copie
     )
     document = load_one(docx(body), "shown.docx")
     assert document.text == (
-        "Kept inserted linked\nsecond line tabbed\n\n"
+        "Kept inserted linked\nsecond line tabbed moved\n\n"
         "box\n\n"
         "In a content control\n\n"
         "| Head 1 | Head 2 |\n| --- | --- |\n| a | b |"

@@ -8,9 +8,10 @@ Markdown-like rows (see :mod:`core.loaders.blocks`); the row marked as a header
 (``w:tblHeader``), else the first, is the header. A merged cell keeps every
 value under its header: a cell spanning columns (``w:gridSpan``) is its value
 then empty cells, a cell continuing a vertical merge (``w:vMerge``) is empty.
-Deleted text of tracked changes, field codes and comments are left out; a
-paragraph's line breaks are kept. Word stores no page breaks it can vouch for,
-so a DOCX has no pages.
+Deleted text of tracked changes, text moved away (``w:moveFrom``: it is read
+where it moved to, as Word's final view shows it), field codes and comments are
+left out; a paragraph's line breaks are kept. Word stores no page breaks it can
+vouch for, so a DOCX has no pages.
 
 What a paragraph anchors follows it, in its order there: a picture's
 description (its alt text, ``wp:docPr/@descr``, else its title) as a paragraph
@@ -69,9 +70,12 @@ _HEADING_NAME = re.compile(r"heading\s*([1-9])$", re.IGNORECASE)
 # Run content that is text; everything else in a run (drawings, objects, field codes, deleted text) is not.
 _RUN_TEXT = {"t": None, "tab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-", "softHyphen": ""}
 # Containers whose content is not part of a paragraph's own text: text boxes (their own story, read after
-# the paragraph), deleted text, embedded objects and pictures (their alt text is read after the paragraph),
-# and the paragraph's and runs' properties.
-_SKIPPED = frozenset({"txbxContent", "del", "object", "drawing", "pict", "instrText", "delText", "pPr", "rPr"})
+# the paragraph), deleted text and text moved away (tracked changes: Word's final view shows neither, and a
+# move's text is read where it moved to), embedded objects and pictures (their alt text is read after the
+# paragraph), and the paragraph's and runs' properties.
+_SKIPPED = frozenset(
+    {"txbxContent", "del", "moveFrom", "object", "drawing", "pict", "instrText", "delText", "pPr", "rPr"}
+)
 # What a paragraph's text is read from, and nothing under it: runs' text, equations, notes' references.
 _TEXT_NODES = frozenset({*_RUN_TEXT, "oMath", "oMathPara", "footnoteReference", "endnoteReference"})
 # Wrappers around paragraphs and tables in the body: content controls, custom XML, tracked insertions.

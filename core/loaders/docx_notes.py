@@ -17,8 +17,9 @@ from xml.etree.ElementTree import Element as XmlElement
 from core.loaders.archive import Archive, attr, child, children, local
 from core.loaders.blocks import BlockText
 
-# Where nothing a paragraph anchors is looked for: deleted text, field codes, embedded objects, equations.
-_NOT_ANCHORING = frozenset({"del", "delText", "instrText", "object", "oMath", "oMathPara", "pPr", "rPr"})
+# Where nothing a paragraph anchors is looked for: deleted (or moved away) text, field codes, embedded objects,
+# equations.
+_NOT_ANCHORING = frozenset({"del", "moveFrom", "delText", "instrText", "object", "oMath", "oMathPara", "pPr", "rPr"})
 # A text box's content is read as its own story, and a picture's properties hold nothing more to read.
 _ANCHORS = frozenset({"txbxContent", "docPr"})
 _FILE_NAME = re.compile(r"[\w ().-]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg|webp)", re.IGNORECASE)
