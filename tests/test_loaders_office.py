@@ -732,3 +732,20 @@ def test_pptx_slide_footers_dates_and_numbers_follow_the_content_marked() -> Non
     ]
     without = load_one(pptx(slides), "footers.pptx", include_footers=False)
     assert without.text == "Results\n\nUp 4%\n\nNext"
+
+
+def test_pptx_equations_are_linear_text_apart_from_their_words_and_read_once_not_from_their_fallback() -> None:
+    # PowerPoint writes an equation as an a14:m choice and a plain-runs copy of it as the fallback.
+    math = (
+        '<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+        '<mc:Choice Requires="a14"><a14:m xmlns:a14="http://schemas.microsoft.com/office/drawing/2010/main">'
+        '<m:oMathPara xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"><m:oMath>'
+        "<m:r><m:t>E=m</m:t></m:r><m:sSup><m:e><m:r><m:t>c</m:t></m:r></m:e><m:sup><m:r><m:t>2</m:t></m:r></m:sup>"
+        "</m:sSup></m:oMath></m:oMathPara></a14:m></mc:Choice>"
+        "<mc:Fallback><a:r><a:t>E=mc2</a:t></a:r></mc:Fallback></mc:AlternateContent>"
+    )
+    body = f"<a:p><a:r><a:t>Energy</a:t></a:r>{math}<a:r><a:t>holds.</a:t></a:r></a:p>"
+    slide = shape("Physics", "title") + f"<p:sp><p:nvSpPr/><p:txBody>{body}</p:txBody></p:sp>"
+    document = load_one(pptx([slide]), "math.pptx")
+    assert document.text == "Physics\n\nEnergy E = mc^2 holds."
+    assert laid_out(document)[1] == ("paragraph", "Energy E = mc^2 holds.", None, 1)

@@ -16,7 +16,9 @@ and its axes' titles),
 read from the values the chart part caches. Each slide's speaker notes follow
 its content, marked ``notes`` (markitdown and LlamaIndex read them too; they
 are often the talk's own words), unless ``include_notes`` is off; embedded
-objects and media are never read.
+objects and media are never read. An equation (``a14:m``, the choice of its
+alternate content; the fallback is a copy) is linear text, as in a DOCX
+(:mod:`core.loaders.omml`).
 
 A slide's footer, date and slide number placeholders (``include_footers``, on
 by default) follow its content, before its notes, each a paragraph marked
@@ -31,6 +33,7 @@ not shown on the slide.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from xml.etree.ElementTree import Element as XmlElement
@@ -38,6 +41,7 @@ from xml.etree.ElementTree import Element as XmlElement
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.loaders.archive import Archive, ZipLoader, child, children, core_properties, descendants, local
 from core.loaders.blocks import BlockText
+from core.loaders.omml import math_text
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
 from core.params import param
@@ -298,10 +302,11 @@ def _bulleted(paragraph: XmlElement, default: bool) -> bool:
 
 
 def paragraph_text(paragraph: XmlElement, slide_number: int | None = None) -> str:
-    """A DrawingML paragraph's text: runs and fields, line breaks (``a:br``) as "\\n"; a slide number field
-    shows ``slide_number`` when given (the cached text can be stale, or the layout's "‹#›")."""
+    """A DrawingML paragraph's text: runs and fields, line breaks (``a:br``) as "\\n", equations as linear text
+    apart from the words around them; a slide number field shows ``slide_number`` when given (the cached text
+    can be stale, or the layout's "‹#›")."""
     pieces = []
-    for node in paragraph:
+    for node in _paragraph_content(paragraph):
         tag = local(node.tag)
         if tag == "fld" and slide_number is not None and (node.get("type") or "").lower() == "slidenum":
             pieces.append(str(slide_number))
@@ -310,8 +315,23 @@ def paragraph_text(paragraph: XmlElement, slide_number: int | None = None) -> st
             pieces.append((text_node.text or "") if text_node is not None else "")
         elif tag == "br":
             pieces.append("\n")
+        elif tag == "m":  # a14:m, an equation: its m:oMathPara (or m:oMath)
+            pieces.extend(f" {math_text(math)} " for math in node if local(math.tag) in ("oMath", "oMathPara"))
     lines = "".join(pieces).split("\n")
     return "\n".join(" ".join(line.split()) for line in lines if line.strip())
+
+
+def _paragraph_content(paragraph: XmlElement) -> Iterator[XmlElement]:
+    """A paragraph's children, alternate content (``mc:AlternateContent``) as its first choice's: PowerPoint
+    writes an equation as an ``a14:m`` choice with a copy of it in plain runs (or nothing) as the fallback."""
+    for node in paragraph:
+        if local(node.tag) != "AlternateContent":
+            yield node
+            continue
+        chosen = child(node, "Choice")
+        chosen = chosen if chosen is not None else child(node, "Fallback")
+        if chosen is not None:
+            yield from chosen
 
 
 def _table_rows(table: XmlElement) -> list[list[str]]:
