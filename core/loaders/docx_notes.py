@@ -48,16 +48,16 @@ def paragraph_nodes(
         if tag in skipped:
             continue
         if tag == "AlternateContent":
-            chosen = _chosen(node)
-            if chosen is not None:
-                stack.append(iter(chosen))
+            branch = chosen(node)
+            if branch is not None:
+                stack.append(iter(branch))
             continue
         yield tag, node
         if tag not in leaves:
             stack.append(iter(node))
 
 
-def _chosen(alternate: XmlElement) -> XmlElement | None:
+def chosen(alternate: XmlElement) -> XmlElement | None:
     """Of alternate content, the first choice (else the fallback): the others are copies of it."""
     chosen = child(alternate, "Choice")
     return chosen if chosen is not None else child(alternate, "Fallback")
