@@ -153,6 +153,7 @@ def test_docx_reads_what_is_shown_not_deleted_or_moved_away_text_field_codes_or_
         '<w:r><w:instrText> HYPERLINK "http://example.invalid" </w:instrText></w:r>'
         '<w:hyperlink><w:r><w:t xml:space="preserve"> linked</w:t></w:r></w:hyperlink>'
         "<w:r><w:br/><w:t>second line</w:t><w:tab/><w:t>tabbed</w:t></w:r>"
+        '<w:r><w:ptab w:relativeTo="margin" w:alignment="right" w:leader="none"/><w:t>at the margin</w:t></w:r>'
         "<w:r><mc:AlternateContent><mc:Choice><w:drawing><w:txbxContent><w:p><w:r><w:t>box</w:t></w:r></w:p>"
         "</w:txbxContent></w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent><w:p><w:r><w:t>box copy</w:t>"
         "</w:r></w:p></w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent></w:r>"
@@ -164,7 +165,7 @@ def test_docx_reads_what_is_shown_not_deleted_or_moved_away_text_field_codes_or_
     )
     document = load_one(docx(body), "shown.docx")
     assert document.text == (
-        "Kept inserted linked\nsecond line tabbed moved\n\n"
+        "Kept inserted linked\nsecond line tabbed at the margin moved\n\n"
         "box\n\n"
         "In a content control\n\n"
         "| Head 1 | Head 2 |\n| --- | --- |\n| a | b |"

@@ -76,7 +76,8 @@ from core.schema import Document
 
 _HEADING_NAME = re.compile(r"heading\s*([1-9])$", re.IGNORECASE)
 # Run content that is text; everything else in a run (drawings, objects, field codes, deleted text) is not.
-_RUN_TEXT = {"t": None, "tab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-", "softHyphen": ""}
+# A positional tab (``w:ptab``, Word's "Company<tab>Page 1" in footers) is a tab as a reader sees it.
+_RUN_TEXT = {"t": None, "tab": "\t", "ptab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-", "softHyphen": ""}
 # Containers whose content is not part of a paragraph's own text: text boxes (their own story, read after
 # the paragraph), deleted text and text moved away (tracked changes: Word's final view shows neither, and a
 # move's text is read where it moved to), embedded objects and pictures (their alt text is read after the
