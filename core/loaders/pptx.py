@@ -13,7 +13,9 @@ file name (PowerPoint writes the inserted file's name there, and names such as
 ``file_name``); a chart is a table of its data (the series as columns, the
 categories as rows, each value in its category's row, under the chart's title
 and its axes' titles),
-read from the values the chart part caches. Each slide's speaker notes follow
+read from the values the chart part caches; a SmartArt graphic is its points'
+paragraphs, marked ``smartart``, in its text pane's order (markitdown and
+python-pptx read none of it). Each slide's speaker notes follow
 its content, marked ``notes`` (markitdown and LlamaIndex read them too; they
 are often the talk's own words), unless ``include_notes`` is off; embedded
 objects and media are never read. An equation (``a14:m``, the choice of its
@@ -165,9 +167,10 @@ class _SlideParts:
     # The slide's footer, date and number placeholders' texts, read after its content: (kind, text).
     margins: list[tuple[str, str]] = field(default_factory=list)
 
-    def chart(self, rel_id: str) -> XmlElement | None:
+    def related(self, rel_id: str, wanted: str) -> XmlElement | None:
+        """The part the slide's relationship ``rel_id`` points to, when it is of the ``wanted`` kind."""
         kind, target = self.archive.relationships(self.slide_part).get(rel_id, ("", ""))
-        return self.archive.xml(target) if kind == "chart" else None
+        return self.archive.xml(target) if kind == wanted else None
 
 
 def _shapes(tree: XmlElement, out: BlockText, parts: _SlideParts) -> None:
@@ -182,17 +185,57 @@ def _shapes(tree: XmlElement, out: BlockText, parts: _SlideParts) -> None:
             if table is not None:
                 out.add_table(_table_rows(table))
             chart_ref = next(descendants(shape, "chart"), None)
-            if chart_ref is not None:
-                rel_id = next((value for key, value in chart_ref.attrib.items() if key.endswith("}id")), "")
-                chart = parts.chart(rel_id)
-                if chart is not None:
-                    _chart(chart, out)
+            chart = parts.related(_rel_attr(chart_ref, "id"), "chart") if chart_ref is not None else None
+            if chart is not None:
+                _chart(chart, out)
+            diagram_ref = next(descendants(shape, "relIds"), None)  # SmartArt: its data model holds the text
+            diagram = parts.related(_rel_attr(diagram_ref, "dm"), "diagramData") if diagram_ref is not None else None
+            if diagram is not None:
+                _smartart(diagram, out)
         elif tag == "grpSp":
             _shapes(shape, out, parts)
         elif tag == "AlternateContent":
             choice = child(shape, "Choice")  # the Fallback is a copy of the same content
             if choice is not None:
                 _shapes(choice, out, parts)
+
+
+def _rel_attr(node: XmlElement, name: str) -> str:
+    """The relationship id in ``node``'s attribute ``r:name``."""
+    return next((value for key, value in node.attrib.items() if key.endswith("}" + name)), "")
+
+
+def _smartart(data: XmlElement, out: BlockText) -> None:
+    """A SmartArt graphic's text: each point's paragraphs, marked ``smartart``, in the order its text pane lists
+    them (the tree of its connections, each point's children by their order), then any point the tree misses.
+    The drawing PowerPoint caches of it is a copy laid out in shapes, not read."""
+    points = {point.get("modelId"): point for point in descendants(data, "pt")}
+    below: dict[str | None, list[tuple[int, str | None]]] = {}
+    for link in descendants(data, "cxn"):
+        if link.get("type", "parOf") == "parOf":
+            below.setdefault(link.get("srcId"), []).append((_int(link.get("srcOrd")), link.get("destId")))
+    stack = [key for key, point in points.items() if point.get("type") == "doc"]
+    order: dict[str | None, None] = {}  # the points in reading order; each once, whatever cycles the links make
+    while stack:
+        key = stack.pop()
+        if key not in order:
+            order[key] = None
+            stack.extend(dest for _, dest in sorted(below.get(key, []), key=lambda link: -link[0]) if dest not in order)
+    order.update(dict.fromkeys(points))
+    for key in order:
+        point = points.get(key)
+        body = child(point, "t") if point is not None and point.get("type", "node") in ("node", "asst") else None
+        for paragraph in children(body, "p") if body is not None else ():
+            text = paragraph_text(paragraph)
+            if text:
+                out.add(text, "paragraph", attrs={"smartart": True})
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
 
 
 def _alt_text(picture: XmlElement, out: BlockText) -> None:
