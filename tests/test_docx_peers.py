@@ -2,8 +2,8 @@
 markitdown or docx2txt reads is read"), and nothing Word does not show.
 
 The documents are generated from the pieces a person sees in Word: paragraphs of runs, links, content controls,
-text boxes (as Word writes them, a DrawingML choice with a VML copy as its fallback, or VML alone), pictures'
-descriptions, tables with merged cells, footnotes and a tracked move; deleted text is generated too and must
+text boxes (as Word writes them, a DrawingML choice with a VML copy as its fallback, or VML alone), alternate
+content around paragraphs, pictures' descriptions, tables with merged cells, footnotes and a tracked move; deleted text is generated too and must
 not be read. The words are the readers' benchmark's (``benchmarks/parsers.py``: markitdown's own labels are not
 words of the file). docx2txt and markitdown are the readers LangChain, LlamaIndex and markitdown users run.
 """
@@ -51,6 +51,11 @@ def table(rows: list[list[tuple[str, int]]]) -> str:
     return f"<w:tbl>{grid}{body}</w:tbl>"
 
 
+def vml_box(text: str) -> str:
+    """A text box as older Word versions write it: a VML shape alone."""
+    return f"<w:r><w:pict><v:shape><v:textbox><w:txbxContent>{para(text)}</w:txbxContent></v:textbox></v:shape></w:pict></w:r>"
+
+
 def picture(description: str) -> str:
     return (
         "<w:r><w:drawing><wp:inline><wp:extent cx='9525' cy='9525'/>"
@@ -65,6 +70,15 @@ BLOCKS = st.one_of(
     st.tuples(WORDS, WORDS).map(lambda p: (paragraph(run(p[0]), f"<w:hyperlink>{run(p[1])}</w:hyperlink>"), "")),
     WORDS.map(lambda text: (f"<w:sdt><w:sdtContent>{para(text)}</w:sdtContent></w:sdt>", "")),
     st.tuples(WORDS, WORDS).map(lambda p: (f"<w:p>{run(p[0])}{text_box(p[1])}</w:p>", "")),
+    st.tuples(WORDS, WORDS).map(lambda p: (f"<w:p>{run(p[0])}{vml_box(p[1])}</w:p>", "")),
+    # Alternate content around a paragraph: the choice and its fallback copy.
+    WORDS.map(
+        lambda text: (
+            f"<mc:AlternateContent><mc:Choice Requires='w14'>{para(text)}</mc:Choice>"
+            f"<mc:Fallback>{para(text)}</mc:Fallback></mc:AlternateContent>",
+            "",
+        )
+    ),
     st.tuples(WORDS, WORDS).map(lambda p: (f"<w:p>{run(p[0])}{picture(p[1])}</w:p>", "")),
     CELLS.map(lambda rows: (table(rows), "")),
     st.tuples(WORDS, WORDS).map(
