@@ -85,6 +85,23 @@ def test_a_text_box_in_a_header_is_marked_both_ways() -> None:
     assert document.elements[0].attrs == {"page_header": "default", "text_box": True}
 
 
+def test_alternate_content_around_paragraphs_tables_and_cells_is_read_once_from_its_choice() -> None:
+    def alternate(choice: str, fallback: str) -> str:
+        return (
+            f"<mc:AlternateContent><mc:Choice Requires='w14'>{choice}</mc:Choice>"
+            f"<mc:Fallback>{fallback}</mc:Fallback></mc:AlternateContent>"
+        )
+
+    cell = "<w:tc>" + alternate(para("in a cell"), para("in a cell, a copy")) + "</w:tc>"
+    body = (
+        alternate(para("A paragraph"), para("A paragraph, a copy"))
+        + alternate(f"<w:tbl><w:tr>{cell}</w:tr></w:tbl>", "")
+        + f"<w:tbl><w:tr>{cell}{alternate('<w:tc>' + para('a row') + '</w:tc>', '')}</w:tr></w:tbl>"
+    )
+    document = load_one(docx(body), "alternate.docx")
+    assert document.text == "A paragraph\n\n| in a cell |\n| --- |\n\n| in a cell | a row |\n| --- | --- |"
+
+
 def test_a_document_with_no_text_anywhere_still_has_no_text() -> None:
     with pytest.raises(EmptyDocumentError):
         load_bytes(docx("<w:p><w:r><w:drawing><w:txbxContent><w:p/></w:txbxContent></w:drawing></w:r></w:p>"), "e.docx")

@@ -142,18 +142,22 @@ def test_docx_headings_paragraphs_lists_and_a_table_with_exact_spans() -> None:
     assert document.pages == []
 
 
-def test_docx_reads_what_is_shown_not_deleted_text_field_codes_or_fallback_copies() -> None:
+def test_docx_reads_what_is_shown_not_deleted_or_moved_away_text_field_codes_or_fallback_copies() -> None:
     # A text box is read after its paragraph, marked; of alternate content only the choice, not its fallback copy.
     body = (
         "<w:p><w:r><w:t>Kept</w:t></w:r>"
         "<w:del><w:r><w:delText>deleted</w:delText></w:r></w:del>"
+        # Moved text is stored twice, where it was (w:moveFrom, in w:t like any run) and where it went.
+        "<w:moveFrom><w:r><w:t>moved</w:t></w:r></w:moveFrom>"
         '<w:ins><w:r><w:t xml:space="preserve"> inserted</w:t></w:r></w:ins>'
         '<w:r><w:instrText> HYPERLINK "http://example.invalid" </w:instrText></w:r>'
         '<w:hyperlink><w:r><w:t xml:space="preserve"> linked</w:t></w:r></w:hyperlink>'
         "<w:r><w:br/><w:t>second line</w:t><w:tab/><w:t>tabbed</w:t></w:r>"
+        '<w:r><w:ptab w:relativeTo="margin" w:alignment="right" w:leader="none"/><w:t>at the margin</w:t></w:r>'
         "<w:r><mc:AlternateContent><mc:Choice><w:drawing><w:txbxContent><w:p><w:r><w:t>box</w:t></w:r></w:p>"
         "</w:txbxContent></w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent><w:p><w:r><w:t>box copy</w:t>"
         "</w:r></w:p></w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent></w:r>"
+        "<w:moveTo><w:r><w:t xml:space='preserve'> moved</w:t></w:r></w:moveTo>"
         "</w:p>"
         "<w:sdt><w:sdtContent><w:p><w:r><w:t>In a content control</w:t></w:r></w:p></w:sdtContent></w:sdt>"
         "<w:tbl><w:tr><w:trPr/>" + cell("a") + cell("b") + "</w:tr>"
@@ -161,7 +165,7 @@ def test_docx_reads_what_is_shown_not_deleted_text_field_codes_or_fallback_copie
     )
     document = load_one(docx(body), "shown.docx")
     assert document.text == (
-        "Kept inserted linked\nsecond line tabbed\n\n"
+        "Kept inserted linked\nsecond line tabbed at the margin moved\n\n"
         "box\n\n"
         "In a content control\n\n"
         "| Head 1 | Head 2 |\n| --- | --- |\n| a | b |"
@@ -729,3 +733,20 @@ def test_pptx_slide_footers_dates_and_numbers_follow_the_content_marked() -> Non
     ]
     without = load_one(pptx(slides), "footers.pptx", include_footers=False)
     assert without.text == "Results\n\nUp 4%\n\nNext"
+
+
+def test_pptx_equations_are_linear_text_apart_from_their_words_and_read_once_not_from_their_fallback() -> None:
+    # PowerPoint writes an equation as an a14:m choice and a plain-runs copy of it as the fallback.
+    math = (
+        '<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+        '<mc:Choice Requires="a14"><a14:m xmlns:a14="http://schemas.microsoft.com/office/drawing/2010/main">'
+        '<m:oMathPara xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"><m:oMath>'
+        "<m:r><m:t>E=m</m:t></m:r><m:sSup><m:e><m:r><m:t>c</m:t></m:r></m:e><m:sup><m:r><m:t>2</m:t></m:r></m:sup>"
+        "</m:sSup></m:oMath></m:oMathPara></a14:m></mc:Choice>"
+        "<mc:Fallback><a:r><a:t>E=mc2</a:t></a:r></mc:Fallback></mc:AlternateContent>"
+    )
+    body = f"<a:p><a:r><a:t>Energy</a:t></a:r>{math}<a:r><a:t>holds.</a:t></a:r></a:p>"
+    slide = shape("Physics", "title") + f"<p:sp><p:nvSpPr/><p:txBody>{body}</p:txBody></p:sp>"
+    document = load_one(pptx([slide]), "math.pptx")
+    assert document.text == "Physics\n\nEnergy E = mc^2 holds."
+    assert laid_out(document)[1] == ("paragraph", "Energy E = mc^2 holds.", None, 1)

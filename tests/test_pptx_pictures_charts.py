@@ -14,8 +14,12 @@ from io import BytesIO
 from pptx import Presentation
 from pptx.chart.data import CategoryChartData
 from pptx.enum.chart import XL_CHART_TYPE
+from pptx.opc.package import Part
+from pptx.opc.packuri import PackURI
+from pptx.oxml import parse_xml
 from pptx.util import Inches
 from test_loaders import check_spans
+from test_loaders_office import OFFICE_REL
 
 from core.loaders import load_bytes
 
@@ -153,3 +157,54 @@ def test_multi_level_categories_give_each_row_its_group_where_the_group_starts()
     (document,) = load_bytes(out.getvalue(), "d.pptx")
     check_spans(document)
     assert document.text.splitlines()[2:] == ["| UK / London | 12 |", "| Glasgow | 7 |", "| US / Boston | 30 |"]
+
+
+DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+
+
+def smartart_deck() -> bytes:
+    """A slide with a SmartArt graphic: "Plan" (with "Design" below it) then "Build", stored out of order, with the
+    connection and presentation points PowerPoint keeps beside them."""
+
+    def point(model_id: str, text: str | None, kind: str = "") -> str:
+        body = f"<dgm:t><a:bodyPr/><a:p><a:r><a:t>{text}</a:t></a:r></a:p></dgm:t>" if text else ""
+        return f'<dgm:pt modelId="{model_id}"{f" type={kind!r}" if kind else ""}>{body}</dgm:pt>'
+
+    data = (
+        f'<dgm:dataModel xmlns:dgm="{DGM}" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><dgm:ptLst>'
+        + point("0", None, "doc") + point("3", "Build") + point("2", "Design") + point("1", "Plan")
+        + point("t1", None, "parTrans") + point("p1", "ignored layout text", "pres")
+        + '</dgm:ptLst><dgm:cxnLst><dgm:cxn modelId="c3" srcId="0" destId="3" srcOrd="1"/>'
+        '<dgm:cxn modelId="c1" srcId="0" destId="1" srcOrd="0"/><dgm:cxn modelId="c2" srcId="1" destId="2" srcOrd="0"/>'
+        '<dgm:cxn modelId="c4" type="presOf" srcId="1" destId="p1"/></dgm:cxnLst></dgm:dataModel>'
+    )  # fmt: skip
+    presentation = Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+    slide.shapes.title.text = "Our process"
+    part = Part(
+        PackURI("/ppt/diagrams/data1.xml"),
+        "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
+        presentation.part.package,
+        data.encode(),
+    )
+    rel_id = slide.part.relate_to(part, f"{OFFICE_REL}/diagramData")
+    frame = (
+        f'<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
+        f'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:r="{OFFICE_REL}">'
+        '<p:nvGraphicFramePr><p:cNvPr id="9" name="Diagram 1"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr>'
+        '<p:xfrm/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/diagram">'
+        f'<dgm:relIds xmlns:dgm="{DGM}" r:dm="{rel_id}" r:lo="" r:qs="" r:cs=""/></a:graphicData></a:graphic>'
+        "</p:graphicFrame>"
+    )
+    slide.shapes._spTree.append(parse_xml(frame))
+    out = BytesIO()
+    presentation.save(out)
+    return out.getvalue()
+
+
+def test_smartart_text_is_read_in_its_text_panes_order_and_marked():
+    # markitdown (python-pptx) reads no SmartArt; the words are on the slide, so they are read here.
+    (document,) = load_bytes(smartart_deck(), "process.pptx")
+    check_spans(document)
+    assert document.text == "Our process\n\nPlan\n\nDesign\n\nBuild"
+    assert [e.attrs for e in document.elements[1:]] == [{"smartart": True}] * 3

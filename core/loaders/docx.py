@@ -8,9 +8,10 @@ Markdown-like rows (see :mod:`core.loaders.blocks`); the row marked as a header
 (``w:tblHeader``), else the first, is the header. A merged cell keeps every
 value under its header: a cell spanning columns (``w:gridSpan``) is its value
 then empty cells, a cell continuing a vertical merge (``w:vMerge``) is empty.
-Deleted text of tracked changes, field codes and comments are left out; a
-paragraph's line breaks are kept. Word stores no page breaks it can vouch for,
-so a DOCX has no pages.
+Deleted text of tracked changes, text moved away (``w:moveFrom``: it is read
+where it moved to, as Word's final view shows it), field codes and comments are
+left out; a paragraph's line breaks are kept. Word stores no page breaks it can
+vouch for, so a DOCX has no pages.
 
 What a paragraph anchors follows it, in its order there: a picture's
 description (its alt text, ``wp:docPr/@descr``, else its title) as a paragraph
@@ -58,7 +59,15 @@ from xml.etree.ElementTree import Element as XmlElement
 from core.errors import CorruptDocumentError, EmptyDocumentError, TooLargeError
 from core.loaders.archive import Archive, ZipLoader, attr, child, children, core_properties, local
 from core.loaders.blocks import BlockText
-from core.loaders.docx_notes import Notes, alt_text_marks, anchored, is_notes_heading, paragraph_nodes, read_notes
+from core.loaders.docx_notes import (
+    Notes,
+    alt_text_marks,
+    anchored,
+    chosen,
+    is_notes_heading,
+    paragraph_nodes,
+    read_notes,
+)
 from core.loaders.omml import math_text
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
@@ -67,15 +76,20 @@ from core.schema import Document
 
 _HEADING_NAME = re.compile(r"heading\s*([1-9])$", re.IGNORECASE)
 # Run content that is text; everything else in a run (drawings, objects, field codes, deleted text) is not.
-_RUN_TEXT = {"t": None, "tab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-", "softHyphen": ""}
+# A positional tab (``w:ptab``, Word's "Company<tab>Page 1" in footers) is a tab as a reader sees it.
+_RUN_TEXT = {"t": None, "tab": "\t", "ptab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-", "softHyphen": ""}
 # Containers whose content is not part of a paragraph's own text: text boxes (their own story, read after
-# the paragraph), deleted text, embedded objects and pictures (their alt text is read after the paragraph),
-# and the paragraph's and runs' properties.
-_SKIPPED = frozenset({"txbxContent", "del", "object", "drawing", "pict", "instrText", "delText", "pPr", "rPr"})
+# the paragraph), deleted text and text moved away (tracked changes: Word's final view shows neither, and a
+# move's text is read where it moved to), embedded objects and pictures (their alt text is read after the
+# paragraph), and the paragraph's and runs' properties.
+_SKIPPED = frozenset(
+    {"txbxContent", "del", "moveFrom", "object", "drawing", "pict", "instrText", "delText", "pPr", "rPr"}
+)
 # What a paragraph's text is read from, and nothing under it: runs' text, equations, notes' references.
 _TEXT_NODES = frozenset({*_RUN_TEXT, "oMath", "oMathPara", "footnoteReference", "endnoteReference"})
-# Wrappers around paragraphs and tables in the body: content controls, custom XML, tracked insertions.
-_TRANSPARENT = frozenset({"sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag"})
+# Wrappers around paragraphs and tables in the body: content controls, custom XML, tracked insertions; and
+# alternate content, whose first choice alone is read (see ``_inside``).
+_TRANSPARENT = frozenset({"sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag", "AlternateContent"})
 _STYLE_CHAIN_LIMIT = 20
 # The columns one cell may span in a table that declares no grid (Word always writes one).
 _MAX_SPAN = 64
@@ -211,7 +225,7 @@ class _Stories:
             elif tag == "tbl":
                 self.out.add_table(self._table_rows(node), attrs=attrs or None)
             elif tag in _TRANSPARENT:
-                self._walk(node, attrs)
+                self._walk(_inside(node), attrs)
 
     def _anchored(self, paragraph: XmlElement, attrs: dict[str, Any]) -> None:
         """What ``paragraph`` anchors, after it: pictures' descriptions and text boxes' content."""
@@ -290,6 +304,15 @@ class _Stories:
             )
 
 
+def _inside(wrapper: XmlElement) -> XmlElement:
+    """What a transparent wrapper holds: its content, or of alternate content (``mc:AlternateContent``) the first
+    choice (else the fallback), as in a paragraph: the others are copies of it."""
+    if local(wrapper.tag) != "AlternateContent":
+        return wrapper
+    branch = chosen(wrapper)
+    return branch if branch is not None else XmlElement("empty")
+
+
 def _int_value(node: XmlElement | None, default: int) -> int:
     try:
         return int(attr(node, "val") or "") if node is not None else default
@@ -306,7 +329,7 @@ def _section_breaks(container: XmlElement) -> Iterator[XmlElement]:
             if ended is not None:
                 yield ended
         elif tag in _TRANSPARENT:
-            yield from _section_breaks(node)
+            yield from _section_breaks(_inside(node))
 
 
 def _paragraph(
@@ -353,7 +376,7 @@ def _children(parent: XmlElement, tag: str) -> list[XmlElement]:
         if name == tag:
             found.append(node)
         elif name in _TRANSPARENT:
-            found.extend(_children(node, tag))
+            found.extend(_children(_inside(node), tag))
     return found
 
 
@@ -370,7 +393,7 @@ def _block_text(container: XmlElement, joiner: str, notes: Notes | None = None) 
         elif tag == "tbl":
             parts.extend(" ".join(cell for cell in row if cell) for row in _plain_rows(node, notes))
         elif tag in _TRANSPARENT:
-            parts.append(_block_text(node, joiner, notes))
+            parts.append(_block_text(_inside(node), joiner, notes))
     return joiner.join(" ".join(part.split()) for part in parts if part.strip())
 
 

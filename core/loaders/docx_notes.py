@@ -17,8 +17,9 @@ from xml.etree.ElementTree import Element as XmlElement
 from core.loaders.archive import Archive, attr, child, children, local
 from core.loaders.blocks import BlockText
 
-# Where nothing a paragraph anchors is looked for: deleted text, field codes, embedded objects, equations.
-_NOT_ANCHORING = frozenset({"del", "delText", "instrText", "object", "oMath", "oMathPara", "pPr", "rPr"})
+# Where nothing a paragraph anchors is looked for: deleted (or moved away) text, field codes, embedded objects,
+# equations.
+_NOT_ANCHORING = frozenset({"del", "moveFrom", "delText", "instrText", "object", "oMath", "oMathPara", "pPr", "rPr"})
 # A text box's content is read as its own story, and a picture's properties hold nothing more to read.
 _ANCHORS = frozenset({"txbxContent", "docPr"})
 _FILE_NAME = re.compile(r"[\w ().-]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg|webp)", re.IGNORECASE)
@@ -47,16 +48,16 @@ def paragraph_nodes(
         if tag in skipped:
             continue
         if tag == "AlternateContent":
-            chosen = _chosen(node)
-            if chosen is not None:
-                stack.append(iter(chosen))
+            branch = chosen(node)
+            if branch is not None:
+                stack.append(iter(branch))
             continue
         yield tag, node
         if tag not in leaves:
             stack.append(iter(node))
 
 
-def _chosen(alternate: XmlElement) -> XmlElement | None:
+def chosen(alternate: XmlElement) -> XmlElement | None:
     """Of alternate content, the first choice (else the fallback): the others are copies of it."""
     chosen = child(alternate, "Choice")
     return chosen if chosen is not None else child(alternate, "Fallback")

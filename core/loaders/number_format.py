@@ -230,19 +230,18 @@ def _number_section(value: float, section: str) -> str:
 
 
 def _placeholders(tokens: list[tuple[str, str]]) -> tuple[list[int], list[int], bool, int]:
-    """Indexes of the integer and decimal digit placeholders, whether thousands are grouped, and how many
-    times the value is divided by 1000 (commas after the last integer placeholder)."""
+    """Indexes of the integer and decimal digit placeholders, whether thousands are grouped (a comma between
+    integer placeholders), and how many times the value is divided by 1000: the commas right after the last
+    digit placeholder, integer or decimal ("#,##0,," and "0.0,," both show millions)."""
     point = next((i for i, (kind, _) in enumerate(tokens) if kind == "."), len(tokens))
     integer = [i for i, (kind, _) in enumerate(tokens[:point]) if kind in "0#?"]
     decimal = [i for i, (kind, _) in enumerate(tokens) if kind in "0#?" and i > point]
-    grouped, scale = False, 0
-    if integer:
-        for i in range(integer[0], point):
-            if tokens[i][0] == ",":
-                if i < integer[-1]:
-                    grouped = True
-                elif all(tokens[j][0] == "," for j in range(integer[-1] + 1, i + 1)):
-                    scale += 1
+    grouped = bool(integer) and any(tokens[i][0] == "," for i in range(integer[0], integer[-1]))
+    scale = 0
+    for kind, _ in tokens[max(integer + decimal, default=len(tokens)) + 1 :]:
+        if kind != ",":
+            break
+        scale += 1
     return integer, decimal, grouped, scale
 
 

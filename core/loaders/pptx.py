@@ -13,10 +13,14 @@ file name (PowerPoint writes the inserted file's name there, and names such as
 ``file_name``); a chart is a table of its data (the series as columns, the
 categories as rows, each value in its category's row, under the chart's title
 and its axes' titles),
-read from the values the chart part caches. Each slide's speaker notes follow
+read from the values the chart part caches; a SmartArt graphic is its points'
+paragraphs, marked ``smartart``, in its text pane's order (markitdown and
+python-pptx read none of it). Each slide's speaker notes follow
 its content, marked ``notes`` (markitdown and LlamaIndex read them too; they
 are often the talk's own words), unless ``include_notes`` is off; embedded
-objects and media are never read.
+objects and media are never read. An equation (``a14:m``, the choice of its
+alternate content; the fallback is a copy) is linear text, as in a DOCX
+(:mod:`core.loaders.omml`).
 
 A slide's footer, date and slide number placeholders (``include_footers``, on
 by default) follow its content, before its notes, each a paragraph marked
@@ -31,6 +35,7 @@ not shown on the slide.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from xml.etree.ElementTree import Element as XmlElement
@@ -38,6 +43,7 @@ from xml.etree.ElementTree import Element as XmlElement
 from core.errors import CorruptDocumentError, EmptyDocumentError
 from core.loaders.archive import Archive, ZipLoader, child, children, core_properties, descendants, local
 from core.loaders.blocks import BlockText
+from core.loaders.omml import math_text
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import add_warning, make_document
 from core.params import param
@@ -161,9 +167,10 @@ class _SlideParts:
     # The slide's footer, date and number placeholders' texts, read after its content: (kind, text).
     margins: list[tuple[str, str]] = field(default_factory=list)
 
-    def chart(self, rel_id: str) -> XmlElement | None:
+    def related(self, rel_id: str, wanted: str) -> XmlElement | None:
+        """The part the slide's relationship ``rel_id`` points to, when it is of the ``wanted`` kind."""
         kind, target = self.archive.relationships(self.slide_part).get(rel_id, ("", ""))
-        return self.archive.xml(target) if kind == "chart" else None
+        return self.archive.xml(target) if kind == wanted else None
 
 
 def _shapes(tree: XmlElement, out: BlockText, parts: _SlideParts) -> None:
@@ -178,17 +185,57 @@ def _shapes(tree: XmlElement, out: BlockText, parts: _SlideParts) -> None:
             if table is not None:
                 out.add_table(_table_rows(table))
             chart_ref = next(descendants(shape, "chart"), None)
-            if chart_ref is not None:
-                rel_id = next((value for key, value in chart_ref.attrib.items() if key.endswith("}id")), "")
-                chart = parts.chart(rel_id)
-                if chart is not None:
-                    _chart(chart, out)
+            chart = parts.related(_rel_attr(chart_ref, "id"), "chart") if chart_ref is not None else None
+            if chart is not None:
+                _chart(chart, out)
+            diagram_ref = next(descendants(shape, "relIds"), None)  # SmartArt: its data model holds the text
+            diagram = parts.related(_rel_attr(diagram_ref, "dm"), "diagramData") if diagram_ref is not None else None
+            if diagram is not None:
+                _smartart(diagram, out)
         elif tag == "grpSp":
             _shapes(shape, out, parts)
         elif tag == "AlternateContent":
             choice = child(shape, "Choice")  # the Fallback is a copy of the same content
             if choice is not None:
                 _shapes(choice, out, parts)
+
+
+def _rel_attr(node: XmlElement, name: str) -> str:
+    """The relationship id in ``node``'s attribute ``r:name``."""
+    return next((value for key, value in node.attrib.items() if key.endswith("}" + name)), "")
+
+
+def _smartart(data: XmlElement, out: BlockText) -> None:
+    """A SmartArt graphic's text: each point's paragraphs, marked ``smartart``, in the order its text pane lists
+    them (the tree of its connections, each point's children by their order), then any point the tree misses.
+    The drawing PowerPoint caches of it is a copy laid out in shapes, not read."""
+    points = {point.get("modelId"): point for point in descendants(data, "pt")}
+    below: dict[str | None, list[tuple[int, str | None]]] = {}
+    for link in descendants(data, "cxn"):
+        if link.get("type", "parOf") == "parOf":
+            below.setdefault(link.get("srcId"), []).append((_int(link.get("srcOrd")), link.get("destId")))
+    stack = [key for key, point in points.items() if point.get("type") == "doc"]
+    order: dict[str | None, None] = {}  # the points in reading order; each once, whatever cycles the links make
+    while stack:
+        key = stack.pop()
+        if key not in order:
+            order[key] = None
+            stack.extend(dest for _, dest in sorted(below.get(key, []), key=lambda link: -link[0]) if dest not in order)
+    order.update(dict.fromkeys(points))
+    for key in order:
+        point = points.get(key)
+        body = child(point, "t") if point is not None and point.get("type", "node") in ("node", "asst") else None
+        for paragraph in children(body, "p") if body is not None else ():
+            text = paragraph_text(paragraph)
+            if text:
+                out.add(text, "paragraph", attrs={"smartart": True})
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
 
 
 def _alt_text(picture: XmlElement, out: BlockText) -> None:
@@ -298,10 +345,11 @@ def _bulleted(paragraph: XmlElement, default: bool) -> bool:
 
 
 def paragraph_text(paragraph: XmlElement, slide_number: int | None = None) -> str:
-    """A DrawingML paragraph's text: runs and fields, line breaks (``a:br``) as "\\n"; a slide number field
-    shows ``slide_number`` when given (the cached text can be stale, or the layout's "‹#›")."""
+    """A DrawingML paragraph's text: runs and fields, line breaks (``a:br``) as "\\n", equations as linear text
+    apart from the words around them; a slide number field shows ``slide_number`` when given (the cached text
+    can be stale, or the layout's "‹#›")."""
     pieces = []
-    for node in paragraph:
+    for node in _paragraph_content(paragraph):
         tag = local(node.tag)
         if tag == "fld" and slide_number is not None and (node.get("type") or "").lower() == "slidenum":
             pieces.append(str(slide_number))
@@ -310,8 +358,23 @@ def paragraph_text(paragraph: XmlElement, slide_number: int | None = None) -> st
             pieces.append((text_node.text or "") if text_node is not None else "")
         elif tag == "br":
             pieces.append("\n")
+        elif tag == "m":  # a14:m, an equation: its m:oMathPara (or m:oMath)
+            pieces.extend(f" {math_text(math)} " for math in node if local(math.tag) in ("oMath", "oMathPara"))
     lines = "".join(pieces).split("\n")
     return "\n".join(" ".join(line.split()) for line in lines if line.strip())
+
+
+def _paragraph_content(paragraph: XmlElement) -> Iterator[XmlElement]:
+    """A paragraph's children, alternate content (``mc:AlternateContent``) as its first choice's: PowerPoint
+    writes an equation as an ``a14:m`` choice with a copy of it in plain runs (or nothing) as the fallback."""
+    for node in paragraph:
+        if local(node.tag) != "AlternateContent":
+            yield node
+            continue
+        chosen = child(node, "Choice")
+        chosen = chosen if chosen is not None else child(node, "Fallback")
+        if chosen is not None:
+            yield from chosen
 
 
 def _table_rows(table: XmlElement) -> list[list[str]]:
