@@ -46,6 +46,7 @@ signature = evaluate_ui.signature(chosen, retrieval, queries, loaded_names, conf
 
 if evaluate_ui.run_button(ready=chosen.ready and retrieval is not None):
     evaluate_ui.run_and_store(documents, queries, chosen, retrieval, config, signature, scope)
+evaluate_ui.cancelled_note()
 
 result = state.evaluation()
 if not result or result["kind"] == "Tune":  # a tuning run's front is shown in the Tune section

@@ -38,3 +38,21 @@ def open_page(
 def shown(text: str) -> str:
     """What a reader sees of Markdown the app escaped (``chunk\\_size`` reads ``chunk_size``)."""
     return re.sub(r"\\(.)", r"\1", text)
+
+
+def click_while_running(key: str) -> None:
+    """What a browser sends when a person clicks the button ``key`` while the script runs: a rerun request with the
+    page's widget values and that button's trigger. Streamlit stops the run at the script's next element update."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    session = ctx.session_state._state
+    button = session._key_id_mapper.get_id_from_key(key)
+    states = WidgetStates()
+    # Every widget's value, but no other button's click (a trigger is true for one run only).
+    states.widgets.extend(s for s in session.get_widget_states() if s.WhichOneof("value") != "trigger_value")
+    clicked = states.widgets.add()
+    clicked.id, clicked.trigger_value = button, True
+    assert ctx.script_requests.request_rerun(RerunData(widget_states=states, page_script_hash=ctx.page_script_hash))

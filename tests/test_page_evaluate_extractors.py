@@ -111,6 +111,52 @@ def test_llm_extractors_cost_first_then_run_bounded_and_a_rerun_sends_nothing(en
     assert not leaks("\n".join(shown))
 
 
+def test_cancel_stops_the_llm_extractors_before_their_next_request_and_running_again_asks_only_the_rest(
+    endpoint, monkeypatch
+):
+    pytest.importorskip("openai")
+    pytest.importorskip("llama_index.llms.openai_like")
+    import core.evaluation.evaluate as evaluation
+
+    at = apptest_support.open_page(PAGE, apptest_support.SENTENCE, timeout=600)
+    # One request at a time, each answered after 300 ms: the run is still asking when Cancel is clicked.
+    at.session_state["cs_config"] = PipelineConfig(
+        splitter=get_splitter("sentence"),
+        extractors=(get_extractor("llm_keywords", keywords=3),),
+        llm=endpoint.connection("slow-300", concurrency=1),
+    )
+    at.run()
+    at.multiselect(key="eval.pool").set_value(["release_notes.txt"]).run()
+    at.segmented_control(key="eval.mode").set_value(MODE).run()
+    at.selectbox(key="eval.retrieval.mode").set_value("bm25").run()
+    asking, heard = evaluation._asking, []
+
+    def clicking_cancel(phases, model, done, calls):  # noqa: ANN001 - the bar's LLM line, as a browser sees it
+        heard.append((done, calls))
+        if done >= 2 and endpoint.seen.count() <= 3:
+            apptest_support.click_while_running("eval.cancel")
+        asking(phases, model, done, calls)  # Streamlit stops the run here, as it does for a browser's click
+
+    monkeypatch.setattr(evaluation, "_asking", clicking_cancel)
+    at.button(key="eval.run").click().run()
+    assert not at.exception, at.exception
+    calls, sent = heard[0][1], endpoint.seen.count()
+    # Stopped before the next request: the replies heard, at most the one in flight, never the rest.
+    assert 2 <= sent <= 3 < calls
+    assert any("Cancelled before the LLM's next request" in caption.value for caption in at.caption)
+    assert not [frame for frame in at.dataframe if "nodes" in frame.value.columns]  # no result from a cancelled run
+    assert endpoint.seen.count() == sent  # and nothing more was sent after it
+
+    monkeypatch.setattr(evaluation, "_asking", asking)
+    at.button(key="eval.run").click().run()
+    assert not at.exception, at.exception
+    table = results(at)
+    # Running again asks only for the rest: every prompt once over both runs.
+    assert endpoint.seen.count() == calls == len({request["prompt"] for request in endpoint.seen.requests})
+    assert table["llm_cached"][0] == sent and table["llm_requests"][0] == calls - sent
+    assert not any("Cancelled before" in caption.value for caption in at.caption)
+
+
 def test_the_tune_tab_scores_its_pick_with_and_without_the_llm_extractors_and_a_rerun_sends_nothing(endpoint):
     pytest.importorskip("openai")
     pytest.importorskip("llama_index.llms.openai_like")

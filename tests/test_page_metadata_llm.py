@@ -127,24 +127,6 @@ def test_the_evaluate_page_says_where_it_runs_the_llm_extractors(endpoint):
     assert endpoint.seen.count() == 0
 
 
-def click_while_running(key: str) -> None:
-    """What a browser sends when a person clicks the button ``key`` while the script runs: a rerun request with the
-    page's widget values and that button's trigger. Streamlit stops the run at the script's next element update."""
-    from streamlit.proto.WidgetStates_pb2 import WidgetStates
-    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    session = ctx.session_state._state
-    button = session._key_id_mapper.get_id_from_key(key)
-    states = WidgetStates()
-    # Every widget's value, but no other button's click (a trigger is true for one run only).
-    states.widgets.extend(s for s in session.get_widget_states() if s.WhichOneof("value") != "trigger_value")
-    clicked = states.widgets.add()
-    clicked.id, clicked.trigger_value = button, True
-    assert ctx.script_requests.request_rerun(RerunData(widget_states=states, page_script_hash=ctx.page_script_hash))
-
-
 def test_progress_while_the_llm_is_asked_and_cancel_stops_before_the_next_request(endpoint, monkeypatch):
     import ui.llm
 
@@ -159,7 +141,7 @@ def test_progress_while_the_llm_is_asked_and_cancel_stops_before_the_next_reques
     def clicking_cancel(bar, model, done, calls):
         heard.append((done, calls))
         if done >= 2 and not endpoint.seen.count() > 6:
-            click_while_running("meta.llm.cancel")
+            apptest_support.click_while_running("meta.llm.cancel")
         shown(bar, model, done, calls)  # Streamlit stops the run here, as it does for a browser's click
 
     monkeypatch.setattr(ui.llm, "show_progress", clicking_cancel)

@@ -10,7 +10,8 @@ results :mod:`ui.evaluate_results`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from core.evaluation.queries import EvalQuery, decode_queries
 from core.evaluation.query_checks import check_queries
 from core.evaluation.sweep import SweepSpec, evaluate_configurations, evaluate_sweep
 from core.evaluation.tune_space import recommended_splitter
+from core.extractors.llm import llm_extractors
 from core.measure.compare_view import LABELS, starting_slots
 from core.query.retrieval import SCOPES
 from core.schema import Document
@@ -36,6 +38,7 @@ from ui.evaluate_sweep import sweep_form
 from ui.query import sample_queries
 
 PAGE_KEY = "eval"
+CANCEL_KEY = f"{PAGE_KEY}.cancel"
 # Tune: ui.evaluate_tune draws its own form and results; "Extractors" (ui.evaluate_extractors) is offered beside
 # them when the session's configuration has extractors.
 MODES = ("Configurations", "Sweep", "Tune")
@@ -327,27 +330,9 @@ def run_and_store(
     # The session's metadata settings decide what the embedding model reads, as on every other page.
     prepared = prepare_documents(documents, config)
     embedder = cache.embedder() if retrieval.mode != "bm25" else None
-    bar = st.progress(0.0, text="Starting…")
-
-    def report(fraction: float, text: str) -> None:
-        bar.progress(min(max(fraction, 0.0), 1.0), text=text)
-
-    try:
-        if chosen.pipeline is not None:
-            rows = _extractor_rows(documents, queries, chosen.pipeline, retrieval, embedder, report, scope)
-        elif chosen.sweep is None:
-            rows = evaluate_configurations(
-                prepared, queries, chosen.splitters, retrieval=retrieval, embedder=embedder, report=report, scope=scope
-            )
-        else:
-            rows = evaluate_sweep(
-                prepared, queries, chosen.sweep, retrieval=retrieval, embedder=embedder, report=report, scope=scope
-            )
-    except ChunkScopeError as exc:
-        bar.empty()
-        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
-        st.stop()
-    bar.empty()
+    asks = chosen.pipeline is not None and bool(llm_extractors(chosen.pipeline.extractors))
+    with progress_bar(cancellable=asks) as report:
+        rows = _rows(documents, prepared, queries, chosen, retrieval, embedder, report, scope)
     state.set_evaluation(
         {
             "kind": chosen.kind,
@@ -358,4 +343,53 @@ def run_and_store(
             "scope": scope,
             "swept": list(chosen.sweep.grid) if chosen.sweep else [],
         }
+    )
+
+
+@contextmanager
+def progress_bar(*, cancellable: bool) -> Iterator[Callable[[float, str], None]]:
+    """A run's progress bar, with Cancel under it when the run asks an LLM (its replies cost money and time);
+    both go when the run ends. A ChunkScopeError inside is said in one sentence and ends this page's run.
+
+    Cancel reruns the page: the run stops at its next progress line, and an LLM extractors' run stops before
+    its next request (core.documents.llm_run), the replies already received cached for the next Run."""
+    slot = st.empty()
+    with slot.container():
+        bar = st.progress(0.0, text="Starting…")
+        if cancellable:
+            st.button(
+                "Cancel",
+                key=CANCEL_KEY,
+                icon=":material/stop:",
+                on_click=state.cancel_evaluation,
+                help="Stops before the LLM's next request; the replies already received stay in the cache.",
+            )
+    try:
+        yield lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=widgets.md_escape(text))
+    except ChunkScopeError as exc:
+        slot.empty()
+        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
+        st.stop()
+    slot.empty()
+
+
+def cancelled_note() -> None:
+    """Say that Cancel stopped the last run, once, where its results would have been."""
+    if state.take_evaluation_cancelled():
+        st.caption(
+            "Cancelled before the LLM's next request: the replies already received are in the cache, so running "
+            "again asks only for the rest."
+        )
+
+
+def _rows(documents, prepared, queries, chosen, retrieval, embedder, report, scope) -> list[dict[str, Any]]:  # noqa: ANN001
+    """The result rows of the chosen kind of run (configurations, a sweep, or with / without extractors)."""
+    if chosen.pipeline is not None:
+        return _extractor_rows(documents, queries, chosen.pipeline, retrieval, embedder, report, scope)
+    if chosen.sweep is None:
+        return evaluate_configurations(
+            prepared, queries, chosen.splitters, retrieval=retrieval, embedder=embedder, report=report, scope=scope
+        )
+    return evaluate_sweep(
+        prepared, queries, chosen.sweep, retrieval=retrieval, embedder=embedder, report=report, scope=scope
     )

@@ -49,6 +49,7 @@ from core.extractors.llm import llm_extractors
 from core.schema import Document
 from core.splitters import SPLITTERS
 from ui import cache, state, widgets
+from ui.evaluate import cancelled_note, progress_bar
 from ui.evaluate_sweep import default_values
 from ui.tune_front import show_front
 
@@ -110,6 +111,7 @@ def tune_section(
             {**validation, "budget": budget, "compare": compare},
             signature,
         )
+    cancelled_note()
     stored = state.evaluation()
     if not stored or stored.get("kind") != "Tune":
         st.info("Choose the space to search, then press **Search**.", icon=":material/travel_explore:")
@@ -315,8 +317,8 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
     prepared = prepare_documents(documents, config)
     needs = validation["include_default"] or any(mode != "bm25" for mode in space.modes)
     embedder = cache.embedder() if needs else None
-    bar = st.progress(0.0, text="Starting…")
-    try:
+    asks = compare and bool(llm_extractors(config.extractors))
+    with progress_bar(cancellable=asks) as report:
         result = tune(
             prepared,
             queries,
@@ -329,7 +331,7 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
             **validation,
             budget=budget.seconds(),
             # Inside a configuration too: "256/0: embedding chunks 120 of 343", the semantic splitter's sentences.
-            report=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=widgets.md_escape(text)),
+            report=report,
         )
         data = result.to_dict()
         if compare and result.pick is not None and result.stopped is None:
@@ -341,16 +343,9 @@ def run_and_store(documents, queries, space, config, scope, objectives, validati
                 config,
                 embedder=embedder,
                 scope=scope,
-                report=lambda fraction, text: bar.progress(
-                    min(max(fraction, 0.0), 1.0), text=widgets.md_escape(f"The pick with / without extractors: {text}")
-                ),
+                report=lambda fraction, text: report(fraction, f"The pick with / without extractors: {text}"),
                 bounded=True,
             )
-    except ChunkScopeError as exc:
-        bar.empty()
-        st.error(widgets.md_escape(str(exc)), icon=":material/error:")
-        st.stop()
-    bar.empty()
     state.set_evaluation({"kind": "Tune", "result": data, "signature": signature})
 
 

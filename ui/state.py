@@ -225,6 +225,7 @@ _SAVED_WIDGETS = "cs_saved_widgets"  # dict[widget key, value]: widgets kept acr
 _SEEDED_FOR = "cs_seeded_for"  # dict[widget key, document id]: the document a per-document widget was seeded from
 _EVALUATION = "cs_evaluation"  # dict: the Evaluate page's last result (kind, rows, signature, top_k, mode)
 _EVALUATION_REQUESTED = "cs_evaluation_requested"  # bool: the run button was pressed
+_EVALUATION_CANCELLED = "cs_evaluation_cancelled"  # bool: Cancel was pressed while a run asked an LLM
 
 
 _LLM_APPROVED = "cs_llm_approved"  # set[str]: the LLM runs a person started with Run (ui.llm's approvals)
@@ -306,6 +307,16 @@ def request_evaluation() -> None:
 def take_evaluation_request() -> bool:
     """True once after :func:`request_evaluation`, then False until it is requested again."""
     return bool(st.session_state.pop(_EVALUATION_REQUESTED, False))
+
+
+def cancel_evaluation() -> None:
+    """Cancel was pressed under an evaluation's bar (the run itself stops at its next progress line)."""
+    st.session_state[_EVALUATION_CANCELLED] = True
+
+
+def take_evaluation_cancelled() -> bool:
+    """Whether Cancel stopped the last run (said once)."""
+    return bool(st.session_state.pop(_EVALUATION_CANCELLED, False))
 
 
 def evaluation() -> dict[str, Any] | None:

@@ -293,6 +293,9 @@ def evaluate(
             bounded=bounded,
             report=lambda text: phases.say(phases.split_end, text),
             on_run=runs.append,
+            # The replies as they come: a page's bar moves, and a rerun raised from it (Cancel) stops the run
+            # before its next request.
+            progress=None if report is None else partial(_asking, phases, pipeline.llm.model),
         )
     nodes = finish_nodes(split_with_progress(splitter, documents, phases), documents, metadata, extract)
     if mode != "bm25" and embedder is None:
@@ -328,6 +331,10 @@ def evaluate(
         context_tokens=mean_context_tokens(contexts, embedder) if context_tokens else None,
         llm=llm_spend(runs) if pipeline is not None and llm_extractors(pipeline.extractors) else None,
     )
+
+
+def _asking(phases: RunPhases, model: str, done: int, calls: int) -> None:
+    phases.say(phases.split_end, f"Asking {model}: {done:,} of up to {calls:,} calls answered")
 
 
 def llm_spend(runs: Sequence[Any]) -> dict[str, int]:
