@@ -3,8 +3,10 @@
 CodeSplitter is handed its parser (``parser=Parser(Language(tree_sitter_python.language()))``), built from one
 grammar package per language: the tree-sitter project's own PyPI packages, each a small abi3 wheel with its
 grammar compiled in (nothing fetched), all run by the one ``tree-sitter`` pinned in constraints.txt. No
-language pack is needed, and no grammar that is not listed in :data:`GRAMMARS` is ever loaded (the pack's
-Markdown grammar once crashed a test worker).
+language pack is needed, and no grammar that is not listed in
+:data:`core.splitters.code_llamaindex.LANGUAGE_GRAMMARS` is ever loaded (the pack's Markdown grammar once
+crashed a test worker). The table lives beside the native ``code`` splitter's ``compat="llamaindex"`` rule,
+which parses with the same grammars and reproduces this engine's chunks.
 
 CodeSplitter takes one ``language``. With ``language="auto"`` each document is split with the grammar its
 file's extension names; a document whose extension names none (text, a PDF, a page's text) is refused, with
