@@ -22,6 +22,7 @@ bounded child, as the ``llamaindex.code`` engine does.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import partial
 from importlib import import_module
@@ -132,31 +133,58 @@ def llamaindex_code_chunks(text: str, language: str, max_chars: int) -> list[Com
     if children and children[0].type == "ERROR":
         raise ValueError(f"Could not parse code with language {language}.")
     walk = _Walk(_CharOffsets(text, data), max_chars)
-    return _placed(text, [joined_chunk(text, pieces) for pieces in walk.chunk_node(root, 0)])
+    return _placed(text, [_stripped(text, pieces) for pieces in walk.chunk_node(root, 0)])
+
+
+def _stripped(text: str, pieces: list[tuple[int, int]]) -> CompatChunk | None:
+    """The chunk ``pieces`` make, stripped (None: only whitespace). Each piece starts where the one before it
+    ended (tree-sitter's children are in order), so the chunk is one slice; :func:`joined_chunk` otherwise."""
+    pieces = [piece for piece in pieces if piece[1] > piece[0]]
+    if any(a != b for (_, b), (a, _) in zip(pieces, pieces[1:], strict=False)):
+        return joined_chunk(text, pieces)
+    start, end = pieces[0][0], pieces[-1][1]
+    chunk = text[start:end]
+    kept = chunk.strip()
+    if not kept:
+        return None
+    start += len(chunk) - len(chunk.lstrip())
+    return CompatChunk(start, start + len(kept))
 
 
 class _CharOffsets:
-    """Byte offsets of the UTF-8 text -> character offsets; an offset inside a character cannot be decoded."""
+    """Byte offsets of the UTF-8 text -> character offsets; an offset inside a character cannot be decoded.
+
+    Kept as the non-ASCII characters only (where each starts and ends in bytes, and the extra bytes before it):
+    a byte offset is a character offset less the extra bytes of the characters before it.
+    """
 
     def __init__(self, text: str, data: bytes) -> None:
-        self.ascii = len(data) == len(text)
-        if not self.ascii:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.extra: list[int] = [0]
+        if len(data) != len(text):
             points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-            widths = 1 + (points >= 0x80) + (points >= 0x800) + (points >= 0x10000)
-            self.chars = np.full(len(data) + 1, -1, dtype=np.int64)
-            self.chars[np.concatenate(([0], np.cumsum(widths)))] = np.arange(len(text) + 1)
+            widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+            ends = np.cumsum(widths)
+            wide = np.flatnonzero(widths > 1)
+            self.starts = (ends[wide] - widths[wide]).tolist()
+            self.ends = ends[wide].tolist()
+            self.extra = [0, *np.cumsum(widths[wide] - 1).tolist()]
+
+    def char(self, offset: int) -> int:
+        if not self.starts:
+            return offset
+        before = bisect_left(self.starts, offset)  # the wide characters that start before the offset
+        if before and offset < self.ends[before - 1]:
+            raise UnicodeDecodeError("utf-8", b"", offset, offset + 1, "a node ends inside a character")
+        return offset - self.extra[before]
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The characters of ``data[start:end]`` (an empty span where that slice is empty); a ValueError as
         ``decode`` raises one where an end falls inside a character."""
         if end <= start:
             return (0, 0)
-        if self.ascii:
-            return (start, end)
-        first, last = int(self.chars[start]), int(self.chars[end])
-        if first < 0 or last < 0:
-            raise UnicodeDecodeError("utf-8", b"", start, end, "a node ends inside a character")
-        return (first, last)
+        return (self.char(start), self.char(end))
 
 
 @dataclass
