@@ -239,7 +239,8 @@ def test_hierarchical_compat_lists_children_parent_by_parent() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["sentence", "recursive", "character", "sentence_window", "hierarchical", "token", "markdown", "semantic"]
+    "name",
+    ["sentence", "recursive", "character", "sentence_window", "hierarchical", "token", "markdown", "semantic", "code"],
 )
 def test_compat_defaults_to_none(name: str) -> None:
     assert get_splitter(name).compat == "none"
@@ -385,7 +386,7 @@ def test_every_compat_choice_has_a_mirror_or_is_refused_in_one_sentence() -> Non
 
     choices = compat_choices()
     assert {name for name, _, _ in choices} == {
-        "sentence", "token", "hierarchical", "sentence_window", "markdown", "recursive", "character", "semantic"
+        "sentence", "token", "hierarchical", "sentence_window", "markdown", "recursive", "character", "semantic", "code"
     }  # fmt: skip
     mirrored = refused = 0
     counting_model_tokens = set()
@@ -407,7 +408,7 @@ def test_every_compat_choice_has_a_mirror_or_is_refused_in_one_sentence() -> Non
             if params["tokenizer"] == "model":
                 counting_model_tokens.add(name)
         assert engine.framework_class.lower().startswith(("sentence", "token", "hierarchical", "markdown",
-                                                          "recursive", "character", "semantic"))  # fmt: skip
+                                                          "recursive", "character", "semantic", "code"))  # fmt: skip
         mirrored += 1
     assert mirrored and refused
     # ChunkScope's default tokenizer for sentence, token and hierarchical: a compat mode takes it.

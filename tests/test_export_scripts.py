@@ -48,7 +48,7 @@ PLAIN_SAMPLES = ("chunking_guide.md", "release_notes.txt")  # what a script read
 SAMPLES = (*PLAIN_SAMPLES, "vector_search_faq.html")
 # CodeSplitter parses code, and refuses a file whose extension has no grammar: its cases read the Python sample.
 CODE_SAMPLES = ("chunk_stats.py",)
-CODE_CASES = {"li-code", "li-code-tokens", "code"}
+CODE_CASES = {"li-code", "li-code-tokens", "code", "code-compat"}
 SEPARATORS = ("\n\n", "\n", ". ", " ", "")
 CUSTOM_METADATA = MetadataSettings(
     metadata_template="{key}=>{value}",
@@ -108,6 +108,7 @@ CASES = [
     ("markdown-compat", "markdown", {"compat": "llamaindex"}, False),
     ("hierarchical-compat", "hierarchical",
      {"compat": "llamaindex", "tokenizer": "cl100k", "chunk_sizes": (512, 128)}, False),
+    ("code-compat", "code", {"compat": "llamaindex", "max_chars": 400}, False),  # CodeSplitter, grammar by extension
     # native splitters with a framework equivalent, in their own mode (semantic is left out: it embeds every
     # sentence of every sample, in the app and in each script, which doubles this module's time)
     ("character", "character", {"chunk_size": 400, "chunk_overlap": 40, "separator": "\n"}, False),

@@ -3,8 +3,10 @@
 CodeSplitter is handed its parser (``parser=Parser(Language(tree_sitter_python.language()))``), built from one
 grammar package per language: the tree-sitter project's own PyPI packages, each a small abi3 wheel with its
 grammar compiled in (nothing fetched), all run by the one ``tree-sitter`` pinned in constraints.txt. No
-language pack is needed, and no grammar that is not listed in :data:`GRAMMARS` is ever loaded (the pack's
-Markdown grammar once crashed a test worker).
+language pack is needed, and no grammar that is not listed in
+:data:`core.splitters.code_llamaindex.LANGUAGE_GRAMMARS` is ever loaded (the pack's Markdown grammar once
+crashed a test worker). The table lives beside the native ``code`` splitter's ``compat="llamaindex"`` rule,
+which parses with the same grammars and reproduces this engine's chunks.
 
 CodeSplitter takes one ``language``. With ``language="auto"`` each document is split with the grammar its
 file's extension names; a document whose extension names none (text, a PDF, a page's text) is refused, with
@@ -24,88 +26,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from importlib import import_module
-from pathlib import PurePath
-from typing import Any, NamedTuple
+from typing import Any
 
 from core.engines.base import FrameworkArg, code_values, engine_summary, run_values
 from core.engines.chunk_nodes import FrameworkChunk
 from core.engines.llamaindex import DISTRIBUTION, LLAMAINDEX, LlamaIndexEngine, link_kwargs
 from core.errors import ConfigError
 from core.limits import DEFAULT_LIMITS
-from core.loaders.code import LANGUAGES
 from core.params import param
 from core.schema import Document
+from core.splitters.code_llamaindex import (
+    EXTENSIONS,
+    LANGUAGE_GRAMMARS,
+    language_for,
+    no_grammar_reason,
+    tree_sitter_parser,
+)
 from core.splitters.registry import SPLITTERS
 from core.translate.framework_code import LANGCHAIN_LANGUAGES, langchain_recursive
 from core.translate.snippet import Code, CodeSnippet, call, literal, split_with
 
-
-class Grammar(NamedTuple):
-    """A tree-sitter grammar: its module (the PyPI package ``module`` with ``-`` for ``_``) and the function
-    that returns it."""
-
-    module: str
-    function: str = "language"
-
-    @property
-    def package(self) -> str:
-        return self.module.replace("_", "-")
-
-
-# The grammars, by CodeSplitter's language name (tree-sitter-language-pack's names, which the code loader uses).
-LANGUAGE_GRAMMARS: dict[str, Grammar] = {
-    "python": Grammar("tree_sitter_python"),
-    "javascript": Grammar("tree_sitter_javascript"),
-    "typescript": Grammar("tree_sitter_typescript", "language_typescript"),
-    "tsx": Grammar("tree_sitter_typescript", "language_tsx"),
-    "java": Grammar("tree_sitter_java"),
-    "go": Grammar("tree_sitter_go"),
-    "rust": Grammar("tree_sitter_rust"),
-    "c": Grammar("tree_sitter_c"),
-    "cpp": Grammar("tree_sitter_cpp"),
-    "csharp": Grammar("tree_sitter_c_sharp"),
-    "ruby": Grammar("tree_sitter_ruby"),
-    "php": Grammar("tree_sitter_php", "language_php"),
-    "kotlin": Grammar("tree_sitter_kotlin"),
-    "swift": Grammar("tree_sitter_swift"),
-    "scala": Grammar("tree_sitter_scala"),
-    "bash": Grammar("tree_sitter_bash"),
-    "sql": Grammar("tree_sitter_sql"),
-}
-# Extension -> language: the code loader's extensions that have a grammar here (.tex has none), .tsx with JSX.
-EXTENSIONS: dict[str, str] = {
-    **{extension: language for extension, language in LANGUAGES.items() if language in LANGUAGE_GRAMMARS},
-    ".tsx": "tsx",
-}
 # The bindings' versions that load these grammars (ABI 14 and 15), as pyproject.toml asks for them.
 TREE_SITTER = "'tree-sitter>=0.26.1,<0.27'"
 # What the script's Install line names: the bindings and every grammar package.
 PACKAGES = (TREE_SITTER, *dict.fromkeys(grammar.package for grammar in LANGUAGE_GRAMMARS.values()))
-
-
-def language_for(file_name: str) -> str | None:
-    """The language ``language="auto"`` splits a file as: its extension's, or None where no grammar is here."""
-    return EXTENSIONS.get(PurePath(file_name).suffix.lower())
-
-
-def no_grammar_reason(file_name: str) -> str:
-    """Why a file is refused: the extensions that have a grammar, and what to do instead."""
-    suffix = PurePath(file_name).suffix.lower()
-    has = f"its extension, {suffix}," if suffix else "it has no extension, so it"
-    return (
-        f"CodeSplitter parses code with a tree-sitter grammar, and {file_name or 'this document'}: {has} names "
-        f"none of the grammars here ({', '.join(EXTENSIONS)}); set language to one grammar, or pick a splitter "
-        "made for text"
-    )
-
-
-def tree_sitter_parser(language: str) -> Any:
-    """``Parser(Language(tree_sitter_python.language()))``: CodeSplitter's parser for ``language``."""
-    from tree_sitter import Language, Parser
-
-    grammar = LANGUAGE_GRAMMARS[language]
-    return Parser(Language(getattr(import_module(grammar.module), grammar.function)()))
 
 
 @dataclass(frozen=True)
