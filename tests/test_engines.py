@@ -143,6 +143,25 @@ def case_id(case: tuple[str, dict[str, Any]]) -> str:
     return name + ("" if not params else "-" + "-".join(f"{k}={v}" for k, v in params.items()))
 
 
+# The cases of an engine that embeds are meant for one xdist worker, so a framework call repeated across tests (the
+# fidelity test, the readers' test, the exported scripts) is answered from that worker's memory (below). With
+# pytest 9.2 and pytest-xdist 3.8.0, --dist loadgroup does not group (xdist sets item._nodeid, which pytest 9 no
+# longer reads): each worker then answers the repeats it sees itself.
+SEMANTIC_GROUP = "semantic-engines"
+
+
+def cases(chosen: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """``chosen`` as pytest params named by :func:`case_id`, an embedding engine's in the semantic group."""
+    return [
+        pytest.param(
+            case,
+            id=case_id(case),
+            marks=[pytest.mark.xdist_group(SEMANTIC_GROUP)] if SPLITTERS.get_class(case[0]).embeds_text else [],
+        )
+        for case in chosen
+    ]
+
+
 # -- the frameworks called directly (no engine code) ----------------------------------------------
 
 
@@ -168,6 +187,65 @@ def llama_tokenizer(name: str) -> Any:
     from functools import partial
 
     return list if name == "characters" else partial(tiktoken_encoding(name).encode, allowed_special="all")
+
+
+# The frameworks' own embedding classes make the same call many times here: a semantic engine's case runs its
+# framework in the fidelity test, the readers' test and the exported scripts, each a pass of the packaged model over
+# the same sentence groups (~12 CPU-s on the 2-core machine). A call whose model, settings and texts (in order) are
+# those of an earlier call in this process is answered with the vectors that call computed: torch on the CPU gives
+# the same bits for the same call, so each answer is the one the framework would compute again. The calls are still
+# made, through the frameworks' classes, by the scripts as exported; tests/test_embeddings.py compares the model
+# itself and runs without this.
+_FRAMEWORK_VECTORS: dict[tuple[Any, ...], list[list[float]]] = {}
+
+
+def _remembered(method: Any, settings: Any) -> Any:
+    """``method(self, texts)``, answered from ``_FRAMEWORK_VECTORS`` when ``settings(self)`` and the texts repeat."""
+
+    def call(self: Any, texts: list[str], *args: Any, **kwargs: Any) -> list[list[float]]:
+        key = (method.__qualname__, settings(self), tuple(texts), args, tuple(sorted(kwargs.items())))
+        if key not in _FRAMEWORK_VECTORS:
+            _FRAMEWORK_VECTORS[key] = [list(row) for row in method(self, texts, *args, **kwargs)]
+        return [list(row) for row in _FRAMEWORK_VECTORS[key]]
+
+    return call
+
+
+@pytest.fixture(autouse=True, scope="module")
+def remembered_framework_vectors() -> Any:
+    """LlamaIndex's HuggingFaceEmbedding and LangChain's HuggingFaceEmbeddings answer a repeated call from memory."""
+    from langchain_community.embeddings import HuggingFaceEmbeddings
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            HuggingFaceEmbedding,
+            "_get_text_embeddings",
+            _remembered(
+                HuggingFaceEmbedding._get_text_embeddings,
+                lambda model: (
+                    model.model_name,
+                    model.embed_batch_size,
+                    model.normalize,
+                    model.max_length,
+                    model.text_instruction,
+                ),
+            ),
+        )
+        patch.setattr(
+            HuggingFaceEmbeddings,
+            "embed_documents",
+            _remembered(
+                HuggingFaceEmbeddings.embed_documents,
+                lambda model: (
+                    model.model_name,
+                    model.multi_process,
+                    repr(sorted(model.encode_kwargs.items())),
+                    repr(sorted(model.model_kwargs.items())),
+                ),
+            ),
+        )
+        yield
 
 
 @cache
@@ -385,7 +463,7 @@ def test_the_summary_names_the_framework_and_its_version(cls: type[FrameworkSpli
 # -- fidelity on the samples -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("case", cases(CASES))
 def test_nodes_are_the_frameworks_chunks_with_valid_spans(case: tuple[str, dict[str, Any]]) -> None:
     name, params = case
     engine = SPLITTERS.create(name, **params)
@@ -413,7 +491,7 @@ def test_nodes_are_the_frameworks_chunks_with_valid_spans(case: tuple[str, dict[
 LLAMAINDEX_CASES = [case for case in CASES if case[0].startswith("llamaindex.")]
 
 
-@pytest.mark.parametrize("case", LLAMAINDEX_CASES, ids=case_id)
+@pytest.mark.parametrize("case", cases(LLAMAINDEX_CASES))
 def test_readers_see_what_llamaindex_nodes_give_them(case: tuple[str, dict[str, Any]]) -> None:
     from llama_index.core.schema import MetadataMode as LlamaMode
 
@@ -565,7 +643,7 @@ def run_snippet(engine: FrameworkSplitter, library: str, document: Document) -> 
     return [chunk.page_content for chunk in namespace["chunks"]]
 
 
-@pytest.mark.parametrize("case", CODE_CASES, ids=case_id)
+@pytest.mark.parametrize("case", cases(CODE_CASES))
 def test_the_exported_code_is_the_call_that_ran(case: tuple[str, dict[str, Any]]) -> None:
     name, params = case
     engine = SPLITTERS.create(name, **params)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_engines import semantic_chunker
+from test_engines import SEMANTIC_GROUP, remembered_framework_vectors, semantic_chunker  # noqa: F401 - a fixture
 
 from core import load
 from core.errors import ConfigError
@@ -21,7 +21,9 @@ from core.schema import Document
 from core.spans.recovery import SPAN_STATUS_KEY
 from core.splitters import SPLITTERS
 
-pytestmark = pytest.mark.model
+# Grouped with test_engines.py's semantic cases (see SEMANTIC_GROUP there): six of the eight settings below make the same
+# SemanticChunker embedding call (one buffer size, one sentence rule), answered once (remembered_framework_vectors).
+pytestmark = [pytest.mark.model, pytest.mark.xdist_group(SEMANTIC_GROUP)]
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = ROOT / "sample_docs" / "release_notes.txt"  # 34 sentences, written for the app's samples

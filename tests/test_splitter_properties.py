@@ -3,7 +3,11 @@
 Parameters are drawn from each class's declared ``params()`` (bounds and
 choices), never written per splitter, so a splitter added to the registry is
 tested here the moment it is registered. A splitter that embeds (``semantic``)
-gets a small deterministic fake embedder through its ``with_embedder`` hook.
+gets a small deterministic fake embedder through its ``with_embedder`` hook; the
+engines that embed (``llamaindex.semantic``, ``langchain.semantic``) get the same
+one through ``embedder_override``: these properties hold whatever the vectors
+are, and a real model's pass over every drawn text costs seconds an example.
+tests/test_engines.py and tests/test_semantic_compat.py run them on the packaged model.
 
 What must hold for every node a splitter returns:
 
@@ -50,6 +54,7 @@ from core.spans.recovery import SPAN_STATUS_KEY
 from core.splitters import SPLITTERS, get_splitter
 from core.splitters.base import Splitter
 from core.splitters.pieces import protected_cuts
+from core.splitters.semantic import embedder_override
 from core.tokens.tokenizers import TIKTOKEN_TOKENIZERS, get_tokenizer
 
 # Tokenizers whose tokens depend on their neighbours (a slice re-tokenizes differently): sized from the document's.
@@ -113,7 +118,8 @@ def build(cls: type[Splitter], params: dict[str, Any]) -> Splitter:
 
 def split(splitter: Splitter, document: Document) -> list[Node]:
     try:
-        return splitter.split([document])
+        with embedder_override(fake_embed):  # the engines that embed have no with_embedder hook
+            return splitter.split([document])
     except ConfigError:
         reject()  # e.g. the metadata leaves no room in a tiny chunk_size
 
