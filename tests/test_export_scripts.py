@@ -32,7 +32,7 @@ from core.config_parts import MetadataSettings, RetrievalSettings
 from core.documents import load_documents, run_split
 from core.extractors import EXTRACTORS
 from core.output.export import langchain_snippet, llamaindex_snippet
-from core.output.splitter_code import COMPAT_NODE_KEYS
+from core.output.splitter_code import COMPAT_NODE_KEYS, compat_node_keys
 from core.postprocessors import POSTPROCESSORS
 from core.schema import MetadataMode, NodeRelationship
 from core.tokens.bundled_data import bundled_folder
@@ -399,11 +399,14 @@ def test_each_node_shows_the_llm_and_embed_views_the_app_shows(runs, case_id, li
     if compat:
         # A compat mode's nodes also carry keys ChunkScope's node builder adds (table_header, level): the chunks
         # are the framework's, the views differ by those keys, and the script says so at the call.
-        keys = [key for key in COMPAT_NODE_KEYS if key != "level" or splitter.has_levels]
+        keys = compat_node_keys(splitter)
         script = runs[case_id, library, False][2]
-        assert [note for note in _differences(script) if note.startswith(f"{name}: the chunks are the app's")
-                and f"{' and '.join(keys)} in their metadata" in note], _differences(script)  # fmt: skip
-        assert f"# {name}: the chunks are the app's" in script  # at the call too
+        said = [note for note in _differences(script) if note.startswith(f"{name}: the chunks are the app's")]
+        if keys:
+            assert [note for note in said if f"{' and '.join(keys)} in their metadata" in note], _differences(script)
+            assert f"# {name}: the chunks are the app's" in script  # at the call too
+        else:  # nothing to say (a code splitter's nodes hold no table): no note claims a key
+            assert not said, said
     for blocked in readers:
         shown = runs["views"][(case_id, blocked, "framework") if compat else (case_id, blocked)]
         made = [list(view) for view in runs[case_id, library, blocked][1].get("views", [])]

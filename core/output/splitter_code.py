@@ -28,14 +28,15 @@ def splitter_code(splitter: Any, snippet: CodeSnippet) -> str:
             f"{splitter.name}: ChunkScope ran compat={splitter.compat}, which cuts as {engine.title()} does; "
             "this is that call."
         )
-        added = [key for key in COMPAT_NODE_KEYS if key != "level" or splitter.has_levels]
-        meanings = "; ".join(f"{key}: {COMPAT_NODE_KEYS[key]}" for key in added)
-        snippet.note(
-            f"{splitter.name}: the chunks are the app's; ChunkScope's compat={splitter.compat} nodes also carry "
-            f"{' and '.join(added)} in their metadata ({meanings}), which {engine.framework}'s do not, so the "
-            "LLM and EMBED views of those nodes show them in the app and not here.",
-            at_call=True,
-        )
+        added = compat_node_keys(splitter)
+        if added:
+            meanings = "; ".join(f"{key}: {COMPAT_NODE_KEYS[key]}" for key in added)
+            snippet.note(
+                f"{splitter.name}: the chunks are the app's; ChunkScope's compat={splitter.compat} nodes also carry "
+                f"{' and '.join(added)} in their metadata ({meanings}), which {engine.framework}'s do not, so the "
+                "LLM and EMBED views of those nodes show them in the app and not here.",
+                at_call=True,
+            )
         return engine.llamaindex(snippet) if llamaindex else engine.langchain(snippet)
     if _runs_its_own_call(splitter, snippet.library):
         # An engine exported to its own library (or LangChain's inside LlamaIndex's LangchainNodeParser): the
@@ -76,3 +77,10 @@ COMPAT_NODE_KEYS = {
     "table_header": "the header row of the table a chunk starts inside",
     "level": "its depth in the hierarchy",
 }
+
+
+def compat_node_keys(splitter: Any) -> list[str]:
+    """The keys of :data:`COMPAT_NODE_KEYS` a compat mode's nodes can carry: ``level`` in a hierarchy only,
+    ``table_header`` only where the splitter reads documents that can hold tables."""
+    can = {"level": splitter.has_levels, "table_header": splitter.reads_tables}
+    return [key for key in COMPAT_NODE_KEYS if can[key]]

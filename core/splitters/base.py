@@ -49,6 +49,8 @@ class Splitter(Configurable):
     has_windows: ClassVar[bool] = False
     # ``analyze(document)`` gives the distances and the threshold behind the cuts:
     has_breakpoint_curve: ClassVar[bool] = False
+    # It splits documents that can hold tables, so a node may carry ``table_header`` (core.splitters.nodes):
+    reads_tables: ClassVar[bool] = True
     # The parameter values a framework's own splitter defaults to, under a label naming it, so a
     # user can start from them in one click. The algorithm stays this splitter's (sizes in its units).
     framework_defaults: ClassVar[Mapping[str, Mapping[str, Any]]] = {}

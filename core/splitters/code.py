@@ -80,6 +80,11 @@ class CodeSplitter(Splitter):
         # engine's covers_text says where).
         return self.compat != LLAMAINDEX
 
+    @property
+    def reads_tables(self) -> bool:  # type: ignore[override]
+        # compat=llamaindex reads only files a grammar parses (source code), whose documents hold no table.
+        return self.compat != LLAMAINDEX
+
     def mirror(self) -> Any:
         return mirror_engine(self, "llamaindex.code", **self._codesplitter_settings())
 
