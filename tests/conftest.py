@@ -58,6 +58,26 @@ SLOW_TESTS = {
 }
 
 
+class _XdistGroups:
+    """Make ``--dist loadgroup`` group again. pytest-xdist 3.8 names a grouped test by writing ``item._nodeid``
+    (``nodeid@group``), and pytest 9.2 reads a test's id from ``item._id``: without this every ``xdist_group``
+    mark is ignored and the groups' tests (one Ray at a time, the browser tests on one app server, the
+    model-backed modules sharing a worker's model) are spread over both workers. Runs after xdist's own hook."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from _pytest.nodeid import coerce_node_id
+
+        for item in items:
+            grouped = item.__dict__.get("_nodeid")
+            if grouped and grouped != item.nodeid:
+                item._id = coerce_node_id(grouped)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_XdistGroups(), "chunkscope-xdist-groups")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.split("[", 1)[0] in SLOW_TESTS:
