@@ -143,10 +143,9 @@ def case_id(case: tuple[str, dict[str, Any]]) -> str:
     return name + ("" if not params else "-" + "-".join(f"{k}={v}" for k, v in params.items()))
 
 
-# The cases of an engine that embeds are meant for one xdist worker, so a framework call repeated across tests (the
-# fidelity test, the readers' test, the exported scripts) is answered from that worker's memory (below). With
-# pytest 9.2 and pytest-xdist 3.8.0, --dist loadgroup does not group (xdist sets item._nodeid, which pytest 9 no
-# longer reads): each worker then answers the repeats it sees itself.
+# The cases of an engine that embeds run on one xdist worker (--dist loadgroup; tests/conftest.py makes it group
+# under pytest 9.2), so a framework call repeated across tests (the fidelity test, the readers' test, the exported
+# scripts) is answered from that worker's memory (below).
 SEMANTIC_GROUP = "semantic-engines"
 
 
