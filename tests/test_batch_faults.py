@@ -80,8 +80,17 @@ def _assert_consistent(out: Path) -> None:
 
 
 def _full_disk_at(monkeypatch, name: str) -> None:
-    """The disk fills while ``name`` is written: the file aside is created, part of it written, then ENOSPC."""
+    """The disk fills while ``name`` is written: the file aside is created, part of it written, then ENOSPC.
+
+    The parts are written by the batch's worker processes, which see this patch only when forked from this one:
+    pool_context spawns them instead once another thread runs here (a test server an earlier test started in
+    this pytest worker), so the pool is made to fork."""
+    import multiprocessing
+
+    from core.batch import local_engine
     from core.batch.storage import _OsFiles
+
+    monkeypatch.setattr(local_engine, "pool_context", lambda: multiprocessing.get_context("fork"))
 
     real = _OsFiles.write
 
