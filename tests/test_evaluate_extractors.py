@@ -21,7 +21,14 @@ from core.documents import prepare_documents, run_split
 from core.errors import ConfigError
 from core.evaluation.evaluate import evaluate
 from core.evaluation.queries import EvalQuery
-from core.evaluation.with_extractors import WITH, WITHOUT, compare_extractors, session_spec
+from core.evaluation.with_extractors import (
+    WITH,
+    WITHOUT,
+    compare_extractors,
+    held_out_sentence,
+    held_out_with_extractors,
+    session_spec,
+)
 from core.extractors import get_extractor
 from core.loaders import load
 from core.query.retrieval import retrieve
@@ -302,10 +309,12 @@ def test_cli_tune_compares_the_pick_from_a_saved_configuration_and_a_rerun_sends
     with_row, without_row = first["extractors"]
     assert with_row["config"].endswith(WITH) and without_row["config"].endswith(WITHOUT)
     assert sent == with_row["llm_requests"] > 0 and with_row["llm_prompt_tokens"] == sent
+    assert first["extractors_held_out"] == held_out_with_extractors(first)
     assert cli_tune.main(args) == 0
     table, err_again = capsys.readouterr()
     assert endpoint.seen.count() == sent  # answered from the reply cache
     assert "The pick with / without extractors" in table and "llm_cached" in table
+    assert held_out_sentence(first["extractors_held_out"]) in table
     for text in (out, err, table, err_again):
         assert not leaks(text)
     # The extractors' options alone, or the option with no extractor, are refused before anything is loaded.
@@ -313,3 +322,25 @@ def test_cli_tune_compares_the_pick_from_a_saved_configuration_and_a_rerun_sends
     assert "are for --compare-extractors" in capsys.readouterr().err
     assert cli_tune.main([*args[: args.index("--config")]]) == 2
     assert "--compare-extractors needs extractors" in capsys.readouterr().err
+
+
+def test_the_picks_held_out_number_with_extractors_adds_their_paired_difference_to_the_nested_estimate():
+    # The extractors are not chosen on the questions (on or off is the user's), so their difference on the pick
+    # carries no tuning bias; the pick's own optimism is what the nested estimate removes.
+    result = {
+        "quality": "mrr",
+        "cross_validation": {"estimate": 0.50},
+        "extractors": [
+            {"row": 3, "config": f"sentence 256/20 · {WITH}", "mrr": 0.62, "hit_rate": 0.8},
+            {"row": 3, "config": f"sentence 256/20 · {WITHOUT}", "mrr": 0.58, "hit_rate": 0.8},
+        ],
+    }
+    held = held_out_with_extractors(result)
+    assert held == {"quality": "mrr", "without": 0.50, "difference": pytest.approx(0.04), "with": pytest.approx(0.54)}
+    assert held_out_sentence(held) == (
+        "Held out (estimate): mrr 0.540 with the extractors, 0.500 without: the nested estimate of the search plus "
+        "the extractors' difference on the pick (+0.040), which no choice was made on"
+    )
+    # Nothing to say without a comparison, or without a held-out estimate (a search stopped early).
+    assert held_out_with_extractors({**result, "extractors": []}) is None
+    assert held_out_with_extractors({**result, "cross_validation": {"estimate": None}}) is None

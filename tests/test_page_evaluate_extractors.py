@@ -17,7 +17,14 @@ from streamlit.testing.v1 import AppTest
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.evaluation.queries import load_queries
-from core.evaluation.with_extractors import WITH, WITHOUT, compare_extractors, session_spec
+from core.evaluation.with_extractors import (
+    WITH,
+    WITHOUT,
+    compare_extractors,
+    held_out_sentence,
+    held_out_with_extractors,
+    session_spec,
+)
 from core.extractors import get_extractor
 from core.loaders import load
 from core.splitters import get_splitter
@@ -187,6 +194,9 @@ def test_the_tune_tab_scores_its_pick_with_and_without_the_llm_extractors_and_a_
     # One call per chunk of the pick, what the endpoint counted; the row without asks nothing.
     assert sent > 0 and table["llm_requests"][0] == sent == table["nodes"][0]
     assert table["llm_requests"].isna().tolist() == [False, True]
+    # The pick's held-out number with the extractors, beside the in-sample table (core's sentence, core's numbers).
+    held = held_out_with_extractors(at.session_state["cs_evaluation"]["result"])
+    assert held is not None and any(caption.value == held_out_sentence(held) for caption in at.caption)
 
     at.button(key="eval.tune.run").click().run()
     assert not at.exception, at.exception

@@ -19,6 +19,7 @@ from core.config import PipelineConfig
 from core.config_parts import MetadataSettings, RetrievalSettings
 from core.evaluation.cross_validation import validation_summary
 from core.evaluation.tune import COSTS, QUALITIES
+from core.evaluation.with_extractors import held_out_sentence, held_out_with_extractors
 from core.splitters import get_splitter
 from ui import state, widgets
 from ui.charts import SERIES_COLOURS
@@ -151,6 +152,9 @@ def _show_extractors(result: dict[str, Any], key: str) -> None:
         width="stretch",
         key=f"{key}.extractors_table",
     )
+    held = held_out_with_extractors(result)
+    if held is not None:
+        st.caption(held_out_sentence(held))
 
 
 def _show_what_was_measured(result: dict[str, Any]) -> None:

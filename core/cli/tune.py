@@ -40,6 +40,7 @@ from core.evaluation.tune_space import (
     recommended_note,
     retrieval_values,
 )
+from core.evaluation.with_extractors import held_out_sentence, held_out_with_extractors
 from core.query.retrieval import SCOPES
 
 
@@ -295,6 +296,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if progress is not None:
         progress.close()
     data = result.to_dict()
+    held = held_out_with_extractors(data)
+    if held is not None:
+        data["extractors_held_out"] = held
     saved = args.save or (INTERRUPTED_FILE if result.stopped else None)
     if saved:
         with open(saved, "w", encoding="utf-8") as handle:
@@ -328,6 +332,8 @@ def _print_tables(result: Any, data: dict[str, Any]) -> None:
         print()
         print("The pick with / without extractors (in sample, every question):")
         print(format_table([{k: v for k, v in row.items() if k not in ("row", "hit_curve")} for row in result.extractors]))
+        if "extractors_held_out" in data:
+            print(held_out_sentence(data["extractors_held_out"]))
 
 
 def _compared_pipeline(args: argparse.Namespace) -> Any:

@@ -28,7 +28,16 @@ if TYPE_CHECKING:
     from core.config import PipelineConfig
 
 WITH, WITHOUT = "with extractors", "without extractors"
-__all__ = ["WITH", "WITHOUT", "compare_chosen", "compare_extractors", "session_spec", "without_llm_extractors"]
+__all__ = [
+    "WITH",
+    "WITHOUT",
+    "compare_chosen",
+    "compare_extractors",
+    "held_out_sentence",
+    "held_out_with_extractors",
+    "session_spec",
+    "without_llm_extractors",
+]
 
 
 def session_spec(config: PipelineConfig) -> SweepSpec:
@@ -136,6 +145,32 @@ def compare_chosen(
         )
         out.extend({"row": row["id"], "config": f"{row['config']} · {side}", **result.to_row()} for side, result in compared)
     return out
+
+
+def held_out_with_extractors(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The tuner's held-out number for its pick with the extractors: the search's nested estimate (what choosing
+    on the training folds scored held out) plus the extractors' difference on the pick, in the result's quality.
+
+    Their difference is measured on every question but was not chosen on them (on or off is the user's choice, not
+    the search's), so it adds no tuning optimism; the pick's own optimism is what the nested estimate removes.
+    ``result``: a tune result's dict with its ``extractors`` rows (:func:`compare_chosen`). None without both.
+    """
+    quality = result["quality"]
+    estimate = (result.get("cross_validation") or {}).get("estimate")
+    sides = {row["config"].rsplit(" · ", 1)[-1]: row for row in result.get("extractors") or []}
+    if estimate is None or WITH not in sides or WITHOUT not in sides:
+        return None
+    difference = sides[WITH][quality] - sides[WITHOUT][quality]
+    return {"quality": quality, "without": estimate, "difference": difference, "with": estimate + difference}
+
+
+def held_out_sentence(held: dict[str, Any]) -> str:
+    """:func:`held_out_with_extractors` said in one line (the Tune tab and ``chunkscope tune``)."""
+    return (
+        f"Held out (estimate): {held['quality']} {held['with']:.3f} with the extractors, {held['without']:.3f} "
+        "without: the nested estimate of the search plus the extractors' difference on the pick "
+        f"({held['difference']:+.3f}), which no choice was made on"
+    )
 
 
 def _share(report: Report, index: int, count: int) -> Report:
