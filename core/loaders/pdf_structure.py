@@ -21,7 +21,7 @@ a size. This module rebuilds them the way a reader does:
   (``-``, ``•``, ``1.``), which opens a **list item**. Lines are joined by a space;
   a line ending in a hyphen joins the next without one.
 
-A page set in two columns is read column by column, band by band
+A page set in columns (two, three or more) is read column by column, band by band
 (:mod:`core.loaders.pdf_columns`); a paragraph never joins across a column.
 """
 
