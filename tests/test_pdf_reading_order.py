@@ -15,7 +15,10 @@ from fpdf import FPDF
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.config import PipelineConfig
+from core.documents import run_split
 from core.loaders import load_bytes
+from core.splitters import get_splitter
 
 VOCAB = (
     "retrieval chunk overlap embedding vector index query passage model token window score rerank context "
@@ -76,12 +79,16 @@ def reads_column_by_column(texts: list[str], document_text: str) -> bool:
 
 
 def assert_exact_spans(document) -> None:
+    """Every element and page has a span in the text, and every node of a split is its span's text."""
     for element in document.elements:
         assert 0 <= element.start_char < element.end_char <= len(document.text)
         piece = document.text[element.start_char : element.end_char]
         assert piece == piece.strip() and piece
     for page in document.pages:
         assert 0 <= page.start_char <= page.end_char <= len(document.text)
+    splitter = get_splitter("recursive", chunk_size=200, chunk_overlap=20)
+    for node in run_split([document], PipelineConfig(splitter=splitter)):
+        assert node.text == document.text[node.start_char : node.end_char]
 
 
 LAYOUTS = {
@@ -160,3 +167,32 @@ def test_property_every_column_is_read_whole_and_in_order(
     document = read(columns_pdf(texts, title=title, gutter=gutter, size=size))
     assert reads_column_by_column(texts, document.text), (lines, document.text[:400])
     assert_exact_spans(document)
+
+
+FORM_FIELDS = (
+    ("Name:", "Ada Lovelace"),
+    ("Date of birth:", "1815-12-10"),
+    ("Answer:", "None"),
+    ("Department:", "Analytical engines and their notes"),
+    ("Phone:", "____________"),
+    ("Reviewed by:", "Charles Babbage, with the committee"),
+    ("Status:", "Approved"),
+    ("Reference number:", "N/A"),
+)
+
+
+def test_a_form_keeps_each_label_with_its_answer() -> None:
+    """Labels on the left, answers on the right, three times over: a gutter, but no columns of running text."""
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    y = 80.0
+    for _ in range(3):
+        for label, answer in FORM_FIELDS:
+            pdf.text(60, y, label)
+            pdf.text(200, y, answer)
+            y += 16
+    document = read(bytes(pdf.output()))
+    pairs = " ".join(f"{label} {answer}" for label, answer in FORM_FIELDS)
+    assert _words(document.text) == " ".join([pairs] * 3)
+    assert not [e for e in document.elements if e.kind == "heading"]
