@@ -196,3 +196,15 @@ def test_a_form_keeps_each_label_with_its_answer() -> None:
     pairs = " ".join(f"{label} {answer}" for label, answer in FORM_FIELDS)
     assert _words(document.text) == " ".join([pairs] * 3)
     assert not [e for e in document.elements if e.kind == "heading"]
+
+
+@pytest.mark.parametrize("lines", [[16, 16, 16], [14, 14, 14, 14]])
+def test_pdfplumbers_page_text_reads_columns_in_order(lines: list[int]) -> None:
+    """The text the pypdf parser takes for a garbled page (and the overdrawn pages' second reading)."""
+    from core.loaders.pdf_structure import page_text
+
+    texts = column_texts(lines)
+    data = columns_pdf(texts, title="A title over the columns")
+    text = page_text(data, [1])[1]
+    assert text.startswith("A title over the columns\n")
+    assert reads_column_by_column(texts, text)

@@ -151,11 +151,18 @@ def page_readings(data: bytes, numbers: list[int], *, layout: bool = False) -> d
 
 
 def _plain_text(page: Any, layout: bool) -> str:
-    """pdfplumber's text of a page; text turned by 90, 180 or 270 degrees read in its direction, its lines placed
-    among the others by their top (not in ``layout``, which keeps pdfplumber's own placing)."""
-    turned = {char_direction(char) for char in page.chars if char["text"].strip()} - {0}
-    if layout or not turned:
-        return page.extract_text(layout=layout, x_tolerance_ratio=WORD_GAP_EM) or ""
+    """pdfplumber's text of a page; a page set in columns read column by column, band by band; text turned by 90,
+    180 or 270 degrees read in its direction, its lines placed among the others by their top (not in ``layout``,
+    which keeps pdfplumber's own placing)."""
+    visible = [char for char in page.chars if char["text"].strip()]
+    turned = {char_direction(char) for char in visible} - {0}
+    if layout:
+        return page.extract_text(layout=True, x_tolerance_ratio=WORD_GAP_EM) or ""
+    if not turned:
+        regions = column_regions(page, visible) or [page.bbox]
+        views = [page] if len(regions) == 1 else [page.crop(region) for region in regions]
+        texts = (view.extract_text(x_tolerance_ratio=WORD_GAP_EM) or "" for view in views)
+        return "\n".join(text for text in texts if text)
     upright = page.filter(lambda obj: obj.get("object_type") != "char" or char_direction(obj) not in turned)
     lines = [(line.top, line.text) for line in _lines(upright, 0, {})]
     for direction in sorted(turned):
