@@ -10,13 +10,20 @@ without a clear gutter is one region, read as before.
 
 A gutter is a vertical strip inside the text (between 10% and 90% of its width) that
 at most a tenth of the page's rows cross (a title or a closing line may run across),
-at least :data:`MIN_GUTTER` points wide. The gutters hold only if every column they
-cut is running text: at least :data:`MIN_COLUMN_ROWS` lines, the lines mostly filling
-the column's width (running text does; a glossary's terms do not), mostly letters (an
-unruled table's figures are not), holding its share of the page's words (a column of
-line numbers does not). A column that is not running text is joined to its neighbour
-across the narrower of its gutters, and the columns are checked again. A single-column
-page has no such strip, since its words cover it on almost every row.
+and at most a third of the rows with text on its shorter side, at least
+:data:`MIN_GUTTER` points wide and half as wide as the page's widest gutter (a river of
+word spaces down a justified column is narrower), with a text edge beside it (the
+lines after it start flush, or the lines before it end flush). The gutters hold only
+if every column they cut is running text: at least :data:`MIN_COLUMN_ROWS` lines, the
+lines mostly filling the column's width (running text does; a glossary's terms do
+not), mostly letters (an unruled table's figures are not), holding its share of the
+page's words (a column of line numbers does not). A column that is not running text
+is joined to its neighbour across the narrower of its gutters, and the columns are
+checked again. A single-column page has no such strip, since its words cover it on
+almost every row.
+
+Not read column by column: a column of fewer than :data:`MIN_COLUMN_ROWS` lines, or of
+fewer lines than a tenth of the page's rows (its strip is taken for the margin).
 """
 
 from __future__ import annotations
