@@ -15,13 +15,14 @@ a size. This module rebuilds them the way a reader does:
   distinct heading sizes, largest first, are levels 1, 2, 3 (bold body-size
   headings come last); consecutive heading lines of one size are one heading,
   kept as one only if it reads as a title (:func:`reads_as_heading`: at most
-  200 characters, mostly words), else it is a paragraph;
+  200 characters, mostly words, not a sentence, not a form's "Label: value"
+  line or fill-in blank, not an answer such as "None"), else it is a paragraph;
 * other lines join into a **paragraph** until the gap above a line is more than
   half a line high, the size changes, or the line starts with a list marker
   (``-``, ``•``, ``1.``), which opens a **list item**. Lines are joined by a space;
   a line ending in a hyphen joins the next without one.
 
-A page set in two columns is read column by column, band by band
+A page set in columns (two, three or more) is read column by column, band by band
 (:mod:`core.loaders.pdf_columns`); a paragraph never joins across a column.
 """
 
@@ -51,6 +52,19 @@ MAX_BOLD_HEADING_CHARS = 90
 MAX_HEADING_LEVEL = 6
 # A heading is a title: longer than this, a block in a heading's font is a paragraph set large.
 MAX_HEADING_CHARS = 200
+# A form's answers, on a line of their own in a heading's font: not titles.
+FORM_ANSWERS = frozenset({"none", "n/a", "na", "nil", "null", "yes", "no", "true", "false", "tbd", "unknown", "-"})
+# The last word of a sentence: two letters or more and a full stop (not "1.", "U.S." or "etc..").
+_SENTENCE_END = re.compile(r"^[(\"'“]*[^\W\d_]{2,}[)\"'”]*\.$")
+# Within a heading: a word's full stop, then a new sentence ("Read this first. Then ..."; not "U.S. market",
+# "Dr. Smith" or "What is RAG? How it works").
+_SENTENCE_BREAK = re.compile(r"[^\W\d_]{3,}\. +[A-Z][a-z]")
+# A blank to fill in ("____") or a leader to a page number ("......", ". . . .").
+_FILL_IN = re.compile(r"_{3,}|\.{4,}|(?:\. ){3,}|…{2,}")
+# "Label: value" or "Label:" (a colon in "http://" is no label's).
+_LABEL = re.compile(r"^(?P<label>[^:]*[^:\s][^:]*):(?P<value>(?:\s.*)?)$", re.DOTALL)
+# A label ending in its number ("Chapter 2", "Step 1", "Part II", "Appendix A"): a title, not a form's label.
+_NUMBERED_LABEL = re.compile(r"(?:^|\s)(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Z])$")
 # A word for the heading test: two letters in a row (so "N/A", "12.5" or "--" are not).
 _WORD_PART = re.compile(r"[^\W\d_]{2,}")
 # Two characters farther apart than this share of the font size are two words. pdfplumber's default is a
@@ -137,11 +151,18 @@ def page_readings(data: bytes, numbers: list[int], *, layout: bool = False) -> d
 
 
 def _plain_text(page: Any, layout: bool) -> str:
-    """pdfplumber's text of a page; text turned by 90, 180 or 270 degrees read in its direction, its lines placed
-    among the others by their top (not in ``layout``, which keeps pdfplumber's own placing)."""
-    turned = {char_direction(char) for char in page.chars if char["text"].strip()} - {0}
-    if layout or not turned:
-        return page.extract_text(layout=layout, x_tolerance_ratio=WORD_GAP_EM) or ""
+    """pdfplumber's text of a page; a page set in columns read column by column, band by band; text turned by 90,
+    180 or 270 degrees read in its direction, its lines placed among the others by their top (not in ``layout``,
+    which keeps pdfplumber's own placing)."""
+    visible = [char for char in page.chars if char["text"].strip()]
+    turned = {char_direction(char) for char in visible} - {0}
+    if layout:
+        return page.extract_text(layout=True, x_tolerance_ratio=WORD_GAP_EM) or ""
+    if not turned:
+        regions = column_regions(page, visible) or [page.bbox]
+        views = [page] if len(regions) == 1 else [page.crop(region) for region in regions]
+        texts = (view.extract_text(x_tolerance_ratio=WORD_GAP_EM) or "" for view in views)
+        return "\n".join(text for text in texts if text)
     upright = page.filter(lambda obj: obj.get("object_type") != "char" or char_direction(obj) not in turned)
     lines = [(line.top, line.text) for line in _lines(upright, 0, {})]
     for direction in sorted(turned):
@@ -387,14 +408,38 @@ def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict
 
 
 def reads_as_heading(text: str) -> bool:
-    """Whether a block set in a heading's font reads as one: short, and mostly words.
+    """Whether a block set in a heading's font reads as a title: short, mostly words, and neither a sentence,
+    a form's line nor an answer.
 
-    A large font alone is no heading: a paragraph set large (an introduction, a pull quote; 350-480
-    characters in the wild) or a table value on a line of its own ("N/A", "12.5") are not titles.
+    A large or bold font alone is no heading: a paragraph set large (an introduction, a pull quote; 350-480
+    characters in the wild), a sentence set large ("... filed with the office."), a table value on a line of
+    its own ("N/A", "12.5"), a form's label and answer ("Name: ____", "Answer: None", "Date: 2026-12-07") or
+    the answer alone ("None", "Yes") are not titles.
     """
     tokens = text.split()
     words = sum(1 for token in tokens if _WORD_PART.search(token))
-    return len(text) <= MAX_HEADING_CHARS and words > 0 and words >= 0.5 * len(tokens)
+    if len(text) > MAX_HEADING_CHARS or words == 0 or words < 0.5 * len(tokens):
+        return False
+    return not (_is_sentence(text, tokens) or _is_form_line(text) or text.strip().lower() in FORM_ANSWERS)
+
+
+def _is_sentence(text: str, tokens: list[str]) -> bool:
+    # A word and a full stop end a sentence ("Not applicable."); "Chapter 1." or "the U.S." do not, nor a
+    # leader ("...."). A full stop and a new capital inside start one.
+    return bool(tokens and _SENTENCE_END.search(tokens[-1])) or _SENTENCE_BREAK.search(text) is not None
+
+
+def _is_form_line(text: str) -> bool:
+    """A blank to fill in or a leader to a page number ("Name: ____", "Introduction ...... 3"), or a label and
+    its value: a label with no number after it ("Chapter 2: ..." is a title) and a value that is empty, one
+    word, holds a digit, or another label ("Name: Ada   Date: 2026-12-07")."""
+    if _FILL_IN.search(text):
+        return True
+    found = _LABEL.match(text)
+    if found is None or _NUMBERED_LABEL.search(found["label"].strip()):
+        return False
+    value = found["value"].strip()
+    return len(value.split()) <= 1 or any(ch.isdigit() for ch in value) or ":" in value
 
 
 def _demote_non_headings(pages_blocks: list[list[Block]]) -> None:
