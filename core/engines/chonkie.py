@@ -37,6 +37,12 @@ OWN_LINKS = {
 }
 
 
+def check_delim(engine: Any) -> None:
+    """chonkie's sentence splitters (SentenceChunker, SemanticChunker) need at least one delimiter, none empty."""
+    if not engine.delim or not all(engine.delim):
+        raise ConfigError(f"{engine.name}: delim needs at least one delimiter, none of them empty")
+
+
 def chonkie_tokenizer(name: str) -> Any:
     """What chonkie's ``tokenizer`` argument gets: its own name, or a loaded tiktoken encoding."""
     return tiktoken_encoding(name) if name in TIKTOKEN_ENCODINGS else name
@@ -165,8 +171,7 @@ class ChonkieSentenceSplitter(ChonkieEngine):
 
     def validate(self) -> None:
         check_overlap(self)
-        if not self.delim or not all(self.delim):
-            raise ConfigError(f"{self.name}: delim needs at least one delimiter, none of them empty")
+        check_delim(self)
 
     def framework_kwargs(self) -> dict[str, Any]:
         return {
