@@ -4,7 +4,13 @@ Each engine builds the chunker from its declared parameters (chonkie's defaults)
 and calls ``chunk`` once per document. chonkie's chunks carry their own offsets;
 they go through the shared span recovery like every engine's (a test checks the
 two agree). A tiktoken tokenizer is handed to chonkie as a loaded encoding (from
-the bundled file): by name chonkie would fetch it through ``tokie``.
+the bundled file): by name chonkie would fetch it through ``tokie``. SemanticChunker is
+:mod:`core.engines.chonkie_semantic`.
+
+chonkie's CodeChunker is not an engine: it needs tree-sitter-language-pack>=1.8, whose wheels hold no grammar;
+CodeChunker's constructor calls its ``download_all()``, which fetches them from GitHub (offline, 1.8.0 and 1.25.0
+fail with "Download error: Failed to fetch manifest from https://github.com/.../parsers.json"). ChunkScope runs
+nothing it must download, so ``llamaindex.code`` (grammar packages from PyPI) is the code engine.
 """
 
 from __future__ import annotations
