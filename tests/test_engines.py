@@ -60,6 +60,7 @@ ENGINE_NAMES = {
     "chonkie.recursive",
     "chonkie.token",
     "chonkie.sentence",
+    "chonkie.semantic",
     "semchunk",
 }
 
@@ -112,6 +113,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("chonkie.sentence", {}),
     ("chonkie.sentence", {"chunk_size": 512, "chunk_overlap": 64}),
     ("chonkie.sentence", {"chunk_size": 128, "tokenizer": "cl100k_base"}),
+    ("chonkie.semantic", {}),
+    ("chonkie.semantic", {"threshold": 0.5, "chunk_size": 128, "similarity_window": 1}),
     ("semchunk", {}),
     ("semchunk", {"chunk_size": 100, "overlap": 0.2}),
     ("semchunk", {"chunk_size": 400, "token_counter": "characters"}),
@@ -366,9 +369,26 @@ def framework_texts(name: str, p: dict[str, Any], document: Document) -> list[st
     return semchunk.chunkerify(counter, p["chunk_size"])(text, overlap=p["overlap"])
 
 
+@cache
+def packaged_chonkie_embeddings() -> Any:
+    """chonkie's own SentenceTransformerEmbeddings of the packaged all-MiniLM-L6-v2 (by its path: nothing fetched)."""
+    from chonkie.embeddings import SentenceTransformerEmbeddings
+
+    from core.tokens.tokenizers import default_model_path
+
+    return SentenceTransformerEmbeddings(default_model_path())
+
+
 def chonkie_chunks(name: str, p: dict[str, Any], text: str) -> list[Any]:
     import chonkie
 
+    if name == "chonkie.semantic":
+        keys = ("threshold", "chunk_size", "similarity_window", "min_sentences_per_chunk")
+        keys += ("min_characters_per_sentence", "include_delim", "skip_window")
+        keys += ("filter_window", "filter_polyorder", "filter_tolerance")
+        return chonkie.SemanticChunker(
+            embedding_model=packaged_chonkie_embeddings(), delim=list(p["delim"]), **{key: p[key] for key in keys}
+        ).chunk(text)
     tokenizer = p["tokenizer"] if p["tokenizer"] in ("character", "word") else tiktoken_encoding(p["tokenizer"])
     if name == "chonkie.recursive":
         chunker = chonkie.RecursiveChunker(tokenizer=tokenizer, chunk_size=p["chunk_size"])
@@ -505,11 +525,11 @@ def test_readers_see_what_llamaindex_nodes_give_them(case: tuple[str, dict[str, 
         ]
 
 
-@pytest.mark.parametrize("case", [case for case in CASES if case[0].startswith("chonkie.")], ids=case_id)
+@pytest.mark.parametrize("case", cases([case for case in CASES if case[0].startswith("chonkie.")]))
 def test_recovered_spans_are_chonkies_own_offsets(case: tuple[str, dict[str, Any]]) -> None:
     name, params = case
     engine = SPLITTERS.create(name, **params)
-    for document in sample_documents():
+    for document in (own_sample(engine),) if engine.embeds_text else sample_documents():
         expected = [
             (chunk.start_index, chunk.end_index) for chunk in chonkie_chunks(name, engine.to_params(), document.text)
         ]

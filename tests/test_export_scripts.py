@@ -95,6 +95,8 @@ CASES = [
     ("chonkie-recursive", "chonkie.recursive", {}, False),
     ("chonkie-token", "chonkie.token", {"chunk_size": 256}, False),
     ("chonkie-sentence", "chonkie.sentence", {}, False),
+    # SemanticChunker embeds every sentence and window of the samples in the app (its stand-in script embeds none)
+    ("chonkie-semantic", "chonkie.semantic", {"chunk_size": 256}, False),
     ("semchunk", "semchunk", {"chunk_size": 128}, False),
     # compat modes
     ("character-compat", "character", {"compat": "langchain", "chunk_size": 400, "chunk_overlap": 50}, False),

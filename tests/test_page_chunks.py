@@ -180,6 +180,15 @@ def test_semantic_splits_plot_the_distances_with_the_threshold(name: str) -> Non
     assert any("threshold" in chart.proto.spec for chart in charts)
 
 
+@pytest.mark.model
+def test_chonkies_semantic_chunker_draws_its_nodes_with_no_distance_tab() -> None:
+    # chonkie cuts at minima of a smoothed similarity curve: the distances tab's above-the-threshold rule is not its.
+    at = open_chunks(splitter="chonkie.semantic")
+    assert not at.exception, at.exception
+    assert int(metric(at, "Nodes").replace(",", "")) == len(expected_nodes("chonkie.semantic", GUIDE)) > 1
+    assert "Semantic distances" not in [t.label for t in at.tabs]
+
+
 def test_the_first_screen_is_healthy_with_the_shipped_model() -> None:
     # Defaults fit all-MiniLM-L6-v2's window: no chunk is cut off by the embedder, no truncation warning.
     at = open_chunks()

@@ -4,7 +4,7 @@ Parameters are drawn from each class's declared ``params()`` (bounds and
 choices), never written per splitter, so a splitter added to the registry is
 tested here the moment it is registered. A splitter that embeds (``semantic``)
 gets a small deterministic fake embedder through its ``with_embedder`` hook; the
-engines that embed (``llamaindex.semantic``, ``langchain.semantic``) get the same
+engines that embed (``llamaindex.semantic``, ``langchain.semantic``, ``chonkie.semantic``) get the same
 one through ``embedder_override``: these properties hold whatever the vectors
 are, and a real model's pass over every drawn text costs seconds an example.
 tests/test_engines.py and tests/test_semantic_compat.py run them on the packaged model.

@@ -22,6 +22,7 @@ from core.engines import (  # noqa: F401, E402  isort: skip
     langchain_html,
     langchain_semantic,
     chonkie,
+    chonkie_semantic,
     semchunk,
 )
 

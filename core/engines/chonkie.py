@@ -4,7 +4,13 @@ Each engine builds the chunker from its declared parameters (chonkie's defaults)
 and calls ``chunk`` once per document. chonkie's chunks carry their own offsets;
 they go through the shared span recovery like every engine's (a test checks the
 two agree). A tiktoken tokenizer is handed to chonkie as a loaded encoding (from
-the bundled file): by name chonkie would fetch it through ``tokie``.
+the bundled file): by name chonkie would fetch it through ``tokie``. SemanticChunker is
+:mod:`core.engines.chonkie_semantic`.
+
+chonkie's CodeChunker is not an engine: it needs tree-sitter-language-pack>=1.8, whose wheels hold no grammar;
+CodeChunker's constructor calls its ``download_all()``, which fetches them from GitHub (offline, 1.8.0 and 1.25.0
+fail with "Download error: Failed to fetch manifest from https://github.com/.../parsers.json"). ChunkScope runs
+nothing it must download, so ``llamaindex.code`` (grammar packages from PyPI) is the code engine.
 """
 
 from __future__ import annotations
@@ -35,6 +41,12 @@ OWN_LINKS = {
     "include_metadata": "ChunkScope's: chonkie's chunks carry no metadata; nodes inherit the document's.",
     "include_prev_next_rel": "ChunkScope's: chonkie's chunks have no links; this adds PREVIOUS/NEXT.",
 }
+
+
+def check_delim(engine: Any) -> None:
+    """chonkie's sentence splitters (SentenceChunker, SemanticChunker) need at least one delimiter, none empty."""
+    if not engine.delim or not all(engine.delim):
+        raise ConfigError(f"{engine.name}: delim needs at least one delimiter, none of them empty")
 
 
 def chonkie_tokenizer(name: str) -> Any:
@@ -165,8 +177,7 @@ class ChonkieSentenceSplitter(ChonkieEngine):
 
     def validate(self) -> None:
         check_overlap(self)
-        if not self.delim or not all(self.delim):
-            raise ConfigError(f"{self.name}: delim needs at least one delimiter, none of them empty")
+        check_delim(self)
 
     def framework_kwargs(self) -> dict[str, Any]:
         return {
