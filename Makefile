@@ -43,11 +43,12 @@ $(VENV)/.installed-dev: $(BUILD_INPUTS) examples/plugin/pyproject.toml | $(BIN)/
 	$(READERS_FILE)
 	touch $@ $(VENV)/.installed-run
 
-# The samples read once (the scanned page's OCR) and their default chunks embedded, into ChunkScope's disk caches:
-# the first page and the first query of `make run` then wait for neither (about 20 s, once).
+# The samples read once (the scanned page's OCR), their default chunks and their sample queries embedded, into
+# ChunkScope's disk caches: the first page and the Query page's sample queries of `make run` then wait for neither
+# the parsers nor the model (about 20 s, once). Evaluating the sample queries embeds each of them.
 define WARM_SAMPLES
-	$(STEP) "Preparing the sample documents: reading them and embedding their default chunks (about 20 seconds, once)"
-	HF_HUB_OFFLINE=1 $(BIN)/chunkscope query sample_docs --query "What does chunk overlap protect against?" > /dev/null
+	$(STEP) "Preparing the sample documents: reading them and embedding their default chunks and sample queries (about 20 seconds, once)"
+	HF_HUB_OFFLINE=1 $(BIN)/chunkscope evaluate sample_docs --queries sample_docs/queries.json --quiet > /dev/null
 endef
 
 setup: run-deps $(VENV)/.installed-run

@@ -39,8 +39,10 @@ def test_make_run_on_a_fresh_checkout_announces_each_step_and_shows_pip_progress
         "Creating", "Installing", "Preparing", "Installed;", "Starting"
     ]  # fmt: skip
     assert "~2.5 GB" in steps[1] and "5 minutes" in steps[1]
-    # The samples are read and their default chunks embedded at install: the first page and query wait for neither.
-    assert any("chunkscope query sample_docs" in line and "HF_HUB_OFFLINE=1" in line for line in lines)
+    # The samples are read, their default chunks and the Query page's sample queries embedded at install: the first
+    # page and the first sample query wait for neither the parsers nor the model.
+    warm = "chunkscope evaluate sample_docs --queries sample_docs/queries.json"
+    assert any(warm in line and "HF_HUB_OFFLINE=1" in line for line in lines)
     assert any("CHUNKSCOPE_PRELOAD_MODEL=1" in line and "streamlit run app.py" in line for line in lines)
     project, readers = [line for line in lines if "pip install" in line]
     assert "torch==2.13.0" in project and "-e ." in project
