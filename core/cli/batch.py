@@ -8,12 +8,12 @@ The pipeline options (``--config``, ``--splitter``, ``--set``, ...) are the ones
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import textwrap
 from typing import Any
 
 from core.batch import ENGINES, PART_BYTES, PART_ROWS, BatchInterrupted, OutputWriteError, Progress, run_batch
+from core.batch.command_line import batch_commands
 from core.cli.config import pipeline_options
 from core.cli.output import StderrProgress
 from core.errors import ConfigError
@@ -103,15 +103,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     batch.add_argument("--part-mb", type=float, default=PART_BYTES / 2**20, help="Text MiB per part file at most.")
     batch.add_argument("--quiet", "-q", action="store_true", help="No progress line.")
     batch.set_defaults(func=cmd_batch)
-
-
-def batch_commands(config_file: str, inputs: str = "DOCS/", out: str = "corpus_nodes/") -> dict[str, str]:
-    """The ``chunkscope batch`` command line that applies a saved configuration to a corpus, per engine.
-
-    ``config_file`` is the JSON that ``--config`` reads (the app's configuration download).
-    """
-    local = ["chunkscope", "batch", inputs, "--config", config_file, "--out", out]
-    return {"local": shlex.join(local), "ray": shlex.join([*local, "--engine", "ray"])}
 
 
 def cmd_batch(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
-"""The embedding cache on disk, and where ChunkScope keeps what it computes.
+"""The embedding cache on disk.
 
-Vectors are kept by (model key, sha1 of the text) in one SQLite file under
-:func:`cache_root`, so a restarted app or a second CLI run embeds only text it
+Vectors are kept by (model key, sha1 of the text) in one SQLite file under ChunkScope's cache folder
+(:func:`core.runtime.cache_folder.cache_root`), so a restarted app or a second CLI run embeds only text it
 has never seen (:mod:`core.embed.embedder` reads and writes it).
 
 The embedder checks a stored vector as it is read (:func:`usable_vector`: the
@@ -39,15 +39,6 @@ def usable_vector(vector: np.ndarray, dimension: int | None) -> bool:
     if not np.isfinite(vector).all():
         return False
     return abs(float(np.linalg.norm(vector.astype(np.float64))) - 1.0) <= UNIT_TOLERANCE
-
-
-def cache_root() -> Path:
-    """ChunkScope's cache folder: ``$CHUNKSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/chunkscope`` (``~/.cache``)."""
-    configured = os.environ.get("CHUNKSCOPE_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "chunkscope"
 
 
 def hash_model_files(digest: Any, model_path: str) -> None:

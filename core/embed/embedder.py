@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from core.embed.cache import DiskCache, cache_root, hash_model_files, usable_vector
+from core.embed.cache import DiskCache, hash_model_files, usable_vector
 from core.embed.models import (
     MeanPoolingModel,
     PlainBertModel,
@@ -38,6 +38,7 @@ from core.embed.models import (
     plain_bert_runs,
 )
 from core.errors import ModelUnavailableError
+from core.runtime.cache_folder import cache_root
 from core.schema import MetadataMode, Node, contents
 from core.tokens.tokenizers import default_model_path
 

@@ -37,7 +37,7 @@ class ReplyCache:
 
     def __init__(self, folder: Path | None = None, max_bytes: int = MAX_CACHE_BYTES) -> None:
         if folder is None:
-            from core.embed.cache import cache_root
+            from core.runtime.cache_folder import cache_root
 
             folder = cache_root() / "llm"
         self.folder = Path(folder)

@@ -1,7 +1,7 @@
 """Loaded documents kept on disk, so a cold CLI run or app start never parses an unchanged file again.
 
 OCR, PDF extraction and Office parsing cost seconds a file; the documents they give are
-kept as JSON in ``documents/`` beside the embedding cache (:func:`core.embed.cache.cache_root`).
+kept as JSON in ``documents/`` beside the embedding cache (:func:`core.runtime.cache_folder.cache_root`).
 An entry's key is the sha256 of everything that decides the loader's output: the file's
 bytes (their sha256), its name (documents carry it in metadata and ids), the loader asked
 for and its options, the limits, and :func:`loader_code_version` (the loaders' source, the parsing
@@ -37,10 +37,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.embed.cache import cache_root
 from core.limits import DEFAULT_LIMITS, Limits
 from core.loaders.document_json import Damaged, document_from_json, document_to_json, expect
 from core.loaders.file_kinds import folder_files, read_file
+from core.runtime.cache_folder import cache_root
 from core.schema import Document
 
 # The entry layout; raise it when the JSON below changes shape.

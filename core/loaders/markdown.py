@@ -18,6 +18,7 @@ from core.loaders.base import elements_read
 from core.loaders.registry import FORMAT_EXTENSIONS, LOADERS
 from core.loaders.text import DecodedTextLoader, line_spans, make_document, text_metadata
 from core.schema import Document, Element
+from core.tokens.heading_words import inline_after
 
 
 @LOADERS.register
@@ -198,20 +199,6 @@ def _span_of(text: str, lines: list[tuple[int, int]], line_range: list[int]) -> 
     while end > start and text[end - 1].isspace():
         end -= 1
     return (start, end) if start < end else None
-
-
-def inline_after(tokens: list[Token], index: int) -> str:
-    """A heading's words without inline markup: "Why *Chunk* Size" -> "Why Chunk Size"."""
-    following = tokens[index + 1] if index + 1 < len(tokens) else None
-    if following is None or following.type != "inline":
-        return ""
-    words = []
-    for child in following.children or []:
-        if child.type in ("text", "code_inline"):
-            words.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            words.append(" ")
-    return " ".join("".join(words).split())
 
 
 def _table_elements(

@@ -45,6 +45,7 @@ from core.splitters.fast.markdown_stretches import (
     parse_stretch,
     title_parser,
 )
+from core.tokens.heading_words import inline_after
 from core.tokens.segmentation import trim_span
 
 _FENCE_OPEN = re.compile(r"(`{3,})[^`]*$|(~{3,})")
@@ -204,8 +205,6 @@ def _heading_elements(
     text: str, found: list[tuple[int, int, int, str]], references: list[tuple[int, int, dict | None]]
 ) -> list[Element]:
     """Heading elements with the titles markdown-it's inline rules give (with the document's references)."""
-    from core.loaders.markdown import inline_after
-
     elements: list[Element] = []
     env: dict | None = None
     for start, end, level, source in found:
