@@ -260,10 +260,14 @@ def test_split_leaves_out_a_file_it_cannot_read_names_it_and_exits_1(capsys, tmp
 
 def test_a_bare_reader_goes_to_every_format_that_takes_it_and_names_those_that_cannot(capsys):
     code, out, err = run(capsys, "config", "--splitter", "character", "--loader-set", "reader=llamaindex")
+    assert code == 0 and err == ""
+    loaders = json.loads(out)["loaders"]
+    assert loaders["pdf"]["reader"] == loaders["epub"]["reader"] == "llamaindex"
+    code, out, err = run(capsys, "config", "--splitter", "character", "--loader-set", "reader=langchain")
     assert code == 0
     loaders = json.loads(out)["loaders"]
-    assert loaders["pdf"]["reader"] == "llamaindex" and "epub" not in loaders
-    assert "--loader-set reader is left at its default for epub: reader 'llamaindex' cannot run here" in err
+    assert loaders["pdf"]["reader"] == "langchain" and "epub" not in loaders
+    assert "--loader-set reader is left at its default for epub: reader 'langchain' cannot run here" in err
     # A value no format takes is refused, each format in its own words.
     code, _, err = run(capsys, "config", "--splitter", "character", "--loader-set", "reader=nonesuch")
     assert code != 0 and "--loader-set reader:" in err and "pdf:" in err

@@ -81,13 +81,38 @@ def test_an_untrusted_file_name_never_reaches_the_disk_and_names_the_document(sa
 def test_a_format_a_reader_cannot_read_here_is_refused_with_the_reason():
     with pytest.raises(ConfigError, match="UnstructuredPowerPointLoader, which needs the unstructured package"):
         LOADERS.create("pptx", reader="langchain")
-    with pytest.raises(ConfigError, match=r"EpubReader needs ebooklib, html2text \(pip install ebooklib html2text"):
-        LOADERS.create("epub", reader="llamaindex")
+    with pytest.raises(ConfigError, match="UnstructuredEPubLoader, which needs the unstructured package"):
+        LOADERS.create("epub", reader="langchain")
     rows = {row["name"]: row for row in readers()}
     assert rows["langchain"]["reads"][".pdf"] == "PyPDFLoader"
     assert "unstructured" in rows["langchain"]["refused"][".xlsx"]
     assert rows["docling"]["unavailable_reason"] == UNAVAILABLE_READERS["docling"]
     assert "AGPL" in rows["pymupdf4llm"]["unavailable_reason"]
+
+
+def test_llamaindex_reads_an_epub_with_its_epub_reader_chapter_by_chapter(tmp_path):
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier("chunkscope-test")
+    book.set_title("Chunking notes")
+    chapters = []
+    for name, body in (("one", "<h1>Chunking</h1><p>Small chunks lose context.</p>"), ("two", "<h1>Overlap</h1><p>Overlap keeps a sentence whole.</p>")):
+        chapter = epub.EpubHtml(title=name.title(), file_name=f"{name}.xhtml", lang="en")
+        chapter.content = body
+        book.add_item(chapter)
+        chapters.append(chapter)
+    book.toc = tuple(chapters)
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = ["nav", *chapters]
+    path = tmp_path / "notes.epub"
+    epub.write_epub(str(path), book)
+
+    (document,) = load_bytes(path.read_bytes(), "notes.epub", reader="llamaindex")
+    # EpubReader's own text: each chapter through html2text, in spine order, then the navigation page.
+    assert document.text.startswith("# Chunking\n\nSmall chunks lose context.\n\n\n# Overlap\n\nOverlap keeps a sentence whole.")
+    assert "(EpubReader)" in document.metadata["parser"]
 
 
 def test_the_zip_bounds_hold_before_any_framework_unpacks_the_file():
