@@ -101,6 +101,8 @@ class ChonkieSemanticSplitter(ChonkieEngine):
     defaults_from = "chonkie:SemanticChunker.__init__"
     own_params = OWN_LINKS
     embeds_text: ClassVar[bool] = True
+    has_breakpoint_curve: ClassVar[bool] = True
+    curve_view: ClassVar[CurveView] = CURVE_VIEW
 
     threshold: float = param(
         0.8,
