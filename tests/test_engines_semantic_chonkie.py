@@ -125,3 +125,69 @@ def test_its_parameters_round_trip_through_a_config() -> None:
 def test_what_chonkie_refuses_is_refused_naming_the_engine(settings: dict[str, Any], says: str) -> None:
     with pytest.raises(ConfigError, match=f"chonkie.semantic: {says}"):
         SPLITTERS.create("chonkie.semantic", **settings)
+
+
+def boundaries(nodes: list[Any]) -> set[int]:
+    """Where the nodes' chunks end, but the last."""
+    return {node.end_char for node in nodes[:-1]}
+
+
+CURVE_CASES = [
+    *((name, {}) for name in ("chunking_guide.md", "release_notes.txt", "vector_search_faq.html", "chunk_stats.py")),
+    ("rag_handbook.pdf", {}),
+    ("chunking_guide.md", {**SMALL, "chunk_size": 48}),
+    ("release_notes.txt", SMALL),
+]
+
+
+def curve_documents(name: str) -> list[Document]:
+    if name == "two topics":
+        return [Document(text=CHUNKING + PANDAS, metadata={"file_name": "t.txt"})]
+    return load(SAMPLES / name)
+
+
+@pytest.mark.parametrize(
+    ("name", "settings"),
+    [("two topics", {}), ("two topics", {"chunk_size": 24}), *CURVE_CASES],
+    ids=["two-topics", "two-topics-size-cuts", *(f"{n}-{'small' if s else 'defaults'}" for n, s in CURVE_CASES)],
+)
+def test_the_breakpoints_drawn_are_the_cuts_chonkie_made_on_its_curve(name: str, settings: dict[str, Any]) -> None:
+    import chonkie_core
+    import numpy as np
+
+    from core.splitters.base import MAX_CHUNK_SIZE
+
+    engine = SPLITTERS.create("chonkie.semantic", **settings)
+    # The same chunker with no size limit makes only the curve's cuts: chunk_size splits groups, never joins them.
+    unsized = SPLITTERS.create("chonkie.semantic", **{**settings, "chunk_size": MAX_CHUNK_SIZE})
+    p = engine.to_params()
+    for document in curve_documents(name):
+        analysis = engine.analyze(document)
+        assert "".join(document.text[s:e] for s, e in analysis.sentence_spans) == document.text
+        ends = [end for _, end in analysis.sentence_spans]
+        drawn = {ends[i] for i in analysis.breakpoints}
+        size_cuts = {ends[i] for i in analysis.size_cuts}
+        curve_cuts = boundaries(unsized.split([document]))
+        assert drawn == curve_cuts and drawn, "every cut from the curve, and only those, is a breakpoint"
+        assert size_cuts == boundaries(engine.split([document])) - curve_cuts
+        # chonkie's rule on the curve: a low point of the Savitzky-Golay filtered similarity (its slope within
+        # filter_tolerance of flat, curving up) whose similarity is at or below the threshold.
+        window = p["similarity_window"]
+        similarity = np.asarray(analysis.scores[window - 1 :])
+        slope = chonkie_core.savgol_filter(similarity, p["filter_window"], p["filter_polyorder"], 1)
+        bend = chonkie_core.savgol_filter(similarity, p["filter_window"], p["filter_polyorder"], 2)
+        smoothed = chonkie_core.savgol_filter(similarity, p["filter_window"], p["filter_polyorder"], 0)
+        assert np.allclose(analysis.smoothed[window - 1 :], smoothed)
+        assert analysis.threshold is not None and len(analysis.scores) == len(analysis.sentence_spans) - 1
+        for i in analysis.breakpoints:
+            assert abs(slope[i - window + 1]) < p["filter_tolerance"] and bend[i - window + 1] > 0
+            assert analysis.scores[i] <= analysis.threshold
+        assert np.allclose(1 - np.asarray(analysis.distances[window - 1 :]), similarity)  # its distance form
+
+
+def test_a_text_too_short_for_the_window_has_no_curve() -> None:
+    engine = SPLITTERS.create("chonkie.semantic")
+    text = "Chunking decides what a retriever can find. Overlap repeats context."
+    analysis = engine.analyze(Document(text=text, metadata={"file_name": "t.txt"}))
+    assert analysis.threshold is None and analysis.scores == [] and analysis.breakpoints == []
+    assert analysis.sentence_spans[0][0] == 0 and analysis.sentence_spans[-1][1] == len(text)

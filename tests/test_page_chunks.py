@@ -181,12 +181,20 @@ def test_semantic_splits_plot_the_distances_with_the_threshold(name: str) -> Non
 
 
 @pytest.mark.model
-def test_chonkies_semantic_chunker_draws_its_nodes_with_no_distance_tab() -> None:
-    # chonkie cuts at minima of a smoothed similarity curve: the distances tab's above-the-threshold rule is not its.
+def test_chonkies_semantic_chunker_plots_its_similarity_and_says_its_own_rule() -> None:
+    # chonkie cuts at low points of a smoothed similarity at or below a threshold, not where a distance is high:
+    # the tab draws that curve and its caption says that rule.
     at = open_chunks(splitter="chonkie.semantic")
     assert not at.exception, at.exception
-    assert int(metric(at, "Nodes").replace(",", "")) == len(expected_nodes("chonkie.semantic", GUIDE)) > 1
-    assert "Semantic distances" not in [t.label for t in at.tabs]
+    nodes = expected_nodes("chonkie.semantic", GUIDE)
+    assert int(metric(at, "Nodes").replace(",", "")) == len(nodes) > 1
+    assert "Semantic distances" in [t.label for t in at.tabs]
+    at = show_tab(at, "Semantic distances")
+    spec = next(chart.proto.spec for chart in at.get("plotly_chart") if "threshold" in chart.proto.spec)
+    assert "smoothed similarity" in spec and "cosine similarity" in spec
+    caption = next(c.value for c in at.caption if "breakpoints" in c.value)
+    assert "low point of the smoothed similarity" in caption and "rises above" not in caption
+    assert f"{len(nodes) - 1} breakpoints" in caption  # the guide at the defaults: no chunk is cut for size
 
 
 def test_the_first_screen_is_healthy_with_the_shipped_model() -> None:

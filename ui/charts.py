@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from core.output.highlight import PALETTE
+from core.splitters.semantic_analysis import DISTANCE_VIEW, CurveView, SemanticAnalysis
 
 # Stronger versions of the span palette for bars and lines.
 SERIES_COLOURS = ("#4f46e5", "#059669", "#d97706", "#db2777")
@@ -103,48 +104,63 @@ def _shared_bins(series: Mapping[str, Sequence[int]]) -> dict[str, float] | None
     return {"start": low - size / 2, "end": high + size, "size": size}
 
 
-def distance_chart(distances: Sequence[float], threshold: float | None, breakpoints: Sequence[int]) -> go.Figure:
-    """Adjacent-sentence distances (point i: between sentence i and i+1), the threshold, and the cuts."""
-    xs = list(range(len(distances)))
+def distance_chart(analysis: SemanticAnalysis, view: CurveView = DISTANCE_VIEW) -> go.Figure:
+    """A semantic split's curve (point i: between sentence i and i+1), its smoothed form where it has one, the
+    threshold, the breakpoints, and the cuts made for size; named as the splitter's ``view`` says."""
+    curve = analysis.scores
     figure = go.Figure()
     figure.add_trace(
         go.Scatter(
-            x=xs,
-            y=list(distances),
+            x=list(range(len(curve))),
+            y=list(curve),
             mode="lines+markers",
-            name="distance",
+            name=view.series,
             line={"color": SERIES_COLOURS[0], "width": 1.5},
             marker={"size": 4},
-            hovertemplate="between sentence %{x} and %{x}+1<br>distance %{y:.3f}<extra></extra>",
+            hovertemplate=f"between sentence %{{x}} and %{{x}}+1<br>{view.series} %{{y:.3f}}<extra></extra>",
         )
     )
-    cut = [i for i in breakpoints if 0 <= i < len(distances)]
+    if analysis.smoothed:
+        figure.add_trace(
+            go.Scatter(
+                x=list(range(len(analysis.smoothed))),
+                y=list(analysis.smoothed),
+                mode="lines",
+                name=f"smoothed {view.series}",
+                line={"color": SERIES_COLOURS[1], "width": 2},
+                hovertemplate=f"smoothed {view.series} %{{y:.3f}}<extra></extra>",
+            )
+        )
+    _cut_markers(figure, curve, analysis.breakpoints, "breakpoint (a chunk ends)", "#dc2626", "cut after sentence")
+    _cut_markers(figure, curve, analysis.size_cuts, "size cut (chunk_size)", "#94a3b8", "cut for size after sentence")
+    if analysis.threshold is not None:
+        figure.add_hline(
+            y=analysis.threshold,
+            line_dash="dash",
+            line_color="#dc2626",
+            annotation_text=f"threshold {analysis.threshold:.3f}",
+            annotation_position="top left",
+        )
+    figure.update_layout(**_LAYOUT, title=view.title, xaxis_title="sentence", yaxis_title=view.axis)
+    return figure
+
+
+def _cut_markers(
+    figure: go.Figure, curve: Sequence[float], cuts: Sequence[int], name: str, colour: str, says: str
+) -> None:
+    """Mark the cuts ``cuts`` (sentence indices) on the curve."""
+    cut = [i for i in cuts if 0 <= i < len(curve)]
     if cut:
         figure.add_trace(
             go.Scatter(
                 x=cut,
-                y=[distances[i] for i in cut],
+                y=[curve[i] for i in cut],
                 mode="markers",
-                name="breakpoint (a chunk ends)",
-                marker={"color": "#dc2626", "size": 9, "symbol": "x"},
-                hovertemplate="cut after sentence %{x}<extra></extra>",
+                name=name,
+                marker={"color": colour, "size": 9, "symbol": "x"},
+                hovertemplate=f"{says} %{{x}}<extra></extra>",
             )
         )
-    if threshold is not None:
-        figure.add_hline(
-            y=threshold,
-            line_dash="dash",
-            line_color="#dc2626",
-            annotation_text=f"threshold {threshold:.3f}",
-            annotation_position="top left",
-        )
-    figure.update_layout(
-        **_LAYOUT,
-        title="Distance between neighbouring sentences",
-        xaxis_title="sentence",
-        yaxis_title="cosine distance",
-    )
-    return figure
 
 
 def hierarchy_chart(nodes: Sequence[Any], labels: Mapping[str, str], root_label: str = "document") -> go.Figure:

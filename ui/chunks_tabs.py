@@ -183,19 +183,17 @@ def sizes_tab(split: Split, splitter: Any) -> None:
 
 
 def semantic_tab(document: Document, splitter: Any) -> None:
-    """Each sentence's distance to the next, the threshold and the breakpoints it makes."""
+    """The curve the splitter cut on, the threshold and the breakpoints, with the rule the splitter states."""
     analysis = cache.semantic_analysis_cached(document, splitter.name, cache.params_json(splitter.to_params()))
-    if analysis.threshold is None:
+    # A curve too short to find a threshold on (chonkie's, shorter than its filter) is still drawn.
+    if analysis.threshold is None and not analysis.scores:
         st.info("Too few sentences to compare.")
         return
-    st.plotly_chart(
-        charts.distance_chart(analysis.scores, analysis.threshold, analysis.breakpoints),
-        width="stretch",
-        key=f"{PAGE_KEY}.distances",
-    )
+    view = splitter.curve_view
+    st.plotly_chart(charts.distance_chart(analysis, view), width="stretch", key=f"{PAGE_KEY}.distances")
+    size_cuts = f", {len(analysis.size_cuts)} size cuts" if analysis.size_cuts else ""
     st.caption(
-        f"{len(analysis.sentence_spans)} sentences, {len(analysis.breakpoints)} breakpoints: a chunk ends "
-        "wherever the score rises above the dashed threshold."
+        f"{len(analysis.sentence_spans)} sentences, {len(analysis.breakpoints)} breakpoints{size_cuts}: {view.rule}"
     )
 
 

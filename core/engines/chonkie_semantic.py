@@ -11,8 +11,9 @@ does: on every sample the chunks, their offsets and their token counts are that 
 (tests/test_engines_semantic_chonkie.py).
 
 chonkie's sentences tile the text, so its offsets hold every chunk and the spans are ``exact``.
-The Chunks page draws no distance curve for it: chonkie cuts at the minima of a filtered curve, a rule the
-native view's "a cut wherever the score is above the threshold" does not describe.
+:meth:`ChonkieSemanticSplitter.analyze` runs the chunker's own steps one by one, so the Chunks page draws the
+similarity chonkie cut on, its smoothed form, the threshold and the cuts: those from the curve as breakpoints,
+those made to keep ``chunk_size`` apart, under a caption that says chonkie's rule (:data:`CURVE_VIEW`).
 """
 
 from __future__ import annotations
@@ -21,13 +22,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
+import numpy as np
+
 from core.engines.base import FrameworkArg, engine_summary
 from core.engines.chonkie import CHONKIE, DISTRIBUTION, OWN_LINKS, ChonkieEngine, check_delim
 from core.errors import ConfigError
 from core.params import param
+from core.schema import Document
 from core.splitters.base import chunk_size_param
 from core.splitters.registry import SPLITTERS
-from core.splitters.semantic import embed_texts
+from core.splitters.semantic import Progress, embed_texts
+from core.splitters.semantic_analysis import CurveView, SemanticAnalysis
 
 # The packaged model's vectors: 384 numbers (all-MiniLM-L6-v2).
 DIMENSION = 384
@@ -61,6 +66,19 @@ def _embeddings_class() -> type:
     return ChunkScopeEmbeddings
 
 
+# chonkie's curve is a similarity, and it cuts at its low points: not the distance view's "above the threshold".
+CURVE_VIEW = CurveView(
+    title="Similarity of each sentence to the window of sentences before it",
+    axis="cosine similarity",
+    series="similarity",
+    rule=(
+        "chonkie cuts at a low point of the smoothed similarity (flat and curving up) where the similarity is at "
+        "or below the dashed threshold, the threshold percentile of the low points' similarities. Cuts made only "
+        "to keep chunk_size are drawn as grey marks; low points merged away by skip_window are not drawn."
+    ),
+)
+
+
 @dataclass(frozen=True)
 class EmbeddingModelArg(FrameworkArg):
     """``embedding_model=``: ChunkScope's embedder of the packaged model (chonkie's engines export stand-ins)."""
@@ -83,6 +101,8 @@ class ChonkieSemanticSplitter(ChonkieEngine):
     defaults_from = "chonkie:SemanticChunker.__init__"
     own_params = OWN_LINKS
     embeds_text: ClassVar[bool] = True
+    has_breakpoint_curve: ClassVar[bool] = True
+    curve_view: ClassVar[CurveView] = CURVE_VIEW
 
     threshold: float = param(
         0.8,
@@ -145,3 +165,71 @@ class ChonkieSemanticSplitter(ChonkieEngine):
             "filter_polyorder": self.filter_polyorder,
             "filter_tolerance": self.filter_tolerance,
         }
+
+    def analyze(self, document: Document, progress: Progress | None = None) -> SemanticAnalysis:
+        """The chunker's own steps on the document's text (as ``SemanticChunker.chunk``): its sentences, the
+        similarity of each window to the next sentence, its split indices, its groups (merged, then cut to size).
+
+        Curve point ``i`` is the boundary after sentence ``i``: chonkie's similarity ``j`` compares sentences
+        ``j .. j + window - 1`` with the next, so the curve is padded with ``window - 1`` NaN in front.
+        """
+        chunker = self.chunker()
+        sentences = chunker._prepare_sentences(document.text)
+        spans, at = [], 0
+        for sentence in sentences:  # chonkie's sentences tile the text (its start_index counts sentences)
+            spans.append((at, at + len(sentence.text)))
+            at += len(sentence.text)
+        window = chunker.similarity_window
+        if len(sentences) <= window:  # chunk() returns them as one chunk, comparing nothing
+            return SemanticAnalysis(spans, [], [], None, [])
+        similarity = np.asarray(chunker._get_similarity(sentences), dtype=np.float64)
+        split_indices = chunker._get_split_indices(similarity)
+        groups = chunker._group_sentences(sentences, split_indices)
+        if chunker.skip_window > 0:
+            groups = chunker._skip_and_merge(groups)
+        merged = _group_starts(groups)
+        sized = _group_starts(chunker._split_groups(groups))
+        pad = [float("nan")] * (window - 1)
+        smoothed, threshold = _smoothed_and_threshold(chunker, similarity)
+        return SemanticAnalysis(
+            spans,
+            pad + (1 - similarity).tolist(),
+            pad + similarity.tolist(),
+            threshold,
+            # A group starting at sentence b ends a chunk after sentence b - 1; chunk_size only adds cuts.
+            [start - 1 for start in sorted(merged)],
+            smoothed=pad + smoothed if smoothed else [],
+            size_cuts=[start - 1 for start in sorted(sized - merged)],
+        )
+
+
+def _group_starts(groups: list[list[Any]]) -> set[int]:
+    """The sentence each group but the first starts at."""
+    starts, at = set(), 0
+    for group in groups[:-1]:
+        at += len(group)
+        starts.add(at)
+    return starts
+
+
+def _smoothed_and_threshold(chunker: Any, similarity: np.ndarray) -> tuple[list[float], float | None]:
+    """The Savitzky-Golay smoothed similarity and the similarity a low point must be at or below to cut.
+
+    chonkie-core's own calls with the chunker's settings, as ``_get_split_indices`` makes them: its low points
+    (``find_local_minima_interpolated``: the filtered slope within ``filter_tolerance`` of flat, curving up),
+    and the ``threshold`` percentile of their similarities that ``filter_split_indices`` keeps (linear, as
+    NumPy's). Too short a curve for the filter (chonkie then cuts nothing): neither.
+    """
+    import chonkie_core
+
+    if len(similarity) < chunker.filter_window:
+        return [], None
+    smoothed = chonkie_core.savgol_filter(similarity, chunker.filter_window, chunker.filter_polyorder, 0)
+    _, values = chonkie_core.find_local_minima_interpolated(
+        similarity,
+        window_size=chunker.filter_window,
+        poly_order=chunker.filter_polyorder,
+        tolerance=chunker.filter_tolerance,
+    )
+    threshold = float(np.percentile(values, chunker.threshold * 100)) if len(values) else None
+    return [float(v) for v in smoothed], threshold

@@ -20,6 +20,7 @@ from core.schema import Document, MetadataMode, Node
 from core.splitters.compat import NONE, compat_nodes
 from core.splitters.fast.gc_pause import gc_paused
 from core.splitters.nodes import Span, build_nodes
+from core.splitters.semantic_analysis import DISTANCE_VIEW, CurveView
 from core.tokens.token_index import index_held
 from core.tokens.tokenizers import TOKENIZER_NAMES, SizeFn, Tokenizer, get_tokenizer
 from core.translate.framework_code import langchain_recursive
@@ -47,8 +48,9 @@ class Splitter(Configurable):
     has_levels: ClassVar[bool] = False
     # Each node holds the ``window_size`` sentences on either side under ``window_metadata_key``:
     has_windows: ClassVar[bool] = False
-    # ``analyze(document)`` gives the distances and the threshold behind the cuts:
+    # ``analyze(document)`` gives the distances and the threshold behind the cuts, drawn as ``curve_view`` says:
     has_breakpoint_curve: ClassVar[bool] = False
+    curve_view: ClassVar[CurveView] = DISTANCE_VIEW
     # It splits documents that can hold tables, so a node may carry ``table_header`` (core.splitters.nodes):
     reads_tables: ClassVar[bool] = True
     # The parameter values a framework's own splitter defaults to, under a label naming it, so a

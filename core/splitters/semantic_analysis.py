@@ -1,14 +1,15 @@
 """What a semantic split saw, shared by the native splitter, its compat modes and the engines.
 
 :class:`SemanticAnalysis` holds one document's sentences, distances, threshold and breakpoints (the Chunks
-page draws them); :func:`chunks_percentile` is LangChain's percentile for a wanted number of chunks.
+page draws them, named and explained by the splitter's :class:`CurveView`); :func:`chunks_percentile` is
+LangChain's percentile for a wanted number of chunks.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["SemanticAnalysis", "chunks_percentile"]
+__all__ = ["DISTANCE_VIEW", "CurveView", "SemanticAnalysis", "chunks_percentile"]
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,10 @@ class SemanticAnalysis:
     ``i`` and ``i + 1``; ``scores`` is what ``threshold`` is compared with (the
     distances, or their gradient for ``gradient``); a chunk ends after sentence
     ``i`` for every ``i`` in ``breakpoints``. ``threshold`` is None when there
-    were too few sentences to compare.
+    were too few sentences to compare. A splitter whose curve starts later
+    pads the front with NaN. ``smoothed`` is the curve it finds low points on,
+    where that is not ``scores`` (else empty); ``size_cuts`` are the ends of
+    chunks cut to keep a size limit, not by the curve.
     """
 
     sentence_spans: list[tuple[int, int]]
@@ -27,6 +31,27 @@ class SemanticAnalysis:
     scores: list[float]
     threshold: float | None
     breakpoints: list[int]
+    smoothed: list[float] = field(default_factory=list)
+    size_cuts: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CurveView:
+    """How the Chunks page names a splitter's curve and says the rule it cuts by (the caption's sentence)."""
+
+    title: str
+    axis: str
+    series: str
+    rule: str
+
+
+# The native splitter's and the LlamaIndex and LangChain engines': a cut where a distance (or score) is high.
+DISTANCE_VIEW = CurveView(
+    title="Distance between neighbouring sentences",
+    axis="cosine distance",
+    series="distance",
+    rule="a chunk ends wherever the score rises above the dashed threshold.",
+)
 
 
 def chunks_percentile(distances: int, number_of_chunks: int) -> float:
