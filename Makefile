@@ -81,7 +81,7 @@ system-deps:
 # CHUNKSCOPE_PRELOAD_MODEL=1: the embedding model loads in the background while the first page is read (ui/cache.py).
 run: run-deps setup
 	$(STEP) "Starting ChunkScope at http://localhost:$(PORT) (Ctrl-C stops it)"
-	HF_HUB_OFFLINE=1 MALLOC_ARENA_MAX=2 CHUNKSCOPE_PRELOAD_MODEL=1 $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
+	HF_HUB_OFFLINE=1 MALLOC_ARENA_MAX=2 CHUNKSCOPE_PRELOAD_MODEL=1 $(BIN)/python -m ui.launch --server.port $(PORT) --server.headless true
 
 test: setup-dev
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -n 2 --dist loadgroup

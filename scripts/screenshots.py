@@ -89,7 +89,7 @@ def running_app(port: int | None = None, timeout: float = 120) -> Iterator[str]:
     port = port or free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     command = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        sys.executable, "-m", "ui.launch",  # streamlit run app.py, as make run starts it
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
     ]

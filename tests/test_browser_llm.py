@@ -108,9 +108,9 @@ def test_a_links_llm_extractors_show_their_cost_then_run_on_run(browser, app_url
 
 @pytest.mark.xfail(
     strict=False,
-    reason="failed 2 of 4 fresh-clone CI runs (2026-12-06 22:10 and 2026-12-07 01:21), never here (17 of 17 browser "
-    "tests pass here, also under load 10): held at its third request, Cancel drawn, chromium showed a grey placeholder "
-    "for the bar for 180 s. It no longer waits for the bar's text; a failure now lists the page's unfinished requests "
+    reason="failed 2 of 4 fresh-clone CI runs (2026-12-06 22:10 and 2026-12-07 01:21), here once in 12 runs (its "
+    "output not kept): held at its third request, Cancel drawn, chromium showed a grey placeholder for the bar for "
+    "180 s. It no longer waits for the bar's text; a failure now lists the page's unfinished requests "
     "and the element scripts it loaded. The AppTest covers Cancel. See the closing notes of 2026-12-07",
 )
 def test_cancel_stops_the_run_before_its_next_request_and_run_asks_only_the_rest(browser, app_url, endpoint):

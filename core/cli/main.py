@@ -227,7 +227,8 @@ def cmd_reference(args: argparse.Namespace) -> int:
 
 def cmd_app(args: argparse.Namespace) -> int:
     app = find_app()
-    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port)]
+    # ui.launch is `streamlit run app.py` with the first page's imports done before the first visitor comes.
+    command = [sys.executable, "-m", "ui.launch", "--server.port", str(args.port)]
     if args.headless:
         command += ["--server.headless", "true"]
     try:
