@@ -6,9 +6,11 @@ Both read as text to every later step, so they are caught here, where the charac
   doubled layer). A viewer shows one glyph; pdfplumber, which reads characters by position,
   writes every copy ("333300000000222211118888"), and pypdf, which reads in drawing order,
   writes every pass ("300218300218300218300218"). A page whose characters repeat at one
-  position (same character, within :data:`SAME_POSITION` points) at least
-  :data:`MIN_REPEATED` times is read once per position (pdfplumber's ``dedupe_chars``), and
-  the page is named in ``load_warning``. pypdf's text is looked at first
+  position (same character, within :data:`SAME_POSITION` points, or shifted by less than
+  half the glyph's width as a fake bold shifts its copies: :func:`glyph_copies`) at least
+  :data:`MIN_REPEATED` times is read once per position, and the page is named in
+  ``load_warning``. (pdfplumber's own ``dedupe_chars`` stops at its tolerance: copies 1.2 pt
+  apart read "1155..7755".) pypdf's text is looked at first
   (:func:`looks_overdrawn`: a run written again right after itself, or three characters in a
   row each doubled); only a page that looks so is opened with pdfplumber to count.
 * **Rotation**: a character's direction is the angle of its text matrix. pdfplumber reads
@@ -24,10 +26,17 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 # Two copies of a character whose positions differ by at most this (points) are one glyph drawn twice.
 SAME_POSITION = 1.0
+# A fake bold draws a glyph again shifted by a fraction of a point: a copy less than this share of the glyph's
+# width along the line from the one before (a neighbour written twice, "ll", sits a whole width on; 0.5 of the
+# narrowest Helvetica glyph at 11 pt is 1.2 pt) ...
+COPY_SHARE = 0.5
+# ... and less than this share of its size across it (the same letter on the next line is a line away) is a copy.
+BOLD_DRIFT = 0.15
 # A character this close to a right angle runs at it (a slightly skewed text layer, as on a deskewed scan).
 SKEW_DEGREES = 5.0
 # A page is overdrawn from this many repeated characters on (one stray duplicate is not worth a rewrite).
@@ -59,24 +68,77 @@ def looks_overdrawn(text: str) -> bool:
 
 
 def times_drawn(chars: list[dict[str, Any]]) -> int:
-    """How many times the most repeated glyph of ``chars`` is drawn at one position, when at least
-    MIN_REPEATED characters repeat one drawn before them; 1 otherwise."""
-    copies = Counter(
-        (char["text"], round(char["x0"] / SAME_POSITION), round(char["top"] / SAME_POSITION))
-        for char in chars
-        if char["text"].strip()
+    """How many times the most repeated glyph of ``chars`` is drawn at one position (:func:`glyph_copies`), when at
+    least MIN_REPEATED characters repeat one drawn before them; 1 otherwise."""
+    copies = [group for group in glyph_copies(chars) if chars[group[0]]["text"].strip()]
+    repeated = sum(len(group) - 1 for group in copies)
+    return max(len(group) for group in copies) if repeated >= MIN_REPEATED else 1
+
+
+def glyph_copies(chars: list[dict[str, Any]]) -> list[list[int]]:
+    """The indices of ``chars`` grouped by the glyph a viewer shows: copies of one character (same text, font and
+    size) drawn over each other, the first of each group the one kept (top-most, then left-most).
+
+    Copies are consecutive, in position, along the line and across it: within SAME_POSITION points, or a fake
+    bold's shift: less than COPY_SHARE of the glyph's width along the line (a neighbour written twice, "ll",
+    "00", "..", sits a whole width on) and BOLD_DRIFT of its size across it. Text not upright keeps SAME_POSITION
+    both ways.
+    """
+    by_glyph: dict[tuple[Any, ...], list[int]] = {}
+    for index, char in enumerate(chars):
+        key = (char.get("upright", True), char["text"], char.get("fontname"), char.get("size"))
+        by_glyph.setdefault(key, []).append(index)
+    groups: list[list[int]] = []
+    for indices in by_glyph.values():
+        if len(indices) == 1:
+            groups.append(indices)
+            continue
+        for line in _clusters(
+            indices, chars, "top", lambda char: _drift(char, BOLD_DRIFT * float(char.get("size", 0)))
+        ):
+            groups.extend(_clusters(line, chars, "x0", lambda char: _drift(char, COPY_SHARE * _width(char))))
+    return groups
+
+
+def _width(char: dict[str, Any]) -> float:
+    return float(char.get("x1", char["x0"])) - float(char["x0"])
+
+
+def _drift(char: dict[str, Any], shift: float) -> float:
+    """How far a copy of ``char`` may sit from the copy before it: ``shift`` for upright text, never less than SAME_POSITION."""
+    return max(SAME_POSITION, shift) if char.get("upright", True) else SAME_POSITION
+
+
+def _clusters(
+    indices: list[int], chars: list[dict[str, Any]], axis: str, tolerance: Callable[[dict[str, Any]], float]
+) -> list[list[int]]:
+    """``indices`` split where two in a row along ``axis`` are farther apart than ``tolerance`` of the first; each
+    cluster in position order (top, then left)."""
+    ordered = sorted(
+        indices, key=lambda index: (float(chars[index][axis]), float(chars[index]["top"]), float(chars[index]["x0"]))
     )
-    repeated = sum(count - 1 for count in copies.values())
-    return max(copies.values()) if repeated >= MIN_REPEATED else 1
+    clusters: list[list[int]] = []
+    for index in ordered:
+        last = clusters[-1][-1] if clusters else None
+        if last is not None and float(chars[index][axis]) - float(chars[last][axis]) <= tolerance(chars[last]):
+            clusters[-1].append(index)
+        else:
+            clusters.append([index])
+    return [
+        sorted(cluster, key=lambda index: (float(chars[index]["top"]), float(chars[index]["x0"])))
+        for cluster in clusters
+    ]
 
 
 def one_glyph_per_position(page: Any) -> tuple[Any, int]:
-    """A pdfplumber page with every glyph once per position, as a viewer shows it, and how many times its most
-    repeated glyph was drawn (the page itself and 1 when nothing is drawn over)."""
-    times = times_drawn(page.chars)
+    """A pdfplumber page with every glyph once per position, as a viewer shows it (:func:`glyph_copies`), and how
+    many times its most repeated glyph was drawn (the page itself and 1 when nothing is drawn over)."""
+    chars = page.chars
+    times = times_drawn(chars)
     if times == 1:
         return page, 1
-    return page.dedupe_chars(tolerance=SAME_POSITION), times
+    copies = {id(chars[index]) for group in glyph_copies(chars) for index in group[1:]}
+    return page.filter(lambda obj: obj.get("object_type") != "char" or id(obj) not in copies), times
 
 
 def char_direction(char: dict[str, Any]) -> int:
