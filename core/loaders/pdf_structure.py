@@ -4,7 +4,9 @@ A PDF has no paragraphs or headings, only characters with a position, a font and
 a size. This module rebuilds them the way a reader does:
 
 * **tables** are pdfplumber's ``find_tables`` (ruled cells by default), but a
-  table inside another's cell, which is read as that cell's text; the characters
+  frame around the page (half the page or more, one column or holding a table:
+  its text is running text) and a table inside another's cell, which is read as
+  that cell's text; the characters
   in their cells are left out of the running text (those in a table's outline
   but in no cell stay in it, or fill the unruled grid position they sit in), and
   each table becomes one table block placed where its top edge is;
@@ -72,6 +74,9 @@ _WORD_PART = re.compile(r"[^\W\d_]{2,}")
 # "Largelanguagemodels(LLMs)are"); letters within a word sit less than 0.05 em apart, a word gap is
 # 0.2-0.33 em, so 0.15 em splits both ways at every size (1.5 pt at 10 pt, 3.6 pt in a 24 pt title).
 WORD_GAP_EM = 0.15
+# A ruled "table" covering this share of the page or more, with one column or another table inside, is a frame
+# around the page (a text area's border, with rules setting off the running head), not a table.
+FRAME_SHARE = 0.5
 
 
 @dataclass
@@ -172,7 +177,7 @@ def _plain_text(page: Any, layout: bool) -> str:
 
 
 def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
-    tables = _outermost(page.find_tables()) if find_tables else []
+    tables = _outermost(_without_frames(page, page.find_tables())) if find_tables else []
     read = [_read_table(page, table) for table in tables]
     boxes = [box for _, table_boxes in read for box in table_boxes]
 
@@ -270,18 +275,34 @@ def _region_of(bbox: tuple[float, float, float, float], regions: list[Any]) -> i
     )
 
 
+def _holds(outer: Any, inner: Any) -> bool:
+    a, b = outer.bbox, inner.bbox
+    return a[0] <= b[0] and a[1] <= b[1] and b[2] <= a[2] and b[3] <= a[3]
+
+
+def _without_frames(page: Any, tables: list[Any]) -> list[Any]:
+    """``tables`` less the frames drawn around the page: a "table" covering FRAME_SHARE of the page or more that
+    has one column (a frame and the rules across it that set off a running head or a page number) or holds
+    another table. Its text is the page's running text, and the tables inside it are tables."""
+    area = float(page.width) * float(page.height)
+
+    def frame(table: Any) -> bool:
+        x0, top, x1, bottom = table.bbox
+        if (x1 - x0) * (bottom - top) < FRAME_SHARE * area:
+            return False
+        return len(table.columns) == 1 or any(other is not table and _holds(table, other) for other in tables)
+
+    return [table for table in tables if not frame(table)]
+
+
 def _outermost(tables: list[Any]) -> list[Any]:
     """The tables not inside another: a table drawn in a cell is read once, as that cell's text."""
-
-    def holds(outer: Any, inner: Any) -> bool:
-        a, b = outer.bbox, inner.bbox
-        return a[0] <= b[0] and a[1] <= b[1] and b[2] <= a[2] and b[3] <= a[3]
 
     return [
         table
         for index, table in enumerate(tables)
         if not any(
-            holds(other, table) and (other.bbox != table.bbox or other_index < index)
+            _holds(other, table) and (other.bbox != table.bbox or other_index < index)
             for other_index, other in enumerate(tables)
             if other_index != index
         )
