@@ -80,3 +80,52 @@ def test_a_table_as_large_as_the_page_is_still_a_table() -> None:
     (table,) = [e for e in document.elements if e.kind == "table"]
     assert table.attrs["header"] == "| Station | Line | Opened |"
     assert document.text.endswith("| Stop 19 | L1 | 1919 |")
+
+
+# -- a table nested in another's cell ---------------------------------------------------------
+
+LINE_ITEMS = (("Item", "Qty", "Price"), ("Bolts", "40", "0.25"), ("Nuts", "40", "0.10"), ("Washers", "80", "0.05"))
+LINE_ITEMS_MARKDOWN = (
+    "| Item | Qty | Price |\n| --- | --- | --- |\n| Bolts | 40 | 0.25 |\n| Nuts | 40 | 0.10 |\n| Washers | 80 | 0.05 |"
+)
+
+
+def nested_page() -> bytes:
+    """An invoice: a two-column ruled table whose second row's right cell holds a label and a ruled line-item
+    table, then a paragraph."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.text(72, 80, "Invoice 2026-114")
+    x, y, left, right = 72.0, 100.0, 120.0, 330.0
+    heights = (20.0, 130.0, 20.0)
+    cells = (("Field", "Value"), ("Lines", "Ordered:"), ("Total", "18.00"))
+    top = y
+    for (label, value), height in zip(cells, heights, strict=True):
+        pdf.rect(x, top, left, height)
+        pdf.rect(x + left, top, right, height)
+        pdf.text(x + 4, top + 14, label)
+        pdf.text(x + left + 4, top + 14, value)
+        top += height
+    ruled_table(pdf, LINE_ITEMS, x + left + 20, y + 20 + 26, 90, 20)
+    pdf.text(72, top + 30, "Payable within thirty days.")
+    return bytes(pdf.output())
+
+
+def test_pdfplumber_reads_the_nested_table_into_its_cell_and_again_alone() -> None:
+    with pdfplumber.open(io.BytesIO(nested_page())) as pdf:
+        outer, inner = pdf.pages[0].find_tables()
+    assert outer.extract()[1][1].startswith("Ordered:\nItem Qty Price\nBolts 40 0.25")
+    assert inner.extract() == [list(row) for row in LINE_ITEMS]
+
+
+def test_a_nested_table_is_kept_as_a_table_after_the_one_holding_it_with_a_note_in_its_cell() -> None:
+    document = structured(nested_page())
+    outer = "| Field | Value |\n| --- | --- |\n| Lines | Ordered: (nested table below) |\n| Total | 18.00 |"
+    assert document.text == f"Invoice 2026-114\n\n{outer}\n\n{LINE_ITEMS_MARKDOWN}\n\nPayable within thirty days."
+    first, second = [e for e in document.elements if e.kind == "table"]
+    assert "nesting_depth" not in first.attrs
+    assert (second.attrs["nested_in_row"], second.attrs["nested_in_column"], second.attrs["nesting_depth"]) == (2, 2, 1)
+    assert second.attrs["header"] == "| Item | Qty | Price |"
+    rows = [e for e in document.elements if e.kind == "table_row" and second.start_char <= e.start_char]
+    assert [document.text[e.start_char : e.end_char] for e in rows] == LINE_ITEMS_MARKDOWN.split("\n")[2:]
