@@ -129,3 +129,25 @@ def test_a_nested_table_is_kept_as_a_table_after_the_one_holding_it_with_a_note_
     assert second.attrs["header"] == "| Item | Qty | Price |"
     rows = [e for e in document.elements if e.kind == "table_row" and second.start_char <= e.start_char]
     assert [document.text[e.start_char : e.end_char] for e in rows] == LINE_ITEMS_MARKDOWN.split("\n")[2:]
+
+
+# -- a header row too long to repeat ------------------------------------------------------------
+
+
+def test_a_pdf_table_whose_header_row_is_longer_than_a_chunk_splits_with_a_shortened_header() -> None:
+    """A ruled table of eight columns of long headers, split into chunks of 160 characters: its header row (217
+    characters) used to leave no room ("no room in chunk_size"); the nodes now repeat a shortened one."""
+    from core.splitters import get_splitter
+
+    columns = [f"quarterly figure {n} (EUR)" for n in range(1, 9)]
+    rows = (tuple(columns), *((*(f"{r}.{c}" for c in range(8)),) for r in range(1, 12)))
+    pdf = FPDF(unit="pt", format="A3", orientation="landscape")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=8)
+    ruled_table(pdf, rows, 30, 40, 140, 16)
+    document = structured(bytes(pdf.output()))
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=160, chunk_overlap=0)
+    nodes = splitter.split([document])
+    headers = {node.metadata.get("table_header") for node in nodes} - {None}
+    assert headers == {"| quarterly figure 1 (EUR) | … 7 more columns |"}
+    assert all(node.text == document.text[node.start_char : node.end_char] for node in nodes)
