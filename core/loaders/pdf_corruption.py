@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 # Two copies of a character whose positions differ by at most this (points) are one glyph drawn twice.
@@ -84,50 +83,47 @@ def glyph_copies(chars: list[dict[str, Any]]) -> list[list[int]]:
     "00", "..", sits a whole width on) and BOLD_DRIFT of its size across it. Text not upright keeps SAME_POSITION
     both ways.
     """
-    by_glyph: dict[tuple[Any, ...], list[int]] = {}
+    # (top, x0, x1, index) of each character, by glyph.
+    by_glyph: dict[tuple[Any, ...], list[tuple[float, float, float, int]]] = {}
     for index, char in enumerate(chars):
         key = (char.get("upright", True), char["text"], char.get("fontname"), char.get("size"))
-        by_glyph.setdefault(key, []).append(index)
+        x0 = char["x0"]
+        by_glyph.setdefault(key, []).append((char["top"], x0, char.get("x1", x0), index))
     groups: list[list[int]] = []
-    for indices in by_glyph.values():
-        if len(indices) == 1:
-            groups.append(indices)
+    for (upright, _, _, size), placed in by_glyph.items():
+        if len(placed) == 1:
+            groups.append([placed[0][3]])
             continue
-        for line in _clusters(
-            indices, chars, "top", lambda char: _drift(char, BOLD_DRIFT * float(char.get("size", 0)))
-        ):
-            groups.extend(_clusters(line, chars, "x0", lambda char: _drift(char, COPY_SHARE * _width(char))))
+        across = max(SAME_POSITION, BOLD_DRIFT * float(size or 0)) if upright else SAME_POSITION
+        # Top to bottom: a line is a run of copies each at most ``across`` below the one before.
+        placed.sort()
+        line = [placed[0]]
+        for item, before in zip(placed[1:], placed, strict=False):
+            if item[0] - before[0] > across:
+                groups.extend(_copies_along(line, upright))
+                line = []
+            line.append(item)
+        groups.extend(_copies_along(line, upright))
     return groups
 
 
-def _width(char: dict[str, Any]) -> float:
-    return float(char.get("x1", char["x0"])) - float(char["x0"])
-
-
-def _drift(char: dict[str, Any], shift: float) -> float:
-    """How far a copy of ``char`` may sit from the copy before it: ``shift`` for upright text, never less than SAME_POSITION."""
-    return max(SAME_POSITION, shift) if char.get("upright", True) else SAME_POSITION
-
-
-def _clusters(
-    indices: list[int], chars: list[dict[str, Any]], axis: str, tolerance: Callable[[dict[str, Any]], float]
-) -> list[list[int]]:
-    """``indices`` split where two in a row along ``axis`` are farther apart than ``tolerance`` of the first; each
-    cluster in position order (top, then left)."""
-    ordered = sorted(
-        indices, key=lambda index: (float(chars[index][axis]), float(chars[index]["top"]), float(chars[index]["x0"]))
-    )
-    clusters: list[list[int]] = []
-    for index in ordered:
-        last = clusters[-1][-1] if clusters else None
-        if last is not None and float(chars[index][axis]) - float(chars[last][axis]) <= tolerance(chars[last]):
-            clusters[-1].append(index)
+def _copies_along(line: list[tuple[float, float, float, int]], upright: bool) -> list[list[int]]:
+    """The (top, x0, x1, index) of one glyph on one line, split where the next sits farther right of the one
+    before than COPY_SHARE of its width (SAME_POSITION at least, and only that for text not upright); each group's
+    indices top-most, then left-most, first."""
+    if len(line) == 1:
+        return [[line[0][3]]]
+    line.sort(key=lambda item: item[1])
+    clusters: list[list[tuple[float, float, float, int]]] = []
+    before = None
+    for item in line:
+        reach = max(SAME_POSITION, COPY_SHARE * (before[2] - before[1])) if upright and before else SAME_POSITION
+        if before is not None and item[1] - before[1] <= reach:
+            clusters[-1].append(item)
         else:
-            clusters.append([index])
-    return [
-        sorted(cluster, key=lambda index: (float(chars[index]["top"]), float(chars[index]["x0"])))
-        for cluster in clusters
-    ]
+            clusters.append([item])
+        before = item
+    return [[cluster[0][3]] if len(cluster) == 1 else [item[3] for item in sorted(cluster)] for cluster in clusters]
 
 
 def one_glyph_per_position(page: Any) -> tuple[Any, int]:
