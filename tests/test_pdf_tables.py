@@ -131,6 +131,23 @@ def test_a_nested_table_is_kept_as_a_table_after_the_one_holding_it_with_a_note_
     assert [document.text[e.start_char : e.end_char] for e in rows] == LINE_ITEMS_MARKDOWN.split("\n")[2:]
 
 
+def test_two_tables_in_one_cell_are_read_after_it_top_to_bottom_and_the_cell_names_both() -> None:
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.rect(72, 100, 120, 200)
+    pdf.rect(192, 100, 330, 200)
+    pdf.text(76, 114, "Lines")
+    pdf.text(196, 114, "Two lists:")
+    ruled_table(pdf, LINE_ITEMS, 210, 200, 90, 18)  # drawn first, set lower
+    ruled_table(pdf, BUDGET, 210, 130, 90, 20)
+    document = structured(bytes(pdf.output()))
+    outer = "| Lines | Two lists: (nested table below) (nested table below) |\n| --- | --- |"
+    assert document.text == f"{outer}\n\n{BUDGET_MARKDOWN}\n\n{LINE_ITEMS_MARKDOWN}"
+    tables = [e for e in document.elements if e.kind == "table"]
+    assert [e.attrs.get("nested_in_row") for e in tables] == [None, 1, 1]
+
+
 # -- a header row too long to repeat ------------------------------------------------------------
 
 

@@ -185,7 +185,8 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
     found = _without_frames(page, page.find_tables()) if find_tables else []
     parents = _nesting(found)
     children: dict[int, list[int]] = {}
-    for index, parent in parents.items():
+    # The tables nested in each table, top to bottom (in their cells' reading order).
+    for index, parent in sorted(parents.items(), key=lambda pair: (found[pair[0]].bbox[1], found[pair[0]].bbox[0])):
         if parent is not None:
             children.setdefault(parent, []).append(index)
     roots = [index for index in range(len(found)) if index not in parents]
