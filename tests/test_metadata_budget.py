@@ -8,6 +8,8 @@ EMBED view inside the embedding model's window.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,6 +22,7 @@ from core.measure.metrics import chunk_metrics
 from core.schema import Document, MetadataMode, Page
 from core.splitters import get_splitter
 from core.splitters.hierarchical import leaf_nodes
+from core.splitters.nodes import HEADER_NOTE, shorten_header
 from core.tokens.tokenizers import get_tokenizer
 
 MODEL_WINDOW = 254  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] among them
@@ -99,3 +102,103 @@ def test_views_of_unpaged_plain_text_fit_chunk_size(text: str, chunk_size: int) 
     splitter = get_splitter("sentence", tokenizer="characters", chunk_size=chunk_size, chunk_overlap=0)
     for node in splitter.split([document]):
         assert len(node.get_content(MetadataMode.EMBED)) <= chunk_size
+
+
+# -- a header row too long to repeat (issue #44.2) ----------------------------------------------
+
+
+def wide_table_document(columns: int, width: int = 8) -> Document:
+    """Prose, then a table of ``columns`` columns whose header cells are ``width`` characters, and 30 rows."""
+    from core.loaders.blocks import BlockText
+
+    out = BlockText()
+    out.add("Inventory of the harbour stores, counted in March.", "paragraph")
+    header = [f"column {n}".ljust(width, "x") for n in range(1, columns + 1)]
+    out.add_table([header, *([str(r * c) for c in range(1, columns + 1)] for r in range(1, 31))])
+    text, elements, _ = out.result()
+    return Document(text=text, metadata={"file_name": "wide.pdf"}, elements=elements, id="wide")
+
+
+def views_fit(document: Document, nodes: list, chunk_size: int) -> bool:
+    """Every node's views fit ``chunk_size``, but a node of one table row, or of the header row (a row is never
+    cut)."""
+    (table,) = [e for e in document.elements if e.kind == "table"]
+    rows = {(e.start_char, e.end_char) for e in document.elements if e.kind == "table_row"}
+    return all(
+        len(node.get_content(mode)) <= chunk_size
+        for node in nodes
+        if (node.start_char, node.end_char) not in rows
+        and not (table.start_char <= node.start_char and node.end_char <= table.attrs["header_end"])
+        for mode in (MetadataMode.EMBED, MetadataMode.LLM)
+    )
+
+
+def test_a_header_row_that_leaves_no_room_was_refused() -> None:
+    """The defect: a header row longer than chunk_size made every split of the document a ConfigError."""
+    document = wide_table_document(9)
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=110, chunk_overlap=0)
+    header = [e for e in document.elements if e.kind == "table"][0].attrs["header"]
+    assert len(header) + len("file_name: wide.pdf\ntable_header: \n\n") > 110
+    assert splitter.split([document])  # refused before: "no room in chunk_size 110"
+
+
+@pytest.mark.parametrize(("chunk_size", "kept"), [(110, 2), (120, 3), (160, 6)])
+def test_a_header_row_too_long_to_repeat_is_shortened_in_metadata_and_says_so(chunk_size: int, kept: int) -> None:
+    document = wide_table_document(9)
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=chunk_size, chunk_overlap=0)
+    nodes = splitter.split([document])
+    (header,) = {node.metadata["table_header"] for node in nodes if "table_header" in node.metadata}
+    cells = " | ".join(f"column {n}" for n in range(1, kept + 1))
+    assert header == f"| {cells} | … {9 - kept} more columns |"
+    assert all(node.text == document.text[node.start_char : node.end_char] for node in nodes)
+    assert views_fit(document, nodes, chunk_size)
+    # The header takes at most three quarters of the room the other metadata leaves.
+    room = chunk_size - len("file_name: wide.pdf\n\n")
+    assert len("\ntable_header: ") + len(header) <= room * 0.75
+
+
+def test_a_header_row_whose_first_cell_does_not_fit_is_replaced_by_a_note() -> None:
+    document = wide_table_document(4, width=80)
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=150, chunk_overlap=0)
+    nodes = splitter.split([document])
+    assert {node.metadata.get("table_header") for node in nodes} == {None, "(header row too long to repeat)"}
+    assert views_fit(document, nodes, 150)
+
+
+def test_a_header_row_that_fits_is_repeated_whole() -> None:
+    document = wide_table_document(3)
+    nodes = get_splitter("sentence", tokenizer="characters", chunk_size=200, chunk_overlap=0).split([document])
+    header = [e for e in document.elements if e.kind == "table"][0].attrs["header"]
+    assert {node.metadata.get("table_header") for node in nodes} == {None, header}
+
+
+def test_the_hierarchy_shortens_the_header_per_level_instead_of_refusing() -> None:
+    document = wide_table_document(9)
+    splitter = get_splitter("hierarchical", tokenizer="characters", chunk_sizes=[400, 130], chunk_overlap=0)
+    leaves = leaf_nodes(splitter.split([document]))
+    assert views_fit(document, leaves, 130)
+    assert {node.metadata.get("table_header") for node in leaves} == {
+        None,
+        "| column 1 | column 2 | column 3 | … 6 more columns |",
+    }
+
+
+def test_shorten_header_keeps_what_fits_and_says_what_it_left_out() -> None:
+    header = "| item description | quantity ordered | unit price in euros |"
+    assert shorten_header(header, lambda h: len(h) <= 61) == header
+    assert (
+        shorten_header(header, lambda h: len(h) <= 58) == "| item description | quantity ordered | … 1 more columns |"
+    )
+    assert shorten_header(header, lambda h: len(h) <= 50) == "| item description | … 2 more columns |"
+    assert shorten_header(header, lambda h: len(h) <= 38) == HEADER_NOTE
+    assert shorten_header(header, lambda h: len(h) <= 30) == ""
+
+
+def test_a_header_row_no_view_shows_is_left_whole() -> None:
+    document = wide_table_document(9)
+    hidden = replace(
+        document, excluded_llm_metadata_keys=["table_header"], excluded_embed_metadata_keys=["table_header"]
+    )
+    nodes = get_splitter("sentence", tokenizer="characters", chunk_size=110, chunk_overlap=0).split([hidden])
+    header = [e for e in document.elements if e.kind == "table"][0].attrs["header"]
+    assert {node.metadata.get("table_header") for node in nodes} == {None, header}

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.loaders import load_bytes
-from core.loaders.pdf_corruption import looks_overdrawn, times_drawn
+from core.loaders.pdf_corruption import glyph_copies, looks_overdrawn, times_drawn
 from core.loaders.pdf_ocr import page_coverage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,6 +139,76 @@ def test_two_copies_of_one_character_are_not_yet_an_overdraw() -> None:
     char = {"text": "a", "x0": 10.0, "top": 20.0}
     assert times_drawn([char, dict(char)]) == 1
     assert times_drawn([char, dict(char), {**char, "text": "b"}, {**char, "text": "b"}, {**char, "text": "b"}]) == 3
+
+
+# -- fake bold: copies shifted a fraction of a glyph ----------------------------------------
+
+PRICES = (("Item", "Qty", "Price"), ("Apples", "12", "3.50"), ("Pears", "7", "12.25"), ("Total", "19", "15.75"))
+
+
+def fake_bold_table(rows: tuple[tuple[str, ...], ...], bold: set[int], offset: float, copies: int) -> bytes:
+    """A ruled table of ``rows`` whose rows in ``bold`` are set in a fake bold: each cell's text drawn ``copies``
+    times, the copies spread evenly over ``offset`` points to the right (a viewer shows one bolder glyph)."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    x0, y0, width, height = 72.0, 100.0, 120.0, 20.0
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            pdf.rect(x0 + c * width, y0 + r * height, width, height)
+            for copy in range(copies if r in bold else 1):
+                shift = offset * copy / max(copies - 1, 1)
+                pdf.text(x0 + c * width + 4 + shift, y0 + r * height + 14, cell)
+    return bytes(pdf.output())
+
+
+def markdown_table(rows: tuple[tuple[str, ...], ...]) -> str:
+    lines = ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join([lines[0], "| " + " | ".join("---" for _ in rows[0]) + " |", *lines[1:]])
+
+
+def test_the_fake_bold_rows_as_pdfplumber_read_them() -> None:
+    """The defect: copies shifted by a point are more than pdfplumber's ``dedupe_chars`` tolerance apart, so
+    each bold row reads twice over ("TToottaall", "1155..7755")."""
+    import pdfplumber
+
+    with pdfplumber.open(io.BytesIO(fake_bold_table(PRICES, {0, 3}, 1.2, 2))) as pdf:
+        rows = pdf.pages[0].dedupe_chars(tolerance=1.0).extract_table()
+    assert rows[3] == ["TToottaall", "1199", "1155..7755"]
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+def test_a_fake_bold_row_reads_once_with_its_decimal_points(parser: str) -> None:
+    (document,) = load_bytes(fake_bold_table(PRICES, {0, 3}, 1.2, 2), "bold.pdf", parser=parser)
+    expected = markdown_table(PRICES) if parser == "pdfplumber" else "\n".join(" ".join(row) for row in PRICES)
+    assert document.text == expected
+    assert "glyphs drawn over themselves on page 1 (up to 2 times" in document.metadata["load_warning"]
+
+
+def test_a_letter_written_twice_is_two_glyphs_and_a_shifted_copy_is_one() -> None:
+    """Neighbours ("lll", "...") sit a whole glyph's width apart; a fake bold's copy less than half of it."""
+    ell = {"text": "l", "x0": 10.0, "x1": 12.44, "top": 20.0, "size": 11.0, "upright": True}
+    neighbours = [{**ell, "x0": 10.0 + 2.44 * k, "x1": 12.44 + 2.44 * k} for k in range(4)]
+    assert times_drawn(neighbours) == 1
+    shifted = [{**char, "x0": char["x0"] + 1.2, "x1": char["x1"] + 1.2} for char in neighbours]
+    assert times_drawn(neighbours + shifted) == 2
+    assert sorted(map(sorted, glyph_copies(neighbours + shifted))) == [[k, k + 4] for k in range(4)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    offset=st.floats(0.2, 1.2),
+    copies=st.integers(2, 4),
+    bold=st.sets(st.integers(0, len(PRICES) - 1), min_size=1),
+    parser=st.sampled_from(PARSERS),
+)
+def test_fake_bold_rows_read_once_at_any_shift(offset: float, copies: int, bold: set[int], parser: str) -> None:
+    """Over shifts of 0.2-1.2 pt and 2-4 copies, every row of the table reads once, digits and decimal points
+    whole, and the page is named."""
+    (document,) = load_bytes(fake_bold_table(PRICES, bold, offset, copies), "bold.pdf", parser=parser)
+    expected = markdown_table(PRICES) if parser == "pdfplumber" else "\n".join(" ".join(row) for row in PRICES)
+    assert document.text == expected
+    assert "glyphs drawn over themselves on page 1" in document.metadata["load_warning"]
 
 
 # -- rotated text ------------------------------------------------------------------------

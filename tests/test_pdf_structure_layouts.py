@@ -11,6 +11,7 @@ import pdfplumber
 import pytest
 
 from core.loaders import load
+from core.loaders.pdf_structure import NESTED_NOTE
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TABLES = FIXTURES / "table_layouts.pdf"
@@ -22,7 +23,11 @@ CROSS_TABLE = """| size / splitter | character | recursive |
 | 512 | 0.773 | 0.810 |"""
 NESTING_TABLE = """| setting | what it changes |
 | --- | --- |
-| overlap | tokens recall 0 0.70 |"""
+| overlap | (nested table below) |
+
+| tokens | recall |
+| --- | --- |
+| 0 | 0.70 |"""
 
 
 def structured(path: Path):
@@ -39,12 +44,14 @@ def test_pdfplumber_alone_finds_the_nested_table_twice_and_the_corner_in_no_cell
     assert tables[2] == [["tokens", "recall"], ["0", "0.70"]]
 
 
-def test_a_nested_table_is_read_once_as_its_cells_text() -> None:
+def test_a_nested_table_is_read_once_as_a_table_after_the_one_holding_it() -> None:
+    """Issue #44.2: no longer flattened into its cell's text (a 4x9 line-item table read as one cell)."""
     document = structured(TABLES)
     assert [e.kind for e in document.elements if e.kind in ("table", "heading")] == [
         "heading",
         "table",
         "heading",
+        "table",
         "table",
     ]
     assert document.text.endswith(NESTING_TABLE)
@@ -55,7 +62,7 @@ def test_text_in_an_unruled_corner_of_a_table_fills_that_grid_position() -> None
     document = structured(TABLES)
     assert CROSS_TABLE in document.text
     assert document.text.count("size / splitter") == 1
-    (first, _) = [e for e in document.elements if e.kind == "table"]
+    first, *_ = [e for e in document.elements if e.kind == "table"]
     assert first.attrs["header"] == "| size / splitter | character | recursive |"
 
 
@@ -63,7 +70,7 @@ def test_every_word_on_the_page_is_read_exactly_once() -> None:
     document = structured(TABLES)
     with pdfplumber.open(TABLES) as pdf:
         page_words = sorted(w["text"] for w in pdf.pages[0].extract_words())
-    markup = {"|", "---", "#"}
+    markup = {"|", "---", "#", *NESTED_NOTE.split()}
     assert sorted(w for w in document.text.split() if w not in markup) == page_words
 
 

@@ -56,7 +56,7 @@ def assemble_blocks(
             continue
         for block in blocks:
             if block.kind == "table":
-                out.add_table(block.rows)
+                out.add_table(block.rows, attrs=block.attrs or None)
             elif block.kind == "heading":
                 title = " ".join(block.text.split())
                 out.add(f"{'#' * (block.level or 1)} {title}", "heading", level=block.level, attrs={"title": title})

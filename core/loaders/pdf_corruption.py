@@ -6,9 +6,11 @@ Both read as text to every later step, so they are caught here, where the charac
   doubled layer). A viewer shows one glyph; pdfplumber, which reads characters by position,
   writes every copy ("333300000000222211118888"), and pypdf, which reads in drawing order,
   writes every pass ("300218300218300218300218"). A page whose characters repeat at one
-  position (same character, within :data:`SAME_POSITION` points) at least
-  :data:`MIN_REPEATED` times is read once per position (pdfplumber's ``dedupe_chars``), and
-  the page is named in ``load_warning``. pypdf's text is looked at first
+  position (same character, within :data:`SAME_POSITION` points, or shifted by less than
+  half the glyph's width as a fake bold shifts its copies: :func:`glyph_copies`) at least
+  :data:`MIN_REPEATED` times is read once per position, and the page is named in
+  ``load_warning``. (pdfplumber's own ``dedupe_chars`` stops at its tolerance: copies 1.2 pt
+  apart read "1155..7755".) pypdf's text is looked at first
   (:func:`looks_overdrawn`: a run written again right after itself, or three characters in a
   row each doubled); only a page that looks so is opened with pdfplumber to count.
 * **Rotation**: a character's direction is the angle of its text matrix. pdfplumber reads
@@ -28,6 +30,12 @@ from typing import Any
 
 # Two copies of a character whose positions differ by at most this (points) are one glyph drawn twice.
 SAME_POSITION = 1.0
+# A fake bold draws a glyph again shifted by a fraction of a point: a copy less than this share of the glyph's
+# width along the line from the one before (a neighbour written twice, "ll", sits a whole width on; 0.5 of the
+# narrowest Helvetica glyph at 11 pt is 1.2 pt) ...
+COPY_SHARE = 0.5
+# ... and less than this share of its size across it (the same letter on the next line is a line away) is a copy.
+BOLD_DRIFT = 0.15
 # A character this close to a right angle runs at it (a slightly skewed text layer, as on a deskewed scan).
 SKEW_DEGREES = 5.0
 # A page is overdrawn from this many repeated characters on (one stray duplicate is not worth a rewrite).
@@ -59,24 +67,74 @@ def looks_overdrawn(text: str) -> bool:
 
 
 def times_drawn(chars: list[dict[str, Any]]) -> int:
-    """How many times the most repeated glyph of ``chars`` is drawn at one position, when at least
-    MIN_REPEATED characters repeat one drawn before them; 1 otherwise."""
-    copies = Counter(
-        (char["text"], round(char["x0"] / SAME_POSITION), round(char["top"] / SAME_POSITION))
-        for char in chars
-        if char["text"].strip()
-    )
-    repeated = sum(count - 1 for count in copies.values())
-    return max(copies.values()) if repeated >= MIN_REPEATED else 1
+    """How many times the most repeated glyph of ``chars`` is drawn at one position (:func:`glyph_copies`), when at
+    least MIN_REPEATED characters repeat one drawn before them; 1 otherwise."""
+    copies = [group for group in glyph_copies(chars) if chars[group[0]]["text"].strip()]
+    repeated = sum(len(group) - 1 for group in copies)
+    return max(len(group) for group in copies) if repeated >= MIN_REPEATED else 1
+
+
+def glyph_copies(chars: list[dict[str, Any]]) -> list[list[int]]:
+    """The indices of ``chars`` grouped by the glyph a viewer shows: copies of one character (same text, font and
+    size) drawn over each other, the first of each group the one kept (top-most, then left-most).
+
+    Copies are consecutive, in position, along the line and across it: within SAME_POSITION points, or a fake
+    bold's shift: less than COPY_SHARE of the glyph's width along the line (a neighbour written twice, "ll",
+    "00", "..", sits a whole width on) and BOLD_DRIFT of its size across it. Text not upright keeps SAME_POSITION
+    both ways.
+    """
+    # (top, x0, x1, index) of each character, by glyph.
+    by_glyph: dict[tuple[Any, ...], list[tuple[float, float, float, int]]] = {}
+    for index, char in enumerate(chars):
+        key = (char.get("upright", True), char["text"], char.get("fontname"), char.get("size"))
+        x0 = char["x0"]
+        by_glyph.setdefault(key, []).append((char["top"], x0, char.get("x1", x0), index))
+    groups: list[list[int]] = []
+    for (upright, _, _, size), placed in by_glyph.items():
+        if len(placed) == 1:
+            groups.append([placed[0][3]])
+            continue
+        across = max(SAME_POSITION, BOLD_DRIFT * float(size or 0)) if upright else SAME_POSITION
+        # Top to bottom: a line is a run of copies each at most ``across`` below the one before.
+        placed.sort()
+        line = [placed[0]]
+        for item, before in zip(placed[1:], placed, strict=False):
+            if item[0] - before[0] > across:
+                groups.extend(_copies_along(line, upright))
+                line = []
+            line.append(item)
+        groups.extend(_copies_along(line, upright))
+    return groups
+
+
+def _copies_along(line: list[tuple[float, float, float, int]], upright: bool) -> list[list[int]]:
+    """The (top, x0, x1, index) of one glyph on one line, split where the next sits farther right of the one
+    before than COPY_SHARE of its width (SAME_POSITION at least, and only that for text not upright); each group's
+    indices top-most, then left-most, first."""
+    if len(line) == 1:
+        return [[line[0][3]]]
+    line.sort(key=lambda item: item[1])
+    clusters: list[list[tuple[float, float, float, int]]] = []
+    before = None
+    for item in line:
+        reach = max(SAME_POSITION, COPY_SHARE * (before[2] - before[1])) if upright and before else SAME_POSITION
+        if before is not None and item[1] - before[1] <= reach:
+            clusters[-1].append(item)
+        else:
+            clusters.append([item])
+        before = item
+    return [[cluster[0][3]] if len(cluster) == 1 else [item[3] for item in sorted(cluster)] for cluster in clusters]
 
 
 def one_glyph_per_position(page: Any) -> tuple[Any, int]:
-    """A pdfplumber page with every glyph once per position, as a viewer shows it, and how many times its most
-    repeated glyph was drawn (the page itself and 1 when nothing is drawn over)."""
-    times = times_drawn(page.chars)
+    """A pdfplumber page with every glyph once per position, as a viewer shows it (:func:`glyph_copies`), and how
+    many times its most repeated glyph was drawn (the page itself and 1 when nothing is drawn over)."""
+    chars = page.chars
+    times = times_drawn(chars)
     if times == 1:
         return page, 1
-    return page.dedupe_chars(tolerance=SAME_POSITION), times
+    copies = {id(chars[index]) for group in glyph_copies(chars) for index in group[1:]}
+    return page.filter(lambda obj: obj.get("object_type") != "char" or id(obj) not in copies), times
 
 
 def char_direction(char: dict[str, Any]) -> int:

@@ -4,7 +4,9 @@ A PDF has no paragraphs or headings, only characters with a position, a font and
 a size. This module rebuilds them the way a reader does:
 
 * **tables** are pdfplumber's ``find_tables`` (ruled cells by default), but a
-  table inside another's cell, which is read as that cell's text; the characters
+  frame around the page (half the page or more, one column or holding a table:
+  its text is running text); a table inside another's cell is a table of its own,
+  read right after the one holding it, and that cell says so (:data:`NESTED_NOTE`); the characters
   in their cells are left out of the running text (those in a table's outline
   but in no cell stay in it, or fill the unruled grid position they sit in), and
   each table becomes one table block placed where its top edge is;
@@ -72,6 +74,11 @@ _WORD_PART = re.compile(r"[^\W\d_]{2,}")
 # "Largelanguagemodels(LLMs)are"); letters within a word sit less than 0.05 em apart, a word gap is
 # 0.2-0.33 em, so 0.15 em splits both ways at every size (1.5 pt at 10 pt, 3.6 pt in a 24 pt title).
 WORD_GAP_EM = 0.15
+# A ruled "table" covering this share of the page or more, with one column or another table inside, is a frame
+# around the page (a text area's border, with rules setting off the running head), not a table.
+FRAME_SHARE = 0.5
+# In a cell that holds a table, where that table was: it is read as a table of its own, right after.
+NESTED_NOTE = "(nested table below)"
 
 
 @dataclass
@@ -82,6 +89,7 @@ class Block:
     text: str = ""
     level: int | None = None
     rows: list[list[str]] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)  # a table's: where it is nested (see _read_tree)
 
 
 @dataclass
@@ -99,6 +107,8 @@ class _Table:
     top: float
     rows: list[list[str]]
     region: int = 0
+    nested: list[_Table] = field(default_factory=list)  # the tables drawn in its cells, read after it
+    attrs: dict[str, Any] = field(default_factory=dict)
 
 
 def read_pages(
@@ -172,8 +182,16 @@ def _plain_text(page: Any, layout: bool) -> str:
 
 
 def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
-    tables = _outermost(page.find_tables()) if find_tables else []
-    read = [_read_table(page, table) for table in tables]
+    found = _without_frames(page, page.find_tables()) if find_tables else []
+    parents = _nesting(found)
+    children: dict[int, list[int]] = {}
+    # The tables nested in each table, top to bottom (in their cells' reading order).
+    for index, parent in sorted(parents.items(), key=lambda pair: (found[pair[0]].bbox[1], found[pair[0]].bbox[0])):
+        if parent is not None:
+            children.setdefault(parent, []).append(index)
+    roots = [index for index in range(len(found)) if index not in parents]
+    tables = [found[index] for index in roots]
+    read = [_read_tree(page, found, index, children, 0) for index in roots]
     boxes = [box for _, table_boxes in read for box in table_boxes]
 
     def outside_tables(obj: dict[str, Any]) -> bool:
@@ -192,7 +210,7 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
     items: list[_Line | _Table] = []
     items.extend(_region_lines(text_page, regions))
     items.extend(_turned_page_lines(page, turned, outside_tables, regions))
-    items.extend(_table_items(tables, [rows for rows, _ in read], regions))
+    items.extend(_table_items(tables, [table for table, _ in read], regions))
     # Reading order: region by region (one region unless the page is set in columns), top to bottom in each.
     items.sort(key=lambda item: (item.region, item.top))
     return items
@@ -223,13 +241,15 @@ def _turned_page_lines(
     return lines
 
 
-def _table_items(tables: list[Any], rows_read: list[list[list[str]]], regions: list[Any]) -> list[_Table]:
+def _table_items(tables: list[Any], read: list[_Table], regions: list[Any]) -> list[_Table]:
     """The tables that hold some text, each placed at its top edge in its region."""
-    return [
-        _Table(float(table.bbox[1]), rows, _region_of(table.bbox, regions))
-        for table, rows in zip(tables, rows_read, strict=True)
-        if any(any(cell.strip() for cell in row) for row in rows)
-    ]
+    for table, item in zip(tables, read, strict=True):
+        item.region = _region_of(table.bbox, regions)
+    return [item for item in read if _has_text(item.rows)]
+
+
+def _has_text(rows: list[list[str]]) -> bool:
+    return any(any(cell.strip() for cell in row) for row in rows)
 
 
 def _turned_lines(view: Any, direction: int, region: int) -> list[_Line]:
@@ -270,22 +290,100 @@ def _region_of(bbox: tuple[float, float, float, float], regions: list[Any]) -> i
     )
 
 
-def _outermost(tables: list[Any]) -> list[Any]:
-    """The tables not inside another: a table drawn in a cell is read once, as that cell's text."""
+def _holds(outer: Any, inner: Any) -> bool:
+    a, b = outer.bbox, inner.bbox
+    return a[0] <= b[0] and a[1] <= b[1] and b[2] <= a[2] and b[3] <= a[3]
 
-    def holds(outer: Any, inner: Any) -> bool:
-        a, b = outer.bbox, inner.bbox
-        return a[0] <= b[0] and a[1] <= b[1] and b[2] <= a[2] and b[3] <= a[3]
 
-    return [
-        table
-        for index, table in enumerate(tables)
-        if not any(
-            holds(other, table) and (other.bbox != table.bbox or other_index < index)
-            for other_index, other in enumerate(tables)
-            if other_index != index
-        )
-    ]
+def _without_frames(page: Any, tables: list[Any]) -> list[Any]:
+    """``tables`` less the frames drawn around the page: a "table" covering FRAME_SHARE of the page or more that
+    has one column (a frame and the rules across it that set off a running head or a page number) or holds
+    another table. Its text is the page's running text, and the tables inside it are tables."""
+    area = float(page.width) * float(page.height)
+
+    def frame(table: Any) -> bool:
+        x0, top, x1, bottom = table.bbox
+        if (x1 - x0) * (bottom - top) < FRAME_SHARE * area:
+            return False
+        return len(table.columns) == 1 or any(other is not table and _holds(table, other) for other in tables)
+
+    return [table for table in tables if not frame(table)]
+
+
+def _nesting(tables: list[Any]) -> dict[int, int | None]:
+    """The tables inside another, by index: the index of the smallest table holding it (whose cell it is drawn
+    in), or None for a table found twice at one place (the later copy, left out)."""
+    nesting: dict[int, int | None] = {}
+    for index, table in enumerate(tables):
+        holders = [other for other in range(len(tables)) if other != index and _holds(tables[other], table)]
+        if any(tables[other].bbox == table.bbox and other < index for other in holders):
+            nesting[index] = None
+            continue
+        holders = [other for other in holders if tables[other].bbox != table.bbox]
+        if holders:
+            nesting[index] = min(holders, key=lambda other: _area(tables[other].bbox))
+    return nesting
+
+
+def _area(bbox: tuple[float, float, float, float]) -> float:
+    return (bbox[2] - bbox[0]) * (bbox[3] - bbox[1])
+
+
+def _read_tree(
+    page: Any, tables: list[Any], index: int, children: dict[int, list[int]], depth: int
+) -> tuple[_Table, list[tuple[float, float, float, float]]]:
+    """Table ``index`` and the tables nested in its cells (``children``, by index), each read as a table of its
+    own, after the one holding it; the boxes their text was taken from.
+
+    A cell holding a table keeps its own text (a label above the table) and NESTED_NOTE for each table in it; the
+    nested table's ``nested_in_row`` and ``nested_in_column`` (from 1, the header row being row 1) name that cell
+    of the table holding it, the nearest table before it whose ``nesting_depth`` is one less (0 or none: a table
+    nested in no other).
+    """
+    table = tables[index]
+    rows, boxes = _read_table(page, table)
+    read = _Table(float(table.bbox[1]), rows)
+    inner = [tables[child] for child in children.get(index, [])]
+    held = _note_nested_cells(page, table, rows, inner)
+    for child, (row, column) in zip(children.get(index, []), held, strict=True):
+        nested, nested_boxes = _read_tree(page, tables, child, children, depth + 1)
+        if row is not None and column is not None:
+            nested.attrs = {"nested_in_row": row + 1, "nested_in_column": column + 1, "nesting_depth": depth + 1}
+        boxes.extend(nested_boxes)
+        if _has_text(nested.rows):
+            read.nested.append(nested)
+    return read, boxes
+
+
+def _note_nested_cells(
+    page: Any, table: Any, rows: list[list[str]], inner: list[Any]
+) -> list[tuple[int | None, int | None]]:
+    """Each cell of ``table`` that holds tables of ``inner`` read again, into ``rows``: its text outside them, then
+    NESTED_NOTE once per table. The (row, column) of the cell holding each table of ``inner`` (None, None: none
+    does)."""
+    from pdfplumber.utils import extract_text
+
+    held: list[tuple[int | None, int | None]] = []
+    for nested in inner:
+        x = (nested.bbox[0] + nested.bbox[2]) / 2
+        y = (nested.bbox[1] + nested.bbox[3]) / 2
+        where = (None, None)
+        for r, row in enumerate(table.rows):
+            for c, cell in enumerate(row.cells):
+                if cell is not None and cell[0] <= x < cell[2] and cell[1] <= y < cell[3]:
+                    where = (r, c)
+        held.append(where)
+    for r, c in sorted({where for where in held if where[0] is not None}):
+        cell = table.rows[r].cells[c]
+        own = [
+            char
+            for char in page.chars
+            if _center_in(char, cell) and not any(_center_in(char, nested.bbox) for nested in inner)
+        ]
+        text = extract_text(own, x_tolerance_ratio=WORD_GAP_EM) if own else ""
+        notes = [NESTED_NOTE] * held.count((r, c))
+        rows[r][c] = " ".join([*text.split(), *notes])
+    return held
 
 
 def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[float, float, float, float]]]:
@@ -383,7 +481,7 @@ def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict
     previous: _Line | None = None
     for item in items:
         if isinstance(item, _Table):
-            blocks.append(Block("table", rows=item.rows))
+            blocks.extend(_table_blocks(item))
             previous = None
             continue
         heading = _is_heading(item, body, ratio)
@@ -404,6 +502,14 @@ def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict
         else:
             blocks.append(Block(kind, item.text, level=levels.get(item.size) if heading else None))
         previous = item
+    return blocks
+
+
+def _table_blocks(table: _Table) -> list[Block]:
+    """A table's block, then the blocks of the tables nested in its cells, each followed by its own."""
+    blocks = [Block("table", rows=table.rows, attrs=table.attrs)]
+    for nested in table.nested:
+        blocks.extend(_table_blocks(nested))
     return blocks
 
 

@@ -14,7 +14,7 @@ LlamaIndex's order and links: see the class).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
@@ -191,12 +191,16 @@ class HierarchicalSplitter(Splitter):
         except ConfigError as exc:  # say which setting of ours the sentence splitter tripped on
             raise ConfigError(f"{self.name}: {exc}".replace("sentence: ", "", 1)) from exc
 
-    def _split_levels(self, document: Document) -> list[Node]:
+    def _split_levels(self, original: Document) -> list[Node]:
+        document = original
         all_nodes: list[Node] = []
         parents: list[Node] = []
         for level in range(len(self.chunk_sizes)):
             splitter = self.level_splitter(level)
             extra = {"level": level}
+            # The table headers this level's nodes repeat, fitted once for the whole document (as they show it):
+            # every parent's part fits them unchanged, so its budget counts the header its nodes get.
+            document = _fitted_for(splitter, original, extra)
             # (span, parent, text) triples; the root level's parent is the document itself; the text, where it is
             # not the span's slice (a compatible mode's rewritten chunk).
             cut: list[tuple[Span, Node | None, str | None]] = []
@@ -246,6 +250,15 @@ def _chains(
     for node, (_, parent, _) in zip(nodes, cut, strict=True):
         chains.setdefault(None if parent is None else parent.id, []).append(node)
     return list(chains.values())
+
+
+def _fitted_for(splitter: Splitter, document: Document, extra: dict[str, Any]) -> Document:
+    """``document`` with the table headers ``splitter`` repeats in nodes carrying ``extra`` (SentenceSplitter.fitted)."""
+    fitted = getattr(splitter, "fitted", None)
+    if fitted is None:
+        return document
+    sized = fitted(document.with_metadata({**document.metadata, **extra}))
+    return document if sized.elements is document.elements else replace(document, elements=sized.elements)
 
 
 def spans_within(

@@ -3,13 +3,15 @@
 Every node gets its exact text (``document.text[start:end]``), the document's
 metadata (one level deep), the pages its span touches as ``page_label``, for a
 span inside a table that does not hold the table's header row the header as
-``table_header``, and SOURCE/PREVIOUS/NEXT relationships.
+``table_header``, and SOURCE/PREVIOUS/NEXT relationships. A splitter that budgets for
+metadata may first shorten a header row too long to repeat (:func:`fit_table_headers`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from core.schema import Document, Element, Node, NodeRelationship, page_range_label
@@ -118,6 +120,42 @@ def link_chain(nodes: Sequence[Node]) -> None:
     for before, after in zip(nodes, nodes[1:], strict=False):
         before.relationships[NodeRelationship.NEXT] = after.id
         after.relationships[NodeRelationship.PREVIOUS] = before.id
+
+
+# What ``table_header`` says of a header row none of whose cells fits: the row is too long to repeat.
+HEADER_NOTE = "(header row too long to repeat)"
+
+
+def shorten_header(header: str, fits: Callable[[str], bool]) -> str:
+    """A table's header row (``| a | b | c |``) as ``fits`` takes it: whole; else its first cells and a last one
+    saying how many were left out (``| a | … 2 more columns |``); else HEADER_NOTE; else "" (no ``table_header``)."""
+    if fits(header):
+        return header
+    cells = header[2:-2].split(" | ") if header.startswith("| ") and header.endswith(" |") else []
+    shortened = ""
+    for kept in range(1, len(cells)):
+        candidate = "| " + " | ".join(cells[:kept]) + f" | … {len(cells) - kept} more columns |"
+        if not fits(candidate):
+            break
+        shortened = candidate
+    if shortened:
+        return shortened
+    return HEADER_NOTE if fits(HEADER_NOTE) else ""
+
+
+def fit_table_headers(document: Document, fits: Callable[[str], bool]) -> Document:
+    """``document`` with each table's ``header`` that ``fits`` refuses shortened (:func:`shorten_header`), so its
+    nodes' ``table_header`` is; ``document`` itself when every header fits."""
+    elements = list(document.elements)
+    changed = False
+    for index, element in enumerate(elements):
+        header = element.attrs.get("header") if element.kind == "table" else None
+        if header:
+            short = shorten_header(str(header), fits)
+            if short != header:
+                elements[index] = replace(element, attrs={**element.attrs, "header": short})
+                changed = True
+    return replace(document, elements=elements) if changed else document
 
 
 class _TableIndex:

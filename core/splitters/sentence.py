@@ -28,7 +28,7 @@ from typing import Any
 from core.errors import ConfigError
 from core.params import param
 from core.runtime.memo import TextTables
-from core.schema import Document, MetadataMode
+from core.schema import Document, MetadataMode, Node
 from core.splitters.base import (
     SizedSplitter,
     Span,
@@ -49,6 +49,7 @@ from core.splitters.compat import (
     refuse_unmirrored,
 )
 from core.splitters.fast.packing import merge_pieces
+from core.splitters.nodes import fit_table_headers
 from core.splitters.pieces import CutGuard, piece_sizes, protected_cuts
 from core.splitters.registry import SPLITTERS
 from core.splitters.sentence_llamaindex import LlamaIndexPieces, llamaindex_merge, occurrences
@@ -138,10 +139,37 @@ class SentenceSplitter(SizedSplitter):
             return self.budget_after_metadata(document, used, "", "exclude metadata keys or turn off metadata_aware")
         return self.budget_after_metadata(
             document,
-            _node_metadata_tokens(document, tokenizer),
+            _node_metadata_tokens(self.fitted(document), tokenizer),
             " (as its nodes show it, with any page label and table header)",
             "exclude metadata keys or turn off metadata_aware",
         )
+
+    def fitted(self, document: Document) -> Document:
+        """``document`` with each table header row its nodes would repeat in ``table_header`` shortened where it
+        takes more than HEADER_SHARE of the room the other metadata leaves (:func:`fit_table_headers`): a header
+        row is never the reason a split is refused. ``document`` itself where no budget counts the header (or no
+        view shows it).
+
+        The room is ``document``'s: a part of it (a parent's text in the hierarchy) has no more metadata, so a
+        header fitted for the whole fits every part unchanged.
+        """
+        hidden = "table_header" in document.excluded_llm_metadata_keys and (
+            "table_header" in document.excluded_embed_metadata_keys
+        )
+        budgeted = self.metadata_aware and self.compat == NONE and self.include_metadata and not hidden
+        if not budgeted or not any(e.kind == "table" and e.attrs.get("header") for e in document.elements):
+            return document
+        tokenizer = self.get_tokenizer()
+        room = self.chunk_size - _node_metadata_tokens(document, tokenizer, headers=False)
+        line = document.metadata_separator + document.metadata_template
+        return fit_table_headers(
+            document,
+            lambda header: tokenizer.count(line.format(key="table_header", value=header)) <= HEADER_SHARE * room,
+        )
+
+    def nodes_from_spans(self, document: Document, spans: Sequence[Span | tuple[int, int]]) -> list[Node]:
+        """The nodes at ``spans``, their ``table_header`` as :meth:`chunk_budget` counted it (:meth:`fitted`)."""
+        return super().nodes_from_spans(self.fitted(document), spans)
 
     def spans(self, document: Document) -> list[Span]:
         if self.compat == LLAMAINDEX:
@@ -222,7 +250,7 @@ class SentenceSplitter(SizedSplitter):
         )
 
 
-def _node_metadata_tokens(document: Document, tokenizer: Tokenizer) -> int:
+def _node_metadata_tokens(document: Document, tokenizer: Tokenizer, *, headers: bool = True) -> int:
     """The most tokens a node of ``document`` adds to its text in its LLM or EMBED view.
 
     A node holds the document's metadata and, from ``build_nodes``, the pages its span touches
@@ -230,14 +258,17 @@ def _node_metadata_tokens(document: Document, tokenizer: Tokenizer) -> int:
     (``table_header``): each is counted at its longest, since the span is not known yet. The view
     is ``text_template`` with the content left empty, so the template's own words count too.
     Counted apart from the text: tokenizers that cut at whitespace (the model's WordPiece) add up exactly.
+    ``headers=False`` leaves the table headers out.
     """
     extra: dict[str, str] = {}
     if document.pages:
         label = _largest(tokenizer, [page.label for page in document.pages])
         extra["page_label"] = f"{label}-{label}" if len(document.pages) > 1 else label
-    headers = [str(e.attrs["header"]) for e in document.elements if e.kind == "table" and e.attrs.get("header")]
-    if headers:
-        extra["table_header"] = _largest(tokenizer, headers)
+    rows = [
+        str(e.attrs["header"]) for e in document.elements if headers and e.kind == "table" and e.attrs.get("header")
+    ]
+    if rows:
+        extra["table_header"] = _largest(tokenizer, rows)
     widest = document.with_metadata({**document.metadata, **extra}) if extra else document
     used = 0
     for mode in (MetadataMode.LLM, MetadataMode.EMBED):
@@ -260,6 +291,10 @@ Cutter = Callable[[str, int, int], Sequence[int]]
 # Where a clause ends: , . ; followed by whitespace, and 。？！ (written without a space after). A period inside a
 # URL, a file name, a version or a number (example.org, 1.2.3, 3.14) ends nothing: LlamaIndex's rule cuts there
 # (compat="llamaindex" keeps it), which cut 19 of a README's 59 chunks inside the links of its reference block.
+# A table's header row, repeated in the ``table_header`` of each node in the table's body, takes at most this share
+# of the chunk the other metadata leaves (a quarter stays for text); a longer one is shortened, so a header row
+# never leaves no room and refuses the split (SentenceSplitter.fitted).
+HEADER_SHARE = 0.75
 CLAUSE_END_IN_TEXT = re.compile(r"[,.;](?=\s)|[。？！]")
 
 

@@ -1,0 +1,170 @@
+"""Tables as they are drawn (issue #44.2), on PDFs generated here with fpdf2: a frame around the page is no
+table, a table nested in another's cell stays a table, and a header row too long to repeat in ``table_header``
+does not refuse the split."""
+
+from __future__ import annotations
+
+import io
+
+import pdfplumber
+from fpdf import FPDF
+
+from core.loaders import load_bytes
+
+BUDGET = (("District", "Budget"), ("North", "1.20"), ("South", "3.40"))
+BUDGET_MARKDOWN = "| District | Budget |\n| --- | --- |\n| North | 1.20 |\n| South | 3.40 |"
+
+
+def ruled_table(pdf: FPDF, rows: tuple[tuple[str, ...], ...], x: float, y: float, width: float, height: float) -> None:
+    """``rows`` drawn as a ruled table, its top left corner at (``x``, ``y``), each cell ``width`` by ``height``."""
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            pdf.rect(x + c * width, y + r * height, width, height)
+            pdf.text(x + c * width + 4, y + r * height + height - 6, cell)
+
+
+def framed_page(*, bands: bool = True) -> bytes:
+    """An A4 page inside a frame (a rectangle around the text area), a running head and a page number set off by
+    rules across the frame (``bands``), and paragraphs around a ruled table."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.rect(36, 36, 523, 770)
+    if bands:
+        pdf.line(36, 60, 559, 60)
+        pdf.line(36, 780, 559, 780)
+    pdf.text(40, 52, "Harbour council annual report")
+    pdf.text(72, 80, "Quarterly report of the harbour council")
+    pdf.text(72, 100, "The table below lists the budget per district.")
+    ruled_table(pdf, BUDGET, 72, 120, 150, 20)
+    pdf.text(72, 200, "Closing words after the table.")
+    pdf.text(40, 796, "Page 1")
+    return bytes(pdf.output())
+
+
+def structured(data: bytes):
+    (document,) = load_bytes(data, "generated.pdf", parser="pdfplumber")
+    return document
+
+
+# -- a frame around the page ------------------------------------------------------------------
+
+
+def test_pdfplumber_takes_a_banded_page_frame_for_a_table_holding_the_page() -> None:
+    """The defect: the frame and its rules are three cells of one table, the real table inside one of them."""
+    with pdfplumber.open(io.BytesIO(framed_page())) as pdf:
+        frame, table = pdf.pages[0].find_tables()
+    assert frame.bbox == (36, 36, 559, 806)
+    assert len(frame.rows) == 3
+    assert table.extract() == [list(row) for row in BUDGET]
+
+
+def test_a_frame_around_the_page_is_no_table_and_the_table_inside_it_is_found() -> None:
+    for bands in (True, False):
+        document = structured(framed_page(bands=bands))
+        assert document.text == (
+            "Harbour council annual report\n\nQuarterly report of the harbour council\n\n"
+            f"The table below lists the budget per district.\n\n{BUDGET_MARKDOWN}\n\n"
+            "Closing words after the table.\n\nPage 1"
+        )
+        assert [e.kind for e in document.elements if e.kind == "table"] == ["table"]
+
+
+def test_a_table_as_large_as_the_page_is_still_a_table() -> None:
+    rows = (("Station", "Line", "Opened"), *((f"Stop {n}", f"L{n % 3}", str(1900 + n)) for n in range(1, 20)))
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    ruled_table(pdf, rows, 40, 40, 170, 38)
+    document = structured(bytes(pdf.output()))
+    (table,) = [e for e in document.elements if e.kind == "table"]
+    assert table.attrs["header"] == "| Station | Line | Opened |"
+    assert document.text.endswith("| Stop 19 | L1 | 1919 |")
+
+
+# -- a table nested in another's cell ---------------------------------------------------------
+
+LINE_ITEMS = (("Item", "Qty", "Price"), ("Bolts", "40", "0.25"), ("Nuts", "40", "0.10"), ("Washers", "80", "0.05"))
+LINE_ITEMS_MARKDOWN = (
+    "| Item | Qty | Price |\n| --- | --- | --- |\n| Bolts | 40 | 0.25 |\n| Nuts | 40 | 0.10 |\n| Washers | 80 | 0.05 |"
+)
+
+
+def nested_page() -> bytes:
+    """An invoice: a two-column ruled table whose second row's right cell holds a label and a ruled line-item
+    table, then a paragraph."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.text(72, 80, "Invoice 2026-114")
+    x, y, left, right = 72.0, 100.0, 120.0, 330.0
+    heights = (20.0, 130.0, 20.0)
+    cells = (("Field", "Value"), ("Lines", "Ordered:"), ("Total", "18.00"))
+    top = y
+    for (label, value), height in zip(cells, heights, strict=True):
+        pdf.rect(x, top, left, height)
+        pdf.rect(x + left, top, right, height)
+        pdf.text(x + 4, top + 14, label)
+        pdf.text(x + left + 4, top + 14, value)
+        top += height
+    ruled_table(pdf, LINE_ITEMS, x + left + 20, y + 20 + 26, 90, 20)
+    pdf.text(72, top + 30, "Payable within thirty days.")
+    return bytes(pdf.output())
+
+
+def test_pdfplumber_reads_the_nested_table_into_its_cell_and_again_alone() -> None:
+    with pdfplumber.open(io.BytesIO(nested_page())) as pdf:
+        outer, inner = pdf.pages[0].find_tables()
+    assert outer.extract()[1][1].startswith("Ordered:\nItem Qty Price\nBolts 40 0.25")
+    assert inner.extract() == [list(row) for row in LINE_ITEMS]
+
+
+def test_a_nested_table_is_kept_as_a_table_after_the_one_holding_it_with_a_note_in_its_cell() -> None:
+    document = structured(nested_page())
+    outer = "| Field | Value |\n| --- | --- |\n| Lines | Ordered: (nested table below) |\n| Total | 18.00 |"
+    assert document.text == f"Invoice 2026-114\n\n{outer}\n\n{LINE_ITEMS_MARKDOWN}\n\nPayable within thirty days."
+    first, second = [e for e in document.elements if e.kind == "table"]
+    assert "nesting_depth" not in first.attrs
+    assert (second.attrs["nested_in_row"], second.attrs["nested_in_column"], second.attrs["nesting_depth"]) == (2, 2, 1)
+    assert second.attrs["header"] == "| Item | Qty | Price |"
+    rows = [e for e in document.elements if e.kind == "table_row" and second.start_char <= e.start_char]
+    assert [document.text[e.start_char : e.end_char] for e in rows] == LINE_ITEMS_MARKDOWN.split("\n")[2:]
+
+
+def test_two_tables_in_one_cell_are_read_after_it_top_to_bottom_and_the_cell_names_both() -> None:
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.rect(72, 100, 120, 200)
+    pdf.rect(192, 100, 330, 200)
+    pdf.text(76, 114, "Lines")
+    pdf.text(196, 114, "Two lists:")
+    ruled_table(pdf, LINE_ITEMS, 210, 200, 90, 18)  # drawn first, set lower
+    ruled_table(pdf, BUDGET, 210, 130, 90, 20)
+    document = structured(bytes(pdf.output()))
+    outer = "| Lines | Two lists: (nested table below) (nested table below) |\n| --- | --- |"
+    assert document.text == f"{outer}\n\n{BUDGET_MARKDOWN}\n\n{LINE_ITEMS_MARKDOWN}"
+    tables = [e for e in document.elements if e.kind == "table"]
+    assert [e.attrs.get("nested_in_row") for e in tables] == [None, 1, 1]
+
+
+# -- a header row too long to repeat ------------------------------------------------------------
+
+
+def test_a_pdf_table_whose_header_row_is_longer_than_a_chunk_splits_with_a_shortened_header() -> None:
+    """A ruled table of eight columns of long headers, split into chunks of 160 characters: its header row (217
+    characters) used to leave no room ("no room in chunk_size"); the nodes now repeat a shortened one."""
+    from core.splitters import get_splitter
+
+    columns = [f"quarterly figure {n} (EUR)" for n in range(1, 9)]
+    rows = (tuple(columns), *((*(f"{r}.{c}" for c in range(8)),) for r in range(1, 12)))
+    pdf = FPDF(unit="pt", format="A3", orientation="landscape")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=8)
+    ruled_table(pdf, rows, 30, 40, 140, 16)
+    document = structured(bytes(pdf.output()))
+    splitter = get_splitter("sentence", tokenizer="characters", chunk_size=160, chunk_overlap=0)
+    nodes = splitter.split([document])
+    headers = {node.metadata.get("table_header") for node in nodes} - {None}
+    assert headers == {"| quarterly figure 1 (EUR) | … 7 more columns |"}
+    assert all(node.text == document.text[node.start_char : node.end_char] for node in nodes)
