@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import subprocess
 import sys
 
 from streamlit.web import cli
@@ -21,5 +22,16 @@ def test_it_imports_the_first_pages_modules_then_runs_app_py_with_the_options_gi
 
     assert seen == [["streamlit", "run", str(launch.APP), "--server.port", "8599", "--server.headless", "true"]]
     assert launch.APP.name == "app.py" and launch.APP.is_file()
-    assert {"ui.home", "ui.cache", "ui.documents", "pandas", "core.loaders.pdf"} <= set(sys.modules)
     assert caching.level == before  # quiet only while importing
+
+
+def test_the_preload_imports_in_a_fresh_interpreter_what_the_first_page_would():
+    # In a process of its own: in this one, other tests may have imported them already.
+    probe = (
+        "import sys; from ui import launch; wanted = ('ui.home', 'ui.cache', 'ui.documents', 'pandas', "
+        "'core.loaders.pdf', 'core.engines'); before = [m for m in wanted if m in sys.modules]; launch.preload(); "
+        "print(before, [m for m in wanted if m not in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=launch.APP.parent, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] []"

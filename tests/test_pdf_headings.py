@@ -84,6 +84,6 @@ def test_form_lines_answers_and_sentences_are_not_headings() -> None:
     ],
 )
 def test_a_title_is_short_and_neither_a_form_line_an_answer_nor_a_sentence(text: str, heading: bool) -> None:
-    from core.loaders.pdf_structure import reads_as_heading
+    from core.loaders.pdf_titles import reads_as_heading
 
     assert reads_as_heading(text) is heading

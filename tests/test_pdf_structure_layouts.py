@@ -100,7 +100,7 @@ def test_only_short_titles_in_a_large_font_are_headings() -> None:
     ],
 )
 def test_a_heading_reads_as_a_title(text: str, heading: bool) -> None:
-    from core.loaders.pdf_structure import reads_as_heading
+    from core.loaders.pdf_titles import reads_as_heading
 
     assert reads_as_heading(text) is heading
 
