@@ -1,0 +1,229 @@
+"""A PDF page's ruled tables, read as they are drawn: frames left out, nested tables kept, each cell's text.
+
+The tables are pdfplumber's ``find_tables`` (ruled cells by default), except:
+
+* a **frame** around the page (a "table" covering :data:`FRAME_SHARE` of the page or more that has one column or
+  holds another table) is no table: its text is running text, and the tables inside it are tables;
+* a table inside another's cell is a **nested** table, read as a table of its own right after the one holding
+  it; that cell keeps its own text and says so (:data:`NESTED_NOTE`), and the nested table's attributes name
+  the cell;
+* a cell of **turned** text (a vertical column header) is read in its direction, and the text of a grid position
+  no ruled cell starts at (the unruled corner of a cross table) fills that position.
+
+The boxes the tables' text was read from are returned with them: the characters inside them are the tables',
+and the page's running text is read without them (those in a table's outline but in no cell stay in it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.loaders.pdf_corruption import WORD_GAP_EM, angled_lines, char_direction, direction_options
+
+Box = tuple[float, float, float, float]
+
+# A ruled "table" covering this share of the page or more, with one column or another table inside, is a frame
+# around the page (a text area's border, with rules setting off the running head), not a table.
+FRAME_SHARE = 0.5
+# In a cell that holds a table, where that table was: it is read as a table of its own, right after.
+NESTED_NOTE = "(nested table below)"
+
+
+@dataclass
+class Table:
+    """A table's rows of cell texts, where it is drawn, and the tables drawn in its cells."""
+
+    bbox: Box
+    rows: list[list[str]]
+    region: int = 0  # which of the page's regions (columns, bands) it is in, in reading order
+    nested: list[Table] = field(default_factory=list)  # the tables drawn in its cells, read after it
+    attrs: dict[str, Any] = field(default_factory=dict)  # where it is nested (see _read_tree)
+
+    @property
+    def top(self) -> float:
+        return float(self.bbox[1])
+
+    def in_reading_order(self) -> list[Table]:
+        """This table, then the tables nested in its cells, each followed by its own."""
+        return [self, *(inner for nested in self.nested for inner in nested.in_reading_order())]
+
+
+def read_tables(page: Any) -> tuple[list[Table], list[Box]]:
+    """The tables of ``page`` nested in no other (each holding its nested ones), top to bottom as found; and the
+    boxes their text was read from."""
+    found = _without_frames(page, page.find_tables())
+    parents = _nesting(found)
+    children: dict[int, list[int]] = {}
+    # The tables nested in each table, top to bottom (in their cells' reading order).
+    for index, parent in sorted(parents.items(), key=lambda pair: (found[pair[0]].bbox[1], found[pair[0]].bbox[0])):
+        if parent is not None:
+            children.setdefault(parent, []).append(index)
+    roots = [index for index in range(len(found)) if index not in parents]
+    read = [_read_tree(page, found, index, children, 0) for index in roots]
+    return [table for table, _ in read], [box for _, boxes in read for box in boxes]
+
+
+def has_text(rows: list[list[str]]) -> bool:
+    return any(any(cell.strip() for cell in row) for row in rows)
+
+
+def center_in(char: dict[str, Any], box: Box) -> bool:
+    """Whether ``char`` is in ``box``, as pdfplumber assigns characters to cells: by the centre, the box's right
+    and bottom edges excluded."""
+    x = (char["x0"] + char["x1"]) / 2
+    y = (char["top"] + char["bottom"]) / 2
+    return box[0] <= x < box[2] and box[1] <= y < box[3]
+
+
+def _holds(outer: Any, inner: Any) -> bool:
+    a, b = outer.bbox, inner.bbox
+    return a[0] <= b[0] and a[1] <= b[1] and b[2] <= a[2] and b[3] <= a[3]
+
+
+def _without_frames(page: Any, tables: list[Any]) -> list[Any]:
+    """``tables`` less the frames drawn around the page: a "table" covering FRAME_SHARE of the page or more that
+    has one column (a frame and the rules across it that set off a running head or a page number) or holds
+    another table. Its text is the page's running text, and the tables inside it are tables."""
+    area = float(page.width) * float(page.height)
+
+    def frame(table: Any) -> bool:
+        x0, top, x1, bottom = table.bbox
+        if (x1 - x0) * (bottom - top) < FRAME_SHARE * area:
+            return False
+        return len(table.columns) == 1 or any(other is not table and _holds(table, other) for other in tables)
+
+    return [table for table in tables if not frame(table)]
+
+
+def _nesting(tables: list[Any]) -> dict[int, int | None]:
+    """The tables inside another, by index: the index of the smallest table holding it (whose cell it is drawn
+    in), or None for a table found twice at one place (the later copy, left out)."""
+    nesting: dict[int, int | None] = {}
+    for index, table in enumerate(tables):
+        holders = [other for other in range(len(tables)) if other != index and _holds(tables[other], table)]
+        if any(tables[other].bbox == table.bbox and other < index for other in holders):
+            nesting[index] = None
+            continue
+        holders = [other for other in holders if tables[other].bbox != table.bbox]
+        if holders:
+            nesting[index] = min(holders, key=lambda other: _area(tables[other].bbox))
+    return nesting
+
+
+def _area(bbox: Box) -> float:
+    return (bbox[2] - bbox[0]) * (bbox[3] - bbox[1])
+
+
+def _read_tree(
+    page: Any, tables: list[Any], index: int, children: dict[int, list[int]], depth: int
+) -> tuple[Table, list[Box]]:
+    """Table ``index`` and the tables nested in its cells (``children``, by index), each read as a table of its
+    own, after the one holding it; the boxes their text was taken from.
+
+    A cell holding a table keeps its own text (a label above the table) and NESTED_NOTE for each table in it; the
+    nested table's ``nested_in_row`` and ``nested_in_column`` (from 1, the header row being row 1) name that cell
+    of the table holding it, the nearest table before it whose ``nesting_depth`` is one less (0 or none: a table
+    nested in no other).
+    """
+    table = tables[index]
+    rows, boxes = _read_table(page, table)
+    read = Table(table.bbox, rows)
+    inner = [tables[child] for child in children.get(index, [])]
+    held = _note_nested_cells(page, table, rows, inner)
+    for child, (row, column) in zip(children.get(index, []), held, strict=True):
+        nested, nested_boxes = _read_tree(page, tables, child, children, depth + 1)
+        if row is not None and column is not None:
+            nested.attrs = {"nested_in_row": row + 1, "nested_in_column": column + 1, "nesting_depth": depth + 1}
+        boxes.extend(nested_boxes)
+        if has_text(nested.rows):
+            read.nested.append(nested)
+    return read, boxes
+
+
+def _note_nested_cells(
+    page: Any, table: Any, rows: list[list[str]], inner: list[Any]
+) -> list[tuple[int | None, int | None]]:
+    """Each cell of ``table`` that holds tables of ``inner`` read again, into ``rows``: its text outside them, then
+    NESTED_NOTE once per table. The (row, column) of the cell holding each table of ``inner`` (None, None: none
+    does)."""
+    from pdfplumber.utils import extract_text
+
+    held: list[tuple[int | None, int | None]] = []
+    for nested in inner:
+        x = (nested.bbox[0] + nested.bbox[2]) / 2
+        y = (nested.bbox[1] + nested.bbox[3]) / 2
+        where = (None, None)
+        for r, row in enumerate(table.rows):
+            for c, cell in enumerate(row.cells):
+                if cell is not None and cell[0] <= x < cell[2] and cell[1] <= y < cell[3]:
+                    where = (r, c)
+        held.append(where)
+    for r, c in sorted({where for where in held if where[0] is not None}):
+        cell = table.rows[r].cells[c]
+        own = [
+            char
+            for char in page.chars
+            if center_in(char, cell) and not any(center_in(char, nested.bbox) for nested in inner)
+        ]
+        text = extract_text(own, x_tolerance_ratio=WORD_GAP_EM) if own else ""
+        notes = [NESTED_NOTE] * held.count((r, c))
+        rows[r][c] = " ".join([*text.split(), *notes])
+    return held
+
+
+def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[Box]]:
+    """A table's rows of cell texts, and the boxes its text was taken from."""
+    rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
+    _read_turned_cells(page, table, rows)
+    boxes = list(table.cells)
+    boxes.extend(_read_unruled_positions(page, table, rows))
+    return rows, boxes
+
+
+def _read_turned_cells(page: Any, table: Any, rows: list[list[str]]) -> None:
+    """pdfplumber reads every cell upright: a cell of turned text (a vertical column header) is read again,
+    into ``rows``."""
+    turned = [char for char in page.chars if char["text"].strip() and char_direction(char) != 0]
+    for r, row in enumerate(table.rows if turned else []):
+        for c, cell in enumerate(row.cells):
+            if cell is not None and any(center_in(char, cell) for char in turned):
+                rows[r][c] = _turned_cell_text([char for char in page.chars if center_in(char, cell)])
+
+
+def _read_unruled_positions(page: Any, table: Any, rows: list[list[str]]) -> list[Box]:
+    """The text of the grid positions no ruled cell starts at, into ``rows``; the boxes it was read from.
+
+    pdfplumber leaves such a position as None, e.g. the unruled top-left corner of a cross table; the
+    characters there (and in no cell) are that position's text, so a label written in the corner is not lost.
+    """
+    from pdfplumber.utils import extract_text
+
+    columns = table.columns
+    boxes = []
+    for r, row in enumerate(table.rows):
+        for c, cell in enumerate(row.cells):
+            if cell is not None:
+                continue
+            box = (columns[c].bbox[0], row.bbox[1], columns[c].bbox[2], row.bbox[3])
+            chars = [
+                char
+                for char in page.chars
+                if center_in(char, box) and not any(center_in(char, real) for real in table.cells)
+            ]
+            if chars:
+                rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars))
+                boxes.append(box)
+    return boxes
+
+
+def _turned_cell_text(chars: list[dict[str, Any]]) -> str:
+    """A cell's text, read in the direction most of its characters run (at any angle), on one line."""
+    from pdfplumber.utils import extract_text
+
+    visible = [char for char in chars if char["text"].strip()]
+    directions = Counter(char_direction(char) for char in visible)
+    if directions.most_common(1)[0][0] == -1:
+        return " ".join(line["text"] for line in angled_lines(chars, WORD_GAP_EM))
+    return " ".join(extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars)).split())
