@@ -1,6 +1,6 @@
 """Tables as they are drawn (issue #44.2), on PDFs generated here with fpdf2: a frame around the page is no
-table, a table nested in another's cell stays a table, and a header row too long to repeat in ``table_header``
-does not refuse the split."""
+table, a table nested in another's cell stays a table, text running on past a cell's edge stays with its label,
+and a header row too long to repeat in ``table_header`` does not refuse the split."""
 
 from __future__ import annotations
 
@@ -146,6 +146,66 @@ def test_two_tables_in_one_cell_are_read_after_it_top_to_bottom_and_the_cell_nam
     assert document.text == f"{outer}\n\n{BUDGET_MARKDOWN}\n\n{LINE_ITEMS_MARKDOWN}"
     tables = [e for e in document.elements if e.kind == "table"]
     assert [e.attrs.get("nested_in_row") for e in tables] == [None, 1, 1]
+
+
+# -- text in a cell's outline kept with its label ----------------------------------------------
+
+
+def form_page(*, value_column: bool) -> bytes:
+    """A form of three ruled rows whose first row is only a label box ("Name : "), the rest of that row open on
+    the right; the name, a text object of its own set from inside the label box, runs on past the box's edge.
+    With ``value_column`` the lower rows have a label column and a value column (the open part of the first row
+    is a grid position no ruled cell starts at); without it each lower row is one cell across the form."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.text(72, 80, "Application form")
+    for y in (100, 120, 140, 160):
+        pdf.line(72, y, 472, y)
+    pdf.line(72, 100, 72, 160)
+    pdf.line(172, 100, 172, 160 if value_column else 120)
+    pdf.line(472, 120, 472, 160)
+    pdf.text(76, 114, "Name : ")
+    pdf.text(112, 114, "Dhananjay Kumar Sharma")
+    for y, label, value in ((134, "Date :", "12 March 1990"), (154, "City :", "Pune")):
+        pdf.text(76, y, label)
+        pdf.text(176 if value_column else 112, y, value)
+    pdf.text(72, 190, "Signed by the applicant.")
+    return bytes(pdf.output())
+
+
+def test_pdfplumber_cuts_a_value_running_on_past_its_label_box_mid_word() -> None:
+    """The defect: only the characters whose centre is in the label box are the cell's."""
+    with pdfplumber.open(io.BytesIO(form_page(value_column=False))) as pdf:
+        (table,) = pdf.pages[0].find_tables()
+        assert table.extract()[0] == ["Name : Dhananjay K"]
+
+
+def test_text_running_on_past_a_cells_edge_into_no_cell_stays_with_its_label() -> None:
+    document = structured(form_page(value_column=False))
+    assert document.text == (
+        "Application form\n\n"
+        "| Name : Dhananjay Kumar Sharma |\n| --- |\n| Date : 12 March 1990 |\n| City : Pune |\n\n"
+        "Signed by the applicant."
+    )
+
+
+def test_text_running_on_past_a_cells_edge_does_not_fill_the_unruled_position_beside_it() -> None:
+    document = structured(form_page(value_column=True))
+    assert document.text == (
+        "Application form\n\n"
+        "| Name : Dhananjay Kumar Sharma |  |\n| --- | --- |\n| Date : | 12 March 1990 |\n| City : | Pune |\n\n"
+        "Signed by the applicant."
+    )
+
+
+def test_every_word_of_a_form_is_read_once_in_one_piece() -> None:
+    for value_column in (True, False):
+        data = form_page(value_column=value_column)
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            page_words = sorted(w["text"] for w in pdf.pages[0].extract_words())
+        words = [w for w in structured(data).text.split() if w not in {"|", "---"}]
+        assert sorted(words) == page_words
 
 
 # -- a header row too long to repeat ------------------------------------------------------------

@@ -7,11 +7,13 @@ The tables are pdfplumber's ``find_tables`` (ruled cells by default), except:
 * a table inside another's cell is a **nested** table, read as a table of its own right after the one holding
   it; that cell keeps its own text and says so (:data:`NESTED_NOTE`), and the nested table's attributes name
   the cell;
+* text that **runs on** past a cell's edge into no ruled cell (a value set longer than its label's box) is
+  read with that cell, so the edge cuts no word and the value stays with its label;
 * a cell of **turned** text (a vertical column header) is read in its direction, and the text of a grid position
   no ruled cell starts at (the unruled corner of a cross table) fills that position.
 
 The boxes the tables' text was read from are returned with them: the characters inside them are the tables',
-and the page's running text is read without them (those in a table's outline but in no cell stay in it).
+and the page's running text is read without them (other text in a table's outline but in no cell stays in it).
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ Box = tuple[float, float, float, float]
 FRAME_SHARE = 0.5
 # In a cell that holds a table, where that table was: it is read as a table of its own, right after.
 NESTED_NOTE = "(nested table below)"
+# On a line, a character in no ruled cell that follows a cell's text by at most this share of its size runs on
+# from that cell (a word gap is 0.2-0.33 em); one farther off is text of its own. Characters whose middles are
+# at most LINE_TOLERANCE points apart in height are on one line.
+RUN_ON_GAP_EM = 1.0
+LINE_TOLERANCE = 3.0
 
 
 @dataclass
@@ -176,10 +183,67 @@ def _note_nested_cells(
 def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[Box]]:
     """A table's rows of cell texts, and the boxes its text was taken from."""
     rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
-    _read_turned_cells(page, table, rows)
     boxes = list(table.cells)
-    boxes.extend(_read_unruled_positions(page, table, rows))
+    boxes.extend(_read_run_on(page, table, rows))
+    _read_turned_cells(page, table, rows)
+    boxes.extend(_read_unruled_positions(page, table, rows, boxes))
     return rows, boxes
+
+
+def _read_run_on(page: Any, table: Any, rows: list[list[str]]) -> list[Box]:
+    """The text in ``table``'s outline that runs on past a cell's edge into no ruled cell, read with that cell's
+    own text, into ``rows``; the boxes it was taken from (one per cell and line).
+
+    A value set longer than its label's box ("Name : " and the name, from inside the box on) is one line of text
+    drawn across the box's edge: read by the cell alone, the edge cuts it mid-word ("Name : Dhananjay K") and the
+    rest is read apart, later ("umar Sharma").
+    """
+    from pdfplumber.utils import extract_text
+
+    cells = [((r, c), cell) for r, row in enumerate(table.rows) for c, cell in enumerate(row.cells) if cell]
+    upright = [char for char in page.chars if char_direction(char) == 0 and center_in(char, table.bbox)]
+    boxes: list[Box] = []
+    for (r, c), lines in _run_on_chars(upright, cells).items():
+        own = [char for char in page.chars if center_in(char, table.rows[r].cells[c])]
+        rows[r][c] = extract_text(own + [char for line in lines for char in line], x_tolerance_ratio=WORD_GAP_EM)
+        boxes.extend(_box_around(line) for line in lines)
+    return boxes
+
+
+def _run_on_chars(
+    chars: list[dict[str, Any]], cells: list[tuple[tuple[int, int], Box]]
+) -> dict[tuple[int, int], list[list[dict[str, Any]]]]:
+    """The characters of ``chars`` in no cell of ``cells`` that run on from a cell's text, by the cell's (row,
+    column), line by line: on a line read left to right, each follows a character of that cell, or one running on
+    from it, by at most RUN_ON_GAP_EM of its size."""
+    from pdfplumber.utils import cluster_objects
+
+    run_on: dict[tuple[int, int], list[list[dict[str, Any]]]] = {}
+    for line in cluster_objects(chars, lambda char: (char["top"] + char["bottom"]) / 2, LINE_TOLERANCE):
+        holder: tuple[int, int] | None = None
+        previous: dict[str, Any] | None = None
+        ran_on: dict[tuple[int, int], list[dict[str, Any]]] = {}
+        for char in sorted(line, key=lambda char: char["x0"]):
+            cell = next((where for where, box in cells if center_in(char, box)), None)
+            if cell is not None or holder is None or previous is None:
+                holder = cell
+            elif char["x0"] - previous["x1"] <= RUN_ON_GAP_EM * float(char["size"]):
+                ran_on.setdefault(holder, []).append(char)
+            else:
+                holder = None
+            previous = char
+        for where, line_chars in ran_on.items():
+            run_on.setdefault(where, []).append(line_chars)
+    return run_on
+
+
+def _box_around(chars: list[dict[str, Any]]) -> Box:
+    return (
+        min(char["x0"] for char in chars),
+        min(char["top"] for char in chars),
+        max(char["x1"] for char in chars),
+        max(char["bottom"] for char in chars),
+    )
 
 
 def _read_turned_cells(page: Any, table: Any, rows: list[list[str]]) -> None:
@@ -192,11 +256,12 @@ def _read_turned_cells(page: Any, table: Any, rows: list[list[str]]) -> None:
                 rows[r][c] = _turned_cell_text([char for char in page.chars if center_in(char, cell)])
 
 
-def _read_unruled_positions(page: Any, table: Any, rows: list[list[str]]) -> list[Box]:
+def _read_unruled_positions(page: Any, table: Any, rows: list[list[str]], taken: list[Box]) -> list[Box]:
     """The text of the grid positions no ruled cell starts at, into ``rows``; the boxes it was read from.
 
     pdfplumber leaves such a position as None, e.g. the unruled top-left corner of a cross table; the
-    characters there (and in no cell) are that position's text, so a label written in the corner is not lost.
+    characters there (and in none of the boxes ``taken``: the cells, text running on from a cell) are that
+    position's text, so a label written in the corner is not lost.
     """
     from pdfplumber.utils import extract_text
 
@@ -208,9 +273,7 @@ def _read_unruled_positions(page: Any, table: Any, rows: list[list[str]]) -> lis
                 continue
             box = (columns[c].bbox[0], row.bbox[1], columns[c].bbox[2], row.bbox[3])
             chars = [
-                char
-                for char in page.chars
-                if center_in(char, box) and not any(center_in(char, real) for real in table.cells)
+                char for char in page.chars if center_in(char, box) and not any(center_in(char, real) for real in taken)
             ]
             if chars:
                 rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars))
