@@ -199,6 +199,26 @@ def test_text_running_on_past_a_cells_edge_does_not_fill_the_unruled_position_be
     )
 
 
+def test_text_set_apart_from_a_cells_text_in_the_unruled_position_beside_it_stays_there() -> None:
+    """Only text drawn across the edge runs on: a value set after the rule, as in a ruled cell, half an em or
+    more from the label's end, is that position's own."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for y in (100, 120, 140):
+        pdf.line(72, y, 472, y)
+    pdf.line(72, 100, 72, 140)
+    pdf.line(172, 100, 172, 140)
+    pdf.line(472, 120, 472, 140)
+    label = "Applicant's name:"
+    pdf.text(169 - pdf.get_string_width(label), 114, label)
+    pdf.text(176, 114, "Dhananjay")
+    pdf.text(76, 134, "Date :")
+    pdf.text(176, 134, "12 March 1990")
+    document = structured(bytes(pdf.output()))
+    assert document.text == "| Applicant's name: | Dhananjay |\n| --- | --- |\n| Date : | 12 March 1990 |"
+
+
 def test_every_word_of_a_form_is_read_once_in_one_piece() -> None:
     for value_column in (True, False):
         data = form_page(value_column=value_column)

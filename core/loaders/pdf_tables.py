@@ -32,9 +32,10 @@ FRAME_SHARE = 0.5
 # In a cell that holds a table, where that table was: it is read as a table of its own, right after.
 NESTED_NOTE = "(nested table below)"
 # On a line, a character in no ruled cell that follows a cell's text by at most this share of its size runs on
-# from that cell (a word gap is 0.2-0.33 em); one farther off is text of its own. Characters whose middles are
-# at most LINE_TOLERANCE points apart in height are on one line.
-RUN_ON_GAP_EM = 1.0
+# from that cell (a word gap is 0.2-0.33 em); one farther off is text of its own (text set in a grid position
+# starts past its rule and its padding, and the text before it ends before the other cell's padding). Characters
+# whose middles are at most LINE_TOLERANCE points apart in height are on one line.
+RUN_ON_GAP_EM = 0.5
 LINE_TOLERANCE = 3.0
 
 
