@@ -1,6 +1,7 @@
 """Tables as they are drawn (issue #44.2), on PDFs generated here with fpdf2: a frame around the page is no
 table, a table nested in another's cell stays a table, text running on past a cell's edge stays with its label,
-and a header row too long to repeat in ``table_header`` does not refuse the split."""
+a merged cell leaves the columns it spans empty, and a header row too long to repeat in ``table_header`` does
+not refuse the split."""
 
 from __future__ import annotations
 
@@ -226,6 +227,52 @@ def test_every_word_of_a_form_is_read_once_in_one_piece() -> None:
             page_words = sorted(w["text"] for w in pdf.pages[0].extract_words())
         words = [w for w in structured(data).text.split() if w not in {"|", "---"}]
         assert sorted(words) == page_words
+
+
+# -- merged cells spanning columns ----------------------------------------------------------------
+
+
+def spanning_page() -> bytes:
+    """A ruled table as Word draws merged cells: "Q1" spans two columns, its name centred over the rule between
+    them; "Region" and "Total" span the two header rows; "All" spans the first two columns of the last row."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    width, height = 90.0, 20.0
+
+    def cell(column: int, row: int, text: str, columns: int = 1, rows: int = 1) -> None:
+        x, y = 72 + column * width, 100 + row * height
+        pdf.rect(x, y, columns * width, rows * height)
+        pdf.text(x + (columns * width - pdf.get_string_width(text)) / 2, y + rows * height / 2 + 4, text)
+
+    cell(0, 0, "Region", rows=2)
+    cell(1, 0, "Q1", columns=2)
+    cell(3, 0, "Total", rows=2)
+    cell(1, 1, "Jan")
+    cell(2, 1, "Feb")
+    for row, values in enumerate((("North", "10", "12", "22"), ("South", "7", "9", "16")), start=2):
+        for column, value in enumerate(values):
+            cell(column, row, value)
+    cell(0, 4, "All", columns=2)
+    cell(2, 4, "21")
+    cell(3, 4, "38")
+    return bytes(pdf.output())
+
+
+def test_merged_pdf_cells_keep_every_value_under_its_header_as_merged_word_cells_do() -> None:
+    """The columns a merged cell spans are left empty, as in a DOCX table (test_docx_completeness): each value is
+    in the column of its header, every row as wide as the table."""
+    document = structured(spanning_page())
+    assert document.text == (
+        "| Region | Q1 |  | Total |\n"
+        "| --- | --- | --- | --- |\n"
+        "|  | Jan | Feb |  |\n"
+        "| North | 10 | 12 | 22 |\n"
+        "| South | 7 | 9 | 16 |\n"
+        "| All |  | 21 | 38 |"
+    )
+    (table,) = [e for e in document.elements if e.kind == "table"]
+    assert table.attrs["columns"] == 4
 
 
 # -- a header row too long to repeat ------------------------------------------------------------
