@@ -83,6 +83,47 @@ def test_a_table_as_large_as_the_page_is_still_a_table() -> None:
     assert document.text.endswith("| Stop 19 | L1 | 1919 |")
 
 
+LEFT_COLUMN = (
+    "The harbour council met on the third of March to settle the budget for the coming year. The members "
+    "heard the reports of both districts, weighed the cost of the new quay against the repairs the old one "
+    "needs, and asked the treasurer for figures on the ferry service before the vote."
+)
+RIGHT_COLUMN = (
+    "The vote was carried by seven to two. The new quay will be built in two stages, the first this summer, "
+    "and the ferry will keep its winter timetable. The next meeting is set for the first of June, when the "
+    "treasurer will report on the first stage."
+)
+
+
+def framed_columns_page(*, bands: bool) -> bytes:
+    """A letter page inside a frame split down the middle by a column rule, the text set in its two columns;
+    with ``bands``, a running head and a page number set off by rules across the frame."""
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.rect(36, 36, 540, 720)
+    top, bottom = (60, 730) if bands else (36, 756)
+    if bands:
+        pdf.line(36, top, 576, top)
+        pdf.line(36, bottom, 576, bottom)
+        pdf.text(40, 52, "Harbour council gazette")
+        pdf.text(40, 746, "Page 3")
+    pdf.line(306, top, 306, bottom)
+    for x, text in ((48, LEFT_COLUMN), (318, RIGHT_COLUMN)):
+        pdf.set_xy(x, top + 12)
+        pdf.multi_cell(246, 12.5, text, align="J")
+    return bytes(pdf.output())
+
+
+def test_a_page_frame_split_by_a_column_rule_is_no_table_and_its_columns_are_read_in_turn() -> None:
+    for bands in (True, False):
+        document = structured(framed_columns_page(bands=bands))
+        expected = f"{LEFT_COLUMN}\n\n{RIGHT_COLUMN}"
+        assert document.text == (f"Harbour council gazette\n\n{expected}\n\nPage 3" if bands else expected)
+        assert not [e for e in document.elements if e.kind == "table"]
+
+
 # -- a table nested in another's cell ---------------------------------------------------------
 
 LINE_ITEMS = (("Item", "Qty", "Price"), ("Bolts", "40", "0.25"), ("Nuts", "40", "0.10"), ("Washers", "80", "0.05"))

@@ -22,13 +22,16 @@ is joined to its neighbour across the narrower of its gutters, and the columns a
 checked again. A single-column page has no such strip, since its words cover it on
 almost every row.
 
-A last column shorter than that (the text ends a few lines into it) is still a column
-when it continues the one before it: it starts level with one of that column's first
+A last column shorter than MIN_COLUMN_ROWS (the text ends a few lines into it) is still
+a column when it continues the one before it: it starts level with one of that column's first
 lines and its lines but the last are as wide as that column's.
 
 Not read column by column: any other column of fewer than :data:`MIN_COLUMN_ROWS` lines,
 or any column of no more lines than a tenth of the page's rows (one line at least: its strip
 is taken for the margin, as a title across the page may cross a gutter).
+
+A page inside a frame split into columns by column rules (:func:`frame_regions`) is
+read by the frame's rows and cells instead: the rules are its gutters and bands.
 """
 
 from __future__ import annotations
@@ -98,6 +101,30 @@ def column_regions(page: Any, words: list[dict[str, Any]]) -> list[Box] | None:
         regions += [(left, band_start, right, band_end) for left, right in itertools.pairwise(edges)]
         band_start = band_end
         index = end + 1
+    return regions
+
+
+def frame_regions(page: Any, frames: list[Any]) -> list[Box] | None:
+    """The page's regions in reading order when a frame around it is split into columns by column rules, else
+    None: the frame's rows top to bottom (a running head, the text, a foot), each row's cells left to right.
+
+    ``frames`` are pdfplumber's tables that are frames (the largest split one is read). The regions are widened
+    to the page's edges, the first row up to its top, the last down to its bottom, a row's first and last cells
+    out to its sides, so every word falls in exactly one.
+    """
+    split = [frame for frame in frames if len(frame.columns) > 1]
+    if not split:
+        return None
+    frame = max(split, key=lambda table: (table.bbox[2] - table.bbox[0]) * (table.bbox[3] - table.bbox[1]))
+    x0, top, x1, bottom = page.bbox
+    rows = [sorted(cell for cell in row.cells if cell is not None) for row in frame.rows]
+    rows = [cells for cells in rows if cells]
+    # A frame drawn past the page's edge is cut at it: no region reaches outside the page.
+    tops = [top, *(min(max(cells[0][1], top), bottom) for cells in rows[1:]), bottom]
+    regions: list[Box] = []
+    for cells, (row_top, row_bottom) in zip(rows, itertools.pairwise(tops), strict=True):
+        edges = [x0, *(min(max(cell[0], x0), x1) for cell in cells[1:]), x1]
+        regions += [(left, row_top, right, row_bottom) for left, right in itertools.pairwise(edges)]
     return regions
 
 

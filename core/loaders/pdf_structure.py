@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from typing import Any
 
-from core.loaders.pdf_columns import column_regions
+from core.loaders.pdf_columns import column_regions, frame_regions
 from core.loaders.pdf_corruption import (
     WORD_GAP_EM,
     angled_lines,
@@ -45,7 +45,7 @@ from core.loaders.pdf_corruption import (
     join_vertical_lines,
     one_glyph_per_position,
 )
-from core.loaders.pdf_tables import Table, center_in, has_text, read_tables
+from core.loaders.pdf_tables import PageTables, Table, center_in, has_text, read_tables
 from core.loaders.pdf_titles import reads_as_heading
 
 LIST_MARKER = re.compile(r"^(?:[-\u2022\u2023\u25aa\u25e6\u2013*]|\d{1,3}[.)])\s+")
@@ -147,7 +147,8 @@ def _plain_text(page: Any, layout: bool) -> str:
 
 
 def _page_items(page: Any, find_tables: bool) -> list[_Line | Table]:
-    tables, boxes = read_tables(page) if find_tables else ([], [])
+    found = read_tables(page) if find_tables else PageTables([], [], [])
+    tables, boxes = found.tables, found.boxes
 
     def outside_tables(obj: dict[str, Any]) -> bool:
         # Only a character inside a cell is the table's: one in its outline but in no cell stays running text.
@@ -161,7 +162,8 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | Table]:
     if turned:
         text_page = text_page.filter(lambda obj: obj.get("object_type") != "char" or char_direction(obj) not in turned)
         visible = [char for char in visible if char_direction(char) not in turned]
-    regions = column_regions(page, visible) or [page.bbox]
+    # A frame split by column rules sets off the page's regions itself; else the gutters between columns do.
+    regions = frame_regions(page, found.frames) or column_regions(page, visible) or [page.bbox]
     items: list[_Line | Table] = []
     items.extend(_region_lines(text_page, regions))
     items.extend(_turned_page_lines(page, turned, outside_tables, regions))

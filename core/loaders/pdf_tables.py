@@ -2,8 +2,9 @@
 
 The tables are pdfplumber's ``find_tables`` (ruled cells by default), except:
 
-* a **frame** around the page (a "table" covering :data:`FRAME_SHARE` of the page or more that has one column or
-  holds another table) is no table: its text is running text, and the tables inside it are tables;
+* a **frame** around the page (a "table" covering :data:`FRAME_SHARE` of the page or more that has one column,
+  is split into columns by column rules, or holds another table) is no table: its text is running text (read
+  column by column, as any page set in columns), and the tables inside it are tables;
 * a table inside another's cell is a **nested** table, read as a table of its own right after the one holding
   it; that cell keeps its own text and says so (:data:`NESTED_NOTE`), and the nested table's attributes name
   the cell;
@@ -29,6 +30,9 @@ Box = tuple[float, float, float, float]
 # A ruled "table" covering this share of the page or more, with one column or another table inside, is a frame
 # around the page (a text area's border, with rules setting off the running head), not a table.
 FRAME_SHARE = 0.5
+# ... and so is one split into columns by column rules: at most this many rows (a running head, the text, a
+# foot), one of them FRAME_SHARE of the page high. A table of that size has more rows than that.
+FRAME_ROWS = 3
 # In a cell that holds a table, where that table was: it is read as a table of its own, right after.
 NESTED_NOTE = "(nested table below)"
 # On a line, a character in no ruled cell that follows a cell's text by at most this share of its size runs on
@@ -58,10 +62,19 @@ class Table:
         return [self, *(inner for nested in self.nested for inner in nested.in_reading_order())]
 
 
-def read_tables(page: Any) -> tuple[list[Table], list[Box]]:
-    """The tables of ``page`` nested in no other (each holding its nested ones), top to bottom as found; and the
-    boxes their text was read from."""
-    found = _without_frames(page, page.find_tables())
+@dataclass
+class PageTables:
+    """What :func:`read_tables` finds on a page."""
+
+    tables: list[Table]  # nested in no other (each holding its nested ones), top to bottom as found
+    boxes: list[Box]  # the boxes their text was read from
+    frames: list[Any]  # pdfplumber's "tables" that are frames around the page (their rules set off its regions)
+
+
+def read_tables(page: Any) -> PageTables:
+    """The tables of ``page``, the boxes their text was read from, and the frames around the page."""
+    everything = page.find_tables()
+    found = _without_frames(page, everything)
     parents = _nesting(found)
     children: dict[int, list[int]] = {}
     # The tables nested in each table, top to bottom (in their cells' reading order).
@@ -70,7 +83,8 @@ def read_tables(page: Any) -> tuple[list[Table], list[Box]]:
             children.setdefault(parent, []).append(index)
     roots = [index for index in range(len(found)) if index not in parents]
     read = [_read_tree(page, found, index, children, 0) for index in roots]
-    return [table for table, _ in read], [box for _, boxes in read for box in boxes]
+    frames = [table for table in everything if table not in found]
+    return PageTables([table for table, _ in read], [box for _, boxes in read for box in boxes], frames)
 
 
 def has_text(rows: list[list[str]]) -> bool:
@@ -92,17 +106,29 @@ def _holds(outer: Any, inner: Any) -> bool:
 
 def _without_frames(page: Any, tables: list[Any]) -> list[Any]:
     """``tables`` less the frames drawn around the page: a "table" covering FRAME_SHARE of the page or more that
-    has one column (a frame and the rules across it that set off a running head or a page number) or holds
-    another table. Its text is the page's running text, and the tables inside it are tables."""
+    has one column (a frame and the rules across it that set off a running head or a page number), or at most
+    FRAME_ROWS rows one of which is FRAME_SHARE of the page high (a frame split into columns by column rules),
+    or holds another table. Its text is the page's running text, and the tables inside it are tables."""
     area = float(page.width) * float(page.height)
 
     def frame(table: Any) -> bool:
         x0, top, x1, bottom = table.bbox
         if (x1 - x0) * (bottom - top) < FRAME_SHARE * area:
             return False
-        return len(table.columns) == 1 or any(other is not table and _holds(table, other) for other in tables)
+        return (
+            len(table.columns) == 1
+            or _text_area(table, float(page.height))
+            or any(other is not table and _holds(table, other) for other in tables)
+        )
 
     return [table for table in tables if not frame(table)]
+
+
+def _text_area(table: Any, height: float) -> bool:
+    """Whether ``table`` has the rows of a text area in a frame: a row as high as most of the page (the text,
+    set in the frame's columns), with at most a running head and a foot set off above and below it."""
+    rows = table.rows
+    return len(rows) <= FRAME_ROWS and any(row.bbox[3] - row.bbox[1] >= FRAME_SHARE * height for row in rows)
 
 
 def _nesting(tables: list[Any]) -> dict[int, int | None]:
