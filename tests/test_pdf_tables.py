@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 
 import pdfplumber
+import pytest
 from fpdf import FPDF
 
 from core.loaders import load_bytes
@@ -193,11 +194,12 @@ def test_two_tables_in_one_cell_are_read_after_it_top_to_bottom_and_the_cell_nam
 # -- text in a cell's outline kept with its label ----------------------------------------------
 
 
-def form_page(*, value_column: bool) -> bytes:
+def form_page(*, value_column: bool, name_at: float = 112) -> bytes:
     """A form of three ruled rows whose first row is only a label box ("Name : "), the rest of that row open on
-    the right; the name, a text object of its own set from inside the label box, runs on past the box's edge.
-    With ``value_column`` the lower rows have a label column and a value column (the open part of the first row
-    is a grid position no ruled cell starts at); without it each lower row is one cell across the form."""
+    the right; the name, a text object of its own set at ``name_at`` (from inside the label box, it runs on past
+    the box's edge; at 176, it is set in the open part). With ``value_column`` the lower rows have a label column
+    and a value column (the open part of the first row is a grid position no ruled cell starts at); without it
+    each lower row is one cell across the form."""
     pdf = FPDF(unit="pt", format="A4")
     pdf.add_page()
     pdf.set_font("Helvetica", size=11)
@@ -208,7 +210,7 @@ def form_page(*, value_column: bool) -> bytes:
     pdf.line(172, 100, 172, 160 if value_column else 120)
     pdf.line(472, 120, 472, 160)
     pdf.text(76, 114, "Name : ")
-    pdf.text(112, 114, "Dhananjay Kumar Sharma")
+    pdf.text(name_at, 114, "Dhananjay Kumar Sharma")
     for y, label, value in ((134, "Date :", "12 March 1990"), (154, "City :", "Pune")):
         pdf.text(76, y, label)
         pdf.text(176 if value_column else 112, y, value)
@@ -261,13 +263,25 @@ def test_text_set_apart_from_a_cells_text_in_the_unruled_position_beside_it_stay
     assert document.text == "| Applicant's name: | Dhananjay |\n| --- | --- |\n| Date : | 12 March 1990 |"
 
 
-def test_every_word_of_a_form_is_read_once_in_one_piece() -> None:
-    for value_column in (True, False):
-        data = form_page(value_column=value_column)
-        with pdfplumber.open(io.BytesIO(data)) as pdf:
-            page_words = sorted(w["text"] for w in pdf.pages[0].extract_words())
-        words = [w for w in structured(data).text.split() if w not in {"|", "---"}]
-        assert sorted(words) == page_words
+def test_a_value_set_in_the_open_part_of_a_labels_row_is_read_with_the_label() -> None:
+    """With no grid position there for it, the value is the label's: it used to be read after the table."""
+    document = structured(form_page(value_column=False, name_at=176))
+    assert document.text.startswith("Application form\n\n| Name : Dhananjay Kumar Sharma |\n| --- |\n")
+
+
+def test_a_value_set_in_an_unruled_grid_position_fills_that_position() -> None:
+    document = structured(form_page(value_column=True, name_at=176))
+    assert document.text.startswith("Application form\n\n| Name : | Dhananjay Kumar Sharma |\n| --- | --- |\n")
+
+
+@pytest.mark.parametrize("name_at", [112, 176])
+@pytest.mark.parametrize("value_column", [True, False])
+def test_every_word_of_a_form_is_read_once_in_one_piece(value_column: bool, name_at: float) -> None:
+    data = form_page(value_column=value_column, name_at=name_at)
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        page_words = sorted(w["text"] for w in pdf.pages[0].extract_words())
+    words = [w for w in structured(data).text.split() if w not in {"|", "---"}]
+    assert sorted(words) == page_words
 
 
 # -- merged cells spanning columns ----------------------------------------------------------------

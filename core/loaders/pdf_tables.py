@@ -8,8 +8,9 @@ The tables are pdfplumber's ``find_tables`` (ruled cells by default), except:
 * a table inside another's cell is a **nested** table, read as a table of its own right after the one holding
   it; that cell keeps its own text and says so (:data:`NESTED_NOTE`), and the nested table's attributes name
   the cell;
-* text that **runs on** past a cell's edge into no ruled cell (a value set longer than its label's box) is
-  read with that cell, so the edge cuts no word and the value stays with its label;
+* text that **runs on** past a cell's edge into no ruled cell (a value set longer than its label's box), and
+  text set after a cell's text on its line where no cell or grid position is (a value beside its label's box),
+  is read with that cell, so the edge cuts no word and the value stays with its label;
 * a cell of **turned** text (a vertical column header) is read in its direction, and the text of a grid position
   no ruled cell starts at (the unruled corner of a cross table) fills that position.
 
@@ -19,6 +20,7 @@ and the page's running text is read without them (other text in a table's outlin
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,8 @@ from typing import Any
 from core.loaders.pdf_corruption import WORD_GAP_EM, angled_lines, char_direction, direction_options
 
 Box = tuple[float, float, float, float]
+Position = tuple[int, int]  # a cell's row and column in a table's grid, from 0
+Lines = list[list[dict[str, Any]]]  # characters, line by line
 
 # A ruled "table" covering this share of the page or more, with one column or another table inside, is a frame
 # around the page (a text area's border, with rules setting off the running head), not a table.
@@ -210,51 +214,65 @@ def _note_nested_cells(
 def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[Box]]:
     """A table's rows of cell texts, and the boxes its text was taken from."""
     rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
-    boxes = list(table.cells)
-    boxes.extend(_read_run_on(page, table, rows))
+    boxes = _read_outside_cells(page, table, rows)
     _read_turned_cells(page, table, rows)
-    boxes.extend(_read_unruled_positions(page, table, rows, boxes))
     return rows, boxes
 
 
-def _read_run_on(page: Any, table: Any, rows: list[list[str]]) -> list[Box]:
-    """The text in ``table``'s outline that runs on past a cell's edge into no ruled cell, read with that cell's
-    own text, into ``rows``; the boxes it was taken from (one per cell and line).
+def _read_outside_cells(page: Any, table: Any, rows: list[list[str]]) -> list[Box]:
+    """The text in ``table``'s outline but in no ruled cell, into ``rows``: text running on from a cell read with
+    it, text in a grid position no ruled cell starts at as that position's; the boxes all its text was taken
+    from (the cells' among them). Other text there stays running text."""
+    cells: list[tuple[Position | None, Box]] = [
+        ((r, c), cell) for r, row in enumerate(table.rows) for c, cell in enumerate(row.cells) if cell
+    ]
+    upright = [char for char in page.chars if char_direction(char) == 0 and center_in(char, table.bbox)]
+    # Text drawn across a cell's edge is that cell's, before a grid position beside it takes any of it ...
+    across = _run_on_chars(upright, cells, RUN_ON_GAP_EM)
+    held = cells + [(where, _box_around(line)) for where, lines in across.items() for line in lines]
+    unruled = _read_unruled_positions(page, table, rows, [box for _, box in held])
+    # ... and so is text set after it on its line where no cell or grid position is (a label's value).
+    after = _run_on_chars(upright, held + [(None, box) for box in unruled], math.inf)
+    _read_with_run_on(page, table, rows, across, after)
+    boxes = [box for _, box in held] + unruled
+    boxes.extend(_box_around(line) for lines in after.values() for line in lines)
+    return boxes
+
+
+def _read_with_run_on(page: Any, table: Any, rows: list[list[str]], *run_on: dict[Position, Lines]) -> None:
+    """Each cell some text of ``run_on`` runs on from read again, into ``rows``: its own text with that text."""
+    from pdfplumber.utils import extract_text
+
+    for r, c in sorted({where for found in run_on for where in found}):
+        lines = [line for found in run_on for line in found.get((r, c), [])]
+        own = [char for char in page.chars if center_in(char, table.rows[r].cells[c])]
+        rows[r][c] = extract_text(own + [char for line in lines for char in line], x_tolerance_ratio=WORD_GAP_EM)
+
+
+def _run_on_chars(
+    chars: list[dict[str, Any]], holders: list[tuple[Position | None, Box]], gap_em: float
+) -> dict[Position, Lines]:
+    """The characters of ``chars`` in none of the boxes of ``holders`` that run on from a cell's text, by the
+    cell's (row, column), line by line: on a line read left to right, each follows a character in a box of that
+    cell, or one running on from it, by at most ``gap_em`` of its size. A box held by None (a grid position's)
+    is no cell's: the text after it runs on from nothing.
 
     A value set longer than its label's box ("Name : " and the name, from inside the box on) is one line of text
     drawn across the box's edge: read by the cell alone, the edge cuts it mid-word ("Name : Dhananjay K") and the
     rest is read apart, later ("umar Sharma").
     """
-    from pdfplumber.utils import extract_text
-
-    cells = [((r, c), cell) for r, row in enumerate(table.rows) for c, cell in enumerate(row.cells) if cell]
-    upright = [char for char in page.chars if char_direction(char) == 0 and center_in(char, table.bbox)]
-    boxes: list[Box] = []
-    for (r, c), lines in _run_on_chars(upright, cells).items():
-        own = [char for char in page.chars if center_in(char, table.rows[r].cells[c])]
-        rows[r][c] = extract_text(own + [char for line in lines for char in line], x_tolerance_ratio=WORD_GAP_EM)
-        boxes.extend(_box_around(line) for line in lines)
-    return boxes
-
-
-def _run_on_chars(
-    chars: list[dict[str, Any]], cells: list[tuple[tuple[int, int], Box]]
-) -> dict[tuple[int, int], list[list[dict[str, Any]]]]:
-    """The characters of ``chars`` in no cell of ``cells`` that run on from a cell's text, by the cell's (row,
-    column), line by line: on a line read left to right, each follows a character of that cell, or one running on
-    from it, by at most RUN_ON_GAP_EM of its size."""
     from pdfplumber.utils import cluster_objects
 
-    run_on: dict[tuple[int, int], list[list[dict[str, Any]]]] = {}
+    run_on: dict[Position, Lines] = {}
     for line in cluster_objects(chars, lambda char: (char["top"] + char["bottom"]) / 2, LINE_TOLERANCE):
-        holder: tuple[int, int] | None = None
+        holder: Position | None = None
         previous: dict[str, Any] | None = None
-        ran_on: dict[tuple[int, int], list[dict[str, Any]]] = {}
+        ran_on: dict[Position, list[dict[str, Any]]] = {}
         for char in sorted(line, key=lambda char: char["x0"]):
-            cell = next((where for where, box in cells if center_in(char, box)), None)
-            if cell is not None or holder is None or previous is None:
-                holder = cell
-            elif char["x0"] - previous["x1"] <= RUN_ON_GAP_EM * float(char["size"]):
+            box = next((where for where in holders if center_in(char, where[1])), None)
+            if box is not None or holder is None or previous is None:
+                holder = box[0] if box is not None else None
+            elif char["x0"] - previous["x1"] <= gap_em * float(char["size"]):
                 ran_on.setdefault(holder, []).append(char)
             else:
                 holder = None
