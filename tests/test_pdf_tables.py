@@ -274,6 +274,37 @@ def test_a_value_set_in_an_unruled_grid_position_fills_that_position() -> None:
     assert document.text.startswith("Application form\n\n| Name : | Dhananjay Kumar Sharma |\n| --- | --- |\n")
 
 
+def address_form(*, value_column: bool) -> bytes:
+    """A form whose first row is an "Address :" box two lines high, the address set in two lines beside it (the
+    row open on the right, or a grid position with ``value_column``), then a ruled row across the form."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for y in (100, 134, 154):
+        pdf.line(72, y, 472, y)
+    pdf.line(72, 100, 72, 154)
+    pdf.line(172, 100, 172, 154 if value_column else 134)
+    pdf.line(472, 134, 472, 154)
+    pdf.text(76, 114, "Address :")
+    pdf.text(176, 114, "12 Harbour Road, North District,")
+    pdf.text(176, 128, "Pune 411001")
+    pdf.text(76, 148, "Phone :")
+    pdf.text(176, 148, "020 555 0199")
+    return bytes(pdf.output())
+
+
+def test_a_value_set_in_two_lines_beside_its_label_is_read_whole_with_it() -> None:
+    """The second line has no label before it on its line: it follows the first, right under it."""
+    document = structured(address_form(value_column=False))
+    assert document.text == (
+        "| Address : 12 Harbour Road, North District, Pune 411001 |\n| --- |\n| Phone : 020 555 0199 |"
+    )
+    document = structured(address_form(value_column=True))
+    assert document.text == (
+        "| Address : | 12 Harbour Road, North District, Pune 411001 |\n| --- | --- |\n| Phone : | 020 555 0199 |"
+    )
+
+
 @pytest.mark.parametrize("name_at", [112, 176])
 @pytest.mark.parametrize("value_column", [True, False])
 def test_every_word_of_a_form_is_read_once_in_one_piece(value_column: bool, name_at: float) -> None:

@@ -231,8 +231,9 @@ def _read_outside_cells(page: Any, table: Any, rows: list[list[str]]) -> list[Bo
     across = _run_on_chars(upright, cells, RUN_ON_GAP_EM)
     held = cells + [(where, _box_around(line)) for where, lines in across.items() for line in lines]
     unruled = _read_unruled_positions(page, table, rows, [box for _, box in held])
-    # ... and so is text set after it on its line where no cell or grid position is (a label's value).
-    after = _run_on_chars(upright, held + [(None, box) for box in unruled], math.inf)
+    # ... and so is text set after it on its line where no cell or grid position is (a label's value), and the
+    # lines that text wraps onto.
+    after = _run_on_chars(upright, held + [(None, box) for box in unruled], math.inf, wraps=True)
     _read_with_run_on(page, table, rows, across, after)
     boxes = [box for _, box in held] + unruled
     boxes.extend(_box_around(line) for lines in after.values() for line in lines)
@@ -250,12 +251,14 @@ def _read_with_run_on(page: Any, table: Any, rows: list[list[str]], *run_on: dic
 
 
 def _run_on_chars(
-    chars: list[dict[str, Any]], holders: list[tuple[Position | None, Box]], gap_em: float
+    chars: list[dict[str, Any]], holders: list[tuple[Position | None, Box]], gap_em: float, *, wraps: bool = False
 ) -> dict[Position, Lines]:
     """The characters of ``chars`` in none of the boxes of ``holders`` that run on from a cell's text, by the
     cell's (row, column), line by line: on a line read left to right, each follows a character in a box of that
     cell, or one running on from it, by at most ``gap_em`` of its size. A box held by None (a grid position's)
-    is no cell's: the text after it runs on from nothing.
+    is no cell's: the text after it runs on from nothing. With ``wraps``, a line of such characters that none
+    precedes, set right under a line running on from a cell and starting where it starts, runs on from it too
+    (a value set in two lines beside its label).
 
     A value set longer than its label's box ("Name : " and the name, from inside the box on) is one line of text
     drawn across the box's edge: read by the cell alone, the edge cuts it mid-word ("Name : Dhananjay K") and the
@@ -265,21 +268,48 @@ def _run_on_chars(
 
     run_on: dict[Position, Lines] = {}
     for line in cluster_objects(chars, lambda char: (char["top"] + char["bottom"]) / 2, LINE_TOLERANCE):
-        holder: Position | None = None
-        previous: dict[str, Any] | None = None
-        ran_on: dict[Position, list[dict[str, Any]]] = {}
-        for char in sorted(line, key=lambda char: char["x0"]):
-            box = next((where for where in holders if center_in(char, where[1])), None)
-            if box is not None or holder is None or previous is None:
-                holder = box[0] if box is not None else None
-            elif char["x0"] - previous["x1"] <= gap_em * float(char["size"]):
-                ran_on.setdefault(holder, []).append(char)
-            else:
-                holder = None
-            previous = char
+        ran_on, alone = _walk_line(sorted(line, key=lambda char: char["x0"]), holders, gap_em)
+        if wraps and alone:
+            above = next((where for where, lines in run_on.items() if _wraps_under(alone, lines[-1])), None)
+            if above is not None:
+                ran_on.setdefault(above, []).extend(alone)
         for where, line_chars in ran_on.items():
             run_on.setdefault(where, []).append(line_chars)
     return run_on
+
+
+def _walk_line(
+    line: list[dict[str, Any]], holders: list[tuple[Position | None, Box]], gap_em: float
+) -> tuple[dict[Position, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The characters of one line (left to right) that run on from a cell, by cell; and those in no box of
+    ``holders`` that run on from none (see :func:`_run_on_chars`)."""
+    ran_on: dict[Position, list[dict[str, Any]]] = {}
+    alone: list[dict[str, Any]] = []
+    holder: Position | None = None
+    previous: dict[str, Any] | None = None
+    for char in line:
+        box = next((where for where in holders if center_in(char, where[1])), None)
+        gap = char["x0"] - previous["x1"] if previous is not None else math.inf
+        if box is not None:
+            holder = box[0]
+        elif holder is not None and gap <= gap_em * float(char["size"]):
+            ran_on.setdefault(holder, []).append(char)
+        else:
+            holder = None
+            alone.append(char)
+        previous = char
+    return ran_on, alone
+
+
+def _wraps_under(chars: list[dict[str, Any]], line: list[dict[str, Any]]) -> bool:
+    """Whether ``chars`` (a line's) start where ``line`` starts (within one em), right under it (less than half
+    an em below)."""
+    if not chars:
+        return False
+    first, start = chars[0], min(line, key=lambda char: char["x0"])
+    size = float(first["size"])
+    gap = first["top"] - max(char["bottom"] for char in line)
+    return abs(first["x0"] - start["x0"]) <= size and 0 <= gap < 0.5 * size
 
 
 def _box_around(chars: list[dict[str, Any]]) -> Box:
