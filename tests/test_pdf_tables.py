@@ -96,9 +96,10 @@ RIGHT_COLUMN = (
 )
 
 
-def framed_columns_page(*, bands: bool) -> bytes:
+def framed_columns_page(*, bands: bool, table: bool = False) -> bytes:
     """A letter page inside a frame split down the middle by a column rule, the text set in its two columns;
-    with ``bands``, a running head and a page number set off by rules across the frame."""
+    with ``bands``, a running head and a page number set off by rules across the frame; with ``table``, a ruled
+    table and a closing line in the left column after its text."""
     pdf = FPDF(unit="pt", format="letter")
     pdf.set_auto_page_break(False)
     pdf.add_page()
@@ -114,6 +115,9 @@ def framed_columns_page(*, bands: bool) -> bytes:
     for x, text in ((48, LEFT_COLUMN), (318, RIGHT_COLUMN)):
         pdf.set_xy(x, top + 12)
         pdf.multi_cell(246, 12.5, text, align="J")
+    if table:
+        ruled_table(pdf, BUDGET, 48, 200, 100, 20)
+        pdf.text(48, 290, "The figures are in millions.")
     return bytes(pdf.output())
 
 
@@ -123,6 +127,14 @@ def test_a_page_frame_split_by_a_column_rule_is_no_table_and_its_columns_are_rea
         expected = f"{LEFT_COLUMN}\n\n{RIGHT_COLUMN}"
         assert document.text == (f"Harbour council gazette\n\n{expected}\n\nPage 3" if bands else expected)
         assert not [e for e in document.elements if e.kind == "table"]
+
+
+def test_a_table_in_a_column_of_a_split_frame_is_read_in_that_column() -> None:
+    document = structured(framed_columns_page(bands=True, table=True))
+    assert document.text == (
+        f"Harbour council gazette\n\n{LEFT_COLUMN}\n\n{BUDGET_MARKDOWN}\n\nThe figures are in millions.\n\n"
+        f"{RIGHT_COLUMN}\n\nPage 3"
+    )
 
 
 # -- a table nested in another's cell ---------------------------------------------------------
