@@ -286,6 +286,19 @@ def test_a_value_set_in_an_unruled_grid_position_fills_that_position() -> None:
     assert document.text.startswith("Application form\n\n| Name : | Dhananjay Kumar Sharma |\n| --- | --- |\n")
 
 
+def test_text_running_on_past_a_tables_outline_stays_in_its_cell() -> None:
+    """A value longer than the form is wide runs on past its right rule: the rule cuts no word either."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    ruled_table(pdf, (("Name : Dhananjay Kumar Sharma",), ("Date : 12 March 1990",)), 72, 100, 150, 20)
+    pdf.text(72, 180, "Signed by the applicant.")
+    document = structured(bytes(pdf.output()))
+    assert document.text == (
+        "| Name : Dhananjay Kumar Sharma |\n| --- |\n| Date : 12 March 1990 |\n\nSigned by the applicant."
+    )
+
+
 def address_form(*, value_column: bool) -> bytes:
     """A form whose first row is an "Address :" box two lines high, the address set in two lines beside it (the
     row open on the right, or a grid position with ``value_column``), then a ruled row across the form."""

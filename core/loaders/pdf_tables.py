@@ -8,9 +8,10 @@ The tables are pdfplumber's ``find_tables`` (ruled cells by default), except:
 * a table inside another's cell is a **nested** table, read as a table of its own right after the one holding
   it; that cell keeps its own text and says so (:data:`NESTED_NOTE`), and the nested table's attributes name
   the cell;
-* text that **runs on** past a cell's edge into no ruled cell (a value set longer than its label's box), and
-  text set after a cell's text on its line where no cell or grid position is (a value beside its label's box),
-  is read with that cell, so the edge cuts no word and the value stays with its label;
+* text that **runs on** past a cell's edge into no ruled cell (a value set longer than its label's box, or than
+  the table is wide), and text set after a cell's text on its line where no cell or grid position is (a value
+  beside its label's box, and the lines it wraps onto), is read with that cell, so no rule cuts a word and the
+  value stays with its label;
 * a cell of **turned** text (a vertical column header) is read in its direction, and the text of a grid position
   no ruled cell starts at (the unruled corner of a cross table) fills that position.
 
@@ -221,14 +222,18 @@ def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[Box]]:
 
 def _read_outside_cells(page: Any, table: Any, rows: list[list[str]]) -> list[Box]:
     """The text in ``table``'s outline but in no ruled cell, into ``rows``: text running on from a cell read with
-    it, text in a grid position no ruled cell starts at as that position's; the boxes all its text was taken
-    from (the cells' among them). Other text there stays running text."""
+    it (text drawn across the table's right rule too), text in a grid position no ruled cell starts at as that
+    position's; the boxes all its text was taken from (the cells' among them). Other text there stays running
+    text."""
     cells: list[tuple[Position | None, Box]] = [
         ((r, c), cell) for r, row in enumerate(table.rows) for c, cell in enumerate(row.cells) if cell
     ]
-    upright = [char for char in page.chars if char_direction(char) == 0 and center_in(char, table.bbox)]
+    x0, top, x1, bottom = table.bbox
+    # The characters level with the table from its left edge on: text drawn across its right rule runs on too.
+    level = [char for char in page.chars if char_direction(char) == 0 and center_in(char, (x0, top, math.inf, bottom))]
+    upright = [char for char in level if center_in(char, table.bbox)]
     # Text drawn across a cell's edge is that cell's, before a grid position beside it takes any of it ...
-    across = _run_on_chars(upright, cells, RUN_ON_GAP_EM)
+    across = _run_on_chars(level, cells, RUN_ON_GAP_EM)
     held = cells + [(where, _box_around(line)) for where, lines in across.items() for line in lines]
     unruled = _read_unruled_positions(page, table, rows, [box for _, box in held])
     # ... and so is text set after it on its line where no cell or grid position is (a label's value), and the
