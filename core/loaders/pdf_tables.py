@@ -228,10 +228,12 @@ def _read_outside_cells(page: Any, table: Any, rows: list[list[str]]) -> list[Bo
     cells: list[tuple[Position | None, Box]] = [
         ((r, c), cell) for r, row in enumerate(table.rows) for c, cell in enumerate(row.cells) if cell
     ]
-    x0, top, x1, bottom = table.bbox
+    # pdfplumber computes a table's bbox from its cells at every use.
+    outline = table.bbox
     # The characters level with the table from its left edge on: text drawn across its right rule runs on too.
-    level = [char for char in page.chars if char_direction(char) == 0 and center_in(char, (x0, top, math.inf, bottom))]
-    upright = [char for char in level if center_in(char, table.bbox)]
+    beside = (outline[0], outline[1], math.inf, outline[3])
+    level = [char for char in page.chars if char_direction(char) == 0 and center_in(char, beside)]
+    upright = [char for char in level if center_in(char, outline)]
     # Text drawn across a cell's edge is that cell's, before a grid position beside it takes any of it ...
     across = _run_on_chars(level, cells, RUN_ON_GAP_EM)
     held = cells + [(where, _box_around(line)) for where, lines in across.items() for line in lines]
@@ -273,7 +275,11 @@ def _run_on_chars(
 
     run_on: dict[Position, Lines] = {}
     for line in cluster_objects(chars, lambda char: (char["top"] + char["bottom"]) / 2, LINE_TOLERANCE):
-        ran_on, alone = _walk_line(sorted(line, key=lambda char: char["x0"]), holders, gap_em)
+        # Only the boxes level with the line can hold its characters (a large table has thousands).
+        low = min(char["top"] for char in line)
+        high = max(char["bottom"] for char in line)
+        level = [holder for holder in holders if holder[1][1] < high and holder[1][3] > low]
+        ran_on, alone = _walk_line(sorted(line, key=lambda char: char["x0"]), level, gap_em)
         if wraps and alone:
             above = next((where for where, lines in run_on.items() if _wraps_under(alone, lines[-1])), None)
             if above is not None:
