@@ -10,6 +10,8 @@ import io
 import pdfplumber
 import pytest
 from fpdf import FPDF
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.loaders import load_bytes
 
@@ -406,3 +408,26 @@ def test_a_pdf_table_whose_header_row_is_longer_than_a_chunk_splits_with_a_short
     headers = {node.metadata.get("table_header") for node in nodes} - {None}
     assert headers == {"| quarterly figure 1 (EUR) | … 7 more columns |"}
     assert all(node.text == document.text[node.start_char : node.end_char] for node in nodes)
+
+
+# -- the characters a table's boxes hold ------------------------------------------------------------
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    boxes=st.lists(
+        st.tuples(*[st.floats(min_value=-50, max_value=900, allow_nan=False)] * 2, *[st.floats(0, 300)] * 2).map(
+            lambda t: (t[0], t[1], t[0] + t[2], t[1] + t[3])
+        ),
+        max_size=12,
+    ),
+    points=st.lists(st.tuples(st.floats(-60, 1200), st.floats(-60, 1200)), min_size=1, max_size=20),
+)
+def test_the_box_index_holds_a_character_exactly_when_one_of_its_boxes_does(boxes, points) -> None:
+    """BoxIndex, which checks only the boxes level with a character, answers as checking every box would."""
+    from core.loaders.pdf_tables import BoxIndex, center_in
+
+    index = BoxIndex(boxes)
+    for x, y in points:
+        char = {"x0": x - 2, "x1": x + 2, "top": y - 4, "bottom": y + 4}
+        assert index.holds(char) == any(center_in(char, box) for box in boxes)

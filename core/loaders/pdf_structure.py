@@ -45,7 +45,7 @@ from core.loaders.pdf_corruption import (
     join_vertical_lines,
     one_glyph_per_position,
 )
-from core.loaders.pdf_tables import PageTables, Table, center_in, has_text, read_tables
+from core.loaders.pdf_tables import BoxIndex, PageTables, Table, has_text, read_tables
 from core.loaders.pdf_titles import reads_as_heading
 
 LIST_MARKER = re.compile(r"^(?:[-\u2022\u2023\u25aa\u25e6\u2013*]|\d{1,3}[.)])\s+")
@@ -149,10 +149,11 @@ def _plain_text(page: Any, layout: bool) -> str:
 def _page_items(page: Any, find_tables: bool) -> list[_Line | Table]:
     found = read_tables(page) if find_tables else PageTables([], [], [])
     tables, boxes = found.tables, found.boxes
+    taken = BoxIndex(boxes)
 
     def outside_tables(obj: dict[str, Any]) -> bool:
         # Only a character inside a cell is the table's: one in its outline but in no cell stays running text.
-        return obj.get("object_type") != "char" or not any(center_in(obj, box) for box in boxes)
+        return obj.get("object_type") != "char" or not taken.holds(obj)
 
     text_page = page.filter(outside_tables) if boxes else page
     visible = [char for char in text_page.chars if char["text"].strip()]

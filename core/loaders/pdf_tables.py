@@ -96,6 +96,24 @@ def has_text(rows: list[list[str]]) -> bool:
     return any(any(cell.strip() for cell in row) for row in rows)
 
 
+class BoxIndex:
+    """Boxes looked up by a character's centre, as :func:`center_in` does, checking only the boxes level with
+    it (a page of one large table has thousands of cells and of characters)."""
+
+    BAND = 16.0  # points of height per band
+
+    def __init__(self, boxes: list[Box]) -> None:
+        self._bands: dict[int, list[Box]] = {}
+        for box in boxes:
+            for band in range(math.floor(box[1] / self.BAND), math.floor(box[3] / self.BAND) + 1):
+                self._bands.setdefault(band, []).append(box)
+
+    def holds(self, char: dict[str, Any]) -> bool:
+        """Whether the centre of ``char`` is in one of the boxes."""
+        band = math.floor((char["top"] + char["bottom"]) / 2 / self.BAND)
+        return any(center_in(char, box) for box in self._bands.get(band, ()))
+
+
 def center_in(char: dict[str, Any], box: Box) -> bool:
     """Whether ``char`` is in ``box``, as pdfplumber assigns characters to cells: by the centre, the box's right
     and bottom edges excluded."""
