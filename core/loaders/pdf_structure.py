@@ -23,7 +23,8 @@ a size. This module rebuilds them the way a reader does:
   a line ending in a hyphen joins the next without one.
 
 A page set in columns (two, three or more) is read column by column, band by band
-(:mod:`core.loaders.pdf_columns`); a paragraph never joins across a column.
+(:mod:`core.loaders.pdf_columns`), and a page in a frame split by column rules by the
+frame's rows and cells; a paragraph never joins across a column.
 """
 
 from __future__ import annotations
