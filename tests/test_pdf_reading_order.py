@@ -1,7 +1,7 @@
 """Reading order of generated PDF pages, read by the pdfplumber parser.
 
-Pages set in two, three and four columns (of uneven length, under a title across the page) are read
-column by column; an unruled table of figures is not taken for columns. The pages are drawn here with
+Pages set in two, three and four columns (of uneven length, the last one a few lines long, under a title
+across the page) are read column by column; an unruled table of figures is not taken for columns. The pages are drawn here with
 fpdf2, so every column's text is known.
 """
 
@@ -98,10 +98,15 @@ LAYOUTS = {
     "three uneven": [20, 13, 6],
     "four even": [14, 14, 14, 14],
     "four uneven": [18, 12, 9, 6],
+    # The text ends a few lines into its last column: that column is read last, not across the others.
+    "two, the last of three lines": [22, 3],
+    "two, the last of two lines": [20, 2],
+    "three, the last of two lines": [16, 16, 2],
+    "four, the last of four lines": [14, 14, 14, 4],
 }
 
 
-@pytest.mark.parametrize("title", [None, "Federal notices, set in columns across the page"])
+@pytest.mark.parametrize("title", [None, "Federal notices, set in columns across the page", "A short title"])
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_a_page_in_columns_is_read_column_by_column(layout: str, title: str | None) -> None:
     texts = column_texts(LAYOUTS[layout])

@@ -11,7 +11,7 @@ import pdfplumber
 import pytest
 
 from core.loaders import load
-from core.loaders.pdf_structure import NESTED_NOTE
+from core.loaders.pdf_tables import NESTED_NOTE
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TABLES = FIXTURES / "table_layouts.pdf"

@@ -1,13 +1,17 @@
 """Tables as they are drawn (issue #44.2), on PDFs generated here with fpdf2: a frame around the page is no
-table, a table nested in another's cell stays a table, and a header row too long to repeat in ``table_header``
-does not refuse the split."""
+table, a table nested in another's cell stays a table, text running on past a cell's edge stays with its label,
+a merged cell leaves the columns it spans empty, and a header row too long to repeat in ``table_header`` does
+not refuse the split."""
 
 from __future__ import annotations
 
 import io
 
 import pdfplumber
+import pytest
 from fpdf import FPDF
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.loaders import load_bytes
 
@@ -82,6 +86,59 @@ def test_a_table_as_large_as_the_page_is_still_a_table() -> None:
     assert document.text.endswith("| Stop 19 | L1 | 1919 |")
 
 
+LEFT_COLUMN = (
+    "The harbour council met on the third of March to settle the budget for the coming year. The members "
+    "heard the reports of both districts, weighed the cost of the new quay against the repairs the old one "
+    "needs, and asked the treasurer for figures on the ferry service before the vote."
+)
+RIGHT_COLUMN = (
+    "The vote was carried by seven to two. The new quay will be built in two stages, the first this summer, "
+    "and the ferry will keep its winter timetable. The next meeting is set for the first of June, when the "
+    "treasurer will report on the first stage."
+)
+
+
+def framed_columns_page(*, bands: bool, table: bool = False) -> bytes:
+    """A letter page inside a frame split down the middle by a column rule, the text set in its two columns;
+    with ``bands``, a running head and a page number set off by rules across the frame; with ``table``, a ruled
+    table and a closing line in the left column after its text."""
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.rect(36, 36, 540, 720)
+    top, bottom = (60, 730) if bands else (36, 756)
+    if bands:
+        pdf.line(36, top, 576, top)
+        pdf.line(36, bottom, 576, bottom)
+        pdf.text(40, 52, "Harbour council gazette")
+        pdf.text(40, 746, "Page 3")
+    pdf.line(306, top, 306, bottom)
+    for x, text in ((48, LEFT_COLUMN), (318, RIGHT_COLUMN)):
+        pdf.set_xy(x, top + 12)
+        pdf.multi_cell(246, 12.5, text, align="J")
+    if table:
+        ruled_table(pdf, BUDGET, 48, 200, 100, 20)
+        pdf.text(48, 290, "The figures are in millions.")
+    return bytes(pdf.output())
+
+
+def test_a_page_frame_split_by_a_column_rule_is_no_table_and_its_columns_are_read_in_turn() -> None:
+    for bands in (True, False):
+        document = structured(framed_columns_page(bands=bands))
+        expected = f"{LEFT_COLUMN}\n\n{RIGHT_COLUMN}"
+        assert document.text == (f"Harbour council gazette\n\n{expected}\n\nPage 3" if bands else expected)
+        assert not [e for e in document.elements if e.kind == "table"]
+
+
+def test_a_table_in_a_column_of_a_split_frame_is_read_in_that_column() -> None:
+    document = structured(framed_columns_page(bands=True, table=True))
+    assert document.text == (
+        f"Harbour council gazette\n\n{LEFT_COLUMN}\n\n{BUDGET_MARKDOWN}\n\nThe figures are in millions.\n\n"
+        f"{RIGHT_COLUMN}\n\nPage 3"
+    )
+
+
 # -- a table nested in another's cell ---------------------------------------------------------
 
 LINE_ITEMS = (("Item", "Qty", "Price"), ("Bolts", "40", "0.25"), ("Nuts", "40", "0.10"), ("Washers", "80", "0.05"))
@@ -148,6 +205,189 @@ def test_two_tables_in_one_cell_are_read_after_it_top_to_bottom_and_the_cell_nam
     assert [e.attrs.get("nested_in_row") for e in tables] == [None, 1, 1]
 
 
+# -- text in a cell's outline kept with its label ----------------------------------------------
+
+
+def form_page(*, value_column: bool, name_at: float = 112) -> bytes:
+    """A form of three ruled rows whose first row is only a label box ("Name : "), the rest of that row open on
+    the right; the name, a text object of its own set at ``name_at`` (from inside the label box, it runs on past
+    the box's edge; at 176, it is set in the open part). With ``value_column`` the lower rows have a label column
+    and a value column (the open part of the first row is a grid position no ruled cell starts at); without it
+    each lower row is one cell across the form."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.text(72, 80, "Application form")
+    for y in (100, 120, 140, 160):
+        pdf.line(72, y, 472, y)
+    pdf.line(72, 100, 72, 160)
+    pdf.line(172, 100, 172, 160 if value_column else 120)
+    pdf.line(472, 120, 472, 160)
+    pdf.text(76, 114, "Name : ")
+    pdf.text(name_at, 114, "Dhananjay Kumar Sharma")
+    for y, label, value in ((134, "Date :", "12 March 1990"), (154, "City :", "Pune")):
+        pdf.text(76, y, label)
+        pdf.text(176 if value_column else 112, y, value)
+    pdf.text(72, 190, "Signed by the applicant.")
+    return bytes(pdf.output())
+
+
+def test_pdfplumber_cuts_a_value_running_on_past_its_label_box_mid_word() -> None:
+    """The defect: only the characters whose centre is in the label box are the cell's."""
+    with pdfplumber.open(io.BytesIO(form_page(value_column=False))) as pdf:
+        (table,) = pdf.pages[0].find_tables()
+        assert table.extract()[0] == ["Name : Dhananjay K"]
+
+
+def test_text_running_on_past_a_cells_edge_into_no_cell_stays_with_its_label() -> None:
+    document = structured(form_page(value_column=False))
+    assert document.text == (
+        "Application form\n\n"
+        "| Name : Dhananjay Kumar Sharma |\n| --- |\n| Date : 12 March 1990 |\n| City : Pune |\n\n"
+        "Signed by the applicant."
+    )
+
+
+def test_text_running_on_past_a_cells_edge_does_not_fill_the_unruled_position_beside_it() -> None:
+    document = structured(form_page(value_column=True))
+    assert document.text == (
+        "Application form\n\n"
+        "| Name : Dhananjay Kumar Sharma |  |\n| --- | --- |\n| Date : | 12 March 1990 |\n| City : | Pune |\n\n"
+        "Signed by the applicant."
+    )
+
+
+def test_text_set_apart_from_a_cells_text_in_the_unruled_position_beside_it_stays_there() -> None:
+    """Only text drawn across the edge runs on: a value set after the rule, as in a ruled cell, half an em or
+    more from the label's end, is that position's own."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for y in (100, 120, 140):
+        pdf.line(72, y, 472, y)
+    pdf.line(72, 100, 72, 140)
+    pdf.line(172, 100, 172, 140)
+    pdf.line(472, 120, 472, 140)
+    label = "Applicant's name:"
+    pdf.text(169 - pdf.get_string_width(label), 114, label)
+    pdf.text(176, 114, "Dhananjay")
+    pdf.text(76, 134, "Date :")
+    pdf.text(176, 134, "12 March 1990")
+    document = structured(bytes(pdf.output()))
+    assert document.text == "| Applicant's name: | Dhananjay |\n| --- | --- |\n| Date : | 12 March 1990 |"
+
+
+def test_a_value_set_in_the_open_part_of_a_labels_row_is_read_with_the_label() -> None:
+    """With no grid position there for it, the value is the label's: it used to be read after the table."""
+    document = structured(form_page(value_column=False, name_at=176))
+    assert document.text.startswith("Application form\n\n| Name : Dhananjay Kumar Sharma |\n| --- |\n")
+
+
+def test_a_value_set_in_an_unruled_grid_position_fills_that_position() -> None:
+    document = structured(form_page(value_column=True, name_at=176))
+    assert document.text.startswith("Application form\n\n| Name : | Dhananjay Kumar Sharma |\n| --- | --- |\n")
+
+
+def test_text_running_on_past_a_tables_outline_stays_in_its_cell() -> None:
+    """A value longer than the form is wide runs on past its right rule: the rule cuts no word either."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    ruled_table(pdf, (("Name : Dhananjay Kumar Sharma",), ("Date : 12 March 1990",)), 72, 100, 150, 20)
+    pdf.text(72, 180, "Signed by the applicant.")
+    document = structured(bytes(pdf.output()))
+    assert document.text == (
+        "| Name : Dhananjay Kumar Sharma |\n| --- |\n| Date : 12 March 1990 |\n\nSigned by the applicant."
+    )
+
+
+def address_form(*, value_column: bool) -> bytes:
+    """A form whose first row is an "Address :" box two lines high, the address set in two lines beside it (the
+    row open on the right, or a grid position with ``value_column``), then a ruled row across the form."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for y in (100, 134, 154):
+        pdf.line(72, y, 472, y)
+    pdf.line(72, 100, 72, 154)
+    pdf.line(172, 100, 172, 154 if value_column else 134)
+    pdf.line(472, 134, 472, 154)
+    pdf.text(76, 114, "Address :")
+    pdf.text(176, 114, "12 Harbour Road, North District,")
+    pdf.text(176, 128, "Pune 411001")
+    pdf.text(76, 148, "Phone :")
+    pdf.text(176, 148, "020 555 0199")
+    return bytes(pdf.output())
+
+
+def test_a_value_set_in_two_lines_beside_its_label_is_read_whole_with_it() -> None:
+    """The second line has no label before it on its line: it follows the first, right under it."""
+    document = structured(address_form(value_column=False))
+    assert document.text == (
+        "| Address : 12 Harbour Road, North District, Pune 411001 |\n| --- |\n| Phone : 020 555 0199 |"
+    )
+    document = structured(address_form(value_column=True))
+    assert document.text == (
+        "| Address : | 12 Harbour Road, North District, Pune 411001 |\n| --- | --- |\n| Phone : | 020 555 0199 |"
+    )
+
+
+@pytest.mark.parametrize("name_at", [112, 176])
+@pytest.mark.parametrize("value_column", [True, False])
+def test_every_word_of_a_form_is_read_once_in_one_piece(value_column: bool, name_at: float) -> None:
+    data = form_page(value_column=value_column, name_at=name_at)
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        page_words = sorted(w["text"] for w in pdf.pages[0].extract_words())
+    words = [w for w in structured(data).text.split() if w not in {"|", "---"}]
+    assert sorted(words) == page_words
+
+
+# -- merged cells spanning columns ----------------------------------------------------------------
+
+
+def spanning_page() -> bytes:
+    """A ruled table as Word draws merged cells: "Q1" spans two columns, its name centred over the rule between
+    them; "Region" and "Total" span the two header rows; "All" spans the first two columns of the last row."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    width, height = 90.0, 20.0
+
+    def cell(column: int, row: int, text: str, columns: int = 1, rows: int = 1) -> None:
+        x, y = 72 + column * width, 100 + row * height
+        pdf.rect(x, y, columns * width, rows * height)
+        pdf.text(x + (columns * width - pdf.get_string_width(text)) / 2, y + rows * height / 2 + 4, text)
+
+    cell(0, 0, "Region", rows=2)
+    cell(1, 0, "Q1", columns=2)
+    cell(3, 0, "Total", rows=2)
+    cell(1, 1, "Jan")
+    cell(2, 1, "Feb")
+    for row, values in enumerate((("North", "10", "12", "22"), ("South", "7", "9", "16")), start=2):
+        for column, value in enumerate(values):
+            cell(column, row, value)
+    cell(0, 4, "All", columns=2)
+    cell(2, 4, "21")
+    cell(3, 4, "38")
+    return bytes(pdf.output())
+
+
+def test_merged_pdf_cells_keep_every_value_under_its_header_as_merged_word_cells_do() -> None:
+    """The columns a merged cell spans are left empty, as in a DOCX table (test_docx_completeness): each value is
+    in the column of its header, every row as wide as the table."""
+    document = structured(spanning_page())
+    assert document.text == (
+        "| Region | Q1 |  | Total |\n"
+        "| --- | --- | --- | --- |\n"
+        "|  | Jan | Feb |  |\n"
+        "| North | 10 | 12 | 22 |\n"
+        "| South | 7 | 9 | 16 |\n"
+        "| All |  | 21 | 38 |"
+    )
+    (table,) = [e for e in document.elements if e.kind == "table"]
+    assert table.attrs["columns"] == 4
+
+
 # -- a header row too long to repeat ------------------------------------------------------------
 
 
@@ -168,3 +408,26 @@ def test_a_pdf_table_whose_header_row_is_longer_than_a_chunk_splits_with_a_short
     headers = {node.metadata.get("table_header") for node in nodes} - {None}
     assert headers == {"| quarterly figure 1 (EUR) | … 7 more columns |"}
     assert all(node.text == document.text[node.start_char : node.end_char] for node in nodes)
+
+
+# -- the characters a table's boxes hold ------------------------------------------------------------
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    boxes=st.lists(
+        st.tuples(*[st.floats(min_value=-50, max_value=900, allow_nan=False)] * 2, *[st.floats(0, 300)] * 2).map(
+            lambda t: (t[0], t[1], t[0] + t[2], t[1] + t[3])
+        ),
+        max_size=12,
+    ),
+    points=st.lists(st.tuples(st.floats(-60, 1200), st.floats(-60, 1200)), min_size=1, max_size=20),
+)
+def test_the_box_index_holds_a_character_exactly_when_one_of_its_boxes_does(boxes, points) -> None:
+    """BoxIndex, which checks only the boxes level with a character, answers as checking every box would."""
+    from core.loaders.pdf_tables import BoxIndex, center_in
+
+    index = BoxIndex(boxes)
+    for x, y in points:
+        char = {"x0": x - 2, "x1": x + 2, "top": y - 4, "bottom": y + 4}
+        assert index.holds(char) == any(center_in(char, box) for box in boxes)

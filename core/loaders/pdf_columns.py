@@ -22,8 +22,16 @@ is joined to its neighbour across the narrower of its gutters, and the columns a
 checked again. A single-column page has no such strip, since its words cover it on
 almost every row.
 
-Not read column by column: a column of fewer than :data:`MIN_COLUMN_ROWS` lines, or of
-fewer lines than a tenth of the page's rows (its strip is taken for the margin).
+A last column shorter than MIN_COLUMN_ROWS (the text ends a few lines into it) is still
+a column when it continues the one before it: it starts level with one of that column's first
+lines and its lines but the last are as wide as that column's.
+
+Not read column by column: any other column of fewer than :data:`MIN_COLUMN_ROWS` lines,
+or any column of no more lines than a tenth of the page's rows (one line at least: its strip
+is taken for the margin, as a title across the page may cross a gutter).
+
+A page inside a frame split into columns by column rules (:func:`frame_regions`) is
+read by the frame's rows and cells instead: the rules are its gutters and bands.
 """
 
 from __future__ import annotations
@@ -53,6 +61,8 @@ MIN_EDGE_SHARE = 0.5
 EDGE_TOLERANCE = 1.0
 # Of the rows with text on a gutter's shorter side, at most this share cross it (a title, a closing line).
 MAX_CROSSING_SHARE = 1 / 3
+# A last column shorter than MIN_COLUMN_ROWS starts level with one of the column before's first TOP_ROWS rows.
+TOP_ROWS = 3
 # Words whose tops are this close (points) are one row.
 ROW_TOLERANCE = 2.0
 # Gutters are looked for between these shares of the text's width.
@@ -91,6 +101,30 @@ def column_regions(page: Any, words: list[dict[str, Any]]) -> list[Box] | None:
         regions += [(left, band_start, right, band_end) for left, right in itertools.pairwise(edges)]
         band_start = band_end
         index = end + 1
+    return regions
+
+
+def frame_regions(page: Any, frames: list[Any]) -> list[Box] | None:
+    """The page's regions in reading order when a frame around it is split into columns by column rules, else
+    None: the frame's rows top to bottom (a running head, the text, a foot), each row's cells left to right.
+
+    ``frames`` are pdfplumber's tables that are frames (the largest split one is read). The regions are widened
+    to the page's edges, the first row up to its top, the last down to its bottom, a row's first and last cells
+    out to its sides, so every word falls in exactly one.
+    """
+    split = [frame for frame in frames if len(frame.columns) > 1]
+    if not split:
+        return None
+    frame = max(split, key=lambda table: (table.bbox[2] - table.bbox[0]) * (table.bbox[3] - table.bbox[1]))
+    x0, top, x1, bottom = page.bbox
+    rows = [sorted(cell for cell in row.cells if cell is not None) for row in frame.rows]
+    rows = [cells for cells in rows if cells]
+    # A frame drawn past the page's edge is cut at it: no region reaches outside the page.
+    tops = [top, *(min(max(cells[0][1], top), bottom) for cells in rows[1:]), bottom]
+    regions: list[Box] = []
+    for cells, (row_top, row_bottom) in zip(rows, itertools.pairwise(tops), strict=True):
+        edges = [x0, *(min(max(cell[0], x0), x1) for cell in cells[1:]), x1]
+        regions += [(left, row_top, right, row_bottom) for left, right in itertools.pairwise(edges)]
     return regions
 
 
@@ -137,9 +171,7 @@ def _running_text_gutters(
         columns = _split(rows, gutters)
         unaligned = (g for i, g in enumerate(gutters) if not _edge_beside(columns[i], columns[i + 1]))
         bad = next(unaligned, None)
-        failing = next(
-            (i for i, column in enumerate(columns) if not _running_text(column, len(words), len(columns))), None
-        )
+        failing = next((i for i in range(len(columns)) if not _column_of_text(columns, i, len(words))), None)
         if bad is None and failing is None:
             return gutters
         if bad is None and failing is not None:
@@ -189,6 +221,31 @@ def _split(rows: list[list[dict[str, Any]]], gutters: list[Gutter]) -> list[list
         column = [[w for w in row if left <= (w["x0"] + w["x1"]) / 2 < right] for row in within]
         columns.append([row for row in column if row])
     return columns
+
+
+def _column_of_text(columns: list[list[list[dict[str, Any]]]], index: int, total: int) -> bool:
+    """Whether column ``index`` of ``columns`` is running text (:func:`_running_text`), or the last column,
+    where the text that fills the columns before it ends after a few lines (:func:`_continues`)."""
+    column = columns[index]
+    if _running_text(column, total, len(columns)):
+        return True
+    return index == len(columns) - 1 and index > 0 and _continues(columns[index - 1], column)
+
+
+def _continues(before: list[list[dict[str, Any]]], last: list[list[dict[str, Any]]]) -> bool:
+    """Whether ``last``, a column too short to be judged alone, is where the text of the column ``before`` it
+    runs on: it starts level with one of that column's first lines (a title may stand above the text there),
+    its lines are mostly letters, and each but its last (which ends a paragraph) is as wide as that column's
+    lines (a margin note's lines are narrower)."""
+    if not last or not any(abs(last[0][0]["top"] - row[0]["top"]) <= ROW_TOLERANCE for row in before[:TOP_ROWS]):
+        return False
+    words = [w for row in last for w in row]
+    letters = sum(sum(ch.isalpha() for ch in w["text"]) for w in words)
+    if letters < MIN_LETTER_SHARE * sum(sum(ch.isalnum() for ch in w["text"]) for w in words):
+        return False
+    width = max(w["x1"] for row in before for w in row) - min(w["x0"] for row in before for w in row)
+    spans = [max(w["x1"] for w in row) - min(w["x0"] for w in row) for row in last[:-1]]
+    return all(span >= MIN_LINE_FILL * width for span in spans)
 
 
 def _running_text(rows: list[list[dict[str, Any]]], total: int, count: int) -> bool:

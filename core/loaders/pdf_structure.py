@@ -3,13 +3,11 @@
 A PDF has no paragraphs or headings, only characters with a position, a font and
 a size. This module rebuilds them the way a reader does:
 
-* **tables** are pdfplumber's ``find_tables`` (ruled cells by default), but a
-  frame around the page (half the page or more, one column or holding a table:
-  its text is running text); a table inside another's cell is a table of its own,
-  read right after the one holding it, and that cell says so (:data:`NESTED_NOTE`); the characters
-  in their cells are left out of the running text (those in a table's outline
-  but in no cell stay in it, or fill the unruled grid position they sit in), and
-  each table becomes one table block placed where its top edge is;
+* **tables** are the page's ruled tables as :mod:`core.loaders.pdf_tables` reads
+  them (frames around the page left out, nested tables kept); the characters
+  they were read from are left out of the running text, and each table becomes
+  one table block placed where its top edge is, the tables nested in its cells
+  right after it;
 * **lines** are pdfplumber's text lines of the remaining characters;
 * the **body size** is the font size most characters of the whole document have;
   a line at least ``heading_ratio`` times larger is a heading, and so is a line in
@@ -25,7 +23,8 @@ a size. This module rebuilds them the way a reader does:
   a line ending in a hyphen joins the next without one.
 
 A page set in columns (two, three or more) is read column by column, band by band
-(:mod:`core.loaders.pdf_columns`); a paragraph never joins across a column.
+(:mod:`core.loaders.pdf_columns`), and a page in a frame split by column rules by the
+frame's rows and cells; a paragraph never joins across a column.
 """
 
 from __future__ import annotations
@@ -37,8 +36,9 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from typing import Any
 
-from core.loaders.pdf_columns import column_regions
+from core.loaders.pdf_columns import column_regions, frame_regions
 from core.loaders.pdf_corruption import (
+    WORD_GAP_EM,
     angled_lines,
     char_direction,
     char_size,
@@ -46,6 +46,7 @@ from core.loaders.pdf_corruption import (
     join_vertical_lines,
     one_glyph_per_position,
 )
+from core.loaders.pdf_tables import BoxIndex, PageTables, Table, has_text, read_tables
 from core.loaders.pdf_titles import reads_as_heading
 
 LIST_MARKER = re.compile(r"^(?:[-\u2022\u2023\u25aa\u25e6\u2013*]|\d{1,3}[.)])\s+")
@@ -53,16 +54,6 @@ BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 # A bold line longer than this, or ending like a sentence, is emphasis in the text, not a heading.
 MAX_BOLD_HEADING_CHARS = 90
 MAX_HEADING_LEVEL = 6
-# Two characters farther apart than this share of the font size are two words. pdfplumber's default is a
-# fixed 3 pt, which runs words together on tightly set pages (TeX's 9-10 pt text has word gaps of 2-3 pt:
-# "Largelanguagemodels(LLMs)are"); letters within a word sit less than 0.05 em apart, a word gap is
-# 0.2-0.33 em, so 0.15 em splits both ways at every size (1.5 pt at 10 pt, 3.6 pt in a 24 pt title).
-WORD_GAP_EM = 0.15
-# A ruled "table" covering this share of the page or more, with one column or another table inside, is a frame
-# around the page (a text area's border, with rules setting off the running head), not a table.
-FRAME_SHARE = 0.5
-# In a cell that holds a table, where that table was: it is read as a table of its own, right after.
-NESTED_NOTE = "(nested table below)"
 
 
 @dataclass
@@ -73,7 +64,7 @@ class Block:
     text: str = ""
     level: int | None = None
     rows: list[list[str]] = field(default_factory=list)
-    attrs: dict[str, Any] = field(default_factory=dict)  # a table's: where it is nested (see _read_tree)
+    attrs: dict[str, Any] = field(default_factory=dict)  # a table's: where it is nested (core.loaders.pdf_tables)
 
 
 @dataclass
@@ -86,15 +77,6 @@ class _Line:
     region: int = 0  # which of the page's regions (columns, bands) it is in, in reading order
 
 
-@dataclass
-class _Table:
-    top: float
-    rows: list[list[str]]
-    region: int = 0
-    nested: list[_Table] = field(default_factory=list)  # the tables drawn in its cells, read after it
-    attrs: dict[str, Any] = field(default_factory=dict)
-
-
 def read_pages(
     data: bytes, *, find_tables: bool = True, heading_ratio: float = 1.15
 ) -> tuple[list[list[Block]], dict[int, int]]:
@@ -103,7 +85,7 @@ def read_pages(
     (:mod:`core.loaders.pdf_corruption`)."""
     import pdfplumber
 
-    pages: list[list[_Line | _Table]] = []
+    pages: list[list[_Line | Table]] = []
     overdrawn: dict[int, int] = {}
     with pdfplumber.open(BytesIO(data), password="") as pdf:
         for number, page in enumerate(pdf.pages, start=1):
@@ -165,22 +147,14 @@ def _plain_text(page: Any, layout: bool) -> str:
     return "\n".join(text for _, text in sorted(lines, key=lambda line: line[0]))
 
 
-def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
-    found = _without_frames(page, page.find_tables()) if find_tables else []
-    parents = _nesting(found)
-    children: dict[int, list[int]] = {}
-    # The tables nested in each table, top to bottom (in their cells' reading order).
-    for index, parent in sorted(parents.items(), key=lambda pair: (found[pair[0]].bbox[1], found[pair[0]].bbox[0])):
-        if parent is not None:
-            children.setdefault(parent, []).append(index)
-    roots = [index for index in range(len(found)) if index not in parents]
-    tables = [found[index] for index in roots]
-    read = [_read_tree(page, found, index, children, 0) for index in roots]
-    boxes = [box for _, table_boxes in read for box in table_boxes]
+def _page_items(page: Any, find_tables: bool) -> list[_Line | Table]:
+    found = read_tables(page) if find_tables else PageTables([], [], [])
+    tables, boxes = found.tables, found.boxes
+    taken = BoxIndex(boxes)
 
     def outside_tables(obj: dict[str, Any]) -> bool:
         # Only a character inside a cell is the table's: one in its outline but in no cell stays running text.
-        return obj.get("object_type") != "char" or not any(_center_in(obj, box) for box in boxes)
+        return obj.get("object_type") != "char" or not taken.holds(obj)
 
     text_page = page.filter(outside_tables) if boxes else page
     visible = [char for char in text_page.chars if char["text"].strip()]
@@ -190,11 +164,12 @@ def _page_items(page: Any, find_tables: bool) -> list[_Line | _Table]:
     if turned:
         text_page = text_page.filter(lambda obj: obj.get("object_type") != "char" or char_direction(obj) not in turned)
         visible = [char for char in visible if char_direction(char) not in turned]
-    regions = column_regions(page, visible) or [page.bbox]
-    items: list[_Line | _Table] = []
+    # A frame split by column rules sets off the page's regions itself; else the gutters between columns do.
+    regions = frame_regions(page, found.frames) or column_regions(page, visible) or [page.bbox]
+    items: list[_Line | Table] = []
     items.extend(_region_lines(text_page, regions))
     items.extend(_turned_page_lines(page, turned, outside_tables, regions))
-    items.extend(_table_items(tables, [table for table, _ in read], regions))
+    items.extend(_table_items(tables, regions))
     # Reading order: region by region (one region unless the page is set in columns), top to bottom in each.
     items.sort(key=lambda item: (item.region, item.top))
     return items
@@ -225,15 +200,11 @@ def _turned_page_lines(
     return lines
 
 
-def _table_items(tables: list[Any], read: list[_Table], regions: list[Any]) -> list[_Table]:
+def _table_items(tables: list[Table], regions: list[Any]) -> list[Table]:
     """The tables that hold some text, each placed at its top edge in its region."""
-    for table, item in zip(tables, read, strict=True):
-        item.region = _region_of(table.bbox, regions)
-    return [item for item in read if _has_text(item.rows)]
-
-
-def _has_text(rows: list[list[str]]) -> bool:
-    return any(any(cell.strip() for cell in row) for row in rows)
+    for table in tables:
+        table.region = _region_of(table.bbox, regions)
+    return [table for table in tables if has_text(table.rows)]
 
 
 def _turned_lines(view: Any, direction: int, region: int) -> list[_Line]:
@@ -274,165 +245,6 @@ def _region_of(bbox: tuple[float, float, float, float], regions: list[Any]) -> i
     )
 
 
-def _holds(outer: Any, inner: Any) -> bool:
-    a, b = outer.bbox, inner.bbox
-    return a[0] <= b[0] and a[1] <= b[1] and b[2] <= a[2] and b[3] <= a[3]
-
-
-def _without_frames(page: Any, tables: list[Any]) -> list[Any]:
-    """``tables`` less the frames drawn around the page: a "table" covering FRAME_SHARE of the page or more that
-    has one column (a frame and the rules across it that set off a running head or a page number) or holds
-    another table. Its text is the page's running text, and the tables inside it are tables."""
-    area = float(page.width) * float(page.height)
-
-    def frame(table: Any) -> bool:
-        x0, top, x1, bottom = table.bbox
-        if (x1 - x0) * (bottom - top) < FRAME_SHARE * area:
-            return False
-        return len(table.columns) == 1 or any(other is not table and _holds(table, other) for other in tables)
-
-    return [table for table in tables if not frame(table)]
-
-
-def _nesting(tables: list[Any]) -> dict[int, int | None]:
-    """The tables inside another, by index: the index of the smallest table holding it (whose cell it is drawn
-    in), or None for a table found twice at one place (the later copy, left out)."""
-    nesting: dict[int, int | None] = {}
-    for index, table in enumerate(tables):
-        holders = [other for other in range(len(tables)) if other != index and _holds(tables[other], table)]
-        if any(tables[other].bbox == table.bbox and other < index for other in holders):
-            nesting[index] = None
-            continue
-        holders = [other for other in holders if tables[other].bbox != table.bbox]
-        if holders:
-            nesting[index] = min(holders, key=lambda other: _area(tables[other].bbox))
-    return nesting
-
-
-def _area(bbox: tuple[float, float, float, float]) -> float:
-    return (bbox[2] - bbox[0]) * (bbox[3] - bbox[1])
-
-
-def _read_tree(
-    page: Any, tables: list[Any], index: int, children: dict[int, list[int]], depth: int
-) -> tuple[_Table, list[tuple[float, float, float, float]]]:
-    """Table ``index`` and the tables nested in its cells (``children``, by index), each read as a table of its
-    own, after the one holding it; the boxes their text was taken from.
-
-    A cell holding a table keeps its own text (a label above the table) and NESTED_NOTE for each table in it; the
-    nested table's ``nested_in_row`` and ``nested_in_column`` (from 1, the header row being row 1) name that cell
-    of the table holding it, the nearest table before it whose ``nesting_depth`` is one less (0 or none: a table
-    nested in no other).
-    """
-    table = tables[index]
-    rows, boxes = _read_table(page, table)
-    read = _Table(float(table.bbox[1]), rows)
-    inner = [tables[child] for child in children.get(index, [])]
-    held = _note_nested_cells(page, table, rows, inner)
-    for child, (row, column) in zip(children.get(index, []), held, strict=True):
-        nested, nested_boxes = _read_tree(page, tables, child, children, depth + 1)
-        if row is not None and column is not None:
-            nested.attrs = {"nested_in_row": row + 1, "nested_in_column": column + 1, "nesting_depth": depth + 1}
-        boxes.extend(nested_boxes)
-        if _has_text(nested.rows):
-            read.nested.append(nested)
-    return read, boxes
-
-
-def _note_nested_cells(
-    page: Any, table: Any, rows: list[list[str]], inner: list[Any]
-) -> list[tuple[int | None, int | None]]:
-    """Each cell of ``table`` that holds tables of ``inner`` read again, into ``rows``: its text outside them, then
-    NESTED_NOTE once per table. The (row, column) of the cell holding each table of ``inner`` (None, None: none
-    does)."""
-    from pdfplumber.utils import extract_text
-
-    held: list[tuple[int | None, int | None]] = []
-    for nested in inner:
-        x = (nested.bbox[0] + nested.bbox[2]) / 2
-        y = (nested.bbox[1] + nested.bbox[3]) / 2
-        where = (None, None)
-        for r, row in enumerate(table.rows):
-            for c, cell in enumerate(row.cells):
-                if cell is not None and cell[0] <= x < cell[2] and cell[1] <= y < cell[3]:
-                    where = (r, c)
-        held.append(where)
-    for r, c in sorted({where for where in held if where[0] is not None}):
-        cell = table.rows[r].cells[c]
-        own = [
-            char
-            for char in page.chars
-            if _center_in(char, cell) and not any(_center_in(char, nested.bbox) for nested in inner)
-        ]
-        text = extract_text(own, x_tolerance_ratio=WORD_GAP_EM) if own else ""
-        notes = [NESTED_NOTE] * held.count((r, c))
-        rows[r][c] = " ".join([*text.split(), *notes])
-    return held
-
-
-def _read_table(page: Any, table: Any) -> tuple[list[list[str]], list[tuple[float, float, float, float]]]:
-    """A table's rows of cell texts, and the boxes its text was taken from."""
-    rows = [[cell or "" for cell in row] for row in table.extract(x_tolerance_ratio=WORD_GAP_EM)]
-    _read_turned_cells(page, table, rows)
-    boxes = list(table.cells)
-    boxes.extend(_read_unruled_positions(page, table, rows))
-    return rows, boxes
-
-
-def _read_turned_cells(page: Any, table: Any, rows: list[list[str]]) -> None:
-    """pdfplumber reads every cell upright: a cell of turned text (a vertical column header) is read again,
-    into ``rows``."""
-    turned = [char for char in page.chars if char["text"].strip() and char_direction(char) != 0]
-    for r, row in enumerate(table.rows if turned else []):
-        for c, cell in enumerate(row.cells):
-            if cell is not None and any(_center_in(char, cell) for char in turned):
-                rows[r][c] = _turned_cell_text([char for char in page.chars if _center_in(char, cell)])
-
-
-def _read_unruled_positions(page: Any, table: Any, rows: list[list[str]]) -> list[tuple[float, float, float, float]]:
-    """The text of the grid positions no ruled cell starts at, into ``rows``; the boxes it was read from.
-
-    pdfplumber leaves such a position as None, e.g. the unruled top-left corner of a cross table; the
-    characters there (and in no cell) are that position's text, so a label written in the corner is not lost.
-    """
-    from pdfplumber.utils import extract_text
-
-    columns = table.columns
-    boxes = []
-    for r, row in enumerate(table.rows):
-        for c, cell in enumerate(row.cells):
-            if cell is not None:
-                continue
-            box = (columns[c].bbox[0], row.bbox[1], columns[c].bbox[2], row.bbox[3])
-            chars = [
-                char
-                for char in page.chars
-                if _center_in(char, box) and not any(_center_in(char, real) for real in table.cells)
-            ]
-            if chars:
-                rows[r][c] = extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars))
-                boxes.append(box)
-    return boxes
-
-
-def _turned_cell_text(chars: list[dict[str, Any]]) -> str:
-    """A cell's text, read in the direction most of its characters run (at any angle), on one line."""
-    from pdfplumber.utils import extract_text
-
-    visible = [char for char in chars if char["text"].strip()]
-    directions = Counter(char_direction(char) for char in visible)
-    if directions.most_common(1)[0][0] == -1:
-        return " ".join(line["text"] for line in angled_lines(chars, WORD_GAP_EM))
-    return " ".join(extract_text(chars, x_tolerance_ratio=WORD_GAP_EM, **direction_options(chars)).split())
-
-
-def _center_in(char: dict[str, Any], box: tuple[float, float, float, float]) -> bool:
-    # As pdfplumber assigns characters to cells: by the centre, the box's right and bottom edges excluded.
-    x = (char["x0"] + char["x1"]) / 2
-    y = (char["top"] + char["bottom"]) / 2
-    return box[0] <= x < box[2] and box[1] <= y < box[3]
-
-
 def _is_heading(line: _Line, body: float, ratio: float) -> bool:
     if not re.search(r"[^\W\d_]", line.text):
         return False
@@ -446,7 +258,7 @@ def _is_heading(line: _Line, body: float, ratio: float) -> bool:
     )
 
 
-def _heading_levels(pages: list[list[_Line | _Table]], body: float, ratio: float) -> dict[float, int]:
+def _heading_levels(pages: list[list[_Line | Table]], body: float, ratio: float) -> dict[float, int]:
     """Heading size -> level: the larger sizes first; bold headings at body size share the last level."""
     lines = [item for items in pages for item in items if isinstance(item, _Line)]
     large = sorted(
@@ -460,12 +272,13 @@ def _heading_levels(pages: list[list[_Line | _Table]], body: float, ratio: float
     return levels
 
 
-def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict[float, int]) -> list[Block]:
+def _blocks(items: list[_Line | Table], body: float, ratio: float, levels: dict[float, int]) -> list[Block]:
     blocks: list[Block] = []
     previous: _Line | None = None
     for item in items:
-        if isinstance(item, _Table):
-            blocks.extend(_table_blocks(item))
+        if isinstance(item, Table):
+            # A table's block, then the blocks of the tables nested in its cells, each followed by its own.
+            blocks.extend(Block("table", rows=table.rows, attrs=table.attrs) for table in item.in_reading_order())
             previous = None
             continue
         heading = _is_heading(item, body, ratio)
@@ -486,14 +299,6 @@ def _blocks(items: list[_Line | _Table], body: float, ratio: float, levels: dict
         else:
             blocks.append(Block(kind, item.text, level=levels.get(item.size) if heading else None))
         previous = item
-    return blocks
-
-
-def _table_blocks(table: _Table) -> list[Block]:
-    """A table's block, then the blocks of the tables nested in its cells, each followed by its own."""
-    blocks = [Block("table", rows=table.rows, attrs=table.attrs)]
-    for nested in table.nested:
-        blocks.extend(_table_blocks(nested))
     return blocks
 
 
