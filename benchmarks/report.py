@@ -158,14 +158,17 @@ def targets(results: dict) -> list[tuple[str, bool | None, str]]:
     browser = browser_results()
     if browser:
         for splitter, spread in browser_spread().items():
-            new, seen, first = spread["new"], spread["seen"], spread["first"]
-            under = sum(value < APP_WARM_S for value in new)
-            out.append((f"chunk_size change → re-rendered Chunks page < 250 ms warm, 1 MB, in chromium ({splitter})",
-                        statistics.median(new) < APP_WARM_S,
-                        f"new value {_ms(statistics.median(new))} ms to the Nodes metric, the median of {len(new)} runs' "
-                        f"medians (runs {_ms(min(new))}–{_ms(max(new))} ms, under 250 in {under} of {len(new)}); value "
-                        f"seen before {_ms(statistics.median(seen))} ms ({_ms(min(seen))}–{_ms(max(seen))}); the first "
-                        f"redraw after the cold view {_ms(statistics.median(first))} ms ({_ms(min(first))}–{_ms(max(first))})"))
+            new, seen, first, settled = spread["new"], spread["seen"], spread["first"], spread["settled"]
+            # The criterion is the whole rerun (issue 45 item 13): until Streamlit has finished the run and dropped
+            # every stale element, not only until the Nodes metric shows.
+            under = sum(value < APP_WARM_S for value in settled)
+            out.append((f"chunk_size change → the whole Chunks rerun < 250 ms warm, 1 MB, in chromium ({splitter})",
+                        statistics.median(settled) < APP_WARM_S,
+                        f"new value settled in {_ms(statistics.median(settled))} ms, the median of {len(settled)} runs' "
+                        f"medians (runs {_ms(min(settled))}–{_ms(max(settled))} ms, under 250 in {under} of "
+                        f"{len(settled)}); its Nodes metric at {_ms(statistics.median(new))} ms "
+                        f"({_ms(min(new))}–{_ms(max(new))}); value seen before {_ms(statistics.median(seen))} ms to the "
+                        f"metric; the first redraw after the cold view {_ms(statistics.median(first))} ms to the metric"))
         pdf = browser["pdf_first_view"]
         out.append(("First view of the 300-page PDF < 3 s, in chromium", pdf["total_s"] < PDF_FIRST_VIEW_S,
                     f"{pdf['total_s']:.2f} s from the upload to its Nodes metric (its Documents row at "

@@ -4,6 +4,7 @@ selected node, paging to the end, and document text drawn only as escaped text."
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import apptest_support
@@ -15,7 +16,7 @@ from core.config import PipelineConfig
 from core.documents import run_split
 from core.output.highlight import Window, source_windows, window_chars_for
 from core.splitters import get_splitter
-from ui.spans import PART_LIST_MAX, part_caption
+from ui.spans import PART_LIST_MAX, TOP_CHARS, part_caption
 
 TIMEOUT = 240
 NAME = "long_notes.txt"
@@ -49,6 +50,11 @@ def drawn_source(at: AppTest) -> str:
     return body
 
 
+def scripts(at: AppTest) -> list[str]:
+    """The bodies of the script elements the page drew (the one that scrolls the source pane)."""
+    return [h.proto.body for h in at.get("html") if "<script>" in h.proto.body]
+
+
 def visible_text(markup: str) -> str:
     """What a browser shows of the drawn source: tags and their labels removed, entities decoded."""
     body = re.sub(r'<span class="(tag[^"]*|page[^"]*|more)"[^>]*>.*?</span>', "", markup)
@@ -63,7 +69,11 @@ def test_a_long_text_is_drawn_one_bounded_part_at_a_time_with_a_part_number() ->
     assert (part.value, part.min, part.max) == (1, 1, len(windows))
     assert not [s for s in at.selectbox if s.key == "chunks.source.window"]
     assert visible_text(drawn_source(at)) == document.text[windows[0].start : windows[0].end]
-    assert any(shown(c.value) == f"Part 1 of {len(windows)}: {windows[0].label}" for c in at.caption)
+    assert windows[0].label == f"characters 0–{windows[0].end:,}"
+    total = f"{len(document.text):,}"
+    assert any(shown(c.value) == f"Part 1 of {len(windows)}: {windows[0].label} of {total}" for c in at.caption)
+    # The first node opens the part, at the pane's top: no script runs to scroll to it.
+    assert not scripts(at)
     # The style sheet is an element of its own, with no document text: the same on every rerun.
     (style,) = [h.proto.body for h in at.get("html") if "<style>" in h.proto.body and "cs-legend" in h.proto.body]
     assert "line 00000" not in style
@@ -80,6 +90,10 @@ def test_the_part_holding_the_selected_node_is_shown_with_its_span_outlined() ->
     assert at.number_input(key="chunks.source.part").value == holding + 1
     body = drawn_source(at)
     assert f'<span class="tag sel-tag" title="{html.escape(node.id, quote=True)}">#{far}</span>' in body
+    # Its tag is below the lines the pane opens on: a script scrolls the pane to it.
+    assert node.start_char - windows[holding].start >= TOP_CHARS
+    (script,) = scripts(at)
+    assert json.dumps(node.id) in script
     outlined = "".join(re.findall(r'<span class="c[^"]*\bsel\b[^"]*"[^>]*>([^<]*)</span>', body))
     # The outlined text is the node's span, as far as this part holds it.
     shown_end = min(node.end_char, windows[holding].end)
@@ -117,5 +131,5 @@ def test_a_sample_keeps_its_list_of_parts() -> None:
 def test_a_part_caption_shows_a_page_label_from_the_file_as_text() -> None:
     label = "page **iv** [x](javascript:alert(1)) <b>"
     caption = part_caption([Window(0, 10, "characters 0–10"), Window(10, 20, label)], 1)
-    assert caption.startswith("Part 2 of 2: ")
+    assert caption.startswith("Part 2 of 2: ") and caption.endswith(" (characters 10–20 of 20)")
     assert "**iv**" not in caption and "](" not in caption and "<b>" not in caption

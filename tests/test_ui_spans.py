@@ -152,3 +152,35 @@ def test_node_label_reads_only_the_start_yet_equals_folding_the_whole_node(text:
     words = " ".join(text.split())
     expected = words if len(words) <= width else words[: width - 1].rstrip() + "…"
     assert node_label(3, Node(text=text), width) == f"#3 · {expected}"
+
+
+def test_the_pane_is_scrolled_only_to_a_tag_drawn_below_its_first_lines() -> None:
+    from core.output.highlight import Window
+    from ui.spans import TOP_CHARS, TOP_LINES, scroll_needed
+
+    text = "".join(f"line {i:03d}\n" for i in range(400))  # nine characters a line
+    window = Window(90, 2_700, "characters 90–2,700")  # lines 10 to 299
+
+    def starting_on(line: int) -> FakeNode:
+        return FakeNode(f"n{line}", line * 9, line * 9 + 50)
+
+    assert not scroll_needed(text, window, starting_on(10 + TOP_LINES - 1))  # in the lines the pane opens on
+    assert scroll_needed(text, window, starting_on(10 + TOP_LINES))
+    assert not scroll_needed(text, window, FakeNode("begun", 0, 200))  # begun above: its tag opens the part
+    assert not scroll_needed(text, window, FakeNode("before", 0, 90))  # other parts hold these
+    assert not scroll_needed(text, window, starting_on(300))
+    assert not scroll_needed(text, window, None)
+    # One long line: its characters count.
+    prose = "word " * 1_000
+    whole = Window(0, len(prose), "whole document")
+    assert not scroll_needed(prose, whole, FakeNode("a", TOP_CHARS - 1, TOP_CHARS + 10))
+    assert scroll_needed(prose, whole, FakeNode("b", TOP_CHARS, TOP_CHARS + 10))
+
+def test_the_follow_script_runs_again_when_the_pane_is_redrawn_and_holds_no_document_text() -> None:
+    from ui.spans import follow_selection_script
+
+    script = follow_selection_script('n"</script><b>', pane="<div>one</div>")
+    assert script == follow_selection_script('n"</script><b>', pane="<div>one</div>")
+    assert script != follow_selection_script('n"</script><b>', pane="<div>two</div>")  # a new body: st.html runs it
+    assert script.count("<script>") == 1 and script.count("</script>") == 1 and "<b>" not in script
+    assert "one" not in script

@@ -7,6 +7,7 @@ time, so a large document never sends megabytes of HTML to the browser.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,6 +31,9 @@ from ui.widgets import md_escape
 # Up to this many parts the picker lists them (a sample's few parts read as today); above, it is a part number:
 # a list of every part is rebuilt by the browser on each rerun, and a 1 MB text has 80-250 of them.
 PART_LIST_MAX = 30
+# A tag this near the start of the drawn part is in view when the pane opens (560 px: about 20 lines of 90 characters).
+TOP_LINES = 8
+TOP_CHARS = 600
 
 
 def show_source(
@@ -55,24 +59,23 @@ def show_source(
     # The style and the legend are their own element: the same on every rerun, so the browser skips them
     # (st.html redraws only when its body changes) and re-parses no style sheet when the spans change.
     st.html(CSS + legend_html(ocr=bool(ocr_confidence)))
-    st.html(
-        source_html(
-            document.text,
-            nodes,
-            start=window.start,
-            end=window.end,
-            pages=getattr(document, "pages", ()) or (),
-            selected_id=selected_id,
-            marks=marks,
-            height_px=height_px,
-            include_css=False,
-            index_of=index_of,
-            ocr_confidence=ocr_confidence,
-        )
+    body = source_html(
+        document.text,
+        nodes,
+        start=window.start,
+        end=window.end,
+        pages=getattr(document, "pages", ()) or (),
+        selected_id=selected_id,
+        marks=marks,
+        height_px=height_px,
+        include_css=False,
+        index_of=index_of,
+        ocr_confidence=ocr_confidence,
     )
-    if selected_id is not None:
+    st.html(body)
+    if scroll_needed(document.text, window, next((n for n in nodes if n.id == selected_id), None)):
         # Our own script, with no document text in it: it scrolls the pane to the selected node.
-        st.html(follow_selection_script(selected_id), unsafe_allow_javascript=True)
+        st.html(follow_selection_script(selected_id, pane=body), unsafe_allow_javascript=True)
 
 
 def part_picker(windows: Sequence[Window], nodes: Sequence[HasSpan], selected_id: str | None, key: str) -> int:
@@ -109,8 +112,15 @@ def part_picker(windows: Sequence[Window], nodes: Sequence[HasSpan], selected_id
 
 
 def part_caption(windows: Sequence[Window], index: int) -> str:
-    """``Part 3 of 83: characters 24,000–36,000`` as Markdown; a page label comes from the file, so it is escaped."""
-    return f"Part {index + 1:,} of {len(windows):,}: {md_escape(windows[index].label)}"
+    """``Part 3 of 83: characters 24,000–36,000 of 1,000,130`` (the windows cover the text: the last ends with it);
+    a part of pages adds its characters in brackets. Markdown; a page label comes from the file, so it is escaped."""
+    window, total = windows[index], windows[-1].end
+    characters = f"characters {window.start:,}–{window.end:,}"
+    if window.label == characters:
+        where = f"{characters} of {total:,}"
+    else:
+        where = f"{md_escape(window.label)} ({characters} of {total:,})"
+    return f"Part {index + 1:,} of {len(windows):,}: {where}"
 
 
 # The source pane scrolls on its own (max-height); without this, opening node #30 left it showing #0-#2.
@@ -128,7 +138,25 @@ _FOLLOW_SCRIPT = """<script>(() => {
 })();</script>"""
 
 
-def follow_selection_script(selected_id: str) -> str:
-    """The script that scrolls the source pane to ``selected_id``'s tag (the id is JSON-encoded, tags escaped)."""
+def follow_selection_script(selected_id: str, pane: str = "") -> str:
+    """The script that scrolls the source pane to ``selected_id``'s tag (the id is JSON-encoded, tags escaped).
+
+    ``pane`` is the drawn source: its checksum is in the script, so the script runs again whenever the pane is
+    redrawn (a new pane opens at its top), not only when the selection changes (st.html runs a script once per body).
+    """
     encoded = json.dumps(str(selected_id)).replace("<", "\\u003c").replace(">", "\\u003e")
-    return _FOLLOW_SCRIPT % encoded
+    return _FOLLOW_SCRIPT.replace("<script>", f"<script>/* pane {zlib.crc32(pane.encode()):08x} */", 1) % encoded
+
+
+def scroll_needed(text: str, window: Window, selected: HasSpan | None) -> bool:
+    """Whether the pane must be scrolled to show ``selected``: only when its tag is drawn in this window below the
+    pane's first lines (a redrawn pane opens at its top).
+
+    After a new chunk size the selection is the first node, at the top: no script runs, and the browser does
+    not lay the page out once more to scroll it. A node whose tag this window does not draw (another part, a
+    hierarchy's parent) has nothing to scroll to.
+    """
+    if selected is None or selected.end_char <= window.start or selected.start_char >= window.end:
+        return False
+    above = text[window.start : max(selected.start_char, window.start)]
+    return above.count("\n") >= TOP_LINES or len(above) >= TOP_CHARS
