@@ -41,33 +41,35 @@ def retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "    embedding = HuggingFaceEmbedding(model_name=embed_model())",
         f"    index = VectorStoreIndex({nodes}, embed_model=embedding)",
     ]
-    dense = call("index.as_retriever", similarity_top_k=retrieval.top_k)
+    # relative_score fusion min-max-scales what each retriever returns; ChunkScope scales over every node searched,
+    # so there each retriever returns them all (and the fusion keeps the top_k).
+    every_node = retrieval.mode == "hybrid" and retrieval.fusion == "relative_score"
+    depth = Code(f"len({nodes})") if every_node else retrieval.top_k
+    dense = call("index.as_retriever", similarity_top_k=depth)
     if retrieval.mode == "dense":
         lines.append(f"    retriever = {dense}")
     else:
         snippet.use("from llama_index.retrievers.bm25 import BM25Retriever")
-        bm25 = call("BM25Retriever.from_defaults", nodes=Code(nodes), similarity_top_k=retrieval.top_k)
+        # ChunkScope's BM25 (bm25s, English stopwords) does not stem; BM25Retriever stems unless told not to.
+        bm25 = call(
+            "BM25Retriever.from_defaults", nodes=Code(nodes), similarity_top_k=depth, skip_stemming=True
+        )
         if retrieval.mode == "bm25":
-            lines.append(f"    retriever = {bm25}")
+            lines.append(f"    retriever = {indent(bm25)}")
         else:
             # num_queries=1 generates no query; an LLM is still resolved (Settings.llm: OpenAI), so a mock one.
             snippet.use(
                 "from llama_index.core.retrievers import QueryFusionRetriever",
                 "from llama_index.core.llms import MockLLM",
             )
-            if retrieval.fusion == "relative_score":
-                snippet.note(
-                    "hybrid: QueryFusionRetriever's relative_score mode min-max-normalises each retriever's scores "
-                    "and weights them, as ChunkScope does, but only over the nodes each retriever returned."
-                )
-            elif retrieval.alpha != 0.5:
+            if retrieval.fusion == "reciprocal_rank" and retrieval.alpha != 0.5:
                 snippet.note(
                     f"hybrid: QueryFusionRetriever's reciprocal_rerank mode weighs both retrievers equally; "
                     f"ChunkScope weighs the dense ranks by alpha {retrieval.alpha:g} (LangChain's EnsembleRetriever "
                     "does too)."
                 )
-            lines.append(f"    dense = {dense}")
-            lines.append(f"    bm25 = {bm25}")
+            lines.append(f"    dense = {indent(dense)}")
+            lines.append(f"    bm25 = {indent(bm25)}")
             lines.append(
                 "    retriever = "
                 + indent(
@@ -182,6 +184,11 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     else:
         snippet.use("from langchain_community.retrievers import BM25Retriever")
         snippet.requires("rank-bm25")
+        snippet.note(
+            "bm25: LangChain's BM25Retriever scores with rank_bm25's BM25Okapi over the words str.split() gives "
+            "(case kept, no stopwords removed), ChunkScope with bm25s over lowercased words less English "
+            "stopwords, so the two can rank the chunks otherwise."
+        )
         lines.append(f"    bm25 = {call('BM25Retriever.from_documents', Code('indexed'), k=retrieval.top_k)}")
         if retrieval.mode == "bm25":
             lines.append("    retriever = bm25")
