@@ -176,9 +176,16 @@ def scan_pages(data: bytes) -> list[int]:
     import pypdfium2.raw as pdfium_c
 
     pages = []
-    pdf = pypdfium2.PdfDocument(data)
     try:
-        for number, page in enumerate(pdf, start=1):
+        pdf = pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError:  # encrypted or broken: no page to measure (the readers fail on it or say so)
+        return []
+    try:
+        for number in range(1, len(pdf) + 1):
+            try:
+                page = pdf[number - 1]
+            except pypdfium2.PdfiumError:  # a page pdfium cannot load is not measured
+                continue
             width, height = page.get_size()
             covered = 0.0
             for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3):
