@@ -116,6 +116,8 @@ _SHEET_LINE = re.compile(r"^-{8} \d+ - ")
 _REPEATED_UNIT = re.compile(r"^([^\W_]{3,}?)\1{1,3}$")
 # ... and a token of three or more runs, each of one character written the same two to four times over.
 _CHAR_RUN = re.compile(r"([^\W_])\1*")
+# Longer tokens (a data URI, a run of digits) are not looked at: the run's regular expression is quadratic in them.
+_LONGEST_TOKEN = 200
 # A line is worth comparing with the one before from this many letters and digits on.
 _ROW_CHARS = 8
 # The words of the load_warning that name a kind of corruption: its finding is not silent.
@@ -136,7 +138,7 @@ def repeated_glyphs(text: str) -> list[str]:
     found = []
     for token in text.split():
         token = token.strip(".,;:!?()[]|*\"'")
-        if len(token) < 6:
+        if not 6 <= len(token) <= _LONGEST_TOKEN:
             continue
         runs = [len(match.group()) for match in _CHAR_RUN.finditer(token)]
         by_chars = len(runs) >= 3 and any(all(run % times == 0 for run in runs) for times in (2, 3, 4))
