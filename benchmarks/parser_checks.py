@@ -17,8 +17,9 @@ project ships the output its own tests expect (tabula-py's and xlsx2csv's CSVs,
 holds, found in its text alone or beside its peers' words: glyphs repeated
 (:func:`repeated_glyphs`: "300218300218", "TToottaall"), rows doubled
 (:func:`doubled_rows`: a line again right after itself, also when the copy lost
-its decimal points), runs reversed (:func:`reversed_words`: "latot" where a peer
-read "total"), and scanned pages OCR skipped (:func:`scan_pages`: a page an image
+its decimal points, and more often than any peer writes it:
+:func:`doubled_beyond_peers`), runs reversed (:func:`reversed_words`: "latot"
+where a peer read "total", and "total" is read in more files: :func:`backwards`), and scanned pages OCR skipped (:func:`scan_pages`: a page an image
 covers whose text layer holds a few words, not in ``ocr_pages``). A finding is
 silent unless the document's ``load_warning`` names its kind (:data:`NAMED_BY`);
 the reader engines write no warning, so theirs are all silent.
@@ -39,13 +40,16 @@ is counted (reading them is right), and a scan whose page is not in
 
 from __future__ import annotations
 
+import functools
 import io
 import json
+import math
 import random
 import re
 import resource
 import time
 import unicodedata
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,7 +147,11 @@ def repeated_glyphs(text: str) -> list[str]:
         runs = [len(match.group()) for match in _CHAR_RUN.finditer(token)]
         by_chars = len(runs) >= 3 and any(all(run % times == 0 for run in runs) for times in (2, 3, 4))
         unit = _REPEATED_UNIT.match(token)
-        if (unit and len(set(unit.group(1))) > 1) or by_chars:
+        # A word may be a short run twice ("murmur", "couscous"); a run of digits or of five letters and more, or a
+        # token of four characters and more each written over, is no word ("MM/DD/YYYY", "00:00:00" are).
+        by_run = unit is not None and len(set(unit.group(1))) > 1
+        by_run = by_run and (any(char.isdigit() for char in unit.group(1)) or len(unit.group(1)) >= 5)
+        if by_run or (by_chars and len({char for char in token.lower() if char.isalnum()}) >= 4):
             found.append(token)
     return found
 
@@ -165,10 +173,57 @@ def doubled_rows(text: str) -> list[str]:
     return found
 
 
+def doubled_beyond_peers(rows: list[str], flat: str, peers: list[str]) -> list[str]:
+    """Of a reader's doubled rows (:func:`doubled_rows`), those it writes more often than every peer does: a row the
+    file itself holds twice (the same sentence in two paragraphs, a cell repeated down a column) a peer writes as
+    often. ``flat`` and ``peers`` are the texts :func:`normalized` (letters and digits only), so a row is counted
+    the same in a Markdown table and in plain lines. A row a peer doubles too is not found."""
+    if not peers:
+        return rows
+    return [row for row in rows if flat.count(normalized(row)) > max(peer.count(normalized(row)) for peer in peers)]
+
+
 def reversed_words(found: set[str], peers: set[str]) -> list[str]:
-    """A reader's words of four or more letters that no peer read, read backwards by it: the word turned round is
-    one a peer read ("latot" where a peer read "total"). A word every reader reads backwards is not found."""
-    return sorted(w for w in found - peers if len(w) >= 4 and w[::-1] in peers)
+    """A reader's words of four or more letters that no peer read and that a peer read turned round ("latot" where a
+    peer read "total"): candidates, as either may be the one reading backwards (:func:`backwards` decides). A word
+    every reader reads backwards is not found."""
+    return sorted(word for word in found - peers if len(word) >= 4 and word[::-1] in peers)
+
+
+def backwards(word: str, seen: Counter[str]) -> bool:
+    """Whether ``word`` is its turned-round form read backwards: the turned form is read in more of the benchmark's
+    files (``seen``: files per word, any reader), or as many and reads more like English (:func:`englishness`)."""
+    turned = word[::-1]
+    if seen[turned] != seen[word]:
+        return seen[turned] > seen[word]
+    return englishness(turned) > englishness(word)
+
+
+@functools.cache
+def _english() -> tuple[frozenset[str], dict[str, float]]:
+    """The words of English prose (sample_docs' Markdown) and the log-probabilities of their letter triples, word
+    starts and ends marked."""
+    counts: Counter[str] = Counter()
+    vocabulary: set[str] = set()
+    for path in sorted((ROOT / "sample_docs").glob("*.md")):
+        for word in re.findall(r"[a-z]+", path.read_text(encoding="utf-8").lower()):
+            vocabulary.add(word)
+            marked = f"^{word}$"
+            counts.update(marked[i : i + 3] for i in range(len(marked) - 2))
+    total = sum(counts.values())
+    return frozenset(vocabulary), {triple: math.log(count / total) for triple, count in counts.items()}
+
+
+def englishness(word: str) -> float:
+    """How much ``word`` reads as English: 0 for a word of the prose (:func:`_english`), else the mean
+    log-probability of its letter triples there, an unseen triple (or a letter outside a-z) rarer than any seen."""
+    vocabulary, logs = _english()
+    if word in vocabulary:
+        return 0.0
+    floor = min(logs.values()) - 2.0
+    marked = f"^{word}$"
+    triples = [marked[i : i + 3] for i in range(len(marked) - 2)]
+    return sum(logs.get(triple, floor) for triple in triples) / len(triples)
 
 
 def scan_pages(data: bytes) -> list[int]:

@@ -42,6 +42,7 @@ import re
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,9 +54,12 @@ from core.loaders.pdf_ocr import ocr_unavailable_reason  # noqa: E402
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from parser_checks import (  # noqa: E402
+    backwards,
     cell_recall,
     corruptions,
+    doubled_beyond_peers,
     expected_cells,
+    normalized,
     reversed_words,
     scan_pages,
     silent,
@@ -111,13 +115,14 @@ _WORD = re.compile(r"[^\W\d_]{2,}")
 # "Category", "None" for a point the cache leaves out, "[unsupported chart]") and its stand-in for a picture with no
 # alt text, the shape's name ("![Picture 4](Picture4.jpg)": the name and the file name it makes from it agree);
 # LlamaIndex's chart summary ("Chart: COLUMN_CLUSTERED (51) chart titled", "Value axis:", "Range: 2.50 to 4.50", 'Note: Values
-# extraction failed for series "Series 2"'); markitdown's "NaN" for an empty cell of a sheet (pandas' missing value,
-# issue 44).
+# extraction failed for series "Series 2"'); markitdown's "NaN" for an empty cell of a sheet and "Unnamed: 3" for an
+# empty header cell (pandas' missing value and column name), pdfminer's "(cid:12)" for a glyph with no character
+# (issue 44).
 _AROUND_TEXT = re.compile(
-    r"<!--.*?-->"
+    r"<!--.*?-->|\(cid:\d+\)"
     r"|(?<=\])\([^)]*\)"
     r"|(?m:^\| Category \|(?=[^\n]*\n\|---\|))"  # the first header cell of markitdown's chart table
-    r"|(?<=\| )(?:None|NaN)(?= \|)|\[unsupported chart\]"
+    r"|(?<=\| )(?:None|NaN|Unnamed: \d+)(?= \|)|\[unsupported chart\]"
     r"|Chart: [A-Z0-9_]+ \(-?\d+\) chart(?: titled)?|(?:Category|Value) axis:"
     r"|Range: \S+ to \S+|Note: Values extraction failed for series",
     re.DOTALL,
@@ -140,21 +145,49 @@ def _alt_text(picture: re.Match) -> str:
     return " " if re.sub(r"\W", "", alt) + ".jpg" == target else f" {alt} "
 
 
+# An HTML page's markup, which LlamaIndex's reader for .html passes on as the page's text: tags with their
+# attributes, scripts and styles, the doctype. Not words of the page for any reader (issue 44).
+_MARKUP = re.compile(
+    r"<(script|style)\b.*?</\1\s*>|<!DOCTYPE[^>]*>|</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>", re.DOTALL | re.IGNORECASE
+)
+
+
 def words(text: str) -> set[str]:
-    """The distinct words of a reader's text, less what readers write around the text (:data:`SCAFFOLDING`)."""
-    text = _AROUND_TEXT.sub(" ", _PICTURE.sub(_alt_text, text))
+    """The distinct words of a reader's text, less what readers write around the text (:data:`SCAFFOLDING`) and
+    HTML markup (:data:`_MARKUP`)."""
+    text = _AROUND_TEXT.sub(" ", _PICTURE.sub(_alt_text, _MARKUP.sub(" ", text)))
     return {word.lower() for word in _WORD.findall(text)} - SCAFFOLDING
 
 
 def coverage(found: set[str], best: set[str]) -> float:
     """The share of the best peer's words a reader read, not counting a peer's word that is a piece of a word the
-    reader read ("ater" of "water", "inition" of "definition": pdfminer's fragments of one label drawn in pieces).
-    The same for every reader; a piece found nowhere whole still counts against the reader."""
+    reader read ("ater" of "water", "inition" of "definition": pdfminer's fragments of one label drawn in pieces)
+    nor one that is words the reader read run together ("abatchsizeof": pdfminer's line with its spaces lost,
+    :func:`run_together`). The same for every reader; a piece found nowhere whole still counts against the reader."""
     missing = best - found
     within = "\n".join(found)
-    pieces = sum(1 for word in missing if word in within)
-    counted = len(best) - pieces
-    return round((counted - len(missing) + pieces) / counted, 3) if counted else 1.0
+    excused = sum(1 for word in missing if word in within or run_together(word, found))
+    counted = len(best) - excused
+    return round((counted - len(missing) + excused) / counted, 3) if counted else 1.0
+
+
+def run_together(word: str, found: set[str], longest: int = 120) -> bool:
+    """Whether ``word`` is two or more of ``found`` written with no space between them, at most two of them single
+    letters ("andc" of "and c", "denotedv", "afittingto"; "ladder" is not six letters)."""
+    if not 3 <= len(word) <= longest:
+        return False
+    # best[i]: the (single letters, parts) of the split of ``word[:i]`` with the fewest single letters, or None.
+    best: list[tuple[int, int] | None] = [(0, 0)] + [None] * len(word)
+    for end in range(1, len(word) + 1):
+        for start in range(max(0, end - 40), end):
+            before = best[start]
+            if before is None or (end - start > 1 and word[start:end] not in found):
+                continue
+            split = (before[0] + (end - start == 1), before[1] + 1)
+            if best[end] is None or split < best[end]:
+                best[end] = split
+    last = best[-1]
+    return last is not None and last[0] <= 2 and last[1] - last[0] >= 1 and last[1] >= 2
 
 
 def readers_for(suffix: str) -> list[tuple[str, dict]]:
@@ -204,6 +237,7 @@ def read_one(path: Path, label: str, options: dict, expected: list[str] | None =
         "seconds": round(seconds, 3),
         "pages": sum(len(document.pages) for document in documents),
         "words": words(text),
+        "flat": normalized(text),
         "headings": kinds.count("heading"),
         "tables": kinds.count("table"),
         "table_cells": len(table_cells(text) or []),
@@ -223,12 +257,28 @@ def compare_readers(files: list[Path]) -> list[dict]:
     expected |= outputs
     ruled |= set(expected) - set(outputs)  # ours (expected_cells.json) are all ruled tables
     rows = []
+    seen: Counter[str] = Counter()  # files per word, any reader: which way round a word is read (parser_checks)
     for index, path in enumerate(files, 1):
         name = f"{path.parent.name}/{path.name}"
         readers = readers_for(path.suffix.lower())
         runs = [read_one(path, label, options, expected.get(name)) for label, options in readers]
+        seen.update(set().union(*(run.get("words", set()) for run in runs)))
         rows += file_rows(path, runs, ruled=name in ruled)
         print(f"[{index}/{len(files)}] {name}", file=sys.stderr)
+    return settle_reversed(rows, seen)
+
+
+def settle_reversed(rows: list[dict], seen: Counter[str]) -> list[dict]:
+    """Each row's reversed runs, those of its candidates read backwards (:func:`parser_checks.backwards`), once every
+    file's words are known; the silent findings again."""
+    for row in rows:
+        findings = row.get("corruptions", {})
+        if "reversed runs" in findings:
+            turned = [word for word in findings.pop("reversed runs") if backwards(word, seen)]
+            if turned:
+                findings["reversed runs"] = turned
+            ours = row["reader"].startswith("chunkscope")
+            row["silent"] = silent(findings, row["warning"]) if ours else findings
     return rows
 
 
@@ -242,6 +292,7 @@ def file_rows(path: Path, runs: list[dict], ruled: bool = False) -> list[dict]:
         "best": best["reader"] if best else "",
         "best_words": best["words"] if best else set(),
         "by_reader": by_reader,
+        "flat": {run["reader"]: run["flat"] for run in read if run["words"]},
         "pages": max((run["pages"] for run in read if run["reader"] == "chunkscope"), default=0) or 1,
         "scans": scan_pages(path.read_bytes()) if path.suffix.lower() == ".pdf" and read else [],
         "ruled": ruled,
@@ -263,7 +314,12 @@ def reader_row(run: dict, context: dict) -> dict:
     found = run.pop("words")
     best_words = context["best_words"]
     peers = set().union(*(words for reader, words in context["by_reader"].items() if reader != run["reader"]))
+    flat = run.pop("flat")
     findings = run.pop("corruptions")
+    if "doubled rows" in findings:
+        others = [text for reader, text in context["flat"].items() if reader != run["reader"]]
+        if doubled := doubled_beyond_peers(findings.pop("doubled rows"), flat, others):
+            findings["doubled rows"] = doubled
     if turned := reversed_words(found, peers):
         findings["reversed runs"] = turned
     ours = run["reader"].startswith("chunkscope")
@@ -430,7 +486,8 @@ def main(argv: list[str] | None = None) -> int:
         print(readers_summary(rows))
         unavailable = ocr_unavailable_reason()
         scans = [] if unavailable else simulated_scans()
-        print("\nOCR on a simulated scan, ChunkScope's default PDF path:", unavailable or "", *scans_table(scans), sep="\n")
+        print("\nOCR on a simulated scan, ChunkScope's default PDF path:", unavailable or "", sep="\n")
+        print("\n".join(scans_table(scans)))
         if args.json:
             results = {"files": rows, "simulated_scans": scans}
             args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
