@@ -4,6 +4,7 @@ reader (benchmarks/parsers.py)."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -35,6 +36,7 @@ def test_readers_labels_are_not_words_of_the_file():
     assert parsers.words(llamaindex) == {"sales", "revenue", "bar"}
     # markitdown's pandas writes "NaN" for an empty cell of a sheet; a cell's own "NaNs" is a word.
     assert parsers.words("| Name | Value |\n|---|---|\n| NaN | 3 |\n| NaNs | NaN |") == {"name", "value", "nans"}
+    assert parsers.words("| Unnamed: 0 | Total |\n|---|---|\n| a | 3 |") == {"total"}
 
 
 def test_cell_recall_reads_markdown_rows_and_compares_letters_and_digits():
@@ -64,8 +66,13 @@ def test_the_projects_expected_outputs_name_pinned_documents_and_their_csvs():
 
 
 def test_glyphs_drawn_over_themselves_are_found_and_real_words_are_not():
-    text = "Total 300218300218300218300218 and 333300000000222211118888 TToottaall, bookkeeper 2020 ______ xxxxxx 1100"
-    assert parser_checks.repeated_glyphs(text) == ["300218300218300218300218", "333300000000222211118888", "TToottaall"]
+    text = (
+        "Total 300218300218300218300218 and 333300000000222211118888 TToottaall, totaltotal; murmur couscous "
+        "bookkeeper 2020 ______ xxxxxx 1100 MM/DD/YYYY YYYYMMDD 00:00:00"
+    )
+    assert parser_checks.repeated_glyphs(text) == [
+        "300218300218300218300218", "333300000000222211118888", "TToottaall", "totaltotal"
+    ]  # fmt: skip
 
 
 def test_a_row_again_right_after_itself_is_found_also_without_its_decimal_points():
@@ -75,9 +82,40 @@ def test_a_row_again_right_after_itself_is_found_also_without_its_decimal_points
     assert parser_checks.corruptions("Nothing wrong here") == {}
 
 
-def test_a_word_read_backwards_is_one_a_peer_read_the_right_way():
-    # "level" reads the same both ways; "noitalupop" turned round is no peer's word.
-    assert parser_checks.reversed_words({"latot", "noitalupop", "level", "tax"}, {"total", "level", "xat"}) == ["latot"]
+def test_a_doubled_row_counts_where_the_reader_writes_it_more_often_than_every_peer():
+    flat = parser_checks.normalized("Gross total 1.250,5 Gross total 12505 Net 3 Net 3")
+    once, twice = parser_checks.normalized("Gross total 1250,5 Net 3"), parser_checks.normalized("Net 3 | Net 3")
+    rows = ["Gross total 12505", "Net 3"]
+    assert parser_checks.doubled_beyond_peers(rows, flat, [once]) == rows
+    assert parser_checks.doubled_beyond_peers(rows, flat, [once, twice]) == ["Gross total 12505"]
+    assert parser_checks.doubled_beyond_peers(rows, flat, []) == rows
+
+
+def test_a_word_read_backwards_is_the_one_read_in_fewer_files():
+    # Candidates both ways round: "latot" against a peer's "total", and a peer's "txet" against the reader's "text".
+    assert parser_checks.reversed_words({"latot", "text", "level", "word"}, {"total", "txet", "level"}) == [
+        "latot", "text"
+    ]  # fmt: skip
+    seen = Counter({"total": 9, "latot": 1, "text": 12, "txet": 1})
+    assert parser_checks.backwards("latot", seen) and not parser_checks.backwards("text", seen)
+    # Read in as many files: the way round that reads more like English prose wins.
+    assert parser_checks.backwards("noitalupop", Counter()) and not parser_checks.backwards("population", Counter())
+
+
+def test_a_peers_words_run_together_are_not_counted_against_a_reader():
+    found = {"batch", "size", "of", "and", "fitting", "to", "ladder"}
+    assert parsers.run_together("abatchsizeof", found) and parsers.run_together("andc", found)
+    assert not parsers.run_together("batch", found) and not parsers.run_together("laddr", found)
+    assert not parsers.run_together("spatial", {"s", "p", "a", "t", "i", "l"})  # letters are not words
+    assert parsers.coverage({"batch", "size", "of"}, {"batch", "size", "of", "abatchsizeof", "spatial"}) == 0.75
+
+
+def test_markup_and_pdfminers_cid_are_no_words():
+    page = (
+        "<!DOCTYPE html><html><head><script>var createElement;</script><style>.a{b:c}</style></head>"
+        '<body><p class="lead">Hello <b>world</b> (cid:12) <<Шаблон>> a < b</p></body></html>'
+    )
+    assert parsers.words(page) == {"hello", "world", "шаблон"}
 
 
 def test_a_finding_is_silent_unless_the_load_warning_names_its_kind():
