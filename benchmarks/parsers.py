@@ -116,13 +116,13 @@ _WORD = re.compile(r"[^\W\d_]{2,}")
 # alt text, the shape's name ("![Picture 4](Picture4.jpg)": the name and the file name it makes from it agree);
 # LlamaIndex's chart summary ("Chart: COLUMN_CLUSTERED (51) chart titled", "Value axis:", "Range: 2.50 to 4.50", 'Note: Values
 # extraction failed for series "Series 2"'); markitdown's "NaN" for an empty cell of a sheet and "Unnamed: 3" for an
-# empty header cell (pandas' missing value and column name), pdfminer's "(cid:12)" for a glyph with no character
+# empty header cell, wherever a reader writes it (pandas' missing value and column name), pdfminer's "(cid:12)" for a glyph with no character
 # (issue 44).
 _AROUND_TEXT = re.compile(
     r"<!--.*?-->|\(cid:\d+\)"
     r"|(?<=\])\([^)]*\)"
     r"|(?m:^\| Category \|(?=[^\n]*\n\|---\|))"  # the first header cell of markitdown's chart table
-    r"|(?<=\| )(?:None|NaN|Unnamed: \d+)(?= \|)|\[unsupported chart\]"
+    r"|(?<=\| )(?:None|NaN)(?= \|)|\bUnnamed: \d+\b|\[unsupported chart\]"
     r"|Chart: [A-Z0-9_]+ \(-?\d+\) chart(?: titled)?|(?:Category|Value) axis:"
     r"|Range: \S+ to \S+|Note: Values extraction failed for series",
     re.DOTALL,

@@ -37,6 +37,7 @@ def test_readers_labels_are_not_words_of_the_file():
     # markitdown's pandas writes "NaN" for an empty cell of a sheet; a cell's own "NaNs" is a word.
     assert parsers.words("| Name | Value |\n|---|---|\n| NaN | 3 |\n| NaNs | NaN |") == {"name", "value", "nans"}
     assert parsers.words("| Unnamed: 0 | Total |\n|---|---|\n| a | 3 |") == {"total"}
+    assert parsers.words("Unnamed: 0  Unnamed: 1\n0  Total") == {"total"}  # LlamaIndex's pandas, not a table
 
 
 def test_cell_recall_reads_markdown_rows_and_compares_letters_and_digits():
