@@ -9,6 +9,7 @@ the split runs with the framework alone; :data:`RETRIEVAL_PACKAGES` is what ``re
 from __future__ import annotations
 
 from core.config import PipelineConfig
+from core.config_parts import RetrievalSettings
 from core.translate.snippet import Code, CodeSnippet, call, indent
 
 __all__ = ["RETRIEVAL_PACKAGES", "retrieval_langchain", "retrieval_llamaindex", "searches_leaves"]
@@ -41,6 +42,55 @@ def retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "    embedding = HuggingFaceEmbedding(model_name=embed_model())",
         f"    index = VectorStoreIndex({nodes}, embed_model=embedding)",
     ]
+    lines += _llamaindex_retriever(snippet, retrieval, nodes)
+    if searches_leaves(config) and retrieval.returns == "merged":
+        snippet.use(
+            "from llama_index.core import StorageContext",
+            "from llama_index.core.retrievers import AutoMergingRetriever",
+        )
+        lines.append("    storage = StorageContext.from_defaults()")
+        lines.append("    storage.docstore.add_documents(nodes)  # every level: the parents merged into")
+        lines.append(
+            "    retriever = "
+            + call(
+                "AutoMergingRetriever", Code("retriever"), Code("storage"), simple_ratio_thresh=retrieval.merge_ratio
+            )
+        )
+    lines.append("    results = retriever.retrieve(query)")
+    if searches_leaves(config) and retrieval.returns == "parents" and retrieval.context_budget:
+        lines += _parents_within_budget(snippet, retrieval.context_budget)
+    elif searches_leaves(config) and retrieval.returns == "parents":
+        snippet.use("from llama_index.core.schema import NodeWithScore")
+        lines += [
+            "    # Each leaf's top-level parent, once, in the order of its best leaf (recursive retrieval's rule).",
+            "    by_id = {node.node_id: node for node in nodes}",
+            "    parents = {}",
+            "    for result in results:",
+            "        node = result.node",
+            "        while node.parent_node is not None and node.parent_node.node_id in by_id:",
+            "            node = by_id[node.parent_node.node_id]",
+            "        parents.setdefault(node.node_id, NodeWithScore(node=node, score=result.score))",
+            "    results = list(parents.values())",
+        ]
+    posts = [post.llamaindex(snippet) for post in config.postprocessors]
+    if any(code is not None for code in posts):
+        snippet.use("from llama_index.core import QueryBundle")
+        lines.append("    bundle = QueryBundle(query)")
+    for code in posts:
+        if code is None:
+            continue
+        # Each stage is a statement of retrieve()'s body: its continuation lines go one level in with it.
+        if code.startswith("results ="):
+            lines.append(f"    {indent(code)}")
+        else:
+            lines.append(f"    results = {indent(code)}.postprocess_nodes(results, query_bundle=bundle)")
+    lines.append("    return results")
+    snippet.add("\n".join(lines))
+
+
+def _llamaindex_retriever(snippet: CodeSnippet, retrieval: RetrievalSettings, nodes: str) -> list[str]:
+    """retrieve()'s lines that make ``retriever``: dense, BM25 or both fused, over the list named ``nodes``."""
+    lines: list[str] = []
     # relative_score fusion min-max-scales what each retriever returns; ChunkScope scales over every node searched,
     # so there each retriever returns them all (and the fusion keeps the top_k).
     every_node = retrieval.mode == "hybrid" and retrieval.fusion == "relative_score"
@@ -85,49 +135,7 @@ def retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
                     )
                 )
             )
-    if searches_leaves(config) and retrieval.returns == "merged":
-        snippet.use(
-            "from llama_index.core import StorageContext",
-            "from llama_index.core.retrievers import AutoMergingRetriever",
-        )
-        lines.append("    storage = StorageContext.from_defaults()")
-        lines.append("    storage.docstore.add_documents(nodes)  # every level: the parents merged into")
-        lines.append(
-            "    retriever = "
-            + call(
-                "AutoMergingRetriever", Code("retriever"), Code("storage"), simple_ratio_thresh=retrieval.merge_ratio
-            )
-        )
-    lines.append("    results = retriever.retrieve(query)")
-    if searches_leaves(config) and retrieval.returns == "parents" and retrieval.context_budget:
-        lines += _parents_within_budget(snippet, retrieval.context_budget)
-    elif searches_leaves(config) and retrieval.returns == "parents":
-        snippet.use("from llama_index.core.schema import NodeWithScore")
-        lines += [
-            "    # Each leaf's top-level parent, once, in the order of its best leaf (recursive retrieval's rule).",
-            "    by_id = {node.node_id: node for node in nodes}",
-            "    parents = {}",
-            "    for result in results:",
-            "        node = result.node",
-            "        while node.parent_node is not None and node.parent_node.node_id in by_id:",
-            "            node = by_id[node.parent_node.node_id]",
-            "        parents.setdefault(node.node_id, NodeWithScore(node=node, score=result.score))",
-            "    results = list(parents.values())",
-        ]
-    posts = [post.llamaindex(snippet) for post in config.postprocessors]
-    if any(code is not None for code in posts):
-        snippet.use("from llama_index.core import QueryBundle")
-        lines.append("    bundle = QueryBundle(query)")
-    for code in posts:
-        if code is None:
-            continue
-        # Each stage is a statement of retrieve()'s body: its continuation lines go one level in with it.
-        if code.startswith("results ="):
-            lines.append(f"    {indent(code)}")
-        else:
-            lines.append(f"    results = {indent(code)}.postprocess_nodes(results, query_bundle=bundle)")
-    lines.append("    return results")
-    snippet.add("\n".join(lines))
+    return lines
 
 
 def _parents_within_budget(snippet: CodeSnippet, budget: int) -> list[str]:
