@@ -16,6 +16,8 @@ clearly better (``fallback_pages``, and a note); a page both garble is named in
 ``load_warning``, never passed on silently. Glyphs drawn over themselves are read once per
 position, as a viewer shows them, and the page is named; text turned by 90, 180 or 270
 degrees, or at another angle, reads in its direction (:mod:`core.loaders.pdf_corruption`).
+A ligature glyph (ﬁ, ﬂ, ...) is written as its letters, whichever parser or OCR read it
+(:func:`~core.loaders.pdf_assemble.expand_ligatures`).
 
 Either way the pages follow each other with one blank line between them, and a
 page without a text layer but with an image (a scan) is read by Tesseract when
