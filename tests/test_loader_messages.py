@@ -44,7 +44,7 @@ def _image_page(image: bytes) -> bytes:
 def test_ocr_that_ran_and_read_nothing_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[int] = []
 
-    def read_nothing(data: bytes, index: int, dpi: int, *, reflow: bool = False) -> OcrPage:
+    def read_nothing(data: bytes, index: int, dpi: int, *, reflow: bool = False, without_text: bool = False) -> OcrPage:
         ran.append(index)
         return OcrPage(text="", confidence=0.0, words=0)
 

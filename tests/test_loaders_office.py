@@ -490,6 +490,32 @@ def test_xlsx_with_too_many_cells_is_refused_and_macros_are_noted() -> None:
     assert document.metadata["load_warning"] == "ignored its macros (nothing in the file is run or followed)"
 
 
+
+SHARED_STRINGS_TYPE = b"application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"
+INLINE_SHEET = (
+    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">'
+    '<c r="A1" t="inlineStr"><is><r><t xml:space="preserve">Regular </t></r><r><rPr><b/></rPr><t>Bold</t></r></is></c>'
+    '<c r="B1"><v>2</v></c></row></sheetData></worksheet>'
+)
+
+
+def test_xlsx_naming_a_shared_strings_part_it_lacks_reads_its_inline_strings() -> None:
+    """xlsx2csv's formatted_inline_string.xlsx, made here: [Content_Types].xml names xl/sharedStrings.xml, the
+    zip has no such part (openpyxl raised KeyError), and the one string is inline in the sheet."""
+    source = zipfile.ZipFile(BytesIO(xlsx({"S": [["a"]]})))
+    parts: dict[str, str | bytes] = {name: source.read(name) for name in source.namelist()}
+    assert "xl/sharedStrings.xml" not in parts
+    parts["[Content_Types].xml"] = source.read("[Content_Types].xml").replace(
+        b"</Types>", b'<Override PartName="/xl/sharedStrings.xml" ContentType="' + SHARED_STRINGS_TYPE + b'"/></Types>'
+    )
+    parts["xl/worksheets/sheet1.xml"] = INLINE_SHEET
+    document = load_one(zipped(parts), "inline.xlsx")
+    assert document.text == "S\n\n| Regular Bold | 2 |\n| --- | --- |"
+    assert document.metadata["load_warning"] == (
+        "its content list names a part the file does not hold (xl/sharedStrings.xml): read without it"
+    )
+
+
 # -- EPUB ---------------------------------------------------------------------------
 
 

@@ -215,7 +215,7 @@ def test_auto_reads_a_scan_whose_text_layer_is_one_stamp_line(parser: str) -> No
     assert document.metadata["ocr_pages"] == [1]
     assert document.metadata["load_warning"].endswith(
         "the text layer of page 1 covers little of a page-size image (a scan with a stamp or a page number "
-        "on top): OCR's text kept instead"
+        f"on top): OCR's reading of the page without that layer kept instead; the layer's words: \"{STAMP}\""
     )
 
 

@@ -8,14 +8,17 @@ page 3 a font whose codes map to no character at all (both garble it).
 
 from __future__ import annotations
 
+import io
+import unicodedata
 from pathlib import Path
 
 import pypdf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.loaders import load
+from core.loaders import load, load_bytes
 from core.loaders.parsers import parse_summary
+from core.loaders.pdf_assemble import expand_ligatures
 from core.loaders.pdf_garble import better_text, garbled_pages, is_word_like, suspect, text_quality
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -197,3 +200,52 @@ def test_when_pdfplumber_cannot_read_the_file_pypdfs_text_stays_and_the_garbled_
 def test_the_quick_suspect_check_agrees_with_the_full_measure(tokens: list[str]) -> None:
     text = " ".join(tokens)
     assert suspect(text) == text_quality(text).suspect
+
+
+# -- ligatures (issue #44) -------------------------------------------------------
+
+
+def ligature_pdf(line: bytes) -> bytes:
+    """One line of Helvetica whose codes 1 and 2 a ToUnicode map names U+FB01 (ﬁ) and U+FB02 (ﬂ), as a font
+    that sets "fi" as one glyph writes it."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Lig def "
+        b"1 begincodespacerange <00> <FF> endcodespacerange 2 beginbfchar <01> <FB01> <02> <FB02> endbfchar "
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    content = b"BT /F1 12 Tf 72 720 Td (" + line + b") Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> "
+        b"/Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /ToUnicode 6 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_the_ligatures_expand_to_their_letters() -> None:
+    assert expand_ligatures("ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ") == "ff fi fl ffi ffl st st"
+    assert expand_ligatures("classiﬁcation") == "classification"
+    assert expand_ligatures("ﬁ") == unicodedata.normalize("NFKC", "ﬁ")
+    assert expand_ligatures("æ œ ĳ") == "æ œ ĳ"  # letters of their own, not presentation forms
+
+
+def test_pypdf_keeps_the_ligature_and_the_loader_writes_its_letters() -> None:
+    data = ligature_pdf(b"Classi\x01cation of \x02ows")
+    assert pypdf.PdfReader(io.BytesIO(data)).pages[0].extract_text() == "Classiﬁcation of ﬂows"
+    for parser in ("pypdf", "pdfplumber"):
+        (document,) = load_bytes(data, "ligatures.pdf", parser=parser)
+        assert document.text == "Classification of flows", parser
+        page = document.pages[0]
+        assert document.text[page.start_char : page.end_char] == "Classification of flows"

@@ -16,11 +16,14 @@ clearly better (``fallback_pages``, and a note); a page both garble is named in
 ``load_warning``, never passed on silently. Glyphs drawn over themselves are read once per
 position, as a viewer shows them, and the page is named; text turned by 90, 180 or 270
 degrees, or at another angle, reads in its direction (:mod:`core.loaders.pdf_corruption`).
+A ligature glyph (ﬁ, ﬂ, ...) is written as its letters, whichever parser or OCR read it
+(:func:`~core.loaders.pdf_assemble.expand_ligatures`).
 
 Either way the pages follow each other with one blank line between them, and a
 page without a text layer but with an image (a scan) is read by Tesseract when
 ``ocr`` allows (:mod:`core.loaders.pdf_ocr`), and so is a page whose images cover it while
-its text layer's words cover almost none of it (a stamp line or a big watermark on a scan). OCR's words' mean confidence goes in
+its text layer's words cover almost none of it (a stamp line or a big watermark on a scan): that page is read
+as it shows without its text layer, whose words the note quotes. OCR's words' mean confidence goes in
 ``ocr_confidence`` (by page number), its number in ``ocr_pages``, and a note in
 ``load_warning``. pypdf checks the file first (encryption, page count, content
 size), for both parsers. Neither parser runs anything embedded in the file (no
@@ -43,7 +46,15 @@ from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocum
 from core.loaders.base import Loader
 from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
 from core.loaders.pdf_garble import better_text, blocks_text, garbled_pages, repair_garbled_blocks, suspect
-from core.loaders.pdf_notes import cid_note, no_text_reason, ocr_phrase, pages_phrase, pypdf_gave_up, unreadable_reason
+from core.loaders.pdf_notes import (
+    cid_note,
+    no_text_reason,
+    ocr_phrase,
+    over_layer_note,
+    pages_phrase,
+    pypdf_gave_up,
+    unreadable_reason,
+)
 from core.loaders.pdf_ocr import (
     OcrPage,
     OcrUnavailable,
@@ -199,7 +210,7 @@ class PdfLoader(Loader):
         metadata = self._metadata(reader, file_name, page_count, layer, ocr_read)
         read = {number for number, page in enumerate(pages, start=1) if page.end_char > page.start_char}
         empty = [n for n in range(1, page_count + 1) if n not in read and n not in layer.unreadable]
-        notes = self._notes(layer, empty, ocr_read, ocr_found_nothing, over_layer)
+        notes = self._notes(layer, empty, ocr_read, ocr_found_nothing, {n: layer.texts[n] for n in over_layer})
         notes.extend(_text_notes(full_text, pages, ocr_read))
         notes.extend(ocr_notes)
         if notes:
@@ -300,7 +311,7 @@ class PdfLoader(Loader):
         empty: list[int],
         ocr_read: dict[int, OcrPage],
         ocr_found_nothing: list[int],
-        over_layer: list[int],
+        over_layer: dict[int, str],
     ) -> list[str]:
         """What the user is told about the pages: empty, unreadable, read by OCR or by the other parser."""
         notes = []
@@ -315,10 +326,7 @@ class PdfLoader(Loader):
         if ocr_found_nothing:
             notes.append(f"OCR read no text on {pages_phrase(ocr_found_nothing)}")
         if over_layer:
-            notes.append(
-                f"the text layer of {pages_phrase(over_layer)} covers little of a page-size image "
-                "(a scan with a stamp or a page number on top): OCR's text kept instead"
-            )
+            notes.append(over_layer_note(over_layer))
         if layer.overdrawn:
             times = max(layer.overdrawn.values())
             by = ", by pdfplumber" if self.parser == "pypdf" else ""
@@ -377,7 +385,10 @@ class PdfLoader(Loader):
         over_layer: list[int] = []
         for number in wanted:
             try:
-                page = ocr_page(data, number - 1, self.ocr_dpi, reflow=self.parser == "pdfplumber")
+                # A scan under a few words of text (a watermark, a stamp) is read as the scan shows without them.
+                page = ocr_page(
+                    data, number - 1, self.ocr_dpi, reflow=self.parser == "pdfplumber", without_text=number in scan_like
+                )
             except OcrUnavailable as exc:
                 notes.append(f"page {number} not read by OCR: {exc}")
                 continue

@@ -2,6 +2,9 @@
 
 The PDF loader (:mod:`core.loaders.pdf`) reads every page with the chosen parser, or with OCR; these functions
 lay the pages out one after another, so every page and element has an exact span in the text.
+
+Every page's text passes through :func:`expand_ligatures` on its way in (pypdf's, pdfplumber's and OCR's), so a
+search for "classification" finds the word a font set with the one glyph "ﬁ"; the spans are into that text.
 """
 
 from __future__ import annotations
@@ -15,6 +18,15 @@ from core.schema import Element, Page
 
 # Between two pages' texts: a blank line, so a paragraph never runs across a page break.
 PAGE_SEPARATOR = "\n\n"
+# The Latin ligatures of Unicode's presentation forms (U+FB00-U+FB06), as the letters they join. pypdf writes
+# the character a font's ToUnicode map names, so "classiﬁcation" keeps its one "ﬁ" (pdfplumber expands them
+# itself). The two "st" forms are the long-s one (ﬅ) and the round one (ﬆ); both read "st", as NFKC has them.
+LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+
+
+def expand_ligatures(text: str) -> str:
+    """``text`` with each Latin presentation-form ligature (ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ) written as its letters."""
+    return text.translate(LIGATURES)
 
 
 def assemble_texts(
@@ -25,8 +37,7 @@ def assemble_texts(
     pages: list[Page] = []
     offset = 0
     for number, (label, text) in enumerate(zip(labels, texts, strict=True), start=1):
-        if number in ocr_read:
-            text = ocr_read[number].text
+        text = expand_ligatures(ocr_read[number].text if number in ocr_read else text)
         if number > 1:
             pieces.append(PAGE_SEPARATOR)
             offset += len(PAGE_SEPARATOR)
@@ -51,17 +62,18 @@ def assemble_blocks(
         out.start_page(label)
         if number in ocr_read:
             attrs = _ocr_attrs(ocr_read, number)
-            for paragraph in ocr_read[number].text.split("\n\n"):
+            for paragraph in expand_ligatures(ocr_read[number].text).split("\n\n"):
                 out.add(paragraph, "paragraph", attrs=dict(attrs))
             continue
         for block in blocks:
             if block.kind == "table":
-                out.add_table(block.rows, attrs=block.attrs or None)
+                rows = [[expand_ligatures(str(cell)) for cell in row] for row in block.rows]
+                out.add_table(rows, attrs=block.attrs or None)
             elif block.kind == "heading":
-                title = " ".join(block.text.split())
+                title = " ".join(expand_ligatures(block.text).split())
                 out.add(f"{'#' * (block.level or 1)} {title}", "heading", level=block.level, attrs={"title": title})
             else:
-                out.add(block.text, block.kind)
+                out.add(expand_ligatures(block.text), block.kind)
     return out.result()
 
 

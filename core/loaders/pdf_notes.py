@@ -113,3 +113,23 @@ def pages_phrase(numbers: list[int]) -> str:
     shown = ", ".join(str(n) for n in numbers[:20])
     more = f" and {len(numbers) - 20} more" if len(numbers) > 20 else ""
     return f"page{'s' if len(numbers) > 1 else ''} {shown}{more}"
+
+
+# How much of a text layer OCR's text replaced the note quotes, per page (a stamp line, a watermark's words).
+QUOTED_LAYER_CHARS = 80
+
+
+def over_layer_note(layers: dict[int, str]) -> str:
+    """The note on scans whose few words of text layer (``layers``, by page number) OCR's reading replaced: the
+    page was read as the scan shows without them, so their words are quoted here rather than lost."""
+    quoted = []
+    for number, text in sorted(layers.items()):
+        words = " ".join(text.split())
+        if len(words) > QUOTED_LAYER_CHARS:
+            words = words[: QUOTED_LAYER_CHARS - 1].rstrip() + "…"
+        quoted.append(f'"{words}"' if len(layers) == 1 else f'page {number} "{words}"')
+    return (
+        f"the text layer of {pages_phrase(sorted(layers))} covers little of a page-size image (a scan with a stamp "
+        f"or a page number on top): OCR's reading of the page without that layer kept instead; the layer's words: "
+        f"{', '.join(quoted)}"
+    )

@@ -2,6 +2,8 @@
 
 A page counts as scanned by what covers it, not by whether it has any text: a
 full-page image with one stamped line of text on top is a scan (:func:`page_coverage`).
+Such a page is rendered for OCR without its text layer (``without_text``), so a watermark set
+as text over the scan does not hide the words under it; the loader names the layer's words in its note.
 
 Tesseract is a program (``apt-get install tesseract-ocr tesseract-ocr-eng``; the
 Makefile's ``system-deps`` installs it), run once per page as
@@ -69,13 +71,20 @@ def ocr_unavailable_reason() -> str | None:
     return None
 
 
-def render_page(data: bytes, page_index: int, dpi: int) -> Any:
-    """Page ``page_index`` (0-based) of the PDF in ``data`` as a greyscale PIL image at ``dpi`` (fewer pixels for huge pages)."""
+def render_page(data: bytes, page_index: int, dpi: int, *, without_text: bool = False) -> Any:
+    """Page ``page_index`` (0-based) of the PDF in ``data`` as a greyscale PIL image at ``dpi`` (fewer pixels for huge pages).
+
+    ``without_text``: the page drawn without its text layer (every text object, in forms too, removed before
+    rendering), as a scan shows under a watermark or stamp set as text: an opaque "DRAFT" at 120 pt drawn over
+    the scan cost OCR 38% of its words, against 4% without it (benchmarks/parser_checks.py).
+    """
     import pypdfium2 as pdfium
 
     document = pdfium.PdfDocument(data)
     try:
         page = document[page_index]
+        if without_text:
+            _remove_text(page)
         width, height = page.get_size()  # points (1/72 inch)
         scale = dpi / 72
         pixels = width * scale * height * scale
@@ -84,6 +93,19 @@ def render_page(data: bytes, page_index: int, dpi: int) -> Any:
         return page.render(scale=scale, grayscale=True).to_pil()
     finally:
         document.close()
+
+
+def _remove_text(page: Any) -> None:
+    """Take every text object off a pypdfium2 page (top-level and inside forms), so it renders as its images and
+    paths alone. A text object pdfium cannot remove stays drawn."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    for text in list(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT])):
+        try:
+            page.remove_obj(text)
+        except pdfium.PdfiumError:
+            continue
 
 
 def ocr_image(image: Any, dpi: int, *, reflow: bool = False) -> OcrPage:
@@ -131,12 +153,14 @@ def parse_tsv(tsv: str, *, reflow: bool = False) -> OcrPage:
     return OcrPage(text=text, confidence=mean, words=len(confidences))
 
 
-def ocr_page(data: bytes, page_index: int, dpi: int, *, reflow: bool = False) -> OcrPage:
-    """Render page ``page_index`` of the PDF and read it with Tesseract."""
+def ocr_page(
+    data: bytes, page_index: int, dpi: int, *, reflow: bool = False, without_text: bool = False
+) -> OcrPage:
+    """Render page ``page_index`` of the PDF (without its text layer when ``without_text``) and read it with Tesseract."""
     reason = ocr_unavailable_reason()
     if reason:
         raise OcrUnavailable(reason)
-    return ocr_image(render_page(data, page_index, dpi), dpi, reflow=reflow)
+    return ocr_image(render_page(data, page_index, dpi, without_text=without_text), dpi, reflow=reflow)
 
 
 def _environment() -> dict[str, str]:

@@ -20,11 +20,17 @@ first cell, so those are counted first, without building a tree, and a
 workbook with more than ``max_shared_strings`` strings or ``max_sections``
 sheets is refused before openpyxl spends its time on them; cells are counted
 as openpyxl streams them (``max_cells``).
+
+A workbook whose content list (``[Content_Types].xml``) names a part the zip does not hold (a shared-strings
+part, when the sheets keep their strings inline) is read without it, and the note names the part: openpyxl
+opens every part the list names and would refuse the whole file.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
+import zipfile
 from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
@@ -67,6 +73,7 @@ class XlsxLoader(ZipLoader):
         archive.budget.bound("c", "cells", "max_cells", self.max_cells)
         for part in _parts_openpyxl_reads(archive):
             archive.count(part)
+        data, missing = _without_missing_parts(archive, data)
         try:
             sheets = self._sheets(data, file_name)
         except LoadError:
@@ -90,6 +97,10 @@ class XlsxLoader(ZipLoader):
         metadata: dict[str, Any] = {"file_name": file_name, "file_type": "xlsx", "page_count": len(pages)}
         metadata["page_unit"] = "sheet"
         metadata.update(core_properties(archive))
+        if missing:
+            add_warning(
+                metadata, f"its content list names a part the file does not hold ({', '.join(missing)}): read without it"
+            )
         if hidden:
             add_warning(metadata, f"hidden sheet{'s' if len(hidden) > 1 else ''} {', '.join(hidden)} read anyway")
         note = archive.active_content_note()
@@ -145,6 +156,42 @@ def _parts_openpyxl_reads(archive: Archive) -> list[str]:
         if kind == "worksheet"
     }
     return sorted(workbooks) + sorted(strings - workbooks) + sorted(sheets - workbooks - strings)
+
+
+_OVERRIDE = re.compile(rb"<(?:\w+:)?Override\b[^>]*/>")
+_PART_NAME = re.compile(rb"""PartName\s*=\s*["']/?([^"']*)["']""")
+
+
+def _without_missing_parts(archive: Archive, data: bytes) -> tuple[bytes, list[str]]:
+    """The workbook as openpyxl can open it, and the parts its content list names that the zip does not hold.
+
+    openpyxl opens the shared strings where ``[Content_Types].xml`` says they are and raises KeyError when the
+    part is missing, though sheets that keep their strings inline are readable without it (xlsx2csv's
+    formatted_inline_string.xlsx). Such a workbook is copied, every part as it is, with those names left out of
+    its content list. A part present under another case is not missing (openpyxl still fails on it).
+    """
+    listed_name = archive.find("[Content_Types].xml")
+    listed = archive.read(listed_name) if listed_name else None
+    if listed is None:
+        return data, []
+    missing: list[str] = []
+
+    def drop_missing(match: re.Match[bytes]) -> bytes:
+        name = _PART_NAME.search(match.group())
+        part = name.group(1).decode("utf-8", "replace") if name else ""
+        if not part or archive.find(part) is not None:
+            return match.group()
+        missing.append(part)
+        return b""
+
+    repaired = _OVERRIDE.sub(drop_missing, listed)
+    if not missing:
+        return data, []
+    out = BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as copy:
+        for name in archive.names:
+            copy.writestr(name, repaired if name == listed_name else archive.read(name) or b"")
+    return out.getvalue(), missing
 
 
 def _table(rows: list[list[str]], numeric: list[bool]) -> list[list[str]]:
