@@ -179,7 +179,9 @@ for blocked in (True, False):
             result["views"] = views
             if job["query"]:
                 found = namespace["retrieve"](job["query"])
-                result["retrieved"] = [r.node.get_content() if hasattr(r, "node") else r.page_content for r in found]
+                result["retrieved"] = [
+                    r.node.get_content() if hasattr(r, "node") else r.metadata.get("text", r.page_content) for r in found
+                ]
                 result["scores"] = [getattr(r, "score", None) for r in found]
         except BaseException as exc:
             result["error"] = f"{type(exc).__name__}: {exc}"[:500]
@@ -441,6 +443,18 @@ def test_a_hierarchys_llamaindex_script_returns_the_top_level_parents_of_the_lea
         # its parent's text).
         assert text in chunks and not any(text in other for other in chunks if other != text)
     assert "reciprocal_rerank" in script and "get_leaf_nodes(nodes)" in script
+
+
+@pytest.mark.xdist_group(GROUPS["LangChain"])
+def test_a_hierarchys_langchain_script_returns_the_top_level_chunks_of_the_leaves_it_finds(runs):
+    _, result, script = runs["hierarchical", "LangChain", False]
+    assert "error" not in result, result["error"]
+    every_level = result["chunks_every_level"]
+    assert result["retrieved"] and len(result["retrieved"]) <= RETRIEVAL["hierarchical"].top_k
+    for text in result["retrieved"]:
+        # A top-level chunk of the script's own hierarchy: one of its chunks, and inside no other.
+        assert text in every_level and not any(text in other for other in every_level if other != text)
+    assert "top_level(" in script and not any(note.startswith("returns=") for note in _differences(script))
 
 
 @pytest.mark.xdist_group(GROUPS["LlamaIndex"])

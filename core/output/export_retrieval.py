@@ -170,6 +170,7 @@ def _parents_within_budget(snippet: CodeSnippet, budget: int) -> list[str]:
 def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     retrieval = config.retrieval
     snippet.needs_model = True
+    lifts = searches_leaves(config) and retrieval.returns == "parents"
     snippet.use(
         "from langchain_core.vectorstores import InMemoryVectorStore",
         "try:\n    from langchain_huggingface import HuggingFaceEmbeddings\n"
@@ -184,6 +185,7 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "    embeddings = HuggingFaceEmbeddings(model_name=embed_model())",
         "    indexed = [Document(page_content=embed_view(chunk), metadata={**chunk.metadata, 'text': chunk.page_content})",
         "               for chunk in chunks]",
+        *(_LEAF_INDEX if lifts else ()),
         "    store = InMemoryVectorStore.from_documents(indexed, embeddings)",
         f"    dense = {call('store.as_retriever', search_kwargs={'k': retrieval.top_k})}",
     ]
@@ -214,24 +216,71 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
             lines.append(
                 f"    retriever = {call('EnsembleRetriever', retrievers=Code('[dense, bm25]'), weights=weights)}"
             )
-    if searches_leaves(config):
+    if searches_leaves(config) and not lifts:
         snippet.note(
-            f"returns={retrieval.returns}: ChunkScope searches the smallest chunks and returns "
-            + (
-                "their top-level parents"
-                + (f" within {retrieval.context_budget:,} tokens" if retrieval.context_budget else "")
-                if retrieval.returns == "parents"
-                else "them merged into their parents"
-            )
-            + "; this script returns the smallest chunks (LangChain's ParentDocumentRetriever does the first "
-            "over two levels held in a vector store and a docstore)."
+            "returns=merged: ChunkScope searches the smallest chunks and returns them merged into their parents; "
+            "this script returns the smallest chunks (LangChain has no auto-merging retriever)."
         )
     if retrieval.mode == "hybrid":
         # EnsembleRetriever returns every document either retriever found, fused: ChunkScope keeps the top_k.
         lines.append(f"    results = retriever.invoke(query)[:{retrieval.top_k}]")
     else:
         lines.append("    results = retriever.invoke(query)")
+    if lifts:
+        lines += _langchain_parents(snippet, retrieval.context_budget)
     for post in config.postprocessors:
         lines += post.langchain(snippet)
     lines.append("    return results")
     snippet.add("\n".join(lines))
+
+
+# Each searched chunk's place in ``chunks``, so a result found can be walked up to its top-level parent.
+_LEAF_INDEX = ("    for leaf, document in enumerate(indexed):", "        document.metadata['leaf'] = leaf")
+
+
+def _langchain_parents(snippet: CodeSnippet, budget: int) -> list[str]:
+    """retrieve()'s lines that return each leaf found's top-level parent, as core.query.hierarchy does: once, in
+    the order of its best leaf, and with a ``budget`` the parent while its LLM view fits, else the leaf itself."""
+    lines = [
+        "    # Each leaf found, walked up the hierarchy the split recorded (level, index of the parent in the level",
+        "    # above) to its top-level parent, once, in the order of its best leaf (ChunkScope's returns=parents).",
+        "    by_level = {}",
+        "    for chunk in all_chunks:",
+        "        by_level.setdefault(chunk.metadata['level'], []).append(chunk)",
+        "",
+        "    def top_level(chunk: Document) -> Document:",
+        "        while chunk.metadata['parent'] is not None:",
+        "            chunk = by_level[chunk.metadata['level'] - 1][chunk.metadata['parent']]",
+        "        return chunk",
+        "",
+    ]
+    found = "Document(page_content=embed_view({0}), metadata={{**{0}.metadata, 'text': {0}.page_content}})"
+    if not budget:
+        return [
+            *lines,
+            "    chosen = {}",
+            "    for result in results:",
+            "        parent = top_level(chunks[result.metadata['leaf']])",
+            "        chosen.setdefault(id(parent), " + found.format("parent") + ")",
+            "    results = list(chosen.values())",
+        ]
+    snippet.use("from transformers import AutoTokenizer")
+    return [
+        *lines,
+        f"    # At most {budget:,} tokens of context (the embedding model's tokens of each LLM view): best leaf",
+        "    # first, its top-level parent while it fits, else the leaf itself (ChunkScope's context_budget).",
+        "    tokenizer = AutoTokenizer.from_pretrained(embed_model())",
+        "    chosen, used = {}, 0",
+        "    for result in results:",
+        "        leaf = chunks[result.metadata['leaf']]",
+        "        parent = top_level(leaf)",
+        "        if id(parent) in chosen:  # its text is already there",
+        "            continue",
+        "        for chunk in (parent, leaf) if parent is not leaf else (parent,):",
+        "            cost = len(tokenizer.tokenize(llm_view(chunk)))",
+        f"            if used + cost <= {budget} or (not chosen and chunk is leaf):",
+        "                chosen[id(chunk)] = " + found.format("chunk"),
+        "                used += cost",
+        "                break",
+        "    results = list(chosen.values())",
+    ]
