@@ -5,6 +5,8 @@ The tables are pdfplumber's ``find_tables`` (ruled cells by default), except:
 * a **frame** around the page (a "table" covering :data:`FRAME_SHARE` of the page or more that has one column,
   is split into columns by column rules, or holds another table) is no table: its text is running text (read
   column by column, as any page set in columns), and the tables inside it are tables;
+* a table **open at its outer sides** (every row rule runs on past its outer vertical rules, with text there, as
+  R draws a table) goes on to where its rules end, so its row labels and last column stay in their rows;
 * a table inside another's cell is a **nested** table, read as a table of its own right after the one holding
   it; that cell keeps its own text and says so (:data:`NESTED_NOTE`), and the nested table's attributes name
   the cell;
