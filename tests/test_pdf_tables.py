@@ -342,6 +342,67 @@ def test_every_word_of_a_form_is_read_once_in_one_piece(value_column: bool, name
     assert sorted(words) == page_words
 
 
+# -- a table open at its outer edges ---------------------------------------------------------------
+
+CARS = (
+    ("", "mpg", "cyl", "hp", "carb"),
+    ("Mazda RX4", "21.0", "6", "110", "4"),
+    ("Datsun 710", "22.8", "4", "93", "1"),
+)
+
+
+def open_sided_table(*, label_rules: bool = True) -> bytes:
+    """The table of tabula-py's data.pdf (R's mtcars): horizontal rules across the full width, vertical rules only
+    between the inner columns, none at the outer edges, so the row labels and the last column have no rule on
+    their outer side. Without ``label_rules`` the horizontal rules stop at the inner grid too."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.text(72, 80, "Motor cars")
+    starts = (72, 172, 222, 272, 322)  # where each column starts; the last one ends at 472
+    left, right, inner = starts[0], 472, starts[1:]
+    for r in range(len(CARS) + 1):
+        y = 100 + 20 * r
+        pdf.line(left if label_rules else inner[0], y, right if label_rules else inner[-1], y)
+    for x in inner:
+        pdf.line(x, 100, x, 100 + 20 * len(CARS))
+    for r, row in enumerate(CARS):
+        for c, text in enumerate(row):
+            pdf.text(starts[c] + 4, 100 + 20 * r + 14, text)
+    pdf.text(72, 180, "After the table.")
+    return bytes(pdf.output())
+
+
+def test_pdfplumber_finds_only_the_inner_grid_of_a_table_open_at_its_outer_edges() -> None:
+    """The defect: the lines strategy needs a vertical rule on both sides of a cell, so the row labels and the
+    last column fall out of the table (and used to be written after it, as one run)."""
+    with pdfplumber.open(io.BytesIO(open_sided_table())) as pdf:
+        (table,) = pdf.pages[0].find_tables()
+        assert table.extract()[1] == ["21.0", "6", "110"]
+
+
+def test_the_row_labels_and_last_column_of_a_table_open_at_its_outer_edges_stay_in_their_rows() -> None:
+    """The text left and right of the inner grid, in the bands of rules that run on past it, belongs to the rows."""
+    document = structured(open_sided_table())
+    assert document.text == (
+        "Motor cars\n\n"
+        "|  | mpg | cyl | hp | carb |\n| --- | --- | --- | --- | --- |\n"
+        "| Mazda RX4 | 21.0 | 6 | 110 | 4 |\n| Datsun 710 | 22.8 | 4 | 93 | 1 |\n\n"
+        "After the table."
+    )
+
+
+def test_text_beside_a_grid_whose_rules_stop_at_it_stays_out_of_the_table() -> None:
+    """With no rule running on past the grid there is no row band to read the text beside it into: it stays
+    running text, read after the table (unchanged)."""
+    document = structured(open_sided_table(label_rules=False))
+    assert document.text == (
+        "Motor cars\n\n"
+        "| mpg | cyl | hp |\n| --- | --- | --- |\n| 21.0 | 6 | 110 |\n| 22.8 | 4 | 93 |\n\n"
+        "carb\n\nMazda RX4 4\n\nDatsun 710 1\n\nAfter the table."
+    )
+
+
 # -- merged cells spanning columns ----------------------------------------------------------------
 
 

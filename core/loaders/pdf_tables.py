@@ -5,6 +5,8 @@ The tables are pdfplumber's ``find_tables`` (ruled cells by default), except:
 * a **frame** around the page (a "table" covering :data:`FRAME_SHARE` of the page or more that has one column,
   is split into columns by column rules, or holds another table) is no table: its text is running text (read
   column by column, as any page set in columns), and the tables inside it are tables;
+* a table **open at its outer sides** (every row rule runs on past its outer vertical rules, with text there, as
+  R draws a table) goes on to where its rules end, so its row labels and last column stay in their rows;
 * a table inside another's cell is a **nested** table, read as a table of its own right after the one holding
   it; that cell keeps its own text and says so (:data:`NESTED_NOTE`), and the nested table's attributes name
   the cell;
@@ -46,6 +48,9 @@ NESTED_NOTE = "(nested table below)"
 # whose middles are at most LINE_TOLERANCE points apart in height are on one line.
 RUN_ON_GAP_EM = 0.5
 LINE_TOLERANCE = 3.0
+# A table's horizontal rules that all run on past its outer vertical rule by more than this many points, with text
+# in that band, are the rules of its rows' outer cells, left open on that side (see _open_sides).
+OPEN_SIDE_MIN = 3.0
 
 
 @dataclass
@@ -79,6 +84,10 @@ class PageTables:
 def read_tables(page: Any) -> PageTables:
     """The tables of ``page``, the boxes their text was read from, and the frames around the page."""
     everything = page.find_tables()
+    opened = _open_sides(page, _without_frames(page, everything))
+    if opened:
+        # The rows of a table open at its outer sides go on to where their rules end (see _open_sides).
+        everything = page.find_tables(table_settings={"explicit_vertical_lines": opened})
     found = _without_frames(page, everything)
     parents = _nesting(found)
     children: dict[int, list[int]] = {}
@@ -90,6 +99,60 @@ def read_tables(page: Any) -> PageTables:
     read = [_read_tree(page, found, index, children, 0) for index in roots]
     frames = [table for table in everything if table not in found]
     return PageTables([table for table, _ in read], [box for _, boxes in read for box in boxes], frames)
+
+
+def _open_sides(page: Any, tables: list[Any]) -> list[dict[str, Any]]:
+    """Vertical edges closing the tables of ``page`` that are open at an outer side: where every one of a table's
+    horizontal rules (one at each row's top and bottom) runs on past its outer vertical rule, by more than
+    OPEN_SIDE_MIN, with text in that band, an edge from its top to its bottom where the shortest of those rules
+    ends.
+
+    pdfplumber's lines strategy makes a cell only between two vertical rules, so a table drawn with its rules
+    across the full width but vertical rules only between its inner columns (R's tables, tabula-py's data.pdf)
+    loses its row labels and its last column: they were read after it, as one run ("carb Mazda RX4 4 ...").
+    """
+    from pdfplumber.table import DEFAULT_JOIN_TOLERANCE, DEFAULT_SNAP_TOLERANCE, merge_edges
+
+    snap, join = DEFAULT_SNAP_TOLERANCE, DEFAULT_JOIN_TOLERANCE
+    horizontal = [edge for edge in page.edges if edge["orientation"] == "h"]
+    if not tables or not horizontal:
+        return []
+    rules = merge_edges(horizontal, snap, snap, join, join)
+    upright = [char for char in page.chars if char["text"].strip() and char_direction(char) == 0]
+    edges = []
+    for table in tables:
+        x0, top, x1, bottom = table.bbox
+        ends = _rule_ends(table, rules, snap)
+        if ends is None:
+            continue
+        for x, side in ((ends[0], (ends[0], top, x0, bottom)), (ends[1], (x1, top, ends[1], bottom))):
+            if side[2] - side[0] > OPEN_SIDE_MIN and any(center_in(char, side) for char in upright):
+                edges.append(_vertical_edge(x, top, bottom))
+    return edges
+
+
+def _vertical_edge(x: float, top: float, bottom: float) -> dict[str, Any]:
+    """A vertical edge as pdfplumber's ``explicit_vertical_lines`` takes one."""
+    size = {"width": 0.0, "height": bottom - top}
+    return {"object_type": "v_edge", "orientation": "v", "x0": x, "x1": x, "top": top, "bottom": bottom, **size}
+
+
+def _rule_ends(table: Any, rules: list[dict[str, Any]], tolerance: float) -> tuple[float, float] | None:
+    """How far left and right all of ``table``'s row rules run (the shortest's ends), or None if a row's top or
+    bottom has no rule across the table."""
+    x0, _, x1, _ = table.bbox
+    starts, stops = [], []
+    for y in sorted({edge for row in table.rows for edge in (row.bbox[1], row.bbox[3])}):
+        across = [
+            rule
+            for rule in rules
+            if abs(rule["top"] - y) <= tolerance and rule["x0"] <= x0 + tolerance and rule["x1"] >= x1 - tolerance
+        ]
+        if not across:
+            return None
+        starts.append(min(rule["x0"] for rule in across))
+        stops.append(max(rule["x1"] for rule in across))
+    return max(starts), min(stops)
 
 
 def has_text(rows: list[list[str]]) -> bool:
