@@ -44,7 +44,7 @@ from pypdf.errors import FileNotDecryptedError
 
 from core.errors import CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, LoadError, TooLargeError
 from core.loaders.base import Loader
-from core.loaders.pdf_assemble import assemble_blocks, assemble_texts
+from core.loaders.pdf_assemble import assemble_blocks, assemble_texts, byte_swapped
 from core.loaders.pdf_garble import better_text, blocks_text, garbled_pages, repair_garbled_blocks, suspect
 from core.loaders.pdf_notes import (
     cid_note,
@@ -211,7 +211,8 @@ class PdfLoader(Loader):
         read = {number for number, page in enumerate(pages, start=1) if page.end_char > page.start_char}
         empty = [n for n in range(1, page_count + 1) if n not in read and n not in layer.unreadable]
         notes = self._notes(layer, empty, ocr_read, ocr_found_nothing, {n: layer.texts[n] for n in over_layer})
-        notes.extend(_text_notes(full_text, pages, ocr_read))
+        swapped = [n for n, text in sorted(layer.texts.items()) if n not in ocr_read and byte_swapped(text)]
+        notes.extend(_text_notes(full_text, pages, ocr_read, swapped))
         notes.extend(ocr_notes)
         if notes:
             metadata["load_warning"] = "; ".join(notes)
@@ -471,13 +472,21 @@ class PdfLoader(Loader):
         return texts, unreadable
 
 
-def _text_notes(full_text: str, pages: list[Any], ocr_read: dict[int, OcrPage]) -> list[str]:
-    """What the text itself says of the pages: unmapped glyphs (``(cid:12)``), garbled pages the parsers kept."""
+def _text_notes(
+    full_text: str, pages: list[Any], ocr_read: dict[int, OcrPage], swapped: list[int]
+) -> list[str]:
+    """What the text itself says of the pages: unmapped glyphs (``(cid:12)``), byte-swapped text read back,
+    garbled pages the parsers kept."""
     notes = []
     cid = cid_note(full_text, pages)
     if cid:
         notes.append(cid)
     garbled = garbled_pages({p.number: full_text[p.start_char : p.end_char] for p in pages if p.number not in ocr_read})
+    if swapped:
+        notes.append(
+            f"{pages_phrase(swapped)}'s text is stored byte-swapped (its fonts name U+4D00 for \"M\"): read back as "
+            "the letters it encodes"
+        )
     if garbled:
         notes.append(
             f"garbled text on {pages_phrase(garbled)}: the PDF's fonts do not say which characters they draw "

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.loaders.blocks import BlockText
+from core.loaders.pdf_garble import blocks_text
 from core.loaders.pdf_ocr import OcrPage
 from core.loaders.text import paragraph_spans
 from core.schema import Element, Page
@@ -29,6 +30,34 @@ def expand_ligatures(text: str) -> str:
     return text.translate(LIGATURES)
 
 
+# A ToUnicode map written with its two bytes swapped names U+4D00 for "M": the page reads as CJK ("䴀甀氀琀椀挀漀氀漀爀",
+# pikepdf's cmyk.pdf) that no garble check flags. Such a code point is a printable ASCII byte followed by a zero
+# byte; only 95 of the CJK blocks' ~20,000 characters have that form (一, U+4E00, is one), so a page is taken for
+# byte-swapped only when nearly all of its characters have it.
+SWAPPED = {code << 8: chr(code) for code in range(0x20, 0x7F)}
+MIN_SWAPPED = 6
+SWAPPED_SHARE = 0.9
+
+
+def byte_swapped(text: str) -> bool:
+    """Whether ``text`` reads as ASCII stored as byte-swapped UTF-16 (at least MIN_SWAPPED such characters, and
+    SWAPPED_SHARE of those not whitespace)."""
+    shown = [char for char in text if not char.isspace()]
+    swapped = sum(ord(char) in SWAPPED for char in shown)
+    return swapped >= MIN_SWAPPED and swapped >= SWAPPED_SHARE * len(shown)
+
+
+def unswap(text: str) -> str:
+    """``text`` with every byte-swapped ASCII character (U+2000, U+4D00, ...) read back as its letter."""
+    return text.translate(SWAPPED)
+
+
+def readable(text: str, swapped: bool) -> str:
+    """A page's text as it enters the document: ligatures spelled out, and byte-swapped text read back."""
+    text = expand_ligatures(text)
+    return unswap(text) if swapped else text
+
+
 def assemble_texts(
     texts: list[str], labels: list[str], ocr_read: dict[int, OcrPage]
 ) -> tuple[str, list[Element], list[Page]]:
@@ -37,7 +66,8 @@ def assemble_texts(
     pages: list[Page] = []
     offset = 0
     for number, (label, text) in enumerate(zip(labels, texts, strict=True), start=1):
-        text = expand_ligatures(ocr_read[number].text if number in ocr_read else text)
+        text = ocr_read[number].text if number in ocr_read else text
+        text = readable(text, byte_swapped(text))
         if number > 1:
             pieces.append(PAGE_SEPARATOR)
             offset += len(PAGE_SEPARATOR)
@@ -65,15 +95,16 @@ def assemble_blocks(
             for paragraph in expand_ligatures(ocr_read[number].text).split("\n\n"):
                 out.add(paragraph, "paragraph", attrs=dict(attrs))
             continue
+        swapped = byte_swapped(blocks_text(blocks))
         for block in blocks:
             if block.kind == "table":
-                rows = [[expand_ligatures(str(cell)) for cell in row] for row in block.rows]
+                rows = [[readable(str(cell), swapped) for cell in row] for row in block.rows]
                 out.add_table(rows, attrs=block.attrs or None)
             elif block.kind == "heading":
-                title = " ".join(expand_ligatures(block.text).split())
+                title = " ".join(readable(block.text, swapped).split())
                 out.add(f"{'#' * (block.level or 1)} {title}", "heading", level=block.level, attrs={"title": title})
             else:
-                out.add(expand_ligatures(block.text), block.kind)
+                out.add(readable(block.text, swapped), block.kind)
     return out.result()
 
 
