@@ -71,8 +71,11 @@ def ocr_unavailable_reason() -> str | None:
     return None
 
 
-def render_page(data: bytes, page_index: int, dpi: int, *, without_text: bool = False) -> Any:
-    """Page ``page_index`` (0-based) of the PDF in ``data`` as a greyscale PIL image at ``dpi`` (fewer pixels for huge pages).
+def render_page(
+    data: bytes, page_index: int, dpi: int, *, without_text: bool = False, max_pixels: int = MAX_PIXELS
+) -> Any:
+    """Page ``page_index`` (0-based) of the PDF in ``data`` as a greyscale PIL image at ``dpi`` (at most
+    ``max_pixels`` pixels: fewer for huge pages).
 
     ``without_text``: the page drawn without its text layer (every text object, in forms too, removed before
     rendering), as a scan shows under a watermark or stamp set as text: an opaque "DRAFT" at 120 pt drawn over
@@ -88,8 +91,8 @@ def render_page(data: bytes, page_index: int, dpi: int, *, without_text: bool = 
         width, height = page.get_size()  # points (1/72 inch)
         scale = dpi / 72
         pixels = width * scale * height * scale
-        if pixels > MAX_PIXELS:
-            scale *= (MAX_PIXELS / pixels) ** 0.5
+        if pixels > max_pixels:
+            scale *= (max_pixels / pixels) ** 0.5
         return page.render(scale=scale, grayscale=True).to_pil()
     finally:
         document.close()
@@ -153,9 +156,7 @@ def parse_tsv(tsv: str, *, reflow: bool = False) -> OcrPage:
     return OcrPage(text=text, confidence=mean, words=len(confidences))
 
 
-def ocr_page(
-    data: bytes, page_index: int, dpi: int, *, reflow: bool = False, without_text: bool = False
-) -> OcrPage:
+def ocr_page(data: bytes, page_index: int, dpi: int, *, reflow: bool = False, without_text: bool = False) -> OcrPage:
     """Render page ``page_index`` of the PDF (without its text layer when ``without_text``) and read it with Tesseract."""
     reason = ocr_unavailable_reason()
     if reason:
@@ -208,15 +209,23 @@ def page_coverage(data: bytes, numbers: list[int]) -> dict[int, Coverage]:
             page = pdf.pages[number - 1]
             x0, top, x1, bottom = page.bbox
             area = max((x1 - x0) * (bottom - top), 1.0)
-            images = 0.0
-            for image in page.images:
-                width = min(image["x1"], x1) - max(image["x0"], x0)
-                height = min(image["bottom"], bottom) - max(image["top"], top)
-                images += max(width, 0.0) * max(height, 0.0)
             text = sum(_reading_area(char) for char in page.chars if char["text"].strip())
-            found[number] = Coverage(images=min(images / area, 1.0), text=min(text / area, 1.0))
+            found[number] = Coverage(images=image_share(page), text=min(text / area, 1.0))
             page.close()
     return found
+
+
+def image_share(page: Any) -> float:
+    """The share of a pdfplumber page its images cover (placed rectangles clipped to the page, overlaps counted
+    twice, the sum capped at 1)."""
+    x0, top, x1, bottom = page.bbox
+    area = max((x1 - x0) * (bottom - top), 1.0)
+    images = 0.0
+    for image in page.images:
+        width = min(image["x1"], x1) - max(image["x0"], x0)
+        height = min(image["bottom"], bottom) - max(image["top"], top)
+        images += max(width, 0.0) * max(height, 0.0)
+    return min(images / area, 1.0)
 
 
 def _reading_area(char: dict[str, Any]) -> float:
