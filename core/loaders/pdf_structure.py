@@ -92,7 +92,7 @@ def read_pages(
             view, times = one_glyph_per_position(page)
             if times > 1:
                 overdrawn[number] = times
-            pages.append(_page_items(view, find_tables))
+            pages.append(_page_items(view, find_tables, data))
             page.close()  # pdfplumber keeps every page's objects otherwise
     sizes: Counter[float] = Counter()
     for items in pages:
@@ -147,8 +147,8 @@ def _plain_text(page: Any, layout: bool) -> str:
     return "\n".join(text for _, text in sorted(lines, key=lambda line: line[0]))
 
 
-def _page_items(page: Any, find_tables: bool) -> list[_Line | Table]:
-    found = read_tables(page) if find_tables else PageTables([], [], [])
+def _page_items(page: Any, find_tables: bool, data: bytes) -> list[_Line | Table]:
+    found = read_tables(page, data) if find_tables else PageTables([], [], [])
     tables, boxes = found.tables, found.boxes
     taken = BoxIndex(boxes)
 

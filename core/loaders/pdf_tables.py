@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.loaders.pdf_corruption import WORD_GAP_EM, angled_lines, char_direction, direction_options
+from core.loaders.pdf_image_rules import ImageRules, image_rules, vertical_edge
 
 Box = tuple[float, float, float, float]
 Position = tuple[int, int]  # a cell's row and column in a table's grid, from 0
@@ -81,13 +82,18 @@ class PageTables:
     frames: list[Any]  # pdfplumber's "tables" that are frames around the page (their rules set off its regions)
 
 
-def read_tables(page: Any) -> PageTables:
-    """The tables of ``page``, the boxes their text was read from, and the frames around the page."""
-    everything = page.find_tables()
-    opened = _open_sides(page, _without_frames(page, everything))
+def read_tables(page: Any, data: bytes | None = None) -> PageTables:
+    """The tables of ``page``, the boxes their text was read from, and the frames around the page. With the PDF's
+    bytes (``data``), the rules drawn in an image under the page's text are rules too
+    (:mod:`core.loaders.pdf_image_rules`)."""
+    drawn = image_rules(page, data) if data is not None else ImageRules()
+    everything = page.find_tables(table_settings=drawn.table_settings())
+    opened = _open_sides(page, _without_frames(page, everything), drawn.horizontal)
     if opened:
         # The rows of a table open at its outer sides go on to where their rules end (see _open_sides).
-        everything = page.find_tables(table_settings={"explicit_vertical_lines": opened})
+        settings = drawn.table_settings() or {}
+        settings["explicit_vertical_lines"] = [*settings.get("explicit_vertical_lines", []), *opened]
+        everything = page.find_tables(table_settings=settings)
     found = _without_frames(page, everything)
     parents = _nesting(found)
     children: dict[int, list[int]] = {}
@@ -101,7 +107,7 @@ def read_tables(page: Any) -> PageTables:
     return PageTables([table for table, _ in read], [box for _, boxes in read for box in boxes], frames)
 
 
-def _open_sides(page: Any, tables: list[Any]) -> list[dict[str, Any]]:
+def _open_sides(page: Any, tables: list[Any], drawn: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Vertical edges closing the tables of ``page`` that are open at an outer side: where every one of a table's
     horizontal rules (one at each row's top and bottom) runs on past its outer vertical rule, by more than
     OPEN_SIDE_MIN, with text in that band, an edge from its top to its bottom where the shortest of those rules
@@ -110,11 +116,12 @@ def _open_sides(page: Any, tables: list[Any]) -> list[dict[str, Any]]:
     pdfplumber's lines strategy makes a cell only between two vertical rules, so a table drawn with its rules
     across the full width but vertical rules only between its inner columns (R's tables, tabula-py's data.pdf)
     loses its row labels and its last column: they were read after it, as one run ("carb Mazda RX4 4 ...").
+    ``drawn``: the horizontal rules drawn in the page's image, rules as the page's own are.
     """
     from pdfplumber.table import DEFAULT_JOIN_TOLERANCE, DEFAULT_SNAP_TOLERANCE, merge_edges
 
     snap, join = DEFAULT_SNAP_TOLERANCE, DEFAULT_JOIN_TOLERANCE
-    horizontal = [edge for edge in page.edges if edge["orientation"] == "h"]
+    horizontal = [edge for edge in page.edges if edge["orientation"] == "h"] + drawn
     if not tables or not horizontal:
         return []
     rules = merge_edges(horizontal, snap, snap, join, join)
@@ -127,14 +134,8 @@ def _open_sides(page: Any, tables: list[Any]) -> list[dict[str, Any]]:
             continue
         for x, side in ((ends[0], (ends[0], top, x0, bottom)), (ends[1], (x1, top, ends[1], bottom))):
             if side[2] - side[0] > OPEN_SIDE_MIN and any(center_in(char, side) for char in upright):
-                edges.append(_vertical_edge(x, top, bottom))
+                edges.append(vertical_edge(x, top, bottom))
     return edges
-
-
-def _vertical_edge(x: float, top: float, bottom: float) -> dict[str, Any]:
-    """A vertical edge as pdfplumber's ``explicit_vertical_lines`` takes one."""
-    size = {"width": 0.0, "height": bottom - top}
-    return {"object_type": "v_edge", "orientation": "v", "x0": x, "x1": x, "top": top, "bottom": bottom, **size}
 
 
 def _rule_ends(table: Any, rules: list[dict[str, Any]], tolerance: float) -> tuple[float, float] | None:
