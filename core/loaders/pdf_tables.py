@@ -1,6 +1,7 @@
 """A PDF page's ruled tables, read as they are drawn: frames left out, nested tables kept, each cell's text.
 
-The tables are pdfplumber's ``find_tables`` (ruled cells by default), except:
+The tables are pdfplumber's ``find_tables`` (ruled cells by default), with the rules a page draws in an image under
+its text (a scanned form with its values typed in: :mod:`core.loaders.pdf_image_rules`) beside its own, except:
 
 * a **frame** around the page (a "table" covering :data:`FRAME_SHARE` of the page or more that has one column,
   is split into columns by column rules, or holds another table) is no table: its text is running text (read
