@@ -7,6 +7,7 @@ import io
 import random
 
 import pdfplumber
+import pytest
 from fpdf import FPDF
 from PIL import Image, ImageDraw
 
@@ -68,6 +69,18 @@ def test_pdfplumber_alone_reads_a_grid_drawn_in_an_image_as_loose_lines() -> Non
 
 def test_a_grid_drawn_in_the_image_under_the_text_is_read_as_a_table() -> None:
     assert read(page_over(ruled_image())) == f"{MARKDOWN}\n\nReadings are in kilowatt hours."
+
+
+@pytest.mark.parametrize("degrees", [0.5, 1.0])
+def test_a_grid_scanned_a_little_askew_is_read_as_a_table(degrees: float) -> None:
+    askew = ruled_image().rotate(degrees, resample=Image.Resampling.BICUBIC, fillcolor=255)
+    assert read(page_over(askew)).startswith(MARKDOWN)
+
+
+def test_a_grid_on_grey_paper_is_read_as_a_table() -> None:
+    """Drawn is darker than the paper, whatever grey the scanner made of it."""
+    grey = ruled_image(colour=120).point(lambda value: 225 if value == 255 else value)
+    assert read(page_over(grey)).startswith(MARKDOWN)
 
 
 def test_a_light_grid_is_a_grid_too() -> None:
