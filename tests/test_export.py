@@ -188,7 +188,11 @@ def test_hybrid_retrieval_uses_fusion_with_the_same_weights():
     config = PipelineConfig(splitter=get_splitter("character"), retrieval=RetrievalSettings(mode="hybrid", alpha=0.7))
     llama = llamaindex_snippet(config)
     assert _keywords(llama, "QueryFusionRetriever")["retriever_weights"] == "[0.7, 0.3]"
-    assert "EnsembleRetriever" in _calls(langchain_snippet(config))
+    # LangChain's EnsembleRetriever fuses by reciprocal rank: the app's relative_score fusion is written out.
+    chain = langchain_snippet(config)
+    assert "EnsembleRetriever" not in _calls(chain) and "bm25s.BM25" in chain and "    alpha = 0.7  #" in chain
+    by_rank = config.replace(retrieval=RetrievalSettings(mode="hybrid", alpha=0.7, fusion="reciprocal_rank"))
+    assert _keywords(langchain_snippet(by_rank), "EnsembleRetriever")["weights"] == "[0.7, 0.3]"
 
 
 @pytest.mark.parametrize("name", SPLITTERS.names())

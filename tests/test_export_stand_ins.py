@@ -17,7 +17,7 @@ from core.translate.snippet import notes_of
 
 def _comment_above(script: str, line_start: str) -> str:
     """The comment lines right above the first line starting with ``line_start``."""
-    lines = script.splitlines()
+    lines = [line.lstrip() for line in script.splitlines()]  # a translation may sit in the own split's else branch
     index = next(i for i, line in enumerate(lines) if line.startswith(line_start))
     above = []
     while index > 0 and lines[index - 1].startswith("#"):

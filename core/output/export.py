@@ -15,9 +15,17 @@ from collections.abc import Sequence
 
 from core.config import PipelineConfig
 from core.extractors.llm import llm_extractors
+from core.loaders.readers.script import framework_suffixes
 from core.loaders.text import LOAD_DETAIL_KEYS
 from core.output.export_llm import llm_note_langchain, llm_step_llamaindex
 from core.output.export_metadata import embed_allow_list, section_step_langchain, section_step_llamaindex
+from core.output.export_own_split import (
+    HIERARCHY_KEYS,
+    OWN_NODES_LLAMAINDEX,
+    own_chunks_langchain,
+    own_split_applies,
+    own_split_functions,
+)
 from core.output.export_retrieval import RETRIEVAL_PACKAGES, retrieval_langchain, retrieval_llamaindex, searches_leaves
 from core.output.export_script import main_block, reading_code, retrieval_section
 from core.output.splitter_code import splitter_code
@@ -37,8 +45,11 @@ def llamaindex_snippet(config: PipelineConfig, paths: str | Sequence[str] = "sam
     _metadata_llamaindex(snippet, config)
     _extractor_notes(snippet, config, llamaindex=True)
     _section_note(snippet, config)
+    own = own_split_applies(config.splitter, snippet.library, framework_suffixes(config))
+    if own:
+        own_split_functions(snippet, config)
     snippet.add(f"node_parser = {splitter_code(config.splitter, snippet)}")
-    snippet.add("nodes = node_parser.get_nodes_from_documents(documents)")
+    snippet.add(OWN_NODES_LLAMAINDEX if own else "nodes = node_parser.get_nodes_from_documents(documents)")
     asks_llm = bool(llm_extractors(config.extractors))
     # The allow list comes after the LLM extractors' keys, as in core.documents.finish_nodes.
     section_step_llamaindex(snippet, config.metadata, allow_list=not asks_llm)
@@ -49,8 +60,6 @@ def llamaindex_snippet(config: PipelineConfig, paths: str | Sequence[str] = "sam
     retrieval_section(snippet, config, retrieval_llamaindex, RETRIEVAL_PACKAGES["LlamaIndex"])
     main_block(snippet, "nodes", "round(result.score or 0.0, 3), result.node.get_content()[:80].replace('\\n', ' ')")
     return snippet.render()
-
-
 
 
 def _metadata_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
@@ -101,7 +110,12 @@ def langchain_snippet(config: PipelineConfig, paths: str | Sequence[str] = "samp
     _extractor_notes(snippet, config, llamaindex=False)
     llm_note_langchain(snippet, config)
     _section_note(snippet, config)
-    snippet.add(splitter_code(config.splitter, snippet))
+    if own_split_applies(config.splitter, snippet.library, framework_suffixes(config)):
+        own_split_functions(snippet, config)
+        translation = splitter_code(config.splitter, snippet)
+        snippet.add(own_chunks_langchain(config, translation, snippet.take_call_notes()))
+    else:
+        snippet.add(splitter_code(config.splitter, snippet))
     section_step_langchain(snippet, settings)
     _views_langchain(snippet, config)
     retrieval_section(snippet, config, retrieval_langchain, RETRIEVAL_PACKAGES["LangChain"])
@@ -117,6 +131,8 @@ def _views_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     embed_excluded = (
         hidden if settings.excluded_embed_metadata_keys is None else list(settings.excluded_embed_metadata_keys)
     )
+    if config.splitter.has_levels:  # the parent's place, for retrieve() to walk up: no reader sees it in the app
+        llm_excluded, embed_excluded = [*llm_excluded, *HIERARCHY_KEYS], [*embed_excluded, *HIERARCHY_KEYS]
     if settings.section_metadata == "embed":  # the section path is for the embedding model only
         llm_excluded = [*llm_excluded, "section"]
     allow_list = embed_allow_list(snippet, settings)

@@ -30,6 +30,8 @@ from core.documents import prepare_documents
 from core.documents.bounded import file_name_of, split_bounded
 from core.errors import ConfigError
 from core.limits import DEFAULT_LIMITS, Limits
+from core.loaders.readers.script import framework_suffixes
+from core.output.export_own_split import own_split_applies
 from core.schema import Document, Node
 from core.tokens.bundled_data import bundled_encodings, tiktoken_encoding, use_bundled_nltk_data
 from core.translate.snippet import MODEL_SETUP, CodeSnippet
@@ -47,6 +49,9 @@ class ExportCheck:
     # App chunks the script gives too, with the same text (each counted as often as both give it).
     identical: int
     same_order: bool
+    # Whether the script cuts with ChunkScope's own splitter where ChunkScope is installed (the counts above are
+    # then its translation's, which runs without ChunkScope: core.output.export_own_split).
+    own_split: bool = False
 
     @property
     def changed(self) -> int:
@@ -59,6 +64,16 @@ class ExportCheck:
 
     def sentence(self) -> str:
         """One line for the page: how many chunks the script's splitter changes, of how many."""
+        if self.own_split:
+            translation = (
+                "so does its translation"
+                if self.exact
+                else f"its translation would change {self.changed:,} (it makes {self.script_chunks:,})"
+            )
+            return (
+                f"With ChunkScope installed, the {self.library} script cuts with ChunkScope's own splitter: all "
+                f"{self.app_chunks:,} chunks. Without it, {translation}."
+            )
         if self.exact:
             order = "" if self.same_order else ", in another order"
             return f"The {self.library} script rebuilds all {self.app_chunks:,} chunks{order}."
@@ -95,7 +110,8 @@ def check_export(
     else:
         script = script_chunks(config.splitter, library, prepared)
     identical = sum((Counter(app) & Counter(script)).values())
-    return ExportCheck(library, len(app), len(script), identical, same_order=app == script)
+    own = own_split_applies(config.splitter, library, framework_suffixes(config))
+    return ExportCheck(library, len(app), len(script), identical, same_order=app == script, own_split=own)
 
 
 def prepare_script_data() -> None:

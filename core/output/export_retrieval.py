@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
-from core.translate.snippet import Code, CodeSnippet, call, indent
+from core.translate.snippet import Code, CodeSnippet, call, indent, literal
 
 __all__ = ["RETRIEVAL_PACKAGES", "retrieval_langchain", "retrieval_llamaindex", "searches_leaves"]
 
@@ -101,9 +101,7 @@ def _llamaindex_retriever(snippet: CodeSnippet, retrieval: RetrievalSettings, no
     else:
         snippet.use("from llama_index.retrievers.bm25 import BM25Retriever")
         # ChunkScope's BM25 (bm25s, English stopwords) does not stem; BM25Retriever stems unless told not to.
-        bm25 = call(
-            "BM25Retriever.from_defaults", nodes=Code(nodes), similarity_top_k=depth, skip_stemming=True
-        )
+        bm25 = call("BM25Retriever.from_defaults", nodes=Code(nodes), similarity_top_k=depth, skip_stemming=True)
         if retrieval.mode == "bm25":
             lines.append(f"    retriever = {indent(bm25)}")
         else:
@@ -171,24 +169,82 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     retrieval = config.retrieval
     snippet.needs_model = True
     lifts = searches_leaves(config) and retrieval.returns == "parents"
+    if searches_leaves(config) and not lifts:
+        snippet.note(
+            "returns=merged: ChunkScope searches the smallest chunks and returns them merged into their parents; "
+            "this script returns the smallest chunks (LangChain has no auto-merging retriever)."
+        )
     snippet.use(
         "from langchain_core.vectorstores import InMemoryVectorStore",
         "try:\n    from langchain_huggingface import HuggingFaceEmbeddings\n"
         "except ImportError:  # the same class in langchain-community (langchain-huggingface needs huggingface-hub<2)\n"
         "    from langchain_community.embeddings import HuggingFaceEmbeddings",
     )
+    relative = retrieval.mode == "hybrid" and retrieval.fusion == "relative_score"
     lines = [
         "",
         "",
         "def retrieve(query: str) -> list[Document]:",
         '    """Top-k retrieval over the EMBED views, then the closest postprocessors LangChain has."""',
         "    embeddings = HuggingFaceEmbeddings(model_name=embed_model())",
-        "    indexed = [Document(page_content=embed_view(chunk), metadata={**chunk.metadata, 'text': chunk.page_content})",
-        "               for chunk in chunks]",
-        *(_LEAF_INDEX if lifts else ()),
+        "    indexed = [",
+        "        Document(page_content=embed_view(chunk), metadata={**chunk.metadata, 'text': chunk.page_content}, id=chunk.id)",
+        "        for chunk in chunks",
+        "    ]",
+        *(_LEAF_INDEX if lifts or relative else ()),
         "    store = InMemoryVectorStore.from_documents(indexed, embeddings)",
-        f"    dense = {call('store.as_retriever', search_kwargs={'k': retrieval.top_k})}",
     ]
+    if relative:
+        lines += _relative_score_fusion(snippet, retrieval)
+    else:
+        lines += _langchain_retrievers(snippet, config)
+    if lifts:
+        lines += _langchain_parents(snippet, retrieval.context_budget)
+    for post in config.postprocessors:
+        lines += post.langchain(snippet)
+    lines.append("    return results")
+    snippet.add("\n".join(lines))
+
+
+def _relative_score_fusion(snippet: CodeSnippet, retrieval: RetrievalSettings) -> list[str]:
+    """retrieve()'s lines that score every chunk as ChunkScope's hybrid retrieval does (fusion=relative_score)."""
+    snippet.use("import bm25s")
+    snippet.requires("bm25s")
+    snippet.note(
+        "hybrid: LangChain's EnsembleRetriever fuses by reciprocal rank only and its BM25Retriever (rank_bm25) "
+        "scores otherwise than ChunkScope, so retrieve() writes ChunkScope's fusion out: every chunk's similarity "
+        "from the vector store and its BM25 score from bm25s (ChunkScope's library, lowercased words less English "
+        "stopwords), each min-max scaled over every chunk, then weighted by alpha."
+    )
+    return [
+        "",
+        "    def min_max(values: list[float]) -> list[float]:",
+        "        low, high = min(values), max(values)",
+        "        return [0.0] * len(values) if high == low else [(value - low) / (high - low) for value in values]",
+        "",
+        "    dense = [0.0] * len(indexed)",
+        "    for document, score in store.similarity_search_with_score(query, k=len(indexed)):",
+        "        dense[document.metadata['leaf']] = score",
+        "    corpus = bm25s.tokenize([document.page_content for document in indexed], stopwords='en', show_progress=False)",
+        "    bm25 = bm25s.BM25()",
+        "    bm25.index(corpus, show_progress=False)",
+        "    words = bm25s.tokenize([query], stopwords='en', return_ids=False, show_progress=False)[0]",
+        "    words = [word for word in words if word in corpus.vocab]  # a word no chunk has scores nothing",
+        "    keyword = [float(score) for score in bm25.get_scores(words)] if words else [0.0] * len(indexed)",
+        f"    alpha = {literal(retrieval.alpha)}  # the dense scores' weight; BM25's is 1 - alpha",
+        "    fused = [alpha * d + (1.0 - alpha) * k for d, k in zip(min_max(dense), min_max(keyword))]",
+        f"    best = sorted(range(len(indexed)), key=lambda i: -fused[i])[:{retrieval.top_k}]",
+        "    results = [",
+        "        Document(page_content=indexed[i].page_content, metadata={**indexed[i].metadata, 'score': fused[i]}, id=indexed[i].id)",
+        "        for i in best",
+        "    ]",
+    ]
+
+
+def _langchain_retrievers(snippet: CodeSnippet, config: PipelineConfig) -> list[str]:
+    """retrieve()'s lines that search with LangChain's retrievers: dense, BM25, or both fused by reciprocal rank."""
+    retrieval = config.retrieval
+    lines = [f"    dense = {call('store.as_retriever', search_kwargs={'k': retrieval.top_k})}"]
     if retrieval.mode == "dense":
         lines.append("    retriever = dense")
     else:
@@ -207,31 +263,16 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
                 "try:\n    from langchain_classic.retrievers import EnsembleRetriever\n"
                 "except ImportError:  # LangChain before 1.0\n    from langchain.retrievers import EnsembleRetriever"
             )
-            if retrieval.fusion == "relative_score":
-                snippet.note(
-                    "hybrid: EnsembleRetriever fuses by weighted reciprocal rank; ChunkScope mixes min-max-scaled "
-                    "scores here (fusion=reciprocal_rank is EnsembleRetriever's rule)."
-                )
             weights = [retrieval.alpha, round(1 - retrieval.alpha, 6)]
             lines.append(
                 f"    retriever = {call('EnsembleRetriever', retrievers=Code('[dense, bm25]'), weights=weights)}"
             )
-    if searches_leaves(config) and not lifts:
-        snippet.note(
-            "returns=merged: ChunkScope searches the smallest chunks and returns them merged into their parents; "
-            "this script returns the smallest chunks (LangChain has no auto-merging retriever)."
-        )
     if retrieval.mode == "hybrid":
         # EnsembleRetriever returns every document either retriever found, fused: ChunkScope keeps the top_k.
         lines.append(f"    results = retriever.invoke(query)[:{retrieval.top_k}]")
     else:
         lines.append("    results = retriever.invoke(query)")
-    if lifts:
-        lines += _langchain_parents(snippet, retrieval.context_budget)
-    for post in config.postprocessors:
-        lines += post.langchain(snippet)
-    lines.append("    return results")
-    snippet.add("\n".join(lines))
+    return lines
 
 
 # Each searched chunk's place in ``chunks``, so a result found can be walked up to its top-level parent.
@@ -254,7 +295,10 @@ def _langchain_parents(snippet: CodeSnippet, budget: int) -> list[str]:
         "        return chunk",
         "",
     ]
-    found = "Document(page_content=embed_view({0}), metadata={{**{0}.metadata, 'text': {0}.page_content}})"
+    found = (
+        "Document(page_content=embed_view({0}), metadata={{**{0}.metadata, 'text': {0}.page_content, "
+        "'score': result.metadata.get('score')}}, id={0}.id)"
+    )
     if not budget:
         return [
             *lines,

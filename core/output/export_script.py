@@ -21,9 +21,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.output.export_metadata import outline_reading, section_rule
+from core.output.export_own_split import own_split_applies
 from core.output.install_line import with_imports
 from core.output.splitter_code import splitter_code
-from core.translate.snippet import CodeSnippet, literal
+from core.translate.snippet import CodeSnippet, literal, wrapped_literal
 
 SAMPLE_QUERY = "What does chunk overlap protect against?"
 
@@ -137,8 +138,15 @@ def read_documents(paths: list[str]) -> list[Document]:
     documents = []
     for file in files_in(paths, folder_extensions()):
         options = LOADER_OPTIONS.get(loader_for(file.name).name, {})
-        documents += [framework_document(document) for document in {loaded}]
+{convert}
     return documents'''
+
+_CONVERT = "        documents += [framework_document(document) for document in {loaded}]"
+_CONVERT_AND_KEEP = (
+    "        for document in {loaded}:\n"
+    "            CHUNKSCOPE_READ[document.id] = document\n"
+    "            documents.append(framework_document(document))"
+)
 
 # read_documents() when the app read some formats with a framework's reader: those files go to read_with_reader().
 _OWN_READ = "return [plain_text_document(file) for file in files_in(paths, FOLDER_SUFFIXES)]"
@@ -186,25 +194,6 @@ def _source_text(config: Any, library: str) -> str:
     return "document.text"
 
 
-def _literal(value: Any) -> str:
-    """A Python literal of plain data (each value by :func:`core.translate.snippet.literal`), wrapped under 100 columns."""
-    text = literal(value)
-    if len(text) <= 100 or not isinstance(value, dict | list):
-        return text
-    items = (
-        [f"{literal(key)}: {literal(item)}" for key, item in value.items()]
-        if isinstance(value, dict)
-        else list(map(literal, value))
-    )
-    lines = [""]
-    for item in items:
-        if lines[-1] and len(lines[-1]) + len(item) > 90:
-            lines.append("")
-        lines[-1] += f" {item}," if lines[-1] else f"{item},"
-    brackets = "{}" if isinstance(value, dict) else "[]"
-    return brackets[0] + "".join(f"\n    {line}" for line in lines) + "\n" + brackets[1]
-
-
 def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) -> None:
     """Add to ``snippet`` the lines that make ``documents``: the files at ``paths``, read as the app read them."""
     from core.loaders import folder_extensions
@@ -226,19 +215,19 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
         "# splitters leave room for that metadata in every chunk, so another reader's metadata moves the cuts.\n"
         "# Without ChunkScope, UTF-8 text, Markdown and code files are read here with the metadata ChunkScope\n"
         "# gives them; PDF, Office, HTML, CSV and other formats need ChunkScope's loaders to give the same text.\n"
-        f"PATHS = {_literal(paths)}\n"
-        f"LOADER_OPTIONS = {_literal(options)}\n"
-        f"PLAIN_TEXT = {_literal(plain_text_types())}\n"
-        f"CODE_LANGUAGES = {_literal(dict(LANGUAGES))}\n"
+        f"PATHS = {wrapped_literal(paths)}\n"
+        f"LOADER_OPTIONS = {wrapped_literal(options)}\n"
+        f"PLAIN_TEXT = {wrapped_literal(plain_text_types())}\n"
+        f"CODE_LANGUAGES = {wrapped_literal(dict(LANGUAGES))}\n"
         "# What ChunkScope reads in a folder (without it, a file here that is not plain text stops the script).\n"
-        f"FOLDER_SUFFIXES = {_literal(sorted(folder_extensions()))}"
+        f"FOLDER_SUFFIXES = {wrapped_literal(sorted(folder_extensions()))}"
     )
     # The offline extractors read each document here; the LLM extractors run on the nodes (core.output.export_llm).
     offline = [extractor for extractor in config.extractors if not extractor.node_level]
     if offline:
         extractors = [(extractor.name, extractor.to_params(only_changed=True)) for extractor in offline]
         snippet.body[-1] += (
-            f"\n# ChunkScope's offline metadata extractors, run on each document as the app ran them.\nEXTRACTORS = {_literal(extractors)}"
+            f"\n# ChunkScope's offline metadata extractors, run on each document as the app ran them.\nEXTRACTORS = {wrapped_literal(extractors)}"
         )
     converter = (_LLAMAINDEX_DOCUMENT if llamaindex else _LANGCHAIN_DOCUMENT).replace(
         "{text}", _source_text(config, snippet.library)
@@ -249,14 +238,24 @@ def reading_code(snippet: CodeSnippet, config: Any, paths: str | Sequence[str]) 
     sectioned = config.metadata.section_metadata != "off"
     if sectioned:  # each document's headings, kept for the section paths written after the split
         loaded = f"outlined({loaded})"
-    read_documents = _READ_DOCUMENTS.replace("{loaded}", loaded)
+    read_documents = _READ_DOCUMENTS.replace("{convert}", _CONVERT).replace("{loaded}", loaded)
     framework_read = framework_suffixes(config)
+    if own_split_applies(config.splitter, snippet.library, framework_read):  # kept for ChunkScope's own splitter
+        snippet.body[-1] += (
+            "\n# The documents ChunkScope's loaders read, by id: its own splitter cuts them (chunkscope_split).\n"
+            "CHUNKSCOPE_READ = {}"
+        )
+        read_documents = read_documents.replace(
+            _CONVERT.replace("{loaded}", loaded), _CONVERT_AND_KEEP.replace("{loaded}", loaded)
+        )
     if framework_read:  # formats the app read with a framework's reader: that reader's call, ChunkScope or not
         snippet.body[-1] += (
             "\n# What the app read with a framework's reader (its loader's reader option): read here by the same call."
-            f"\nFRAMEWORK_READ = {_literal(framework_read)}"
+            f"\nFRAMEWORK_READ = {wrapped_literal(framework_read)}"
         )
-        read_documents = read_documents.replace(_OWN_READ, _OWN_READ_OR_FRAMEWORK).replace(_LOADER_READ, _FRAMEWORK_FIRST)
+        read_documents = read_documents.replace(_OWN_READ, _OWN_READ_OR_FRAMEWORK).replace(
+            _LOADER_READ, _FRAMEWORK_FIRST
+        )
     parts = (converter, reader, _MARKDOWN_TITLE.strip("\n"), read_documents)
     if framework_read:
         parts += (reader_code(snippet, config),)

@@ -23,7 +23,7 @@ def splitter_code(splitter: Any, snippet: CodeSnippet) -> str:
 
     engine = mirrored_engine(splitter)
     llamaindex = snippet.library == "LlamaIndex"
-    if engine is not None and (engine.framework == snippet.library or (llamaindex and engine.framework == "LangChain")):
+    if _mirrors(engine, snippet.library):
         snippet.note(
             f"{splitter.name}: ChunkScope ran compat={splitter.compat}, which cuts as {engine.title()} does; "
             "this is that call."
@@ -59,6 +59,22 @@ def splitter_code(splitter: Any, snippet: CodeSnippet) -> str:
             at_call=True,
         )
     return code
+
+
+def translates(splitter: Any, library: str) -> bool:
+    """Whether the ``library`` script's split is a translation of ChunkScope's own splitter, not the call that ran
+    (a compat mode's mirror, or an engine's own call): :func:`splitter_code`'s last case."""
+    from core.engines.mirrors import mirrored_engine
+
+    return not _mirrors(mirrored_engine(splitter), library) and not _runs_its_own_call(splitter, library)
+
+
+def _mirrors(engine: Any, library: str) -> bool:
+    """Whether a compat mode's mirror ``engine`` makes a call the ``library`` script can make (LangChain's runs in
+    LlamaIndex too, inside its LangchainNodeParser)."""
+    return engine is not None and (
+        engine.framework == library or (library == "LlamaIndex" and engine.framework == "LangChain")
+    )
 
 
 def _runs_its_own_call(splitter: Any, library: str) -> bool:

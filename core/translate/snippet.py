@@ -79,6 +79,25 @@ def literal(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} values are not written into scripts")
 
 
+def wrapped_literal(value: Any) -> str:
+    """A Python literal of plain data (each value by :func:`literal`), wrapped under 100 columns."""
+    text = literal(value)
+    if len(text) <= 100 or not isinstance(value, dict | list):
+        return text
+    items = (
+        [f"{literal(key)}: {literal(item)}" for key, item in value.items()]
+        if isinstance(value, dict)
+        else list(map(literal, value))
+    )
+    lines = [""]
+    for item in items:
+        if lines[-1] and len(lines[-1]) + len(item) > 90:
+            lines.append("")
+        lines[-1] += f" {item}," if lines[-1] else f"{item},"
+    brackets = "{}" if isinstance(value, dict) else "[]"
+    return brackets[0] + "".join(f"\n    {line}" for line in lines) + "\n" + brackets[1]
+
+
 def one_line(text: str) -> str:
     """``text`` with every character that is not printable written as its escape (``\\n``, ``\\u2028``, ...).
 
@@ -147,6 +166,11 @@ class CodeSnippet:
             self.notes.append(text)
         if at_call and text not in self._at_call:
             self._at_call.append(text)
+
+    def take_call_notes(self) -> list[str]:
+        """The notes waiting to be said above the next call, as comment lines, for a caller that places them itself."""
+        notes, self._at_call = self._at_call, []
+        return [line for note in notes for line in comment(note).split("\n")]
 
     def set_up(self, line: str) -> None:
         if line not in self.setup:
