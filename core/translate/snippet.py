@@ -154,6 +154,7 @@ class CodeSnippet:
     def use_compressor(self, name: str) -> None:
         """Import one of LangChain's document compressors, wherever this LangChain keeps them."""
         self.use(_LANGCHAIN_COMPRESSOR.format(name=name))
+        self.requires("langchain-classic")
 
     def requires(self, package: str) -> None:
         """Add ``package`` to the script's install line."""
