@@ -20,7 +20,9 @@ holds, found in its text alone or beside its peers' words: glyphs repeated
 its decimal points, and more often than any peer writes it:
 :func:`doubled_beyond_peers`), runs reversed (:func:`reversed_words`: "latot"
 where a peer read "total", and "total" is read in more files: :func:`backwards`), and scanned pages OCR skipped (:func:`scan_pages`: a page an image
-covers whose text layer holds a few words, not in ``ocr_pages``). A finding is
+covers whose text layer holds a few words, not in ``ocr_pages``, where Tesseract reads at least
+:data:`SCAN_LOST_WORDS` words in the page drawn without its text that the reader did not read: a page whose
+image shows just what its text layer says, as a searchable scan's does, loses nothing when OCR is skipped). A finding is
 silent unless the document's ``load_warning`` names its kind (:data:`NAMED_BY`);
 the reader engines write no warning, so theirs are all silent.
 
@@ -134,6 +136,8 @@ NAMED_BY = {
 # A page is a scan when images cover this share of it and its text layer holds at most SCAN_WORDS words.
 SCAN_IMAGE_SHARE = 0.8
 SCAN_WORDS = 12
+# ... and OCR of the page drawn without its text reads at least this many words the reader did not read.
+SCAN_LOST_WORDS = 3
 
 
 def repeated_glyphs(text: str) -> list[str]:
@@ -255,6 +259,13 @@ def scan_pages(data: bytes) -> list[int]:
     finally:
         pdf.close()
     return pages
+
+
+def scan_text(data: bytes, page: int) -> str:
+    """What Tesseract reads on page ``page`` (1-based) of a PDF drawn without its text layer (ChunkScope's OCR call)."""
+    from core.loaders.pdf_ocr import ocr_page
+
+    return ocr_page(data, page - 1, 200, without_text=True).text
 
 
 def corruptions(text: str) -> dict[str, list[str]]:

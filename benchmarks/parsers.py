@@ -54,6 +54,7 @@ from core.loaders.pdf_ocr import ocr_unavailable_reason  # noqa: E402
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from parser_checks import (  # noqa: E402
+    SCAN_LOST_WORDS,
     backwards,
     cell_recall,
     corruptions,
@@ -62,6 +63,7 @@ from parser_checks import (  # noqa: E402
     normalized,
     reversed_words,
     scan_pages,
+    scan_text,
     silent,
     simulated_scans,
     table_cells,
@@ -282,6 +284,12 @@ def settle_reversed(rows: list[dict], seen: Counter[str]) -> list[dict]:
     return rows
 
 
+def scanned_words(path: Path) -> dict[int, set[str]]:
+    """The pages of a PDF that look scanned (:func:`parser_checks.scan_pages`), each with the words OCR reads there."""
+    data = path.read_bytes()
+    return {page: words(scan_text(data, page)) for page in scan_pages(data)}
+
+
 def file_rows(path: Path, runs: list[dict], ruled: bool = False) -> list[dict]:
     """One file's rows, a reader each: its words against the best peer's, and its corruptions (:func:`reader_row`)."""
     read = [run for run in runs if "words" in run]
@@ -294,7 +302,7 @@ def file_rows(path: Path, runs: list[dict], ruled: bool = False) -> list[dict]:
         "by_reader": by_reader,
         "flat": {run["reader"]: run["flat"] for run in read if run["words"]},
         "pages": max((run["pages"] for run in read if run["reader"] == "chunkscope"), default=0) or 1,
-        "scans": scan_pages(path.read_bytes()) if path.suffix.lower() == ".pdf" and read else [],
+        "scans": scanned_words(path) if path.suffix.lower() == ".pdf" and read else {},
         "ruled": ruled,
     }
     rows = []
@@ -323,7 +331,10 @@ def reader_row(run: dict, context: dict) -> dict:
     if turned := reversed_words(found, peers):
         findings["reversed runs"] = turned
     ours = run["reader"].startswith("chunkscope")
-    if skipped := [page for page in context["scans"] if page not in run["ocr_pages"]] if ours else []:
+    scans = context["scans"].items() if ours else ()
+    if skipped := [
+        page for page, read in scans if page not in run["ocr_pages"] and len(read - found) >= SCAN_LOST_WORDS
+    ]:
         findings["OCR skipped"] = [f"page {page}" for page in skipped]
     row = {key: value for key, value in run.items() if key != "reader"}
     row["distinct_words"] = len(found)
