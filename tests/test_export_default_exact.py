@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.config import PipelineConfig
+from core.config_parts import MetadataSettings
 from core.documents import load_documents, run_split
 from core.evaluation.queries import load_queries
 from core.output.export import langchain_snippet, llamaindex_snippet
@@ -71,11 +72,14 @@ def test_the_default_scripts_rebuild_the_apps_nodes_every_level_with_their_ids_a
     assert _script_nodes(library, scripts[library]) == app
 
 
-def test_the_default_llamaindex_nodes_carry_the_apps_spans_and_links(default_run):
+def test_the_default_llamaindex_nodes_carry_the_apps_spans_and_links_as_llamaindex_counts_them(default_run):
     _, nodes, scripts = default_run
     script_nodes = scripts["LlamaIndex"]["nodes"]
-    assert [(n.start_char_idx, n.end_char_idx) for n in script_nodes] == [(n.start_char, n.end_char) for n in nodes]
     by_id = {n.id: n for n in nodes}
+    # Spans as LlamaIndex's HierarchicalNodeParser counts them: a child's from its parent's start.
+    offsets = [by_id[n.relationships["parent"]].start_char if "parent" in n.relationships else 0 for n in nodes]
+    spans = [(n.start_char - offset, n.end_char - offset) for n, offset in zip(nodes, offsets, strict=True)]
+    assert [(n.start_char_idx, n.end_char_idx) for n in script_nodes] == spans
     for node in script_nodes:
         app = by_id[node.node_id]
         parent = app.relationships.get("parent")
@@ -123,3 +127,36 @@ def test_only_chunkscopes_own_splitters_get_the_own_split_branch():
     assert not own_split_applies(compat, "LlamaIndex", ()) and own_split_applies(compat, "LangChain", ())
     engine = SPLITTERS.create("llamaindex.sentence")
     assert not own_split_applies(engine, "LlamaIndex", ()) and not own_split_applies(engine, "LangChain", ())
+
+
+# A hierarchy whose section paths are for the embedding model alone, with an allow list; a sentence window, whose
+# window the app keeps out of both views: what runs after the own split (sections, views) sees the app's nodes.
+AFTER_THE_SPLIT = {
+    "hierarchy-sections": PipelineConfig(
+        metadata=MetadataSettings(section_metadata="embed", embed_metadata_keys=("title", "section"))
+    ),
+    "sentence-window": PipelineConfig(splitter=SPLITTERS.create("sentence_window")),
+}
+
+
+@pytest.mark.parametrize("case", AFTER_THE_SPLIT)
+@pytest.mark.parametrize("library", SNIPPETS)
+def test_sections_and_views_after_the_own_split_are_the_apps(tmp_path, case, library):
+    config = AFTER_THE_SPLIT[case]
+    paths = [str(ROOT / "sample_docs" / name) for name in ("chunking_guide.md", "vector_search_faq.html")]
+    nodes = run_split(load_documents(paths, config), config)
+    script = tmp_path / "script.py"
+    script.write_text(SNIPPETS[library](config, paths), encoding="utf-8")
+    namespace = runpy.run_path(str(script), run_name="chunkscope_script")
+    app = [(n.id, n.text, n.get_content(MetadataMode.LLM), n.get_content(MetadataMode.EMBED)) for n in nodes]
+    if case == "hierarchy-sections":
+        assert sum("section: " in embed for *_, embed in app) > len(app) / 2  # sections are there to compare
+    assert (
+        _script_nodes(
+            library,
+            namespace
+            if library == "LlamaIndex"
+            else {**namespace, "all_chunks": namespace.get("all_chunks") or namespace["chunks"]},
+        )
+        == app
+    )

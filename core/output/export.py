@@ -116,7 +116,7 @@ def langchain_snippet(config: PipelineConfig, paths: str | Sequence[str] = "samp
         snippet.add(own_chunks_langchain(config, translation, snippet.take_call_notes()))
     else:
         snippet.add(splitter_code(config.splitter, snippet))
-    section_step_langchain(snippet, settings)
+    section_step_langchain(snippet, settings, levels=config.splitter.has_levels)
     _views_langchain(snippet, config)
     retrieval_section(snippet, config, retrieval_langchain, RETRIEVAL_PACKAGES["LangChain"])
     main_block(snippet, "chunks", "result.metadata['text'][:80].replace('\\n', ' ')")
@@ -131,8 +131,10 @@ def _views_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     embed_excluded = (
         hidden if settings.excluded_embed_metadata_keys is None else list(settings.excluded_embed_metadata_keys)
     )
-    if config.splitter.has_levels:  # the parent's place, for retrieve() to walk up: no reader sees it in the app
-        llm_excluded, embed_excluded = [*llm_excluded, *HIERARCHY_KEYS], [*embed_excluded, *HIERARCHY_KEYS]
+    # What the splitter's nodes keep out of both views (a window), and a hierarchy's parent place, kept for
+    # retrieve() to walk up: no reader sees them in the app.
+    unseen = [*config.splitter.view_hidden_keys, *(HIERARCHY_KEYS if config.splitter.has_levels else ())]
+    llm_excluded, embed_excluded = [*llm_excluded, *unseen], [*embed_excluded, *unseen]
     if settings.section_metadata == "embed":  # the section path is for the embedding model only
         llm_excluded = [*llm_excluded, "section"]
     allow_list = embed_allow_list(snippet, settings)

@@ -16,7 +16,7 @@ import inspect
 
 from core.config_parts import MetadataSettings
 from core.extractors import sections
-from core.translate.snippet import CodeSnippet, literal
+from core.translate.snippet import CodeSnippet, indent_lines, literal
 
 __all__ = ["embed_allow_list", "outline_reading", "section_rule", "section_step_langchain", "section_step_llamaindex"]
 
@@ -58,7 +58,9 @@ def section_rule(snippet: CodeSnippet, settings: MetadataSettings) -> str:
     if settings.section_metadata == "off":
         return ""
     snippet.use("from bisect import bisect_right", "from collections.abc import Sequence")
-    source = "\n\n\n".join(inspect.getsource(function).strip() for function in (sections.section_paths, sections.section_at))
+    source = "\n\n\n".join(
+        inspect.getsource(function).strip() for function in (sections.section_paths, sections.section_at)
+    )
     return (
         "# Section paths (ChunkScope's rule, its own code): the headings above where a node starts, joined by ' > '.\n"
         f"SECTION_SEPARATOR = {literal(sections.SECTION_SEPARATOR)}\n"
@@ -110,26 +112,37 @@ def section_step_llamaindex(snippet: CodeSnippet, settings: MetadataSettings, *,
         snippet.add(_step_comment(settings) + first + "for node in nodes:\n" + "\n".join(lines))
 
 
-def section_step_langchain(snippet: CodeSnippet, settings: MetadataSettings) -> None:
-    """After the split: each chunk's section path (its start found in its document's text)."""
+def section_step_langchain(snippet: CodeSnippet, settings: MetadataSettings, *, levels: bool = False) -> None:
+    """After the split: each chunk's section path (its start found in its document's text); in a hierarchy
+    (``levels``) every level's chunks, each level found in order as the smallest is."""
     if settings.section_metadata == "off":
         return
-    snippet.add(
-        _CHUNK_STARTS.strip("\n")
-        + "\n\n\n"
-        + _step_comment(settings)
-        + "for chunk, start in zip(chunks, chunk_starts(chunks, documents)):\n"
+    step = (
+        "for chunk, start in zip(chunks, chunk_starts(chunks, documents)):\n"
         '    outline = OUTLINES.get(chunk.metadata.get("file_name"))  # None: read without ChunkScope\'s loaders\n'
         "    section = section_at(*outline, start) if outline and start >= 0 else ''\n"
         "    if section:\n"
         '        chunk.metadata["section"] = section'
     )
+    if levels:
+        step = (
+            "by_level = {}\n"
+            "for chunk in all_chunks:\n"
+            '    by_level.setdefault(chunk.metadata["level"], []).append(chunk)\n'
+            "for level_chunks in by_level.values():\n"
+            + indent_lines(
+                step.replace("zip(chunks, chunk_starts(chunks,", "zip(level_chunks, chunk_starts(level_chunks,")
+            )
+        )
+    snippet.add(_CHUNK_STARTS.strip("\n") + "\n\n\n" + _step_comment(settings) + step)
 
 
 def _step_comment(settings: MetadataSettings) -> str:
     said = []
     if settings.section_metadata != "off":
-        reader = "the embedding model only" if settings.section_metadata == "embed" else "the LLM and the embedding model"
+        reader = (
+            "the embedding model only" if settings.section_metadata == "embed" else "the LLM and the embedding model"
+        )
         said.append(f"each node's section path, read by {reader}")
     if settings.embed_metadata_keys is not None:
         said.append("the embedding model reads only EMBED_METADATA_KEYS, the split's own keys included")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.translate.snippet import CodeSnippet, literal, wrapped_literal
+from core.translate.snippet import CodeSnippet, indent_lines, literal, wrapped_literal
 
 # The keys a LangChain hierarchy's chunks carry for retrieve() to walk up the levels; not metadata any reader sees.
 HIERARCHY_KEYS = ("parent",)
@@ -39,28 +39,36 @@ def chunkscope_split(documents: list[Document]):
     config = PipelineConfig.from_dict({"splitter": splitter, "metadata": CHUNKSCOPE_METADATA})
     return config.splitter.split(prepare_documents(read, config))'''
 
-_LLAMAINDEX_NODE = '''\
-def framework_node(node) -> TextNode:
-    """A ChunkScope Node as LlamaIndex's: text, id, span, metadata, excluded keys, templates and links."""
-    links = {
-        NodeRelationship[kind.name]: (
-            [RelatedNodeInfo(node_id=i) for i in linked] if isinstance(linked, list) else RelatedNodeInfo(node_id=linked)
+_LLAMAINDEX_NODES = '''\
+def framework_nodes(nodes) -> list[TextNode]:
+    """ChunkScope's nodes as LlamaIndex's: text, id, metadata, excluded keys, templates and links, and the span as
+    LlamaIndex's HierarchicalNodeParser counts it (a child's from its parent's start, a top node's in its document)."""
+    starts = {node.id: node.start_char for node in nodes}
+    made = []
+    for node in nodes:
+        links = {
+            NodeRelationship[kind.name]: (
+                [RelatedNodeInfo(node_id=i) for i in linked] if isinstance(linked, list) else RelatedNodeInfo(node_id=linked)
+            )
+            for kind, linked in node.relationships.items()
+        }
+        offset = starts.get(node.relationships.get("parent"), 0)
+        made.append(
+            TextNode(
+                id_=node.id,
+                text=node.text,
+                start_char_idx=node.start_char - offset,
+                end_char_idx=node.end_char - offset,
+                metadata=dict(node.metadata),
+                excluded_llm_metadata_keys=list(node.excluded_llm_metadata_keys),
+                excluded_embed_metadata_keys=list(node.excluded_embed_metadata_keys),
+                metadata_template=node.metadata_template,
+                metadata_separator=node.metadata_separator,
+                text_template=node.text_template,
+                relationships=links,
+            )
         )
-        for kind, linked in node.relationships.items()
-    }
-    return TextNode(
-        id_=node.id,
-        text=node.text,
-        start_char_idx=node.start_char,
-        end_char_idx=node.end_char,
-        metadata=dict(node.metadata),
-        excluded_llm_metadata_keys=list(node.excluded_llm_metadata_keys),
-        excluded_embed_metadata_keys=list(node.excluded_embed_metadata_keys),
-        metadata_template=node.metadata_template,
-        metadata_separator=node.metadata_separator,
-        text_template=node.text_template,
-        relationships=links,
-    )'''
+    return made'''
 
 _LANGCHAIN_CHUNKS = '''\
 def framework_chunks(nodes) -> list[Document]:
@@ -109,7 +117,7 @@ def own_split_functions(snippet: CodeSnippet, config: Any) -> None:
     data = config.to_dict()
     if library == "LlamaIndex":
         snippet.use("from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode")
-        split, convert = _SPLIT.replace("{document_id}", "document.id_"), _LLAMAINDEX_NODE
+        split, convert = _SPLIT.replace("{document_id}", "document.id_"), _LLAMAINDEX_NODES
     else:
         split = _SPLIT.replace("{document_id}", "document.id")
         convert = _LANGCHAIN_LEVELS if splitter.has_levels else _LANGCHAIN_CHUNKS
@@ -127,7 +135,7 @@ def own_split_functions(snippet: CodeSnippet, config: Any) -> None:
 OWN_NODES_LLAMAINDEX = (
     "own = chunkscope_split(documents)\n"
     "if own is not None:  # ChunkScope's own nodes, as the app cut them\n"
-    "    nodes = [framework_node(node) for node in own]\n"
+    "    nodes = framework_nodes(own)\n"
     "else:  # without ChunkScope: the translation\n"
     "    nodes = node_parser.get_nodes_from_documents(documents)"
 )
@@ -136,8 +144,7 @@ OWN_NODES_LLAMAINDEX = (
 def own_chunks_langchain(config: Any, translation: str, notes: list[str]) -> str:
     """The chunks part of a LangChain script: ChunkScope's own split where installed, else ``translation``'s lines,
     under the ``notes`` (comment lines) about it."""
-    lines = [*notes, *translation.strip("\n").split("\n")]
-    body = "\n".join(f"    {line}" if line else "" for line in lines)
+    body = indent_lines("\n".join([*notes, translation.strip("\n")]))
     levels = config.splitter.has_levels
     own = ["own = chunkscope_split(documents)", "if own is not None:  # ChunkScope's own chunks, as the app cut them"]
     own.append(f"    {'all_chunks' if levels else 'chunks'} = framework_chunks(own)")

@@ -63,6 +63,11 @@ class Splitter(Configurable):
     include_metadata: bool = param(True, "Nodes inherit the document's metadata.", advanced=True)
     include_prev_next_rel: bool = param(True, "Link consecutive nodes with PREVIOUS/NEXT.", advanced=True)
 
+    @property
+    def view_hidden_keys(self) -> tuple[str, ...]:
+        """Metadata keys this splitter's nodes keep out of both readers' views (a sentence window's window)."""
+        return ()
+
     def mirror(self) -> Any:
         """The framework engine whose call this splitter's ``compat`` mode reproduces, with the same settings
         (:func:`core.splitters.compat.mirror_engine`); None when it cuts its own way. Export writes the engine's call.

@@ -92,9 +92,13 @@ class SentenceWindowSplitter(Splitter):
             spans.append(Span(start, end, metadata))
         return spans
 
+    @property
+    def view_hidden_keys(self) -> tuple[str, ...]:
+        return (self.window_metadata_key, self.original_text_metadata_key)
+
     def split_document(self, document: Document) -> list[Node]:
         nodes = super().split_document(document)
-        hidden = (self.window_metadata_key, self.original_text_metadata_key)
+        hidden = self.view_hidden_keys
         for node in nodes:
             for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
                 excluded.extend(key for key in hidden if key not in excluded)

@@ -255,6 +255,11 @@ def indent(code: str, levels: int = 1) -> str:
     return code.replace("\n", "\n" + "    " * levels)
 
 
+def indent_lines(code: str) -> str:
+    """``code`` with every line (blank ones left blank) one level in: a block placed under an ``if`` or ``else``."""
+    return "\n".join(f"    {line}" if line else "" for line in code.split("\n"))
+
+
 def _py(value: Any) -> str:
     if isinstance(value, Code):
         return str(value)
