@@ -475,7 +475,9 @@ def test_a_context_budget_returns_in_the_script_what_the_app_returns(runs):
     _, result, script = runs["hierarchical-compat", "LlamaIndex", False]
     assert "error" not in result, result["error"]
     nodes = runs["views"]["hierarchical-compat", "nodes"]
-    config = _config("hierarchical", dict(CASES[CASE_IDS.index("hierarchical-compat")][2]), False, "hierarchical-compat")
+    config = _config(
+        "hierarchical", dict(CASES[CASE_IDS.index("hierarchical-compat")][2]), False, "hierarchical-compat"
+    )
     found = retrieve(nodes, "What does chunk overlap protect against?", config.retrieval)
     top_level = [NodeRelationship.PARENT not in item.node.relationships for item in found]
     assert top_level[0] and not all(top_level), "the budget should keep the best leaf's parent, then leaves"
@@ -502,6 +504,9 @@ def test_hybrid_retrieval_in_the_script_finds_what_the_app_finds_with_the_same_s
     assert not any("relative_score" in note for note in _differences(script))
 
 
+# It reads both libraries' scripts (no run): on the LangChain worker, which has built ``runs`` already (apart, a
+# worker built it once more for this test alone, 11 s).
+@pytest.mark.xdist_group(GROUPS["LangChain"])
 def test_the_split_runs_with_only_the_framework_installed(runs):
     """Nothing retrieval needs is imported at the top: a script's split imports only the framework (and pathlib)."""
     for case_id in RETRIEVAL:
@@ -590,7 +595,7 @@ def test_a_script_reads_with_the_apps_framework_reader_and_rebuilds_its_nodes_an
         assert [list(view) for view in result["views"]] == _views(nodes), reader
 
 
-@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("library", BY_LIBRARY)
 def test_the_install_line_names_a_package_for_every_import_of_the_split(runs, library):
     """Each top-level import is the standard library's, or a package the Install line names or one of them brings."""
     from core.output.install_line import _name, _requirements, distribution, imported_modules
@@ -626,7 +631,10 @@ def test_without_the_packaged_model_a_script_that_needs_it_stops_with_one_senten
 def test_a_script_that_writes_section_paths_says_they_come_from_chunkscopes_loaders(runs, library):
     for case_id in SECTIONED:
         script = runs[case_id, library, False][2]
-        assert any(note.startswith("section paths come from the headings ChunkScope's loaders find") for note in _differences(script)), case_id
+        assert any(
+            note.startswith("section paths come from the headings ChunkScope's loaders find")
+            for note in _differences(script)
+        ), case_id
         # Read without ChunkScope, the split is the app's (where the library runs the app's splitter) and no
         # node has a section path.
         app, result, _ = runs[case_id, library, True]
