@@ -24,14 +24,17 @@ Every refusal is a :class:`~core.errors.TooLargeError` whose one sentence names
 the file, the size and the limit. :func:`core.loaders.load_bytes` and
 :func:`core.documents.run_split` apply :data:`DEFAULT_LIMITS` unless given others; the split's own bounds
 (nodes, embedded characters) are checked by :mod:`core.splitters.size_check`, which reads the splitter.
+A deployment sets its own with ``$CHUNKSCOPE_LIMITS`` (:func:`limits_from_environment`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.errors import TooLargeError
+from core.errors import ConfigError, TooLargeError
 from core.params import Configurable, param
 from core.schema import Document
 
@@ -82,7 +85,25 @@ class Limits(Configurable):
     )
 
 
-DEFAULT_LIMITS = Limits()
+LIMITS_ENV = "CHUNKSCOPE_LIMITS"
+
+
+def limits_from_environment(environ: Mapping[str, str] = os.environ) -> Limits:
+    """The defaults, with the ``name=value`` pairs of ``$CHUNKSCOPE_LIMITS`` over them (separated by spaces or
+    commas, e.g. ``split_seconds=20 max_upload_bytes=10000000``), checked as a config's are: a server can be
+    given a shorter deadline or a smaller upload without a code change. A wrong pair stops the import."""
+    pairs: dict[str, str] = {}
+    for item in re.split(r"[\s,]+", environ.get(LIMITS_ENV, "").strip()):
+        if not item:
+            continue
+        name, equals, value = item.partition("=")
+        if not equals:
+            raise ConfigError(f"{LIMITS_ENV}: {item!r} is not name=value (e.g. split_seconds=20)")
+        pairs[name] = value
+    return Limits.from_params(pairs)
+
+
+DEFAULT_LIMITS = limits_from_environment()
 
 
 def check_upload_size(size: int, file_name: str, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -122,8 +143,10 @@ def _rounded(size: int) -> str:
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "LIMITS_ENV",
     "MB",
     "Limits",
     "check_text_size",
     "check_upload_size",
+    "limits_from_environment",
 ]

@@ -84,10 +84,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_app(port: int | None = None, timeout: float = 120) -> Iterator[str]:
-    """Run ``streamlit run app.py`` headless on a free localhost port; yield its URL."""
+def running_app(port: int | None = None, timeout: float = 120, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run ``streamlit run app.py`` headless on a free localhost port (``env`` added to its environment); yield its
+    URL."""
     port = port or free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env or {})}
     command = [
         sys.executable, "-m", "ui.launch",  # streamlit run app.py, as make run starts it
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",

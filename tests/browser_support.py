@@ -35,9 +35,9 @@ CHROMIUM = shots.CHROMIUM
 
 
 @contextmanager
-def app_server(timeout: float = 180) -> Iterator[str]:
-    """``streamlit run app.py`` on a free localhost port; yields its URL."""
-    with shots.running_app(timeout=timeout) as url:
+def app_server(timeout: float = 180, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on a free localhost port (``env`` added to its environment); yields its URL."""
+    with shots.running_app(timeout=timeout, env=env) as url:
         yield url
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -11,7 +16,7 @@ from cpu_budget import cpu_budget
 from core.config import PipelineConfig
 from core.documents import run_split
 from core.errors import ConfigError, TooLargeError
-from core.limits import DEFAULT_LIMITS, MB, Limits, check_upload_size
+from core.limits import DEFAULT_LIMITS, LIMITS_ENV, MB, Limits, check_upload_size, limits_from_environment
 from core.loaders import load, load_bytes
 from core.schema import Document
 from core.splitters import get_splitter
@@ -41,6 +46,45 @@ def test_defaults_are_declared_parameters() -> None:
     assert Limits.from_params({"max_nodes": "10"}).max_nodes == 10
     with pytest.raises(ConfigError, match=r"^limits: max_upload_bytes must be at least 1, got -5$"):
         Limits.from_params({"max_upload_bytes": "-5"})
+
+
+def test_a_deployment_sets_its_limits_in_the_environment_as_the_readme_shows() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = re.search(r'`CHUNKSCOPE_LIMITS="([^"]+)" make run`', readme)
+    assert example is not None
+    limits = limits_from_environment({LIMITS_ENV: example.group(1)})
+    assert (limits.split_seconds, limits.max_upload_bytes) == (20.0, 10_000_000)
+    assert dataclasses.replace(limits, split_seconds=60.0, max_upload_bytes=50 * MB) == Limits()  # the rest: defaults
+    assert limits_from_environment({LIMITS_ENV: " load_seconds=5,max_nodes=7 "}).to_params() == {
+        **Limits().to_params(),
+        "load_seconds": 5.0,
+        "max_nodes": 7,
+    }
+    assert limits_from_environment({}) == limits_from_environment({LIMITS_ENV: ""}) == Limits()
+
+
+@pytest.mark.parametrize(
+    ("value", "sentence"),
+    [
+        ("split_seconds", "CHUNKSCOPE_LIMITS: 'split_seconds' is not name=value (e.g. split_seconds=20)"),
+        ("split_second=5", "limits: unknown parameter 'split_second'"),
+        ("split_seconds=soon", "limits: split_seconds must be a number, got 'soon'"),
+        ("max_nodes=0", "limits: max_nodes must be at least 1, got 0"),
+    ],
+)
+def test_a_wrong_pair_in_the_environment_stops_the_start_naming_it(value: str, sentence: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        limits_from_environment({LIMITS_ENV: value})
+    assert sentence in str(refused.value)
+    started = subprocess.run(
+        [sys.executable, "-c", "import core.limits"],
+        cwd=ROOT,
+        env={**os.environ, LIMITS_ENV: value},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode != 0 and sentence in started.stderr
 
 
 def test_the_uploader_and_core_agree_on_the_upload_limit() -> None:
