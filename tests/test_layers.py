@@ -10,6 +10,7 @@ stand above core/ beside the CLI and never reach into it.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -118,7 +119,10 @@ def _imports(module: str, source: str | None = None, is_package: bool | None = N
     return found
 
 
-IMPORTS = {module: _imports(module) for module in MODULES}
+@functools.cache
+def imports() -> dict[str, set[str]]:
+    """Every core module's imports, parsed once, when a test first asks (not while the suite is collected)."""
+    return {module: _imports(module) for module in MODULES}
 
 
 def test_every_module_is_in_a_room_and_the_top_level_stays_small():
@@ -155,7 +159,7 @@ def _face_broken(face: str, source: str) -> list[str]:
 
 
 def test_no_import_points_up_or_sideways():
-    broken = [arrow for module, targets in IMPORTS.items() for arrow in _broken(module, targets)]
+    broken = [arrow for module, targets in imports().items() for arrow in _broken(module, targets)]
     assert broken == []
 
 
@@ -214,7 +218,7 @@ def test_no_import_cycle():
     def visit(module: str) -> None:
         index[module] = low[module] = len(index)
         stack.append(module)
-        for target in IMPORTS[module]:
+        for target in imports()[module]:
             if target not in index:
                 visit(target)
                 low[module] = min(low[module], low[target])
@@ -237,7 +241,7 @@ def test_no_import_cycle():
 
 
 def test_loaders_know_nothing_of_splitters_and_core_nothing_of_streamlit():
-    for module, targets in IMPORTS.items():
+    for module, targets in imports().items():
         if module.startswith("core.loaders"):
             assert not any(t.startswith(("core.splitters", "core.engines")) for t in targets), module
     sources = "\n".join(path.read_text() for path in MODULES.values())

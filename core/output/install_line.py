@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import metadata
 
@@ -60,8 +60,15 @@ def distribution(module: str) -> str | None:
         return "llama-index-core" if parts[:1] == ["core"] else "llama-index-" + "-".join(parts)
     if root in _KNOWN:
         return _KNOWN[root]
-    found = metadata.packages_distributions().get(root)
+    found = _packages_distributions().get(root)
     return found[0].lower() if found else root.replace("_", "-")
+
+
+@cache
+def _packages_distributions() -> Mapping[str, list[str]]:
+    """``importlib.metadata.packages_distributions()``, read once per process: it walks the file list of every
+    installed distribution (about 1.3 s here), and a script's Install line asked for it once per import."""
+    return metadata.packages_distributions()
 
 
 def with_imports(install: str, blocks: Iterable[str]) -> str:
