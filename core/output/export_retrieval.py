@@ -28,10 +28,18 @@ RETRIEVAL_PACKAGES = {
 _BUILT = "_built = {}  # what retrieve() makes on its first call (the chunks embedded), reused by the next calls"
 
 
-def _built_once(build: list[str], names: tuple[str, ...]) -> list[str]:
-    """retrieve()'s lines that run ``build`` on the first call only and keep ``names`` for the next ones."""
+def _retrieve_opening(signature: str, docstring: str, build: list[str], names: tuple[str, ...]) -> list[str]:
+    """retrieve()'s first lines: what its first call fills, its signature and docstring, then ``build`` run on the
+    first call only, keeping ``names`` for the next ones."""
     kept = ", ".join(f"{name}={name}" for name in names)
     return [
+        "",
+        "",
+        _BUILT,
+        "",
+        "",
+        f"def {signature}:",
+        f'    """{docstring}"""',
         "    if not _built:",
         textwrap.indent("\n".join(build), "    "),
         f"        _built.update({kept})",
@@ -71,14 +79,12 @@ def retrieval_llamaindex(snippet: CodeSnippet, config: PipelineConfig) -> None:
             )
         )
     lines = [
-        "",
-        "",
-        _BUILT,
-        "",
-        "",
-        "def retrieve(query: str):",
-        '    """Top-k retrieval, then the postprocessors, as ChunkScope\'s Query page runs them."""',
-        *_built_once(build, ("embedding", "retriever")),
+        *_retrieve_opening(
+            "retrieve(query: str)",
+            "Top-k retrieval, then the postprocessors, as ChunkScope's Query page runs them.",
+            build,
+            ("embedding", "retriever"),
+        ),
         "    results = retriever.retrieve(query)",
     ]
     if searches_leaves(config) and retrieval.returns == "parents" and retrieval.context_budget:
@@ -219,14 +225,12 @@ def retrieval_langchain(snippet: CodeSnippet, config: PipelineConfig) -> None:
     else:
         kept, searchers, search = _langchain_retrievers(snippet, config)
     lines = [
-        "",
-        "",
-        _BUILT,
-        "",
-        "",
-        "def retrieve(query: str) -> list[Document]:",
-        '    """Top-k retrieval over the EMBED views, then the closest postprocessors LangChain has."""',
-        *_built_once([*build, *searchers], ("embeddings", "indexed", "store", *kept)),
+        *_retrieve_opening(
+            "retrieve(query: str) -> list[Document]",
+            "Top-k retrieval over the EMBED views, then the closest postprocessors LangChain has.",
+            [*build, *searchers],
+            ("embeddings", "indexed", "store", *kept),
+        ),
         *search,
     ]
     if lifts:
