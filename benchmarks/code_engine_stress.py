@@ -14,7 +14,10 @@ and those not placed ``exact`` (rewritten or unplaced: CodeSplitter's chunks out
 node keeps the span contract (an exact node is its slice of the source, starts in order).
 
 The script's own child per grammar is watched too: one that dies or runs past ``--seconds`` is reported. Exit
-status 0 only when every grammar's child finished (no crash reached the caller, no assertion failed).
+status 0 only when every grammar's child finished (no crash reached the caller, no assertion failed). The children
+are forked from this process once it has imported what they all need (LlamaIndex, NLTK's data, tiktoken's
+encoding, hypothesis: ~8 s a child when each imported them itself), as the app forks its split children after
+``prepare()``; no grammar is loaded before the fork. ``--child language:seed`` runs one grammar here, in-process.
 ``tests/test_engines_code.py`` runs this script small.
 """
 
@@ -24,10 +27,12 @@ import argparse
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,38 +61,38 @@ CONSTRUCTS: dict[str, list[str]] = {
     ],
     "java": [
         "public class {n} {{\n  // {s}\n  private int x;\n  public {n}() {{ this.x = 1; }}\n}}\n",
-        "interface {n} {{ default void run() {{ System.out.println(\"{s}\"); }} }}\n",
+        'interface {n} {{ default void run() {{ System.out.println("{s}"); }} }}\n',
         "enum {n} {{ A, B; int f() {{ return switch (this) {{ case A -> 1; default -> 2; }}; }} }}\n",
     ],
     "go": [
         "func {n}(a int, b ...string) (int, error) {{\n\t// {s}\n\tfor i := range b {{\n\t\t_ = i\n\t}}\n\treturn a, nil\n}}\n",
-        "type {n} struct {{\n\tA string `json:\"a\"`\n\tB []map[string]int\n}}\n",
-        "var {n} = map[string]func() int{{\"{s}\": func() int {{ return 1 }}}}\n",
+        'type {n} struct {{\n\tA string `json:"a"`\n\tB []map[string]int\n}}\n',
+        'var {n} = map[string]func() int{{"{s}": func() int {{ return 1 }}}}\n',
     ],
     "rust": [
         "pub fn {n}<'a, T: Clone>(x: &'a [T]) -> Option<&'a T> {{\n    // {s}\n    x.first()\n}}\n",
         "#[derive(Debug)]\nstruct {n} {{ a: u8, b: Vec<String> }}\n",
-        "impl {n} {{ fn m(&self) -> String {{ format!(\"{s} {{}}\", r#\"raw\"#) }} }}\n",
+        'impl {n} {{ fn m(&self) -> String {{ format!("{s} {{}}", r#"raw"#) }} }}\n',
         "macro_rules! {n} {{ ($x:expr) => {{ $x + 1 }}; }}\n",
     ],
     "c": [
         "static int {n}(int a, char **b) {{\n  /* {s} */\n  for (int i = 0; i < a; i++) {{ if (b[i]) return i; }}\n  return -1;\n}}\n",
         "#define {n}(x) ((x) * 2)\nstruct {n}_s {{ int a; union {{ float f; int i; }} u; }};\n",
-        "#ifdef {n}\nconst char *s = \"{s}\";\n#endif\n",
+        '#ifdef {n}\nconst char *s = "{s}";\n#endif\n',
     ],
     "cpp": [
         "template <typename T>\nclass {n} : public B<T> {{\n public:\n  // {s}\n  auto f() const -> T {{ return T{{}}; }}\n}};\n",
         "namespace {n} {{ constexpr int k = 3; std::vector<int> v{{1, 2}}; }}\n",
-        "auto {n} = [&](int x) {{ return R\"({s})\"; }};\n",
+        'auto {n} = [&](int x) {{ return R"({s})"; }};\n',
     ],
     "csharp": [
         "public class {n} {{\n  // {s}\n  public int X {{ get; set; }}\n  public async Task<int> M() => await Task.FromResult(1);\n}}\n",
         "namespace {n} {{ record R(int A, string B); }}\n",
-        "var {n} = $\"{s} {{x}}\";\n",
+        'var {n} = $"{s} {{x}}";\n',
     ],
     "ruby": [
         "def {n}(a, *b, k: 1)\n  # {s}\n  b.each {{ |x| puts x }}\n  a ? k : nil\nend\n",
-        "class {n} < Base\n  attr_reader :x\n  def initialize; @x = \"{s} #{{1}}\"; end\nend\n",
+        'class {n} < Base\n  attr_reader :x\n  def initialize; @x = "{s} #{{1}}"; end\nend\n',
         "module {n}; X = %w[a b c]; end\n",
     ],
     "php": [
@@ -98,21 +103,21 @@ CONSTRUCTS: dict[str, list[str]] = {
     "kotlin": [
         "fun {n}(a: Int, vararg b: String): Int {{\n    // {s}\n    return b.size + a\n}}\n",
         "data class {n}(val a: Int, val b: List<String> = listOf())\n",
-        "object {n} {{ val s = \"{s} ${{1 + 1}}\" }}\n",
+        'object {n} {{ val s = "{s} ${{1 + 1}}" }}\n',
     ],
     "swift": [
         "func {n}(_ a: Int, b: [String] = []) -> Int? {{\n    // {s}\n    guard a > 0 else {{ return nil }}\n    return a\n}}\n",
-        "struct {n}: Codable {{ var a: Int; let b: String = \"{s}\" }}\n",
+        'struct {n}: Codable {{ var a: Int; let b: String = "{s}" }}\n',
         "enum {n} {{ case a(Int), b }}\n",
     ],
     "scala": [
         "def {n}[T](a: T, b: Int = 1): Option[T] = {{\n  // {s}\n  if (b > 0) Some(a) else None\n}}\n",
         "case class {n}(a: Int, b: String)\n",
-        "object {n} {{ val s = s\"{s} ${{1}}\" }}\n",
+        'object {n} {{ val s = s"{s} ${{1}}" }}\n',
     ],
     "bash": [
-        "{n}() {{\n  # {s}\n  local a=\"$1\"\n  for x in \"$@\"; do echo \"$x\"; done\n  [[ -n $a ]] && return 0\n}}\n",
-        "case \"$1\" in\n  a|b) {n}=1 ;;\n  *) cat <<EOF\n{s}\nEOF\n  ;;\nesac\n",
+        '{n}() {{\n  # {s}\n  local a="$1"\n  for x in "$@"; do echo "$x"; done\n  [[ -n $a ]] && return 0\n}}\n',
+        'case "$1" in\n  a|b) {n}=1 ;;\n  *) cat <<EOF\n{s}\nEOF\n  ;;\nesac\n',
         "if [ -f /tmp/{n} ]; then echo $(( 1 + 2 )); fi\n",
     ],
     "sql": [
@@ -213,9 +218,7 @@ def run_grammar(language: str, generated_count: int, garbage_count: int, seed: i
         split(generated(language, rng), f"generated_{i}")
 
     @hypothesis_seed(seed)
-    @settings(
-        max_examples=garbage_count, database=None, deadline=None, suppress_health_check=list(HealthCheck)
-    )
+    @settings(max_examples=garbage_count, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(garbage_strategy(language))
     def garbage(text: str) -> None:
         split(text, "garbage")
@@ -225,6 +228,77 @@ def run_grammar(language: str, generated_count: int, garbage_count: int, seed: i
 
 
 # -- the parent: a child per grammar, its exit watched ---------------------------------------------
+
+
+def prepare_children() -> None:
+    """Import here, once, what every grammar's child needs: the engine's ``prepare()`` (LlamaIndex's node parsers,
+    NLTK's bundled data, tiktoken's encoding, tree-sitter's bindings) and hypothesis. No grammar is loaded and
+    nothing is split: each child still parses with grammars it loads itself."""
+    import hypothesis.strategies  # noqa: F401
+
+    from core.splitters import SPLITTERS
+
+    SPLITTERS.create("llamaindex.code").prepare()
+
+
+def run_child(language: str, seed: int, args: argparse.Namespace) -> subprocess.CompletedProcess[str] | None:
+    """One grammar's :func:`run_grammar` in a child process: its exit status (a signal's negative), stdout and
+    stderr, or None when it ran past ``--seconds`` (it is then killed). Forked from this process where it can
+    fork, else a fresh interpreter running ``--child``."""
+    if not hasattr(os, "fork"):
+        command = [sys.executable, __file__, "--child", f"{language}:{seed}", "--generated", str(args.generated),
+                   "--garbage", str(args.garbage), "--keep", str(args.keep), "--own", str(args.own)]  # fmt: skip
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=args.seconds, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            return None
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # never returns
+            _forked_child(language, seed, args, out.fileno(), err.fileno())
+        returncode = _wait(pid, args.seconds)
+        if returncode is None:
+            return None
+        out.seek(0)
+        err.seek(0)
+        text = [stream.read().decode("utf-8", "replace") for stream in (out, err)]
+    return subprocess.CompletedProcess([language, str(seed)], returncode, text[0], text[1])
+
+
+def _forked_child(language: str, seed: int, args: argparse.Namespace, out_fd: int, err_fd: int) -> None:
+    """In the forked child: :func:`run_grammar`, its counts printed as JSON on ``out_fd`` (its stdout), a traceback
+    on ``err_fd`` (its stderr) and exit status 1 if it raised; leaves without running the parent's exit handlers."""
+    status = 1
+    try:
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        keep = args.keep / f"{language}-{seed}.json"
+        counts = run_grammar(language, args.generated, args.garbage, seed, keep, args.own)
+        print(json.dumps(counts))
+        status = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _wait(pid: int, seconds: float) -> int | None:
+    """The child's exit status as subprocess gives it (minus the signal that killed it), or None when it ran past
+    ``seconds``: it is then killed and reaped."""
+    deadline = time.monotonic() + seconds
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.02)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from core.engines.llamaindex_code import LANGUAGE_GRAMMARS
 
+    if hasattr(os, "fork"):
+        prepare_children()
     languages = args.languages.split(",") if args.languages else list(LANGUAGE_GRAMMARS)
     args.keep.mkdir(parents=True, exist_ok=True)
     totals = {"splits": 0, "refused": 0, "crashed": 0, "stopped": 0, "nodes": 0, "not_exact": 0, "chars": 0}
@@ -258,12 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     blank = " ".join(f"{'':>9}" for _ in columns)
     for language in languages:
         for seed in range(args.seed, args.seed + args.seeds):
-            command = [sys.executable, __file__, "--child", f"{language}:{seed}", "--generated", str(args.generated),
-                       "--garbage", str(args.garbage), "--keep", str(args.keep), "--own", str(args.own)]  # fmt: skip
             start = time.perf_counter()
-            try:
-                result = subprocess.run(command, capture_output=True, text=True, timeout=args.seconds, cwd=ROOT)
-            except subprocess.TimeoutExpired:
+            result = run_child(language, seed, args)
+            if result is None:
                 hangs.append(f"{language}:{seed} ran past {args.seconds:.0f} s (input kept: {language}-{seed}.json)")
                 print(f"{language:<11} {seed:>4} {blank} {args.seconds:>7.0f}  HANG")
                 continue
