@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import threading
 import time
 from functools import partial
@@ -18,7 +19,7 @@ import pytest
 
 from core.documents import bounded as bounded_module
 from core.documents.bounded import load_needs_child, split_needs_child
-from core.errors import ConfigError, EmptyDocumentError, WorkMemoryError, WorkTimeoutError
+from core.errors import ConfigError, EmptyDocumentError, WorkLimitError, WorkMemoryError, WorkTimeoutError
 from core.runtime.bounded import map_bounded, run_bounded
 from core.schema import Document
 from core.splitters import get_splitter
@@ -137,6 +138,18 @@ def test_each_item_gets_the_deadline_and_the_one_that_misses_it_is_named() -> No
         map_bounded(
             work, [0, 1, 2, 3], file_names=["a.md", "b.md", "c.md", "d.md"], what="w", seconds=1, memory_mb=None
         )
+
+
+def test_a_child_that_crashes_is_named_by_its_signal() -> None:
+    """A crash in native code (a grammar's segfault) reads as that signal, not as "exit status 0"."""
+
+    def work(item: int) -> int:
+        if item == 1:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return item
+
+    with pytest.raises(WorkLimitError, match=r"^b.py: w stopped abruptly \(signal SIGSEGV\)$"):
+        map_bounded(work, [0, 1], file_names=["a.py", "b.py"], what="w", seconds=30, memory_mb=None)
 
 
 def test_the_child_and_its_own_children_are_gone_after_the_deadline(tmp_path: Path) -> None:

@@ -165,8 +165,7 @@ def map_bounded(
             if frame is None:
                 raise _deadline_passed(file_name, what, seconds, seconds_name)
             if not frame:
-                _kill(pid)
-                status = _reap(pid)
+                status = _kill(pid)
                 raise WorkLimitError(
                     file_name, f"{what} stopped abruptly ({_how_it_ended(status)}){_ceiling(memory_mb)}"
                 )
@@ -285,14 +284,15 @@ def _cap_memory(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _kill(pid: int) -> None:
+def _kill(pid: int) -> int:
+    """Stop the child and its group; its wait status (a child already dead keeps how it died: a signal, an exit)."""
     for kill in (os.killpg, os.kill):  # the whole group (a PDF loader's own child too), else the child alone
         try:
             kill(pid, signal.SIGKILL)
             break
         except (ProcessLookupError, PermissionError):
             continue
-    _reap(pid)
+    return _reap(pid)
 
 
 def _reap(pid: int) -> int:
