@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'total':<11} {'':>4} " + " ".join(f"{totals[c]:>9}" for c in columns))
     for line in hangs + problems:
         print(line)
-    return 1 if problems else 0
+    return 1 if problems or hangs else 0  # a grammar whose child never finished is a failure too
 
 
 if __name__ == "__main__":
