@@ -8,11 +8,9 @@ the split runs with the framework alone; :data:`RETRIEVAL_PACKAGES` is what ``re
 
 from __future__ import annotations
 
-import textwrap
-
 from core.config import PipelineConfig
 from core.config_parts import RetrievalSettings
-from core.translate.snippet import Code, CodeSnippet, call, indent, literal
+from core.translate.snippet import Code, CodeSnippet, call, indent, indent_lines, literal
 
 __all__ = ["RETRIEVAL_PACKAGES", "retrieval_langchain", "retrieval_llamaindex", "searches_leaves"]
 
@@ -41,7 +39,7 @@ def _retrieve_opening(signature: str, docstring: str, build: list[str], names: t
         f"def {signature}:",
         f'    """{docstring}"""',
         "    if not _built:",
-        textwrap.indent("\n".join(build), "    "),
+        indent_lines("\n".join(build)),
         f"        _built.update({kept})",
         f"    {', '.join(names)} = _built.values()",
     ]
