@@ -9,6 +9,7 @@ happens while the server starts. Usage: ``python -m ui.launch [streamlit run's o
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from collections.abc import Sequence
@@ -40,6 +41,10 @@ def preload() -> None:
         get_tokenizer("model")
     finally:
         caching.setLevel(level)
+    # What was imported lives as long as the server: out of the collector's sight, a full collection no longer
+    # walks its ~140,000 objects (one took 80-140 ms before, ~30 after, inside a Chunks rerun now and then;
+    # benchmarks/RESULTS.md, "The Chunks rerun from Enter").
+    gc.freeze()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
