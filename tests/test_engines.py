@@ -213,9 +213,13 @@ def _remembered(method: Any, settings: Any) -> Any:
     return call
 
 
-@pytest.fixture(autouse=True, scope="module")
-def remembered_framework_vectors() -> Any:
-    """LlamaIndex's HuggingFaceEmbedding and LangChain's HuggingFaceEmbeddings answer a repeated call from memory."""
+@pytest.fixture(scope="module")
+def framework_vectors_remembered() -> Any:
+    """LlamaIndex's HuggingFaceEmbedding and LangChain's HuggingFaceEmbeddings answer a repeated call from memory.
+
+    Importing them loads torch and both frameworks' embedding modules (~10 s on the 2-core machine): a module
+    whose tests do not all embed asks for this where they do, not for every test (make test-fast runs the rest).
+    """
     from langchain_community.embeddings import HuggingFaceEmbeddings
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
@@ -248,6 +252,14 @@ def remembered_framework_vectors() -> Any:
             ),
         )
         yield
+
+
+@pytest.fixture(autouse=True)
+def remembered_framework_vectors(request: pytest.FixtureRequest) -> None:
+    """An embedding engine's case (the semantic group's) with the frameworks' vectors remembered
+    (:func:`framework_vectors_remembered`); the other cases never embed, so they do not import for it."""
+    if any(mark.args == (SEMANTIC_GROUP,) for mark in request.node.iter_markers("xdist_group")):
+        request.getfixturevalue("framework_vectors_remembered")
 
 
 @cache

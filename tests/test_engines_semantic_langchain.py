@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_engines import SEMANTIC_GROUP, remembered_framework_vectors, semantic_chunker  # noqa: F401 - a fixture
+from test_engines import SEMANTIC_GROUP, framework_vectors_remembered, semantic_chunker  # noqa: F401 - a fixture
 
 from core import load
 from core.errors import ConfigError
@@ -22,8 +22,10 @@ from core.spans.recovery import SPAN_STATUS_KEY
 from core.splitters import SPLITTERS
 
 # Grouped with test_engines.py's semantic cases (see SEMANTIC_GROUP there): six of the eight settings below make the same
-# SemanticChunker embedding call (one buffer size, one sentence rule), answered once (remembered_framework_vectors).
+# SemanticChunker embedding call (one buffer size, one sentence rule), answered once (framework_vectors_remembered,
+# asked for by the tests that embed).
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group(SEMANTIC_GROUP)]
+embeds = pytest.mark.usefixtures("framework_vectors_remembered")
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = ROOT / "sample_docs" / "release_notes.txt"  # 34 sentences, written for the app's samples
@@ -45,6 +47,7 @@ def chunks_from(text: str, analysis: Any) -> list[str]:
     return [" ".join(sentences[a:b]) for a, b in zip(bounds, bounds[1:], strict=False) if a < b]
 
 
+@embeds
 @pytest.mark.parametrize(
     "settings",
     [
@@ -73,6 +76,7 @@ def test_the_chunks_are_semanticchunkers_in_order_and_analyze_draws_its_cuts(set
     assert chunks_from(document.text, engine.analyze(document)) == expected
 
 
+@embeds
 @pytest.mark.parametrize("kind", ["percentile", "standard_deviation", "interquartile", "gradient"])
 def test_one_sentence_is_one_chunk_with_nothing_to_draw(kind: str) -> None:
     ours, theirs, analysis = both("Chunking decides what a retriever can find", breakpoint_threshold_type=kind)
@@ -80,6 +84,7 @@ def test_one_sentence_is_one_chunk_with_nothing_to_draw(kind: str) -> None:
     assert analysis.threshold is None and analysis.breakpoints == []
 
 
+@embeds
 @pytest.mark.parametrize("kind", ["percentile", "standard_deviation", "interquartile", "gradient"])
 def test_two_sentences(kind: str) -> None:
     text = "Overlap repeats the end of a chunk. Pandas eat bamboo in the mountains."
@@ -93,6 +98,7 @@ def test_two_sentences(kind: str) -> None:
         assert analysis.breakpoints == [] and len(analysis.distances) == 1
 
 
+@embeds
 def test_equal_distances_cut_nowhere() -> None:
     # Each sentence embedded alone (buffer 0): the same vector four times, the same distance three times.
     text = "The index is rebuilt nightly. " * 4
@@ -102,6 +108,7 @@ def test_equal_distances_cut_nowhere() -> None:
         assert len(set(analysis.distances)) == 1 and analysis.breakpoints == [], kind
 
 
+@embeds
 def test_more_chunks_asked_for_than_sentences() -> None:
     # number_of_chunks above the distances' count: the threshold is their least, so every larger one cuts.
     text = (
