@@ -1,4 +1,5 @@
-"""Fast paths equal the plain rules they stand in for: packing, literal cuts, blingfire offsets, the GC pause.
+"""Fast paths equal the plain rules they stand in for: packing, literal cuts, blingfire offsets, the GC pause,
+metadata views left unjoined.
 
 Each fast path in ``core/splitters/fast/`` (and the sentence segmenter's offset
 mapping) names a plain rule; these properties hold the two equal on the texts
@@ -13,7 +14,7 @@ import gc
 
 import pytest
 import regex
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from strategies import prose, texts, unicode_text, whitespace_runs
 
@@ -186,3 +187,76 @@ def test_recursive_sizes_from_a_size_function_may_be_floats():
     assert as_floats.spans(document) == as_ints.spans(document)
     # Each pair of paragraphs is 3 + 5 = 8 words: one chunk each, none cut further.
     assert len(as_ints.spans(document)) == 10
+
+
+# Text templates: the default, others ending in {content} (blank or braced heads too), and ones that do not end there.
+TEXT_TEMPLATES = [
+    "{metadata_str}{content}",
+    "{metadata_str}\n\n{content}",
+    "{content}\n[{metadata_str}]",
+    "  {content}",
+    "{{{metadata_str}}}: {content}",
+    "Doc {metadata_str}\n{content} end",
+    "\n{metadata_str}\t{content}",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="ab .\n\t{}", max_size=12), min_size=1, max_size=6),
+    values=st.lists(st.sampled_from(["", " ", "x", "a b", "{}", 1, True]), max_size=3),
+    text_template=st.sampled_from(TEXT_TEMPLATES),
+    hidden=st.booleans(),
+)
+def test_view_parts_and_contents_equal_get_content(texts, values, text_template, hidden):
+    from core.schema import MetadataMode, Node, contents, view_parts
+
+    metadata = {f"k{i}": value for i, value in enumerate(values)}
+    nodes = [
+        Node(
+            text=text,
+            metadata=dict(metadata),
+            text_template=text_template,
+            excluded_embed_metadata_keys=["k0"] * hidden,
+        )
+        for text in texts
+    ]
+    for mode in MetadataMode:
+        views = [node.get_content(mode) for node in nodes]
+        assert contents(nodes, mode) == views
+        for node, (prefix, view), expected in zip(nodes, view_parts(nodes, mode), views, strict=True):
+            assert (prefix is None) != (view is None)
+            assert (view if prefix is None else prefix + node.text) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    texts=st.lists(st.sampled_from(["Cats sleep.", "he", ".x", "a ", "", "中文 b"]), min_size=1, max_size=5),
+    title=st.sampled_from(["", "A title.", "Title:", "t"]),
+    text_template=st.sampled_from(TEXT_TEMPLATES),
+    tokenizer=st.sampled_from(["model", "characters", "words"]),
+)
+# Metadata ending in "t" joined to a text starting with "he": "the" is one token, "t" and "he" two.
+@example(texts=["x ", "he"], title="t", text_template="{metadata_str}{content}", tokenizer="model")
+def test_views_counted_from_their_parts_equal_views_counted_whole(texts, title, text_template, tokenizer):
+    # The metrics count a view given as prefix + text (view_parts) without joining it; the counts equal those of
+    # the same views handed in whole (as the batch worker does).
+    from core.measure.metrics import chunk_columns
+    from core.schema import MetadataMode, contents
+    from core.splitters.nodes import build_nodes
+    from core.tokens.tokenizers import get_tokenizer
+
+    text = "".join(texts)
+    document = Document(text=text, id="t", metadata={"file_name": "t.txt", "title": title}, text_template=text_template)
+    cuts = sorted({0, len(text), *(i + 1 for i in range(len(text)) if text[i] == " ")})  # words start the nodes
+    nodes = build_nodes(document, [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a])
+    if not nodes:
+        return
+    nodes[0].excluded_llm_metadata_keys = ["file_name"]
+    views = (contents(nodes, MetadataMode.EMBED), contents(nodes, MetadataMode.LLM))
+    _, columns = chunk_columns([document], nodes, tokenizer=tokenizer)
+    assert chunk_columns([document], nodes, views=views, tokenizer=tokenizer) == (_, columns)
+    # And both equal tokenizing each view whole (the plain rule).
+    assert columns["embed_tokens"] == get_tokenizer("model").count_many(
+        [node.get_content(MetadataMode.EMBED) for node in nodes]
+    )

@@ -35,7 +35,7 @@ import numpy as np
 from core.measure.coverage import coverage_of, mid_sentence
 from core.measure.lint import node_flags
 from core.measure.window import DEFAULT_MAX_SEQ_LENGTH, SPECIAL_TOKENS
-from core.schema import Document, MetadataMode, Node, NodeRelationship, contents, page_range_label
+from core.schema import Document, MetadataMode, Node, NodeRelationship, page_range_label, view_parts
 from core.tokens.char_index import CharIndex, exact_spans
 from core.tokens.counts import count_node_strings
 from core.tokens.tokenizers import SizeFn, get_tokenizer
@@ -296,11 +296,12 @@ def _measure(
     model = get_tokenizer("model")
     texts = [node.text for node in nodes]
     same_views = all(n.excluded_llm_metadata_keys == n.excluded_embed_metadata_keys for n in nodes)
+    # Each view as view_parts gives it: a view that is some metadata and the text is not joined, only counted.
     if views is None:
-        embed_views = contents(nodes, MetadataMode.EMBED)
-        llm_views = embed_views if same_views else contents(nodes, MetadataMode.LLM)
+        embed_views = view_parts(nodes, MetadataMode.EMBED)
+        llm_views = embed_views if same_views else view_parts(nodes, MetadataMode.LLM)
     else:
-        embed_views, llm_views = views
+        embed_views, llm_views = ([(None, view) for view in each] for each in views)
     exact = exact_spans(documents, nodes, texts)
     # Views often equal each other (no exclusions) or the text (no metadata): count each string once.
     views = (embed_views,) if same_views else (embed_views, llm_views)

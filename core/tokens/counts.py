@@ -46,12 +46,12 @@ def count_node_strings(
     documents: Sequence[Document],
     nodes: Sequence[Node],
     texts: Sequence[str],
-    views: Sequence[Sequence[str]],
+    views: Sequence[Sequence[tuple[str | None, str | None]]],
     *,
     exact: dict[str, tuple[list[int], np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[list[int], list[list[int]]]:
     """The token counts of every node's text, and of each of its views (``views[k][i]`` is node i's k-th
-    view; the counts come back in the same shape).
+    view, as :func:`~core.schema.view_parts` gives it; the counts come back in the same shape).
 
     A node that is its span of the document is counted from the document's token
     index (one tokenization per document, kept): between word breaks by two binary
@@ -83,22 +83,27 @@ def count_node_strings(
 
 
 def _view_plan(
-    texts: Sequence[str], views: Sequence[str], own: Sequence[int | None], to_count: list[str]
+    texts: Sequence[str],
+    views: Sequence[tuple[str | None, str | None]],
+    own: Sequence[int | None],
+    to_count: list[str],
 ) -> list[tuple[bool, str] | None]:
-    """How each node's view is counted: None (the view is the text), (True, prefix) (the prefix's count plus
-    the text's) or (False, view) (the view tokenized whole); what must be tokenized is added to ``to_count``."""
+    """How each node's view (as :func:`~core.schema.view_parts` gives it: ``(prefix, None)`` for ``prefix + text``,
+    ``(None, view)``) is counted: None (the view is the text), (True, prefix) (the prefix's count plus the text's,
+    where they meet at a word break) or (False, view) (the view tokenized whole); what must be tokenized is added to
+    ``to_count``. A whole view that ends with the text has the rest as its prefix."""
     plan: list[tuple[bool, str] | None] = []
-    for text, view, count in zip(texts, views, own, strict=True):
-        if view is text or view == text:
+    for text, (prefix, view), count in zip(texts, views, own, strict=True):
+        if view is not None and (view is text or view == text):
             plan.append(None)
-        elif count is not None and text and view.endswith(text):
+            continue
+        if prefix is None and count is not None and text and view.endswith(text):
             prefix = view[: len(view) - len(text)]
-            whole = not (prefix[-1] in WORD_BREAKS or text[0] in WORD_BREAKS)
-            plan.append((not whole, view if whole else prefix))
-            to_count.append(plan[-1][1])
+        if prefix and count is not None and text and (prefix[-1] in WORD_BREAKS or text[0] in WORD_BREAKS):
+            plan.append((True, prefix))
         else:
-            plan.append((False, view))
-            to_count.append(view)
+            plan.append((False, prefix + text if view is None else view))
+        to_count.append(plan[-1][1])
     return plan
 
 
