@@ -15,6 +15,7 @@ def test_it_imports_the_first_pages_modules_then_runs_app_py_with_the_options_gi
     seen: list[list[str]] = []
     monkeypatch.setattr(cli, "main", lambda: seen.append(list(sys.argv)))
     monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(launch.gc, "freeze", lambda: None)  # this test process's objects stay collectable
     caching = logging.getLogger("streamlit.runtime.caching.cache_data_api")
     before = caching.level
 
